@@ -1,0 +1,237 @@
+//! The command-line surface, declared with clap derive. Only declarations and value parsers
+//! live here; every rule that spans several flags lives in `config.rs`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+
+/// Longest duration any flag accepts. Far beyond any sane lease, and small enough that
+/// `Instant + d` can never overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+
+const AFTER_HELP: &str = "\
+Examples:
+  # crontab on every host: run at most one copy at a time, skip quietly when busy
+  */5 * * * * dlock -q run --key reconcile --ttl 15m --wait 0 --conflict-exit-code 0 -- /opt/jobs/reconcile.sh
+
+  # Kubernetes CronJob container command (password from a mounted secret)
+  command: [\"dlock\", \"--url\", \"redis://redis.infra:6379\", \"--password-file\", \"/secrets/redis\",
+            \"run\", \"--key\", \"billing:daily\", \"--ttl\", \"10m\", \"--\", \"/app/billing\"]
+
+  # one-off, serialised behind whoever holds the lock (wait up to 10 minutes)
+  dlock run --key deploy:web --ttl 2m --wait 10m --shell -- 'make deploy && make smoke'
+
+Exit status: the job's own, or 2 usage, 69 Redis unavailable, 70 internal, 75 busy,
+124 renewal cap reached, 125 lease lost, 126 not executable, 127 not found, 128+N signal.";
+
+/// Guard a shell job with a Redis lease so it never runs twice at the same time.
+#[derive(Debug, Parser)]
+#[command(
+    name = "dlock",
+    version,
+    about = "Guard a shell job with a Redis lease so it never runs twice at the same time",
+    long_about = "Guard a shell job with a Redis lease so that a job scheduled on many machines \
+(cron on several hosts, a Kubernetes CronJob) never runs twice at the same time. dlock acquires \
+the lock with backoff, runs the job in its own process group, renews the lease a capped number \
+of times, stops the job before the lease can run out, and releases through a compare-and-delete.",
+    after_help = AFTER_HELP,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N].
+    /// Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`
+    #[arg(
+        long,
+        global = true,
+        env = "DLOCK_URL",
+        default_value = "redis://127.0.0.1:6379",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub url: String,
+
+    /// Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password
+    /// in the URL. REDISCLI_AUTH is used when neither is given
+    #[arg(long, global = true, env = "DLOCK_PASSWORD_FILE", value_name = "PATH")]
+    pub password_file: Option<PathBuf>,
+
+    /// Namespace prepended to every KEY: lock key = PREFIX + KEY
+    #[arg(
+        long,
+        global = true,
+        env = "DLOCK_PREFIX",
+        default_value = "dlock:",
+        value_name = "P"
+    )]
+    pub prefix: String,
+
+    /// Bound on establishing a connection to Redis
+    #[arg(long, global = true, env = "DLOCK_CONNECT_TIMEOUT", default_value = "2s", value_name = "D", value_parser = parse_duration)]
+    pub connect_timeout: Duration,
+
+    /// Bound on each Redis command; in `run` never more than a third of the TTL
+    #[arg(long, global = true, env = "DLOCK_IO_TIMEOUT", default_value = "2s", value_name = "D", value_parser = parse_duration)]
+    pub io_timeout: Duration,
+
+    /// More log lines on stderr (debug)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+
+    /// Fewer log lines on stderr: -q warnings and errors only, -qq errors only
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub quiet: u8,
+
+    /// Log level when neither -v nor -q is given
+    #[arg(
+        long = "log-level",
+        global = true,
+        env = "DLOCK_LOG",
+        value_enum,
+        default_value = "info",
+        value_name = "LEVEL",
+        hide = true
+    )]
+    pub log_level: LogLevelArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevelArg {
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Acquire the lock, run COMMAND under it, keep it renewed, release it
+    #[command(after_help = AFTER_HELP)]
+    Run(RunArgs),
+    /// Print a shell completion script to stdout
+    Completions {
+        /// Shell to generate completions for
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Business key with its dimension, e.g. reconcile:2026-11-30 (no whitespace, ≤ 512 bytes)
+    #[arg(long, value_name = "KEY")]
+    pub key: String,
+
+    /// Lease length. Rule of thumb: 3 × the job's p99 run time. At least 100ms
+    #[arg(long, default_value = "30s", value_name = "D", value_parser = parse_duration)]
+    pub ttl: Duration,
+
+    /// How long to keep trying while the lock is busy; 0 = one try [default: same as --ttl]
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub wait: Option<Duration>,
+
+    /// Shortest pause between tries (exponential backoff with full jitter)
+    #[arg(long, default_value = "50ms", value_name = "D", value_parser = parse_duration)]
+    pub retry_min: Duration,
+
+    /// Longest pause between tries
+    #[arg(long, default_value = "1s", value_name = "D", value_parser = parse_duration)]
+    pub retry_max: Duration,
+
+    /// Watchdog period: renew the lease this often; must be < --ttl [default: TTL/3]
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub renew_every: Option<Duration>,
+
+    /// Renewal cap: after N renewals the job is stopped before the lease runs out (exit 124).
+    /// 0 = never renew (hard limit of one TTL); `unlimited` is allowed but a hung job then holds
+    /// the lock forever
+    #[arg(long, default_value = "3", value_name = "N", value_parser = parse_renewals)]
+    pub max_renewals: Renewals,
+
+    /// Time between SIGTERM and SIGKILL when dlock stops the job; must be < --ttl
+    /// [default: min(5s, TTL/3)]
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub grace: Option<Duration>,
+
+    /// Exit status when the lock stayed busy for the whole --wait (cron users often want 0)
+    #[arg(long, default_value = "75", value_name = "N")]
+    pub conflict_exit_code: u8,
+
+    /// Run the command through `sh -c "<args joined by spaces>"`
+    #[arg(long)]
+    pub shell: bool,
+
+    /// The job to run, after `--`
+    #[arg(last = true, value_name = "COMMAND", num_args = 0..)]
+    pub command: Vec<OsString>,
+}
+
+/// The renewal cap: a number, or no cap at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Renewals {
+    Capped(u32),
+    Unlimited,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|e| format!("{e} (a duration looks like 500ms, 30s, 1m30s)"))?;
+    if d > MAX_DURATION {
+        return Err("longer than a year; use a shorter duration".into());
+    }
+    Ok(d)
+}
+
+fn parse_renewals(s: &str) -> Result<Renewals, String> {
+    if s.eq_ignore_ascii_case("unlimited") {
+        return Ok(Renewals::Unlimited);
+    }
+    s.parse::<u32>()
+        .map(Renewals::Capped)
+        .map_err(|_| "expected a whole number such as 3, or `unlimited`".into())
+}
+
+/// The clap command, for help, man page and completions.
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+/// Parse arguments (including the program name).
+pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    Cli::try_parse_from(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn durations_and_renewals_parse() {
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("400d").is_err());
+        assert_eq!(parse_renewals("unlimited"), Ok(Renewals::Unlimited));
+        assert_eq!(parse_renewals("0"), Ok(Renewals::Capped(0)));
+        assert!(parse_renewals("-1").is_err());
+    }
+}

@@ -1,0 +1,244 @@
+//! Parsed arguments -> validated configuration. Every rule that spans several flags lives here,
+//! and each failure is one line that names the flag and the fix (exit 2).
+
+use std::ffi::OsString;
+use std::fmt;
+use std::time::Duration;
+
+use crate::cli::{GlobalArgs, LogLevelArg, Renewals, RunArgs};
+use crate::conn::Target;
+use crate::log::Level;
+
+/// A usage error: one line naming the problem and the fix.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+macro_rules! usage {
+    ($($t:tt)*) => { return Err(UsageError(format!($($t)*))) };
+}
+
+/// Shortest lease we accept: below this, one slow round trip eats the whole lease.
+pub const MIN_TTL: Duration = Duration::from_millis(100);
+/// Longest lock key (SPEC §5).
+pub const MAX_KEY_BYTES: usize = 512;
+
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub target: Target,
+    pub prefix: String,
+    pub connect_timeout: Duration,
+    pub io_timeout: Duration,
+    pub level: Level,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Full lock key: prefix + KEY.
+    pub key: String,
+    pub ttl: Duration,
+    pub wait: Duration,
+    pub retry_min: Duration,
+    pub retry_max: Duration,
+    pub renew_every: Duration,
+    /// None = unlimited.
+    pub max_renewals: Option<u32>,
+    pub grace: Duration,
+    pub conflict_exit_code: u8,
+    /// program and arguments, ready to exec
+    pub argv: Vec<OsString>,
+    /// --io-timeout, capped at TTL/3 so a stuck command cannot eat the lease.
+    pub io_timeout: Duration,
+    pub connect_timeout: Duration,
+}
+
+pub fn global(g: &GlobalArgs) -> Result<Global, UsageError> {
+    if g.connect_timeout.is_zero() {
+        usage!("--connect-timeout must be more than 0 (e.g. 2s)");
+    }
+    if g.io_timeout.is_zero() {
+        usage!("--io-timeout must be more than 0 (e.g. 2s)");
+    }
+    check_key_chars("--prefix", &g.prefix)?;
+    let level = if g.quiet >= 2 {
+        Level::Error
+    } else if g.quiet == 1 {
+        Level::Warn
+    } else if g.verbose > 0 {
+        Level::Debug
+    } else {
+        match g.log_level {
+            LogLevelArg::Error => Level::Error,
+            LogLevelArg::Warn => Level::Warn,
+            LogLevelArg::Info => Level::Info,
+            LogLevelArg::Debug => Level::Debug,
+        }
+    };
+    let password = match &g.password_file {
+        Some(path) => Some(read_password_file(path)?),
+        None => None,
+    };
+    let env_password = std::env::var("REDISCLI_AUTH")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let target = Target::parse(&g.url, password, env_password).map_err(UsageError)?;
+    Ok(Global {
+        target,
+        prefix: g.prefix.clone(),
+        connect_timeout: g.connect_timeout,
+        io_timeout: g.io_timeout,
+        level,
+    })
+}
+
+fn read_password_file(path: &std::path::Path) -> Result<String, UsageError> {
+    let raw = match std::fs::read(path) {
+        Ok(raw) => raw,
+        Err(e) => usage!(
+            "--password-file {}: cannot read it ({}); check the path and its permissions",
+            path.display(),
+            io_reason(&e)
+        ),
+    };
+    let Ok(text) = String::from_utf8(raw) else {
+        usage!(
+            "--password-file {}: not valid UTF-8; store the password as plain text",
+            path.display()
+        );
+    };
+    // Secret mounts and `echo pw > file` leave a trailing newline that is not part of it.
+    let pw = text.trim_end_matches(['\n', '\r']);
+    if pw.is_empty() {
+        usage!(
+            "--password-file {}: the file is empty; put the password in it",
+            path.display()
+        );
+    }
+    Ok(pw.to_string())
+}
+
+/// An io::Error without the "(os error N)" noise.
+pub fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_lowercase(),
+        None => s,
+    }
+}
+
+pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
+    check_key_chars("--key", &r.key)?;
+    if r.key.is_empty() {
+        usage!("--key is empty; name the job and its dimension, e.g. --key reconcile:daily");
+    }
+    let key = format!("{}{}", g.prefix, r.key);
+    if key.len() > MAX_KEY_BYTES {
+        usage!(
+            "--key is {} bytes with the prefix; the limit is {MAX_KEY_BYTES}: use a shorter key",
+            key.len()
+        );
+    }
+    if let Some(problem) = crate::lock::layout_problem(&key) {
+        usage!("--key {key}: {problem}");
+    }
+    if r.ttl < MIN_TTL {
+        usage!(
+            "--ttl {} is below the 100ms minimum; use at least 100ms (rule of thumb: 3 × the job's p99 run time)",
+            fmt_d(r.ttl)
+        );
+    }
+    let renew_every = r.renew_every.unwrap_or(r.ttl / 3);
+    if renew_every.is_zero() {
+        usage!("--renew-every must be more than 0 (default: TTL/3)");
+    }
+    if renew_every >= r.ttl {
+        usage!(
+            "--renew-every {} must be shorter than --ttl {}; the default TTL/3 leaves time to retry",
+            fmt_d(renew_every),
+            fmt_d(r.ttl)
+        );
+    }
+    // SIGTERM→SIGKILL escalation; a third of the lease by default so a short TTL still leaves
+    // the job most of its lease before any stop begins.
+    let grace = r
+        .grace
+        .unwrap_or_else(|| (r.ttl / 3).min(Duration::from_secs(5)));
+    if grace >= r.ttl {
+        usage!(
+            "--grace {} must be shorter than --ttl {}: the job has to be dead before the lease ends",
+            fmt_d(grace),
+            fmt_d(r.ttl)
+        );
+    }
+    if r.retry_min.is_zero() {
+        usage!("--retry-min must be more than 0 (default 50ms); 0 would spin on the server");
+    }
+    if r.retry_min > r.retry_max {
+        usage!(
+            "--retry-min {} is more than --retry-max {}; swap them or raise --retry-max",
+            fmt_d(r.retry_min),
+            fmt_d(r.retry_max)
+        );
+    }
+    if r.command.is_empty() {
+        usage!(
+            "missing the command to run; put it after `--`, e.g. dlock run --key {} -- ./job.sh",
+            r.key
+        );
+    }
+    let argv = if r.shell {
+        let joined = r
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ");
+        vec!["/bin/sh".into(), "-c".into(), joined.into()]
+    } else {
+        if r.command[0].is_empty() {
+            usage!("the command after `--` is an empty string; name a program to run");
+        }
+        r.command.clone()
+    };
+    let max_renewals = match r.max_renewals {
+        Renewals::Capped(n) => Some(n),
+        Renewals::Unlimited => None,
+    };
+    Ok(RunConfig {
+        key,
+        ttl: r.ttl,
+        wait: r.wait.unwrap_or(r.ttl),
+        retry_min: r.retry_min,
+        retry_max: r.retry_max,
+        renew_every,
+        max_renewals,
+        grace,
+        conflict_exit_code: r.conflict_exit_code,
+        argv,
+        io_timeout: g.io_timeout.min(r.ttl / 3),
+        connect_timeout: g.connect_timeout.min(r.ttl / 3),
+    })
+}
+
+fn check_key_chars(flag: &str, s: &str) -> Result<(), UsageError> {
+    if let Some(c) = s.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        usage!(
+            "{flag} contains {} ({c:?}); keys may not contain whitespace or control characters: use ':' or '-' instead",
+            if c.is_whitespace() {
+                "whitespace"
+            } else {
+                "a control character"
+            }
+        );
+    }
+    Ok(())
+}
+
+fn fmt_d(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}

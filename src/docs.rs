@@ -1,0 +1,81 @@
+//! Man page and shell completions, generated from the clap definition. The committed copies in
+//! `man/` and `completions/` are checked against these by a test, so they never go stale.
+
+use clap_complete::Shell;
+
+/// The shells whose completions are committed under `completions/`.
+pub const SHELLS: [(Shell, &str); 3] = [
+    (Shell::Bash, "dlock.bash"),
+    (Shell::Zsh, "_dlock"),
+    (Shell::Fish, "dlock.fish"),
+];
+
+pub fn completions(shell: Shell) -> Vec<u8> {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut crate::cli::command(), "dlock", &mut out);
+    out
+}
+
+pub fn man_page() -> std::io::Result<Vec<u8>> {
+    let cmd = crate::cli::command();
+    let mut out = Vec::new();
+    let man = clap_mangen::Man::new(cmd.clone());
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    man.render_options_section(&mut out)?;
+    for sub in cmd.get_subcommands() {
+        let name = format!("dlock {}", sub.get_name());
+        out.extend_from_slice(format!(".SH \"{}\"\n", name.to_uppercase()).as_bytes());
+        let sub_man = clap_mangen::Man::new(sub.clone().bin_name(name));
+        sub_man.render_synopsis_section(&mut out)?;
+        sub_man.render_options_section(&mut out)?;
+    }
+    out.extend_from_slice(MAN_EXTRA.as_bytes());
+    man.render_version_section(&mut out)?;
+    Ok(out)
+}
+
+/// Sections clap does not generate: exit status, environment, examples.
+const MAN_EXTRA: &str = r#".SH "EXIT STATUS"
+.TP
+\fIthe job's own\fR
+the job exited by itself
+.TP
+\fB128+N\fR
+the job was killed by signal N (not by lease enforcement), or dlock was stopped by signal N while waiting for the lock
+.TP
+\fB2\fR
+usage error (bad flag, bad duration, missing command, renew period >= TTL, ...)
+.TP
+\fB69\fR
+Redis could not be reached or used before the job started (refused, timeout, auth, read-only replica, out of memory, script refused)
+.TP
+\fB70\fR
+internal error
+.TP
+\fB75\fR
+the lock stayed busy for the whole \-\-wait (or the value of \-\-conflict\-exit\-code)
+.TP
+\fB124\fR
+the job was stopped: renewal cap reached (hard run-time limit)
+.TP
+\fB125\fR
+the job was stopped: lease lost (taken over, deleted, or not confirmable before it could expire); also when the job exited 0 but the lock turned out not to be ours at release
+.TP
+\fB126\fR / \fB127\fR
+command not executable / not found
+.SH ENVIRONMENT
+The job sees DLOCK_KEY (full lock key), DLOCK_TOKEN (this acquisition's token), DLOCK_FENCE (fencing token, strictly increasing per key), DLOCK_TTL_MS and DLOCK_DEADLINE_MS (Unix ms by which dlock will have stopped the job if renewals run out).
+.PP
+dlock reads DLOCK_URL, DLOCK_PASSWORD_FILE, REDISCLI_AUTH, DLOCK_PREFIX, DLOCK_CONNECT_TIMEOUT, DLOCK_IO_TIMEOUT and DLOCK_LOG (error, warn, info, debug).
+.SH EXAMPLES
+.nf
+# crontab: at most one copy at a time across hosts, skip quietly when busy
+*/5 * * * * dlock \-q run \-\-key reconcile \-\-ttl 15m \-\-wait 0 \-\-conflict\-exit\-code 0 \-\- /opt/jobs/reconcile.sh
+
+# Kubernetes CronJob command, password from a mounted secret
+dlock \-\-url redis://redis.infra:6379 \-\-password\-file /secrets/redis run \-\-key billing:daily \-\-ttl 10m \-\- /app/billing
+.fi
+"#;

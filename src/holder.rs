@@ -1,0 +1,432 @@
+//! Taking and giving back the lock, with everything that can go wrong on the way: busy locks
+//! (backoff plus release notifications), unreachable servers, lost replies, and signals that
+//! arrive while waiting.
+
+use std::time::{Duration, Instant};
+
+use redis::{Connection, PubSub};
+
+use crate::backoff::Backoff;
+use crate::config::{Global, RunConfig};
+use crate::conn::{self, Fault, Target};
+use crate::event::{Event, Receiver};
+use crate::exit::Exit;
+use crate::lock::{self, Acquire, Keys};
+use crate::log::secs;
+use crate::signals;
+use crate::{debug, error, info, warn};
+
+/// A lock we hold.
+pub struct Held {
+    pub conn: Connection,
+    pub token: String,
+    pub fence: i64,
+    /// When the acquiring command was sent: the lease is measured from here.
+    pub sent: Instant,
+    pub waited: Duration,
+}
+
+#[derive(Debug, Clone)]
+enum Last {
+    Nothing,
+    Busy { pttl: i64 },
+    Down(String),
+}
+
+enum Step {
+    Held(Held),
+    Exit(Exit),
+    /// Busy or down; keep going if time allows.
+    Again,
+}
+
+/// Longest a waiter blocks on the release channel before looking at signals again.
+const SIGNAL_SLICE: Duration = Duration::from_millis(50);
+
+struct Acquirer<'a> {
+    g: &'a Global,
+    cfg: &'a RunConfig,
+    keys: &'a Keys,
+    events: &'a Receiver,
+    token: String,
+    conn: Option<Connection>,
+    backoff: Backoff,
+    start: Instant,
+    until: Instant,
+    tries: u32,
+    /// A reply was lost after sending: the lock may be held with our token.
+    maybe_ours: bool,
+    last: Last,
+    warned_down: bool,
+    warned_no_ttl: bool,
+}
+
+pub fn acquire(g: &Global, cfg: &RunConfig, keys: &Keys, events: &Receiver) -> Result<Held, Exit> {
+    let start = Instant::now();
+    let mut a = Acquirer {
+        g,
+        cfg,
+        keys,
+        events,
+        token: lock::new_token(),
+        conn: None,
+        backoff: Backoff::seeded_from_os(cfg.retry_min, cfg.retry_max),
+        start,
+        until: start + cfg.wait,
+        tries: 0,
+        maybe_ours: false,
+        last: Last::Nothing,
+        warned_down: false,
+        warned_no_ttl: false,
+    };
+    // The common case, an idle lock, costs one round trip and no subscription.
+    if let Some(done) = a.step() {
+        return done;
+    }
+    loop {
+        if let Some(done) = a.out_of_time() {
+            return done;
+        }
+        if matches!(a.last, Last::Busy { .. }) {
+            // Subscribe *then* retry, so a release between our last try and the subscription
+            // cannot be missed.
+            if let Some(mut sub) = a.subscriber() {
+                let mut ps = sub.as_pubsub();
+                if ps.subscribe(&keys.channel).is_ok()
+                    && let Wake::Done(done) = a.wait_subscribed(&mut ps)
+                {
+                    return done;
+                }
+            }
+        }
+        // Redis trouble, or no subscription: plain backoff.
+        if let Some(done) = a.pause() {
+            return done;
+        }
+        if let Some(done) = a.step() {
+            return done;
+        }
+    }
+}
+
+enum Wake {
+    Done(Result<Held, Exit>),
+    /// The subscription broke or Redis is in trouble: fall back to plain backoff for a round.
+    Fallback,
+}
+
+impl Acquirer<'_> {
+    /// One try; Some when the outcome is final.
+    fn step(&mut self) -> Option<Result<Held, Exit>> {
+        match self.try_once() {
+            Step::Held(h) => Some(Ok(h)),
+            Step::Exit(e) => Some(Err(e)),
+            Step::Again => None,
+        }
+    }
+
+    fn try_once(&mut self) -> Step {
+        if let Some(sig) = self.pending_signal() {
+            return Step::Exit(self.stop_waiting(sig));
+        }
+        if self.conn.is_none() {
+            match self
+                .g
+                .target
+                .connect(self.cfg.connect_timeout, self.cfg.io_timeout)
+            {
+                Ok(c) => self.conn = Some(c),
+                Err(e) => return self.failed(&e),
+            }
+        }
+        let Some(c) = self.conn.as_mut() else {
+            return Step::Again;
+        };
+        self.tries += 1;
+        let sent = Instant::now();
+        match lock::acquire(c, self.keys, &self.token, self.cfg.ttl) {
+            Ok(Acquire::Acquired { fence }) => match self.conn.take() {
+                Some(conn) => Step::Held(Held {
+                    conn,
+                    token: self.token.clone(),
+                    fence,
+                    sent,
+                    waited: sent - self.start,
+                }),
+                None => Step::Exit(Exit::Internal),
+            },
+            Ok(Acquire::Busy { pttl }) => {
+                // Someone else's value: whatever a lost reply did, it did not leave ours there.
+                self.maybe_ours = false;
+                if pttl == -1 && !self.warned_no_ttl {
+                    self.warned_no_ttl = true;
+                    warn!(
+                        "{} is held without any expiry (PTTL -1): it was not set by dlock and will never expire by itself; delete it if its owner is gone",
+                        self.keys.lock
+                    );
+                }
+                self.last = Last::Busy { pttl };
+                Step::Again
+            }
+            Err(e) => {
+                // The script may have run before the connection broke.
+                if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
+                    self.maybe_ours = true;
+                }
+                self.conn = None;
+                self.failed(&e)
+            }
+        }
+    }
+
+    fn failed(&mut self, e: &redis::RedisError) -> Step {
+        match conn::classify(e) {
+            Fault::Permanent(reason) => {
+                error!("cannot use Redis at {}: {reason}", self.g.target);
+                self.cleanup();
+                Step::Exit(Exit::Unavailable)
+            }
+            Fault::Transient(reason) => {
+                if !self.warned_down && Instant::now() < self.until {
+                    self.warned_down = true;
+                    warn!(
+                        "Redis at {} unreachable ({reason}); retrying for up to {} (--wait)",
+                        self.g.target,
+                        secs(self.until.saturating_duration_since(Instant::now()))
+                    );
+                }
+                self.last = Last::Down(reason);
+                Step::Again
+            }
+        }
+    }
+
+    fn out_of_time(&mut self) -> Option<Result<Held, Exit>> {
+        if Instant::now() < self.until {
+            return None;
+        }
+        let waited = secs(self.start.elapsed());
+        let exit = match &self.last {
+            Last::Busy { pttl } => {
+                let code = self.cfg.conflict_exit_code;
+                let left = if *pttl >= 0 {
+                    format!("TTL left {}", secs(Duration::from_millis(*pttl as u64)))
+                } else {
+                    "no TTL".to_string()
+                };
+                let msg = if self.cfg.wait.is_zero() {
+                    format!(
+                        "{} is busy ({left}); not waiting (--wait 0), exit {code}",
+                        self.keys.lock
+                    )
+                } else {
+                    format!(
+                        "{} stayed busy ({left}); gave up after waiting {waited} ({} tries), exit {code}",
+                        self.keys.lock, self.tries
+                    )
+                };
+                // A skip the user asked to be silent about (exit 0) is routine.
+                if code == 0 {
+                    info!("{msg}");
+                } else {
+                    warn!("{msg}");
+                }
+                Exit::Busy(code)
+            }
+            Last::Down(reason) => {
+                error!(
+                    "cannot reach Redis at {}: {reason} (tried for {waited}); check --url / DLOCK_URL and that the server is up",
+                    self.g.target
+                );
+                Exit::Unavailable
+            }
+            Last::Nothing => Exit::Internal,
+        };
+        self.cleanup();
+        Some(Err(exit))
+    }
+
+    fn subscriber(&mut self) -> Option<Connection> {
+        match self
+            .g
+            .target
+            .connect(self.cfg.connect_timeout, self.cfg.io_timeout)
+        {
+            Ok(c) => Some(c),
+            Err(e) => {
+                debug!(
+                    "no release notifications ({}); polling with backoff",
+                    conn::classify(&e).reason()
+                );
+                None
+            }
+        }
+    }
+
+    /// Retry until done, sleeping on the release channel between tries, so a release wakes
+    /// us within a round trip instead of a backoff interval.
+    fn wait_subscribed(&mut self, ps: &mut PubSub<'_>) -> Wake {
+        loop {
+            if let Some(done) = self.step() {
+                return Wake::Done(done);
+            }
+            if let Some(done) = self.out_of_time() {
+                return Wake::Done(done);
+            }
+            if !matches!(self.last, Last::Busy { .. }) {
+                return Wake::Fallback;
+            }
+            let until = Instant::now() + self.next_pause();
+            loop {
+                if let Some(sig) = self.pending_signal() {
+                    return Wake::Done(Err(self.stop_waiting(sig)));
+                }
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                if ps
+                    .set_read_timeout(Some(conn::nonzero(left.min(SIGNAL_SLICE))))
+                    .is_err()
+                {
+                    return Wake::Fallback;
+                }
+                match ps.get_message() {
+                    Ok(_) => {
+                        debug!(
+                            "release announced on {}; retrying at once",
+                            self.keys.channel
+                        );
+                        break;
+                    }
+                    Err(e) if e.is_timeout() => {}
+                    Err(_) => return Wake::Fallback,
+                }
+            }
+        }
+    }
+
+    /// The next pause: backoff, but never past the holder's remaining lease (it may simply
+    /// expire) nor past --wait.
+    fn next_pause(&mut self) -> Duration {
+        let mut p = self.backoff.next_pause();
+        if let Last::Busy { pttl } = self.last
+            && pttl >= 0
+        {
+            p = p.min(Duration::from_millis(pttl as u64 + 1));
+        }
+        p.min(self.until.saturating_duration_since(Instant::now()))
+    }
+
+    /// Sleep one backoff step without a subscription; a signal cuts it short.
+    fn pause(&mut self) -> Option<Result<Held, Exit>> {
+        let p = self.next_pause();
+        match self.events.recv_timeout(p) {
+            Ok(Event::Signal(sig)) => Some(Err(self.stop_waiting(sig))),
+            _ => None,
+        }
+    }
+
+    fn pending_signal(&self) -> Option<i32> {
+        match self.events.try_recv() {
+            Ok(Event::Signal(sig)) => Some(sig),
+            _ => None,
+        }
+    }
+
+    fn stop_waiting(&mut self, sig: i32) -> Exit {
+        info!(
+            "{} while waiting for {}: stopped waiting after {}; nothing held",
+            signals::name(sig),
+            self.keys.lock,
+            secs(self.start.elapsed())
+        );
+        self.cleanup();
+        Exit::Signal(sig)
+    }
+
+    /// A lost acquire reply may have left the lock held with our token: take it back.
+    fn cleanup(&mut self) {
+        if !self.maybe_ours {
+            return;
+        }
+        self.maybe_ours = false;
+        let conn = self.conn.take();
+        match release(
+            &self.g.target,
+            conn,
+            self.keys,
+            &self.token,
+            self.cfg.connect_timeout,
+            self.cfg.io_timeout,
+        ) {
+            Released::Yes => info!("removed the lock a lost reply had taken for us"),
+            Released::NotOurs | Released::Ambiguous => {}
+            Released::Unconfirmed(reason) => warn!(
+                "an acquire reply was lost and the cleanup failed ({reason}): {} may stay held until its TTL ({}) runs out",
+                self.keys.lock,
+                secs(self.cfg.ttl)
+            ),
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Released {
+    Yes,
+    /// Compare failed: the key held someone else's token or was gone.
+    NotOurs,
+    /// Compare failed after an earlier reply was lost: that lost attempt probably deleted it.
+    Ambiguous,
+    /// Redis never confirmed; the lock expires by its TTL.
+    Unconfirmed(String),
+}
+
+/// Tries for a release whose reply is lost: enough to ride out a reconnect, bounded so exit is
+/// never held up for long (each try is bounded by the connect and I/O timeouts).
+const RELEASE_TRIES: u32 = 3;
+
+/// Compare-and-delete with our token (and announce it to waiters), retrying lost replies.
+pub fn release(
+    target: &Target,
+    mut conn: Option<Connection>,
+    keys: &Keys,
+    token: &str,
+    connect_timeout: Duration,
+    io_timeout: Duration,
+) -> Released {
+    let mut reply_lost = false;
+    let mut reason = String::new();
+    for attempt in 0..RELEASE_TRIES {
+        if attempt > 0 {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if conn.is_none() {
+            match target.connect(connect_timeout, io_timeout) {
+                Ok(c) => conn = Some(c),
+                Err(e) => {
+                    reason = conn::classify(&e).reason().to_string();
+                    continue;
+                }
+            }
+        }
+        let Some(c) = conn.as_mut() else { continue };
+        let result = conn::set_timeouts(c, io_timeout).and_then(|()| lock::release(c, keys, token));
+        match result {
+            Ok(true) => return Released::Yes,
+            Ok(false) if reply_lost => return Released::Ambiguous,
+            Ok(false) => return Released::NotOurs,
+            Err(e) => {
+                conn = None;
+                match conn::classify(&e) {
+                    Fault::Permanent(r) => return Released::Unconfirmed(r),
+                    Fault::Transient(r) => {
+                        reply_lost = true;
+                        reason = r;
+                    }
+                }
+            }
+        }
+    }
+    Released::Unconfirmed(reason)
+}

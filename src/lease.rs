@@ -1,0 +1,174 @@
+//! The local lease clock and the watchdog thread that renews the lease.
+//!
+//! Every lease is measured from the instant *before* its command was sent, on the monotonic
+//! clock, minus a drift allowance: whatever the server does, its copy of the key cannot expire
+//! before our local deadline unless its clock runs more than 1% fast.
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use redis::Connection;
+
+use crate::conn::{self, Target};
+use crate::event::{Event, Sender};
+use crate::lock::{self, Keys, Renew};
+
+/// Clock drift allowance, as in the Redlock analysis: 1% of the TTL for rate differences
+/// between our clock and the server's, plus 2 ms for timer granularity.
+pub fn drift(ttl: Duration) -> Duration {
+    ttl / 100 + Duration::from_millis(2)
+}
+
+/// When a lease granted by a command sent at `sent` ends, locally.
+pub fn lease_end(sent: Instant, ttl: Duration) -> Instant {
+    sent + ttl.saturating_sub(drift(ttl))
+}
+
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub ttl: Duration,
+    pub renew_every: Duration,
+    pub max_renewals: Option<u32>,
+    pub io_timeout: Duration,
+    pub connect_timeout: Duration,
+}
+
+impl Params {
+    /// Pause between renewal retries while Redis is unreachable: short, so a brief blip does not
+    /// cost the lease, yet not a spin (1/20 of the TTL, between 10 ms and 250 ms).
+    fn retry_pause(&self) -> Duration {
+        (self.ttl / 20).clamp(Duration::from_millis(10), Duration::from_millis(250))
+    }
+}
+
+pub struct Watchdog {
+    stop: mpsc::Sender<()>,
+    handle: JoinHandle<Option<Connection>>,
+}
+
+pub struct Lease {
+    pub conn: Connection,
+    pub target: Target,
+    pub keys: Keys,
+    pub token: String,
+    pub sent: Instant,
+}
+
+impl Watchdog {
+    pub fn start(lease: Lease, params: Params, tx: Sender) -> std::io::Result<Watchdog> {
+        let (stop, stop_rx) = mpsc::channel();
+        let handle = std::thread::Builder::new()
+            .name("watchdog".into())
+            .spawn(move || watch(lease, params, tx, stop_rx))?;
+        Ok(Watchdog { stop, handle })
+    }
+
+    /// Stop renewing and get the connection back (None if it broke).
+    pub fn stop(self) -> Option<Connection> {
+        let _ = self.stop.send(());
+        self.handle.join().ok().flatten()
+    }
+}
+
+/// Block until told to stop; hand back whatever connection we still have.
+fn park(conn: Option<Connection>, stop: &mpsc::Receiver<()>) -> Option<Connection> {
+    let _ = stop.recv();
+    conn
+}
+
+fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Option<Connection> {
+    let Lease {
+        conn,
+        target,
+        keys,
+        token,
+        sent,
+    } = lease;
+    let mut conn = Some(conn);
+    let mut deadline = lease_end(sent, p.ttl);
+    let mut last_sent = sent;
+    let mut count: u32 = 0;
+    loop {
+        if p.max_renewals.is_some_and(|cap| count >= cap) {
+            let _ = tx.send(Event::CapReached { count });
+            return park(conn, &stop);
+        }
+        let next = last_sent + p.renew_every;
+        match stop.recv_timeout(next.saturating_duration_since(Instant::now())) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            _ => return conn,
+        }
+        let mut reported = false;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                // Not confirmed in time: the supervisor has stopped the job by now. Never try to
+                // renew past the deadline: that could silently re-acquire a lost lock.
+                return park(None, &stop);
+            }
+            let left = deadline - now;
+            let io = p.io_timeout.min(left);
+            if conn.is_none() {
+                match target.connect(p.connect_timeout.min(left), io) {
+                    Ok(c) => conn = Some(c),
+                    Err(e) => {
+                        if !reported {
+                            reported = true;
+                            let _ = tx
+                                .send(Event::RenewTrouble(conn::classify(&e).reason().to_string()));
+                        }
+                        if stop.recv_timeout(p.retry_pause().min(left)).is_ok() {
+                            return None;
+                        }
+                        continue;
+                    }
+                }
+            }
+            let Some(c) = conn.as_mut() else { continue };
+            let sent = Instant::now();
+            let result =
+                conn::set_timeouts(c, io).and_then(|()| lock::renew(c, &keys, &token, p.ttl));
+            match result {
+                Ok(Renew::Renewed) => {
+                    count += 1;
+                    last_sent = sent;
+                    deadline = lease_end(sent, p.ttl);
+                    let _ = tx.send(Event::Renewed { deadline, count });
+                    break;
+                }
+                Ok(lost) => {
+                    let _ = tx.send(Event::Lost(lost));
+                    return park(conn, &stop);
+                }
+                Err(e) => {
+                    conn = None;
+                    if !reported {
+                        reported = true;
+                        let _ =
+                            tx.send(Event::RenewTrouble(conn::classify(&e).reason().to_string()));
+                    }
+                    if stop.recv_timeout(p.retry_pause().min(left)).is_ok() {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drift_is_one_percent_plus_two_ms() {
+        assert_eq!(drift(Duration::from_secs(30)), Duration::from_millis(302));
+        assert_eq!(drift(Duration::from_millis(100)), Duration::from_millis(3));
+        let t0 = Instant::now();
+        assert_eq!(
+            lease_end(t0, Duration::from_secs(1)) - t0,
+            Duration::from_millis(988)
+        );
+    }
+}

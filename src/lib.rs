@@ -1,0 +1,95 @@
+//! dlock: guard shell jobs with a Redis lease. `main` parses, validates and dispatches; every
+//! path out of the program returns an `Exit`.
+
+pub mod backoff;
+pub mod cli;
+pub mod config;
+pub mod conn;
+pub mod docs;
+pub mod event;
+pub mod exit;
+pub mod holder;
+pub mod lease;
+pub mod lock;
+pub mod log;
+pub mod run;
+pub mod signals;
+pub mod supervisor;
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use exit::Exit;
+
+/// The whole program, callable from tests.
+pub fn main<I, T>(args: I) -> Exit
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match cli::parse(args) {
+        Ok(cli) => cli,
+        Err(e) => return clap_failure(&e),
+    };
+    let global = match config::global(&cli.global) {
+        Ok(g) => g,
+        Err(e) => {
+            error!("{e}");
+            return Exit::Usage;
+        }
+    };
+    log::set_level(global.level);
+    match cli.command {
+        cli::Command::Run(args) => match config::run(&global, &args) {
+            Ok(cfg) => run::run(&global, &cfg),
+            Err(e) => {
+                error!("{e}");
+                Exit::Usage
+            }
+        },
+        cli::Command::Completions { shell } => {
+            let out = docs::completions(shell);
+            match std::io::stdout().write_all(&out) {
+                Ok(()) => Exit::Child(0),
+                Err(_) => Exit::Internal,
+            }
+        }
+    }
+}
+
+/// Help and version go to stdout as usual; usage errors become one line on stderr, exit 2.
+fn clap_failure(e: &clap::Error) -> Exit {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                Exit::Usage
+            } else {
+                Exit::Child(0)
+            }
+        }
+        _ => {
+            error!("{}", one_line(&e.render().to_string()));
+            Exit::Usage
+        }
+    }
+}
+
+/// clap's multi-line message as one line: drop the usage block and the "try --help" footer.
+fn one_line(rendered: &str) -> String {
+    let mut parts = Vec::new();
+    for line in rendered.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with("Usage:") || line.starts_with("For more information")
+        {
+            continue;
+        }
+        parts.push(line.strip_prefix("error: ").unwrap_or(line).to_string());
+    }
+    let mut msg = parts.join(" ");
+    msg.push_str(" (see dlock --help)");
+    msg
+}

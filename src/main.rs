@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    dlock::main(std::env::args_os()).into()
+}
