@@ -155,7 +155,7 @@ pub struct RunArgs {
     /// Renewal cap: after N renewals the job is stopped before the lease runs out (exit 124).
     /// 0 = never renew (hard limit of one TTL); `unlimited` is allowed but a hung job then holds
     /// the lock forever
-    #[arg(long, default_value = "3", value_name = "N", value_parser = parse_renewals)]
+    #[arg(long, default_value = "3", value_name = "N", value_parser = parse_renewals, allow_negative_numbers = true)]
     pub max_renewals: Renewals,
 
     /// Time between SIGTERM and SIGKILL when dlock stops the job; must be < --ttl
@@ -164,7 +164,12 @@ pub struct RunArgs {
     pub grace: Option<Duration>,
 
     /// Exit status when the lock stayed busy for the whole --wait (cron users often want 0)
-    #[arg(long, default_value = "75", value_name = "N")]
+    #[arg(
+        long,
+        default_value = "75",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub conflict_exit_code: u8,
 
     /// Run the command through `sh -c "<args joined by spaces>"`

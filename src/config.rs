@@ -175,6 +175,15 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
             fmt_d(r.ttl)
         );
     }
+    // The renewal must land before dlock starts stopping the job (SIGTERM at lease end − grace).
+    if renew_every + grace >= r.ttl {
+        usage!(
+            "--renew-every {} + --grace {} must be shorter than --ttl {}: a renewal has to land before the job is stopped; lower them or raise --ttl",
+            fmt_d(renew_every),
+            fmt_d(grace),
+            fmt_d(r.ttl)
+        );
+    }
     if r.retry_min.is_zero() {
         usage!("--retry-min must be more than 0 (default 50ms); 0 would spin on the server");
     }

@@ -1,0 +1,79 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_dlock_global_optspecs
+    string join \n url= password-file= prefix= connect-timeout= io-timeout= v/verbose q/quiet log-level= h/help V/version
+end
+
+function __fish_dlock_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_dlock_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_dlock_using_subcommand
+    set -l cmd (__fish_dlock_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c dlock -n "__fish_dlock_needs_command" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_needs_command" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_needs_command" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_needs_command" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_needs_command" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_needs_command" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
+complete -c dlock -n "__fish_dlock_needs_command" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_needs_command" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c dlock -n "__fish_dlock_needs_command" -s V -l version -d 'Print version'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "completions" -d 'Print a shell completion script to stdout'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l key -d 'Business key with its dimension, e.g. reconcile:2026-11-30 (no whitespace, ≤ 512 bytes)' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l ttl -d 'Lease length. Rule of thumb: 3 × the job\'s p99 run time. At least 100ms' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l wait -d 'How long to keep trying while the lock is busy; 0 = one try [default: same as --ttl]' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l retry-min -d 'Shortest pause between tries (exponential backoff with full jitter)' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l retry-max -d 'Longest pause between tries' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l renew-every -d 'Watchdog period: renew the lease this often; must be < --ttl [default: TTL/3]' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l max-renewals -d 'Renewal cap: after N renewals the job is stopped before the lease runs out (exit 124). 0 = never renew (hard limit of one TTL); `unlimited` is allowed but a hung job then holds the lock forever' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l grace -d 'Time between SIGTERM and SIGKILL when dlock stops the job; must be < --ttl [default: min(5s, TTL/3)]' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l conflict-exit-code -d 'Exit status when the lock stayed busy for the whole --wait (cron users often want 0)' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l shell -d 'Run the command through `sh -c "<args joined by spaces>"`'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run completions help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run completions help" -f -a "completions" -d 'Print a shell completion script to stdout'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

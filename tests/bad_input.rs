@@ -1,0 +1,221 @@
+//! Every usage error: exit 2, one line naming the flag, nothing left on the server.
+
+use crate::support::*;
+
+#[test]
+fn each_bad_input_is_one_line_exit_2_and_touches_nothing() {
+    let r = RedisServer::start();
+    let long_key = "k".repeat(600);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", "--key", "k", "--ttl", "abc", "--", "true"],
+            "--ttl",
+        ),
+        (
+            vec!["run", "--key", "k", "--ttl", "50ms", "--", "true"],
+            "--ttl 50ms is below the 100ms minimum",
+        ),
+        (
+            vec![
+                "run",
+                "--key",
+                "k",
+                "--ttl",
+                "30s",
+                "--renew-every",
+                "30s",
+                "--",
+                "true",
+            ],
+            "--renew-every 30s must be shorter than --ttl 30s",
+        ),
+        (
+            vec![
+                "run", "--key", "k", "--ttl", "1s", "--grace", "1s", "--", "true",
+            ],
+            "--grace 1s must be shorter than --ttl 1s",
+        ),
+        (
+            vec![
+                "run",
+                "--key",
+                "k",
+                "--ttl",
+                "1s",
+                "--renew-every",
+                "900ms",
+                "--",
+                "true",
+            ],
+            "--renew-every 900ms + --grace",
+        ),
+        (vec!["run", "--key", "", "--", "true"], "--key is empty"),
+        (
+            vec!["run", "--key", "   ", "--", "true"],
+            "--key contains whitespace",
+        ),
+        (
+            vec!["run", "--key", "a b", "--", "true"],
+            "--key contains whitespace",
+        ),
+        (
+            vec!["run", "--key", "a\u{7}b", "--", "true"],
+            "--key contains a control character",
+        ),
+        (
+            vec!["run", "--key", &long_key, "--", "true"],
+            "the limit is 512",
+        ),
+        (vec!["run", "--key", "x{}y", "--", "true"], "hash tag"),
+        (vec!["run", "--key", "k"], "missing the command to run"),
+        (vec!["run", "--key", "k", "--", ""], "empty string"),
+        (vec!["run", "--", "true"], "--key"),
+        (
+            vec!["--url", "http://x", "run", "--key", "k", "--", "true"],
+            "--url http://x: unknown or missing scheme",
+        ),
+        (
+            vec!["--url", "localhost:6379", "run", "--key", "k", "--", "true"],
+            "--url",
+        ),
+        (
+            vec![
+                "--url",
+                "redis://h:99999",
+                "run",
+                "--key",
+                "k",
+                "--",
+                "true",
+            ],
+            "--url",
+        ),
+        (
+            vec![
+                "run",
+                "--key",
+                "k",
+                "--retry-min",
+                "2s",
+                "--retry-max",
+                "1s",
+                "--",
+                "true",
+            ],
+            "--retry-min 2s is more than --retry-max 1s",
+        ),
+        (
+            vec!["run", "--key", "k", "--retry-min", "0", "--", "true"],
+            "--retry-min must be more than 0",
+        ),
+        (
+            vec!["run", "--key", "k", "--max-renewals", "-1", "--", "true"],
+            "--max-renewals",
+        ),
+        (
+            vec![
+                "run",
+                "--key",
+                "k",
+                "--conflict-exit-code",
+                "300",
+                "--",
+                "true",
+            ],
+            "--conflict-exit-code",
+        ),
+        (
+            vec!["--io-timeout", "0", "run", "--key", "k", "--", "true"],
+            "--io-timeout must be more than 0",
+        ),
+        (
+            vec![
+                "--connect-timeout",
+                "soon",
+                "run",
+                "--key",
+                "k",
+                "--",
+                "true",
+            ],
+            "--connect-timeout",
+        ),
+        (
+            vec!["run", "--key", "k", "--wait", "1000d", "--", "true"],
+            "--wait",
+        ),
+        (
+            vec!["--prefix", "my app:", "run", "--key", "k", "--", "true"],
+            "--prefix contains whitespace",
+        ),
+        (
+            vec!["run", "--key", "k", "--frobnicate", "--", "true"],
+            "--frobnicate",
+        ),
+        (
+            vec![
+                "--password-file",
+                "/nonexistent/pw",
+                "run",
+                "--key",
+                "k",
+                "--",
+                "true",
+            ],
+            "--password-file /nonexistent/pw: cannot read it",
+        ),
+    ];
+    for (args, needle) in cases {
+        dlock(&r)
+            .args(&args)
+            .run()
+            .code(2)
+            .one_line_error()
+            .stderr_has(needle);
+    }
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut r.conn()).unwrap();
+    assert!(keys.is_empty(), "bad input left keys behind: {keys:?}");
+}
+
+#[test]
+fn help_shows_defaults_and_examples() {
+    let out = Dlock::bare().args(["run", "--help"]).run();
+    out.code(0);
+    for needle in [
+        "[default: 30s]",
+        "[default: 50ms]",
+        "[default: 3]",
+        "[default: 75]",
+        "crontab",
+        "Kubernetes",
+        "--conflict-exit-code 0",
+    ] {
+        assert!(
+            out.stdout.contains(needle),
+            "help lacks {needle:?}:\n{}",
+            out.stdout
+        );
+    }
+    Dlock::bare().args(["--version"]).run().code(0);
+}
+
+#[test]
+fn an_empty_password_file_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let pw = dir.path().join("pw");
+    std::fs::write(&pw, "\n").unwrap();
+    Dlock::bare()
+        .args([
+            "--password-file",
+            pw.to_str().unwrap(),
+            "run",
+            "--key",
+            "k",
+            "--",
+            "true",
+        ])
+        .run()
+        .code(2)
+        .one_line_error()
+        .stderr_has("the file is empty");
+}

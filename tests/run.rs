@@ -1,0 +1,624 @@
+//! `dlock run` against a real redis-server: the lock's life, exit codes, stdout, signals.
+
+use std::time::{Duration, Instant};
+
+use crate::support::*;
+
+#[test]
+fn lock_is_held_with_our_token_during_the_run_and_gone_after() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args(["run", "--key", "job1", "--", "sh", "-c"])
+        .args(["echo \"token $DLOCK_TOKEN\"; echo \"env $DLOCK_KEY $DLOCK_FENCE $DLOCK_TTL_MS $DLOCK_DEADLINE_MS\"; read x; echo \"done $x\""])
+        .spawn();
+    let token = job.expect_line("token ");
+    let env = job.expect_line("env ");
+    let fields: Vec<&str> = env.split(' ').collect();
+    assert_eq!(&fields[..3], ["dlock:job1", "1", "30000"], "{env}");
+    let deadline: u128 = fields[3].parse().unwrap();
+    let now = unix_ms();
+    // The default lease is 30s; the deadline is that, minus the drift and kill allowances.
+    assert!(
+        deadline > now + 29_000 && deadline <= now + 30_000,
+        "deadline {deadline} vs now {now}"
+    );
+    assert_eq!(token.len(), 32);
+    assert_eq!(r.get("dlock:job1").as_deref(), Some(token.as_str()));
+    let pttl = r.pttl("dlock:job1");
+    assert!(pttl > 25_000 && pttl <= 30_000, "pttl {pttl}");
+    assert_eq!(r.get("{dlock:job1}:fence").as_deref(), Some("1"));
+    job.write("bye\n");
+    let out = job.finish(Duration::from_secs(10));
+    out.code(0)
+        .stderr_has("acquired dlock:job1 (fence 1")
+        .stderr_has("released dlock:job1");
+    assert!(out.stdout.ends_with("done bye\n"), "{}", out.stdout);
+    assert_eq!(r.get("dlock:job1"), None);
+    // The fencing counter survives the release and increases with every acquisition.
+    dlock(&r)
+        .args(["run", "--key", "job1", "--", "true"])
+        .run()
+        .code(0);
+    assert_eq!(r.get("{dlock:job1}:fence").as_deref(), Some("2"));
+}
+
+#[test]
+fn busy_with_wait_zero_exits_75_without_running_the_job() {
+    let r = RedisServer::start();
+    r.cmd(&["SET", "dlock:busy", "someone-else", "PX", "60000"]);
+    let marker = r.dir().join("ran");
+    let out = dlock(&r)
+        .args(["run", "--key", "busy", "--wait", "0", "--", "touch"])
+        .args([marker.to_str().unwrap()])
+        .run();
+    out.code(75)
+        .stderr_has("dlock:busy is busy")
+        .stderr_has("--wait 0");
+    assert!(!marker.exists(), "the job ran although the lock was busy");
+    assert_eq!(r.get("dlock:busy").as_deref(), Some("someone-else"));
+}
+
+#[test]
+fn conflict_exit_code_zero_makes_a_busy_lock_a_quiet_skip() {
+    let r = RedisServer::start();
+    r.cmd(&["SET", "dlock:cron", "other-host", "PX", "60000"]);
+    let out = dlock(&r)
+        .args([
+            "-q",
+            "run",
+            "--key",
+            "cron",
+            "--wait",
+            "0",
+            "--conflict-exit-code",
+            "0",
+            "--",
+            "echo",
+            "ran",
+        ])
+        .run();
+    out.code(0).stdout_is("");
+    assert_eq!(out.stderr, "", "-q with exit 0 must be silent for cron");
+}
+
+#[test]
+fn waits_for_a_busy_lock_then_runs() {
+    let r = RedisServer::start();
+    // Held with a short expiry by a holder that never releases: dlock must wait it out.
+    r.cmd(&["SET", "dlock:exp", "crashed-holder", "PX", "300"]);
+    let start = Instant::now();
+    let out = dlock(&r)
+        .args(["run", "--key", "exp", "--wait", "5s", "--", "echo", "ran"])
+        .run();
+    out.code(0).stdout_is("ran\n");
+    // It cannot have run before the 300 ms expiry, and retries are capped by the holder's PTTL,
+    // so it must not take a full backoff cycle longer (1 s cap) either.
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(290) && took < Duration::from_millis(1500),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn busy_for_the_whole_wait_gives_up_with_75() {
+    let r = RedisServer::start();
+    r.cmd(&["SET", "dlock:long", "other", "PX", "60000"]);
+    let start = Instant::now();
+    let out = dlock(&r)
+        .args([
+            "run", "--key", "long", "--wait", "700ms", "--", "echo", "ran",
+        ])
+        .run();
+    out.code(75).stdout_is("").stderr_has("stayed busy");
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(700) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+}
+
+/// Hand-off: a waiter is woken by the release notification, not by its backoff timer.
+#[test]
+fn handoff_after_release_is_prompt() {
+    let r = RedisServer::start();
+    let mut holder = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "handoff",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x || true",
+        ])
+        .spawn();
+    holder.expect_line("held");
+    // The waiter's backoff is pinned at 3 s: without a notification it could not start sooner.
+    let mut waiter = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "handoff",
+            "--wait",
+            "20s",
+            "--retry-min",
+            "3s",
+            "--retry-max",
+            "3s",
+        ])
+        .args(["--", "sh", "-c", "echo started"])
+        .spawn();
+    wait_for_subscriber(&r, "{dlock:handoff}:released");
+    let released_at = Instant::now();
+    holder.close_stdin();
+    waiter.expect_line("started");
+    let handoff = released_at.elapsed();
+    holder.finish(Duration::from_secs(10)).code(0);
+    waiter.finish(Duration::from_secs(10)).code(0);
+    eprintln!("hand-off (holder's job end -> waiter's job start): {handoff:?}");
+    // Includes two process exits/starts and two round trips; 1 s is far below the 3 s backoff
+    // and leaves room for a loaded CI machine.
+    assert!(
+        handoff < Duration::from_secs(1),
+        "hand-off took {handoff:?}"
+    );
+}
+
+/// Handshake: a waiter is subscribed to the release channel.
+pub fn wait_for_subscriber(r: &RedisServer, channel: &str) {
+    let start = Instant::now();
+    loop {
+        let v: Vec<redis::Value> = redis::cmd("PUBSUB")
+            .arg("NUMSUB")
+            .arg(channel)
+            .query(&mut r.conn())
+            .unwrap();
+        if let Some(redis::Value::Int(n)) = v.get(1) {
+            if *n > 0 {
+                return;
+            }
+        }
+        assert!(
+            start.elapsed() < HANDSHAKE,
+            "nobody subscribed to {channel}"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn renewal_keeps_a_one_second_lease_alive_through_a_two_second_job() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "renew",
+            "--ttl",
+            "1s",
+            "--max-renewals",
+            "10",
+        ])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo \"token $DLOCK_TOKEN\"; sleep 2; echo finished",
+        ])
+        .spawn();
+    let token = job.expect_line("token ");
+    let started = Instant::now();
+    // Past the first lease's end: only renewals can have kept it.
+    std::thread::sleep(Duration::from_millis(1300));
+    assert_eq!(
+        r.get("dlock:renew").as_deref(),
+        Some(token.as_str()),
+        "lease not renewed after {:?}",
+        started.elapsed()
+    );
+    dlock(&r)
+        .args(["run", "--key", "renew", "--wait", "0", "--", "true"])
+        .run()
+        .code(75);
+    let out = job.finish(Duration::from_secs(10));
+    out.code(0)
+        .stderr_has("renewed 5/10")
+        .stderr_has("released dlock:renew");
+    assert!(out.stdout.ends_with("finished\n"));
+}
+
+/// Parse "pids <leader> <grandchild>" printed by the test jobs.
+fn pids(line: &str) -> (i32, i32) {
+    let v: Vec<i32> = line
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    (v[0], v[1])
+}
+
+/// A job whose shell and background grandchild both ignore SIGTERM: only SIGKILL to the whole
+/// group stops it.
+const STUBBORN_JOB: &str = "trap '' TERM; sleep 300 & echo \"pids $$ $!\"; wait; sleep 300";
+
+#[test]
+fn renewal_cap_stops_the_whole_group_before_the_lease_ends_with_124() {
+    let r = RedisServer::start();
+    let start = Instant::now();
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "cap",
+            "--ttl",
+            "1s",
+            "--max-renewals",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            STUBBORN_JOB,
+        ])
+        .spawn();
+    let (leader, grandchild) = pids(&job.expect_line("pids"));
+    let out = job.finish(Duration::from_secs(10));
+    out.code(124)
+        .stderr_has("renewal cap reached (1/1 renewals")
+        .stderr_has("SIGKILL");
+    assert!(
+        dead(leader) && dead(grandchild),
+        "job processes survived the cap"
+    );
+    // dlock releases only after the group is gone, and a release succeeds only while the key is
+    // still ours on the server: so the whole group died before the server-side lease ended.
+    out.stderr_has("released dlock:cap")
+        .stderr_lacks("compare failure");
+    // Renewal at ~333 ms, lease to ~1333 ms: the stop cannot come much earlier or later.
+    let took = start.elapsed();
+    assert!(
+        took > Duration::from_millis(1100) && took < Duration::from_secs(4),
+        "{took:?}"
+    );
+    assert_eq!(r.get("dlock:cap"), None);
+}
+
+#[test]
+fn zero_renewals_is_a_hard_limit_of_one_ttl() {
+    let r = RedisServer::start();
+    let start = Instant::now();
+    let out = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "hard",
+            "--ttl",
+            "500ms",
+            "--max-renewals",
+            "0",
+            "--",
+            "sleep",
+            "30",
+        ])
+        .run();
+    out.code(124);
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+#[test]
+fn someone_elses_value_stops_the_job_with_125_and_leaves_their_key() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "steal",
+            "--ttl",
+            "1s",
+            "--max-renewals",
+            "unlimited",
+            "--",
+            "sh",
+            "-c",
+            STUBBORN_JOB,
+        ])
+        .spawn();
+    let (leader, grandchild) = pids(&job.expect_line("pids"));
+    r.cmd(&["SET", "dlock:steal", "intruder", "PX", "60000"]);
+    let out = job.finish(Duration::from_secs(10));
+    out.code(125)
+        .stderr_has("lease lost")
+        .stderr_has("taken over");
+    assert!(dead(leader) && dead(grandchild));
+    assert_eq!(r.get("dlock:steal").as_deref(), Some("intruder"));
+}
+
+#[test]
+fn deleting_our_key_stops_the_job_with_125() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "gone",
+            "--ttl",
+            "1s",
+            "--",
+            "sh",
+            "-c",
+            "echo \"pids $$ $$\"; sleep 300",
+        ])
+        .spawn();
+    let (leader, _) = pids(&job.expect_line("pids"));
+    let deleted_at = Instant::now();
+    r.cmd(&["DEL", "dlock:gone"]);
+    let out = job.finish(Duration::from_secs(10));
+    out.code(125).stderr_has("the key is gone");
+    assert!(dead(leader));
+    // Noticed at the next renewal (every 333 ms), then SIGTERM ends `sleep` at once.
+    assert!(
+        deleted_at.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        deleted_at.elapsed()
+    );
+}
+
+#[test]
+fn redis_killed_mid_run_stops_the_job_before_the_local_deadline() {
+    let mut r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args(["run", "--key", "down", "--ttl", "1s", "--", "sh", "-c", "trap '' TERM; echo \"deadline $DLOCK_DEADLINE_MS\"; sleep 300 & echo \"pids $$ $!\"; wait"])
+        .spawn();
+    let deadline: u128 = job.expect_line("deadline").parse().unwrap();
+    let (leader, grandchild) = pids(&job.expect_line("pids"));
+    r.kill();
+    // DLOCK_DEADLINE_MS is when dlock will have stopped the job if no renewal is confirmed. The
+    // test polls every 1 ms; 40 ms of slack covers that and a busy CI scheduler and still lies
+    // inside the lease (the SIGKILL goes out 50 ms + 1%+2 ms before the lease's local end).
+    let seen = wait_dead(grandchild, Duration::from_secs(5)).expect("grandchild still alive");
+    let seen_ms = unix_ms() - seen.elapsed().as_millis();
+    assert!(
+        seen_ms <= deadline + 40,
+        "group died at {seen_ms}, {} ms after the deadline",
+        seen_ms - deadline
+    );
+    assert!(dead(leader));
+    job.finish(Duration::from_secs(10))
+        .code(125)
+        .stderr_has("renewal failed")
+        .stderr_has("lease not confirmed");
+}
+
+#[test]
+fn sigterm_is_forwarded_and_the_jobs_own_status_is_kept() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "term",
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done",
+        ])
+        .spawn();
+    job.expect_line("ready");
+    job.signal(libc::SIGTERM);
+    let out = job.finish(Duration::from_secs(10));
+    out.code(7)
+        .stderr_has("SIGTERM forwarded")
+        .stderr_has("released dlock:term");
+    assert!(out.stdout.contains("got-term"));
+    assert_eq!(r.get("dlock:term"), None);
+}
+
+#[test]
+fn a_job_killed_by_a_forwarded_signal_exits_128_plus_n() {
+    let r = RedisServer::start();
+    for (sig, code) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+        (libc::SIGQUIT, 131),
+    ] {
+        let mut job = dlock(&r)
+            .args([
+                "run",
+                "--key",
+                "sig",
+                "--",
+                "sh",
+                "-c",
+                "echo ready; exec sleep 300",
+            ])
+            .spawn();
+        job.expect_line("ready");
+        job.signal(sig);
+        job.finish(Duration::from_secs(10)).code(code);
+        assert_eq!(r.get("dlock:sig"), None);
+    }
+}
+
+#[test]
+fn a_second_sigterm_escalates_to_sigkill() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "esc",
+            "--ttl",
+            "60s",
+            "--",
+            "sh",
+            "-c",
+            "trap '' TERM; echo ready; sleep 300; sleep 300",
+        ])
+        .spawn();
+    job.expect_line("ready");
+    job.signal(libc::SIGTERM);
+    // The second signal must not be swallowed as the first: wait for dlock to log the forward.
+    std::thread::sleep(Duration::from_millis(100));
+    let second = Instant::now();
+    job.signal(libc::SIGTERM);
+    let out = job.finish(Duration::from_secs(10));
+    out.code(137).stderr_has("SIGKILL");
+    // The grace period is 5 s here; escalation must not wait for it.
+    assert!(
+        second.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        second.elapsed()
+    );
+    assert_eq!(r.get("dlock:esc"), None);
+}
+
+#[test]
+fn jobs_that_die_by_a_signal_exit_128_plus_n() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "die", "--", "sh", "-c", "kill -USR1 $$"])
+        .run()
+        .code(128 + libc::SIGUSR1);
+    dlock(&r)
+        .args(["run", "--key", "die", "--", "sh", "-c", "exit 3"])
+        .run()
+        .code(3);
+}
+
+#[test]
+fn a_signal_while_waiting_stops_waiting_and_holds_nothing() {
+    let r = RedisServer::start();
+    r.cmd(&["SET", "dlock:w", "other", "PX", "60000"]);
+    let job = dlock(&r)
+        .args(["run", "--key", "w", "--wait", "60s", "--", "echo", "ran"])
+        .spawn();
+    wait_for_subscriber(&r, "{dlock:w}:released");
+    job.signal(libc::SIGINT);
+    let out = job.finish(Duration::from_secs(5));
+    out.code(130).stdout_is("").stderr_has("stopped waiting");
+    assert_eq!(r.get("dlock:w").as_deref(), Some("other"));
+}
+
+#[test]
+fn kill_9_of_dlock_takes_the_job_down() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "k9",
+            "--",
+            "sh",
+            "-c",
+            "echo \"pids $$ $$\"; sleep 300",
+        ])
+        .spawn();
+    let (leader, _) = pids(&job.expect_line("pids"));
+    job.signal(libc::SIGKILL);
+    assert!(
+        wait_dead(leader, Duration::from_secs(5)).is_some(),
+        "the job outlived dlock"
+    );
+    // The lock is left to expire by its TTL.
+    assert!(r.pttl("dlock:k9") > 0);
+}
+
+#[test]
+fn stdout_belongs_to_the_job() {
+    let r = RedisServer::start();
+    let out = dlock(&r)
+        .args(["-v", "run", "--key", "out", "--", "printf", "a\\nb\\n\\tc"])
+        .run();
+    out.code(0).stdout_is("a\nb\n\tc");
+    assert!(
+        out.stderr.lines().all(|l| l.starts_with("dlock: ")),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn shell_mode_runs_through_sh() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "sh", "--shell", "--", "echo a && echo", "b"])
+        .run()
+        .code(0)
+        .stdout_is("a\nb\n");
+}
+
+#[test]
+fn leftover_background_processes_are_stopped_before_release() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "bg",
+            "--",
+            "sh",
+            "-c",
+            "sleep 300 & echo \"pids $$ $!\"",
+        ])
+        .spawn();
+    let (_, straggler) = pids(&job.expect_line("pids"));
+    let out = job.finish(Duration::from_secs(10));
+    out.code(0)
+        .stderr_has("still running")
+        .stderr_has("released dlock:bg");
+    assert!(dead(straggler));
+}
+
+#[test]
+fn command_not_found_is_127_and_not_executable_is_126_and_the_lock_is_released() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "nf", "--", "/nonexistent/job.sh"])
+        .run()
+        .code(127)
+        .stderr_has("command not found: /nonexistent/job.sh");
+    assert_eq!(r.get("dlock:nf"), None);
+    let script = r.dir().join("job.sh");
+    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    dlock(&r)
+        .args(["run", "--key", "nx", "--", script.to_str().unwrap()])
+        .run()
+        .code(126)
+        .stderr_has("permission denied");
+    assert_eq!(r.get("dlock:nx"), None);
+}
+
+#[test]
+fn as_pid_1_orphans_are_reaped() {
+    // A PID namespace makes dlock PID 1, as in a container. Orphans of the job re-parent to it.
+    let r = RedisServer::start();
+    let out = std::process::Command::new("unshare")
+        .args([
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            dlock_bin(),
+            "run",
+            "--key",
+            "pid1",
+            "--",
+        ])
+        .args([
+            "sh",
+            "-c",
+            "echo $PPID; sh -c 'sleep 0.1 &'; sleep 0.5; ps -o stat= -e | grep -c '^Z' || true",
+        ])
+        .env("DLOCK_URL", r.url())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The job's parent is dlock as PID 1, and no zombie is left after the orphan's exit.
+    assert_eq!(stdout, "1\n0\n", "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -1,0 +1,553 @@
+//! Test support: a real `redis-server` per test (RAII, Unix socket in a temp dir, log printed
+//! when the test fails) and a builder for running the real `dlock` binary.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How long a server may take to answer PING after start: generous for a loaded CI machine.
+const SERVER_START: Duration = Duration::from_secs(10);
+
+pub fn redis_server_bin() -> String {
+    std::env::var("DLOCK_TEST_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into())
+}
+
+/// A redis-server owned by one test.
+pub struct RedisServer {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    /// TCP port, when started with one.
+    pub port: Option<u16>,
+    extra: Vec<String>,
+}
+
+impl RedisServer {
+    /// A server on a Unix socket only (no port races).
+    pub fn start() -> RedisServer {
+        Self::with_args(&[])
+    }
+
+    pub fn with_args(extra: &[&str]) -> RedisServer {
+        let dir = tempfile::Builder::new()
+            .prefix("dlock-test-")
+            .tempdir()
+            .expect("temp dir");
+        let socket = dir.path().join("redis.sock");
+        let mut server = RedisServer {
+            child: None,
+            dir,
+            socket,
+            port: None,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+        };
+        server.launch();
+        server
+    }
+
+    /// A server on a free loopback TCP port (and the socket).
+    pub fn start_tcp(extra: &[&str]) -> RedisServer {
+        for _ in 0..20 {
+            let port = free_port();
+            let mut args = vec!["--port".to_string(), port.to_string()];
+            args.extend(extra.iter().map(|s| s.to_string()));
+            let dir = tempfile::Builder::new()
+                .prefix("dlock-test-")
+                .tempdir()
+                .expect("temp dir");
+            let socket = dir.path().join("redis.sock");
+            let mut server = RedisServer {
+                child: None,
+                dir,
+                socket,
+                port: Some(port),
+                extra: args,
+            };
+            if server.try_launch() {
+                return server;
+            }
+        }
+        panic!("could not start redis-server on a free port");
+    }
+
+    fn args(&self) -> Vec<String> {
+        let mut args = vec![
+            "--unixsocket".to_string(),
+            self.socket.display().to_string(),
+            "--unixsocketperm".into(),
+            "700".into(),
+            "--dir".into(),
+            self.dir.path().display().to_string(),
+            "--logfile".into(),
+            self.log_path().display().to_string(),
+            "--save".into(),
+            "".into(),
+            "--appendonly".into(),
+            "no".into(),
+        ];
+        if !self.extra.iter().any(|a| a == "--port") {
+            args.extend(["--port".into(), "0".into()]);
+        }
+        args.extend(self.extra.iter().cloned());
+        args
+    }
+
+    fn launch(&mut self) {
+        assert!(
+            self.try_launch(),
+            "redis-server did not start\n{}",
+            self.log()
+        );
+    }
+
+    fn try_launch(&mut self) -> bool {
+        let _ = std::fs::remove_file(&self.socket);
+        let child = Command::new(redis_server_bin())
+            .args(self.args())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start `{}` ({e}): install it (apt-get install redis-server) or set DLOCK_TEST_REDIS_SERVER",
+                    redis_server_bin()
+                )
+            });
+        self.child = Some(child);
+        let start = Instant::now();
+        while start.elapsed() < SERVER_START {
+            if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
+                return false; // exited: e.g. port taken
+            }
+            if let Ok(mut c) = self.try_conn() {
+                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        false
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis+unix://{}", self.socket.display())
+    }
+
+    pub fn tcp_url(&self) -> String {
+        format!(
+            "redis://127.0.0.1:{}",
+            self.port.expect("started with a TCP port")
+        )
+    }
+
+    fn password(&self) -> Option<&str> {
+        let i = self.extra.iter().position(|a| a == "--requirepass")?;
+        self.extra.get(i + 1).map(String::as_str)
+    }
+
+    fn try_conn(&self) -> redis::RedisResult<redis::Connection> {
+        let client = redis::Client::open(self.url().as_str())?;
+        let mut conn = client.get_connection_with_timeout(Duration::from_secs(1))?;
+        conn.set_read_timeout(Some(Duration::from_secs(5)))?;
+        if let Some(pw) = self.password() {
+            redis::cmd("AUTH").arg(pw).query::<()>(&mut conn)?;
+        }
+        Ok(conn)
+    }
+
+    /// A connection for the test's own checks. Servers with a password get it via `conn_auth`.
+    pub fn conn(&self) -> redis::Connection {
+        self.try_conn()
+            .unwrap_or_else(|e| panic!("connect to test redis: {e}\n{}", self.log()))
+    }
+
+    pub fn get(&self, key: &str) -> Option<String> {
+        redis::cmd("GET")
+            .arg(key)
+            .query(&mut self.conn())
+            .expect("GET")
+    }
+
+    pub fn pttl(&self, key: &str) -> i64 {
+        redis::cmd("PTTL")
+            .arg(key)
+            .query(&mut self.conn())
+            .expect("PTTL")
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> redis::Value {
+        let mut c = redis::cmd(args[0]);
+        for a in &args[1..] {
+            c.arg(*a);
+        }
+        c.query(&mut self.conn()).expect("redis command")
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("redis.log")
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child
+            .as_ref()
+            .map(|c| c.id() as i32)
+            .expect("server running")
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Freeze the server (SIGSTOP): connections stay open, nothing answers.
+    pub fn pause(&self) {
+        signal(self.pid(), libc::SIGSTOP);
+    }
+
+    pub fn resume(&self) {
+        signal(self.pid(), libc::SIGCONT);
+    }
+
+    /// Kill and start again, empty, on the same socket and port.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.launch();
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "--- redis-server log ({}) ---\n{}",
+                self.log_path().display(),
+                self.log()
+            );
+        }
+        if let Some(c) = &self.child {
+            signal(c.id() as i32, libc::SIGCONT);
+        }
+        self.kill();
+    }
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
+pub fn signal(pid: i32, sig: i32) {
+    // SAFETY: plain kill(2).
+    unsafe { libc::kill(pid, sig) };
+}
+
+/// Is the process gone (or a zombie, i.e. no longer running)?
+pub fn dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // state is the field after the parenthesised command name
+        Ok(s) => s
+            .rsplit(')')
+            .next()
+            .map(|r| r.trim_start().starts_with(['Z', 'X']))
+            .unwrap_or(true),
+    }
+}
+
+/// Wait until `pid` is dead; returns when it was first seen dead.
+pub fn wait_dead(pid: i32, within: Duration) -> Option<Instant> {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if dead(pid) {
+            return Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    None
+}
+
+pub fn unix_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_millis()
+}
+
+pub fn dlock_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_dlock")
+}
+
+/// `dlock` pointed at `server`, with a clean environment for its own variables.
+pub fn dlock(server: &RedisServer) -> Dlock {
+    let mut d = Dlock::bare();
+    d.cmd.env("DLOCK_URL", server.url());
+    d
+}
+
+pub struct Dlock {
+    pub cmd: Command,
+    shown: Vec<String>,
+}
+
+impl Dlock {
+    /// `dlock` with no server configured.
+    pub fn bare() -> Dlock {
+        let mut cmd = Command::new(dlock_bin());
+        for (k, _) in std::env::vars() {
+            if k.starts_with("DLOCK_") || k == "REDISCLI_AUTH" {
+                cmd.env_remove(k);
+            }
+        }
+        Dlock {
+            cmd,
+            shown: vec!["dlock".into()],
+        }
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<str>>(mut self, args: I) -> Dlock {
+        for a in args {
+            self.shown.push(a.as_ref().to_string());
+            self.cmd.arg(a.as_ref());
+        }
+        self
+    }
+
+    pub fn env(mut self, k: &str, v: &str) -> Dlock {
+        self.cmd.env(k, v);
+        self
+    }
+
+    /// Run to completion with stdin closed.
+    pub fn run(mut self) -> Output {
+        let out = self.cmd.stdin(Stdio::null()).output().expect("run dlock");
+        Output {
+            shown: self.shown.join(" "),
+            status: out.status,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Start with piped stdin/stdout/stderr, for handshakes with the job.
+    pub fn spawn(mut self) -> Running {
+        let mut child = self
+            .cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn dlock");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = child.stderr.take().expect("stderr");
+        let stdin = child.stdin.take();
+        Running {
+            shown: self.shown.join(" "),
+            child,
+            lines,
+            stdin,
+            stderr: Some(stderr),
+            seen: Vec::new(),
+        }
+    }
+}
+
+pub struct Running {
+    shown: String,
+    pub child: Child,
+    lines: mpsc::Receiver<String>,
+    pub stdin: Option<ChildStdin>,
+    stderr: Option<ChildStderr>,
+    seen: Vec<String>,
+}
+
+/// How long a handshake line may take: the job prints it right after start, so this only
+/// guards against a hang on a loaded machine.
+pub const HANDSHAKE: Duration = Duration::from_secs(10);
+
+impl Running {
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The next line the job printed on stdout.
+    #[track_caller]
+    pub fn line(&mut self) -> String {
+        match self.lines.recv_timeout(HANDSHAKE) {
+            Ok(l) => {
+                self.seen.push(l.clone());
+                l
+            }
+            Err(_) => {
+                let _ = self.child.kill();
+                let out = self.drain_stderr();
+                panic!(
+                    "no line from the job of `{}` within {HANDSHAKE:?}\nstdout so far: {:?}\nstderr:\n{out}",
+                    self.shown, self.seen
+                );
+            }
+        }
+    }
+
+    /// Wait for a line starting with `prefix`; returns the rest.
+    #[track_caller]
+    pub fn expect_line(&mut self, prefix: &str) -> String {
+        loop {
+            let l = self.line();
+            if let Some(rest) = l.strip_prefix(prefix) {
+                return rest.trim().to_string();
+            }
+        }
+    }
+
+    pub fn write(&mut self, s: &str) {
+        if let Some(i) = self.stdin.as_mut() {
+            let _ = i.write_all(s.as_bytes());
+            let _ = i.flush();
+        }
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    pub fn signal(&self, sig: i32) {
+        signal(self.pid(), sig);
+    }
+
+    fn drain_stderr(&mut self) -> String {
+        let mut s = String::new();
+        if let Some(mut e) = self.stderr.take() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    }
+
+    /// Wait for dlock to exit (bounded), collecting the rest of its output.
+    #[track_caller]
+    pub fn finish(mut self, within: Duration) -> Output {
+        let start = Instant::now();
+        self.stdin = None;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                let stderr = self.drain_stderr();
+                let mut stdout = self.seen.clone();
+                while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
+                    stdout.push(l);
+                }
+                return Output {
+                    shown: self.shown.clone(),
+                    status,
+                    stdout: stdout.iter().map(|l| format!("{l}\n")).collect(),
+                    stderr,
+                };
+            }
+            if start.elapsed() > within {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                let stderr = self.drain_stderr();
+                panic!(
+                    "`{}` did not exit within {within:?}\nstderr:\n{stderr}",
+                    self.shown
+                );
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+pub struct Output {
+    pub shown: String,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    fn describe(&self) -> String {
+        format!(
+            "command: {}\nstatus: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.shown, self.status, self.stdout, self.stderr
+        )
+    }
+
+    #[track_caller]
+    pub fn code(&self, expected: i32) -> &Self {
+        assert_eq!(
+            self.status.code(),
+            Some(expected),
+            "wrong exit code\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_has(&self, needle: &str) -> &Self {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_lacks(&self, needle: &str) -> &Self {
+        assert!(
+            !self.stderr.contains(needle),
+            "stderr has {needle:?}\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stdout_is(&self, expected: &str) -> &Self {
+        assert_eq!(self.stdout, expected, "stdout differs\n{}", self.describe());
+        self
+    }
+
+    /// A usage or connection error: exactly one line, `dlock: error: ...`.
+    #[track_caller]
+    pub fn one_line_error(&self) -> &Self {
+        let lines: Vec<_> = self.stderr.lines().collect();
+        assert!(
+            lines.len() == 1 && lines[0].starts_with("dlock: error: "),
+            "expected a one-line error\n{}",
+            self.describe()
+        );
+        self
+    }
+}
