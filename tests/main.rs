@@ -1,6 +1,9 @@
 //! The one integration-test binary: every test runs the real `dlock` binary against real
 //! `redis-server` processes that the tests start themselves.
 
+// Test code: a failed expectation is a panic with its message, by design.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 mod bad_input;

@@ -174,10 +174,10 @@ pub fn wait_for_subscriber(r: &RedisServer, channel: &str) {
             .arg(channel)
             .query(&mut r.conn())
             .unwrap();
-        if let Some(redis::Value::Int(n)) = v.get(1) {
-            if *n > 0 {
-                return;
-            }
+        if let Some(redis::Value::Int(n)) = v.get(1)
+            && *n > 0
+        {
+            return;
         }
         assert!(
             start.elapsed() < HANDSHAKE,

@@ -123,10 +123,10 @@ impl RedisServer {
             if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
                 return false; // exited: e.g. port taken
             }
-            if let Ok(mut c) = self.try_conn() {
-                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
-                    return true;
-                }
+            if let Ok(mut c) = self.try_conn()
+                && redis::cmd("PING").query::<String>(&mut c).is_ok()
+            {
+                return true;
             }
             std::thread::sleep(Duration::from_millis(5));
         }
