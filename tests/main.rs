@@ -8,5 +8,6 @@ mod support;
 
 mod bad_input;
 mod docs;
+mod faults;
 mod run;
 mod server_errors;

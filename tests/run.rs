@@ -229,7 +229,7 @@ fn renewal_keeps_a_one_second_lease_alive_through_a_two_second_job() {
 }
 
 /// Parse "pids <leader> <grandchild>" printed by the test jobs.
-fn pids(line: &str) -> (i32, i32) {
+pub fn pids(line: &str) -> (i32, i32) {
     let v: Vec<i32> = line
         .split_whitespace()
         .map(|p| p.parse().unwrap())
@@ -375,14 +375,16 @@ fn redis_killed_mid_run_stops_the_job_before_the_local_deadline() {
     // DLOCK_DEADLINE_MS is when dlock will have stopped the job if no renewal is confirmed. The
     // test polls every 1 ms; 40 ms of slack covers that and a busy CI scheduler and still lies
     // inside the lease (the SIGKILL goes out 50 ms + 1%+2 ms before the lease's local end).
-    let seen = wait_dead(grandchild, Duration::from_secs(5)).expect("grandchild still alive");
-    let seen_ms = unix_ms() - seen.elapsed().as_millis();
-    assert!(
-        seen_ms <= deadline + 40,
-        "group died at {seen_ms}, {} ms after the deadline",
-        seen_ms - deadline
-    );
-    assert!(dead(leader));
+    // Both get the group's SIGKILL together; check each one's death time.
+    for pid in [grandchild, leader] {
+        let seen = wait_dead(pid, Duration::from_secs(5)).expect("job process still alive");
+        let seen_ms = unix_ms() - seen.elapsed().as_millis();
+        assert!(
+            seen_ms <= deadline + 40,
+            "pid {pid} died at {seen_ms}, {} ms after the deadline",
+            seen_ms - deadline
+        );
+    }
     job.finish(Duration::from_secs(10))
         .code(125)
         .stderr_has("renewal failed")
@@ -621,4 +623,95 @@ fn as_pid_1_orphans_are_reaped() {
     );
     // The job's parent is dlock as PID 1, and no zombie is left after the orphan's exit.
     assert_eq!(stdout, "1\n0\n", "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Run dlock under a pseudo-terminal (util-linux `script`), as an operator at a shell would.
+fn in_terminal(
+    r: &RedisServer,
+    job: &str,
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let cmd = format!("{} run --key tty -- sh -c '{job}'", dlock_bin());
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("DLOCK_URL", r.url())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux");
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(out).lines() {
+            let Ok(l) = l else { break };
+            let _ = tx.send(l.trim_end_matches('\r').to_string());
+        }
+    });
+    (child, rx)
+}
+
+#[track_caller]
+fn wait_line(rx: &std::sync::mpsc::Receiver<String>, wanted: &str) {
+    loop {
+        let l = rx
+            .recv_timeout(HANDSHAKE)
+            .unwrap_or_else(|_| panic!("no {wanted:?} on the terminal"));
+        if l.contains(wanted) {
+            return;
+        }
+    }
+}
+
+#[track_caller]
+fn exit_within(child: &mut std::process::Child, within: Duration) -> Option<i32> {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s.code();
+        }
+        if start.elapsed() > within {
+            let _ = child.kill();
+            panic!("still running after {within:?} (a job stopped by SIGTTIN?)");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn an_interactive_job_can_read_the_terminal() {
+    use std::io::Write;
+    let r = RedisServer::start();
+    let (mut child, rx) = in_terminal(&r, "echo ready; read x; echo got:$x");
+    wait_line(&rx, "ready");
+    child.stdin.as_mut().unwrap().write_all(b"hello\n").unwrap();
+    wait_line(&rx, "got:hello");
+    assert_eq!(exit_within(&mut child, Duration::from_secs(10)), Some(0));
+    assert_eq!(r.get("dlock:tty"), None);
+}
+
+#[test]
+fn ctrl_c_in_the_terminal_reaches_the_job_once() {
+    use std::io::Write;
+    let r = RedisServer::start();
+    let (mut child, rx) = in_terminal(
+        &r,
+        "trap \"echo got-int; exit 0\" INT; echo ready; while :; do sleep 0.05; done",
+    );
+    wait_line(&rx, "ready");
+    child.stdin.as_mut().unwrap().write_all(b"\x03").unwrap();
+    // The terminal delivers Ctrl-C to the job's (foreground) group; dlock must not forward a
+    // second copy, and the job's own exit status (0 from its trap) must come through.
+    wait_line(&rx, "got-int");
+    let code = exit_within(&mut child, Duration::from_secs(10));
+    let mut rest = Vec::new();
+    while let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+        rest.push(l);
+    }
+    assert_eq!(code, Some(0), "{rest:?}");
+    assert!(!rest.iter().any(|l| l.contains("forwarded")), "{rest:?}");
+    assert!(
+        rest.iter().any(|l| l.contains("released dlock:tty")),
+        "{rest:?}"
+    );
+    assert_eq!(r.get("dlock:tty"), None);
 }

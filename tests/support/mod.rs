@@ -3,10 +3,12 @@
 
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How long a server may take to answer PING after start: generous for a loaded CI machine.
@@ -147,6 +149,10 @@ impl RedisServer {
     fn password(&self) -> Option<&str> {
         let i = self.extra.iter().position(|a| a == "--requirepass")?;
         self.extra.get(i + 1).map(String::as_str)
+    }
+
+    pub fn tcp_addr(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.port.expect("started with a TCP port")))
     }
 
     fn try_conn(&self) -> redis::RedisResult<redis::Connection> {
@@ -361,14 +367,29 @@ impl Dlock {
                 }
             }
         });
-        let stderr = child.stderr.take().expect("stderr");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let collected = Arc::new(Mutex::new(String::new()));
+        let sink = collected.clone();
+        let stderr_done = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                match stderr.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => sink
+                        .lock()
+                        .expect("stderr")
+                        .push_str(&String::from_utf8_lossy(&buf[..n])),
+                }
+            }
+        });
         let stdin = child.stdin.take();
         Running {
             shown: self.shown.join(" "),
             child,
             lines,
             stdin,
-            stderr: Some(stderr),
+            stderr: collected,
+            stderr_done: Some(stderr_done),
             seen: Vec::new(),
         }
     }
@@ -379,7 +400,8 @@ pub struct Running {
     pub child: Child,
     lines: mpsc::Receiver<String>,
     pub stdin: Option<ChildStdin>,
-    stderr: Option<ChildStderr>,
+    stderr: Arc<Mutex<String>>,
+    stderr_done: Option<std::thread::JoinHandle<()>>,
     seen: Vec<String>,
 }
 
@@ -437,12 +459,30 @@ impl Running {
         signal(self.pid(), sig);
     }
 
+    /// Everything dlock wrote to stderr; complete once dlock has exited.
     fn drain_stderr(&mut self) -> String {
-        let mut s = String::new();
-        if let Some(mut e) = self.stderr.take() {
-            let _ = e.read_to_string(&mut s);
+        // The job's leftovers may hold the pipe open; do not wait for them forever.
+        let start = Instant::now();
+        while self.stderr_done.as_ref().is_some_and(|h| !h.is_finished())
+            && start.elapsed() < Duration::from_secs(2)
+        {
+            std::thread::sleep(Duration::from_millis(2));
         }
-        s
+        self.stderr.lock().expect("stderr").clone()
+    }
+
+    /// Handshake on dlock's own log: wait until stderr contains `needle`.
+    #[track_caller]
+    pub fn expect_stderr(&mut self, needle: &str) {
+        let start = Instant::now();
+        while !self.stderr.lock().expect("stderr").contains(needle) {
+            if start.elapsed() > HANDSHAKE {
+                let _ = self.child.kill();
+                let out = self.drain_stderr();
+                panic!("`{}` never logged {needle:?}\nstderr:\n{out}", self.shown);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// Wait for dlock to exit (bounded), collecting the rest of its output.

@@ -1,0 +1,126 @@
+//! A small TCP proxy between dlock and a test redis-server that can lose replies or swallow
+//! all traffic on command, to test what happens when the network, not Redis, fails.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Mode {
+    /// Forward both ways.
+    Pass = 0,
+    /// Forward requests; discard every byte the server sends back (lost replies).
+    DropReplies = 1,
+    /// Discard everything both ways; connections stay open (a black-holed network).
+    Blackhole = 2,
+}
+
+pub struct Proxy {
+    pub addr: SocketAddr,
+    mode: Arc<AtomicU8>,
+    stop: Arc<AtomicBool>,
+    conns: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Proxy {
+    pub fn start(upstream: SocketAddr, mode: Mode) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind proxy");
+        let addr = listener.local_addr().expect("proxy addr");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let proxy = Proxy {
+            addr,
+            mode: Arc::new(AtomicU8::new(mode as u8)),
+            stop: Arc::new(AtomicBool::new(false)),
+            conns: Arc::new(Mutex::new(Vec::new())),
+        };
+        let (m, stop, conns) = (proxy.mode.clone(), proxy.stop.clone(), proxy.conns.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let client = match listener.accept() {
+                    Ok((c, _)) => c,
+                    Err(_) => {
+                        std::thread::sleep(Duration::from_millis(2));
+                        continue;
+                    }
+                };
+                let Ok(server) = TcpStream::connect(upstream) else {
+                    continue;
+                };
+                let _ = client.set_nonblocking(false);
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                if let (Ok(c2), Ok(s2)) = (client.try_clone(), server.try_clone()) {
+                    conns.lock().expect("conns").extend([c2, s2]);
+                }
+                pump(
+                    client.try_clone().expect("clone"),
+                    server.try_clone().expect("clone"),
+                    m.clone(),
+                    stop.clone(),
+                    false,
+                );
+                pump(server, client, m.clone(), stop.clone(), true);
+            }
+        });
+        proxy
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.addr)
+    }
+
+    pub fn set(&self, mode: Mode) {
+        self.mode.store(mode as u8, Ordering::SeqCst);
+    }
+
+    /// Close every connection made so far (a reset network path).
+    pub fn cut(&self) {
+        for c in self.conns.lock().expect("conns").drain(..) {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.cut();
+    }
+}
+
+fn pump(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    mode: Arc<AtomicU8>,
+    stop: Arc<AtomicBool>,
+    is_reply: bool,
+) {
+    std::thread::spawn(move || {
+        let _ = from.set_read_timeout(Some(Duration::from_millis(20)));
+        let mut buf = [0u8; 16 * 1024];
+        while !stop.load(Ordering::Relaxed) {
+            let n = match from.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue;
+                }
+                Err(_) => break,
+            };
+            let m = mode.load(Ordering::SeqCst);
+            let drop = m == Mode::Blackhole as u8 || (is_reply && m == Mode::DropReplies as u8);
+            if !drop && to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Write);
+    });
+}
