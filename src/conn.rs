@@ -184,14 +184,22 @@ pub fn classify(e: &RedisError) -> Fault {
         (_, "MASTERDOWN") => Fault::Transient("the replica's link to its master is down".into()),
         (_, "TRYAGAIN" | "CLUSTERDOWN") => Fault::Transient(format!("cluster not ready ({code})")),
         (ErrorKind::Io, _) => Fault::Transient(io_text(e)),
+        (ErrorKind::Parse | ErrorKind::UnexpectedReturnType, _) => Fault::Permanent(
+            "the reply is not the Redis protocol: is --url pointing at a Redis port?".into(),
+        ),
         (ErrorKind::Server(_), _) if !code.is_empty() => {
             Fault::Permanent(format!("the server refused the command: {code} {detail}"))
         }
         _ if e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal() => {
             Fault::Transient(io_text(e))
         }
-        _ => Fault::Permanent(format!("unexpected reply: {e}")),
+        _ => Fault::Permanent(format!("unexpected reply: {}", one_line(&e.to_string()))),
     }
+}
+
+/// Server and library messages can span lines; a log line must not.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn io_text(e: &RedisError) -> String {

@@ -32,7 +32,12 @@ pub fn write(level: Level, msg: std::fmt::Arguments<'_>) {
     };
     // One write per line so concurrent dlock processes sharing a terminal do not interleave
     // mid-line; a failed write to stderr is not worth failing the job for.
-    let line = format!("dlock: {tag}{msg}\n");
+    let mut line = format!("dlock: {tag}{msg}");
+    // One event, one line, whatever a server or library put in the message.
+    if line.contains(['\n', '\r']) {
+        line = line.replace(['\n', '\r'], " ");
+    }
+    line.push('\n');
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 

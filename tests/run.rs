@@ -715,3 +715,20 @@ fn ctrl_c_in_the_terminal_reaches_the_job_once() {
     );
     assert_eq!(r.get("dlock:tty"), None);
 }
+
+#[test]
+fn a_compare_failure_at_release_warns_and_a_clean_exit_becomes_125() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args(["run", "--key", "cf", "--", "sh", "-c", "echo ready; read x"])
+        .spawn();
+    job.expect_line("ready");
+    // Taken over between renewals (the first would come at 10 s): only the release can notice.
+    r.cmd(&["SET", "dlock:cf", "new-owner", "PX", "60000"]);
+    job.write("go\n");
+    let out = job.finish(Duration::from_secs(10));
+    out.code(125)
+        .stderr_has("compare failure: dlock:cf was no longer ours at release")
+        .stderr_has("lease 30.0s");
+    assert_eq!(r.get("dlock:cf").as_deref(), Some("new-owner"));
+}

@@ -158,3 +158,33 @@ fn out_of_memory_is_69() {
     check_69(&out, "out of memory");
     assert_eq!(r.get("dlock:k"), None);
 }
+
+#[test]
+fn a_server_that_does_not_speak_redis_is_69_in_one_line() {
+    use std::io::{Read, Write};
+    // A loopback HTTP-ish server: answers anything with an HTTP error, as a misdirected port would.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    let out = Dlock::bare()
+        .args([
+            "--url",
+            &format!("redis://127.0.0.1:{port}"),
+            "run",
+            "--key",
+            "k",
+            "--wait",
+            "0",
+            "--",
+            "echo",
+            "ran",
+        ])
+        .run();
+    check_69(&out, "not the Redis protocol");
+}
