@@ -35,40 +35,32 @@ impl RedisServer {
     }
 
     pub fn with_args(extra: &[&str]) -> RedisServer {
-        let dir = tempfile::Builder::new()
-            .prefix("dlock-test-")
-            .tempdir()
-            .expect("temp dir");
-        let socket = dir.path().join("redis.sock");
-        let mut server = RedisServer {
-            child: None,
-            dir,
-            socket,
-            port: None,
-            extra: extra.iter().map(|s| s.to_string()).collect(),
-        };
+        let mut server = Self::unstarted(None, extra);
         server.launch();
         server
     }
 
-    /// A server on a free loopback TCP port (and the socket).
+    fn unstarted(port: Option<u16>, extra: &[&str]) -> RedisServer {
+        let dir = tempfile::Builder::new()
+            .prefix("dlock-test-")
+            .tempdir()
+            .expect("temp dir");
+        let mut args: Vec<String> = port.map_or(vec![], |p| vec!["--port".into(), p.to_string()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        RedisServer {
+            child: None,
+            socket: dir.path().join("redis.sock"),
+            dir,
+            port,
+            extra: args,
+        }
+    }
+
+    /// A server on a free loopback TCP port (and the socket). The port is picked by binding and
+    /// closing, so another process may take it first: retry on a fresh one.
     pub fn start_tcp(extra: &[&str]) -> RedisServer {
         for _ in 0..20 {
-            let port = free_port();
-            let mut args = vec!["--port".to_string(), port.to_string()];
-            args.extend(extra.iter().map(|s| s.to_string()));
-            let dir = tempfile::Builder::new()
-                .prefix("dlock-test-")
-                .tempdir()
-                .expect("temp dir");
-            let socket = dir.path().join("redis.sock");
-            let mut server = RedisServer {
-                child: None,
-                dir,
-                socket,
-                port: Some(port),
-                extra: args,
-            };
+            let mut server = Self::unstarted(Some(free_port()), extra);
             if server.try_launch() {
                 return server;
             }
@@ -284,6 +276,23 @@ pub fn wait_dead(pid: i32, within: Duration) -> Option<Instant> {
         std::thread::sleep(Duration::from_millis(1));
     }
     None
+}
+
+/// Every process in `pids` must be dead by `deadline_ms` (the job's DLOCK_DEADLINE_MS: when dlock
+/// will have sent SIGKILL if no renewal is confirmed). The check polls every 1 ms; 40 ms of slack
+/// covers that and a busy CI scheduler and still lies inside the lease, since the SIGKILL goes
+/// out min(TTL/10, 50 ms) + 1% + 2 ms before the lease's local end.
+#[track_caller]
+pub fn assert_dead_by(pids: &[i32], deadline_ms: u128) {
+    for &pid in pids {
+        let seen = wait_dead(pid, Duration::from_secs(5)).expect("job process still alive");
+        let seen_ms = unix_ms() - seen.elapsed().as_millis();
+        assert!(
+            seen_ms <= deadline_ms + 40,
+            "pid {pid} died at {seen_ms}, {} ms after the deadline",
+            seen_ms.saturating_sub(deadline_ms)
+        );
+    }
 }
 
 pub fn unix_ms() -> u128 {
