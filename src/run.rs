@@ -181,7 +181,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         Released::Unconfirmed(reason) => warn!(
             "could not confirm the release of {} ({reason}); it expires by itself within {}",
             keys.lock,
-            secs(cfg.ttl)
+            secs(sup.deadline.saturating_duration_since(Instant::now()) + lease::drift(cfg.ttl))
         ),
     }
     exit
