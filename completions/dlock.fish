@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_dlock_global_optspecs
-    string join \n url= password-file= prefix= connect-timeout= io-timeout= v/verbose q/quiet log-level= h/help V/version
+    string join \n url= password-file= prefix= connect-timeout= io-timeout= v/verbose q/quiet log-format= log-level= h/help V/version
 end
 
 function __fish_dlock_needs_command
@@ -29,6 +29,8 @@ complete -c dlock -n "__fish_dlock_needs_command" -l password-file -d 'Read the 
 complete -c dlock -n "__fish_dlock_needs_command" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
 complete -c dlock -n "__fish_dlock_needs_command" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
 complete -c dlock -n "__fish_dlock_needs_command" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_needs_command" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
 complete -c dlock -n "__fish_dlock_needs_command" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
 warn\t''
 info\t''
@@ -38,6 +40,8 @@ complete -c dlock -n "__fish_dlock_needs_command" -s q -l quiet -d 'Fewer log li
 complete -c dlock -n "__fish_dlock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c dlock -n "__fish_dlock_needs_command" -s V -l version -d 'Print version'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "completions" -d 'Print a shell completion script to stdout'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l key -d 'Business key with its dimension, e.g. reconcile:2026-11-30 (no whitespace, ≤ 512 bytes)' -r
@@ -49,24 +53,61 @@ complete -c dlock -n "__fish_dlock_using_subcommand run" -l renew-every -d 'Watc
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l max-renewals -d 'Renewal cap: after N renewals the job is stopped before the lease runs out (exit 124). 0 = never renew (hard limit of one TTL); `unlimited` is allowed but a hung job then holds the lock forever' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l grace -d 'Time between SIGTERM and SIGKILL when dlock stops the job; must be < --ttl [default: min(5s, TTL/3)]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l conflict-exit-code -d 'Exit status when the lock stayed busy for the whole --wait (cron users often want 0)' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l hold-at-least -d 'Keep the lock until D after acquisition even if the job ends sooner, so the same cron tick on another host (with a slightly different clock) is skipped. 0 = release at once' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
 warn\t''
 info\t''
 debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l shell -d 'Run the command through `sh -c "<args joined by spaces>"`'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-stats -d 'Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l json -d 'One JSON array, one object per key (stable field names, see the README)'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l token -d 'Delete the lock only if this token (the holder\'s DLOCK_TOKEN) holds it' -r
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l force -d 'Delete the lock whoever holds it, and print whose it was'
+complete -c dlock -n "__fish_dlock_using_subcommand release" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand release" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_using_subcommand release" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
 warn\t''
 info\t''
@@ -74,6 +115,8 @@ debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run completions help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run completions help" -f -a "completions" -d 'Print a shell completion script to stdout'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status release completions help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status release completions help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status release completions help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status release completions help" -f -a "completions" -d 'Print a shell completion script to stdout'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status release completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

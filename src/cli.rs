@@ -92,6 +92,18 @@ pub struct GlobalArgs {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub quiet: u8,
 
+    /// Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level,
+    /// event, key, msg and the event's numbers) for Kubernetes log pipelines
+    #[arg(
+        long,
+        global = true,
+        env = "DLOCK_LOG_FORMAT",
+        value_enum,
+        default_value = "text",
+        value_name = "FORMAT"
+    )]
+    pub log_format: LogFormatArg,
+
     /// Log level when neither -v nor -q is given
     #[arg(
         long = "log-level",
@@ -103,6 +115,12 @@ pub struct GlobalArgs {
         hide = true
     )]
     pub log_level: LogLevelArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -118,6 +136,12 @@ pub enum Command {
     /// Acquire the lock, run COMMAND under it, keep it renewed, release it
     #[command(after_help = AFTER_HELP)]
     Run(RunArgs),
+    /// Show who holds which lock and how each lock behaves over time
+    #[command(after_help = STATUS_HELP)]
+    Status(StatusArgs),
+    /// Break a lock: --force whoever holds it, or --token only if that token holds it
+    #[command(after_help = RELEASE_HELP)]
+    Release(ReleaseArgs),
     /// Print a shell completion script to stdout
     Completions {
         /// Shell to generate completions for
@@ -176,10 +200,63 @@ pub struct RunArgs {
     #[arg(long)]
     pub shell: bool,
 
+    /// Keep the lock until D after acquisition even if the job ends sooner, so the same cron
+    /// tick on another host (with a slightly different clock) is skipped. 0 = release at once
+    #[arg(long, default_value = "0", value_name = "D", value_parser = parse_duration)]
+    pub hold_at_least: Duration,
+
+    /// Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`
+    #[arg(long)]
+    pub no_stats: bool,
+
     /// The job to run, after `--`
     #[arg(last = true, value_name = "COMMAND", num_args = 0..)]
     pub command: Vec<OsString>,
 }
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Business keys (without the prefix); none = every lock under the prefix (found with SCAN)
+    #[arg(value_name = "KEY")]
+    pub keys: Vec<String>,
+
+    /// One JSON array, one object per key (stable field names, see the README)
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// Business key (without the prefix)
+    #[arg(value_name = "KEY")]
+    pub key: String,
+
+    /// Delete the lock whoever holds it, and print whose it was
+    #[arg(long, conflicts_with = "token", required_unless_present = "token")]
+    pub force: bool,
+
+    /// Delete the lock only if this token (the holder's DLOCK_TOKEN) holds it
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+}
+
+const STATUS_HELP: &str = "\
+Examples:
+  dlock status                      # every lock under the prefix: holder, TTL, metrics
+  dlock status reconcile --json     # one key, for scripts
+
+Columns: FAIL% = runs that found the lock busy for their whole --wait; P50/P99 = hold time;
+CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99.
+Exit status: 0, or 2 usage, 69 Redis unavailable.";
+
+const RELEASE_HELP: &str = "\
+Examples:
+  dlock release reconcile --force                  # break a stuck lock, print whose it was
+  dlock release reconcile --token \"$DLOCK_TOKEN\"   # only if that acquisition still holds it
+
+The holder of a broken lock notices at its next renewal and stops its job (exit 125).
+Exit status: 0 released, 1 nothing released (not held, or held by another token), 2 usage,
+69 Redis unavailable.";
 
 /// The renewal cap: a number, or no cap at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

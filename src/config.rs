@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::time::Duration;
 
-use crate::cli::{GlobalArgs, LogLevelArg, Renewals, RunArgs};
+use crate::cli::{GlobalArgs, LogFormatArg, LogLevelArg, Renewals, RunArgs};
 use crate::conn::Target;
 use crate::log::Level;
 
@@ -35,6 +35,7 @@ pub struct Global {
     pub connect_timeout: Duration,
     pub io_timeout: Duration,
     pub level: Level,
+    pub format: crate::log::Format,
 }
 
 #[derive(Debug, Clone)]
@@ -55,6 +56,12 @@ pub struct RunConfig {
     /// --io-timeout, capped at TTL/3 so a stuck command cannot eat the lease.
     pub io_timeout: Duration,
     pub connect_timeout: Duration,
+    /// --hold-at-least: an early release keeps the lock until this long after acquisition.
+    pub hold_at_least: Duration,
+    /// Record per-key metrics (not --no-stats).
+    pub stats: bool,
+    /// The job's command line as shown in `dlock status` (truncated).
+    pub command_line: String,
 }
 
 pub fn global(g: &GlobalArgs) -> Result<Global, UsageError> {
@@ -93,6 +100,10 @@ pub fn global(g: &GlobalArgs) -> Result<Global, UsageError> {
         connect_timeout: g.connect_timeout,
         io_timeout: g.io_timeout,
         level,
+        format: match g.log_format {
+            LogFormatArg::Text => crate::log::Format::Text,
+            LogFormatArg::Json => crate::log::Format::Json,
+        },
     })
 }
 
@@ -218,6 +229,7 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         Renewals::Capped(n) => Some(n),
         Renewals::Unlimited => None,
     };
+    let command_line = command_line(&argv);
     Ok(RunConfig {
         key,
         ttl: r.ttl,
@@ -231,7 +243,49 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         argv,
         io_timeout: g.io_timeout.min(r.ttl / 3),
         connect_timeout: g.connect_timeout.min(r.ttl / 3),
+        hold_at_least: r.hold_at_least,
+        stats: !r.no_stats,
+        command_line,
     })
+}
+
+/// Longest command line stored in the holder metadata.
+const MAX_COMMAND_BYTES: usize = 200;
+
+fn command_line(argv: &[OsString]) -> String {
+    let mut s = argv
+        .iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if s.len() > MAX_COMMAND_BYTES {
+        let mut end = MAX_COMMAND_BYTES;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+    s
+}
+
+/// The full lock key for a business key given to `status` or `release`.
+pub fn full_key(g: &Global, key: &str) -> Result<String, UsageError> {
+    check_key_chars("KEY", key)?;
+    if key.is_empty() {
+        usage!("KEY is empty; name the lock as given to `dlock run --key`");
+    }
+    let full = format!("{}{}", g.prefix, key);
+    if full.len() > MAX_KEY_BYTES {
+        usage!(
+            "KEY is {} bytes with the prefix; the limit is {MAX_KEY_BYTES}",
+            full.len()
+        );
+    }
+    if let Some(problem) = crate::lock::layout_problem(&full) {
+        usage!("KEY {full}: {problem}");
+    }
+    Ok(full)
 }
 
 fn check_key_chars(flag: &str, s: &str) -> Result<(), UsageError> {

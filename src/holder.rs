@@ -11,8 +11,8 @@ use crate::config::{Global, RunConfig};
 use crate::conn::{self, Fault, Target};
 use crate::event::{Event, Receiver};
 use crate::exit::Exit;
-use crate::lock::{self, Acquire, Keys};
-use crate::log::secs;
+use crate::lock::{self, Acquire, Finish, Keys, Outcome, Release};
+use crate::log::{ms, secs};
 use crate::signals;
 use crate::{debug, error, info, warn};
 
@@ -59,6 +59,7 @@ struct Acquirer<'a> {
     last: Last,
     warned_down: bool,
     warned_no_ttl: bool,
+    meta: lock::Meta,
 }
 
 pub fn acquire(g: &Global, cfg: &RunConfig, keys: &Keys, events: &Receiver) -> Result<Held, Exit> {
@@ -78,6 +79,12 @@ pub fn acquire(g: &Global, cfg: &RunConfig, keys: &Keys, events: &Receiver) -> R
         last: Last::Nothing,
         warned_down: false,
         warned_no_ttl: false,
+        meta: lock::Meta {
+            host: hostname(),
+            pid: std::process::id(),
+            command: cfg.command_line.clone(),
+            since_ms: 0,
+        },
     };
     // The common case, an idle lock, costs one round trip and no subscription.
     if let Some(done) = a.step() {
@@ -144,7 +151,18 @@ impl Acquirer<'_> {
         };
         self.tries += 1;
         let sent = Instant::now();
-        match lock::acquire(c, self.keys, &self.token, self.cfg.ttl) {
+        let meta = lock::Meta {
+            since_ms: unix_ms(),
+            ..self.meta.clone()
+        };
+        match lock::acquire(
+            c,
+            self.keys,
+            &self.token,
+            self.cfg.ttl,
+            self.cfg.stats,
+            &meta,
+        ) {
             Ok(Acquire::Acquired { fence }) => match self.conn.take() {
                 Some(conn) => Step::Held(Held {
                     conn,
@@ -160,7 +178,7 @@ impl Acquirer<'_> {
                 self.maybe_ours = false;
                 if pttl == -1 && !self.warned_no_ttl {
                     self.warned_no_ttl = true;
-                    warn!(
+                    warn!("no_ttl";
                         "{} is held without any expiry (PTTL -1): it was not set by dlock and will never expire by itself; delete it if its owner is gone",
                         self.keys.lock
                     );
@@ -182,14 +200,14 @@ impl Acquirer<'_> {
     fn failed(&mut self, e: &redis::RedisError) -> Step {
         match conn::classify(e) {
             Fault::Permanent(reason) => {
-                error!("cannot use Redis at {}: {reason}", self.g.target);
+                error!("redis_refused"; "cannot use Redis at {}: {reason}", self.g.target);
                 self.cleanup();
                 Step::Exit(Exit::Unavailable)
             }
             Fault::Transient(reason) => {
                 if !self.warned_down && Instant::now() < self.until {
                     self.warned_down = true;
-                    warn!(
+                    warn!("redis_unreachable", retry_ms = ms(self.until.saturating_duration_since(Instant::now()));
                         "Redis at {} unreachable ({reason}); retrying for up to {} (--wait)",
                         self.g.target,
                         secs(self.until.saturating_duration_since(Instant::now()))
@@ -226,15 +244,23 @@ impl Acquirer<'_> {
                     )
                 };
                 // A skip the user asked to be silent about (exit 0) is routine.
+                let waited_ms = ms(self.start.elapsed());
+                let (tries, ttl_left_ms) = (self.tries, *pttl);
                 if code == 0 {
-                    info!("{msg}");
+                    info!("busy", waited_ms = waited_ms, tries = tries, ttl_left_ms = ttl_left_ms, exit = code; "{msg}");
                 } else {
-                    warn!("{msg}");
+                    warn!("busy", waited_ms = waited_ms, tries = tries, ttl_left_ms = ttl_left_ms, exit = code; "{msg}");
+                }
+                if self.cfg.stats
+                    && let Some(c) = self.conn.as_mut()
+                    && let Err(e) = lock::record_busy(c, self.keys)
+                {
+                    debug!("stats_failed"; "could not record the busy run: {}", conn::classify(&e).reason());
                 }
                 Exit::Busy(code)
             }
             Last::Down(reason) => {
-                error!(
+                error!("redis_unreachable", waited_ms = ms(self.start.elapsed());
                     "cannot reach Redis at {}: {reason} (tried for {waited}); check --url / DLOCK_URL and that the server is up",
                     self.g.target
                 );
@@ -254,7 +280,7 @@ impl Acquirer<'_> {
         {
             Ok(c) => Some(c),
             Err(e) => {
-                debug!(
+                debug!("no_subscription";
                     "no release notifications ({}); polling with backoff",
                     conn::classify(&e).reason()
                 );
@@ -293,7 +319,7 @@ impl Acquirer<'_> {
                 }
                 match ps.get_message() {
                     Ok(_) => {
-                        debug!(
+                        debug!("release_announced";
                             "release announced on {}; retrying at once",
                             self.keys.channel
                         );
@@ -335,7 +361,7 @@ impl Acquirer<'_> {
     }
 
     fn stop_waiting(&mut self, sig: i32) -> Exit {
-        info!(
+        info!("signal_while_waiting", signal = sig, waited_ms = ms(self.start.elapsed());
             "{} while waiting for {}: stopped waiting after {}; nothing held",
             signals::name(sig),
             self.keys.lock,
@@ -352,17 +378,27 @@ impl Acquirer<'_> {
         }
         self.maybe_ours = false;
         let conn = self.conn.take();
+        // Nothing ran: no hold time to record.
+        let finish = Finish {
+            hold: Duration::ZERO,
+            outcome: Outcome::Done,
+            keep: Duration::ZERO,
+            stats: false,
+        };
         match release(
             &self.g.target,
             conn,
             self.keys,
             &self.token,
+            finish,
             self.cfg.connect_timeout,
             self.cfg.io_timeout,
         ) {
-            Released::Yes => info!("removed the lock a lost reply had taken for us"),
+            Released::Yes | Released::Kept => {
+                info!("cleanup"; "removed the lock a lost reply had taken for us")
+            }
             Released::NotOurs | Released::Ambiguous => {}
-            Released::Unconfirmed(reason) => warn!(
+            Released::Unconfirmed(reason) => warn!("cleanup_failed";
                 "an acquire reply was lost and the cleanup failed ({reason}): {} may stay held until its TTL ({}) runs out",
                 self.keys.lock,
                 secs(self.cfg.ttl)
@@ -374,6 +410,8 @@ impl Acquirer<'_> {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Released {
     Yes,
+    /// Still ours, kept until the --hold-at-least time is up.
+    Kept,
     /// Compare failed: the key held someone else's token or was gone.
     NotOurs,
     /// Compare failed after an earlier reply was lost: that lost attempt probably deleted it.
@@ -386,12 +424,14 @@ pub enum Released {
 /// never held up for long (each try is bounded by the connect and I/O timeouts).
 const RELEASE_TRIES: u32 = 3;
 
-/// Compare-and-delete with our token (and announce it to waiters), retrying lost replies.
+/// Compare-and-delete with our token (and announce it to waiters), retrying lost replies. A retry
+/// after a reply that may have been executed does not count the run again.
 pub fn release(
     target: &Target,
     mut conn: Option<Connection>,
     keys: &Keys,
     token: &str,
+    mut finish: Finish,
     connect_timeout: Duration,
     io_timeout: Duration,
 ) -> Released {
@@ -411,13 +451,16 @@ pub fn release(
             }
         }
         let Some(c) = conn.as_mut() else { continue };
-        let result = conn::set_timeouts(c, io_timeout).and_then(|()| lock::release(c, keys, token));
+        let result =
+            conn::set_timeouts(c, io_timeout).and_then(|()| lock::release(c, keys, token, &finish));
         match result {
-            Ok(true) => return Released::Yes,
-            Ok(false) if reply_lost => return Released::Ambiguous,
-            Ok(false) => return Released::NotOurs,
+            Ok(Release::Released) => return Released::Yes,
+            Ok(Release::Kept) => return Released::Kept,
+            Ok(Release::NotOurs) if reply_lost => return Released::Ambiguous,
+            Ok(Release::NotOurs) => return Released::NotOurs,
             Err(e) => {
                 conn = None;
+                finish.stats = false;
                 match conn::classify(&e) {
                     Fault::Permanent(r) => return Released::Unconfirmed(r),
                     Fault::Transient(r) => {
@@ -429,4 +472,24 @@ pub fn release(
         }
     }
     Released::Unconfirmed(reason)
+}
+
+/// This machine's name, for the holder metadata.
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its whole length; gethostname NUL-terminates within it
+    // (or truncates, and the last byte stays 0).
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
+    if r != 0 {
+        return "unknown".into();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+pub fn unix_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
 }

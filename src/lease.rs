@@ -32,6 +32,8 @@ pub struct Params {
     pub max_renewals: Option<u32>,
     pub io_timeout: Duration,
     pub connect_timeout: Duration,
+    /// Count compare failures in the stats hash.
+    pub stats: bool,
 }
 
 impl Params {
@@ -127,8 +129,8 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Optio
             }
             let Some(c) = conn.as_mut() else { continue };
             let sent = Instant::now();
-            let result =
-                conn::set_timeouts(c, io).and_then(|()| lock::renew(c, &keys, &token, p.ttl));
+            let result = conn::set_timeouts(c, io)
+                .and_then(|()| lock::renew(c, &keys, &token, p.ttl, p.stats));
             match result {
                 Ok(Renew::Renewed) => {
                     count += 1;

@@ -14,6 +14,8 @@ pub mod lock;
 pub mod log;
 pub mod run;
 pub mod signals;
+pub mod stats;
+pub mod status;
 pub mod supervisor;
 
 use std::ffi::OsString;
@@ -34,19 +36,29 @@ where
     let global = match config::global(&cli.global) {
         Ok(g) => g,
         Err(e) => {
-            error!("{e}");
+            error!("usage"; "{e}");
             return Exit::Usage;
         }
     };
     log::set_level(global.level);
+    log::set_format(global.format);
     match cli.command {
         cli::Command::Run(args) => match config::run(&global, &args) {
             Ok(cfg) => run::run(&global, &cfg),
             Err(e) => {
-                error!("{e}");
+                error!("usage"; "{e}");
                 Exit::Usage
             }
         },
+        cli::Command::Status(args) => status::status(&global, &args.keys, args.json),
+        cli::Command::Release(args) => {
+            // --force is the absence of a token; clap makes sure one of the two was given.
+            status::release(
+                &global,
+                &args.key,
+                args.token.as_deref().filter(|_| !args.force),
+            )
+        }
         cli::Command::Completions { shell } => {
             let out = docs::completions(shell);
             match std::io::stdout().write_all(&out) {
@@ -72,7 +84,7 @@ fn clap_failure(e: &clap::Error) -> Exit {
             }
         }
         _ => {
-            error!("{}", one_line(&e.render().to_string()));
+            error!("usage"; "{}", one_line(&e.render().to_string()));
             Exit::Usage
         }
     }

@@ -1,26 +1,38 @@
-//! The lock on the server: key layout, token, and the three Lua scripts (acquire, renew,
-//! release). Every script names every key it touches in KEYS, so Redis Cluster and cloud proxies
-//! route it, and uses only commands that exist since Redis 2.6.12.
+//! The lock on the server: key layout, token, and the Lua scripts (acquire, renew, release,
+//! record, break). Every script names every key it touches in KEYS, so Redis Cluster and cloud
+//! proxies route it, and uses only commands that exist since Redis 2.6.12 (single-field HSET and
+//! HINCRBY for the hashes).
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use redis::{Connection, ErrorKind, RedisResult, ServerErrorKind};
+use redis::{Connection, ErrorKind, RedisResult, ServerErrorKind, Value};
 
 /// Key names for one lock. Companion keys share the lock key's cluster slot (SPEC §3).
 #[derive(Debug, Clone)]
 pub struct Keys {
     pub lock: String,
+    /// Fencing counter: INCR on every acquisition, no TTL.
     pub fence: String,
+    /// Holder metadata hash (token, host, pid, command, since_ms, renewals, fence); same TTL as
+    /// the lock and deleted with it.
+    pub holder: String,
+    /// Per-key metrics hash (counters and the hold-time histogram); no TTL.
+    pub stats: String,
     /// Pub/sub channel on which releases are announced to waiters.
     pub channel: String,
 }
+
+/// Companion suffixes; `status` recognises companions by them.
+pub const SUFFIXES: [&str; 3] = ["fence", "holder", "stats"];
 
 impl Keys {
     pub fn new(lock: &str) -> Keys {
         Keys {
             lock: lock.to_string(),
             fence: companion(lock, "fence"),
+            holder: companion(lock, "holder"),
+            stats: companion(lock, "stats"),
             channel: companion(lock, "released"),
         }
     }
@@ -56,53 +68,124 @@ pub fn new_token() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
-/// KEYS[1] lock, KEYS[2] fence; ARGV[1] token, ARGV[2] ttl ms.
+/// KEYS: lock, fence, holder, stats. ARGV: token, ttl ms, stats on ("1"/"0"), host, pid,
+/// command, since (Unix ms).
 /// Returns {1, fence} when the lock is ours (fresh, or already ours after a lost reply: the same
 /// token is retried), or {0, pttl} when someone else holds it.
 const ACQUIRE: &str = r#"
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
   return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 end
 if v then
   return {0, redis.call('PTTL', KEYS[1])}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
-return {1, redis.call('INCR', KEYS[2])}
+local f = redis.call('INCR', KEYS[2])
+redis.call('DEL', KEYS[3])
+redis.call('HSET', KEYS[3], 'token', ARGV[1])
+redis.call('HSET', KEYS[3], 'host', ARGV[4])
+redis.call('HSET', KEYS[3], 'pid', ARGV[5])
+redis.call('HSET', KEYS[3], 'command', ARGV[6])
+redis.call('HSET', KEYS[3], 'since_ms', ARGV[7])
+redis.call('HSET', KEYS[3], 'fence', f)
+redis.call('HSET', KEYS[3], 'renewals', 0)
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+if ARGV[3] == '1' then
+  redis.call('HINCRBY', KEYS[4], 'runs', 1)
+  redis.call('HINCRBY', KEYS[4], 'acquired', 1)
+end
+return {1, f}
 "#;
 
-/// KEYS[1] lock; ARGV[1] token, ARGV[2] ttl ms. 1 renewed, 0 someone else's, -1 gone.
+/// KEYS: lock, holder, stats. ARGV: token, ttl ms, stats on.
+/// 1 renewed, 0 someone else's (a compare failure), -1 gone.
 const RENEW: &str = r#"
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if redis.call('PEXPIRE', KEYS[2], ARGV[2]) == 1 then
+    redis.call('HINCRBY', KEYS[2], 'renewals', 1)
+  end
   return 1
 end
-if v then return 0 end
+if v then
+  if ARGV[3] == '1' then redis.call('HINCRBY', KEYS[3], 'compare_failures', 1) end
+  return 0
+end
 return -1
 "#;
 
-/// KEYS[1] lock; ARGV[1] token, ARGV[2] release channel. 1 released, 0 not ours (or gone).
-const RELEASE: &str = r#"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], KEYS[1])
-  return 1
+/// Shared by RELEASE and RECORD: count one finished run in the stats hash.
+/// ARGV[4] hold ms, ARGV[5] histogram field, ARGV[6] outcome counter ('' for none).
+const RECORD_BODY: &str = r#"
+local function record(stats, compare_failed)
+  redis.call('HINCRBY', stats, ARGV[5], 1)
+  redis.call('HINCRBY', stats, 'hold_count', 1)
+  redis.call('HINCRBY', stats, 'hold_sum_ms', ARGV[4])
+  if tonumber(redis.call('HGET', stats, 'hold_max_ms') or '0') < tonumber(ARGV[4]) then
+    redis.call('HSET', stats, 'hold_max_ms', ARGV[4])
+  end
+  if ARGV[6] ~= '' then redis.call('HINCRBY', stats, ARGV[6], 1) end
+  if compare_failed then redis.call('HINCRBY', stats, 'compare_failures', 1) end
 end
-return 0
+"#;
+
+/// KEYS: lock, holder, stats. ARGV: token, channel, stats on, hold ms, histogram field, outcome
+/// counter, keep ms (--hold-at-least: > 0 keeps the lock that much longer instead of deleting).
+/// 1 released, 2 kept for ARGV[7] ms, 0 not ours (or gone).
+const RELEASE: &str = r#"
+local r = 0
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  if tonumber(ARGV[7]) > 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[7])
+    redis.call('PEXPIRE', KEYS[2], ARGV[7])
+    r = 2
+  else
+    redis.call('DEL', KEYS[1], KEYS[2])
+    redis.call('PUBLISH', ARGV[2], KEYS[1])
+    r = 1
+  end
+end
+if ARGV[3] == '1' then record(KEYS[3], r == 0) end
+return r
+"#;
+
+/// KEYS: stats. ARGV as RELEASE (1-3 unused). For runs that end without a release (lease lost).
+const RECORD: &str = r#"
+record(KEYS[1], false)
+return 1
+"#;
+
+/// KEYS: lock, holder. ARGV: channel, token ('' = whoever holds it).
+/// {1, token, holder fields...} released; {0} not held; {-1, token} held by another token.
+const BREAK: &str = r#"
+local v = redis.call('GET', KEYS[1])
+if not v then return {0} end
+if ARGV[2] ~= '' and v ~= ARGV[2] then return {-1, v} end
+local h = redis.call('HGETALL', KEYS[2])
+if h[1] and redis.call('HGET', KEYS[2], 'token') ~= v then h = {} end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('PUBLISH', ARGV[1], KEYS[1])
+local out = {1, v}
+for i = 1, #h do out[#out + 1] = h[i] end
+return out
 "#;
 
 struct Script {
-    src: &'static str,
-    sha: OnceLock<String>,
+    /// Source fragments, concatenated (shared Lua functions first).
+    parts: &'static [&'static str],
+    /// (source, sha1), computed once.
+    compiled: OnceLock<(String, String)>,
 }
 
 impl Script {
-    const fn new(src: &'static str) -> Script {
+    const fn new(parts: &'static [&'static str]) -> Script {
         Script {
-            src,
-            sha: OnceLock::new(),
+            parts,
+            compiled: OnceLock::new(),
         }
     }
 
@@ -113,15 +196,17 @@ impl Script {
         keys: &[&str],
         args: &[&str],
     ) -> RedisResult<T> {
-        let sha = self
-            .sha
-            .get_or_init(|| redis::Script::new(self.src).get_hash().to_string());
+        let (src, sha) = self.compiled.get_or_init(|| {
+            let src = self.parts.concat();
+            let sha = redis::Script::new(&src).get_hash().to_string();
+            (src, sha)
+        });
         let mut cmd = redis::cmd("EVALSHA");
         cmd.arg(sha).arg(keys.len()).arg(keys).arg(args);
         match cmd.query(conn) {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 let mut eval = redis::cmd("EVAL");
-                eval.arg(self.src).arg(keys.len()).arg(keys).arg(args);
+                eval.arg(src).arg(keys.len()).arg(keys).arg(args);
                 eval.query(conn)
             }
             other => other,
@@ -129,9 +214,11 @@ impl Script {
     }
 }
 
-static ACQUIRE_SCRIPT: Script = Script::new(ACQUIRE);
-static RENEW_SCRIPT: Script = Script::new(RENEW);
-static RELEASE_SCRIPT: Script = Script::new(RELEASE);
+static ACQUIRE_SCRIPT: Script = Script::new(&[ACQUIRE]);
+static RENEW_SCRIPT: Script = Script::new(&[RENEW]);
+static RELEASE_SCRIPT: Script = Script::new(&[RECORD_BODY, RELEASE]);
+static RECORD_SCRIPT: Script = Script::new(&[RECORD_BODY, RECORD]);
+static BREAK_SCRIPT: Script = Script::new(&[BREAK]);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Acquire {
@@ -153,8 +240,78 @@ pub enum Renew {
     Gone,
 }
 
+/// Who is acquiring, stored next to the lock for `dlock status`.
+#[derive(Debug, Clone)]
+pub struct Meta {
+    pub host: String,
+    pub pid: u32,
+    /// The job's command line, truncated.
+    pub command: String,
+    /// Unix ms when the acquire was sent.
+    pub since_ms: u128,
+}
+
+/// How a run ended, for the stats hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The job ended by itself or by a forwarded signal.
+    Done,
+    /// Stopped at the renewal cap.
+    Cap,
+    /// Lease lost (taken over, deleted, or not confirmable).
+    Lost,
+}
+
+impl Outcome {
+    fn counter(self) -> &'static str {
+        match self {
+            Outcome::Done => "",
+            Outcome::Cap => "cap_hits",
+            Outcome::Lost => "lost",
+        }
+    }
+}
+
+/// What the release (or the record of a run without release) writes.
+#[derive(Debug, Clone, Copy)]
+pub struct Finish {
+    /// Time from the acquire to now: the hold time.
+    pub hold: Duration,
+    pub outcome: Outcome,
+    /// --hold-at-least: keep the lock this much longer instead of deleting it.
+    pub keep: Duration,
+    /// Record metrics (false with --no-stats, and on retries of a possibly-executed release).
+    pub stats: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    Released,
+    /// Still ours; expiry set to the --hold-at-least remainder.
+    Kept,
+    /// The key held someone else's token or was gone.
+    NotOurs,
+}
+
+/// The result of `dlock release`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Broken {
+    /// Deleted; the token it held and its holder fields (empty if unknown).
+    Released {
+        token: String,
+        holder: Vec<(String, String)>,
+    },
+    NotHeld,
+    /// --token did not match: the token that holds it.
+    HeldBy(String),
+}
+
 fn ms(d: Duration) -> String {
     d.as_millis().to_string()
+}
+
+fn flag(on: bool) -> &'static str {
+    if on { "1" } else { "0" }
 }
 
 pub fn acquire(
@@ -162,9 +319,22 @@ pub fn acquire(
     keys: &Keys,
     token: &str,
     ttl: Duration,
+    stats: bool,
+    meta: &Meta,
 ) -> RedisResult<Acquire> {
-    let (ok, n): (i64, i64) =
-        ACQUIRE_SCRIPT.call(conn, &[&keys.lock, &keys.fence], &[token, &ms(ttl)])?;
+    let (ok, n): (i64, i64) = ACQUIRE_SCRIPT.call(
+        conn,
+        &[&keys.lock, &keys.fence, &keys.holder, &keys.stats],
+        &[
+            token,
+            &ms(ttl),
+            flag(stats),
+            &meta.host,
+            &meta.pid.to_string(),
+            &meta.command,
+            &meta.since_ms.to_string(),
+        ],
+    )?;
     Ok(if ok == 1 {
         Acquire::Acquired { fence: n }
     } else {
@@ -172,8 +342,18 @@ pub fn acquire(
     })
 }
 
-pub fn renew(conn: &mut Connection, keys: &Keys, token: &str, ttl: Duration) -> RedisResult<Renew> {
-    let r: i64 = RENEW_SCRIPT.call(conn, &[&keys.lock], &[token, &ms(ttl)])?;
+pub fn renew(
+    conn: &mut Connection,
+    keys: &Keys,
+    token: &str,
+    ttl: Duration,
+    stats: bool,
+) -> RedisResult<Renew> {
+    let r: i64 = RENEW_SCRIPT.call(
+        conn,
+        &[&keys.lock, &keys.holder, &keys.stats],
+        &[token, &ms(ttl), flag(stats)],
+    )?;
     Ok(match r {
         1 => Renew::Renewed,
         0 => Renew::TakenOver,
@@ -181,10 +361,93 @@ pub fn renew(conn: &mut Connection, keys: &Keys, token: &str, ttl: Duration) -> 
     })
 }
 
-/// Compare-and-delete; true when the lock was ours and is now gone.
-pub fn release(conn: &mut Connection, keys: &Keys, token: &str) -> RedisResult<bool> {
-    let r: i64 = RELEASE_SCRIPT.call(conn, &[&keys.lock], &[token, &keys.channel])?;
-    Ok(r == 1)
+fn finish_args(f: &Finish) -> [String; 4] {
+    [
+        ms(f.hold),
+        crate::stats::bucket_field(f.hold),
+        f.outcome.counter().to_string(),
+        ms(f.keep),
+    ]
+}
+
+/// Compare-and-delete (or keep, with --hold-at-least) and count the run.
+pub fn release(
+    conn: &mut Connection,
+    keys: &Keys,
+    token: &str,
+    finish: &Finish,
+) -> RedisResult<Release> {
+    let [hold, field, outcome, keep] = finish_args(finish);
+    let r: i64 = RELEASE_SCRIPT.call(
+        conn,
+        &[&keys.lock, &keys.holder, &keys.stats],
+        &[
+            token,
+            &keys.channel,
+            flag(finish.stats),
+            &hold,
+            &field,
+            &outcome,
+            &keep,
+        ],
+    )?;
+    Ok(match r {
+        1 => Release::Released,
+        2 => Release::Kept,
+        _ => Release::NotOurs,
+    })
+}
+
+/// Count a run that ends without a release (its lease was lost).
+pub fn record(conn: &mut Connection, keys: &Keys, finish: &Finish) -> RedisResult<()> {
+    let [hold, field, outcome, _] = finish_args(finish);
+    RECORD_SCRIPT.call::<i64>(conn, &[&keys.stats], &["", "", "", &hold, &field, &outcome])?;
+    Ok(())
+}
+
+/// Count a run that gave up because the lock stayed busy.
+pub fn record_busy(conn: &mut Connection, keys: &Keys) -> RedisResult<()> {
+    redis::pipe()
+        .cmd("HINCRBY")
+        .arg(&keys.stats)
+        .arg("runs")
+        .arg(1)
+        .ignore()
+        .cmd("HINCRBY")
+        .arg(&keys.stats)
+        .arg("busy")
+        .arg(1)
+        .ignore()
+        .query::<()>(conn)
+}
+
+/// `dlock release`: delete the lock whoever holds it (`token` None) or only if `token` does.
+pub fn break_lock(conn: &mut Connection, keys: &Keys, token: Option<&str>) -> RedisResult<Broken> {
+    let v: Vec<Value> = BREAK_SCRIPT.call(
+        conn,
+        &[&keys.lock, &keys.holder],
+        &[&keys.channel, token.unwrap_or("")],
+    )?;
+    let text = |i: usize| -> String {
+        v.get(i)
+            .and_then(|x| redis::from_redis_value_ref::<String>(x).ok())
+            .unwrap_or_default()
+    };
+    let code = v
+        .first()
+        .and_then(|x| redis::from_redis_value_ref::<i64>(x).ok())
+        .unwrap_or(0);
+    Ok(match code {
+        1 => Broken::Released {
+            token: text(1),
+            holder: (2..v.len())
+                .step_by(2)
+                .map(|i| (text(i), text(i + 1)))
+                .collect(),
+        },
+        -1 => Broken::HeldBy(text(1)),
+        _ => Broken::NotHeld,
+    })
 }
 
 #[cfg(test)]

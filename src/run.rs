@@ -10,9 +10,10 @@ use crate::event::{Event, Receiver};
 use crate::exit::Exit;
 use crate::holder::{self, Held, Released};
 use crate::lease::{self, Lease, Watchdog};
-use crate::lock::{Keys, Renew};
-use crate::log::secs;
+use crate::lock::{self, Finish, Keys, Outcome, Renew};
+use crate::log::{ms, secs};
 use crate::signals;
+use crate::stats;
 use crate::supervisor::{self, Child, SpawnError};
 use crate::{debug, error, info, warn};
 
@@ -28,15 +29,16 @@ const GROUP_POLL: Duration = Duration::from_millis(5);
 pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     let (tx, rx) = mpsc::channel();
     if let Err(e) = signals::start(tx.clone()) {
-        error!("cannot install signal handlers: {e}");
+        error!("internal"; "cannot install signal handlers: {e}");
         return Exit::Internal;
     }
     if cfg.max_renewals.is_none() {
-        warn!(
+        warn!("unlimited_renewals";
             "--max-renewals unlimited: a hung job keeps the lock forever; prefer a cap such as 3 with a --ttl of 3 × the job's p99"
         );
     }
     let keys = Keys::new(&cfg.key);
+    crate::log::set_key(&keys.lock);
     let held = match holder::acquire(g, cfg, &keys, &rx) {
         Ok(h) => h,
         Err(exit) => return exit,
@@ -45,7 +47,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         Some(n) => n.to_string(),
         None => "unlimited".into(),
     };
-    info!(
+    info!("acquired", fence = held.fence, waited_ms = ms(held.waited), ttl_ms = ms(cfg.ttl), renew_every_ms = ms(cfg.renew_every), cap = cfg.max_renewals;
         "acquired {} (fence {}, waited {}, TTL {}, renew every {}, cap {cap})",
         keys.lock,
         held.fence,
@@ -60,21 +62,29 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         sent,
         ..
     } = held;
-    let release = |conn| {
+    let release = |conn, finish| {
         holder::release(
             &g.target,
             conn,
             &keys,
             &token,
+            finish,
             cfg.connect_timeout,
             cfg.io_timeout,
         )
     };
+    // The job never started: count the acquisition but no hold time.
+    let unstarted = Finish {
+        hold: Duration::ZERO,
+        outcome: Outcome::Done,
+        keep: Duration::ZERO,
+        stats: false,
+    };
 
     // A signal that arrived during the last try: never start the job.
     if let Ok(Event::Signal(sig)) = rx.try_recv() {
-        info!("{} before the job started: releasing", signals::name(sig));
-        release(Some(conn));
+        info!("signal_before_start", signal = sig; "{} before the job started: releasing", signals::name(sig));
+        release(Some(conn), unstarted);
         return Exit::Signal(sig);
     }
 
@@ -94,25 +104,25 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         Err(e) => {
             let exit = match e {
                 SpawnError::NotFound(p) => {
-                    error!(
+                    error!("not_found";
                         "command not found: {p}; check the path and PATH, or use --shell for shell syntax"
                     );
                     Exit::NotFound
                 }
                 SpawnError::NotExecutable(why) => {
-                    error!("cannot execute {why}");
+                    error!("not_executable"; "cannot execute {why}");
                     Exit::NotExecutable
                 }
                 SpawnError::Other(why) => {
-                    error!("cannot start the job: {why}");
+                    error!("internal"; "cannot start the job: {why}");
                     Exit::Internal
                 }
             };
-            release(Some(conn));
+            release(Some(conn), unstarted);
             return exit;
         }
     };
-    debug!("job started (pid {}, its own process group)", child.pid);
+    debug!("started", pid = child.pid; "job started (pid {}, its own process group)", child.pid);
 
     let params = lease::Params {
         ttl: cfg.ttl,
@@ -120,6 +130,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         max_renewals: cfg.max_renewals,
         io_timeout: cfg.io_timeout,
         connect_timeout: cfg.connect_timeout,
+        stats: cfg.stats,
     };
     let lease = Lease {
         conn,
@@ -132,7 +143,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         Ok(w) => Some(w),
         Err(e) => {
             // Without a watchdog the lease still bounds the job: it is stopped at the deadline.
-            error!(
+            error!("internal";
                 "cannot start the renewal thread ({e}); the job will be stopped when the first lease ends"
             );
             None
@@ -147,44 +158,112 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     let held_for = sent.elapsed();
 
     let mut exit = sup.exit(status);
+    let outcome = match exit {
+        Exit::Lost => Outcome::Lost,
+        Exit::Cap => Outcome::Cap,
+        _ => Outcome::Done,
+    };
+    // --hold-at-least: an early finish keeps the lock for the rest of that time.
+    let keep = match outcome {
+        Outcome::Done => cfg.hold_at_least.saturating_sub(held_for),
+        _ => Duration::ZERO,
+    };
+    let finish = Finish {
+        hold: held_for,
+        outcome,
+        keep,
+        stats: cfg.stats,
+    };
     if sup.definitely_lost {
+        // Not ours any more: nothing to release, but the run still counts.
+        if cfg.stats {
+            record_lost(g, cfg, &keys, conn, &finish);
+        }
         return exit;
     }
-    match release(conn) {
-        Released::Yes => info!(
+    match release(conn, finish) {
+        Released::Yes => info!("released", held_ms = ms(held_for), renewals = sup.renewals;
             "released {} (held {}, renewed {}/{cap})",
             keys.lock,
             secs(held_for),
             sup.renewals
         ),
-        Released::Ambiguous => info!(
+        Released::Kept => info!("kept", held_ms = ms(held_for), keep_ms = ms(keep);
+            "job done after {}; keeping {} for {} more (--hold-at-least {})",
+            secs(held_for),
+            keys.lock,
+            secs(keep),
+            secs(cfg.hold_at_least)
+        ),
+        Released::Ambiguous => info!("released";
             "{}: a release reply was lost; the lock is no longer ours (that release most likely went through)",
             keys.lock
         ),
-        Released::NotOurs if Instant::now() >= sup.deadline => debug!(
+        Released::NotOurs if Instant::now() >= sup.deadline => debug!("expired";
             "{} had expired by the time the stopped job was gone (lease over at the deadline)",
             keys.lock
         ),
         Released::NotOurs => {
-            warn!(
-                "compare failure: {} was no longer ours at release (job held it {}; lease {}, renewed {}/{cap}): another holder may have run concurrently; raise --ttl above the job's run time",
+            let advice = ttl_advice(g, cfg, &keys);
+            warn!("compare_failure", held_ms = ms(held_for), ttl_ms = ms(cfg.ttl), renewals = sup.renewals, recommended_ttl_ms = advice.1;
+                "compare failure: {} was no longer ours at release (job held it {}; lease {}, renewed {}/{cap}): another holder may have run concurrently; {}",
                 keys.lock,
                 secs(held_for),
                 secs(cfg.ttl),
-                sup.renewals
+                sup.renewals,
+                advice.0
             );
             // The lock was lost while the job ran: that must not look like success.
             if exit == Exit::Child(0) {
                 exit = Exit::Lost;
             }
         }
-        Released::Unconfirmed(reason) => warn!(
+        Released::Unconfirmed(reason) => warn!("release_unconfirmed";
             "could not confirm the release of {} ({reason}); it expires by itself within {}",
             keys.lock,
             secs(sup.deadline.saturating_duration_since(Instant::now()) + lease::drift(cfg.ttl))
         ),
     }
     exit
+}
+
+/// Best effort: count a run whose lease was lost (no release to carry the numbers).
+fn record_lost(
+    g: &Global,
+    cfg: &RunConfig,
+    keys: &Keys,
+    conn: Option<redis::Connection>,
+    finish: &Finish,
+) {
+    let conn = conn
+        .map(Ok)
+        .unwrap_or_else(|| g.target.connect(cfg.connect_timeout, cfg.io_timeout));
+    if let Err(e) = conn.and_then(|mut c| lock::record(&mut c, keys, finish)) {
+        debug!("stats_failed"; "could not record the lost run: {}", crate::conn::classify(&e).reason());
+    }
+}
+
+/// What to tell an operator whose job outlived its lease: a TTL from the recorded p99 when there
+/// are enough runs to trust it, otherwise the rule of thumb.
+fn ttl_advice(g: &Global, cfg: &RunConfig, keys: &Keys) -> (String, Option<u64>) {
+    let stats = crate::status::read_stats(&g.target, cfg.connect_timeout, cfg.io_timeout, keys);
+    match stats {
+        Some(s) if s.samples >= stats::MIN_SAMPLES => match s.recommended_ttl_ms() {
+            Some(rec) => (
+                format!(
+                    "raise --ttl to ~{} (3 × p99 of {} recorded runs)",
+                    secs(Duration::from_millis(rec)),
+                    s.samples
+                ),
+                Some(rec),
+            ),
+            None => ("raise --ttl to about 3 × the job's p99 run time".into(), None),
+        },
+        _ => (
+            "raise --ttl to about 3 × the job's p99 run time (see `dlock status` once it has 20 runs)".into(),
+            None,
+        ),
+    }
 }
 
 fn unix_ms(t: SystemTime) -> u128 {
@@ -290,7 +369,7 @@ impl<'a> Supervisor<'a> {
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     // Every sender is gone, including the waiter: nothing more can arrive.
                     if self.leader.is_none() {
-                        error!(
+                        error!("internal";
                             "lost track of the job (pid {}); stopping its group",
                             self.child.pid
                         );
@@ -306,7 +385,7 @@ impl<'a> Supervisor<'a> {
         let now = Instant::now();
         match ev {
             Event::ChildExited(status) => {
-                debug!(
+                debug!("exited";
                     "job exited ({status}) after {}",
                     secs(self.started.elapsed())
                 );
@@ -317,17 +396,21 @@ impl<'a> Supervisor<'a> {
                 self.renewals = count;
                 self.trouble = None;
                 match self.cfg.max_renewals {
-                    Some(cap) => info!(
-                        "renewed {count}/{cap} (TTL {}, job running {})",
-                        secs(self.cfg.ttl),
-                        secs(self.started.elapsed())
-                    ),
-                    None => debug!("renewed {count} (TTL {})", secs(self.cfg.ttl)),
+                    Some(cap) => {
+                        info!("renewed", count = count, cap = cap, elapsed_ms = ms(self.started.elapsed());
+                            "renewed {count}/{cap} (TTL {}, job running {})",
+                            secs(self.cfg.ttl),
+                            secs(self.started.elapsed())
+                        )
+                    }
+                    None => {
+                        debug!("renewed", count = count; "renewed {count} (TTL {})", secs(self.cfg.ttl))
+                    }
                 }
             }
             Event::RenewTrouble(reason) => {
                 let left = self.deadline.saturating_duration_since(now);
-                warn!(
+                warn!("renew_failed", lease_left_ms = ms(left);
                     "renewal failed ({reason}); retrying until the lease ends in {}: the job gets SIGTERM {} before that unless Redis confirms",
                     secs(left),
                     secs(self.cfg.grace + kill_lead(self.cfg.ttl))
@@ -340,7 +423,7 @@ impl<'a> Supervisor<'a> {
                     Renew::TakenOver => "the key now holds another token (taken over)",
                     _ => "the key is gone (expired, deleted, or the server lost its data)",
                 };
-                error!(
+                error!("lost", elapsed_ms = ms(self.started.elapsed());
                     "lease lost after {}: {what}; stopping the job now (exit 125)",
                     secs(self.started.elapsed())
                 );
@@ -355,12 +438,12 @@ impl<'a> Supervisor<'a> {
                 let term_in = self.term_at().saturating_duration_since(now);
                 let end_in = self.hard_stop().saturating_duration_since(now);
                 if count == 0 {
-                    debug!(
+                    debug!("cap_reached", count = 0;
                         "no renewals (--max-renewals 0): the job is stopped {} from now at the latest",
                         secs(end_in)
                     );
                 } else {
-                    warn!(
+                    warn!("cap_reached", count = count, elapsed_ms = ms(self.started.elapsed()), term_in_ms = ms(term_in), lease_end_in_ms = ms(end_in);
                         "renewal cap reached ({count}/{count} renewals, job running {}): SIGTERM in {}, SIGKILL by the lease end in {}; if the job legitimately runs this long, raise --ttl (now {}) or --max-renewals",
                         secs(self.started.elapsed()),
                         secs(term_in),
@@ -376,7 +459,7 @@ impl<'a> Supervisor<'a> {
     fn on_signal(&mut self, sig: i32, now: Instant) {
         let escalates = sig == libc::SIGINT || sig == libc::SIGTERM;
         if self.reason.is_some() && escalates {
-            info!("{} again: sending SIGKILL to the job", signals::name(sig));
+            info!("escalated", signal = sig; "{} again: sending SIGKILL to the job", signals::name(sig));
             self.kill(now);
             return;
         }
@@ -385,7 +468,7 @@ impl<'a> Supervisor<'a> {
             self.reason = Some(StopReason::Signal(sig));
             let kill_at = (now + self.cfg.grace).min(self.hard_stop());
             self.kill_at = Some(kill_at);
-            info!(
+            info!("signal_forwarded", signal = sig, kill_in_ms = ms(kill_at.saturating_duration_since(now));
                 "{} forwarded to the job's process group; SIGKILL in {} if it is still running",
                 signals::name(sig),
                 secs(kill_at.saturating_duration_since(now))
@@ -405,7 +488,7 @@ impl<'a> Supervisor<'a> {
         match reason {
             StopReason::Cap => {
                 let limit = self.cfg.renew_every * self.renewals + self.cfg.ttl;
-                error!(
+                error!("stopping", reason = "cap", ran_ms = ms(self.started.elapsed()), limit_ms = ms(limit);
                     "stopping the job: renewal cap reached (ran {ran}; hard limit ≈ {} × {} + TTL {} = {}); SIGTERM now, SIGKILL in {kill_in} (exit 124)",
                     self.renewals,
                     secs(self.cfg.renew_every),
@@ -413,11 +496,13 @@ impl<'a> Supervisor<'a> {
                     secs(limit)
                 );
             }
-            StopReason::Unconfirmed => error!(
-                "stopping the job: lease not confirmed ({}) and it ends in {}; SIGTERM now, SIGKILL in {kill_in} (exit 125)",
-                self.trouble.as_deref().unwrap_or("no renewal answer"),
-                secs(self.deadline.saturating_duration_since(now))
-            ),
+            StopReason::Unconfirmed => {
+                error!("stopping", reason = "unconfirmed", ran_ms = ms(self.started.elapsed());
+                    "stopping the job: lease not confirmed ({}) and it ends in {}; SIGTERM now, SIGKILL in {kill_in} (exit 125)",
+                    self.trouble.as_deref().unwrap_or("no renewal answer"),
+                    secs(self.deadline.saturating_duration_since(now))
+                )
+            }
             StopReason::Lost | StopReason::Signal(_) => {}
         }
         self.child.signal_group(libc::SIGTERM);
@@ -430,7 +515,7 @@ impl<'a> Supervisor<'a> {
         self.killed = true;
         self.kill_at = Some(now);
         if self.child.signal_group(libc::SIGKILL) {
-            warn!(
+            warn!("killed";
                 "job's process group still running {} after SIGTERM: sent SIGKILL",
                 secs(
                     self.cfg
@@ -449,7 +534,7 @@ impl<'a> Supervisor<'a> {
         }
         if !self.stragglers_warned {
             self.stragglers_warned = true;
-            warn!(
+            warn!("stragglers";
                 "the job exited but processes of its group are still running; stopping them (SIGTERM, SIGKILL after --grace) before releasing"
             );
         }

@@ -1,0 +1,167 @@
+//! Per-key metrics, kept next to the lock in the `:stats` hash: the article's three numbers
+//! (acquisition failure rate, hold-time distribution, compare failures) plus lost leases and cap
+//! hits. Hold times go into a fixed log-spaced histogram (four buckets per doubling, so any
+//! percentile read back is at most 19% above the true value) instead of storing every sample.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// Buckets per doubling of the hold time. Bucket i holds (2^((i-1)/4), 2^(i/4)] ms.
+const PER_DOUBLING: f64 = 4.0;
+/// Below this many recorded runs a percentile says little; recommendations wait for it.
+pub const MIN_SAMPLES: u64 = 20;
+
+/// The stats hash field that counts hold times like `d`.
+pub fn bucket_field(d: Duration) -> String {
+    format!("h{}", bucket(d.as_millis() as u64))
+}
+
+fn bucket(ms: u64) -> u32 {
+    if ms <= 1 {
+        return 0;
+    }
+    // The small epsilon keeps exact powers (2^(i/4)) in their own bucket despite float error.
+    ((ms as f64).log2() * PER_DOUBLING - 1e-9).ceil().max(0.0) as u32
+}
+
+/// Upper bound of bucket i, in ms.
+fn upper_ms(i: u32) -> u64 {
+    (2f64.powf(f64::from(i) / PER_DOUBLING)).ceil() as u64
+}
+
+/// The stats hash, decoded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub runs: u64,
+    pub acquired: u64,
+    pub busy: u64,
+    pub lost: u64,
+    pub cap_hits: u64,
+    pub compare_failures: u64,
+    /// Finished runs whose hold time was recorded.
+    pub samples: u64,
+    pub max_ms: u64,
+    pub sum_ms: u64,
+    /// (bucket index, count), sorted by index.
+    buckets: Vec<(u32, u64)>,
+}
+
+impl Stats {
+    pub fn from_hash(h: &HashMap<String, String>) -> Stats {
+        let n = |k: &str| h.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let mut buckets: Vec<(u32, u64)> = h
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix('h')?.parse().ok()?, v.parse().ok()?)))
+            .collect();
+        buckets.sort_unstable();
+        Stats {
+            runs: n("runs"),
+            acquired: n("acquired"),
+            busy: n("busy"),
+            lost: n("lost"),
+            cap_hits: n("cap_hits"),
+            compare_failures: n("compare_failures"),
+            samples: n("hold_count"),
+            max_ms: n("hold_max_ms"),
+            sum_ms: n("hold_sum_ms"),
+            buckets,
+        }
+    }
+
+    /// Runs that found the lock busy for their whole --wait, as a fraction of all runs.
+    pub fn failure_rate(&self) -> Option<f64> {
+        (self.runs > 0).then(|| self.busy as f64 / self.runs as f64)
+    }
+
+    /// The q-quantile of hold times (0 < q ≤ 1): the upper bound of the bucket that holds it,
+    /// never above the recorded maximum.
+    pub fn quantile_ms(&self, q: f64) -> Option<u64> {
+        let total: u64 = self.buckets.iter().map(|(_, c)| c).sum();
+        if total == 0 {
+            return None;
+        }
+        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0;
+        for &(i, c) in &self.buckets {
+            seen += c;
+            if seen >= rank {
+                let up = upper_ms(i);
+                return Some(if self.max_ms > 0 {
+                    up.min(self.max_ms)
+                } else {
+                    up
+                });
+            }
+        }
+        Some(self.max_ms)
+    }
+
+    /// The article's rule: TTL = 3 × p99 hold time, rounded up to a whole second above 1 s.
+    pub fn recommended_ttl_ms(&self) -> Option<u64> {
+        let p99 = self.quantile_ms(0.99)?;
+        let ttl = (3 * p99).max(100);
+        Some(if ttl > 1000 {
+            ttl.div_ceil(1000) * 1000
+        } else {
+            ttl
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats_of(samples_ms: &[u64]) -> Stats {
+        let mut h: HashMap<String, String> = HashMap::new();
+        for &ms in samples_ms {
+            let f = bucket_field(Duration::from_millis(ms));
+            let c = h.get(&f).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            h.insert(f, (c + 1).to_string());
+        }
+        h.insert("hold_count".into(), samples_ms.len().to_string());
+        let max = samples_ms.iter().max().copied().unwrap_or(0);
+        h.insert("hold_max_ms".into(), max.to_string());
+        Stats::from_hash(&h)
+    }
+
+    #[test]
+    fn buckets_are_log_spaced_and_monotonic() {
+        assert_eq!(bucket(0), 0);
+        assert_eq!(bucket(1), 0);
+        assert_eq!(bucket(2), 4);
+        assert_eq!(bucket(1024), 40);
+        let mut last = 0;
+        for ms in 1..100_000u64 {
+            let b = bucket(ms);
+            assert!(b >= last);
+            assert!(
+                upper_ms(b) >= ms,
+                "{ms} above its bucket's bound {}",
+                upper_ms(b)
+            );
+            last = b;
+        }
+    }
+
+    #[test]
+    fn quantiles_are_within_a_bucket_of_the_truth() {
+        // 100 runs of 1..=100 s: p50 = 50 s, p99 = 99 s.
+        let samples: Vec<u64> = (1..=100).map(|s| s * 1000).collect();
+        let s = stats_of(&samples);
+        let p50 = s.quantile_ms(0.5).unwrap_or(0);
+        let p99 = s.quantile_ms(0.99).unwrap_or(0);
+        assert!((50_000..=59_500).contains(&p50), "p50 {p50}");
+        assert!((99_000..=100_000).contains(&p99), "p99 {p99}");
+        assert_eq!(s.quantile_ms(1.0), Some(100_000));
+        assert_eq!(s.recommended_ttl_ms(), Some(300_000));
+    }
+
+    #[test]
+    fn no_samples_no_numbers() {
+        let s = Stats::default();
+        assert_eq!(s.quantile_ms(0.5), None);
+        assert_eq!(s.recommended_ttl_ms(), None);
+        assert_eq!(s.failure_rate(), None);
+    }
+}

@@ -1,0 +1,414 @@
+//! `dlock status` (who holds which lock, and how each lock behaves over time) and
+//! `dlock release` (break a lock). Both read and write only the lock's own keys, find locks with
+//! SCAN (never KEYS), and work where CONFIG and KEYS are renamed away.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::Write;
+use std::time::Duration;
+
+use redis::Connection;
+use serde_json::{Value, json};
+
+use crate::config::Global;
+use crate::conn::{self, Target};
+use crate::exit::Exit;
+use crate::holder::unix_ms;
+use crate::lock::{self, Broken, Keys, SUFFIXES};
+use crate::stats::Stats;
+use crate::{error, info};
+
+/// Who holds a lock, from the holder hash (only when it matches the lock's token).
+#[derive(Debug, Clone, Default)]
+pub struct Holder {
+    pub host: String,
+    pub pid: i64,
+    pub command: String,
+    pub since_ms: Option<i64>,
+    pub renewals: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct KeyStatus {
+    pub key: String,
+    pub token: Option<String>,
+    pub ttl_ms: Option<i64>,
+    pub holder: Option<Holder>,
+    pub fence: i64,
+    pub stats: Stats,
+}
+
+fn connect(g: &Global) -> Result<Connection, Exit> {
+    g.target
+        .connect(g.connect_timeout, g.io_timeout)
+        .map_err(|e| unavailable(g, &e))
+}
+
+fn unavailable(g: &Global, e: &redis::RedisError) -> Exit {
+    error!("redis_unavailable"; "cannot use Redis at {}: {}; check --url / DLOCK_URL", g.target, conn::classify(e).reason());
+    Exit::Unavailable
+}
+
+/// Read one lock's state in one round trip.
+pub fn read(conn: &mut Connection, keys: &Keys) -> redis::RedisResult<KeyStatus> {
+    type Reply = (
+        Option<String>,
+        i64,
+        HashMap<String, String>,
+        Option<i64>,
+        HashMap<String, String>,
+    );
+    let (token, pttl, holder, fence, stats): Reply = redis::pipe()
+        .cmd("GET")
+        .arg(&keys.lock)
+        .cmd("PTTL")
+        .arg(&keys.lock)
+        .cmd("HGETALL")
+        .arg(&keys.holder)
+        .cmd("GET")
+        .arg(&keys.fence)
+        .cmd("HGETALL")
+        .arg(&keys.stats)
+        .query(conn)?;
+    let num = |k: &str| holder.get(k).and_then(|v| v.parse::<i64>().ok());
+    // A holder hash that does not name the current token is stale: show nothing rather than
+    // the wrong owner.
+    let holder = match (&token, holder.get("token")) {
+        (Some(t), Some(h)) if t == h => Some(Holder {
+            host: holder.get("host").cloned().unwrap_or_default(),
+            pid: num("pid").unwrap_or(0),
+            command: holder.get("command").cloned().unwrap_or_default(),
+            since_ms: num("since_ms"),
+            renewals: num("renewals"),
+        }),
+        _ => None,
+    };
+    Ok(KeyStatus {
+        key: keys.lock.clone(),
+        ttl_ms: token.as_ref().map(|_| pttl),
+        token,
+        holder,
+        fence: fence.unwrap_or(0),
+        stats: Stats::from_hash(&stats),
+    })
+}
+
+/// Best effort, for advice in warnings: the stats of one lock.
+pub fn read_stats(
+    target: &Target,
+    connect_timeout: Duration,
+    io_timeout: Duration,
+    keys: &Keys,
+) -> Option<Stats> {
+    let mut c = target.connect(connect_timeout, io_timeout).ok()?;
+    read(&mut c, keys).ok().map(|s| s.stats)
+}
+
+/// Escape glob metacharacters so a prefix matches only itself in SCAN MATCH.
+fn glob_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The lock a key found by SCAN belongs to: the lock key itself, or a companion's lock.
+pub fn lock_of(key: &str, prefix: &str) -> Option<String> {
+    for suffix in SUFFIXES {
+        if let Some(base) = key.strip_suffix(&format!(":{suffix}")) {
+            // `{lock}:suffix`
+            if let Some(inner) = base.strip_prefix('{').and_then(|b| b.strip_suffix('}'))
+                && inner.starts_with(prefix)
+                && lock::companion(inner, suffix) == key
+            {
+                return Some(inner.to_string());
+            }
+            // `lock:suffix` for a lock with its own hash tag
+            if base.starts_with(prefix) && lock::companion(base, suffix) == key {
+                return Some(base.to_string());
+            }
+        }
+    }
+    (key.starts_with(prefix) && !key.starts_with('{')).then(|| key.to_string())
+}
+
+/// Every lock under the prefix, held or not (a free lock still has its fence and stats).
+pub fn scan_locks(conn: &mut Connection, prefix: &str) -> redis::RedisResult<Vec<String>> {
+    let mut found = BTreeSet::new();
+    let escaped = glob_escape(prefix);
+    for pattern in [format!("{escaped}*"), format!("{{{escaped}*")] {
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query(conn)?;
+            found.extend(keys.iter().filter_map(|k| lock_of(k, prefix)));
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    Ok(found.into_iter().collect())
+}
+
+pub fn status(g: &Global, keys: &[String], as_json: bool) -> Exit {
+    let mut full = Vec::new();
+    for k in keys {
+        match crate::config::full_key(g, k) {
+            Ok(f) => full.push(f),
+            Err(e) => {
+                error!("usage"; "{e}");
+                return Exit::Usage;
+            }
+        }
+    }
+    let mut c = match connect(g) {
+        Ok(c) => c,
+        Err(exit) => return exit,
+    };
+    if full.is_empty() {
+        full = match scan_locks(&mut c, &g.prefix) {
+            Ok(v) => v,
+            Err(e) => return unavailable(g, &e),
+        };
+    }
+    let mut rows = Vec::with_capacity(full.len());
+    for key in &full {
+        match read(&mut c, &Keys::new(key)) {
+            Ok(s) => rows.push(s),
+            Err(e) => return unavailable(g, &e),
+        }
+    }
+    let now = unix_ms() as i64;
+    let out = if as_json {
+        let arr: Vec<Value> = rows.iter().map(to_json).collect();
+        format!("{}\n", Value::Array(arr))
+    } else {
+        table(&rows, now, &g.prefix)
+    };
+    match std::io::stdout().lock().write_all(out.as_bytes()) {
+        Ok(()) => Exit::Child(0),
+        Err(_) => Exit::Internal,
+    }
+}
+
+pub fn to_json(r: &KeyStatus) -> Value {
+    let s = &r.stats;
+    json!({
+        "key": r.key,
+        "held": r.token.is_some(),
+        "token": r.token,
+        "holder": r.holder.as_ref().map(|h| json!({"host": h.host, "pid": h.pid, "command": h.command})),
+        "since_ms": r.holder.as_ref().and_then(|h| h.since_ms),
+        "ttl_ms": r.ttl_ms,
+        "renewals": r.holder.as_ref().and_then(|h| h.renewals),
+        "fence": r.fence,
+        "stats": {
+            "runs": s.runs,
+            "acquired": s.acquired,
+            "busy": s.busy,
+            "lost": s.lost,
+            "cap_hits": s.cap_hits,
+            "compare_failures": s.compare_failures,
+            "failure_rate": s.failure_rate(),
+            "samples": s.samples,
+            "hold_ms": {
+                "p50": s.quantile_ms(0.5),
+                "p90": s.quantile_ms(0.9),
+                "p99": s.quantile_ms(0.99),
+                "max": (s.samples > 0).then_some(s.max_ms),
+            },
+            "recommended_ttl_ms": s.recommended_ttl_ms(),
+        },
+    })
+}
+
+/// Compact durations for the table: 350ms, 12.3s, 4m05s, 2h03m.
+fn short(ms: i64) -> String {
+    let ms = ms.max(0);
+    match ms {
+        0..=999 => format!("{ms}ms"),
+        1000..=59_999 => format!("{:.1}s", ms as f64 / 1000.0),
+        60_000..=3_599_999 => format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60),
+        _ => format!("{}h{:02}m", ms / 3_600_000, (ms / 60_000) % 60),
+    }
+}
+
+fn opt_ms(v: Option<u64>) -> String {
+    v.map_or("-".into(), |m| short(m as i64))
+}
+
+fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
+    if rows.is_empty() {
+        return format!("no locks under the prefix {prefix:?}\n");
+    }
+    let head = [
+        "KEY", "STATE", "HOLDER", "SINCE", "TTL", "RENEWALS", "FENCE", "RUNS", "FAIL%", "P50",
+        "P99", "MAX", "CMP-FAIL", "LOST", "CAP", "REC-TTL",
+    ];
+    let mut lines: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
+    for r in rows {
+        let s = &r.stats;
+        let holder = match (&r.holder, &r.token) {
+            (Some(h), _) => {
+                let mut who = format!("{}:{} {}", h.host, h.pid, h.command);
+                if who.chars().count() > 40 {
+                    who = who.chars().take(39).collect::<String>() + "…";
+                }
+                who
+            }
+            (None, Some(_)) => "(not dlock)".into(),
+            (None, None) => "-".into(),
+        };
+        lines.push(vec![
+            r.key.clone(),
+            if r.token.is_some() {
+                "held".into()
+            } else {
+                "free".into()
+            },
+            holder,
+            r.holder
+                .as_ref()
+                .and_then(|h| h.since_ms)
+                .map_or("-".into(), |t| format!("{} ago", short(now_ms - t))),
+            match r.ttl_ms {
+                Some(-1) => "no expiry".into(),
+                Some(t) => short(t),
+                None => "-".into(),
+            },
+            r.holder
+                .as_ref()
+                .and_then(|h| h.renewals)
+                .map_or("-".into(), |n| n.to_string()),
+            r.fence.to_string(),
+            s.runs.to_string(),
+            s.failure_rate()
+                .map_or("-".into(), |f| format!("{:.1}", f * 100.0)),
+            opt_ms(s.quantile_ms(0.5)),
+            opt_ms(s.quantile_ms(0.99)),
+            opt_ms((s.samples > 0).then_some(s.max_ms)),
+            s.compare_failures.to_string(),
+            s.lost.to_string(),
+            s.cap_hits.to_string(),
+            opt_ms(s.recommended_ttl_ms()),
+        ]);
+    }
+    let widths: Vec<usize> = (0..head.len())
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for l in &lines {
+        let cells: Vec<String> = l
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `dlock release KEY --force | --token T`.
+pub fn release(g: &Global, key: &str, token: Option<&str>) -> Exit {
+    let full = match crate::config::full_key(g, key) {
+        Ok(f) => f,
+        Err(e) => {
+            error!("usage"; "{e}");
+            return Exit::Usage;
+        }
+    };
+    crate::log::set_key(&full);
+    let keys = Keys::new(&full);
+    let mut c = match connect(g) {
+        Ok(c) => c,
+        Err(exit) => return exit,
+    };
+    let result = match lock::break_lock(&mut c, &keys, token) {
+        Ok(r) => r,
+        Err(e) => return unavailable(g, &e),
+    };
+    match result {
+        Broken::Released { token, holder } => {
+            let h: HashMap<String, String> = holder.into_iter().collect();
+            let whose = match (h.get("host"), h.get("pid")) {
+                (Some(host), Some(pid)) => {
+                    let since = h
+                        .get("since_ms")
+                        .and_then(|s| s.parse::<i64>().ok())
+                        .map(|t| format!(", held for {}", short(unix_ms() as i64 - t)))
+                        .unwrap_or_default();
+                    format!(
+                        "{host} pid {pid} ({}){since}, token {token}",
+                        h.get("command").map_or("", String::as_str)
+                    )
+                }
+                _ => format!("token {token} (not set by dlock: no holder metadata)"),
+            };
+            let line = format!("released {full}: it was held by {whose}\n");
+            let _ = std::io::stdout().lock().write_all(line.as_bytes());
+            info!("force_released"; "{full} released; its holder stops its job at its next renewal (exit 125)");
+            Exit::Child(0)
+        }
+        Broken::NotHeld => {
+            error!("not_held"; "{full} is not held: nothing to release");
+            Exit::Child(1)
+        }
+        Broken::HeldBy(other) => {
+            error!("not_yours"; "{full} is held by token {other}, not the given --token: nothing released (use --force to break it anyway)");
+            Exit::Child(1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn companions_map_back_to_their_lock() {
+        assert_eq!(lock_of("dlock:job", "dlock:").as_deref(), Some("dlock:job"));
+        assert_eq!(
+            lock_of("{dlock:job}:fence", "dlock:").as_deref(),
+            Some("dlock:job")
+        );
+        assert_eq!(
+            lock_of("{dlock:job}:stats", "dlock:").as_deref(),
+            Some("dlock:job")
+        );
+        assert_eq!(
+            lock_of("dlock:{b}:holder", "dlock:").as_deref(),
+            Some("dlock:{b}")
+        );
+        assert_eq!(lock_of("{other:job}:fence", "dlock:"), None);
+        assert_eq!(lock_of("{dlock:x}:released", "dlock:"), None);
+    }
+
+    #[test]
+    fn glob_metacharacters_are_escaped() {
+        assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
+    }
+
+    #[test]
+    fn short_durations() {
+        assert_eq!(short(350), "350ms");
+        assert_eq!(short(12_300), "12.3s");
+        assert_eq!(short(245_000), "4m05s");
+        assert_eq!(short(7_380_000), "2h03m");
+    }
+}
