@@ -204,9 +204,9 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
             keys.lock
         ),
         Released::NotOurs => {
-            let advice = ttl_advice(g, cfg, &keys);
+            let advice = ttl_advice(g, cfg, &keys, held_for);
             warn!("compare_failure", held_ms = ms(held_for), ttl_ms = ms(cfg.ttl), renewals = sup.renewals, recommended_ttl_ms = advice.1;
-                "compare failure: {} was no longer ours at release (job held it {}; lease {}, renewed {}/{cap}): another holder may have run concurrently; {}",
+                "compare failure: {} was no longer ours at release (job held it {}; lease {}, renewed {}/{cap}): another holder may have run at the same time; {}",
                 keys.lock,
                 secs(held_for),
                 secs(cfg.ttl),
@@ -243,24 +243,36 @@ fn record_lost(
     }
 }
 
-/// What to tell an operator whose job outlived its lease: a TTL from the recorded p99 when there
-/// are enough runs to trust it, otherwise the rule of thumb.
-fn ttl_advice(g: &Global, cfg: &RunConfig, keys: &Keys) -> (String, Option<u64>) {
-    let stats = crate::status::read_stats(&g.target, cfg.connect_timeout, cfg.io_timeout, keys);
-    match stats {
-        Some(s) if s.samples >= stats::MIN_SAMPLES => match s.recommended_ttl_ms() {
-            Some(rec) => (
-                format!(
-                    "raise --ttl to ~{} (3 × p99 of {} recorded runs)",
-                    secs(Duration::from_millis(rec)),
-                    s.samples
-                ),
-                Some(rec),
+/// What to tell an operator after a compare failure. If the recorded p99 says the lease is too
+/// short, a TTL from it (with enough runs to trust it); if the job held the lock for less than
+/// one lease, the lease cannot have run out: someone took or deleted the key.
+fn ttl_advice(
+    g: &Global,
+    cfg: &RunConfig,
+    keys: &Keys,
+    held_for: Duration,
+) -> (String, Option<u64>) {
+    let rec = crate::status::read_stats(&g.target, cfg.connect_timeout, cfg.io_timeout, keys)
+        .filter(|s| s.samples >= stats::MIN_SAMPLES)
+        .and_then(|s| Some((s.recommended_ttl_ms()?, s.samples)));
+    match rec {
+        Some((rec, n)) if rec > ms(cfg.ttl) => (
+            format!(
+                "raise --ttl to ~{} (3 × p99 of {n} recorded runs)",
+                secs(Duration::from_millis(rec))
             ),
-            None => ("raise --ttl to about 3 × the job's p99 run time".into(), None),
-        },
+            Some(rec),
+        ),
+        _ if held_for < cfg.ttl => (
+            format!(
+                "the lease had not run out (held {} of a {} lease), so the key was deleted or taken over: `dlock release --force`, a manual DEL, or a Redis failover or restart that lost it",
+                secs(held_for),
+                secs(cfg.ttl)
+            ),
+            None,
+        ),
         _ => (
-            "raise --ttl to about 3 × the job's p99 run time (see `dlock status` once it has 20 runs)".into(),
+            "raise --ttl to about 3 × the job's p99 run time (`dlock status` recommends one after 20 runs)".into(),
             None,
         ),
     }

@@ -11,3 +11,4 @@ mod docs;
 mod faults;
 mod run;
 mod server_errors;
+mod status;
