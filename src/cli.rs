@@ -13,8 +13,8 @@ pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
 
 const AFTER_HELP: &str = "\
 Examples:
-  # crontab on every host: run at most one copy at a time, skip quietly when busy
-  */5 * * * * dlock -q run --key reconcile --ttl 15m --wait 0 --conflict-exit-code 0 -- /opt/jobs/reconcile.sh
+  # crontab on every host: each tick runs once, on one host; the others skip quietly
+  * * * * * dlock -q run --key remind --ttl 2m --wait 0 --conflict-exit-code 0 --hold-at-least 50s -- ./remind.sh
 
   # Kubernetes CronJob container command (password from a mounted secret)
   command: [\"dlock\", \"--url\", \"redis://redis.infra:6379\", \"--password-file\", \"/secrets/redis\",

@@ -66,14 +66,23 @@ the job was stopped: lease lost (taken over, deleted, or not confirmable before 
 .TP
 \fB126\fR / \fB127\fR
 command not executable / not found
+.PP
+\fBdlock release\fR exits 0 when it released the lock, 1 when nothing was released (not held, or held by another token), 2 on usage errors and 69 when Redis is unavailable. \fBdlock status\fR exits 0, 2 or 69.
 .SH ENVIRONMENT
 The job sees DLOCK_KEY (full lock key), DLOCK_TOKEN (this acquisition's token), DLOCK_FENCE (fencing token, strictly increasing per key), DLOCK_TTL_MS and DLOCK_DEADLINE_MS (Unix ms by which dlock will have stopped the job if renewals run out).
 .PP
-dlock reads DLOCK_URL, DLOCK_PASSWORD_FILE, REDISCLI_AUTH, DLOCK_PREFIX, DLOCK_CONNECT_TIMEOUT, DLOCK_IO_TIMEOUT and DLOCK_LOG (error, warn, info, debug).
+dlock reads DLOCK_URL, DLOCK_PASSWORD_FILE, REDISCLI_AUTH, DLOCK_PREFIX, DLOCK_CONNECT_TIMEOUT, DLOCK_IO_TIMEOUT, DLOCK_LOG_FORMAT (text, json) and DLOCK_LOG (error, warn, info, debug).
 .SH EXAMPLES
 .nf
-# crontab: at most one copy at a time across hosts, skip quietly when busy
-*/5 * * * * dlock \-q run \-\-key reconcile \-\-ttl 15m \-\-wait 0 \-\-conflict\-exit\-code 0 \-\- /opt/jobs/reconcile.sh
+# crontab: each tick runs once, on one host; the others skip quietly
+* * * * * dlock \-q run \-\-key remind \-\-ttl 2m \-\-wait 0 \-\-conflict\-exit\-code 0 \-\-hold\-at\-least 50s \-\- ./remind.sh
+
+# who holds what, and how each lock behaves (failure rate, hold times, recommended TTL)
+dlock status
+dlock status \-\-json reconcile
+
+# break a stuck lock (its holder stops its job at the next renewal)
+dlock release reconcile \-\-force
 
 # Kubernetes CronJob command, password from a mounted secret
 dlock \-\-url redis://redis.infra:6379 \-\-password\-file /secrets/redis run \-\-key billing:daily \-\-ttl 10m \-\- /app/billing

@@ -29,7 +29,7 @@ pub struct Held {
 #[derive(Debug, Clone)]
 enum Last {
     Nothing,
-    Busy { pttl: i64 },
+    Busy { pttl: i64, holder: String },
     Down(String),
 }
 
@@ -173,7 +173,7 @@ impl Acquirer<'_> {
                 }),
                 None => Step::Exit(Exit::Internal),
             },
-            Ok(Acquire::Busy { pttl }) => {
+            Ok(Acquire::Busy { pttl, holder }) => {
                 // Someone else's value: whatever a lost reply did, it did not leave ours there.
                 self.maybe_ours = false;
                 if pttl == -1 && !self.warned_no_ttl {
@@ -183,7 +183,7 @@ impl Acquirer<'_> {
                         self.keys.lock
                     );
                 }
-                self.last = Last::Busy { pttl };
+                self.last = Last::Busy { pttl, holder };
                 Step::Again
             }
             Err(e) => {
@@ -225,13 +225,16 @@ impl Acquirer<'_> {
         }
         let waited = secs(self.start.elapsed());
         let exit = match &self.last {
-            Last::Busy { pttl } => {
+            Last::Busy { pttl, holder } => {
                 let code = self.cfg.conflict_exit_code;
-                let left = if *pttl >= 0 {
+                let mut left = if *pttl >= 0 {
                     format!("TTL left {}", secs(Duration::from_millis(*pttl as u64)))
                 } else {
                     "no TTL".to_string()
                 };
+                if !holder.is_empty() {
+                    left = format!("held by {holder}, {left}");
+                }
                 let msg = if self.cfg.wait.is_zero() {
                     format!(
                         "{} is busy ({left}); not waiting (--wait 0), exit {code}",
@@ -336,7 +339,7 @@ impl Acquirer<'_> {
     /// expire) nor past --wait.
     fn next_pause(&mut self) -> Duration {
         let mut p = self.backoff.next_pause();
-        if let Last::Busy { pttl } = self.last
+        if let Last::Busy { pttl, .. } = self.last
             && pttl >= 0
         {
             p = p.min(Duration::from_millis(pttl as u64 + 1));

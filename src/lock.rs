@@ -71,16 +71,20 @@ pub fn new_token() -> String {
 /// KEYS: lock, fence, holder, stats. ARGV: token, ttl ms, stats on ("1"/"0"), host, pid,
 /// command, since (Unix ms).
 /// Returns {1, fence} when the lock is ours (fresh, or already ours after a lost reply: the same
-/// token is retried), or {0, pttl} when someone else holds it.
+/// token is retried), or {0, pttl, "host pid N"} when someone else holds it ('' if not dlock).
 const ACQUIRE: &str = r#"
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
-  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
+  return {1, tonumber(redis.call('GET', KEYS[2]) or '0'), ''}
 end
 if v then
-  return {0, redis.call('PTTL', KEYS[1])}
+  local who = ''
+  if redis.call('HGET', KEYS[3], 'token') == v then
+    who = (redis.call('HGET', KEYS[3], 'host') or '?') .. ' pid ' .. (redis.call('HGET', KEYS[3], 'pid') or '?')
+  end
+  return {0, redis.call('PTTL', KEYS[1]), who}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 local f = redis.call('INCR', KEYS[2])
@@ -97,7 +101,7 @@ if ARGV[3] == '1' then
   redis.call('HINCRBY', KEYS[4], 'runs', 1)
   redis.call('HINCRBY', KEYS[4], 'acquired', 1)
 end
-return {1, f}
+return {1, f, ''}
 "#;
 
 /// KEYS: lock, holder, stats. ARGV: token, ttl ms, stats on.
@@ -220,14 +224,16 @@ static RELEASE_SCRIPT: Script = Script::new(&[RECORD_BODY, RELEASE]);
 static RECORD_SCRIPT: Script = Script::new(&[RECORD_BODY, RECORD]);
 static BREAK_SCRIPT: Script = Script::new(&[BREAK]);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Acquire {
     Acquired {
         fence: i64,
     },
-    /// Held by someone else; `pttl` ms left on their lease (-1: no expiry at all).
+    /// Held by someone else; `pttl` ms left on their lease (-1: no expiry at all); `holder` is
+    /// "host pid N" when a dlock holds it, empty otherwise.
     Busy {
         pttl: i64,
+        holder: String,
     },
 }
 
@@ -322,7 +328,7 @@ pub fn acquire(
     stats: bool,
     meta: &Meta,
 ) -> RedisResult<Acquire> {
-    let (ok, n): (i64, i64) = ACQUIRE_SCRIPT.call(
+    let (ok, n, holder): (i64, i64, Option<String>) = ACQUIRE_SCRIPT.call(
         conn,
         &[&keys.lock, &keys.fence, &keys.holder, &keys.stats],
         &[
@@ -338,7 +344,10 @@ pub fn acquire(
     Ok(if ok == 1 {
         Acquire::Acquired { fence: n }
     } else {
-        Acquire::Busy { pttl: n }
+        Acquire::Busy {
+            pttl: n,
+            holder: holder.unwrap_or_default(),
+        }
     })
 }
 
