@@ -53,7 +53,7 @@ _dlock() {
 
     case "${cmd}" in
         dlock)
-            opts="-v -q -h -V --url --password-file --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help --version run status release completions help"
+            opts="-v -q -h -V --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help --version run status release completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -64,6 +64,18 @@ _dlock() {
                     return 0
                     ;;
                 --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -95,7 +107,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__completions)
-            opts="-v -q -h --url --password-file --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help bash elvish fish powershell zsh"
+            opts="-v -q -h --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -106,6 +118,18 @@ _dlock() {
                     return 0
                     ;;
                 --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -221,7 +245,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__release)
-            opts="-v -q -h --force --token --url --password-file --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --force --token --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -236,6 +260,18 @@ _dlock() {
                     return 0
                     ;;
                 --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -267,7 +303,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__run)
-            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --conflict-exit-code --shell --hold-at-least --no-stats --url --password-file --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --conflict-exit-code --shell --hold-at-least --no-stats --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -321,6 +357,18 @@ _dlock() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --prefix)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -349,7 +397,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__status)
-            opts="-v -q -h --json --url --password-file --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --json --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -360,6 +408,18 @@ _dlock() {
                     return 0
                     ;;
                 --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_dlock_global_optspecs
-    string join \n url= password-file= prefix= connect-timeout= io-timeout= v/verbose q/quiet log-format= log-level= h/help V/version
+    string join \n url= password-file= tls-ca= tls-cert= tls-key= tls-insecure prefix= connect-timeout= io-timeout= v/verbose q/quiet log-format= log-level= h/help V/version
 end
 
 function __fish_dlock_needs_command
@@ -24,8 +24,11 @@ function __fish_dlock_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c dlock -n "__fish_dlock_needs_command" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_needs_command" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_needs_command" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_needs_command" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_needs_command" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_needs_command" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
 complete -c dlock -n "__fish_dlock_needs_command" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
 complete -c dlock -n "__fish_dlock_needs_command" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
 complete -c dlock -n "__fish_dlock_needs_command" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
@@ -35,6 +38,7 @@ complete -c dlock -n "__fish_dlock_needs_command" -l log-level -d 'Log level whe
 warn\t''
 info\t''
 debug\t''"
+complete -c dlock -n "__fish_dlock_needs_command" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_needs_command" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_needs_command" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -54,8 +58,11 @@ complete -c dlock -n "__fish_dlock_using_subcommand run" -l max-renewals -d 'Ren
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l grace -d 'Time between SIGTERM and SIGKILL when dlock stops the job; must be < --ttl [default: min(5s, TTL/3)]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l conflict-exit-code -d 'Exit status when the lock stayed busy for the whole --wait (cron users often want 0)' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l hold-at-least -d 'Keep the lock until D after acquisition even if the job ends sooner, so the same cron tick on another host (with a slightly different clock) is skipped. 0 = release at once' -r
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
@@ -67,11 +74,15 @@ info\t''
 debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l shell -d 'Run the command through `sh -c "<args joined by spaces>"`'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-stats -d 'Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s h -l help -d 'Print help'
-complete -c dlock -n "__fish_dlock_using_subcommand status" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
@@ -82,12 +93,16 @@ warn\t''
 info\t''
 debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l json -d 'One JSON array, one object per key (stable field names, see the README)'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l token -d 'Delete the lock only if this token (the holder\'s DLOCK_TOKEN) holds it' -r
-complete -c dlock -n "__fish_dlock_using_subcommand release" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
@@ -98,11 +113,15 @@ warn\t''
 info\t''
 debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l force -d 'Delete the lock whoever holds it, and print whose it was'
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s h -l help -d 'Print help'
-complete -c dlock -n "__fish_dlock_using_subcommand completions" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
@@ -112,6 +131,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand completions" -l log-level -d
 warn\t''
 info\t''
 debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand completions" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -s h -l help -d 'Print help'

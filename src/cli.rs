@@ -49,8 +49,10 @@ pub struct Cli {
 
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Redis server: redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N].
-    /// Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`
+    /// Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS),
+    /// redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db]
+    /// or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for
+    /// secrets: command lines are visible in `ps`
     #[arg(
         long,
         global = true,
@@ -65,6 +67,36 @@ pub struct GlobalArgs {
     /// in the URL. REDISCLI_AUTH is used when neither is given
     #[arg(long, global = true, env = "DLOCK_PASSWORD_FILE", value_name = "PATH")]
     pub password_file: Option<PathBuf>,
+
+    /// CA certificate (PEM) that signed the server's certificate, for a private CA; the system's
+    /// trust store is used otherwise. Needs a rediss:// URL
+    #[arg(long, global = true, env = "DLOCK_TLS_CA", value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+
+    /// Client certificate (PEM) for mutual TLS; needs --tls-key
+    #[arg(
+        long,
+        global = true,
+        env = "DLOCK_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+
+    /// Client private key (PEM) for mutual TLS; needs --tls-cert
+    #[arg(
+        long,
+        global = true,
+        env = "DLOCK_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
+
+    /// Do not verify the server's certificate (testing only: anyone on the path can impersonate
+    /// the server; dlock warns on every run)
+    #[arg(long, global = true, env = "DLOCK_TLS_INSECURE")]
+    pub tls_insecure: bool,
 
     /// Namespace prepended to every KEY: lock key = PREFIX + KEY
     #[arg(

@@ -93,7 +93,18 @@ pub fn global(g: &GlobalArgs) -> Result<Global, UsageError> {
     let env_password = std::env::var("REDISCLI_AUTH")
         .ok()
         .filter(|p| !p.is_empty());
-    let target = Target::parse(&g.url, password, env_password).map_err(UsageError)?;
+    let tls = crate::conn::TlsFiles {
+        ca: read_pem("--tls-ca", g.tls_ca.as_deref())?,
+        client: match (
+            read_pem("--tls-cert", g.tls_cert.as_deref())?,
+            read_pem("--tls-key", g.tls_key.as_deref())?,
+        ) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            _ => None,
+        },
+        insecure: g.tls_insecure,
+    };
+    let target = Target::parse(&g.url, password, env_password, tls).map_err(UsageError)?;
     Ok(Global {
         target,
         prefix: g.prefix.clone(),
@@ -131,6 +142,22 @@ fn read_password_file(path: &std::path::Path) -> Result<String, UsageError> {
         );
     }
     Ok(pw.to_string())
+}
+
+fn read_pem(flag: &str, path: Option<&std::path::Path>) -> Result<Option<Vec<u8>>, UsageError> {
+    let Some(path) = path else { return Ok(None) };
+    match std::fs::read(path) {
+        Ok(pem) if pem.windows(10).any(|w| w == b"-----BEGIN") => Ok(Some(pem)),
+        Ok(_) => usage!(
+            "{flag} {}: not a PEM file (no -----BEGIN line)",
+            path.display()
+        ),
+        Err(e) => usage!(
+            "{flag} {}: cannot read it ({}); check the path and its permissions",
+            path.display(),
+            io_reason(&e)
+        ),
+    }
 }
 
 /// An io::Error without the "(os error N)" noise.

@@ -1,17 +1,43 @@
-//! Where Redis is and how to talk to it: URL parsing (with the password kept out of every
-//! message), connecting with bounded timeouts, and sorting server failures into "try again"
-//! and "tell the operator now".
+//! Where Redis is and how to talk to it: URL parsing (standalone, TLS, Unix socket, Sentinel,
+//! Cluster) with the password kept out of every message; connecting with bounded timeouts;
+//! following Cluster redirects; and sorting failures into "try again" and "tell the operator".
 
 use std::fmt;
 use std::time::Duration;
 
-use redis::{ConnectionAddr, ConnectionInfo, ErrorKind, IntoConnectionInfo, RedisError};
+use redis::{
+    ConnectionAddr, ConnectionInfo, ErrorKind, FromRedisValue, IntoConnectionInfo,
+    RedisConnectionInfo, RedisError, RedisResult, ServerErrorKind, TlsCertificates,
+};
 
-/// A Redis endpoint plus credentials. `Debug` never shows the password.
+/// TLS material from --tls-ca, --tls-cert/--tls-key and --tls-insecure.
+#[derive(Clone, Default)]
+pub struct TlsFiles {
+    pub ca: Option<Vec<u8>>,
+    /// (certificate, key), both PEM.
+    pub client: Option<(Vec<u8>, Vec<u8>)>,
+    pub insecure: bool,
+}
+
+#[derive(Clone)]
+enum Mode {
+    /// One server (TCP, TLS or Unix socket).
+    Direct(ConnectionAddr),
+    /// Ask these sentinels for the master of `service` on every (re)connect.
+    Sentinel {
+        sentinels: Vec<(String, u16)>,
+        service: String,
+    },
+    /// Start at a seed node; MOVED/ASK lead to the node that owns the lock's slot.
+    Cluster { seeds: Vec<(String, u16)> },
+}
+
+/// A Redis endpoint plus credentials. `Debug` and `Display` never show the password.
 #[derive(Clone)]
 pub struct Target {
-    info: ConnectionInfo,
-    /// What we print: address without credentials.
+    mode: Mode,
+    redis: RedisConnectionInfo,
+    tls: Option<(bool, TlsCertificates)>,
     display: String,
 }
 
@@ -27,7 +53,9 @@ impl fmt::Display for Target {
     }
 }
 
-const URL_FORMS: &str = "redis://[user:pass@]host[:port][/db] or redis+unix:///path/to/sock[?db=N]";
+const URL_FORMS: &str = "redis[s]://[user:pass@]host[:port][/db], redis+unix:///path/to/sock[?db=N], \
+redis[s]+sentinel://[user:pass@]host:port[,host:port...]/SERVICE[/db] or \
+redis[s]+cluster://[user:pass@]host:port[,host:port...]";
 
 impl Target {
     /// Parse `--url`. Password precedence: `--password-file`, then the URL, then REDISCLI_AUTH.
@@ -35,76 +63,432 @@ impl Target {
         url: &str,
         file_password: Option<String>,
         env_password: Option<String>,
+        tls: TlsFiles,
     ) -> Result<Target, String> {
         let url = url.trim();
         let redacted = redact(url);
-        let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
-        match scheme.as_deref() {
-            Some("redis" | "valkey" | "redis+unix" | "unix" | "valkey+unix") => {}
-            Some(
-                s @ ("rediss" | "valkeys" | "redis+sentinel" | "rediss+sentinel" | "redis+cluster"
-                | "rediss+cluster"),
-            ) => {
-                return Err(format!(
-                    "--url {redacted}: {s}:// is not supported by this build yet; use {URL_FORMS}"
-                ));
-            }
-            _ => {
-                return Err(format!(
-                    "--url {redacted}: unknown or missing scheme; expected {URL_FORMS}"
-                ));
-            }
-        }
-        let Some(parsed) = redis::parse_redis_url(url) else {
-            return Err(format!(
-                "--url {redacted}: not a valid URL; expected {URL_FORMS}"
-            ));
+        let bad = |why: &str| format!("--url {redacted}: {why}; expected {URL_FORMS}");
+        let Some((scheme, rest)) = url.split_once("://") else {
+            return Err(bad("missing scheme"));
         };
-        if matches!(parsed.scheme(), "redis" | "valkey")
-            && parsed.host_str().unwrap_or("").is_empty()
-        {
+        let scheme = scheme.to_ascii_lowercase();
+        let (mode, mut redis, is_tls, display) = match scheme.as_str() {
+            "redis" | "valkey" | "rediss" | "valkeys" | "redis+unix" | "unix" | "valkey+unix" => {
+                let Some(parsed) = redis::parse_redis_url(url) else {
+                    return Err(bad("not a valid URL"));
+                };
+                let has_host = parsed.host_str().is_some_and(|h| !h.is_empty());
+                if !parsed.scheme().ends_with("unix") && !has_host {
+                    return Err(bad("missing host"));
+                }
+                let info = url
+                    .into_connection_info()
+                    .map_err(|e| bad(e.detail().unwrap_or(e.category())))?;
+                let addr = info.addr().clone();
+                let (is_tls, display) = match &addr {
+                    ConnectionAddr::Unix(p) => (false, format!("unix:{}", p.display())),
+                    ConnectionAddr::TcpTls { host, port, .. } => {
+                        (true, format!("{host}:{port} (TLS)"))
+                    }
+                    other => (false, other.to_string()),
+                };
+                (
+                    Mode::Direct(addr),
+                    info.redis_settings().clone(),
+                    is_tls,
+                    display,
+                )
+            }
+            "redis+sentinel" | "rediss+sentinel" | "redis+cluster" | "rediss+cluster" => {
+                let (auth, hosts, path) = split_multi(rest);
+                let sentinel = scheme.ends_with("sentinel");
+                let default_port = if sentinel { 26379 } else { 6379 };
+                let nodes = hosts
+                    .split(',')
+                    .map(|h| host_port(h, default_port))
+                    .collect::<Option<Vec<_>>>()
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| bad("bad host list"))?;
+                let mut segs = path.split('/').filter(|s| !s.is_empty());
+                let mut redis = RedisConnectionInfo::default();
+                let mode = if sentinel {
+                    let service = segs
+                        .next()
+                        .ok_or_else(|| bad("missing the sentinel SERVICE name after the hosts"))?;
+                    Mode::Sentinel {
+                        sentinels: nodes.clone(),
+                        service: percent_decode(service),
+                    }
+                } else {
+                    Mode::Cluster {
+                        seeds: nodes.clone(),
+                    }
+                };
+                if let Some(db) = segs.next() {
+                    let db: i64 = db
+                        .parse()
+                        .map_err(|_| bad("the database must be a number"))?;
+                    if !sentinel && db != 0 {
+                        return Err(bad("Redis Cluster has only database 0"));
+                    }
+                    redis = redis.set_db(db);
+                }
+                if let Some(auth) = auth {
+                    let (user, pass) = auth.split_once(':').unwrap_or((auth, ""));
+                    if !user.is_empty() {
+                        redis = redis.set_username(percent_decode(user));
+                    }
+                    if !pass.is_empty() {
+                        redis = redis.set_password(percent_decode(pass));
+                    }
+                }
+                let list = nodes
+                    .iter()
+                    .map(|(h, p)| format!("{h}:{p}"))
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let display = match &mode {
+                    Mode::Sentinel { service, .. } => format!("sentinel {list} service {service}"),
+                    _ => format!("cluster {list}"),
+                };
+                (mode, redis, scheme.starts_with("rediss"), display)
+            }
+            s => return Err(bad(&format!("unknown scheme {s}://"))),
+        };
+        if !is_tls && (tls.ca.is_some() || tls.client.is_some() || tls.insecure) {
             return Err(format!(
-                "--url {redacted}: missing host; expected {URL_FORMS}"
+                "--tls-ca, --tls-cert, --tls-key and --tls-insecure need a TLS URL (rediss://…); --url is {redacted}"
             ));
         }
-        let info = url.into_connection_info().map_err(|e| {
-            format!(
-                "--url {redacted}: {}; expected {URL_FORMS}",
-                e.detail().unwrap_or(e.category())
-            )
-        })?;
-        let mut redis = info.redis_settings().clone().set_skip_set_lib_name();
+        redis = redis.set_skip_set_lib_name();
         if let Some(pw) = file_password
             .or_else(|| redis.password().map(str::to_string))
             .or(env_password)
         {
             redis = redis.set_password(pw);
         }
-        let display = match info.addr() {
-            ConnectionAddr::Unix(p) => format!("unix:{}", p.display()),
-            other => other.to_string(),
-        };
         let display = if redis.db() != 0 {
             format!("{display} db {}", redis.db())
         } else {
             display
         };
+        let tls = is_tls.then(|| {
+            let insecure = tls.insecure || url.ends_with("#insecure");
+            let certs = TlsCertificates {
+                client_tls: tls
+                    .client
+                    .map(|(client_cert, client_key)| redis::ClientTlsConfig {
+                        client_cert,
+                        client_key,
+                    }),
+                root_cert: tls.ca,
+            };
+            (insecure, certs)
+        });
         Ok(Target {
-            info: info.set_redis_settings(redis),
+            mode,
+            redis,
+            tls,
             display,
         })
     }
 
-    /// Open a connection; `timeout` bounds connect and handshake, and then every command.
-    pub fn connect(
+    /// TLS without certificate verification (--tls-insecure or `#insecure`).
+    pub fn insecure(&self) -> bool {
+        self.tls.as_ref().is_some_and(|(insecure, _)| *insecure)
+    }
+
+    fn is_sentinel_or_cluster(&self) -> bool {
+        !matches!(self.mode, Mode::Direct(_))
+    }
+
+    /// One node, with this target's credentials and TLS settings.
+    fn open(
         &self,
-        connect_timeout: Duration,
-        io_timeout: Duration,
-    ) -> Result<redis::Connection, RedisError> {
-        let client = redis::Client::open(self.info.clone())?;
-        let conn = client.get_connection_with_timeout(nonzero(connect_timeout))?;
-        set_timeouts(&conn, io_timeout)?;
+        addr: ConnectionAddr,
+        ct: Duration,
+        io: Duration,
+    ) -> RedisResult<redis::Connection> {
+        let info: ConnectionInfo = addr
+            .into_connection_info()?
+            .set_redis_settings(self.redis.clone());
+        let client = match &self.tls {
+            Some((_, certs)) => {
+                // rustls needs one process-wide crypto provider; a second install is a no-op.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                redis::Client::build_with_tls(info, certs.clone())?
+            }
+            None => redis::Client::open(info)?,
+        };
+        let conn = client.get_connection_with_timeout(nonzero(ct))?;
+        set_raw_timeouts(&conn, io)?;
         Ok(conn)
+    }
+
+    fn tcp(&self, host: &str, port: u16) -> ConnectionAddr {
+        match &self.tls {
+            Some((insecure, _)) => ConnectionAddr::TcpTls {
+                host: host.to_string(),
+                port,
+                insecure: *insecure,
+                tls_params: None,
+            },
+            None => ConnectionAddr::Tcp(host.to_string(), port),
+        }
+    }
+
+    /// Open a connection to the primary; `ct` bounds connect and handshake, `io` every command.
+    pub fn connect(&self, ct: Duration, io: Duration) -> RedisResult<Conn> {
+        let c = match &self.mode {
+            // --tls-insecure applies to the URL's own address too.
+            Mode::Direct(ConnectionAddr::TcpTls { host, port, .. }) => {
+                self.open(self.tcp(host, *port), ct, io)?
+            }
+            Mode::Direct(addr) => self.open(addr.clone(), ct, io)?,
+            Mode::Sentinel { sentinels, service } => {
+                self.via_sentinel(sentinels, service, ct, io)?
+            }
+            Mode::Cluster { seeds } => self.first_reachable(seeds, ct, io)?,
+        };
+        Ok(Conn {
+            c,
+            target: self.clone(),
+            ct,
+            io,
+        })
+    }
+
+    fn first_reachable(
+        &self,
+        nodes: &[(String, u16)],
+        ct: Duration,
+        io: Duration,
+    ) -> RedisResult<redis::Connection> {
+        let mut last = None;
+        for (h, p) in nodes {
+            match self.open(self.tcp(h, *p), ct, io) {
+                Ok(c) => return Ok(c),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| RedisError::from((ErrorKind::Io, "no nodes to connect to"))))
+    }
+
+    fn via_sentinel(
+        &self,
+        sentinels: &[(String, u16)],
+        service: &str,
+        ct: Duration,
+        io: Duration,
+    ) -> RedisResult<redis::Connection> {
+        let mut last = None;
+        let mut unknown = 0;
+        for (h, p) in sentinels {
+            // Sentinels often run without the data nodes' password: try without, then with.
+            let sentinel_target = Target {
+                redis: RedisConnectionInfo::default().set_skip_set_lib_name(),
+                ..self.clone()
+            };
+            let asked = sentinel_target
+                .open(self.tcp(h, *p), ct, io)
+                .and_then(|mut s| ask_sentinel(&mut s, service));
+            let asked = match asked {
+                Err(e)
+                    if matches!(e.code(), Some("NOAUTH" | "NOPERM"))
+                        || e.kind() == ErrorKind::AuthenticationFailed =>
+                {
+                    self.open(self.tcp(h, *p), ct, io)
+                        .and_then(|mut s| ask_sentinel(&mut s, service))
+                }
+                other => other,
+            };
+            match asked {
+                Ok(Some((mh, mp))) => return self.open(self.tcp(&mh, mp), ct, io),
+                Ok(None) => unknown += 1,
+                Err(e) => last = Some(e),
+            }
+        }
+        if unknown > 0 && last.is_none() {
+            return Err(RedisError::from((
+                ErrorKind::MasterNameNotFoundBySentinel,
+                "unknown service",
+                service.to_string(),
+            )));
+        }
+        Err(last.unwrap_or_else(|| RedisError::from((ErrorKind::Io, "no sentinel reachable"))))
+    }
+
+    /// Every master of a cluster (for `status`' SCAN), or the one server otherwise.
+    pub fn masters(&self, ct: Duration, io: Duration) -> RedisResult<Vec<Conn>> {
+        let Mode::Cluster { seeds } = &self.mode else {
+            return Ok(vec![self.connect(ct, io)?]);
+        };
+        let mut seed = self.first_reachable(seeds, ct, io)?;
+        let slots: Vec<Vec<redis::Value>> = redis::cmd("CLUSTER").arg("SLOTS").query(&mut seed)?;
+        let mut nodes: Vec<(String, u16)> = Vec::new();
+        for range in &slots {
+            let Some(redis::Value::Array(master)) = range.get(2) else {
+                continue;
+            };
+            let host: String = master
+                .first()
+                .and_then(|v| String::from_redis_value_ref(v).ok())
+                .unwrap_or_default();
+            let port: u16 = master
+                .get(1)
+                .and_then(|v| u16::from_redis_value_ref(v).ok())
+                .unwrap_or(0);
+            let host = if host.is_empty() || host == "?" {
+                seeds[0].0.clone()
+            } else {
+                host
+            };
+            if port != 0 && !nodes.contains(&(host.clone(), port)) {
+                nodes.push((host, port));
+            }
+        }
+        nodes
+            .iter()
+            .map(|(h, p)| {
+                Ok(Conn {
+                    c: self.open(self.tcp(h, *p), ct, io)?,
+                    target: self.clone(),
+                    ct,
+                    io,
+                })
+            })
+            .collect()
+    }
+
+    pub fn classify(&self, e: &RedisError) -> Fault {
+        let fault = classify(e);
+        // Behind Sentinel or Cluster a read-only node or a redirect means a failover is under way:
+        // reconnecting asks for the new primary.
+        if self.is_sentinel_or_cluster() && matches!(e.code(), Some("READONLY" | "MOVED" | "ASK")) {
+            return Fault::Transient(fault.reason().to_string());
+        }
+        fault
+    }
+}
+
+/// `SENTINEL get-master-addr-by-name`: Some((host, port)), or None if the service is unknown.
+fn ask_sentinel(s: &mut redis::Connection, service: &str) -> RedisResult<Option<(String, u16)>> {
+    let reply: Option<(String, String)> = redis::cmd("SENTINEL")
+        .arg("get-master-addr-by-name")
+        .arg(service)
+        .query(s)?;
+    Ok(reply.and_then(|(h, p)| Some((h, p.parse().ok()?))))
+}
+
+/// `[auth@]hosts[/path]` of a multi-host URL.
+fn split_multi(rest: &str) -> (Option<&str>, &str, &str) {
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    match authority.rsplit_once('@') {
+        Some((auth, hosts)) => (Some(auth), hosts, path),
+        None => (None, authority, path),
+    }
+}
+
+fn host_port(s: &str, default_port: u16) -> Option<(String, u16)> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    if let Some(rest) = s.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse().ok()?,
+            None if after.is_empty() => default_port,
+            None => return None,
+        };
+        return Some((host.to_string(), port));
+    }
+    match s.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() => Some((h.to_string(), p.parse().ok()?)),
+        Some(_) => None,
+        None => Some((s.to_string(), default_port)),
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A connection to the node that serves the lock, following Redis Cluster redirects.
+pub struct Conn {
+    c: redis::Connection,
+    target: Target,
+    ct: Duration,
+    io: Duration,
+}
+
+/// Redirects followed for one command before giving up (a slot moving twice mid-command is
+/// already exotic).
+const MAX_REDIRECTS: u32 = 3;
+
+impl Conn {
+    pub fn raw(&mut self) -> &mut redis::Connection {
+        &mut self.c
+    }
+
+    /// Bound every following command by `io`.
+    pub fn set_timeouts(&mut self, io: Duration) -> RedisResult<()> {
+        self.io = io;
+        set_raw_timeouts(&self.c, io)
+    }
+
+    pub fn query<T: FromRedisValue>(&mut self, cmd: &redis::Cmd) -> RedisResult<T> {
+        self.follow(|c| cmd.query(c))
+    }
+
+    pub fn query_pipe<T: FromRedisValue>(&mut self, p: &redis::Pipeline) -> RedisResult<T> {
+        self.follow(|c| p.query(c))
+    }
+
+    fn follow<T>(
+        &mut self,
+        f: impl Fn(&mut redis::Connection) -> RedisResult<T>,
+    ) -> RedisResult<T> {
+        let mut hops = 0;
+        loop {
+            let err = match f(&mut self.c) {
+                Err(e) if hops < MAX_REDIRECTS && e.redirect_node().is_some() => e,
+                other => return other,
+            };
+            hops += 1;
+            let Some((addr, _slot)) = err.redirect_node() else {
+                return Err(err);
+            };
+            let Some((host, port)) = host_port(addr, 6379) else {
+                return Err(err);
+            };
+            let node = self
+                .target
+                .open(self.target.tcp(&host, port), self.ct, self.io)?;
+            if err.kind() == ErrorKind::Server(ServerErrorKind::Ask) {
+                // The slot is migrating: ask the target node once, keep our connection.
+                let mut node = node;
+                redis::cmd("ASKING").query::<()>(&mut node)?;
+                return f(&mut node);
+            }
+            // MOVED: the slot lives there now; stay.
+            self.c = node;
+        }
     }
 }
 
@@ -113,7 +497,7 @@ pub fn nonzero(d: Duration) -> Duration {
     d.max(Duration::from_millis(1))
 }
 
-pub fn set_timeouts(conn: &redis::Connection, d: Duration) -> Result<(), RedisError> {
+fn set_raw_timeouts(conn: &redis::Connection, d: Duration) -> RedisResult<()> {
     conn.set_read_timeout(Some(nonzero(d)))?;
     conn.set_write_timeout(Some(nonzero(d)))
 }
@@ -164,36 +548,80 @@ impl Fault {
 pub fn classify(e: &RedisError) -> Fault {
     let code = e.code().unwrap_or("");
     let detail = e.detail().unwrap_or("").trim();
+    let text = e.to_string();
     match (e.kind(), code) {
         (ErrorKind::AuthenticationFailed, _) | (_, "WRONGPASS" | "NOAUTH") => Fault::Permanent(
             "authentication failed: check the password (--password-file, the URL, or REDISCLI_AUTH) and the user name"
                 .into(),
         ),
         (_, "READONLY") => Fault::Permanent(
-            "the server is a read-only replica: point --url at the primary (master)".into(),
+            "the server is a read-only replica: point --url at the primary (master), or use a redis+sentinel:// URL that finds it"
+                .into(),
         ),
         (_, "OOM") => Fault::Permanent(
             "the server is out of memory (maxmemory reached) and refuses writes: free memory or raise maxmemory"
                 .into(),
         ),
         (_, "NOPERM") => Fault::Permanent(format!(
-            "permission denied by the server's ACL ({detail}): grant the commands and key pattern listed in the README"
+            "permission denied by the server's ACL ({}): grant the commands and key pattern listed in the README",
+            one_line(detail)
+        )),
+        (ErrorKind::MasterNameNotFoundBySentinel, _) => Fault::Permanent(format!(
+            "no sentinel knows a master named {detail:?}: check the SERVICE name in --url (SENTINEL MASTERS lists them)"
         )),
         (_, "LOADING") => Fault::Transient("the server is loading its dataset".into()),
         (_, "BUSY") => Fault::Transient("the server is busy running a script".into()),
         (_, "MASTERDOWN") => Fault::Transient("the replica's link to its master is down".into()),
-        (_, "TRYAGAIN" | "CLUSTERDOWN") => Fault::Transient(format!("cluster not ready ({code})")),
+        (_, "TRYAGAIN") => Fault::Transient("cluster slot migrating (TRYAGAIN)".into()),
+        (_, "CLUSTERDOWN") => Fault::Transient("the cluster is down (CLUSTERDOWN)".into()),
+        (_, "MOVED" | "ASK") => Fault::Transient(format!("cluster redirect ({code} {detail})")),
+        _ if tls_failure(&text) => Fault::Permanent(format!(
+            "TLS handshake failed ({}): check --tls-ca (the CA that signed the server's certificate), --tls-cert/--tls-key if the server wants a client certificate, and that the host name matches the certificate",
+            tls_reason(&text)
+        )),
         (ErrorKind::Io, _) => Fault::Transient(io_text(e)),
         (ErrorKind::Parse | ErrorKind::UnexpectedReturnType, _) => Fault::Permanent(
-            "the reply is not the Redis protocol: is --url pointing at a Redis port?".into(),
+            "the reply is not the Redis protocol: is --url pointing at a Redis port (and TLS only if the port speaks TLS)?".into(),
         ),
+        (ErrorKind::InvalidClientConfig, _) => Fault::Permanent(format!("bad connection settings: {}", one_line(&text))),
         (ErrorKind::Server(_), _) if !code.is_empty() => {
-            Fault::Permanent(format!("the server refused the command: {code} {detail}"))
+            Fault::Permanent(format!("the server refused the command: {code} {}", one_line(detail)))
         }
         _ if e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal() => {
             Fault::Transient(io_text(e))
         }
-        _ => Fault::Permanent(format!("unexpected reply: {}", one_line(&e.to_string()))),
+        _ => Fault::Permanent(format!("unexpected reply: {}", one_line(&text))),
+    }
+}
+
+fn tls_failure(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    [
+        "certificate",
+        "handshake",
+        "tls",
+        "unknownissuer",
+        "peer sent no certificates",
+        "decrypt",
+    ]
+    .iter()
+    .any(|w| t.contains(w))
+}
+
+fn tls_reason(text: &str) -> String {
+    let t = one_line(text);
+    if t.contains("UnknownIssuer") {
+        "the server's certificate is not signed by a trusted CA".into()
+    } else if t.contains("NotValidForName") {
+        "the server's certificate does not name this host".into()
+    } else if t.contains("Expired") {
+        "the server's certificate has expired".into()
+    } else if t.to_ascii_lowercase().contains("certificate required")
+        || t.contains("CertificateRequired")
+    {
+        "the server requires a client certificate".into()
+    } else {
+        t
     }
 }
 
@@ -222,37 +650,81 @@ fn io_text(e: &RedisError) -> String {
 mod tests {
     use super::*;
 
+    fn parse(url: &str) -> Result<String, String> {
+        Target::parse(url, None, None, TlsFiles::default()).map(|t| t.to_string())
+    }
+
     #[test]
     fn redaction_hides_passwords() {
         assert_eq!(redact("redis://:hunter2@h:1/0"), "redis://***@h:1/0");
         assert_eq!(redact("redis://u:hunter2@h:1"), "redis://u:***@h:1");
         assert_eq!(redact("redis://h:1"), "redis://h:1");
         assert_eq!(redact("redis://u:p@ss@h"), "redis://u:***@h");
+        assert_eq!(
+            redact("redis+sentinel://:pw@a:1,b:2/mymaster"),
+            "redis+sentinel://***@a:1,b:2/mymaster"
+        );
         assert!(!redact("nonsense:hunter2@x").contains("hunter2"));
     }
 
     #[test]
     fn url_forms() {
-        let t = Target::parse("redis://127.0.0.1:7000/2", None, None).map_err(|e| e.to_string());
         assert_eq!(
-            t.map(|t| t.to_string()),
+            parse("redis://127.0.0.1:7000/2"),
             Ok("127.0.0.1:7000 db 2".to_string())
         );
-        let t = Target::parse("redis+unix:///tmp/r.sock", None, None).map(|t| t.to_string());
-        assert_eq!(t, Ok("unix:/tmp/r.sock".to_string()));
+        assert_eq!(
+            parse("redis+unix:///tmp/r.sock"),
+            Ok("unix:/tmp/r.sock".to_string())
+        );
+        assert_eq!(parse("rediss://h:6380"), Ok("h:6380 (TLS)".to_string()));
+        assert_eq!(
+            parse("redis+sentinel://:pw@s1:26379,s2/mymaster/1"),
+            Ok("sentinel s1:26379,s2:26379 service mymaster db 1".to_string())
+        );
+        assert_eq!(
+            parse("redis+cluster://n1:7000,[::1]:7001"),
+            Ok("cluster n1:7000,::1:7001".to_string())
+        );
         for bad in [
             "127.0.0.1:6379",
             "http://x",
             "redis://",
             "redis://h:99999",
-            "rediss://h",
+            "redis+sentinel://s1:26379",
+            "redis+cluster://",
+            "redis+cluster://n1:7000/3",
         ] {
-            let e = Target::parse(bad, None, None).err().unwrap_or_default();
+            let e = parse(bad).err().unwrap_or_default();
             assert!(e.starts_with("--url"), "{bad}: {e}");
         }
-        let e = Target::parse("redis://:sekrit@h:notaport", None, None)
+        let e = parse("redis://:sekrit@h:notaport")
             .err()
             .unwrap_or_default();
         assert!(!e.contains("sekrit"), "{e}");
+        let tls_only = Target::parse(
+            "redis://h",
+            None,
+            None,
+            TlsFiles {
+                insecure: true,
+                ..TlsFiles::default()
+            },
+        );
+        assert!(
+            tls_only
+                .err()
+                .unwrap_or_default()
+                .contains("need a TLS URL")
+        );
+    }
+
+    #[test]
+    fn host_lists() {
+        assert_eq!(host_port("a:1", 9), Some(("a".into(), 1)));
+        assert_eq!(host_port("a", 9), Some(("a".into(), 9)));
+        assert_eq!(host_port("[::1]:5", 9), Some(("::1".into(), 5)));
+        assert_eq!(host_port(":5", 9), None);
+        assert_eq!(percent_decode("p%40ss"), "p@ss");
     }
 }

@@ -4,11 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use redis::{Connection, PubSub};
+use redis::PubSub;
 
 use crate::backoff::Backoff;
 use crate::config::{Global, RunConfig};
-use crate::conn::{self, Fault, Target};
+use crate::conn::{self, Conn, Fault, Target};
 use crate::event::{Event, Receiver};
 use crate::exit::Exit;
 use crate::lock::{self, Acquire, Finish, Keys, Outcome, Release};
@@ -18,7 +18,7 @@ use crate::{debug, error, info, warn};
 
 /// A lock we hold.
 pub struct Held {
-    pub conn: Connection,
+    pub conn: Conn,
     pub token: String,
     pub fence: i64,
     /// When the acquiring command was sent: the lease is measured from here.
@@ -34,7 +34,7 @@ enum Last {
 }
 
 enum Step {
-    Held(Held),
+    Held(Box<Held>),
     Exit(Exit),
     /// Busy or down; keep going if time allows.
     Again,
@@ -49,7 +49,7 @@ struct Acquirer<'a> {
     keys: &'a Keys,
     events: &'a Receiver,
     token: String,
-    conn: Option<Connection>,
+    conn: Option<Conn>,
     backoff: Backoff,
     start: Instant,
     until: Instant,
@@ -62,7 +62,12 @@ struct Acquirer<'a> {
     meta: lock::Meta,
 }
 
-pub fn acquire(g: &Global, cfg: &RunConfig, keys: &Keys, events: &Receiver) -> Result<Held, Exit> {
+pub fn acquire(
+    g: &Global,
+    cfg: &RunConfig,
+    keys: &Keys,
+    events: &Receiver,
+) -> Result<Box<Held>, Exit> {
     let start = Instant::now();
     let mut a = Acquirer {
         g,
@@ -98,7 +103,7 @@ pub fn acquire(g: &Global, cfg: &RunConfig, keys: &Keys, events: &Receiver) -> R
             // Subscribe *then* retry, so a release between our last try and the subscription
             // cannot be missed.
             if let Some(mut sub) = a.subscriber() {
-                let mut ps = sub.as_pubsub();
+                let mut ps = sub.raw().as_pubsub();
                 if ps.subscribe(&keys.channel).is_ok()
                     && let Wake::Done(done) = a.wait_subscribed(&mut ps)
                 {
@@ -117,14 +122,14 @@ pub fn acquire(g: &Global, cfg: &RunConfig, keys: &Keys, events: &Receiver) -> R
 }
 
 enum Wake {
-    Done(Result<Held, Exit>),
+    Done(Result<Box<Held>, Exit>),
     /// The subscription broke or Redis is in trouble: fall back to plain backoff for a round.
     Fallback,
 }
 
 impl Acquirer<'_> {
     /// One try; Some when the outcome is final.
-    fn step(&mut self) -> Option<Result<Held, Exit>> {
+    fn step(&mut self) -> Option<Result<Box<Held>, Exit>> {
         match self.try_once() {
             Step::Held(h) => Some(Ok(h)),
             Step::Exit(e) => Some(Err(e)),
@@ -164,13 +169,13 @@ impl Acquirer<'_> {
             &meta,
         ) {
             Ok(Acquire::Acquired { fence }) => match self.conn.take() {
-                Some(conn) => Step::Held(Held {
+                Some(conn) => Step::Held(Box::new(Held {
                     conn,
                     token: self.token.clone(),
                     fence,
                     sent,
                     waited: sent - self.start,
-                }),
+                })),
                 None => Step::Exit(Exit::Internal),
             },
             Ok(Acquire::Busy { pttl, holder }) => {
@@ -187,8 +192,11 @@ impl Acquirer<'_> {
                 Step::Again
             }
             Err(e) => {
-                // The script may have run before the connection broke.
-                if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
+                // The script may have run before the connection broke (a refusal such as a
+                // failed TLS handshake means it never reached the server).
+                if matches!(self.g.target.classify(&e), Fault::Transient(_))
+                    && (e.is_io_error() || e.is_timeout() || e.is_connection_dropped())
+                {
                     self.maybe_ours = true;
                 }
                 self.conn = None;
@@ -198,7 +206,7 @@ impl Acquirer<'_> {
     }
 
     fn failed(&mut self, e: &redis::RedisError) -> Step {
-        match conn::classify(e) {
+        match self.g.target.classify(e) {
             Fault::Permanent(reason) => {
                 error!("redis_refused"; "cannot use Redis at {}: {reason}", self.g.target);
                 self.cleanup();
@@ -219,7 +227,7 @@ impl Acquirer<'_> {
         }
     }
 
-    fn out_of_time(&mut self) -> Option<Result<Held, Exit>> {
+    fn out_of_time(&mut self) -> Option<Result<Box<Held>, Exit>> {
         if Instant::now() < self.until {
             return None;
         }
@@ -258,7 +266,7 @@ impl Acquirer<'_> {
                     && let Some(c) = self.conn.as_mut()
                     && let Err(e) = lock::record_busy(c, self.keys)
                 {
-                    debug!("stats_failed"; "could not record the busy run: {}", conn::classify(&e).reason());
+                    debug!("stats_failed"; "could not record the busy run: {}", self.g.target.classify(&e).reason());
                 }
                 Exit::Busy(code)
             }
@@ -275,7 +283,7 @@ impl Acquirer<'_> {
         Some(Err(exit))
     }
 
-    fn subscriber(&mut self) -> Option<Connection> {
+    fn subscriber(&mut self) -> Option<Conn> {
         match self
             .g
             .target
@@ -285,7 +293,7 @@ impl Acquirer<'_> {
             Err(e) => {
                 debug!("no_subscription";
                     "no release notifications ({}); polling with backoff",
-                    conn::classify(&e).reason()
+                    self.g.target.classify(&e).reason()
                 );
                 None
             }
@@ -348,7 +356,7 @@ impl Acquirer<'_> {
     }
 
     /// Sleep one backoff step without a subscription; a signal cuts it short.
-    fn pause(&mut self) -> Option<Result<Held, Exit>> {
+    fn pause(&mut self) -> Option<Result<Box<Held>, Exit>> {
         let p = self.next_pause();
         match self.events.recv_timeout(p) {
             Ok(Event::Signal(sig)) => Some(Err(self.stop_waiting(sig))),
@@ -431,7 +439,7 @@ const RELEASE_TRIES: u32 = 3;
 /// after a reply that may have been executed does not count the run again.
 pub fn release(
     target: &Target,
-    mut conn: Option<Connection>,
+    mut conn: Option<Conn>,
     keys: &Keys,
     token: &str,
     mut finish: Finish,
@@ -448,14 +456,15 @@ pub fn release(
             match target.connect(connect_timeout, io_timeout) {
                 Ok(c) => conn = Some(c),
                 Err(e) => {
-                    reason = conn::classify(&e).reason().to_string();
+                    reason = target.classify(&e).reason().to_string();
                     continue;
                 }
             }
         }
         let Some(c) = conn.as_mut() else { continue };
-        let result =
-            conn::set_timeouts(c, io_timeout).and_then(|()| lock::release(c, keys, token, &finish));
+        let result = c
+            .set_timeouts(io_timeout)
+            .and_then(|()| lock::release(c, keys, token, &finish));
         match result {
             Ok(Release::Released) => return Released::Yes,
             Ok(Release::Kept) => return Released::Kept,
@@ -464,7 +473,7 @@ pub fn release(
             Err(e) => {
                 conn = None;
                 finish.stats = false;
-                match conn::classify(&e) {
+                match target.classify(&e) {
                     Fault::Permanent(r) => return Released::Unconfirmed(r),
                     Fault::Transient(r) => {
                         reply_lost = true;

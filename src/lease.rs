@@ -8,9 +8,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use redis::Connection;
-
-use crate::conn::{self, Target};
+use crate::conn::{Conn, Target};
 use crate::event::{Event, Sender};
 use crate::lock::{self, Keys, Renew};
 
@@ -46,11 +44,11 @@ impl Params {
 
 pub struct Watchdog {
     stop: mpsc::Sender<()>,
-    handle: JoinHandle<Option<Connection>>,
+    handle: JoinHandle<Option<Conn>>,
 }
 
 pub struct Lease {
-    pub conn: Connection,
+    pub conn: Conn,
     pub target: Target,
     pub keys: Keys,
     pub token: String,
@@ -67,19 +65,19 @@ impl Watchdog {
     }
 
     /// Stop renewing and get the connection back (None if it broke).
-    pub fn stop(self) -> Option<Connection> {
+    pub fn stop(self) -> Option<Conn> {
         let _ = self.stop.send(());
         self.handle.join().ok().flatten()
     }
 }
 
 /// Block until told to stop; hand back whatever connection we still have.
-fn park(conn: Option<Connection>, stop: &mpsc::Receiver<()>) -> Option<Connection> {
+fn park(conn: Option<Conn>, stop: &mpsc::Receiver<()>) -> Option<Conn> {
     let _ = stop.recv();
     conn
 }
 
-fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Option<Connection> {
+fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Option<Conn> {
     let Lease {
         conn,
         target,
@@ -117,8 +115,9 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Optio
                     Err(e) => {
                         if !reported {
                             reported = true;
-                            let _ = tx
-                                .send(Event::RenewTrouble(conn::classify(&e).reason().to_string()));
+                            let _ = tx.send(Event::RenewTrouble(
+                                target.classify(&e).reason().to_string(),
+                            ));
                         }
                         if stop.recv_timeout(p.retry_pause().min(left)).is_ok() {
                             return None;
@@ -129,7 +128,8 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Optio
             }
             let Some(c) = conn.as_mut() else { continue };
             let sent = Instant::now();
-            let result = conn::set_timeouts(c, io)
+            let result = c
+                .set_timeouts(io)
                 .and_then(|()| lock::renew(c, &keys, &token, p.ttl, p.stats));
             match result {
                 Ok(Renew::Renewed) => {
@@ -147,8 +147,9 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Optio
                     conn = None;
                     if !reported {
                         reported = true;
-                        let _ =
-                            tx.send(Event::RenewTrouble(conn::classify(&e).reason().to_string()));
+                        let _ = tx.send(Event::RenewTrouble(
+                            target.classify(&e).reason().to_string(),
+                        ));
                     }
                     if stop.recv_timeout(p.retry_pause().min(left)).is_ok() {
                         return None;

@@ -42,6 +42,9 @@ where
     };
     log::set_level(global.level);
     log::set_format(global.format);
+    if global.target.insecure() {
+        warn!("tls_insecure"; "TLS certificate verification is off (--tls-insecure): anyone on the network path can impersonate {}; use --tls-ca FILE instead", global.target);
+    }
     match cli.command {
         cli::Command::Run(args) => match config::run(&global, &args) {
             Ok(cfg) => run::run(&global, &cfg),

@@ -6,7 +6,9 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use redis::{Connection, ErrorKind, RedisResult, ServerErrorKind, Value};
+use redis::{ErrorKind, RedisResult, ServerErrorKind, Value};
+
+use crate::conn::Conn;
 
 /// Key names for one lock. Companion keys share the lock key's cluster slot (SPEC §3).
 #[derive(Debug, Clone)]
@@ -196,7 +198,7 @@ impl Script {
     /// EVALSHA, falling back to EVAL on NOSCRIPT (no SCRIPT LOAD: restricted ACLs often deny it).
     fn call<T: redis::FromRedisValue>(
         &self,
-        conn: &mut Connection,
+        conn: &mut Conn,
         keys: &[&str],
         args: &[&str],
     ) -> RedisResult<T> {
@@ -207,11 +209,11 @@ impl Script {
         });
         let mut cmd = redis::cmd("EVALSHA");
         cmd.arg(sha).arg(keys.len()).arg(keys).arg(args);
-        match cmd.query(conn) {
+        match conn.query(&cmd) {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 let mut eval = redis::cmd("EVAL");
                 eval.arg(src).arg(keys.len()).arg(keys).arg(args);
-                eval.query(conn)
+                conn.query(&eval)
             }
             other => other,
         }
@@ -321,7 +323,7 @@ fn flag(on: bool) -> &'static str {
 }
 
 pub fn acquire(
-    conn: &mut Connection,
+    conn: &mut Conn,
     keys: &Keys,
     token: &str,
     ttl: Duration,
@@ -352,7 +354,7 @@ pub fn acquire(
 }
 
 pub fn renew(
-    conn: &mut Connection,
+    conn: &mut Conn,
     keys: &Keys,
     token: &str,
     ttl: Duration,
@@ -380,12 +382,7 @@ fn finish_args(f: &Finish) -> [String; 4] {
 }
 
 /// Compare-and-delete (or keep, with --hold-at-least) and count the run.
-pub fn release(
-    conn: &mut Connection,
-    keys: &Keys,
-    token: &str,
-    finish: &Finish,
-) -> RedisResult<Release> {
+pub fn release(conn: &mut Conn, keys: &Keys, token: &str, finish: &Finish) -> RedisResult<Release> {
     let [hold, field, outcome, keep] = finish_args(finish);
     let r: i64 = RELEASE_SCRIPT.call(
         conn,
@@ -408,30 +405,30 @@ pub fn release(
 }
 
 /// Count a run that ends without a release (its lease was lost).
-pub fn record(conn: &mut Connection, keys: &Keys, finish: &Finish) -> RedisResult<()> {
+pub fn record(conn: &mut Conn, keys: &Keys, finish: &Finish) -> RedisResult<()> {
     let [hold, field, outcome, _] = finish_args(finish);
     RECORD_SCRIPT.call::<i64>(conn, &[&keys.stats], &["", "", "", &hold, &field, &outcome])?;
     Ok(())
 }
 
 /// Count a run that gave up because the lock stayed busy.
-pub fn record_busy(conn: &mut Connection, keys: &Keys) -> RedisResult<()> {
-    redis::pipe()
-        .cmd("HINCRBY")
+pub fn record_busy(conn: &mut Conn, keys: &Keys) -> RedisResult<()> {
+    let mut p = redis::pipe();
+    p.cmd("HINCRBY")
         .arg(&keys.stats)
         .arg("runs")
         .arg(1)
-        .ignore()
-        .cmd("HINCRBY")
+        .ignore();
+    p.cmd("HINCRBY")
         .arg(&keys.stats)
         .arg("busy")
         .arg(1)
-        .ignore()
-        .query::<()>(conn)
+        .ignore();
+    conn.query_pipe::<()>(&p)
 }
 
 /// `dlock release`: delete the lock whoever holds it (`token` None) or only if `token` does.
-pub fn break_lock(conn: &mut Connection, keys: &Keys, token: Option<&str>) -> RedisResult<Broken> {
+pub fn break_lock(conn: &mut Conn, keys: &Keys, token: Option<&str>) -> RedisResult<Broken> {
     let v: Vec<Value> = BREAK_SCRIPT.call(
         conn,
         &[&keys.lock, &keys.holder],

@@ -61,7 +61,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         fence,
         sent,
         ..
-    } = held;
+    } = *held;
     let release = |conn, finish| {
         holder::release(
             &g.target,
@@ -232,14 +232,14 @@ fn record_lost(
     g: &Global,
     cfg: &RunConfig,
     keys: &Keys,
-    conn: Option<redis::Connection>,
+    conn: Option<crate::conn::Conn>,
     finish: &Finish,
 ) {
     let conn = conn
         .map(Ok)
         .unwrap_or_else(|| g.target.connect(cfg.connect_timeout, cfg.io_timeout));
     if let Err(e) = conn.and_then(|mut c| lock::record(&mut c, keys, finish)) {
-        debug!("stats_failed"; "could not record the lost run: {}", crate::conn::classify(&e).reason());
+        debug!("stats_failed"; "could not record the lost run: {}", g.target.classify(&e).reason());
     }
 }
 

@@ -6,11 +6,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::time::Duration;
 
-use redis::Connection;
 use serde_json::{Value, json};
 
 use crate::config::Global;
-use crate::conn::{self, Target};
+use crate::conn::{Conn, Target};
 use crate::exit::Exit;
 use crate::holder::unix_ms;
 use crate::lock::{self, Broken, Keys, SUFFIXES};
@@ -37,19 +36,19 @@ pub struct KeyStatus {
     pub stats: Stats,
 }
 
-fn connect(g: &Global) -> Result<Connection, Exit> {
+fn connect(g: &Global) -> Result<Conn, Exit> {
     g.target
         .connect(g.connect_timeout, g.io_timeout)
         .map_err(|e| unavailable(g, &e))
 }
 
 fn unavailable(g: &Global, e: &redis::RedisError) -> Exit {
-    error!("redis_unavailable"; "cannot use Redis at {}: {}; check --url / DLOCK_URL", g.target, conn::classify(e).reason());
+    error!("redis_unavailable"; "cannot use Redis at {}: {}; check --url / DLOCK_URL", g.target, g.target.classify(e).reason());
     Exit::Unavailable
 }
 
 /// Read one lock's state in one round trip.
-pub fn read(conn: &mut Connection, keys: &Keys) -> redis::RedisResult<KeyStatus> {
+pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
     type Reply = (
         Option<String>,
         i64,
@@ -57,18 +56,14 @@ pub fn read(conn: &mut Connection, keys: &Keys) -> redis::RedisResult<KeyStatus>
         Option<i64>,
         HashMap<String, String>,
     );
-    let (token, pttl, holder, fence, stats): Reply = redis::pipe()
-        .cmd("GET")
-        .arg(&keys.lock)
-        .cmd("PTTL")
-        .arg(&keys.lock)
-        .cmd("HGETALL")
+    let mut p = redis::pipe();
+    p.cmd("GET").arg(&keys.lock).cmd("PTTL").arg(&keys.lock);
+    p.cmd("HGETALL")
         .arg(&keys.holder)
         .cmd("GET")
-        .arg(&keys.fence)
-        .cmd("HGETALL")
-        .arg(&keys.stats)
-        .query(conn)?;
+        .arg(&keys.fence);
+    p.cmd("HGETALL").arg(&keys.stats);
+    let (token, pttl, holder, fence, stats): Reply = conn.query_pipe(&p)?;
     let num = |k: &str| holder.get(k).and_then(|v| v.parse::<i64>().ok());
     // A holder hash that does not name the current token is stale: show nothing rather than
     // the wrong owner.
@@ -136,19 +131,19 @@ pub fn lock_of(key: &str, prefix: &str) -> Option<String> {
 }
 
 /// Every lock under the prefix, held or not (a free lock still has its fence and stats).
-pub fn scan_locks(conn: &mut Connection, prefix: &str) -> redis::RedisResult<Vec<String>> {
+pub fn scan_locks(conn: &mut Conn, prefix: &str) -> redis::RedisResult<Vec<String>> {
     let mut found = BTreeSet::new();
     let escaped = glob_escape(prefix);
     for pattern in [format!("{escaped}*"), format!("{{{escaped}*")] {
         let mut cursor: u64 = 0;
         loop {
-            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
+            let mut scan = redis::cmd("SCAN");
+            scan.arg(cursor)
                 .arg("MATCH")
                 .arg(&pattern)
                 .arg("COUNT")
-                .arg(1000)
-                .query(conn)?;
+                .arg(1000);
+            let (next, keys): (u64, Vec<String>) = conn.query(&scan)?;
             found.extend(keys.iter().filter_map(|k| lock_of(k, prefix)));
             if next == 0 {
                 break;
@@ -175,10 +170,19 @@ pub fn status(g: &Global, keys: &[String], as_json: bool) -> Exit {
         Err(exit) => return exit,
     };
     if full.is_empty() {
-        full = match scan_locks(&mut c, &g.prefix) {
-            Ok(v) => v,
+        // Every master of a cluster holds its own share of the keys.
+        let masters = match g.target.masters(g.connect_timeout, g.io_timeout) {
+            Ok(m) => m,
             Err(e) => return unavailable(g, &e),
         };
+        let mut all = BTreeSet::new();
+        for mut m in masters {
+            match scan_locks(&mut m, &g.prefix) {
+                Ok(v) => all.extend(v),
+                Err(e) => return unavailable(g, &e),
+            }
+        }
+        full = all.into_iter().collect();
     }
     let mut rows = Vec::with_capacity(full.len());
     for key in &full {

@@ -72,7 +72,7 @@ fn each_bad_input_is_one_line_exit_2_and_touches_nothing() {
         (vec!["run", "--", "true"], "--key"),
         (
             vec!["--url", "http://x", "run", "--key", "k", "--", "true"],
-            "--url http://x: unknown or missing scheme",
+            "--url http://x: unknown scheme http://",
         ),
         (
             vec!["--url", "localhost:6379", "run", "--key", "k", "--", "true"],

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod tls;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -54,6 +55,33 @@ impl RedisServer {
             port,
             extra: args,
         }
+    }
+
+    /// A server that speaks TLS on a free loopback port (plain on its Unix socket, which the
+    /// fixture uses for its own checks). `auth_clients`: require a client certificate.
+    pub fn start_tls(certs: &tls::Certs, auth_clients: bool) -> RedisServer {
+        for _ in 0..20 {
+            let port = free_port();
+            let args = [
+                "--tls-port".to_string(),
+                port.to_string(),
+                "--tls-cert-file".into(),
+                certs.server_cert.display().to_string(),
+                "--tls-key-file".into(),
+                certs.server_key.display().to_string(),
+                "--tls-ca-cert-file".into(),
+                certs.ca.display().to_string(),
+                "--tls-auth-clients".into(),
+                if auth_clients { "yes" } else { "no" }.into(),
+            ];
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let mut server = Self::unstarted(None, &args);
+            server.port = Some(port);
+            if server.try_launch() {
+                return server;
+            }
+        }
+        panic!("could not start a TLS redis-server on a free port");
     }
 
     /// A server on a free loopback TCP port (and the socket). The port is picked by binding and
