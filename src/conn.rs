@@ -239,22 +239,24 @@ impl Target {
 
     /// Open a connection to the primary; `ct` bounds connect and handshake, `io` every command.
     pub fn connect(&self, ct: Duration, io: Duration) -> RedisResult<Conn> {
-        let c = match &self.mode {
+        let (c, node) = match &self.mode {
             // --tls-insecure applies to the URL's own address too.
             Mode::Direct(ConnectionAddr::TcpTls { host, port, .. }) => {
-                self.open(self.tcp(host, *port), ct, io)?
+                (self.open(self.tcp(host, *port), ct, io)?, None)
             }
-            Mode::Direct(addr) => self.open(addr.clone(), ct, io)?,
+            Mode::Direct(addr) => (self.open(addr.clone(), ct, io)?, None),
             Mode::Sentinel { sentinels, service } => {
-                self.via_sentinel(sentinels, service, ct, io)?
+                let (master, c) = self.via_sentinel(sentinels, service, ct, io)?;
+                (c, Some(master))
             }
-            Mode::Cluster { seeds } => self.first_reachable(seeds, ct, io)?,
+            Mode::Cluster { seeds } => (self.first_reachable(seeds, ct, io)?, None),
         };
         Ok(Conn {
             c,
             target: self.clone(),
             ct,
             io,
+            node,
         })
     }
 
@@ -274,36 +276,60 @@ impl Target {
         Err(last.unwrap_or_else(|| RedisError::from((ErrorKind::Io, "no nodes to connect to"))))
     }
 
+    /// The master the sentinels name now (None if none answers, or not in Sentinel mode).
+    pub fn sentinel_master(&self, ct: Duration, io: Duration) -> Option<(String, u16)> {
+        let Mode::Sentinel { sentinels, service } = &self.mode else {
+            return None;
+        };
+        sentinels
+            .iter()
+            .find_map(|(h, p)| self.ask(h, *p, service, ct, io).ok().flatten())
+    }
+
+    /// One sentinel's answer. Sentinels often run without the data nodes' password: try
+    /// without, then with.
+    fn ask(
+        &self,
+        h: &str,
+        p: u16,
+        service: &str,
+        ct: Duration,
+        io: Duration,
+    ) -> RedisResult<Option<(String, u16)>> {
+        let bare = Target {
+            redis: RedisConnectionInfo::default().set_skip_set_lib_name(),
+            ..self.clone()
+        };
+        match bare
+            .open(self.tcp(h, p), ct, io)
+            .and_then(|mut s| ask_sentinel(&mut s, service))
+        {
+            Err(e)
+                if matches!(e.code(), Some("NOAUTH" | "NOPERM"))
+                    || e.kind() == ErrorKind::AuthenticationFailed =>
+            {
+                self.open(self.tcp(h, p), ct, io)
+                    .and_then(|mut s| ask_sentinel(&mut s, service))
+            }
+            other => other,
+        }
+    }
+
     fn via_sentinel(
         &self,
         sentinels: &[(String, u16)],
         service: &str,
         ct: Duration,
         io: Duration,
-    ) -> RedisResult<redis::Connection> {
+    ) -> RedisResult<((String, u16), redis::Connection)> {
         let mut last = None;
         let mut unknown = 0;
         for (h, p) in sentinels {
-            // Sentinels often run without the data nodes' password: try without, then with.
-            let sentinel_target = Target {
-                redis: RedisConnectionInfo::default().set_skip_set_lib_name(),
-                ..self.clone()
-            };
-            let asked = sentinel_target
-                .open(self.tcp(h, *p), ct, io)
-                .and_then(|mut s| ask_sentinel(&mut s, service));
-            let asked = match asked {
-                Err(e)
-                    if matches!(e.code(), Some("NOAUTH" | "NOPERM"))
-                        || e.kind() == ErrorKind::AuthenticationFailed =>
-                {
-                    self.open(self.tcp(h, *p), ct, io)
-                        .and_then(|mut s| ask_sentinel(&mut s, service))
+            match self.ask(h, *p, service, ct, io) {
+                Ok(Some((mh, mp))) => {
+                    let c = self.open(self.tcp(&mh, mp), ct, io)?;
+                    return Ok(((mh, mp), c));
                 }
-                other => other,
-            };
-            match asked {
-                Ok(Some((mh, mp))) => return self.open(self.tcp(&mh, mp), ct, io),
                 Ok(None) => unknown += 1,
                 Err(e) => last = Some(e),
             }
@@ -355,6 +381,7 @@ impl Target {
                     target: self.clone(),
                     ct,
                     io,
+                    node: None,
                 })
             })
             .collect()
@@ -435,6 +462,8 @@ pub struct Conn {
     target: Target,
     ct: Duration,
     io: Duration,
+    /// The master this connection reached through Sentinel.
+    node: Option<(String, u16)>,
 }
 
 /// Redirects followed for one command before giving up (a slot moving twice mid-command is
@@ -444,6 +473,16 @@ const MAX_REDIRECTS: u32 = 3;
 impl Conn {
     pub fn raw(&mut self) -> &mut redis::Connection {
         &mut self.c
+    }
+
+    /// Behind Sentinel: has the master moved since this connection was made? A demoted master
+    /// keeps accepting writes until Sentinel reconfigures it (seen: 10 s after the switch), so
+    /// the watchdog asks before each renewal instead of waiting for READONLY.
+    pub fn master_moved(&self, ct: Duration, io: Duration) -> bool {
+        match (&self.node, self.target.sentinel_master(ct, io)) {
+            (Some(mine), Some(now)) => *mine != now,
+            _ => false,
+        }
     }
 
     /// Bound every following command by `io`.

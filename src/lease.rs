@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::conn::{Conn, Target};
+use crate::debug;
 use crate::event::{Event, Sender};
 use crate::lock::{self, Keys, Renew};
 
@@ -109,6 +110,13 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Optio
             }
             let left = deadline - now;
             let io = p.io_timeout.min(left);
+            if conn
+                .as_ref()
+                .is_some_and(|c| c.master_moved(p.connect_timeout.min(left), io))
+            {
+                debug!("master_moved"; "the sentinels name a new master: renewing there");
+                conn = None;
+            }
             if conn.is_none() {
                 match target.connect(p.connect_timeout.min(left), io) {
                     Ok(c) => conn = Some(c),

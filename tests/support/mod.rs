@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod sentinel;
 pub mod tls;
 
 use std::io::{BufRead, BufReader, Read, Write};

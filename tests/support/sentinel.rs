@@ -1,0 +1,136 @@
+//! A real Redis Sentinel (redis-server --sentinel) watching a test master.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{RedisServer, redis_server_bin};
+
+pub struct Sentinel {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    pub port: u16,
+}
+
+impl Sentinel {
+    /// Watch `master` as service `name`; returns once the sentinel knows the master's replicas.
+    pub fn watch(master: &RedisServer, name: &str, replicas: usize) -> Sentinel {
+        for _ in 0..20 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let dir = tempfile::Builder::new()
+                .prefix("dlock-sentinel-")
+                .tempdir()
+                .unwrap();
+            let conf = dir.path().join("sentinel.conf");
+            std::fs::write(
+                &conf,
+                format!(
+                    "port {port}\nbind 127.0.0.1\ndir {dir}\nlogfile {dir}/sentinel.log\n\
+                     sentinel monitor {name} 127.0.0.1 {mport} 1\n\
+                     sentinel down-after-milliseconds {name} 1000\n\
+                     sentinel failover-timeout {name} 10000\n",
+                    dir = dir.path().display(),
+                    mport = master.port.unwrap(),
+                ),
+            )
+            .unwrap();
+            let child = Command::new(redis_server_bin())
+                .arg(&conf)
+                .arg("--sentinel")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-server --sentinel");
+            let mut s = Sentinel {
+                child: Some(child),
+                dir,
+                port,
+            };
+            if s.wait_replicas(name, replicas) {
+                return s;
+            }
+            s.kill();
+        }
+        panic!("sentinel did not come up");
+    }
+
+    pub fn conn(&self) -> redis::RedisResult<redis::Connection> {
+        let c = redis::Client::open(format!("redis://127.0.0.1:{}", self.port))?
+            .get_connection_with_timeout(Duration::from_secs(1))?;
+        c.set_read_timeout(Some(Duration::from_secs(5)))?;
+        Ok(c)
+    }
+
+    fn wait_replicas(&mut self, name: &str, n: usize) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
+                return false;
+            }
+            if let Ok(mut c) = self.conn() {
+                let r: redis::RedisResult<Vec<redis::Value>> = redis::cmd("SENTINEL")
+                    .arg("replicas")
+                    .arg(name)
+                    .query(&mut c);
+                if r.map(|v| v.len() >= n).unwrap_or(false) {
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// The master's port as this sentinel sees it.
+    pub fn master_port(&self, name: &str) -> Option<u16> {
+        let mut c = self.conn().ok()?;
+        let r: Option<(String, String)> = redis::cmd("SENTINEL")
+            .arg("get-master-addr-by-name")
+            .arg(name)
+            .query(&mut c)
+            .ok()?;
+        r.and_then(|(_, p)| p.parse().ok())
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sentinel.log")).unwrap_or_default()
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Sentinel {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("--- sentinel log ---\n{}", self.log());
+        }
+        self.kill();
+    }
+}
+
+/// Wait until `replica` has a live link to its master.
+pub fn wait_in_sync(replica: &RedisServer) {
+    let start = Instant::now();
+    loop {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query(&mut replica.conn())
+            .unwrap();
+        if info.contains("master_link_status:up") {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "replica never synced:\n{info}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
