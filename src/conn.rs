@@ -495,7 +495,16 @@ impl Conn {
         self.follow(|c| cmd.query(c))
     }
 
-    pub fn query_pipe<T: FromRedisValue>(&mut self, p: &redis::Pipeline) -> RedisResult<T> {
+    /// A pipeline about `key`'s slot. Pipeline errors do not say where a slot moved, so in a
+    /// cluster one single-key command goes first to land on the right node.
+    pub fn query_pipe<T: FromRedisValue>(
+        &mut self,
+        key: &str,
+        p: &redis::Pipeline,
+    ) -> RedisResult<T> {
+        if matches!(self.target.mode, Mode::Cluster { .. }) {
+            self.query::<i64>(redis::cmd("EXISTS").arg(key))?;
+        }
         self.follow(|c| p.query(c))
     }
 

