@@ -606,3 +606,33 @@ fn every_command_works_as_a_least_privilege_user() {
         .one_line_error()
         .stderr_has("permission denied by the server's ACL");
 }
+
+#[test]
+fn a_cluster_that_is_down_is_69() {
+    let mut c = Cluster::start();
+    // A master dies and nothing replaces it: after the node timeout the cluster stops serving.
+    c.nodes[2].kill();
+    let start = std::time::Instant::now();
+    loop {
+        let info: String = redis::cmd("CLUSTER")
+            .arg("INFO")
+            .query(&mut c.nodes[0].conn())
+            .unwrap();
+        if info.contains("cluster_state:fail") {
+            break;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "cluster never failed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args(["run", "--key", "k", "--wait", "0", "--", "echo", "ran"])
+        .run();
+    out.code(69)
+        .one_line_error()
+        .stdout_is("")
+        .stderr_has("the cluster is down (CLUSTERDOWN)");
+}
