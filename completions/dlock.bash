@@ -303,7 +303,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__run)
-            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --conflict-exit-code --shell --hold-at-least --no-stats --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --conflict-exit-code --shell --hold-at-least --min-replicas --replica-timeout --no-stats --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -346,6 +346,14 @@ _dlock() {
                     return 0
                     ;;
                 --hold-at-least)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-replicas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replica-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -237,6 +237,16 @@ pub struct RunArgs {
     #[arg(long, default_value = "0", value_name = "D", value_parser = parse_duration)]
     pub hold_at_least: Duration,
 
+    /// After acquiring, wait until N replicas have the lock (Redis WAIT) before starting the
+    /// job; if fewer acknowledge within --replica-timeout, release and exit 69. Closes the
+    /// failover window for a lock that had not reached a replica yet
+    #[arg(long, default_value = "0", value_name = "N")]
+    pub min_replicas: u32,
+
+    /// How long --min-replicas waits for the replicas' acknowledgement
+    #[arg(long, default_value = "100ms", value_name = "D", value_parser = parse_duration)]
+    pub replica_timeout: Duration,
+
     /// Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`
     #[arg(long)]
     pub no_stats: bool,

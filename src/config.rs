@@ -58,6 +58,9 @@ pub struct RunConfig {
     pub connect_timeout: Duration,
     /// --hold-at-least: an early release keeps the lock until this long after acquisition.
     pub hold_at_least: Duration,
+    /// --min-replicas / --replica-timeout: WAIT after acquiring.
+    pub min_replicas: u32,
+    pub replica_timeout: Duration,
     /// Record per-key metrics (not --no-stats).
     pub stats: bool,
     /// The job's command line as shown in `dlock status` (truncated).
@@ -222,6 +225,13 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
             fmt_d(r.ttl)
         );
     }
+    if r.min_replicas > 0 && (r.replica_timeout.is_zero() || r.replica_timeout >= r.ttl / 2) {
+        usage!(
+            "--replica-timeout {} must be more than 0 and under half of --ttl {}: the job needs most of its lease",
+            fmt_d(r.replica_timeout),
+            fmt_d(r.ttl)
+        );
+    }
     if r.retry_min.is_zero() {
         usage!("--retry-min must be more than 0 (default 50ms); 0 would spin on the server");
     }
@@ -271,6 +281,8 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         io_timeout: g.io_timeout.min(r.ttl / 3),
         connect_timeout: g.connect_timeout.min(r.ttl / 3),
         hold_at_least: r.hold_at_least,
+        min_replicas: r.min_replicas,
+        replica_timeout: r.replica_timeout,
         stats: !r.no_stats,
         command_line,
     })

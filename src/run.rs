@@ -88,6 +88,37 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         return Exit::Signal(sig);
     }
 
+    // --min-replicas: the lock must be on N replicas before the job may start, or a failover
+    // could hand it to someone else at once.
+    let mut conn = conn;
+    if cfg.min_replicas > 0 {
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(cfg.min_replicas).arg(ms(cfg.replica_timeout));
+        let acked = conn
+            .set_timeouts(cfg.replica_timeout + cfg.io_timeout)
+            .and_then(|()| conn.query::<i64>(&wait));
+        let _ = conn.set_timeouts(cfg.io_timeout);
+        let acked = match acked {
+            Ok(n) => n,
+            Err(e) => {
+                error!("replicas"; "cannot confirm replication of {} ({}): releasing, the job does not run (exit 69)", keys.lock, g.target.classify(&e).reason());
+                release(Some(conn), unstarted);
+                return Exit::Unavailable;
+            }
+        };
+        if acked < i64::from(cfg.min_replicas) {
+            error!("replicas", acked = acked, wanted = cfg.min_replicas;
+                "only {acked} of {} replicas acknowledged {} within {} (--min-replicas): releasing, the job does not run (exit 69); check replication or lower --min-replicas",
+                cfg.min_replicas,
+                keys.lock,
+                secs(cfg.replica_timeout)
+            );
+            release(Some(conn), unstarted);
+            return Exit::Unavailable;
+        }
+        debug!("replicas", acked = acked; "{acked} replicas have {}", keys.lock);
+    }
+
     let deadline = lease::lease_end(sent, cfg.ttl);
     let kill_at = deadline - kill_lead(cfg.ttl);
     let wall_deadline = SystemTime::now() + kill_at.saturating_duration_since(Instant::now());

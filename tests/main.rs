@@ -7,6 +7,7 @@
 mod support;
 
 mod bad_input;
+mod chaos;
 mod connections;
 mod docs;
 mod faults;

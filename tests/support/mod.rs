@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod overlap;
 pub mod proxy;
 pub mod sentinel;
 pub mod tls;

@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +21,8 @@ pub enum Mode {
 pub struct Proxy {
     pub addr: SocketAddr,
     mode: Arc<AtomicU8>,
+    /// Added latency per forwarded chunk, in ms (a slow network).
+    delay_ms: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     conns: Arc<Mutex<Vec<TcpStream>>>,
 }
@@ -33,10 +35,12 @@ impl Proxy {
         let proxy = Proxy {
             addr,
             mode: Arc::new(AtomicU8::new(mode as u8)),
+            delay_ms: Arc::new(AtomicU64::new(0)),
             stop: Arc::new(AtomicBool::new(false)),
             conns: Arc::new(Mutex::new(Vec::new())),
         };
         let (m, stop, conns) = (proxy.mode.clone(), proxy.stop.clone(), proxy.conns.clone());
+        let delay = proxy.delay_ms.clone();
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 let client = match listener.accept() {
@@ -58,11 +62,15 @@ impl Proxy {
                 pump(
                     client.try_clone().expect("clone"),
                     server.try_clone().expect("clone"),
-                    m.clone(),
-                    stop.clone(),
+                    (m.clone(), delay.clone(), stop.clone()),
                     false,
                 );
-                pump(server, client, m.clone(), stop.clone(), true);
+                pump(
+                    server,
+                    client,
+                    (m.clone(), delay.clone(), stop.clone()),
+                    true,
+                );
             }
         });
         proxy
@@ -70,6 +78,10 @@ impl Proxy {
 
     pub fn url(&self) -> String {
         format!("redis://{}", self.addr)
+    }
+
+    pub fn set_delay(&self, ms: u64) {
+        self.delay_ms.store(ms, Ordering::SeqCst);
     }
 
     pub fn set(&self, mode: Mode) {
@@ -91,13 +103,9 @@ impl Drop for Proxy {
     }
 }
 
-fn pump(
-    mut from: TcpStream,
-    mut to: TcpStream,
-    mode: Arc<AtomicU8>,
-    stop: Arc<AtomicBool>,
-    is_reply: bool,
-) {
+type Shared = (Arc<AtomicU8>, Arc<AtomicU64>, Arc<AtomicBool>);
+
+fn pump(mut from: TcpStream, mut to: TcpStream, (mode, delay_ms, stop): Shared, is_reply: bool) {
     std::thread::spawn(move || {
         let _ = from.set_read_timeout(Some(Duration::from_millis(20)));
         let mut buf = [0u8; 16 * 1024];
@@ -117,6 +125,10 @@ fn pump(
             };
             let m = mode.load(Ordering::SeqCst);
             let drop = m == Mode::Blackhole as u8 || (is_reply && m == Mode::DropReplies as u8);
+            let delay = delay_ms.load(Ordering::SeqCst);
+            if delay > 0 {
+                std::thread::sleep(Duration::from_millis(delay));
+            }
             if !drop && to.write_all(&buf[..n]).is_err() {
                 break;
             }

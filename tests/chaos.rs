@@ -1,0 +1,454 @@
+//! Chaos: real dlock processes and real redis-servers under faults, with the overlap detector
+//! (tests/support/overlap.rs) judging whether two guarded jobs ever ran at the same time.
+//! A short profile runs by default; DLOCK_CHAOS_LONG=1 runs the long one.
+
+use std::collections::HashMap;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::overlap::{self, Interval, mono_ns};
+use crate::support::proxy::{Mode, Proxy};
+use crate::support::sentinel::wait_in_sync;
+use crate::support::*;
+
+fn long() -> bool {
+    std::env::var_os("DLOCK_CHAOS_LONG").is_some()
+}
+
+struct Stamps {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
+
+fn stamps() -> Stamps {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stamps");
+    Stamps { _dir: dir, path }
+}
+
+/// `dlock run` of a stamp job working `ms`, as a plain child process.
+fn contender(url: &str, stamps: &Stamps, key: &str, extra: &[&str], ms: u64) -> Child {
+    let mut c = Dlock::bare().cmd;
+    c.env("DLOCK_URL", url)
+        .env("STAMP_FILE", &stamps.path)
+        .args(["-q", "run", "--key", key])
+        .args(extra)
+        .args(["--", "python3", &overlap::stamp_script(), &ms.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    c.spawn().expect("spawn dlock")
+}
+
+#[track_caller]
+fn no_overlaps(v: &[Interval]) {
+    let o = overlap::overlaps(v);
+    assert!(
+        o.is_empty(),
+        "{} overlapping pairs (fence, fence, ns): {o:?}",
+        o.len()
+    );
+    assert!(
+        overlap::fences_in_order(v),
+        "fencing tokens out of start order: {v:?}"
+    );
+}
+
+/// xorshift for picking victims; seeded from the clock, printed so a failure can be replayed.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn twenty_contenders_with_random_kills_never_overlap() {
+    let r = RedisServer::start();
+    let st = stamps();
+    let run_for = Duration::from_secs(if long() { 40 } else { 10 });
+    let seed = mono_ns() | 1;
+    eprintln!("chaos seed {seed}");
+    let mut rng = Rng(seed);
+    let mut running: Vec<Child> = Vec::new();
+    let mut killed: HashMap<i32, u64> = HashMap::new();
+    let mut codes: HashMap<i32, usize> = HashMap::new();
+    let start = Instant::now();
+    let mut next_kill = start + Duration::from_millis(200);
+    let extra = ["--ttl", "1s", "--wait", "5s", "--retry-max", "200ms"];
+    while start.elapsed() < run_for {
+        while running.len() < 20 {
+            running.push(contender(
+                &r.url(),
+                &st,
+                "chaos",
+                &extra,
+                10 + rng.next() % 40,
+            ));
+        }
+        if Instant::now() >= next_kill {
+            // Every ~500 ms a random contender dies: SIGKILL or SIGTERM, holder or waiter.
+            let i = (rng.next() % running.len() as u64) as usize;
+            let pid = running[i].id() as i32;
+            if rng.next().is_multiple_of(2) {
+                killed.insert(pid, mono_ns());
+                signal(pid, libc::SIGKILL);
+            } else {
+                signal(pid, libc::SIGTERM);
+            }
+            next_kill = Instant::now() + Duration::from_millis(300 + rng.next() % 400);
+        }
+        running.retain_mut(|c| match c.try_wait() {
+            Ok(Some(s)) => {
+                *codes.entry(s.code().unwrap_or(-1)).or_default() += 1;
+                false
+            }
+            _ => true,
+        });
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for mut c in running {
+        signal(c.id() as i32, libc::SIGTERM);
+        let s = c.wait().unwrap();
+        *codes.entry(s.code().unwrap_or(-1)).or_default() += 1;
+    }
+    // Only clean exits, busy give-ups and our own kills; never a lost lease or a cap.
+    for code in codes.keys() {
+        assert!(
+            [0, 75, 130, 143, -1].contains(code),
+            "unexpected exit {code}: {codes:?}"
+        );
+    }
+    let v = overlap::read(&st.path, &killed);
+    eprintln!(
+        "chaos: {} guarded jobs, exits {codes:?}, {} dlocks SIGKILLed",
+        v.len(),
+        killed.len()
+    );
+    // A SIGKILLed holder keeps everyone out for its TTL (1 s), so kills cost throughput; ten
+    // jobs is a floor that shows the run did work, not a performance target.
+    assert!(v.len() >= 10, "too few jobs ran: {}", v.len());
+    no_overlaps(&v);
+    // A SIGKILLed holder's lock expires by its TTL; after that nothing is held.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(r.get("dlock:chaos"), None, "a lock was left held");
+}
+
+/// A holder whose Redis freezes, and a waiter that takes over once the server thaws.
+#[test]
+fn a_frozen_server_never_lets_two_jobs_run() {
+    let r = RedisServer::start();
+    let st = stamps();
+    let ttl = Duration::from_secs(1);
+    let mut holder = contender(&r.url(), &st, "frz", &["--ttl", "1s"], 30_000);
+    wait_for_stamps(&st, 1);
+    let mut waiter = contender(&r.url(), &st, "frz", &["--ttl", "1s", "--wait", "20s"], 10);
+    crate::run::wait_for_subscriber(&r, "{dlock:frz}:released");
+    r.pause();
+    std::thread::sleep(2 * ttl);
+    r.resume();
+    assert_eq!(holder.wait().unwrap().code(), Some(125));
+    assert_eq!(waiter.wait().unwrap().code(), Some(0));
+    let v = overlap::read(&st.path, &HashMap::new());
+    assert_eq!(v.len(), 2);
+    no_overlaps(&v);
+    eprintln!(
+        "frozen server: the waiter started {:.1} ms after the holder's job ended",
+        (v[1].start - v[0].end) as f64 / 1e6
+    );
+}
+
+fn wait_for_stamps(st: &Stamps, n: usize) {
+    let start = Instant::now();
+    while std::fs::read_to_string(&st.path)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < n
+    {
+        assert!(start.elapsed() < HANDSHAKE, "no stamp from the job");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// The network to Redis first slows (every packet 600 ms late, past the 333 ms I/O bound) then
+/// is cut; the holder fails closed and a waiter on a healthy path takes over afterwards.
+#[test]
+fn a_slow_then_cut_network_fails_closed() {
+    let r = RedisServer::start_tcp(&[]);
+    let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
+    let st = stamps();
+    let mut holder = contender(&proxy.url(), &st, "net", &["--ttl", "1s"], 30_000);
+    wait_for_stamps(&st, 1);
+    proxy.set_delay(600);
+    let mut waiter = contender(
+        &r.tcp_url(),
+        &st,
+        "net",
+        &["--ttl", "1s", "--wait", "20s"],
+        10,
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    proxy.set(Mode::Blackhole);
+    assert_eq!(holder.wait().unwrap().code(), Some(125));
+    assert_eq!(waiter.wait().unwrap().code(), Some(0));
+    let v = overlap::read(&st.path, &HashMap::new());
+    no_overlaps(&v);
+    eprintln!(
+        "slow network: the waiter started {:.1} ms after the holder's job ended",
+        (v[1].start - v[0].end) as f64 / 1e6
+    );
+}
+
+/// Redis restarts without its data while a job runs: a waiter acquires on the empty server at
+/// once, and the holder only learns at its next renewal. This is a documented window: the
+/// overlap is bounded by one renewal period (plus the job's reaction to SIGTERM).
+#[test]
+fn a_restart_that_loses_data_overlaps_by_at_most_one_renew_period() {
+    let mut r = RedisServer::start();
+    let st = stamps();
+    let renew = Duration::from_millis(500);
+    let mut holder = contender(
+        &r.url(),
+        &st,
+        "rst",
+        &[
+            "--ttl",
+            "1500ms",
+            "--renew-every",
+            "500ms",
+            "--max-renewals",
+            "unlimited",
+        ],
+        30_000,
+    );
+    wait_for_stamps(&st, 1);
+    let mut waiter = contender(
+        &r.url(),
+        &st,
+        "rst",
+        &["--ttl", "1s", "--wait", "20s", "--retry-max", "50ms"],
+        10,
+    );
+    crate::run::wait_for_subscriber(&r, "{dlock:rst}:released");
+    r.restart();
+    assert_eq!(holder.wait().unwrap().code(), Some(125));
+    assert_eq!(waiter.wait().unwrap().code(), Some(0));
+    let v = overlap::read(&st.path, &HashMap::new());
+    let o = overlap::overlaps(&v);
+    let window = o.first().map_or(0, |x| x.2);
+    eprintln!(
+        "restart with data loss: overlap {:.1} ms (renew period {renew:?})",
+        window as f64 / 1e6
+    );
+    // Bound: one renewal period, plus 200 ms for the reconnect and the job's exit on SIGTERM.
+    assert!(
+        window <= (renew + Duration::from_millis(200)).as_nanos() as u64,
+        "overlap {window} ns"
+    );
+}
+
+/// A master with a replica behind a proxy (so the test controls replication), and a failover
+/// by promoting the replica after the master dies.
+struct Pair {
+    master: RedisServer,
+    replica: RedisServer,
+    link: Proxy,
+}
+
+fn pair() -> Pair {
+    let master = RedisServer::start_tcp(&[]);
+    let link = Proxy::start(master.tcp_addr(), Mode::Pass);
+    let replica =
+        RedisServer::start_tcp(&["--replicaof", "127.0.0.1", &link.addr.port().to_string()]);
+    wait_in_sync(&replica);
+    Pair {
+        master,
+        replica,
+        link,
+    }
+}
+
+fn failover(p: &mut Pair) {
+    p.master.kill();
+    redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query::<()>(&mut p.replica.conn())
+        .unwrap();
+}
+
+#[test]
+fn failover_without_min_replicas_shows_the_window() {
+    let mut p = pair();
+    let st = stamps();
+    // Replication stalls (the lock never reaches the replica), then the master dies.
+    p.link.set(Mode::Blackhole);
+    let mut holder = contender(&p.master.tcp_url(), &st, "fo", &["--ttl", "1s"], 30_000);
+    wait_for_stamps(&st, 1);
+    failover(&mut p);
+    let mut other = contender(
+        &p.replica.tcp_url(),
+        &st,
+        "fo",
+        &["--ttl", "1s", "--wait", "0"],
+        300,
+    );
+    assert_eq!(
+        other.wait().unwrap().code(),
+        Some(0),
+        "the promoted replica had no lock: the second job ran"
+    );
+    assert_eq!(holder.wait().unwrap().code(), Some(125));
+    let v = overlap::read(&st.path, &HashMap::new());
+    let o = overlap::overlaps(&v);
+    assert_eq!(o.len(), 1, "the article's failover window: {v:?}");
+    eprintln!(
+        "failover without --min-replicas: overlap {:.1} ms",
+        o[0].2 as f64 / 1e6
+    );
+}
+
+#[test]
+fn failover_with_min_replicas_has_no_overlap() {
+    let mut p = pair();
+    let st = stamps();
+    let mut holder = contender(
+        &p.master.tcp_url(),
+        &st,
+        "fo",
+        &["--ttl", "1s", "--min-replicas", "1"],
+        30_000,
+    );
+    wait_for_stamps(&st, 1);
+    failover(&mut p);
+    // The lock is on the new master: the other host waits until the old holder's lease ends.
+    let mut other = contender(
+        &p.replica.tcp_url(),
+        &st,
+        "fo",
+        &["--ttl", "1s", "--wait", "10s"],
+        10,
+    );
+    assert_eq!(holder.wait().unwrap().code(), Some(125));
+    assert_eq!(other.wait().unwrap().code(), Some(0));
+    let v = overlap::read(&st.path, &HashMap::new());
+    assert_eq!(v.len(), 2);
+    no_overlaps(&v);
+}
+
+#[test]
+fn min_replicas_refuses_to_run_when_replication_stalls() {
+    let p = pair();
+    p.link.set(Mode::Blackhole);
+    let out = dlock(&p.master)
+        .args([
+            "run",
+            "--key",
+            "mr",
+            "--min-replicas",
+            "1",
+            "--",
+            "echo",
+            "ran",
+        ])
+        .run();
+    out.code(69)
+        .stdout_is("")
+        .stderr_has("only 0 of 1 replicas acknowledged");
+    assert_eq!(
+        p.master.get("dlock:mr"),
+        None,
+        "the unreplicated lock was not released"
+    );
+}
+
+/// The release's reply is lost; meanwhile someone else takes the lock. dlock's retry must not
+/// delete the newcomer's lock, and nothing is leaked.
+#[test]
+fn a_lost_release_reply_leaks_nothing_and_deletes_no_one_elses_lock() {
+    let r = RedisServer::start_tcp(&[]);
+    dlock(&r)
+        .args(["run", "--key", "warm", "--", "true"])
+        .run()
+        .code(0);
+    let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
+    let mut job = Dlock::bare()
+        .args([
+            "--url",
+            &proxy.url(),
+            "--io-timeout",
+            "600ms",
+            "run",
+            "--key",
+            "rel",
+            "--",
+            "sh",
+            "-c",
+            "echo up; read x",
+        ])
+        .spawn();
+    job.expect_line("up");
+    proxy.set(Mode::DropReplies);
+    job.write("x\n");
+    // The release ran (the key is gone) but its reply went nowhere.
+    let start = Instant::now();
+    while r.get("dlock:rel").is_some() {
+        assert!(
+            start.elapsed() < HANDSHAKE,
+            "release never reached the server"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    r.cmd(&["SET", "dlock:rel", "newcomer", "PX", "60000"]);
+    proxy.set(Mode::Pass);
+    proxy.cut();
+    let out = job.finish(Duration::from_secs(10));
+    out.code(0).stderr_has("release reply was lost");
+    assert_eq!(r.get("dlock:rel").as_deref(), Some("newcomer"));
+}
+
+/// The README's worked example: a stale holder's write is refused by the database.
+#[test]
+fn the_fencing_example_refuses_a_stale_writer() {
+    let r = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ledger.db");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fenced-write.sh");
+    let db_s = db.to_str().unwrap();
+    dlock(&r)
+        .args(["run", "--key", "ledger", "--", script, db_s, "5"])
+        .run()
+        .code(0)
+        .stdout_is("fenced-write: balance += 5 under fence 1\n");
+    // A holder (fence 2) stalls; its lock is lost meanwhile and another host (fence 3) writes.
+    let mut stale = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "ledger",
+            "--",
+            "sh",
+            "-c",
+            &format!("echo up; read x; {script} {db_s} 100"),
+        ])
+        .spawn();
+    stale.expect_line("up");
+    r.cmd(&["DEL", "dlock:ledger"]);
+    dlock(&r)
+        .args(["run", "--key", "ledger", "--", script, db_s, "7"])
+        .run()
+        .code(0);
+    stale.write("x\n");
+    let out = stale.finish(Duration::from_secs(10));
+    out.code(3).stderr_has("fence 2 is stale");
+    let balance = Command::new("sqlite3")
+        .arg(&db)
+        .arg("SELECT balance || ' ' || fence FROM ledger")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&balance.stdout), "12 3\n");
+}
