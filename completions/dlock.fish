@@ -75,6 +75,7 @@ warn\t''
 info\t''
 debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l shell -d 'Run the command through `sh -c "<args joined by spaces>"`'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-notify -d 'Do not listen for release wake-ups while waiting; retry on the backoff schedule only (for comparison, or where BLPOP is not allowed)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-stats -d 'Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s v -l verbose -d 'More log lines on stderr (debug)'

@@ -247,6 +247,11 @@ pub struct RunArgs {
     #[arg(long, default_value = "100ms", value_name = "D", value_parser = parse_duration)]
     pub replica_timeout: Duration,
 
+    /// Do not listen for release wake-ups while waiting; retry on the backoff schedule only
+    /// (for comparison, or where BLPOP is not allowed)
+    #[arg(long)]
+    pub no_notify: bool,
+
     /// Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`
     #[arg(long)]
     pub no_stats: bool,

@@ -61,6 +61,8 @@ pub struct RunConfig {
     /// --min-replicas / --replica-timeout: WAIT after acquiring.
     pub min_replicas: u32,
     pub replica_timeout: Duration,
+    /// Retry on backoff only, no BLPOP wake-ups (--no-notify).
+    pub no_notify: bool,
     /// Record per-key metrics (not --no-stats).
     pub stats: bool,
     /// The job's command line as shown in `dlock status` (truncated).
@@ -282,6 +284,7 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         connect_timeout: g.connect_timeout.min(r.ttl / 3),
         hold_at_least: r.hold_at_least,
         min_replicas: r.min_replicas,
+        no_notify: r.no_notify,
         replica_timeout: r.replica_timeout,
         stats: !r.no_stats,
         command_line,

@@ -10,6 +10,8 @@ use crate::lock::Renew;
 pub enum Event {
     /// SIGINT, SIGTERM, SIGHUP or SIGQUIT reached dlock.
     Signal(i32),
+    /// While waiting for the lock: its holder released it.
+    Wake,
     /// The job's leader process exited (and was reaped).
     ChildExited(ExitStatus),
     /// A renewal succeeded: the local lease now ends at `deadline`.

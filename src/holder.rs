@@ -4,12 +4,13 @@
 
 use std::time::{Duration, Instant};
 
-use redis::PubSub;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::backoff::Backoff;
 use crate::config::{Global, RunConfig};
-use crate::conn::{self, Conn, Fault, Target};
-use crate::event::{Event, Receiver};
+use crate::conn::{Conn, Fault, Target};
+use crate::event::{Event, Receiver, Sender};
 use crate::exit::Exit;
 use crate::lock::{self, Acquire, Finish, Keys, Outcome, Release};
 use crate::log::{ms, secs};
@@ -40,9 +41,6 @@ enum Step {
     Again,
 }
 
-/// Longest a waiter blocks on the release channel before looking at signals again.
-const SIGNAL_SLICE: Duration = Duration::from_millis(50);
-
 struct Acquirer<'a> {
     g: &'a Global,
     cfg: &'a RunConfig,
@@ -60,6 +58,9 @@ struct Acquirer<'a> {
     warned_down: bool,
     warned_no_ttl: bool,
     meta: lock::Meta,
+    /// Sender for the waker thread's wake-ups.
+    tx: Sender,
+    waker: Option<Waker>,
 }
 
 pub fn acquire(
@@ -67,6 +68,7 @@ pub fn acquire(
     cfg: &RunConfig,
     keys: &Keys,
     events: &Receiver,
+    tx: Sender,
 ) -> Result<Box<Held>, Exit> {
     let start = Instant::now();
     let mut a = Acquirer {
@@ -90,41 +92,98 @@ pub fn acquire(
             command: cfg.command_line.clone(),
             since_ms: 0,
         },
+        tx,
+        waker: None,
     };
-    // The common case, an idle lock, costs one round trip and no subscription.
+    // The common case, an idle lock, costs one round trip and no waker.
     if let Some(done) = a.step() {
         return done;
     }
-    loop {
+    let result = loop {
         if let Some(done) = a.out_of_time() {
-            return done;
+            break done;
         }
-        if matches!(a.last, Last::Busy { .. }) {
-            // Subscribe *then* retry, so a release between our last try and the subscription
-            // cannot be missed.
-            if let Some(mut sub) = a.subscriber() {
-                let mut ps = sub.raw().as_pubsub();
-                if ps.subscribe(&keys.channel).is_ok()
-                    && let Wake::Done(done) = a.wait_subscribed(&mut ps)
-                {
-                    return done;
-                }
+        if matches!(a.last, Last::Busy { .. }) && a.waker.is_none() && !cfg.no_notify {
+            // Start listening *then* retry: a release in between leaves its wake-up in the
+            // list, so it cannot be missed.
+            a.waker = Waker::start(g, cfg, keys, a.tx.clone());
+            if let Some(done) = a.step() {
+                break done;
             }
+            continue;
         }
-        // Redis trouble, or no subscription: plain backoff.
         if let Some(done) = a.pause() {
-            return done;
+            break done;
         }
         if let Some(done) = a.step() {
-            return done;
+            break done;
         }
+    };
+    if let Some(w) = a.waker.take() {
+        w.stop();
     }
+    result
 }
 
-enum Wake {
-    Done(Result<Box<Held>, Exit>),
-    /// The subscription broke or Redis is in trouble: fall back to plain backoff for a round.
-    Fallback,
+/// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
+/// one item, and Redis hands it to the longest-blocked waiter only, so a release wakes one
+/// waiter (first come, first served) instead of a herd.
+struct Waker {
+    stop: Arc<AtomicBool>,
+}
+
+/// How long one BLPOP blocks: the waker re-checks whether it is still wanted this often, so an
+/// idle waiter costs the server one command per second.
+const WAKE_SLICE: Duration = Duration::from_secs(1);
+
+impl Waker {
+    fn start(g: &Global, cfg: &RunConfig, keys: &Keys, tx: Sender) -> Option<Waker> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let target = g.target.clone();
+        let (ct, io) = (cfg.connect_timeout, cfg.io_timeout);
+        let wake = keys.wake.clone();
+        let spawned = std::thread::Builder::new()
+            .name("waker".into())
+            .spawn(move || {
+                // Redis before 6.0 takes whole seconds only; 1 s works everywhere.
+                let mut blpop = redis::cmd("BLPOP");
+                blpop.arg(&wake).arg(WAKE_SLICE.as_secs());
+                let mut conn: Option<Conn> = None;
+                while !flag.load(Ordering::SeqCst) {
+                    if conn.is_none() {
+                        conn = target
+                            .connect(ct, io)
+                            .and_then(|mut c| c.set_timeouts(WAKE_SLICE + io).map(|()| c))
+                            .ok();
+                    }
+                    let Some(c) = conn.as_mut() else {
+                        // Redis trouble: the acquire loop's own retries report it; try again soon.
+                        std::thread::sleep(Duration::from_millis(100));
+                        continue;
+                    };
+                    match c.query::<Option<(String, String)>>(&blpop) {
+                        Ok(Some(_)) if flag.load(Ordering::SeqCst) => {
+                            // Not ours to take any more: hand it on.
+                            let _ = c.query::<i64>(redis::cmd("LPUSH").arg(&wake).arg(1));
+                            return;
+                        }
+                        Ok(Some(_)) => {
+                            if tx.send(Event::Wake).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(_) => conn = None,
+                    }
+                }
+            });
+        spawned.ok().map(|_| Waker { stop })
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
 }
 
 impl Acquirer<'_> {
@@ -283,66 +342,6 @@ impl Acquirer<'_> {
         Some(Err(exit))
     }
 
-    fn subscriber(&mut self) -> Option<Conn> {
-        match self
-            .g
-            .target
-            .connect(self.cfg.connect_timeout, self.cfg.io_timeout)
-        {
-            Ok(c) => Some(c),
-            Err(e) => {
-                debug!("no_subscription";
-                    "no release notifications ({}); polling with backoff",
-                    self.g.target.classify(&e).reason()
-                );
-                None
-            }
-        }
-    }
-
-    /// Retry until done, sleeping on the release channel between tries, so a release wakes
-    /// us within a round trip instead of a backoff interval.
-    fn wait_subscribed(&mut self, ps: &mut PubSub<'_>) -> Wake {
-        loop {
-            if let Some(done) = self.step() {
-                return Wake::Done(done);
-            }
-            if let Some(done) = self.out_of_time() {
-                return Wake::Done(done);
-            }
-            if !matches!(self.last, Last::Busy { .. }) {
-                return Wake::Fallback;
-            }
-            let until = Instant::now() + self.next_pause();
-            loop {
-                if let Some(sig) = self.pending_signal() {
-                    return Wake::Done(Err(self.stop_waiting(sig)));
-                }
-                let left = until.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                if ps
-                    .set_read_timeout(Some(conn::nonzero(left.min(SIGNAL_SLICE))))
-                    .is_err()
-                {
-                    return Wake::Fallback;
-                }
-                match ps.get_message() {
-                    Ok(_) => {
-                        debug!("release_announced";
-                            "release announced on {}; retrying at once",
-                            self.keys.channel
-                        );
-                        break;
-                    }
-                    Err(e) if e.is_timeout() => {}
-                    Err(_) => return Wake::Fallback,
-                }
-            }
-        }
-    }
-
     /// The next pause: backoff, but never past the holder's remaining lease (it may simply
     /// expire) nor past --wait.
     fn next_pause(&mut self) -> Duration {
@@ -355,11 +354,15 @@ impl Acquirer<'_> {
         p.min(self.until.saturating_duration_since(Instant::now()))
     }
 
-    /// Sleep one backoff step without a subscription; a signal cuts it short.
+    /// Sleep one backoff step; a release wake-up or a signal cuts it short.
     fn pause(&mut self) -> Option<Result<Box<Held>, Exit>> {
         let p = self.next_pause();
         match self.events.recv_timeout(p) {
             Ok(Event::Signal(sig)) => Some(Err(self.stop_waiting(sig))),
+            Ok(Event::Wake) => {
+                debug!("woken"; "{} was released; retrying at once", self.keys.lock);
+                None
+            }
             _ => None,
         }
     }

@@ -21,12 +21,12 @@ pub struct Keys {
     pub holder: String,
     /// Per-key metrics hash (counters and the hold-time histogram); no TTL.
     pub stats: String,
-    /// Pub/sub channel on which releases are announced to waiters.
-    pub channel: String,
+    /// Wake-up list: a release pushes one item, which wakes the longest-blocked waiter.
+    pub wake: String,
 }
 
 /// Companion suffixes; `status` recognises companions by them.
-pub const SUFFIXES: [&str; 3] = ["fence", "holder", "stats"];
+pub const SUFFIXES: [&str; 4] = ["fence", "holder", "stats", "wake"];
 
 impl Keys {
     pub fn new(lock: &str) -> Keys {
@@ -35,7 +35,7 @@ impl Keys {
             fence: companion(lock, "fence"),
             holder: companion(lock, "holder"),
             stats: companion(lock, "stats"),
-            channel: companion(lock, "released"),
+            wake: companion(lock, "wake"),
         }
     }
 }
@@ -139,8 +139,9 @@ local function record(stats, compare_failed)
 end
 "#;
 
-/// KEYS: lock, holder, stats. ARGV: token, channel, stats on, hold ms, histogram field, outcome
-/// counter, keep ms (--hold-at-least: > 0 keeps the lock that much longer instead of deleting).
+/// KEYS: lock, holder, stats, wake. ARGV: token, (unused), stats on, hold ms, histogram field,
+/// outcome counter, keep ms (--hold-at-least: > 0 keeps the lock that much longer instead of
+/// deleting).
 /// 1 released, 2 kept for ARGV[7] ms, 0 not ours (or gone).
 const RELEASE: &str = r#"
 local r = 0
@@ -151,12 +152,23 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     r = 2
   else
     redis.call('DEL', KEYS[1], KEYS[2])
-    redis.call('PUBLISH', ARGV[2], KEYS[1])
+    wake(KEYS[4])
     r = 1
   end
 end
 if ARGV[3] == '1' then record(KEYS[3], r == 0) end
 return r
+"#;
+
+/// Shared by RELEASE and BREAK: wake the longest-waiting waiter. One item at most (a release
+/// with nobody waiting must not pile up wake-ups), kept 2 s for a waiter that is between its
+/// busy answer and its BLPOP.
+const WAKE_BODY: &str = r#"
+local function wake(list)
+  redis.call('LPUSH', list, 1)
+  redis.call('LTRIM', list, 0, 0)
+  redis.call('PEXPIRE', list, 2000)
+end
 "#;
 
 /// KEYS: stats. ARGV as RELEASE (1-3 unused). For runs that end without a release (lease lost).
@@ -165,7 +177,7 @@ record(KEYS[1], false)
 return 1
 "#;
 
-/// KEYS: lock, holder. ARGV: channel, token ('' = whoever holds it).
+/// KEYS: lock, holder, wake. ARGV: (unused), token ('' = whoever holds it).
 /// {1, token, holder fields...} released; {0} not held; {-1, token} held by another token.
 const BREAK: &str = r#"
 local v = redis.call('GET', KEYS[1])
@@ -174,7 +186,7 @@ if ARGV[2] ~= '' and v ~= ARGV[2] then return {-1, v} end
 local h = redis.call('HGETALL', KEYS[2])
 if h[1] and redis.call('HGET', KEYS[2], 'token') ~= v then h = {} end
 redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('PUBLISH', ARGV[1], KEYS[1])
+wake(KEYS[3])
 local out = {1, v}
 for i = 1, #h do out[#out + 1] = h[i] end
 return out
@@ -222,9 +234,9 @@ impl Script {
 
 static ACQUIRE_SCRIPT: Script = Script::new(&[ACQUIRE]);
 static RENEW_SCRIPT: Script = Script::new(&[RENEW]);
-static RELEASE_SCRIPT: Script = Script::new(&[RECORD_BODY, RELEASE]);
+static RELEASE_SCRIPT: Script = Script::new(&[RECORD_BODY, WAKE_BODY, RELEASE]);
 static RECORD_SCRIPT: Script = Script::new(&[RECORD_BODY, RECORD]);
-static BREAK_SCRIPT: Script = Script::new(&[BREAK]);
+static BREAK_SCRIPT: Script = Script::new(&[WAKE_BODY, BREAK]);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Acquire {
@@ -386,10 +398,10 @@ pub fn release(conn: &mut Conn, keys: &Keys, token: &str, finish: &Finish) -> Re
     let [hold, field, outcome, keep] = finish_args(finish);
     let r: i64 = RELEASE_SCRIPT.call(
         conn,
-        &[&keys.lock, &keys.holder, &keys.stats],
+        &[&keys.lock, &keys.holder, &keys.stats, &keys.wake],
         &[
             token,
-            &keys.channel,
+            "",
             flag(finish.stats),
             &hold,
             &field,
@@ -431,8 +443,8 @@ pub fn record_busy(conn: &mut Conn, keys: &Keys) -> RedisResult<()> {
 pub fn break_lock(conn: &mut Conn, keys: &Keys, token: Option<&str>) -> RedisResult<Broken> {
     let v: Vec<Value> = BREAK_SCRIPT.call(
         conn,
-        &[&keys.lock, &keys.holder],
-        &[&keys.channel, token.unwrap_or("")],
+        &[&keys.lock, &keys.holder, &keys.wake],
+        &["", token.unwrap_or("")],
     )?;
     let text = |i: usize| -> String {
         v.get(i)

@@ -39,7 +39,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     }
     let keys = Keys::new(&cfg.key);
     crate::log::set_key(&keys.lock);
-    let held = match holder::acquire(g, cfg, &keys, &rx) {
+    let held = match holder::acquire(g, cfg, &keys, &rx, tx.clone()) {
         Ok(h) => h,
         Err(exit) => return exit,
     };
@@ -496,6 +496,7 @@ impl<'a> Supervisor<'a> {
                 }
             }
             Event::Signal(sig) => self.on_signal(sig, now),
+            Event::Wake => {}
         }
     }
 

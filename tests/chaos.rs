@@ -146,7 +146,7 @@ fn a_frozen_server_never_lets_two_jobs_run() {
     let mut holder = contender(&r.url(), &st, "frz", &["--ttl", "1s"], 30_000);
     wait_for_stamps(&st, 1);
     let mut waiter = contender(&r.url(), &st, "frz", &["--ttl", "1s", "--wait", "20s"], 10);
-    crate::run::wait_for_subscriber(&r, "{dlock:frz}:released");
+    crate::run::wait_for_waiter(&r);
     r.pause();
     std::thread::sleep(2 * ttl);
     r.resume();
@@ -233,7 +233,7 @@ fn a_restart_that_loses_data_overlaps_by_at_most_one_renew_period() {
         &["--ttl", "1s", "--wait", "20s", "--retry-max", "50ms"],
         10,
     );
-    crate::run::wait_for_subscriber(&r, "{dlock:rst}:released");
+    crate::run::wait_for_waiter(&r);
     r.restart();
     assert_eq!(holder.wait().unwrap().code(), Some(125));
     assert_eq!(waiter.wait().unwrap().code(), Some(0));

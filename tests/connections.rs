@@ -563,7 +563,7 @@ fn every_command_works_as_a_least_privilege_user() {
             "next",
         ])
         .spawn();
-    crate::run::wait_for_subscriber(&r, "{dlock:acl}:released");
+    crate::run::wait_for_waiter(&r);
     holder.write("x\n");
     holder.finish(std::time::Duration::from_secs(10)).code(0);
     waiter

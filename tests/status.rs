@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::run::wait_for_subscriber;
+use crate::run::wait_for_waiter;
 use crate::support::*;
 
 fn status_json(r: &RedisServer, keys: &[&str]) -> Vec<Value> {
@@ -349,7 +349,7 @@ fn release_force_breaks_the_lock_and_the_holder_stops_with_125() {
             "run", "--key", "brk", "--wait", "10s", "--ttl", "1s", "--", "echo", "next",
         ])
         .spawn();
-    wait_for_subscriber(&r, "{dlock:brk}:released");
+    wait_for_waiter(&r);
     let out = dlock(&r).args(["release", "brk", "--force"]).run();
     out.code(0);
     assert!(
