@@ -104,13 +104,9 @@ pub fn acquire(
             break done;
         }
         if matches!(a.last, Last::Busy { .. }) && a.waker.is_none() && !cfg.no_notify {
-            // Start listening *then* retry: a release in between leaves its wake-up in the
-            // list, so it cannot be missed.
+            // No retry needed after starting: a release between our busy answer and the
+            // waker's BLPOP leaves its wake-up in the list (kept 2 s), so it cannot be missed.
             a.waker = Waker::start(g, cfg, keys, a.tx.clone());
-            if let Some(done) = a.step() {
-                break done;
-            }
-            continue;
         }
         if let Some(done) = a.pause() {
             break done;
@@ -345,7 +341,13 @@ impl Acquirer<'_> {
     /// The next pause: backoff, but never past the holder's remaining lease (it may simply
     /// expire) nor past --wait.
     fn next_pause(&mut self) -> Duration {
-        let mut p = self.backoff.next_pause();
+        // With a waker, a release wakes us; polling is only the safety net for a lock that
+        // expires without a release or a wake-up lost with a killed waiter: --retry-max apart.
+        let mut p = if self.waker.is_some() {
+            self.cfg.retry_max
+        } else {
+            self.backoff.next_pause()
+        };
         if let Last::Busy { pttl, .. } = self.last
             && pttl >= 0
         {

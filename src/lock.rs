@@ -83,8 +83,9 @@ if v == ARGV[1] then
 end
 if v then
   local who = ''
-  if redis.call('HGET', KEYS[3], 'token') == v then
-    who = (redis.call('HGET', KEYS[3], 'host') or '?') .. ' pid ' .. (redis.call('HGET', KEYS[3], 'pid') or '?')
+  local h = redis.call('HMGET', KEYS[3], 'token', 'host', 'pid')
+  if h[1] == v then
+    who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
   end
   return {0, redis.call('PTTL', KEYS[1]), who}
 end
