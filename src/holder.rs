@@ -99,14 +99,14 @@ pub fn acquire(
     if let Some(done) = a.step() {
         return done;
     }
-    let result = loop {
+    let mut result = loop {
         if let Some(done) = a.out_of_time() {
             break done;
         }
         if matches!(a.last, Last::Busy { .. }) && a.waker.is_none() && !cfg.no_notify {
             // No retry needed after starting: a release between our busy answer and the
             // waker's BLPOP leaves its wake-up in the list (kept 2 s), so it cannot be missed.
-            a.waker = Waker::start(g, cfg, keys, a.tx.clone());
+            a.waker = Waker::start(g, cfg, keys, &a.token, a.tx.clone());
         }
         if let Some(done) = a.pause() {
             break done;
@@ -116,7 +116,13 @@ pub fn acquire(
         }
     };
     if let Some(w) = a.waker.take() {
-        w.stop();
+        // The waker may be blocked in BLPOP; were this process to exit meanwhile, a release's
+        // wake-up could go to its dead connection and the next waiter would sleep a whole poll.
+        let conn = match result {
+            Ok(ref mut held) => Some(&mut held.conn),
+            Err(_) => a.conn.as_mut(),
+        };
+        w.stop(conn);
     }
     result
 }
@@ -126,6 +132,8 @@ pub fn acquire(
 /// waiter (first come, first served) instead of a herd.
 struct Waker {
     stop: Arc<AtomicBool>,
+    /// This waiter's own wake key: an item there ends the waker's BLPOP at once.
+    own: String,
 }
 
 /// How long one BLPOP blocks: the waker re-checks whether it is still wanted this often, so an
@@ -133,18 +141,20 @@ struct Waker {
 const WAKE_SLICE: Duration = Duration::from_secs(1);
 
 impl Waker {
-    fn start(g: &Global, cfg: &RunConfig, keys: &Keys, tx: Sender) -> Option<Waker> {
+    fn start(g: &Global, cfg: &RunConfig, keys: &Keys, token: &str, tx: Sender) -> Option<Waker> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let target = g.target.clone();
         let (ct, io) = (cfg.connect_timeout, cfg.io_timeout);
         let wake = keys.wake.clone();
+        let own = lock::companion(&keys.lock, &format!("wake:{token}"));
+        let mine = own.clone();
         let spawned = std::thread::Builder::new()
             .name("waker".into())
             .spawn(move || {
                 // Redis before 6.0 takes whole seconds only; 1 s works everywhere.
                 let mut blpop = redis::cmd("BLPOP");
-                blpop.arg(&wake).arg(WAKE_SLICE.as_secs());
+                blpop.arg(&wake).arg(&mine).arg(WAKE_SLICE.as_secs());
                 let mut conn: Option<Conn> = None;
                 while !flag.load(Ordering::SeqCst) {
                     if conn.is_none() {
@@ -159,6 +169,7 @@ impl Waker {
                         continue;
                     };
                     match c.query::<Option<(String, String)>>(&blpop) {
+                        Ok(Some((key, _))) if key == mine => return,
                         Ok(Some(_)) if flag.load(Ordering::SeqCst) => {
                             // Not ours to take any more: hand it on.
                             let _ = c.query::<i64>(redis::cmd("LPUSH").arg(&wake).arg(1));
@@ -174,11 +185,19 @@ impl Waker {
                     }
                 }
             });
-        spawned.ok().map(|_| Waker { stop })
+        spawned.ok().map(|_| Waker { stop, own })
     }
 
-    fn stop(self) {
+    /// Stop listening: set the flag and, when a connection is at hand, end the BLPOP now with
+    /// an item on our own key (expiring, in case the waker has already gone).
+    fn stop(self, conn: Option<&mut Conn>) {
         self.stop.store(true, Ordering::SeqCst);
+        if let Some(c) = conn {
+            let mut p = redis::pipe();
+            p.cmd("LPUSH").arg(&self.own).arg(1).ignore();
+            p.cmd("PEXPIRE").arg(&self.own).arg(2000).ignore();
+            let _ = c.query_pipe::<()>(&self.own, &p);
+        }
     }
 }
 
