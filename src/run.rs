@@ -170,21 +170,18 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         token: token.clone(),
         sent,
     };
-    let watchdog = match Watchdog::start(lease, params, tx.clone()) {
-        Ok(w) => Some(w),
-        Err(e) => {
-            // Without a watchdog the lease still bounds the job: it is stopped at the deadline.
-            error!("internal";
-                "cannot start the renewal thread ({e}); the job will be stopped when the first lease ends"
-            );
-            None
-        }
+    // The watchdog thread starts when the first renewal is due: a job shorter than that (the
+    // common cron case) never pays for it. With --max-renewals 0 there is nothing to renew.
+    let watch = if cfg.max_renewals == Some(0) {
+        Watch::Idle(Some(Box::new(lease.conn)))
+    } else {
+        Watch::Pending(Some(Box::new((lease, params, tx.clone()))))
     };
     drop(tx);
 
-    let mut sup = Supervisor::new(cfg, &child, sent, deadline);
+    let mut sup = Supervisor::new(cfg, &child, sent, deadline, watch);
     let status = sup.supervise(&rx);
-    let conn = watchdog.and_then(Watchdog::stop);
+    let conn = sup.take_conn();
     child.restore_tty();
     let held_for = sent.elapsed();
 
@@ -327,9 +324,20 @@ enum StopReason {
     Signal(i32),
 }
 
+/// The watchdog, from "not yet needed" to running.
+enum Watch {
+    /// Starts at the first renewal time.
+    Pending(Option<Box<(Lease, lease::Params, crate::event::Sender)>>),
+    Running(Watchdog),
+    /// No renewals (--max-renewals 0), or the thread could not start: the connection waits for
+    /// the release.
+    Idle(Option<Box<crate::conn::Conn>>),
+}
+
 struct Supervisor<'a> {
     cfg: &'a RunConfig,
     child: &'a Child,
+    watch: Watch,
     started: Instant,
     /// Local end of the current lease.
     deadline: Instant,
@@ -346,14 +354,21 @@ struct Supervisor<'a> {
 }
 
 impl<'a> Supervisor<'a> {
-    fn new(cfg: &'a RunConfig, child: &'a Child, started: Instant, deadline: Instant) -> Self {
+    fn new(
+        cfg: &'a RunConfig,
+        child: &'a Child,
+        started: Instant,
+        deadline: Instant,
+        watch: Watch,
+    ) -> Self {
         Supervisor {
             cfg,
             child,
+            cap_reached: matches!(watch, Watch::Idle(_)),
+            watch,
             started,
             deadline,
             renewals: 0,
-            cap_reached: false,
             trouble: None,
             reason: None,
             kill_at: None,
@@ -361,6 +376,38 @@ impl<'a> Supervisor<'a> {
             leader: None,
             stragglers_warned: false,
             definitely_lost: false,
+        }
+    }
+
+    /// When the watchdog must be running: the first renewal is due.
+    fn watch_at(&self) -> Option<Instant> {
+        matches!(self.watch, Watch::Pending(_)).then(|| self.started + self.cfg.renew_every)
+    }
+
+    fn start_watchdog(&mut self) {
+        let Watch::Pending(pending) = &mut self.watch else {
+            return;
+        };
+        let Some(p) = pending.take() else { return };
+        let (lease, params, tx) = *p;
+        self.watch = match Watchdog::start(lease, params, tx) {
+            Ok(w) => Watch::Running(w),
+            Err(e) => {
+                // Without a watchdog the lease still bounds the job: it is stopped at the deadline.
+                error!("internal";
+                    "cannot start the renewal thread ({e}); the job will be stopped when the first lease ends"
+                );
+                Watch::Idle(None)
+            }
+        };
+    }
+
+    /// Stop renewing and hand over the connection for the release.
+    fn take_conn(&mut self) -> Option<crate::conn::Conn> {
+        match std::mem::replace(&mut self.watch, Watch::Idle(None)) {
+            Watch::Running(w) => w.stop(),
+            Watch::Pending(p) => p.map(|p| p.0.conn),
+            Watch::Idle(c) => c.map(|c| *c),
         }
     }
 
@@ -397,6 +444,9 @@ impl<'a> Supervisor<'a> {
             if self.leader.is_some() && self.kill_at.is_none() {
                 self.stop_stragglers(now);
             }
+            if self.watch_at().is_some_and(|t| now >= t) {
+                self.start_watchdog();
+            }
             let mut wake = self
                 .hard_stop()
                 .min(self.kill_at.unwrap_or(self.hard_stop()));
@@ -405,6 +455,9 @@ impl<'a> Supervisor<'a> {
             }
             if self.leader.is_some() || self.killed {
                 wake = wake.min(now + GROUP_POLL);
+            }
+            if let Some(t) = self.watch_at() {
+                wake = wake.min(t);
             }
             match rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
                 Ok(ev) => self.on_event(ev),
