@@ -218,13 +218,16 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
             fmt_d(r.ttl)
         );
     }
-    // The renewal must land before dlock starts stopping the job (SIGTERM at lease end − grace).
-    if renew_every + grace >= r.ttl {
+    // The renewal must land before dlock starts stopping the job: SIGTERM goes out at the local
+    // lease end (TTL minus the drift allowance) minus the SIGKILL lead minus --grace.
+    let margin = crate::lease::drift(r.ttl) + crate::lease::kill_lead(r.ttl);
+    if renew_every + grace + margin >= r.ttl {
         usage!(
-            "--renew-every {} + --grace {} must be shorter than --ttl {}: a renewal has to land before the job is stopped; lower them or raise --ttl",
+            "--renew-every {} + --grace {} must be shorter than --ttl {} minus {} of safety margin: a renewal has to land before the job is stopped; lower them or raise --ttl",
             fmt_d(renew_every),
             fmt_d(grace),
-            fmt_d(r.ttl)
+            fmt_d(r.ttl),
+            fmt_d(margin)
         );
     }
     if r.min_replicas > 0 && (r.replica_timeout.is_zero() || r.replica_timeout >= r.ttl / 2) {

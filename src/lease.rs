@@ -19,6 +19,12 @@ pub fn drift(ttl: Duration) -> Duration {
     ttl / 100 + Duration::from_millis(2)
 }
 
+/// How long before the local lease deadline the final SIGKILL goes out: time for the kernel to
+/// deliver it and for a late timer wake-up. A tenth of the TTL, at most 50 ms.
+pub fn kill_lead(ttl: Duration) -> Duration {
+    (ttl / 10).min(Duration::from_millis(50))
+}
+
 /// When a lease granted by a command sent at `sent` ends, locally.
 pub fn lease_end(sent: Instant, ttl: Duration) -> Instant {
     sent + ttl.saturating_sub(drift(ttl))

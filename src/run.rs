@@ -17,11 +17,7 @@ use crate::stats;
 use crate::supervisor::{self, Child, SpawnError};
 use crate::{debug, error, info, warn};
 
-/// How long before the local lease deadline the final SIGKILL goes out: time for the kernel to
-/// deliver it and for a late timer wake-up. A tenth of the TTL, at most 50 ms.
-fn kill_lead(ttl: Duration) -> Duration {
-    (ttl / 10).min(Duration::from_millis(50))
-}
+use crate::lease::kill_lead;
 
 /// While the leader has exited but stragglers of its group remain, look this often.
 const GROUP_POLL: Duration = Duration::from_millis(5);

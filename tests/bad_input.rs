@@ -49,6 +49,22 @@ fn each_bad_input_is_one_line_exit_2_and_touches_nothing() {
             ],
             "--renew-every 900ms + --grace",
         ),
+        (
+            vec![
+                "run",
+                "--key",
+                "k",
+                "--ttl",
+                "1s",
+                "--renew-every",
+                "600ms",
+                "--grace",
+                "380ms",
+                "--",
+                "true",
+            ],
+            "minus 62ms of safety margin",
+        ),
         (vec!["run", "--key", "", "--", "true"], "--key is empty"),
         (
             vec!["run", "--key", "   ", "--", "true"],
