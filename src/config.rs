@@ -167,11 +167,7 @@ fn read_pem(flag: &str, path: Option<&std::path::Path>) -> Result<Option<Vec<u8>
 
 /// An io::Error without the "(os error N)" noise.
 pub fn io_reason(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_lowercase(),
-        None => s,
-    }
+    crate::conn::without_os_error(&e.to_string())
 }
 
 pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {

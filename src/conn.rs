@@ -686,11 +686,15 @@ fn io_text(e: &RedisError) -> String {
     } else if e.is_connection_dropped() {
         "connection lost".into()
     } else {
-        let s = e.to_string();
-        match s.find(" (os error") {
-            Some(i) => s[..i].to_lowercase(),
-            None => s,
-        }
+        without_os_error(&e.to_string())
+    }
+}
+
+/// An OS error message without the "(os error N)" noise.
+pub fn without_os_error(s: &str) -> String {
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_lowercase(),
+        None => s.to_string(),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::process::ExitStatus;
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use crate::config::{Global, RunConfig};
 use crate::event::{Event, Receiver};
@@ -117,13 +117,16 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
 
     let deadline = lease::lease_end(sent, cfg.ttl);
     let kill_at = deadline - kill_lead(cfg.ttl);
-    let wall_deadline = SystemTime::now() + kill_at.saturating_duration_since(Instant::now());
+    let wall_deadline = holder::unix_ms()
+        + kill_at
+            .saturating_duration_since(Instant::now())
+            .as_millis();
     let env = [
         ("DLOCK_KEY", keys.lock.clone()),
         ("DLOCK_TOKEN", token.clone()),
         ("DLOCK_FENCE", fence.to_string()),
         ("DLOCK_TTL_MS", cfg.ttl.as_millis().to_string()),
-        ("DLOCK_DEADLINE_MS", unix_ms(wall_deadline).to_string()),
+        ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
     ];
     supervisor::become_subreaper();
     let child = match supervisor::spawn(&cfg.argv, &env, tx.clone()) {
@@ -300,12 +303,6 @@ fn ttl_advice(
             None,
         ),
     }
-}
-
-fn unix_ms(t: SystemTime) -> u128 {
-    t.duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -529,20 +526,13 @@ impl<'a> Supervisor<'a> {
                 self.cap_reached = true;
                 let term_in = self.term_at().saturating_duration_since(now);
                 let end_in = self.hard_stop().saturating_duration_since(now);
-                if count == 0 {
-                    debug!("cap_reached", count = 0;
-                        "no renewals (--max-renewals 0): the job is stopped {} from now at the latest",
-                        secs(end_in)
-                    );
-                } else {
-                    warn!("cap_reached", count = count, elapsed_ms = ms(self.started.elapsed()), term_in_ms = ms(term_in), lease_end_in_ms = ms(end_in);
-                        "renewal cap reached ({count}/{count} renewals, job running {}): SIGTERM in {}, SIGKILL by the lease end in {}; if the job legitimately runs this long, raise --ttl (now {}) or --max-renewals",
-                        secs(self.started.elapsed()),
-                        secs(term_in),
-                        secs(end_in),
-                        secs(self.cfg.ttl)
-                    );
-                }
+                warn!("cap_reached", count = count, elapsed_ms = ms(self.started.elapsed()), term_in_ms = ms(term_in), lease_end_in_ms = ms(end_in);
+                    "renewal cap reached ({count}/{count} renewals, job running {}): SIGTERM in {}, SIGKILL by the lease end in {}; if the job legitimately runs this long, raise --ttl (now {}) or --max-renewals",
+                    secs(self.started.elapsed()),
+                    secs(term_in),
+                    secs(end_in),
+                    secs(self.cfg.ttl)
+                );
             }
             Event::Signal(sig) => self.on_signal(sig, now),
             Event::Wake => {}
