@@ -65,6 +65,22 @@ fn each_bad_input_is_one_line_exit_2_and_touches_nothing() {
             ],
             "minus 62ms of safety margin",
         ),
+        (
+            vec![
+                "run",
+                "--key",
+                "k",
+                "--ttl",
+                "1s",
+                "--min-replicas",
+                "1",
+                "--replica-timeout",
+                "600ms",
+                "--",
+                "true",
+            ],
+            "--replica-timeout 600ms must be more than 0 and under half of --ttl 1s",
+        ),
         (vec!["run", "--key", "", "--", "true"], "--key is empty"),
         (
             vec!["run", "--key", "   ", "--", "true"],

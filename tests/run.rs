@@ -111,6 +111,8 @@ fn busy_for_the_whole_wait_gives_up_with_75() {
         ])
         .run();
     out.code(75).stdout_is("").stderr_has("stayed busy");
+    // Not before --wait ran out; and at most one --retry-max pause (1 s) plus process start and
+    // a loaded machine's slack past it.
     let took = start.elapsed();
     assert!(
         took >= Duration::from_millis(700) && took < Duration::from_secs(3),
@@ -300,6 +302,8 @@ fn zero_renewals_is_a_hard_limit_of_one_ttl() {
         ])
         .run();
     out.code(124);
+    // The 500 ms lease is the hard limit (SIGTERM at ~300 ms, SIGKILL before 500 ms); 3 s is
+    // far below the job's 30 s, so only the limit can have ended it.
     let took = start.elapsed();
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
@@ -718,4 +722,67 @@ fn a_compare_failure_at_release_warns_and_a_clean_exit_becomes_125() {
         .stderr_has("compare failure: dlock:cf was no longer ours at release")
         .stderr_has("lease 30.0s");
     assert_eq!(r.get("dlock:cf").as_deref(), Some("new-owner"));
+}
+
+#[test]
+fn no_notify_polls_instead_of_blocking() {
+    let r = RedisServer::start();
+    let mut holder = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "poll",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x || true",
+        ])
+        .spawn();
+    holder.expect_line("held");
+    let evalsha = |r: &RedisServer| -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query(&mut r.conn())
+            .unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+            .and_then(|v| v.split(',').next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let before = evalsha(&r);
+    let waiter = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "poll",
+            "--wait",
+            "20s",
+            "--retry-max",
+            "100ms",
+            "--no-notify",
+            "--",
+            "echo",
+            "next",
+        ])
+        .spawn();
+    // Handshake: the waiter has tried at least three times, i.e. it is polling.
+    let start = Instant::now();
+    while evalsha(&r) < before + 3 {
+        assert!(start.elapsed() < HANDSHAKE, "the waiter never retried");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let info: String = redis::cmd("INFO")
+        .arg("clients")
+        .query(&mut r.conn())
+        .unwrap();
+    assert!(
+        info.contains("blocked_clients:0"),
+        "a --no-notify waiter blocked:\n{info}"
+    );
+    holder.close_stdin();
+    holder.finish(Duration::from_secs(10)).code(0);
+    waiter
+        .finish(Duration::from_secs(10))
+        .code(0)
+        .stdout_is("next\n");
 }
