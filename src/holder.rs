@@ -1,5 +1,5 @@
 //! Taking and giving back the lock, with everything that can go wrong on the way: busy locks
-//! (backoff plus release notifications), unreachable servers, lost replies, and signals that
+//! (backoff plus release wake-ups), unreachable servers, lost replies, and signals that
 //! arrive while waiting.
 
 use std::time::{Duration, Instant};

@@ -393,8 +393,8 @@ fn cluster_hand_off_and_renewal_work_across_nodes() {
         .finish(std::time::Duration::from_secs(10))
         .code(0)
         .stdout_is("next\n");
-    // Woken by the release notification (published on the owner, delivered cluster-wide), not
-    // by its 5 s backoff.
+    // Woken by the release wake-up (pushed on the owner, where its BLPOP waits), not by its
+    // 5 s backoff.
     assert!(
         started.elapsed() < std::time::Duration::from_secs(3),
         "{:?}",
@@ -542,7 +542,7 @@ fn every_command_works_as_a_least_privilege_user() {
     .run()
     .code(0)
     .stderr_has("renewed");
-    // A waiter subscribes to the release channel and is woken.
+    // A waiter blocks on the wake-up list and is woken.
     let mut holder = d()
         .args(["run", "--key", "acl", "--", "sh", "-c", "echo held; read x"])
         .spawn();

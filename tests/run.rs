@@ -120,7 +120,7 @@ fn busy_for_the_whole_wait_gives_up_with_75() {
     );
 }
 
-/// Hand-off: a waiter is woken by the release notification, not by its backoff timer.
+/// Hand-off: a waiter is woken by the release wake-up, not by its backoff timer.
 #[test]
 fn handoff_after_release_is_prompt() {
     let r = RedisServer::start();
@@ -136,7 +136,7 @@ fn handoff_after_release_is_prompt() {
         ])
         .spawn();
     holder.expect_line("held");
-    // The waiter's backoff is pinned at 3 s: without a notification it could not start sooner.
+    // The waiter's backoff is pinned at 3 s: without a wake-up it could not start sooner.
     let mut waiter = dlock(&r)
         .args([
             "run",
@@ -452,7 +452,7 @@ fn a_second_sigterm_escalates_to_sigkill() {
     job.expect_line("ready");
     job.signal(libc::SIGTERM);
     // The second signal must not be swallowed as the first: wait for dlock to log the forward.
-    std::thread::sleep(Duration::from_millis(100));
+    job.expect_stderr("SIGTERM forwarded");
     let second = Instant::now();
     job.signal(libc::SIGTERM);
     let out = job.finish(Duration::from_secs(10));
