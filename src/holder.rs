@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 
 use crate::backoff::Backoff;
 use crate::config::{Global, RunConfig};
@@ -61,6 +61,8 @@ struct Acquirer<'a> {
     /// Sender for the waker thread's wake-ups.
     tx: Sender,
     waker: Option<Waker>,
+    /// The waker delivered a wake-up and waits for word (not blocked in BLPOP).
+    parked: bool,
 }
 
 pub fn acquire(
@@ -94,6 +96,7 @@ pub fn acquire(
         },
         tx,
         waker: None,
+        parked: false,
     };
     // The common case, an idle lock, costs one round trip and no waker.
     if let Some(done) = a.step() {
@@ -114,15 +117,21 @@ pub fn acquire(
         if let Some(done) = a.step() {
             break done;
         }
+        if a.parked {
+            // Still busy (someone else was quicker): listen for the next release.
+            a.parked = false;
+            if let Some(w) = &a.waker {
+                w.resume();
+            }
+        }
     };
     if let Some(w) = a.waker.take() {
-        // The waker may be blocked in BLPOP; were this process to exit meanwhile, a release's
-        // wake-up could go to its dead connection and the next waiter would sleep a whole poll.
+        let parked = a.parked;
         let conn = match result {
-            Ok(ref mut held) => Some(&mut held.conn),
-            Err(_) => a.conn.as_mut(),
+            Ok(ref mut held) => Ok(&mut held.conn),
+            Err(_) => Err(a.conn.as_mut()),
         };
-        w.stop(conn);
+        w.stop(conn, parked);
     }
     result
 }
@@ -130,10 +139,17 @@ pub fn acquire(
 /// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
 /// one item, and Redis hands it to the longest-blocked waiter only, so a release wakes one
 /// waiter (first come, first served) instead of a herd.
+///
+/// After passing a wake-up on, the waker parks until the acquire loop says whether to listen
+/// again (still busy) or stop (acquired, or gave up). The common hand-off, woken then acquired,
+/// so costs no command to end the waker, and nothing stands between the acquire and the job.
 struct Waker {
     stop: Arc<AtomicBool>,
     /// This waiter's own wake key: an item there ends the waker's BLPOP at once.
     own: String,
+    wake: String,
+    /// To a parked waker: true = listen again; false (or dropped) = stop.
+    resume: mpsc::Sender<bool>,
 }
 
 /// How long one BLPOP blocks: the waker re-checks whether it is still wanted this often, so an
@@ -149,6 +165,7 @@ impl Waker {
         let wake = keys.wake.clone();
         let own = lock::companion(&keys.lock, &format!("wake:{token}"));
         let mine = own.clone();
+        let (resume, parked) = mpsc::channel::<bool>();
         let spawned = std::thread::Builder::new()
             .name("waker".into())
             .spawn(move || {
@@ -172,11 +189,14 @@ impl Waker {
                         Ok(Some((key, _))) if key == mine => return,
                         Ok(Some(_)) if flag.load(Ordering::SeqCst) => {
                             // Not ours to take any more: hand it on.
-                            let _ = c.query::<i64>(redis::cmd("LPUSH").arg(&wake).arg(1));
+                            hand_on(c, &wake);
                             return;
                         }
                         Ok(Some(_)) => {
                             if tx.send(Event::Wake).is_err() {
+                                return;
+                            }
+                            if parked.recv() != Ok(true) {
                                 return;
                             }
                         }
@@ -185,20 +205,55 @@ impl Waker {
                     }
                 }
             });
-        spawned.ok().map(|_| Waker { stop, own })
+        spawned.ok().map(|_| Waker {
+            stop,
+            own,
+            wake: keys.wake.clone(),
+            resume,
+        })
     }
 
-    /// Stop listening: set the flag and, when a connection is at hand, end the BLPOP now with
-    /// an item on our own key (expiring, in case the waker has already gone).
-    fn stop(self, conn: Option<&mut Conn>) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(c) = conn {
-            let mut p = redis::pipe();
-            p.cmd("LPUSH").arg(&self.own).arg(1).ignore();
-            p.cmd("PEXPIRE").arg(&self.own).arg(2000).ignore();
-            let _ = c.query_pipe::<()>(&self.own, &p);
-        }
+    /// Wake a parked waker: listen for the next release.
+    fn resume(&self) {
+        let _ = self.resume.send(true);
     }
+
+    /// Stop listening. `conn` is Ok with the lock held, Err(connection if any) without it.
+    ///
+    /// A parked waker just ends; if the lock was not taken, the wake-up it consumed goes back
+    /// to the list for the next waiter. A waker blocked in BLPOP is ended at once with an item
+    /// on its own key (expiring, in case it has already gone): were this process to exit
+    /// meanwhile, a release's wake-up could go to its dead connection and the next waiter
+    /// would sleep a whole poll.
+    fn stop(self, conn: Result<&mut Conn, Option<&mut Conn>>, parked: bool) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.resume.send(false);
+        let (conn, held) = match conn {
+            Ok(c) => (Some(c), true),
+            Err(c) => (c, false),
+        };
+        let Some(c) = conn else { return };
+        if parked {
+            if !held {
+                hand_on(c, &self.wake);
+            }
+            return;
+        }
+        let mut p = redis::pipe();
+        p.cmd("LPUSH").arg(&self.own).arg(1).ignore();
+        p.cmd("PEXPIRE").arg(&self.own).arg(2000).ignore();
+        let _ = c.query_pipe::<()>(&self.own, &p);
+    }
+}
+
+/// Put back a wake-up this process took but will not use, the way a release leaves it: one
+/// item, kept 2 s.
+fn hand_on(c: &mut Conn, wake: &str) {
+    let mut p = redis::pipe();
+    p.cmd("LPUSH").arg(wake).arg(1).ignore();
+    p.cmd("LTRIM").arg(wake).arg(0).arg(0).ignore();
+    p.cmd("PEXPIRE").arg(wake).arg(2000).ignore();
+    let _ = c.query_pipe::<()>(wake, &p);
 }
 
 impl Acquirer<'_> {
@@ -381,6 +436,7 @@ impl Acquirer<'_> {
         match self.events.recv_timeout(p) {
             Ok(Event::Signal(sig)) => Some(Err(self.stop_waiting(sig))),
             Ok(Event::Wake) => {
+                self.parked = true;
                 debug!("woken"; "{} was released; retrying at once", self.keys.lock);
                 None
             }
@@ -388,10 +444,15 @@ impl Acquirer<'_> {
         }
     }
 
-    fn pending_signal(&self) -> Option<i32> {
-        match self.events.try_recv() {
-            Ok(Event::Signal(sig)) => Some(sig),
-            _ => None,
+    fn pending_signal(&mut self) -> Option<i32> {
+        loop {
+            match self.events.try_recv() {
+                Ok(Event::Signal(sig)) => return Some(sig),
+                // A wake-up that came with the try about to be made anyway: the waker is parked.
+                Ok(Event::Wake) => self.parked = true,
+                Ok(_) => {}
+                Err(_) => return None,
+            }
         }
     }
 

@@ -159,8 +159,62 @@ fn handoff_after_release_is_prompt() {
     holder.finish(Duration::from_secs(10)).code(0);
     waiter.finish(Duration::from_secs(10)).code(0);
     eprintln!("hand-off (holder's job end -> waiter's job start): {handoff:?}");
+    // Woken, then acquired: the waker was parked, so ending it took no command (an item on the
+    // waiter's own wake key would cost a round trip before the job starts). The only LPUSHes
+    // are the two releases' wake-ups.
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut r.conn())
+        .unwrap();
+    let lpush = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_lpush:calls="))
+        .and_then(|v| v.split(',').next())
+        .unwrap_or("0");
+    assert_eq!(lpush, "2", "{stats}");
     // Includes two process exits/starts and two round trips; 1 s is far below the 3 s backoff
     // and leaves room for a loaded CI machine.
+    assert!(
+        handoff < Duration::from_secs(1),
+        "hand-off took {handoff:?}"
+    );
+}
+
+/// A wake-up that finds the lock still busy (someone else was quicker) leaves the waiter
+/// listening: the next release still wakes it at once.
+#[test]
+fn a_waiter_woken_while_still_busy_listens_again() {
+    let r = RedisServer::start();
+    let mut holder = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "again",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x || true",
+        ])
+        .spawn();
+    holder.expect_line("held");
+    // Backoff pinned at 3 s, as above.
+    let mut waiter = dlock(&r)
+        .args(["-v", "run", "--key", "again", "--wait", "20s"])
+        .args(["--retry-min", "3s", "--retry-max", "3s"])
+        .args(["--", "sh", "-c", "echo started"])
+        .spawn();
+    wait_for_waiter(&r);
+    // A wake-up while the holder still holds: the waiter tries, finds it busy, listens again.
+    r.cmd(&["LPUSH", "{dlock:again}:wake", "1"]);
+    waiter.expect_stderr("was released; retrying at once");
+    wait_for_waiter(&r);
+    let released_at = Instant::now();
+    holder.close_stdin();
+    waiter.expect_line("started");
+    let handoff = released_at.elapsed();
+    holder.finish(Duration::from_secs(10)).code(0);
+    waiter.finish(Duration::from_secs(10)).code(0);
+    // Well below the 3 s poll a waiter that stopped listening would need; room for slow CI.
     assert!(
         handoff < Duration::from_secs(1),
         "hand-off took {handoff:?}"
