@@ -2,10 +2,11 @@
 //! grandchildren included), hand it the terminal when dlock has it, tie the child's life to
 //! dlock's with PR_SET_PDEATHSIG, wait for it on a thread, and signal the group.
 
-use std::ffi::OsString;
+use std::ffi::{CString, OsString};
 use std::io;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Command, ExitStatus};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
 
 use crate::event::{Event, Sender};
 
@@ -30,72 +31,280 @@ fn we_own_tty() -> bool {
 }
 
 pub fn spawn(argv: &[OsString], env: &[(&str, String)], tx: Sender) -> Result<Child, SpawnError> {
-    let Some((program, args)) = argv.split_first() else {
+    let Some(program) = argv.first() else {
         return Err(SpawnError::Other("empty command".into()));
     };
+    let shown = program.to_string_lossy().into_owned();
     let owns_tty = we_own_tty();
-    // SAFETY: getpid has no preconditions.
-    let parent = unsafe { libc::getpid() };
     if owns_tty {
         // While the job owns the terminal dlock is a background group: its log lines and its
         // final tcsetpgrp must not stop it with SIGTTOU.
         // SAFETY: changes one signal disposition of this process.
         unsafe { libc::signal(libc::SIGTTOU, libc::SIG_IGN) };
     }
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .process_group(0);
-    // SAFETY: runs in the forked child before exec; it only makes async-signal-safe system calls
-    // (prctl, getppid, signal, tcsetpgrp, getpid) and allocates nothing.
-    unsafe {
-        cmd.pre_exec(move || {
-            // Die with dlock: if dlock is SIGKILLed, nothing else would stop the job.
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            // dlock died between fork and prctl: the death signal will never come.
-            if libc::getppid() != parent {
-                return Err(io::Error::other("dlock exited before the job started"));
-            }
-            if owns_tty {
-                // SIGTTOU is ignored (inherited from dlock, see below), so a background group
-                // may take the terminal; then the job gets default job-control behaviour back.
-                libc::tcsetpgrp(0, libc::getpid());
-                libc::signal(libc::SIGTTOU, libc::SIG_DFL);
-            }
-            Ok(())
-        });
-    }
-    let shown = program.to_string_lossy().into_owned();
-    let child = cmd.spawn().map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => SpawnError::NotFound(shown.clone()),
-        io::ErrorKind::PermissionDenied => {
-            SpawnError::NotExecutable(format!("{shown}: permission denied"))
+    let image = Image::new(argv, env)
+        .ok_or_else(|| SpawnError::NotExecutable(format!("{shown}: contains a NUL byte")))?;
+    let pid = match image.spawn(owns_tty) {
+        Ok(pid) => pid,
+        Err(e) => {
+            return Err(match e {
+                libc::ENOENT | libc::ENOTDIR => SpawnError::NotFound(shown),
+                libc::EACCES | libc::EPERM => {
+                    SpawnError::NotExecutable(format!("{shown}: permission denied"))
+                }
+                libc::ENOEXEC => SpawnError::NotExecutable(format!(
+                    "{shown}: not an executable format (add a #! line)"
+                )),
+                libc::ESRCH => SpawnError::Other("dlock exited before the job started".into()),
+                e => SpawnError::NotExecutable(format!(
+                    "{shown}: {}",
+                    crate::config::io_reason(&io::Error::from_raw_os_error(e))
+                )),
+            });
         }
-        _ if e.raw_os_error() == Some(libc::ENOEXEC) => {
-            SpawnError::NotExecutable(format!("{shown}: not an executable format (add a #! line)"))
-        }
-        _ => SpawnError::NotExecutable(format!("{shown}: {}", crate::config::io_reason(&e))),
-    })?;
-    let pid =
-        i32::try_from(child.id()).map_err(|_| SpawnError::Other("pid out of range".into()))?;
+    };
     if owns_tty {
         // Also from the parent, so the job cannot reach a terminal read before it owns it.
         // SAFETY: plain system call on fd 0; failure only means no job control.
         unsafe { libc::tcsetpgrp(0, pid) };
     }
-    // We reap with waitpid ourselves; std's handle is not needed (dropping it does not kill).
-    drop(child);
     start_waiter(pid, tx).map_err(|e| SpawnError::Other(e.to_string()))?;
     Ok(Child { pid, owns_tty })
+}
+
+/// Everything the child needs between clone and exec, prepared beforehand: the child shares
+/// dlock's memory until it execs, so it must not allocate.
+struct Image {
+    /// Where to look for the program, in PATH order (one entry when it names a path).
+    candidates: Vec<CString>,
+    argv: Vec<CString>,
+    envp: Vec<CString>,
+}
+
+/// What the child reads and writes (it shares dlock's memory until exec).
+struct ChildCtx {
+    candidates: Vec<*const libc::c_char>,
+    argv: Vec<*const libc::c_char>,
+    /// `/bin/sh <file> <args>` for a file without a #! line, as execvp does; the child fills
+    /// in the file.
+    sh_argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+    parent: libc::pid_t,
+    owns_tty: bool,
+    /// The job's signal mask: empty, as std's spawn leaves it (dlock's own mask, whatever
+    /// dlock inherited, is not the job's business).
+    mask: libc::sigset_t,
+    /// Set by the child when it could not exec: the errno.
+    error: libc::c_int,
+}
+
+const SH: &std::ffi::CStr = c"/bin/sh";
+
+/// Stack for the child between clone and exec: it only makes a handful of system calls.
+const CHILD_STACK: usize = 64 * 1024;
+
+impl Image {
+    fn new(argv: &[OsString], env: &[(&str, String)]) -> Option<Image> {
+        let cstr = |b: &[u8]| CString::new(b).ok();
+        let program = argv.first()?.as_bytes();
+        let candidates = if program.contains(&b'/') {
+            vec![cstr(program)?]
+        } else {
+            // As execvp: PATH in order (an empty entry is the current directory), and the
+            // system default when PATH is unset.
+            let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+            path.as_bytes()
+                .split(|&b| b == b':')
+                .map(|dir| {
+                    let mut full = Vec::with_capacity(dir.len() + program.len() + 1);
+                    if !dir.is_empty() {
+                        full.extend_from_slice(dir);
+                        full.push(b'/');
+                    }
+                    full.extend_from_slice(program);
+                    cstr(&full)
+                })
+                .collect::<Option<Vec<_>>>()?
+        };
+        let argv = argv
+            .iter()
+            .map(|a| cstr(a.as_bytes()))
+            .collect::<Option<Vec<_>>>()?;
+        let mut envp = Vec::new();
+        for (k, v) in std::env::vars_os() {
+            if env.iter().any(|(name, _)| k.as_bytes() == name.as_bytes()) {
+                continue;
+            }
+            let mut kv = k.into_vec();
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            envp.push(cstr(&kv)?);
+        }
+        for (k, v) in env {
+            envp.push(cstr(format!("{k}={v}").as_bytes())?);
+        }
+        Some(Image {
+            candidates,
+            argv,
+            envp,
+        })
+    }
+
+    /// Start the job the way posix_spawn does (CLONE_VM | CLONE_VFORK: no copy of dlock's page
+    /// tables, dlock resumes once the job has exec'd), with what posix_spawn cannot do: the
+    /// parent-death signal. Returns the pid, or the errno of the failed exec.
+    fn spawn(&self, owns_tty: bool) -> Result<i32, libc::c_int> {
+        let ptrs = |v: &[CString]| {
+            let mut p: Vec<*const libc::c_char> = v.iter().map(|c| c.as_ptr()).collect();
+            p.push(std::ptr::null());
+            p
+        };
+        // SAFETY: sigset_t is plain data; sigfillset/pthread_sigmask write only into it. All
+        // signals stay blocked across clone so no handler of dlock's runs on the child's stack.
+        let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: both sets are live locals.
+        unsafe {
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        }
+        // SAFETY: sigemptyset writes only into the local set.
+        let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        unsafe { libc::sigemptyset(&mut empty) };
+        let argv = ptrs(&self.argv);
+        let mut sh_argv = vec![SH.as_ptr(), std::ptr::null()];
+        sh_argv.extend_from_slice(&argv[1..]);
+        let mut ctx = ChildCtx {
+            candidates: ptrs(&self.candidates),
+            argv,
+            sh_argv,
+            envp: ptrs(&self.envp),
+            // SAFETY: getpid has no preconditions.
+            parent: unsafe { libc::getpid() },
+            owns_tty,
+            mask: empty,
+            error: 0,
+        };
+        let mut stack = vec![0u8; CHILD_STACK];
+        // The stack grows down from its end, 16-byte aligned.
+        let top = ((stack.as_mut_ptr() as usize + CHILD_STACK) & !15) as *mut libc::c_void;
+        // SAFETY: CLONE_VFORK suspends this thread until the child has exec'd or exited, so
+        // `ctx` and `stack` outlive every use the child makes of them; the child only makes
+        // async-signal-safe system calls and never allocates or unwinds.
+        let pid = unsafe {
+            libc::clone(
+                child_main,
+                top,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                (&raw mut ctx).cast(),
+            )
+        };
+        let clone_error = io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
+        // SAFETY: restores the mask saved above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+        drop(stack);
+        if pid == -1 {
+            return Err(clone_error);
+        }
+        // SAFETY: the child has exec'd or exited (CLONE_VFORK); it wrote `error` before that.
+        let error = unsafe { std::ptr::read_volatile(&raw const ctx.error) };
+        if error != 0 {
+            let mut status = 0;
+            // SAFETY: reaps our own exited child; status is a live local.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            return Err(error);
+        }
+        Ok(pid)
+    }
+}
+
+/// The child between clone and exec. Runs on its own stack in dlock's memory, with every
+/// signal blocked, while dlock's spawning thread waits (CLONE_VFORK).
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the parent's ChildCtx, alive until this child execs or exits (the
+    // parent is suspended until then); only async-signal-safe system calls follow.
+    unsafe {
+        let ctx = &mut *arg.cast::<ChildCtx>();
+        // dlock's handlers must not run here (they would act on dlock's memory); exec would
+        // reset them anyway. SIGPIPE, ignored by dlock, is the default again for the job.
+        for sig in 1..libc::SIGRTMIN() {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut sa) == 0
+                && (sa.sa_sigaction != libc::SIG_IGN || sig == libc::SIGPIPE)
+                && sa.sa_sigaction != libc::SIG_DFL
+            {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
+        // Its own process group, so dlock can stop the whole job.
+        if libc::setpgid(0, 0) != 0 {
+            return fail(ctx);
+        }
+        // Die with dlock: if dlock is SIGKILLed, nothing else would stop the job.
+        if libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) != 0
+        {
+            return fail(ctx);
+        }
+        // dlock died before the prctl: the death signal will never come.
+        if libc::getppid() != ctx.parent {
+            ctx.error = libc::ESRCH;
+            libc::_exit(127);
+        }
+        if ctx.owns_tty {
+            // SIGTTOU is ignored (inherited from dlock), so a background group may take the
+            // terminal; then the job gets default job-control behaviour back.
+            libc::tcsetpgrp(0, libc::getpid());
+            libc::signal(libc::SIGTTOU, libc::SIG_DFL);
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &ctx.mask, std::ptr::null_mut());
+        // As execvp: the first candidate that exists; EACCES only if nothing else worked.
+        let mut error = libc::ENOENT;
+        for &path in &ctx.candidates {
+            if path.is_null() {
+                break;
+            }
+            libc::execve(path, ctx.argv.as_ptr(), ctx.envp.as_ptr());
+            let mut e = *libc::__errno_location();
+            if e == libc::ENOEXEC {
+                // An executable file without a #! line: a shell script, as execvp (and cron,
+                // and flock) would run it.
+                ctx.sh_argv[1] = path;
+                libc::execve(SH.as_ptr(), ctx.sh_argv.as_ptr(), ctx.envp.as_ptr());
+                e = *libc::__errno_location();
+            }
+            match e {
+                libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
+                libc::EACCES => error = libc::EACCES,
+                _ => {
+                    error = e;
+                    break;
+                }
+            }
+        }
+        ctx.error = error;
+        libc::_exit(127)
+    }
+}
+
+/// The child's last step when a set-up call failed: report its errno and exit.
+///
+/// # Safety
+/// Only in the child, with `ctx` its parent's context.
+unsafe fn fail(ctx: &mut ChildCtx) -> libc::c_int {
+    // SAFETY: errno is thread-local storage the child shares with the suspended parent thread.
+    ctx.error = unsafe { *libc::__errno_location() }.max(1);
+    // SAFETY: ends the child without running any of dlock's exit code.
+    unsafe { libc::_exit(127) }
 }
 
 /// Make dlock a child subreaper: processes the job leaves behind (a shell's background

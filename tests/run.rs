@@ -636,6 +636,68 @@ fn command_not_found_is_127_and_not_executable_is_126_and_the_lock_is_released()
     assert_eq!(r.get("dlock:nx"), None);
 }
 
+/// The job is found as execvp finds it (PATH in order, a non-executable match skipped, a file
+/// without #! run by /bin/sh), gets
+/// dlock's environment plus the DLOCK_* variables (which win over stale ones), and starts with
+/// no blocked signals and SIGPIPE at its default.
+#[test]
+fn the_job_is_found_on_path_and_starts_with_a_clean_environment() {
+    let r = RedisServer::start();
+    let (a, b) = (r.dir().join("a"), r.dir().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(a.join("myjob"), "#!/bin/sh\necho from a\n").unwrap();
+    std::fs::write(
+        b.join("myjob"),
+        "#!/bin/sh\necho from b $DLOCK_FENCE $EXTRA\ngrep -E '^Sig(Blk|Ign)' /proc/self/status\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(b.join("myjob"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        a.display(),
+        b.display(),
+        std::env::var("PATH").unwrap()
+    );
+    let out = dlock(&r)
+        .env("PATH", &path)
+        .env("EXTRA", "inherited")
+        .env("DLOCK_FENCE", "stale")
+        .args(["run", "--key", "path", "--", "myjob"])
+        .run();
+    out.code(0);
+    let mut lines = out.stdout.lines();
+    assert_eq!(lines.next(), Some("from b 1 inherited"), "{}", out.stdout);
+    let blocked = lines.next().unwrap_or_default();
+    assert_eq!(blocked, "SigBlk:\t0000000000000000", "{}", out.stdout);
+    let ignored = lines.next().unwrap_or_default();
+    let mask = u64::from_str_radix(ignored.trim_start_matches("SigIgn:\t"), 16).unwrap();
+    assert_eq!(
+        mask & (1 << (libc::SIGPIPE - 1)),
+        0,
+        "SIGPIPE ignored: {ignored}"
+    );
+
+    // Executable without a #! line: a shell script, as execvp (and cron, and flock) runs it.
+    let script = r.dir().join("plain");
+    std::fs::write(&script, "echo plain $1\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "path",
+            "--",
+            script.to_str().unwrap(),
+            "arg",
+        ])
+        .run()
+        .code(0)
+        .stdout_is("plain arg\n");
+    assert_eq!(r.get("dlock:path"), None);
+}
+
 #[test]
 fn as_pid_1_orphans_are_reaped() {
     // A PID namespace makes dlock PID 1, as in a container. Orphans of the job re-parent to it.
