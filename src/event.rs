@@ -1,8 +1,18 @@
-//! What the supervising loop of `run` reacts to. Each source (signal thread, child waiter,
-//! watchdog) owns a clone of one channel's sender, so the loop blocks in exactly one place.
+//! What the supervising loop of `run` reacts to, and the one place it blocks.
+//!
+//! Signals and child exits reach the main thread through a signalfd: the forwarded signals and
+//! SIGCHLD are blocked in every thread (threads inherit the mask, so this is set up before any
+//! is started), so no handler ever runs and no system call is interrupted; the loop reads them
+//! when it waits. The helper threads (watchdog, waker) push their events on a queue and ring an
+//! eventfd. The loop polls both descriptors: no signal thread, no reaper thread.
 
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::ExitStatus;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::lock::Renew;
 
@@ -24,5 +34,201 @@ pub enum Event {
     CapReached { count: u32 },
 }
 
-pub type Sender = std::sync::mpsc::Sender<Event>;
-pub type Receiver = std::sync::mpsc::Receiver<Event>;
+/// Nothing arrived in time.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Timeout;
+
+/// The queue helper threads push to; the receiving side is gone once `closed`.
+struct Queue {
+    items: Mutex<VecDeque<Event>>,
+    bell: OwnedFd,
+    closed: AtomicBool,
+}
+
+/// For helper threads: send events to the main loop.
+#[derive(Clone)]
+pub struct Sender(Arc<Queue>);
+
+impl Sender {
+    /// Err when the main loop no longer listens (the thread should end).
+    pub fn send(&self, ev: Event) -> Result<(), Event> {
+        let q = &self.0;
+        if q.closed.load(Ordering::SeqCst) {
+            return Err(ev);
+        }
+        match q.items.lock() {
+            Ok(mut items) => items.push_back(ev),
+            Err(_) => return Err(ev),
+        }
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live local to our eventfd; a full counter (EAGAIN)
+        // still leaves it readable, which is all the bell has to do.
+        unsafe { libc::write(q.bell.as_raw_fd(), (&raw const one).cast(), 8) };
+        Ok(())
+    }
+}
+
+/// The main loop's side: signals, the job's exit, and what the helper threads send.
+pub struct Receiver {
+    queue: Arc<Queue>,
+    sigfd: OwnedFd,
+    /// The job's leader: its exit becomes an event; any other child is just reaped.
+    leader: std::cell::Cell<Option<libc::pid_t>>,
+    ready: std::cell::RefCell<VecDeque<Event>>,
+}
+
+/// Signals turned into events (the forwarded ones) plus SIGCHLD.
+fn watched() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data, initialised by sigemptyset before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: set is a live local.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        for sig in crate::signals::FORWARDED {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+    }
+    set
+}
+
+/// Block the watched signals in this thread (and so in every thread started after) and open the
+/// descriptors the loop waits on. Call before starting any thread.
+pub fn channel() -> io::Result<(Sender, Receiver)> {
+    let set = watched();
+    // SAFETY: set is a live, initialised signal set.
+    let r = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    // SAFETY: signalfd with -1 creates a new descriptor, owned below.
+    let sigfd = unsafe { libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) };
+    if sigfd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: freshly created and owned by nobody else.
+    let sigfd = unsafe { OwnedFd::from_raw_fd(sigfd) };
+    // SAFETY: creates a new descriptor, owned below.
+    let bell = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    if bell < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    let bell = unsafe { OwnedFd::from_raw_fd(bell) };
+    let queue = Arc::new(Queue {
+        items: Mutex::new(VecDeque::new()),
+        bell,
+        closed: AtomicBool::new(false),
+    });
+    Ok((
+        Sender(queue.clone()),
+        Receiver {
+            queue,
+            sigfd,
+            leader: std::cell::Cell::new(None),
+            ready: std::cell::RefCell::new(VecDeque::new()),
+        },
+    ))
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.queue.closed.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Receiver {
+    /// From now on, report this child's exit as [`Event::ChildExited`].
+    pub fn watch_child(&self, pid: libc::pid_t) {
+        self.leader.set(Some(pid));
+    }
+
+    /// The next event, without waiting.
+    pub fn try_recv(&self) -> Option<Event> {
+        self.collect();
+        self.next()
+    }
+
+    /// The next event, waiting up to `timeout` for one.
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<Event, Timeout> {
+        let until = Instant::now() + timeout;
+        loop {
+            self.collect();
+            if let Some(ev) = self.next() {
+                return Ok(ev);
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Timeout);
+            }
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.sigfd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: self.queue.bell.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            let ts = libc::timespec {
+                tv_sec: left.as_secs().min(i64::MAX as u64) as libc::time_t,
+                tv_nsec: libc::c_long::from(left.subsec_nanos() as i32),
+            };
+            // SAFETY: fds and ts are live locals; a null sigmask keeps ours. EINTR (a signal
+            // not in our set, e.g. SIGWINCH with a handler) just loops.
+            unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+        }
+    }
+
+    fn next(&self) -> Option<Event> {
+        if let Some(ev) = self.ready.borrow_mut().pop_front() {
+            return Some(ev);
+        }
+        self.queue.items.lock().ok()?.pop_front()
+    }
+
+    /// Read what the signalfd and the bell hold: signals become events, SIGCHLD reaps.
+    fn collect(&self) {
+        let mut count: u64 = 0;
+        // SAFETY: reads 8 bytes into a live local from our eventfd (EAGAIN when not rung).
+        unsafe { libc::read(self.queue.bell.as_raw_fd(), (&raw mut count).cast(), 8) };
+        loop {
+            // SAFETY: signalfd_siginfo is plain data.
+            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            // SAFETY: reads at most `size` bytes into a live local.
+            let n = unsafe { libc::read(self.sigfd.as_raw_fd(), (&raw mut info).cast(), size) };
+            if n != size as isize {
+                break;
+            }
+            let sig = info.ssi_signo as i32;
+            if sig == libc::SIGCHLD {
+                self.reap();
+            } else {
+                self.ready.borrow_mut().push_back(Event::Signal(sig));
+            }
+        }
+    }
+
+    /// Reap every child that has exited. dlock is a subreaper (and may be PID 1), so the
+    /// job's leftovers are re-parented to it: reaping them all keeps zombies from piling up.
+    fn reap(&self) {
+        use std::os::unix::process::ExitStatusExt;
+        loop {
+            let mut status = 0;
+            // SAFETY: status is a live local.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                return;
+            }
+            if Some(pid) == self.leader.get() {
+                self.ready
+                    .borrow_mut()
+                    .push_back(Event::ChildExited(ExitStatus::from_raw(status)));
+            }
+        }
+    }
+}

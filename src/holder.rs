@@ -447,11 +447,11 @@ impl Acquirer<'_> {
     fn pending_signal(&mut self) -> Option<i32> {
         loop {
             match self.events.try_recv() {
-                Ok(Event::Signal(sig)) => return Some(sig),
+                Some(Event::Signal(sig)) => return Some(sig),
                 // A wake-up that came with the try about to be made anyway: the waker is parked.
-                Ok(Event::Wake) => self.parked = true,
-                Ok(_) => {}
-                Err(_) => return None,
+                Some(Event::Wake) => self.parked = true,
+                Some(_) => {}
+                None => return None,
             }
         }
     }

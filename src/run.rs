@@ -2,7 +2,6 @@
 //! about stopping the job; the watchdog only reports what Redis said.
 
 use std::process::ExitStatus;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::config::{Global, RunConfig};
@@ -23,11 +22,14 @@ use crate::lease::kill_lead;
 const GROUP_POLL: Duration = Duration::from_millis(5);
 
 pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
-    let (tx, rx) = mpsc::channel();
-    if let Err(e) = signals::start(tx.clone()) {
-        error!("internal"; "cannot install signal handlers: {e}");
-        return Exit::Internal;
-    }
+    // First, before any thread starts: the signal mask is inherited.
+    let (tx, rx) = match crate::event::channel() {
+        Ok(c) => c,
+        Err(e) => {
+            error!("internal"; "cannot set up signal handling: {e}");
+            return Exit::Internal;
+        }
+    };
     if cfg.max_renewals.is_none() {
         warn!("unlimited_renewals";
             "--max-renewals unlimited: a hung job keeps the lock forever; prefer a cap such as 3 with a --ttl of 3 × the job's p99"
@@ -78,7 +80,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     };
 
     // A signal that arrived during the last try: never start the job.
-    if let Ok(Event::Signal(sig)) = rx.try_recv() {
+    if let Some(Event::Signal(sig)) = rx.try_recv() {
         info!("signal_before_start", signal = sig; "{} before the job started: releasing", signals::name(sig));
         release(Some(conn), unstarted);
         return Exit::Signal(sig);
@@ -129,8 +131,11 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
     ];
     supervisor::become_subreaper();
-    let child = match supervisor::spawn(&cfg.argv, &env, tx.clone()) {
-        Ok(c) => c,
+    let child = match supervisor::spawn(&cfg.argv, &env) {
+        Ok(c) => {
+            rx.watch_child(c.pid);
+            c
+        }
         Err(e) => {
             let exit = match e {
                 SpawnError::NotFound(p) => {
@@ -452,20 +457,8 @@ impl<'a> Supervisor<'a> {
             if let Some(t) = self.watch_at() {
                 wake = wake.min(t);
             }
-            match rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
-                Ok(ev) => self.on_event(ev),
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    // Every sender is gone, including the waiter: nothing more can arrive.
-                    if self.leader.is_none() {
-                        error!("internal";
-                            "lost track of the job (pid {}); stopping its group",
-                            self.child.pid
-                        );
-                        self.child.signal_group(libc::SIGKILL);
-                    }
-                    return self.leader;
-                }
+            if let Ok(ev) = rx.recv_timeout(wake.saturating_duration_since(Instant::now())) {
+                self.on_event(ev);
             }
         }
     }

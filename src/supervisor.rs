@@ -1,14 +1,11 @@
 //! The job's processes: spawn in a fresh process group (so dlock can stop the whole job,
 //! grandchildren included), hand it the terminal when dlock has it, tie the child's life to
-//! dlock's with PR_SET_PDEATHSIG, wait for it on a thread, and signal the group.
+//! dlock's with PR_SET_PDEATHSIG (set in a vfork-style child), and signal the group. The main
+//! loop reaps it (see `event`).
 
 use std::ffi::{CString, OsString};
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
-
-use crate::event::{Event, Sender};
 
 pub struct Child {
     /// Also the process group id: the child leads its own group.
@@ -30,7 +27,7 @@ fn we_own_tty() -> bool {
     unsafe { libc::isatty(0) == 1 && libc::tcgetpgrp(0) == libc::getpgrp() }
 }
 
-pub fn spawn(argv: &[OsString], env: &[(&str, String)], tx: Sender) -> Result<Child, SpawnError> {
+pub fn spawn(argv: &[OsString], env: &[(&str, String)]) -> Result<Child, SpawnError> {
     let Some(program) = argv.first() else {
         return Err(SpawnError::Other("empty command".into()));
     };
@@ -68,7 +65,6 @@ pub fn spawn(argv: &[OsString], env: &[(&str, String)], tx: Sender) -> Result<Ch
         // SAFETY: plain system call on fd 0; failure only means no job control.
         unsafe { libc::tcsetpgrp(0, pid) };
     }
-    start_waiter(pid, tx).map_err(|e| SpawnError::Other(e.to_string()))?;
     Ok(Child { pid, owns_tty })
 }
 
@@ -314,32 +310,6 @@ unsafe fn fail(ctx: &mut ChildCtx) -> libc::c_int {
 pub fn become_subreaper() {
     // SAFETY: prctl with integer arguments only changes this process's attributes.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
-}
-
-/// Reap every child on a thread and report the job leader's status. The job's leftovers (and,
-/// as PID 1 in a container, any orphan) are re-parented to dlock, so reaping all children is
-/// what keeps zombies from piling up. Ends when dlock has no children left.
-fn start_waiter(pid: i32, tx: Sender) -> io::Result<()> {
-    std::thread::Builder::new()
-        .name("waiter".into())
-        .spawn(move || {
-            loop {
-                let mut status = 0;
-                // SAFETY: status points to a live local.
-                let r = unsafe { libc::waitpid(-1, &mut status, 0) };
-                if r == -1 {
-                    if io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                        continue;
-                    }
-                    // ECHILD: no descendants left at all (they would have been re-parented to us).
-                    break;
-                }
-                if r == pid {
-                    let _ = tx.send(Event::ChildExited(ExitStatus::from_raw(status)));
-                }
-            }
-        })?;
-    Ok(())
 }
 
 impl Child {
