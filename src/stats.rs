@@ -6,27 +6,47 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-/// Buckets per doubling of the hold time. Bucket i holds (2^((i-1)/4), 2^(i/4)] ms.
-const PER_DOUBLING: f64 = 4.0;
+/// Buckets per doubling of the hold time: bucket i holds (2^((i-1)/4), 2^(i/4)] ms. Integer
+/// arithmetic only (ms ≤ 2^(i/4) ⟺ ms⁴ ≤ 2^i), so the binary needs no libm.
+const PER_DOUBLING: u32 = 4;
 /// Below this many recorded runs a percentile says little; recommendations wait for it.
 pub const MIN_SAMPLES: u64 = 20;
 
 /// The stats hash field that counts hold times like `d`.
 pub fn bucket_field(d: Duration) -> String {
-    format!("h{}", bucket(d.as_millis() as u64))
+    format!("h{}", bucket(d.as_millis().min(u128::from(u64::MAX)) as u64))
 }
 
 fn bucket(ms: u64) -> u32 {
     if ms <= 1 {
         return 0;
     }
-    // The small epsilon keeps exact powers (2^(i/4)) in their own bucket despite float error.
-    ((ms as f64).log2() * PER_DOUBLING - 1e-9).ceil().max(0.0) as u32
+    // ms⁴ fits in u128 below 2^32 ms (49 days); beyond, halve and add a doubling per halving.
+    if ms >= 1 << 32 {
+        return bucket(ms.div_ceil(2)) + PER_DOUBLING;
+    }
+    // The smallest i with 2^i ≥ ms⁴.
+    let m4 = u128::from(ms).pow(PER_DOUBLING);
+    (m4 - 1).ilog2() + 1
 }
 
-/// Upper bound of bucket i, in ms.
+/// Upper bound of bucket i, in ms: the smallest n with n⁴ ≥ 2^i, i.e. ⌈2^(i/4)⌉.
 fn upper_ms(i: u32) -> u64 {
-    (2f64.powf(f64::from(i) / PER_DOUBLING)).ceil() as u64
+    if i >= 124 {
+        return upper_ms(i - PER_DOUBLING).saturating_mul(2);
+    }
+    let fits = |n: u64| u128::from(n).pow(PER_DOUBLING) >= 1u128 << i;
+    // Binary search in [1, 2^(i/4 + 1)]: the upper end always fits.
+    let (mut lo, mut hi) = (1u64, 1u64 << (i / PER_DOUBLING + 1));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
 }
 
 /// The stats hash, decoded.
@@ -142,6 +162,23 @@ mod tests {
             );
             last = b;
         }
+    }
+
+    /// Bucket numbers are stored in Redis: the integer arithmetic must give exactly what the
+    /// float formula of earlier versions gave (⌈4·log2 ms⌉, ⌈2^(i/4)⌉).
+    #[test]
+    fn integer_buckets_match_the_float_formula() {
+        let float_bucket = |ms: u64| ((ms as f64).log2() * 4.0 - 1e-9).ceil().max(0.0) as u32;
+        let samples = (2..200_000u64).chain((0..40).map(|k| 3u64.pow(k / 2 + 10) + k as u64));
+        for ms in samples.filter(|&ms| ms < 1 << 40) {
+            assert_eq!(bucket(ms), float_bucket(ms), "ms {ms}");
+        }
+        for i in 0..120 {
+            let float_upper = (2f64.powf(f64::from(i) / 4.0)).ceil() as u64;
+            assert_eq!(upper_ms(i), float_upper, "bucket {i}");
+        }
+        assert!(bucket(u64::MAX) > bucket(1 << 40));
+        assert!(upper_ms(300) > upper_ms(200));
     }
 
     #[test]
