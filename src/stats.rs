@@ -14,7 +14,10 @@ pub const MIN_SAMPLES: u64 = 20;
 
 /// The stats hash field that counts hold times like `d`.
 pub fn bucket_field(d: Duration) -> String {
-    format!("h{}", bucket(d.as_millis().min(u128::from(u64::MAX)) as u64))
+    format!(
+        "h{}",
+        bucket(d.as_millis().min(u128::from(u64::MAX)) as u64)
+    )
 }
 
 fn bucket(ms: u64) -> u32 {

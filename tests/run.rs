@@ -698,6 +698,30 @@ fn the_job_is_found_on_path_and_starts_with_a_clean_environment() {
     assert_eq!(r.get("dlock:path"), None);
 }
 
+/// Started with stderr closed (some schedulers do that), dlock fills the slot with /dev/null:
+/// its own descriptors (the Redis socket) never become fd 2, and the job gets a usable one.
+#[test]
+fn a_closed_stderr_is_replaced_by_dev_null() {
+    use std::os::unix::process::CommandExt;
+    let r = RedisServer::start();
+    let mut cmd = std::process::Command::new(dlock_bin());
+    cmd.args(["-v", "run", "--key", "closed", "--", "sh", "-c"])
+        .arg("echo to-stderr >&2 && echo ok")
+        .env("DLOCK_URL", r.url())
+        .stdin(std::process::Stdio::null());
+    // SAFETY: close(2) in the forked test child before exec; async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::close(2);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+    assert_eq!(r.get("dlock:closed"), None);
+}
+
 #[test]
 fn as_pid_1_orphans_are_reaped() {
     // A PID namespace makes dlock PID 1, as in a container. Orphans of the job re-parent to it.
