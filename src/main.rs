@@ -2,10 +2,10 @@
 //! lives a few milliseconds under cron it costs about 0.1 ms, mostly reading /proc/self/maps to
 //! place a stack guard. What of it dlock needs is done here: stdio descriptors exist, SIGPIPE
 //! is ignored, stdout is flushed at the end. (`std::env::args_os` works without it on Linux.)
-#![no_main]
+// Under `cargo test` the test harness brings its own main.
+#![cfg_attr(not(test), no_main)]
 
-use std::io::Write;
-
+#[cfg(not(test))]
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     for fd in 0..3 {
@@ -21,6 +21,6 @@ extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> lib
     // SAFETY: changes one signal disposition of this process.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     let code = dlock::main(std::env::args_os()).code();
-    let _ = std::io::stdout().flush();
+    let _ = std::io::Write::flush(&mut std::io::stdout());
     libc::c_int::from(code)
 }
