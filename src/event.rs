@@ -77,24 +77,38 @@ pub struct Receiver {
     ready: std::cell::RefCell<VecDeque<Event>>,
 }
 
-/// Signals turned into events (the forwarded ones) plus SIGCHLD.
+/// Signals turned into events (the forwarded ones) plus SIGCHLD. A forwarded signal that was
+/// ignored when dlock started (`nohup`; `cmd &` in a non-interactive shell ignores SIGINT and
+/// SIGQUIT) stays ignored, as for any program: blocking it would queue it for the signalfd.
 fn watched() -> libc::sigset_t {
     // SAFETY: sigset_t is plain data, initialised by sigemptyset before use.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: set is a live local.
-    unsafe {
-        libc::sigemptyset(&mut set);
-        for sig in crate::signals::FORWARDED {
-            libc::sigaddset(&mut set, sig);
+    unsafe { libc::sigemptyset(&mut set) };
+    for sig in crate::signals::FORWARDED {
+        // SAFETY: sigaction with a null new action only reads the current one into a local.
+        let ignored = unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+        };
+        if !ignored {
+            // SAFETY: set is a live local.
+            unsafe { libc::sigaddset(&mut set, sig) };
         }
-        libc::sigaddset(&mut set, libc::SIGCHLD);
     }
+    // SAFETY: set is a live local.
+    unsafe { libc::sigaddset(&mut set, libc::SIGCHLD) };
     set
 }
 
 /// Block the watched signals in this thread (and so in every thread started after) and open the
 /// descriptors the loop waits on. Call before starting any thread.
 pub fn channel() -> io::Result<(Sender, Receiver)> {
+    // Inherited SIGCHLD = SIG_IGN would make the kernel reap the job itself, and its exit
+    // status would be lost.
+    // SAFETY: changes one signal disposition of this process.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
     let set = watched();
     // SAFETY: set is a live, initialised signal set.
     let r = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };

@@ -487,6 +487,58 @@ fn a_job_killed_by_a_forwarded_signal_exits_128_plus_n() {
     }
 }
 
+/// A signal ignored when dlock starts (`nohup`; `cmd &` in a non-interactive shell ignores
+/// SIGINT and SIGQUIT) stays ignored, by dlock and by the job, as for any program.
+#[test]
+fn a_signal_ignored_at_start_stays_ignored() {
+    use std::os::unix::process::CommandExt;
+    let r = RedisServer::start();
+    let mut d = dlock(&r)
+        .args(["run", "--key", "nohup", "--", "sh", "-c"])
+        .args(["grep SigIgn /proc/self/status; echo ready; exec sleep 300"]);
+    // SAFETY: signal() in the forked test child before exec; async-signal-safe.
+    unsafe {
+        d.cmd.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut job = d.spawn();
+    let ignored = job.expect_line("SigIgn:");
+    let mask = u64::from_str_radix(ignored.trim_start_matches("SigIgn:").trim(), 16).unwrap();
+    assert_ne!(
+        mask & 1 << (libc::SIGHUP - 1),
+        0,
+        "job does not ignore SIGHUP: {ignored}"
+    );
+    job.expect_line("ready");
+    job.signal(libc::SIGHUP);
+    job.signal(libc::SIGTERM);
+    // Had dlock taken the SIGHUP, it would have logged forwarding it before the SIGTERM.
+    job.finish(Duration::from_secs(10))
+        .code(143)
+        .stderr_has("SIGTERM forwarded")
+        .stderr_lacks("SIGHUP");
+}
+
+/// Started with SIGCHLD ignored (the kernel would then reap the job itself), dlock still gets
+/// the job's exit status.
+#[test]
+fn an_inherited_ignored_sigchld_does_not_lose_the_exit_status() {
+    use std::os::unix::process::CommandExt;
+    let r = RedisServer::start();
+    let mut d = dlock(&r).args(["run", "--key", "chld", "--", "sh", "-c", "exit 3"]);
+    // SAFETY: signal() in the forked test child before exec; async-signal-safe.
+    unsafe {
+        d.cmd.pre_exec(|| {
+            libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    d.run().code(3);
+    assert_eq!(r.get("dlock:chld"), None);
+}
+
 #[test]
 fn a_second_sigterm_escalates_to_sigkill() {
     let r = RedisServer::start();
