@@ -287,7 +287,10 @@ fn failover_without_min_replicas_shows_the_window() {
     let st = stamps();
     // Replication stalls (the lock never reaches the replica), then the master dies.
     p.link.set(Mode::Blackhole);
-    let mut holder = contender(&p.master.tcp_url(), &st, "fo", &["--ttl", "1s"], 30_000);
+    // A 3 s lease: the holder is stopped ~1.9 s after acquiring (lease end minus --grace and the
+    // SIGKILL lead), which leaves the second contender (a dlock and a python3 start) room to
+    // start inside that window even on a loaded machine; with 1 s it sometimes could not.
+    let mut holder = contender(&p.master.tcp_url(), &st, "fo", &["--ttl", "3s"], 30_000);
     wait_for_stamps(&st, 1);
     failover(&mut p);
     let mut other = contender(
