@@ -19,7 +19,10 @@ fn bench(name: &str, mut f: impl FnMut(u64)) {
         }
         let took = t.elapsed();
         if took > Duration::from_millis(200) {
-            println!("{name:<40} {:>8.1} ns/call ({n} calls)", took.as_nanos() as f64 / n as f64);
+            println!(
+                "{name:<40} {:>8.1} ns/call ({n} calls)",
+                took.as_nanos() as f64 / n as f64
+            );
             return;
         }
         n *= 2;
@@ -38,7 +41,9 @@ fn main() {
         black_box(lock::companion(black_box("dlock:reconcile"), "wake"));
     });
     bench("histogram: bucket field of a hold time", |i| {
-        black_box(stats::bucket_field(Duration::from_millis(black_box(i % 100_000))));
+        black_box(stats::bucket_field(Duration::from_millis(black_box(
+            i % 100_000,
+        ))));
     });
     bench("token: new_token (OS RNG)", |_| {
         black_box(lock::new_token());
