@@ -445,9 +445,15 @@ impl<'a> Supervisor<'a> {
             if self.watch_at().is_some_and(|t| now >= t) {
                 self.start_watchdog();
             }
-            let mut wake = self
-                .hard_stop()
-                .min(self.kill_at.unwrap_or(self.hard_stop()));
+            // Once SIGKILL is out, the stop times are past and acted on: only look every
+            // GROUP_POLL (a process in uninterruptible sleep can take a while to die), instead
+            // of waking at once again and again.
+            let mut wake = if self.killed {
+                now + GROUP_POLL
+            } else {
+                self.hard_stop()
+                    .min(self.kill_at.unwrap_or(self.hard_stop()))
+            };
             if self.reason.is_none() && self.leader.is_none() {
                 wake = wake.min(self.term_at());
             }
