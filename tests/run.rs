@@ -491,18 +491,11 @@ fn a_job_killed_by_a_forwarded_signal_exits_128_plus_n() {
 /// SIGINT and SIGQUIT) stays ignored, by dlock and by the job, as for any program.
 #[test]
 fn a_signal_ignored_at_start_stays_ignored() {
-    use std::os::unix::process::CommandExt;
     let r = RedisServer::start();
-    let mut d = dlock(&r)
+    let d = dlock(&r)
+        .ignoring(libc::SIGHUP)
         .args(["run", "--key", "nohup", "--", "sh", "-c"])
         .args(["grep SigIgn /proc/self/status; echo ready; exec sleep 300"]);
-    // SAFETY: signal() in the forked test child before exec; async-signal-safe.
-    unsafe {
-        d.cmd.pre_exec(|| {
-            libc::signal(libc::SIGHUP, libc::SIG_IGN);
-            Ok(())
-        });
-    }
     let mut job = d.spawn();
     let ignored = job.expect_line("SigIgn:");
     let mask = u64::from_str_radix(ignored.trim_start_matches("SigIgn:").trim(), 16).unwrap();
@@ -525,16 +518,10 @@ fn a_signal_ignored_at_start_stays_ignored() {
 /// the job's exit status.
 #[test]
 fn an_inherited_ignored_sigchld_does_not_lose_the_exit_status() {
-    use std::os::unix::process::CommandExt;
     let r = RedisServer::start();
-    let mut d = dlock(&r).args(["run", "--key", "chld", "--", "sh", "-c", "exit 3"]);
-    // SAFETY: signal() in the forked test child before exec; async-signal-safe.
-    unsafe {
-        d.cmd.pre_exec(|| {
-            libc::signal(libc::SIGCHLD, libc::SIG_IGN);
-            Ok(())
-        });
-    }
+    let d = dlock(&r)
+        .ignoring(libc::SIGCHLD)
+        .args(["run", "--key", "chld", "--", "sh", "-c", "exit 3"]);
     d.run().code(3);
     assert_eq!(r.get("dlock:chld"), None);
 }
@@ -689,9 +676,8 @@ fn command_not_found_is_127_and_not_executable_is_126_and_the_lock_is_released()
 }
 
 /// The job is found as execvp finds it (PATH in order, a non-executable match skipped, a file
-/// without #! run by /bin/sh), gets
-/// dlock's environment plus the DLOCK_* variables (which win over stale ones), and starts with
-/// no blocked signals and SIGPIPE at its default.
+/// without #! run by /bin/sh), gets dlock's environment plus the DLOCK_* variables (which win
+/// over stale ones), and starts with no blocked signals and SIGPIPE at its default.
 #[test]
 fn the_job_is_found_on_path_and_starts_with_a_clean_environment() {
     let r = RedisServer::start();
@@ -754,23 +740,14 @@ fn the_job_is_found_on_path_and_starts_with_a_clean_environment() {
 /// its own descriptors (the Redis socket) never become fd 2, and the job gets a usable one.
 #[test]
 fn a_closed_stderr_is_replaced_by_dev_null() {
-    use std::os::unix::process::CommandExt;
     let r = RedisServer::start();
-    let mut cmd = std::process::Command::new(dlock_bin());
-    cmd.args(["-v", "run", "--key", "closed", "--", "sh", "-c"])
-        .arg("echo to-stderr >&2 && echo ok")
-        .env("DLOCK_URL", r.url())
-        .stdin(std::process::Stdio::null());
-    // SAFETY: close(2) in the forked test child before exec; async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::close(2);
-            Ok(())
-        });
-    }
-    let out = cmd.output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+    dlock(&r)
+        .stderr_closed()
+        .args(["-v", "run", "--key", "closed", "--", "sh", "-c"])
+        .args(["echo to-stderr >&2 && echo ok"])
+        .run()
+        .code(0)
+        .stdout_is("ok\n");
     assert_eq!(r.get("dlock:closed"), None);
 }
 

@@ -386,6 +386,32 @@ impl Dlock {
         self
     }
 
+    /// Start dlock with `sig` ignored, as `nohup` or a non-interactive shell's `&` would.
+    pub fn ignoring(mut self, sig: i32) -> Dlock {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: signal() in the forked child before exec is async-signal-safe.
+        unsafe {
+            self.cmd.pre_exec(move || {
+                libc::signal(sig, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        self
+    }
+
+    /// Start dlock with stderr closed, as some schedulers do.
+    pub fn stderr_closed(mut self) -> Dlock {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: close() in the forked child before exec is async-signal-safe.
+        unsafe {
+            self.cmd.pre_exec(|| {
+                libc::close(2);
+                Ok(())
+            });
+        }
+        self
+    }
+
     /// Run to completion with stdin closed.
     pub fn run(mut self) -> Output {
         let out = self.cmd.stdin(Stdio::null()).output().expect("run dlock");
