@@ -63,6 +63,8 @@ struct Acquirer<'a> {
     waker: Option<Waker>,
     /// The waker delivered a wake-up and waits for word (not blocked in BLPOP).
     parked: bool,
+    /// The last busy answer was to a try flagged as the last: the script counted the busy run.
+    busy_counted: bool,
 }
 
 pub fn acquire(
@@ -97,6 +99,7 @@ pub fn acquire(
         tx,
         waker: None,
         parked: false,
+        busy_counted: false,
     };
     // The common case, an idle lock, costs one round trip and no waker.
     if let Some(done) = a.step() {
@@ -289,6 +292,9 @@ impl Acquirer<'_> {
             since_ms: unix_ms(),
             ..self.meta.clone()
         };
+        // Past --wait (always so with --wait 0): a busy answer ends the run, and the script
+        // counts it.
+        let last_try = sent >= self.until;
         match lock::acquire(
             c,
             self.keys,
@@ -296,6 +302,7 @@ impl Acquirer<'_> {
             self.cfg.ttl,
             self.cfg.stats,
             &meta,
+            last_try,
         ) {
             Ok(Acquire::Acquired { fence }) => match self.conn.take() {
                 Some(conn) => Step::Held(Box::new(Held {
@@ -317,6 +324,7 @@ impl Acquirer<'_> {
                         self.keys.lock
                     );
                 }
+                self.busy_counted = last_try;
                 self.last = Last::Busy { pttl, holder };
                 Step::Again
             }
@@ -392,6 +400,7 @@ impl Acquirer<'_> {
                     warn!("busy", waited_ms = waited_ms, tries = tries, ttl_left_ms = ttl_left_ms, exit = code; "{msg}");
                 }
                 if self.cfg.stats
+                    && !self.busy_counted
                     && let Some(c) = self.conn.as_mut()
                     && let Err(e) = lock::record_busy(c, self.keys)
                 {

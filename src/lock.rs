@@ -71,7 +71,8 @@ pub fn new_token() -> String {
 }
 
 /// KEYS: lock, fence, holder, stats. ARGV: token, ttl ms, stats on ("1"/"0"), host, pid,
-/// command, since (Unix ms).
+/// command, since (Unix ms), last try ("1": a busy answer ends the run, so it is counted here
+/// as a busy run: the common `--wait 0` skip costs one command, not two).
 /// Returns {1, fence} when the lock is ours (fresh, or already ours after a lost reply: the same
 /// token is retried), or {0, pttl, "host pid N"} when someone else holds it ('' if not dlock).
 const ACQUIRE: &str = r#"
@@ -86,6 +87,10 @@ if v then
   local h = redis.call('HMGET', KEYS[3], 'token', 'host', 'pid')
   if h[1] == v then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
+  end
+  if ARGV[3] == '1' and ARGV[8] == '1' then
+    redis.call('HINCRBY', KEYS[4], 'runs', 1)
+    redis.call('HINCRBY', KEYS[4], 'busy', 1)
   end
   return {0, redis.call('PTTL', KEYS[1]), who}
 end
@@ -342,6 +347,7 @@ pub fn acquire(
     ttl: Duration,
     stats: bool,
     meta: &Meta,
+    last_try: bool,
 ) -> RedisResult<Acquire> {
     let (ok, n, holder): (i64, i64, Option<String>) = ACQUIRE_SCRIPT.call(
         conn,
@@ -354,6 +360,7 @@ pub fn acquire(
             &meta.pid.to_string(),
             &meta.command,
             &meta.since_ms.to_string(),
+            flag(last_try),
         ],
     )?;
     Ok(if ok == 1 {
@@ -425,6 +432,7 @@ pub fn record(conn: &mut Conn, keys: &Keys, finish: &Finish) -> RedisResult<()> 
 }
 
 /// Count a run that gave up because the lock stayed busy.
+/// Count a run that gave up on a busy lock whose last try was not flagged as such.
 pub fn record_busy(conn: &mut Conn, keys: &Keys) -> RedisResult<()> {
     let mut p = redis::pipe();
     p.cmd("HINCRBY")
