@@ -677,7 +677,8 @@ fn command_not_found_is_127_and_not_executable_is_126_and_the_lock_is_released()
 
 /// The job is found as execvp finds it (PATH in order, a non-executable match skipped, a file
 /// without #! run by /bin/sh), gets dlock's environment plus the DLOCK_* variables (which win
-/// over stale ones), and starts with no blocked signals and SIGPIPE at its default.
+/// over stale ones), and starts with no blocked signals, SIGPIPE at its default and none of
+/// dlock's descriptors.
 #[test]
 fn the_job_is_found_on_path_and_starts_with_a_clean_environment() {
     let r = RedisServer::start();
@@ -687,7 +688,8 @@ fn the_job_is_found_on_path_and_starts_with_a_clean_environment() {
     std::fs::write(a.join("myjob"), "#!/bin/sh\necho from a\n").unwrap();
     std::fs::write(
         b.join("myjob"),
-        "#!/bin/sh\necho from b $DLOCK_FENCE $EXTRA\ngrep -E '^Sig(Blk|Ign)' /proc/self/status\n",
+        "#!/bin/sh\necho from b $DLOCK_FENCE $EXTRA\ngrep -E '^Sig(Blk|Ign)' /proc/self/status\n\
+         for f in /proc/$$/fd/*; do readlink $f; done | grep -c -E 'socket|anon_inode' || true\n",
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -716,6 +718,9 @@ fn the_job_is_found_on_path_and_starts_with_a_clean_environment() {
         0,
         "SIGPIPE ignored: {ignored}"
     );
+    // None of dlock's own descriptors (the Redis socket, the signalfd, the eventfd) leaks into
+    // the job: they are close-on-exec.
+    assert_eq!(lines.next(), Some("0"), "{}", out.stdout);
 
     // Executable without a #! line: a shell script, as execvp (and cron, and flock) runs it.
     let script = r.dir().join("plain");
