@@ -171,20 +171,12 @@ pub fn io_reason(e: &std::io::Error) -> String {
 }
 
 pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
-    check_key_chars("--key", &r.key)?;
-    if r.key.is_empty() {
-        usage!("--key is empty; name the job and its dimension, e.g. --key reconcile:daily");
-    }
-    let key = format!("{}{}", g.prefix, r.key);
-    if key.len() > MAX_KEY_BYTES {
-        usage!(
-            "--key is {} bytes with the prefix; the limit is {MAX_KEY_BYTES}: use a shorter key",
-            key.len()
-        );
-    }
-    if let Some(problem) = crate::lock::layout_problem(&key) {
-        usage!("--key {key}: {problem}");
-    }
+    let key = prefixed(
+        g,
+        "--key",
+        &r.key,
+        "name the job and its dimension, e.g. --key reconcile:daily",
+    )?;
     if r.ttl < MIN_TTL {
         usage!(
             "--ttl {} is below the 100ms minimum; use at least 100ms (rule of thumb: 3 × the job's p99 run time)",
@@ -312,19 +304,26 @@ fn command_line(argv: &[OsString]) -> String {
 
 /// The full lock key for a business key given to `status` or `release`.
 pub fn full_key(g: &Global, key: &str) -> Result<String, UsageError> {
-    check_key_chars("KEY", key)?;
+    prefixed(g, "KEY", key, "name the lock as given to `dlock run --key`")
+}
+
+/// The business key `key` (given as `what`) with the prefix, checked: no whitespace or control
+/// characters, not empty (`empty_hint` says what to give), within the length limit, and one
+/// that keeps the lock and its companions in one cluster slot.
+fn prefixed(g: &Global, what: &str, key: &str, empty_hint: &str) -> Result<String, UsageError> {
+    check_key_chars(what, key)?;
     if key.is_empty() {
-        usage!("KEY is empty; name the lock as given to `dlock run --key`");
+        usage!("{what} is empty; {empty_hint}");
     }
     let full = format!("{}{}", g.prefix, key);
     if full.len() > MAX_KEY_BYTES {
         usage!(
-            "KEY is {} bytes with the prefix; the limit is {MAX_KEY_BYTES}",
+            "{what} is {} bytes with the prefix; the limit is {MAX_KEY_BYTES}: use a shorter key",
             full.len()
         );
     }
     if let Some(problem) = crate::lock::layout_problem(&full) {
-        usage!("KEY {full}: {problem}");
+        usage!("{what} {full}: {problem}");
     }
     Ok(full)
 }
