@@ -30,7 +30,12 @@ pub struct Held {
 #[derive(Debug, Clone)]
 enum Last {
     Nothing,
-    Busy { pttl: i64, holder: String },
+    Busy {
+        pttl: i64,
+        holder: String,
+        /// The try was flagged as the last, so the acquire script already counted the busy run.
+        counted: bool,
+    },
     Down(String),
 }
 
@@ -63,8 +68,6 @@ struct Acquirer<'a> {
     waker: Option<Waker>,
     /// The waker delivered a wake-up and waits for word (not blocked in BLPOP).
     parked: bool,
-    /// The last busy answer was to a try flagged as the last: the script counted the busy run.
-    busy_counted: bool,
 }
 
 pub fn acquire(
@@ -99,7 +102,6 @@ pub fn acquire(
         tx,
         waker: None,
         parked: false,
-        busy_counted: false,
     };
     // The common case, an idle lock, costs one round trip and no waker.
     if let Some(done) = a.step() {
@@ -192,7 +194,7 @@ impl Waker {
                         Ok(Some((key, _))) if key == mine => return,
                         Ok(Some(_)) if flag.load(Ordering::SeqCst) => {
                             // Not ours to take any more: hand it on.
-                            hand_on(c, &wake);
+                            let _ = lock::wake(c, &wake);
                             return;
                         }
                         Ok(Some(_)) => {
@@ -236,27 +238,14 @@ impl Waker {
             Err(c) => (c, false),
         };
         let Some(c) = conn else { return };
-        if parked {
-            if !held {
-                hand_on(c, &self.wake);
-            }
-            return;
-        }
-        let mut p = redis::pipe();
-        p.cmd("LPUSH").arg(&self.own).arg(1).ignore();
-        p.cmd("PEXPIRE").arg(&self.own).arg(2000).ignore();
-        let _ = c.query_pipe::<()>(&self.own, &p);
+        let list = match (parked, held) {
+            (true, true) => return,
+            // Put back the wake-up it took: the next waiter's.
+            (true, false) => &self.wake,
+            (false, _) => &self.own,
+        };
+        let _ = lock::wake(c, list);
     }
-}
-
-/// Put back a wake-up this process took but will not use, the way a release leaves it: one
-/// item, kept 2 s.
-fn hand_on(c: &mut Conn, wake: &str) {
-    let mut p = redis::pipe();
-    p.cmd("LPUSH").arg(wake).arg(1).ignore();
-    p.cmd("LTRIM").arg(wake).arg(0).arg(0).ignore();
-    p.cmd("PEXPIRE").arg(wake).arg(2000).ignore();
-    let _ = c.query_pipe::<()>(wake, &p);
 }
 
 impl Acquirer<'_> {
@@ -324,8 +313,11 @@ impl Acquirer<'_> {
                         self.keys.lock
                     );
                 }
-                self.busy_counted = last_try;
-                self.last = Last::Busy { pttl, holder };
+                self.last = Last::Busy {
+                    pttl,
+                    holder,
+                    counted: last_try,
+                };
                 Step::Again
             }
             Err(e) => {
@@ -370,7 +362,11 @@ impl Acquirer<'_> {
         }
         let waited = secs(self.start.elapsed());
         let exit = match &self.last {
-            Last::Busy { pttl, holder } => {
+            Last::Busy {
+                pttl,
+                holder,
+                counted,
+            } => {
                 let code = self.cfg.conflict_exit_code;
                 let mut left = if *pttl >= 0 {
                     format!("TTL left {}", secs(Duration::from_millis(*pttl as u64)))
@@ -400,7 +396,7 @@ impl Acquirer<'_> {
                     warn!("busy", waited_ms = waited_ms, tries = tries, ttl_left_ms = ttl_left_ms, exit = code; "{msg}");
                 }
                 if self.cfg.stats
-                    && !self.busy_counted
+                    && !counted
                     && let Some(c) = self.conn.as_mut()
                     && let Err(e) = lock::record_busy(c, self.keys)
                 {

@@ -88,10 +88,7 @@ if v then
   if h[1] == v then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
   end
-  if ARGV[3] == '1' and ARGV[8] == '1' then
-    redis.call('HINCRBY', KEYS[4], 'runs', 1)
-    redis.call('HINCRBY', KEYS[4], 'busy', 1)
-  end
+  if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[4]) end
   return {0, redis.call('PTTL', KEYS[1]), who}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
@@ -130,31 +127,44 @@ end
 return -1
 "#;
 
-/// Shared by RELEASE and RECORD: count one finished run in the stats hash.
-/// ARGV[4] hold ms, ARGV[5] histogram field, ARGV[6] outcome counter ('' for none).
+/// Shared by RELEASE and RECORD: count one finished run in the stats hash: its hold time (ms),
+/// histogram field, outcome counter ('' for none), and whether its release compare failed.
 const RECORD_BODY: &str = r#"
-local function record(stats, compare_failed)
-  redis.call('HINCRBY', stats, ARGV[5], 1)
+local function record(stats, hold, field, outcome, compare_failed)
+  redis.call('HINCRBY', stats, field, 1)
   redis.call('HINCRBY', stats, 'hold_count', 1)
-  redis.call('HINCRBY', stats, 'hold_sum_ms', ARGV[4])
-  if tonumber(redis.call('HGET', stats, 'hold_max_ms') or '0') < tonumber(ARGV[4]) then
-    redis.call('HSET', stats, 'hold_max_ms', ARGV[4])
+  redis.call('HINCRBY', stats, 'hold_sum_ms', hold)
+  if tonumber(redis.call('HGET', stats, 'hold_max_ms') or '0') < tonumber(hold) then
+    redis.call('HSET', stats, 'hold_max_ms', hold)
   end
-  if ARGV[6] ~= '' then redis.call('HINCRBY', stats, ARGV[6], 1) end
+  if outcome ~= '' then redis.call('HINCRBY', stats, outcome, 1) end
   if compare_failed then redis.call('HINCRBY', stats, 'compare_failures', 1) end
 end
 "#;
 
-/// KEYS: lock, holder, stats, wake. ARGV: token, (unused), stats on, hold ms, histogram field,
-/// outcome counter, keep ms (--hold-at-least: > 0 keeps the lock that much longer instead of
-/// deleting).
-/// 1 released, 2 kept for ARGV[7] ms, 0 not ours (or gone).
+/// Shared by ACQUIRE and BUSY: count a run that gave up on a busy lock.
+const BUSY_BODY: &str = r#"
+local function count_busy(stats)
+  redis.call('HINCRBY', stats, 'runs', 1)
+  redis.call('HINCRBY', stats, 'busy', 1)
+end
+"#;
+
+/// KEYS: stats. For a run whose last busy answer came from a try not flagged as the last.
+const BUSY: &str = r#"
+count_busy(KEYS[1])
+return 1
+"#;
+
+/// KEYS: lock, holder, stats, wake. ARGV: token, stats on, keep ms (--hold-at-least: > 0 keeps
+/// the lock that much longer instead of deleting), hold ms, histogram field, outcome counter.
+/// 1 released, 2 kept for ARGV[3] ms, 0 not ours (or gone).
 const RELEASE: &str = r#"
 local r = 0
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  if tonumber(ARGV[7]) > 0 then
-    redis.call('PEXPIRE', KEYS[1], ARGV[7])
-    redis.call('PEXPIRE', KEYS[2], ARGV[7])
+  if tonumber(ARGV[3]) > 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    redis.call('PEXPIRE', KEYS[2], ARGV[3])
     r = 2
   else
     redis.call('DEL', KEYS[1], KEYS[2])
@@ -162,11 +172,11 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     r = 1
   end
 end
-if ARGV[3] == '1' then record(KEYS[3], r == 0) end
+if ARGV[2] == '1' then record(KEYS[3], ARGV[4], ARGV[5], ARGV[6], r == 0) end
 return r
 "#;
 
-/// Shared by RELEASE and BREAK: wake the longest-waiting waiter. One item at most (a release
+/// Shared by RELEASE, BREAK and WAKE: wake the longest-waiting waiter. One item at most (a release
 /// with nobody waiting must not pile up wake-ups), kept 2 s for a waiter that is between its
 /// busy answer and its BLPOP.
 const WAKE_BODY: &str = r#"
@@ -177,18 +187,26 @@ local function wake(list)
 end
 "#;
 
-/// KEYS: stats. ARGV as RELEASE (1-3 unused). For runs that end without a release (lease lost).
+/// KEYS: stats. ARGV: hold ms, histogram field, outcome counter. For runs that end without a
+/// release (lease lost).
 const RECORD: &str = r#"
-record(KEYS[1], false)
+record(KEYS[1], ARGV[1], ARGV[2], ARGV[3], false)
 return 1
 "#;
 
-/// KEYS: lock, holder, wake. ARGV: (unused), token ('' = whoever holds it).
+/// KEYS: a wake-up list. Push one wake-up the way a release does: a waiter handing back one it
+/// will not use, or ending its own BLPOP on its own key.
+const WAKE: &str = r#"
+wake(KEYS[1])
+return 1
+"#;
+
+/// KEYS: lock, holder, wake. ARGV: token ('' = whoever holds it).
 /// {1, token, holder fields...} released; {0} not held; {-1, token} held by another token.
 const BREAK: &str = r#"
 local v = redis.call('GET', KEYS[1])
 if not v then return {0} end
-if ARGV[2] ~= '' and v ~= ARGV[2] then return {-1, v} end
+if ARGV[1] ~= '' and v ~= ARGV[1] then return {-1, v} end
 local h = redis.call('HGETALL', KEYS[2])
 if h[1] and redis.call('HGET', KEYS[2], 'token') ~= v then h = {} end
 redis.call('DEL', KEYS[1], KEYS[2])
@@ -238,11 +256,13 @@ impl Script {
     }
 }
 
-static ACQUIRE_SCRIPT: Script = Script::new(&[ACQUIRE]);
+static ACQUIRE_SCRIPT: Script = Script::new(&[BUSY_BODY, ACQUIRE]);
 static RENEW_SCRIPT: Script = Script::new(&[RENEW]);
 static RELEASE_SCRIPT: Script = Script::new(&[RECORD_BODY, WAKE_BODY, RELEASE]);
 static RECORD_SCRIPT: Script = Script::new(&[RECORD_BODY, RECORD]);
 static BREAK_SCRIPT: Script = Script::new(&[WAKE_BODY, BREAK]);
+static BUSY_SCRIPT: Script = Script::new(&[BUSY_BODY, BUSY]);
+static WAKE_SCRIPT: Script = Script::new(&[WAKE_BODY, WAKE]);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Acquire {
@@ -407,15 +427,7 @@ pub fn release(conn: &mut Conn, keys: &Keys, token: &str, finish: &Finish) -> Re
     let r: i64 = RELEASE_SCRIPT.call(
         conn,
         &[&keys.lock, &keys.holder, &keys.stats, &keys.wake],
-        &[
-            token,
-            "",
-            flag(finish.stats),
-            &hold,
-            &field,
-            &outcome,
-            &keep,
-        ],
+        &[token, flag(finish.stats), &keep, &hold, &field, &outcome],
     )?;
     Ok(match r {
         1 => Release::Released,
@@ -427,25 +439,20 @@ pub fn release(conn: &mut Conn, keys: &Keys, token: &str, finish: &Finish) -> Re
 /// Count a run that ends without a release (its lease was lost).
 pub fn record(conn: &mut Conn, keys: &Keys, finish: &Finish) -> RedisResult<()> {
     let [hold, field, outcome, _] = finish_args(finish);
-    RECORD_SCRIPT.call::<i64>(conn, &[&keys.stats], &["", "", "", &hold, &field, &outcome])?;
+    RECORD_SCRIPT.call::<i64>(conn, &[&keys.stats], &[&hold, &field, &outcome])?;
     Ok(())
 }
 
-/// Count a run that gave up because the lock stayed busy.
-/// Count a run that gave up on a busy lock whose last try was not flagged as such.
+/// Count a run that gave up on a busy lock whose last try was not flagged as the last.
 pub fn record_busy(conn: &mut Conn, keys: &Keys) -> RedisResult<()> {
-    let mut p = redis::pipe();
-    p.cmd("HINCRBY")
-        .arg(&keys.stats)
-        .arg("runs")
-        .arg(1)
-        .ignore();
-    p.cmd("HINCRBY")
-        .arg(&keys.stats)
-        .arg("busy")
-        .arg(1)
-        .ignore();
-    conn.query_pipe::<()>(&keys.stats, &p)
+    BUSY_SCRIPT.call::<i64>(conn, &[&keys.stats], &[])?;
+    Ok(())
+}
+
+/// Push one wake-up on `list` (a lock's wake list or a waiter's own key), as a release does.
+pub fn wake(conn: &mut Conn, list: &str) -> RedisResult<()> {
+    WAKE_SCRIPT.call::<i64>(conn, &[list], &[])?;
+    Ok(())
 }
 
 /// `dlock release`: delete the lock whoever holds it (`token` None) or only if `token` does.
@@ -453,7 +460,7 @@ pub fn break_lock(conn: &mut Conn, keys: &Keys, token: Option<&str>) -> RedisRes
     let v: Vec<Value> = BREAK_SCRIPT.call(
         conn,
         &[&keys.lock, &keys.holder, &keys.wake],
-        &["", token.unwrap_or("")],
+        &[token.unwrap_or("")],
     )?;
     let text = |i: usize| -> String {
         v.get(i)

@@ -221,25 +221,50 @@ fn a_waiter_woken_while_still_busy_listens_again() {
     );
 }
 
+/// A waiter that gets the lock by its timer (the lock expired without a release) ends its own
+/// BLPOP before the job starts: left blocked, that connection could swallow the wake-up of this
+/// run's release, meant for the next waiter.
+#[test]
+fn a_waiter_that_acquires_by_timer_stops_listening_before_the_job_starts() {
+    let r = RedisServer::start();
+    // Held by someone who will not release it: it just expires.
+    r.cmd(&["SET", "dlock:timer", "foreign", "PX", "1500"]);
+    let mut waiter = dlock(&r)
+        .args(["run", "--key", "timer", "--wait", "20s"])
+        .args(["--retry-min", "3s", "--retry-max", "3s"])
+        .args(["--", "sh", "-c", "echo started; read x || true"])
+        .spawn();
+    wait_for_waiter(&r);
+    waiter.expect_line("started");
+    // The item on the waiter's own key went out before the job was started, and Redis ends a
+    // BLPOP when the push is executed: no waiting involved.
+    assert_eq!(blocked_clients(&r), 0);
+    waiter.close_stdin();
+    waiter.finish(Duration::from_secs(10)).code(0);
+}
+
 /// Handshake: a waiter is blocked on the lock's wake-up list (BLPOP), i.e. waiting.
 pub fn wait_for_waiter(r: &RedisServer) {
     let start = Instant::now();
     loop {
-        let info: String = redis::cmd("INFO")
-            .arg("clients")
-            .query(&mut r.conn())
-            .unwrap();
-        let blocked = info
-            .lines()
-            .find_map(|l| l.strip_prefix("blocked_clients:"))
-            .and_then(|n| n.trim().parse::<u32>().ok())
-            .unwrap_or(0);
-        if blocked > 0 {
+        if blocked_clients(r) > 0 {
             return;
         }
         assert!(start.elapsed() < HANDSHAKE, "no waiter blocked on the lock");
         std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// How many clients are blocked (in BLPOP: waiters) right now.
+pub fn blocked_clients(r: &RedisServer) -> u32 {
+    let info: String = redis::cmd("INFO")
+        .arg("clients")
+        .query(&mut r.conn())
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .and_then(|n| n.trim().parse::<u32>().ok())
+        .unwrap_or(0)
 }
 
 #[test]
