@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::lock::Renew;
+use crate::signals;
 
 #[derive(Debug)]
 pub enum Event {
@@ -81,25 +82,12 @@ pub struct Receiver {
 /// ignored when dlock started (`nohup`; `cmd &` in a non-interactive shell ignores SIGINT and
 /// SIGQUIT) stays ignored, as for any program: blocking it would queue it for the signalfd.
 fn watched() -> libc::sigset_t {
-    // SAFETY: sigset_t is plain data, initialised by sigemptyset before use.
-    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: set is a live local.
-    unsafe { libc::sigemptyset(&mut set) };
-    for sig in crate::signals::FORWARDED {
-        // SAFETY: sigaction with a null new action only reads the current one into a local.
-        let ignored = unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(sig, std::ptr::null(), &mut old) == 0
-                && old.sa_sigaction == libc::SIG_IGN
-        };
-        if !ignored {
-            // SAFETY: set is a live local.
-            unsafe { libc::sigaddset(&mut set, sig) };
-        }
-    }
-    // SAFETY: set is a live local.
-    unsafe { libc::sigaddset(&mut set, libc::SIGCHLD) };
-    set
+    let mut sigs: Vec<i32> = signals::FORWARDED
+        .into_iter()
+        .filter(|&sig| !signals::ignored(sig))
+        .collect();
+    sigs.push(libc::SIGCHLD);
+    signals::set_of(&sigs)
 }
 
 /// Block the watched signals in this thread (and so in every thread started after) and open the

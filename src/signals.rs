@@ -8,6 +8,37 @@ use libc::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 /// signalfd by the main loop (see `event`), never by a handler.
 pub const FORWARDED: [i32; 4] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT];
 
+/// A signal set holding `signals` (none: the empty set).
+pub fn set_of(signals: &[i32]) -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data, initialised by sigemptyset before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: set is a live local; sigaddset only writes into it.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        for &sig in signals {
+            libc::sigaddset(&mut set, sig);
+        }
+    }
+    set
+}
+
+/// Every signal.
+pub fn full_set() -> libc::sigset_t {
+    let mut set = set_of(&[]);
+    // SAFETY: set is a live local.
+    unsafe { libc::sigfillset(&mut set) };
+    set
+}
+
+/// Is `sig` ignored (SIG_IGN) in this process, as inherited from whoever started dlock?
+pub fn ignored(sig: i32) -> bool {
+    // SAFETY: sigaction with a null new action only reads the current one into a local.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 pub fn name(sig: i32) -> &'static str {
     match sig {
         SIGINT => "SIGINT",

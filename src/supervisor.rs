@@ -7,6 +7,8 @@ use std::ffi::{CString, OsString};
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
+use crate::signals;
+
 pub struct Child {
     /// Also the process group id: the child leads its own group.
     pub pid: i32,
@@ -155,20 +157,12 @@ impl Image {
             p.push(std::ptr::null());
             p
         };
-        // SAFETY: sigset_t is plain data; sigfillset/pthread_sigmask write only into it. All
-        // signals stay blocked across clone so no handler of dlock's runs on the child's stack.
-        let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-        // SAFETY: both sets are live locals.
-        unsafe {
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        }
-        // SAFETY: sigemptyset writes only into the local set.
-        let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        unsafe { libc::sigemptyset(&mut empty) };
+        // All signals stay blocked across clone, so no handler of dlock's runs on the child's
+        // stack.
+        let all = signals::full_set();
+        let mut old = signals::set_of(&[]);
+        // SAFETY: both sets are live locals; pthread_sigmask writes only into `old`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old) };
         let argv = ptrs(&self.argv);
         let mut sh_argv = vec![SH.as_ptr(), std::ptr::null()];
         sh_argv.extend_from_slice(&argv[1..]);
@@ -180,7 +174,7 @@ impl Image {
             // SAFETY: getpid has no preconditions.
             parent: unsafe { libc::getpid() },
             owns_tty,
-            mask: empty,
+            mask: signals::set_of(&[]),
             error: 0,
         };
         let mut stack = vec![0u8; CHILD_STACK];
