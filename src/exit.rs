@@ -1,7 +1,6 @@
 //! The exit-code table (SPEC §2.11). Every way out of dlock goes through `Exit::code`; the
 //! README, the man page and `--help` repeat this table.
 
-use std::process::ExitCode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -61,12 +60,6 @@ impl Exit {
             (None, Some(s)) => Exit::Signal(s),
             (None, None) => Exit::Internal,
         }
-    }
-}
-
-impl From<Exit> for ExitCode {
-    fn from(e: Exit) -> ExitCode {
-        ExitCode::from(e.code())
     }
 }
 

@@ -179,9 +179,8 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     let watch = if cfg.max_renewals == Some(0) {
         Watch::Idle(Some(Box::new(lease.conn)))
     } else {
-        Watch::Pending(Some(Box::new((lease, params, tx.clone()))))
+        Watch::Pending(Some(Box::new((lease, params, tx))))
     };
-    drop(tx);
 
     let mut sup = Supervisor::new(cfg, &child, sent, deadline, watch);
     let status = sup.supervise(&rx);
