@@ -1,7 +1,6 @@
 //! The exit-code table (SPEC §2.11). Every way out of dlock goes through `Exit::code`; the
 //! README, the man page and `--help` repeat this table.
 
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// The job exited by itself with this status.
