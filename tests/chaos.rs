@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::support::overlap::{self, Interval, mono_ns};
+use crate::support::overlap::{self, Interval, mono_ns, stamp_bin};
 use crate::support::proxy::{Mode, Proxy};
 use crate::support::sentinel::wait_in_sync;
 use crate::support::*;
@@ -26,14 +27,32 @@ fn stamps() -> Stamps {
     Stamps { _dir: dir, path }
 }
 
-/// `dlock run` of a stamp job working `ms`, as a plain child process.
-fn contender(url: &str, stamps: &Stamps, key: &str, extra: &[&str], ms: u64) -> Child {
+/// A fresh name for one run: its stamps carry it (STAMP_ID, inherited by the job).
+fn next_id() -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!("run{}", N.fetch_add(1, Ordering::SeqCst))
+}
+
+/// `dlock run` of a stamp job working `ms`, as a plain child process. `stubborn`: the job
+/// ignores SIGTERM, so only dlock's SIGKILL ends it early.
+fn contender(
+    url: &str,
+    stamps: &Stamps,
+    key: &str,
+    extra: &[&str],
+    ms: u64,
+    stubborn: bool,
+) -> Child {
     let mut c = Dlock::bare().cmd;
     c.env("DLOCK_URL", url)
         .env("STAMP_FILE", &stamps.path)
+        .env("STAMP_ID", next_id())
         .args(["-q", "run", "--key", key])
         .args(extra)
-        .args(["--", "python3", &overlap::stamp_script(), &ms.to_string()])
+        .arg("--")
+        .arg(stamp_bin())
+        .args(stubborn.then_some("-i"))
+        .arg(ms.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -65,6 +84,16 @@ impl Rng {
     }
 }
 
+/// The holder's dlock pid, as `dlock status --json` reports it.
+fn holder_pid(url: &str, key: &str) -> Option<i32> {
+    let out = Dlock::bare()
+        .env("DLOCK_URL", url)
+        .args(["status", "--json", key])
+        .run();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).ok()?;
+    v[0]["holder"]["pid"].as_i64().map(|p| p as i32)
+}
+
 #[test]
 fn twenty_contenders_with_random_kills_never_overlap() {
     let r = RedisServer::start();
@@ -74,10 +103,13 @@ fn twenty_contenders_with_random_kills_never_overlap() {
     eprintln!("chaos seed {seed}");
     let mut rng = Rng(seed);
     let mut running: Vec<Child> = Vec::new();
-    let mut killed: HashMap<i32, u64> = HashMap::new();
+    // Job pid -> when it was seen dead after its dlock was SIGKILLed.
+    let mut seen_dead: HashMap<i32, u64> = HashMap::new();
+    let mut killed_jobs: Vec<i32> = Vec::new();
     let mut codes: HashMap<i32, usize> = HashMap::new();
     let start = Instant::now();
     let mut next_kill = start + Duration::from_millis(200);
+    let mut kills = 0u64;
     let extra = ["--ttl", "1s", "--wait", "5s", "--retry-max", "200ms"];
     while start.elapsed() < run_for {
         while running.len() < 20 {
@@ -87,17 +119,32 @@ fn twenty_contenders_with_random_kills_never_overlap() {
                 "chaos",
                 &extra,
                 10 + rng.next() % 40,
+                false,
             ));
         }
         if Instant::now() >= next_kill {
-            // Every ~500 ms a random contender dies: SIGKILL or SIGTERM, holder or waiter.
-            let i = (rng.next() % running.len() as u64) as usize;
-            let pid = running[i].id() as i32;
-            if rng.next().is_multiple_of(2) {
-                killed.insert(pid, mono_ns());
-                signal(pid, libc::SIGKILL);
+            // Every ~500 ms one dlock dies. Every other time it is the holder (as status reports
+            // it), SIGKILLed, so its lease must run out before anyone else runs; otherwise a
+            // random contender, holder or waiter, by SIGKILL or SIGTERM.
+            kills += 1;
+            let (victim, sigkill) = if kills % 2 == 1 {
+                let holder = holder_pid(&r.url(), "chaos");
+                (
+                    running.iter().position(|c| Some(c.id() as i32) == holder),
+                    true,
+                )
             } else {
-                signal(pid, libc::SIGTERM);
+                let i = (rng.next() % running.len() as u64) as usize;
+                (Some(i), rng.next().is_multiple_of(2))
+            };
+            if let Some(i) = victim {
+                if sigkill {
+                    let mut c = running.remove(i);
+                    killed_jobs.extend(sigkill_with_job(&mut c, &mut seen_dead));
+                    *codes.entry(-1).or_default() += 1;
+                } else {
+                    signal(running[i].id() as i32, libc::SIGTERM);
+                }
             }
             next_kill = Instant::now() + Duration::from_millis(300 + rng.next() % 400);
         }
@@ -122,67 +169,96 @@ fn twenty_contenders_with_random_kills_never_overlap() {
             "unexpected exit {code}: {codes:?}"
         );
     }
-    let v = overlap::read(&st.path, &killed);
+    let v = overlap::read(&st.path, &seen_dead);
+    // A holder killed mid-job: its job had started and never wrote its end stamp.
+    let holders_killed = v.iter().filter(|i| i.killed).count();
     eprintln!(
-        "chaos: {} guarded jobs, exits {codes:?}, {} dlocks SIGKILLed",
+        "chaos: {} guarded jobs, exits {codes:?}, {} dlocks SIGKILLed, {holders_killed} of them holders mid-job",
         v.len(),
-        killed.len()
+        codes.get(&-1).copied().unwrap_or(0),
     );
     // A SIGKILLed holder keeps everyone out for its TTL (1 s), so kills cost throughput; ten
     // jobs is a floor that shows the run did work, not a performance target.
     assert!(v.len() >= 10, "too few jobs ran: {}", v.len());
+    // About one holder SIGKILL every second is attempted; a few find the holder between jobs.
+    // Three is the floor that makes this a test of killed holders at all.
+    assert!(
+        holders_killed >= 3,
+        "only {holders_killed} holders were SIGKILLed mid-job (jobs of SIGKILLed dlocks: {killed_jobs:?})"
+    );
     no_overlaps(&v);
     // A SIGKILLed holder's lock expires by its TTL; after that nothing is held.
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(r.get("dlock:chaos"), None, "a lock was left held");
 }
 
-/// A holder whose Redis freezes, and a waiter that takes over once the server thaws.
+/// The pid of the job that wrote the first start stamp, once it has.
+fn first_job_pid(st: &Stamps) -> i32 {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&st.path).unwrap_or_default();
+        if let Some(pid) = text
+            .lines()
+            .find_map(|l| l.strip_prefix("S ")?.split(' ').nth(2)?.parse().ok())
+        {
+            return pid;
+        }
+        assert!(start.elapsed() < HANDSHAKE, "no stamp from the job");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Watch a job that ignores SIGTERM: when dlock SIGKILLs it, it leaves no end stamp, so its end
+/// is the moment this thread saw it dead (polling every 1 ms).
+fn watch_death(pid: i32) -> std::thread::JoinHandle<HashMap<i32, u64>> {
+    std::thread::spawn(move || {
+        let seen = seen_dead_ns(pid, Duration::from_secs(60)).expect("job never died");
+        HashMap::from([(pid, seen)])
+    })
+}
+
+/// A holder whose Redis freezes, and a waiter that takes over once the server thaws. The
+/// holder's job ignores SIGTERM: only dlock's SIGKILL before the lease ends can stop it.
 #[test]
 fn a_frozen_server_never_lets_two_jobs_run() {
     let r = RedisServer::start();
     let st = stamps();
     let ttl = Duration::from_secs(1);
-    let mut holder = contender(&r.url(), &st, "frz", &["--ttl", "1s"], 30_000);
-    wait_for_stamps(&st, 1);
-    let mut waiter = contender(&r.url(), &st, "frz", &["--ttl", "1s", "--wait", "20s"], 10);
+    let mut holder = contender(&r.url(), &st, "frz", &["--ttl", "1s"], 30_000, true);
+    let death = watch_death(first_job_pid(&st));
+    let mut waiter = contender(
+        &r.url(),
+        &st,
+        "frz",
+        &["--ttl", "1s", "--wait", "20s"],
+        10,
+        false,
+    );
     crate::run::wait_for_waiter(&r);
     r.pause();
     std::thread::sleep(2 * ttl);
     r.resume();
     assert_eq!(holder.wait().unwrap().code(), Some(125));
     assert_eq!(waiter.wait().unwrap().code(), Some(0));
-    let v = overlap::read(&st.path, &HashMap::new());
+    let v = overlap::read(&st.path, &death.join().unwrap());
     assert_eq!(v.len(), 2);
     no_overlaps(&v);
     eprintln!(
-        "frozen server: the waiter started {:.1} ms after the holder's job ended",
+        "frozen server: the waiter started {:.1} ms after the holder's job died",
         (v[1].start - v[0].end) as f64 / 1e6
     );
 }
 
-fn wait_for_stamps(st: &Stamps, n: usize) {
-    let start = Instant::now();
-    while std::fs::read_to_string(&st.path)
-        .unwrap_or_default()
-        .lines()
-        .count()
-        < n
-    {
-        assert!(start.elapsed() < HANDSHAKE, "no stamp from the job");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
 /// The network to Redis first slows (every packet 600 ms late, past the 333 ms I/O bound) then
-/// is cut; the holder fails closed and a waiter on a healthy path takes over afterwards.
+/// is cut; the holder (its job ignoring SIGTERM) fails closed and a waiter on a healthy path
+/// takes over once the lease has run out on the server.
 #[test]
 fn a_slow_then_cut_network_fails_closed() {
     let r = RedisServer::start_tcp(&[]);
     let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
     let st = stamps();
-    let mut holder = contender(&proxy.url(), &st, "net", &["--ttl", "1s"], 30_000);
-    wait_for_stamps(&st, 1);
+    let mut holder = contender(&proxy.url(), &st, "net", &["--ttl", "1s"], 30_000, true);
+    let death = watch_death(first_job_pid(&st));
     proxy.set_delay(600);
     let mut waiter = contender(
         &r.tcp_url(),
@@ -190,15 +266,17 @@ fn a_slow_then_cut_network_fails_closed() {
         "net",
         &["--ttl", "1s", "--wait", "20s"],
         10,
+        false,
     );
     std::thread::sleep(Duration::from_millis(700));
     proxy.set(Mode::Blackhole);
     assert_eq!(holder.wait().unwrap().code(), Some(125));
     assert_eq!(waiter.wait().unwrap().code(), Some(0));
-    let v = overlap::read(&st.path, &HashMap::new());
+    let v = overlap::read(&st.path, &death.join().unwrap());
+    assert_eq!(v.len(), 2);
     no_overlaps(&v);
     eprintln!(
-        "slow network: the waiter started {:.1} ms after the holder's job ended",
+        "slow network: the waiter started {:.1} ms after the holder's job died",
         (v[1].start - v[0].end) as f64 / 1e6
     );
 }
@@ -224,14 +302,16 @@ fn a_restart_that_loses_data_overlaps_by_at_most_one_renew_period() {
             "unlimited",
         ],
         30_000,
+        false,
     );
-    wait_for_stamps(&st, 1);
+    first_job_pid(&st);
     let mut waiter = contender(
         &r.url(),
         &st,
         "rst",
         &["--ttl", "1s", "--wait", "20s", "--retry-max", "50ms"],
         10,
+        false,
     );
     crate::run::wait_for_waiter(&r);
     r.restart();
@@ -272,7 +352,10 @@ fn pair() -> Pair {
     }
 }
 
+/// The master dies with whatever replication has not delivered yet lost (the link is cut
+/// first), and the replica is promoted.
 fn failover(p: &mut Pair) {
+    p.link.set(Mode::Blackhole);
     p.master.kill();
     redis::cmd("REPLICAOF")
         .arg("NO")
@@ -288,10 +371,17 @@ fn failover_without_min_replicas_shows_the_window() {
     // Replication stalls (the lock never reaches the replica), then the master dies.
     p.link.set(Mode::Blackhole);
     // A 3 s lease: the holder is stopped ~1.9 s after acquiring (lease end minus --grace and the
-    // SIGKILL lead), which leaves the second contender (a dlock and a python3 start) room to
-    // start inside that window even on a loaded machine; with 1 s it sometimes could not.
-    let mut holder = contender(&p.master.tcp_url(), &st, "fo", &["--ttl", "3s"], 30_000);
-    wait_for_stamps(&st, 1);
+    // SIGKILL lead), which leaves the second contender room to start inside that window even on
+    // a loaded machine; with 1 s it sometimes could not.
+    let mut holder = contender(
+        &p.master.tcp_url(),
+        &st,
+        "fo",
+        &["--ttl", "3s"],
+        30_000,
+        false,
+    );
+    first_job_pid(&st);
     failover(&mut p);
     let mut other = contender(
         &p.replica.tcp_url(),
@@ -299,6 +389,7 @@ fn failover_without_min_replicas_shows_the_window() {
         "fo",
         &["--ttl", "1s", "--wait", "0"],
         300,
+        false,
     );
     assert_eq!(
         other.wait().unwrap().code(),
@@ -315,30 +406,45 @@ fn failover_without_min_replicas_shows_the_window() {
     );
 }
 
+/// Replication is slow (every chunk 200 ms late each way), as on a busy link: without
+/// `--min-replicas` the job would start before the replica has the lock, and the failover
+/// right after the job's start would lose it (the previous test). With it, the job starts only
+/// once the replica acknowledged, so the promoted replica keeps the other host out until the
+/// old holder's lease ends; the old holder's job ignores SIGTERM, so dlock's SIGKILL must come
+/// before that.
 #[test]
 fn failover_with_min_replicas_has_no_overlap() {
     let mut p = pair();
+    p.link.set_delay(200);
     let st = stamps();
     let mut holder = contender(
         &p.master.tcp_url(),
         &st,
         "fo",
-        &["--ttl", "1s", "--min-replicas", "1"],
+        &[
+            "--ttl",
+            "3s",
+            "--min-replicas",
+            "1",
+            "--replica-timeout",
+            "1400ms",
+        ],
         30_000,
+        true,
     );
-    wait_for_stamps(&st, 1);
+    let death = watch_death(first_job_pid(&st));
     failover(&mut p);
-    // The lock is on the new master: the other host waits until the old holder's lease ends.
     let mut other = contender(
         &p.replica.tcp_url(),
         &st,
         "fo",
         &["--ttl", "1s", "--wait", "10s"],
         10,
+        false,
     );
     assert_eq!(holder.wait().unwrap().code(), Some(125));
     assert_eq!(other.wait().unwrap().code(), Some(0));
-    let v = overlap::read(&st.path, &HashMap::new());
+    let v = overlap::read(&st.path, &death.join().unwrap());
     assert_eq!(v.len(), 2);
     no_overlaps(&v);
 }

@@ -217,6 +217,51 @@ impl RedisServer {
             .expect("PTTL")
     }
 
+    /// The server's own word on when `key` expires, as a monotonic time (ns): the time before
+    /// PTTL was sent plus its answer. A lower bound (the server computed PTTL after the send),
+    /// so a process dead before it was dead before any rival could acquire.
+    pub fn expiry_ns(&self, key: &str) -> u64 {
+        let mut c = self.conn();
+        let before = overlap::mono_ns();
+        let pttl: i64 = redis::cmd("PTTL").arg(key).query(&mut c).expect("PTTL");
+        assert!(pttl > 0, "{key} has no lease on the server (PTTL {pttl})");
+        before + pttl as u64 * 1_000_000
+    }
+
+    /// Freeze the server (SIGSTOP) right after a renewal of `lock` (a key without a hash tag),
+    /// and return the lease's server-side expiry (`expiry_ns`) from just before the
+    /// freeze. Freezing soon after a renewal means no later renewal can have landed between the
+    /// PTTL and the freeze; if the test thread was too slow (more than half a renewal period
+    /// since the last look that saw the old count), it thaws and waits for the next renewal.
+    pub fn freeze_after_renewal(&self, lock: &str, renew_every: Duration) -> u64 {
+        let holder = format!("{{{lock}}}:holder");
+        let mut c = self.conn();
+        let renewals = |c: &mut redis::Connection| -> i64 {
+            redis::cmd("HGET")
+                .arg(&holder)
+                .arg("renewals")
+                .query::<Option<i64>>(c)
+                .expect("HGET")
+                .expect("no holder hash: is the lock held?")
+        };
+        let start = Instant::now();
+        loop {
+            let before = renewals(&mut c);
+            let mut looked = Instant::now();
+            while renewals(&mut c) == before {
+                assert!(start.elapsed() < HANDSHAKE, "no renewal of {holder}");
+                looked = Instant::now();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let expiry = self.expiry_ns(lock);
+            self.pause();
+            if looked.elapsed() < renew_every / 2 {
+                return expiry;
+            }
+            self.resume();
+        }
+    }
+
     pub fn cmd(&self, args: &[&str]) -> redis::Value {
         let mut c = redis::cmd(args[0]);
         for a in &args[1..] {
@@ -318,21 +363,85 @@ pub fn wait_dead(pid: i32, within: Duration) -> Option<Instant> {
     None
 }
 
-/// Every process in `pids` must be dead by `deadline_ms` (the job's DLOCK_DEADLINE_MS: when dlock
-/// will have sent SIGKILL if no renewal is confirmed). The check polls every 1 ms; 40 ms of slack
-/// covers that and a busy CI scheduler and still lies inside the lease, since the SIGKILL goes
-/// out min(TTL/10, 50 ms) + 1% + 2 ms before the lease's local end.
+/// Wait until `pid` is dead; returns the monotonic time (ns) it was first seen dead: an upper
+/// bound on its death, within the 1 ms poll.
+pub fn seen_dead_ns(pid: i32, within: Duration) -> Option<u64> {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if dead(pid) {
+            return Some(overlap::mono_ns());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    None
+}
+
+/// Every process in `pids` must be dead before `expiry_ns`, a lower bound on when the server
+/// expires the lease (see `RedisServer::expiry_after_renewal`): before any rival could take the
+/// lock. No slack: a death is seen at most ~1 ms late (the poll), and dlock's design leaves the
+/// drift allowance plus the SIGKILL lead (62 ms on a 1 s lease) between the kill and the expiry.
 #[track_caller]
-pub fn assert_dead_by(pids: &[i32], deadline_ms: u128) {
+pub fn assert_dead_before(pids: &[i32], expiry_ns: u64) {
     for &pid in pids {
-        let seen = wait_dead(pid, Duration::from_secs(5)).expect("job process still alive");
-        let seen_ms = unix_ms() - seen.elapsed().as_millis();
+        let seen = seen_dead_ns(pid, Duration::from_secs(10)).expect("job process still alive");
         assert!(
-            seen_ms <= deadline_ms + 40,
-            "pid {pid} died at {seen_ms}, {} ms after the deadline",
-            seen_ms.saturating_sub(deadline_ms)
+            seen <= expiry_ns,
+            "pid {pid} was still alive {:.1} ms after the server-side lease ended",
+            (seen - expiry_ns) as f64 / 1e6
+        );
+        eprintln!(
+            "pid {pid} dead {:.1} ms before the server-side lease end",
+            (expiry_ns - seen) as f64 / 1e6
         );
     }
+}
+
+/// The processes `pid` started, from every thread's children list.
+pub fn children(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        let list = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+        out.extend(
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
+    }
+    out
+}
+
+fn state(pid: i32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.rsplit(')').next()?.trim_start().chars().next()
+}
+
+/// SIGKILL a dlock and record, for each job it had started, when that job was seen dead (the
+/// kernel kills it through its parent-death signal): the true end of a job that leaves no end
+/// stamp. dlock is stopped (SIGSTOP) first, so it cannot start a job between the test reading
+/// its children and the kill. Returns the job pids.
+pub fn sigkill_with_job(
+    child: &mut Child,
+    seen_dead: &mut std::collections::HashMap<i32, u64>,
+) -> Vec<i32> {
+    let pid = child.id() as i32;
+    signal(pid, libc::SIGSTOP);
+    let start = Instant::now();
+    // A dlock inside its vfork-style spawn stops once the child has exec'd.
+    while !matches!(state(pid), Some('T' | 'Z' | 'X') | None) {
+        assert!(start.elapsed() < HANDSHAKE, "dlock {pid} never stopped");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let jobs = children(pid);
+    signal(pid, libc::SIGKILL);
+    let _ = child.wait();
+    for &job in &jobs {
+        let seen = seen_dead_ns(job, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("job {job} outlived its SIGKILLed dlock {pid}"));
+        seen_dead.insert(job, seen);
+    }
+    jobs
 }
 
 pub fn unix_ms() -> u128 {

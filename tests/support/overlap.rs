@@ -1,9 +1,14 @@
-//! The overlap detector: guarded jobs (tests/support/stamp.py) append start and end stamps on
-//! the machine's monotonic clock; this reads them back and reports any two jobs that ran at the
-//! same time, and by how much.
+//! The overlap detector: guarded jobs (the compiled helper `tests/support/stamp.c`) append start
+//! and end stamps on the machine's monotonic clock; this reads them back and reports any two
+//! jobs that ran at the same time, and by how much.
+//!
+//! Every job is named by the test (STAMP_ID in dlock's environment, which the job inherits), so
+//! a stamp never depends on who the job's parent is by then. A job that leaves no end stamp must
+//! have been SIGKILLed: its end is the moment the test saw the process dead, an upper bound.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// CLOCK_MONOTONIC in ns, the clock the stamp jobs use.
 pub fn mono_ns() -> u64 {
@@ -16,58 +21,89 @@ pub fn mono_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-pub fn stamp_script() -> String {
-    concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/stamp.py").to_string()
+/// The stamp helper, compiled once per test run with the system C compiler (any machine that
+/// links Rust has one).
+pub fn stamp_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/stamp.c");
+        let bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("stamp");
+        let out = std::process::Command::new("cc")
+            .args(["-O2", "-Wall", "-o"])
+            .arg(&bin)
+            .arg(src)
+            .output()
+            .expect("the C compiler `cc` (needed for the stamp helper)");
+        assert!(
+            out.status.success(),
+            "cc tests/support/stamp.c failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        bin
+    })
 }
 
 #[derive(Debug, Clone)]
 pub struct Interval {
-    pub fence: String,
-    pub dlock_pid: i32,
+    /// The test's name for this run (STAMP_ID).
+    pub id: String,
+    pub fence: i64,
+    pub job_pid: i32,
     pub start: u64,
     pub end: u64,
-    /// The job left no end stamp (SIGKILL); `end` is its dlock's kill time plus a margin.
-    pub inferred_end: bool,
+    /// The job left no end stamp (SIGKILL); `end` is when the test saw it dead.
+    pub killed: bool,
 }
 
-/// How long after its dlock was SIGKILLed a job is assumed to be gone: the parent-death signal
-/// is immediate; 100 ms is a generous bound, and far below the lease that keeps the next holder
-/// out after such a kill.
-pub const KILL_MARGIN_NS: u64 = 100_000_000;
-
-/// Read the stamps. `killed`: dlock pid -> monotonic time it was SIGKILLed. Jobs are told apart
-/// by their dlock's pid (one job per dlock), not by fence: after data loss fences repeat.
-pub fn read(path: &Path, killed: &HashMap<i32, u64>) -> Vec<Interval> {
+/// Read the stamps. `seen_dead`: job pid -> monotonic time the test saw it dead after it was
+/// SIGKILLed (with its dlock). A line that does not parse, a second start for one id, or an end
+/// without a start fails the test: a stamp that cannot be matched could hide an overlap.
+pub fn read(path: &Path, seen_dead: &HashMap<i32, u64>) -> Vec<Interval> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    let mut starts: HashMap<i32, (String, u64)> = HashMap::new();
-    let mut ends: HashMap<i32, u64> = HashMap::new();
+    let mut starts: HashMap<String, (i64, i32, u64)> = HashMap::new();
+    let mut ends: HashMap<String, u64> = HashMap::new();
     for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(f.len(), 4, "bad stamp line {line:?}");
-        let (pid, t): (i32, u64) = (f[2].parse().expect("pid"), f[3].parse().expect("time"));
-        match f[0] {
-            "S" => assert!(
-                starts.insert(pid, (f[1].to_string(), t)).is_none(),
-                "dlock {pid} ran two jobs"
-            ),
-            _ => {
-                ends.insert(pid, t);
+        let f: Vec<&str> = line.split(' ').collect();
+        match f[..] {
+            ["S", id, fence, pid, t] => {
+                let start = (
+                    fence
+                        .parse()
+                        .unwrap_or_else(|_| panic!("fence in {line:?}")),
+                    pid.parse().unwrap_or_else(|_| panic!("pid in {line:?}")),
+                    t.parse().unwrap_or_else(|_| panic!("time in {line:?}")),
+                );
+                assert!(
+                    starts.insert(id.to_string(), start).is_none(),
+                    "run {id} started two jobs"
+                );
             }
+            ["E", id, t] => {
+                let t = t.parse().unwrap_or_else(|_| panic!("time in {line:?}"));
+                assert!(
+                    ends.insert(id.to_string(), t).is_none(),
+                    "run {id} ended twice"
+                );
+            }
+            _ => panic!("bad stamp line {line:?}"),
         }
+    }
+    if let Some(id) = ends.keys().find(|id| !starts.contains_key(*id)) {
+        panic!("run {id} has an end stamp but no start");
     }
     let mut v: Vec<Interval> = starts
         .into_iter()
-        .map(|(dlock_pid, (fence, start))| {
-            let (end, inferred_end) = match ends.get(&dlock_pid) {
+        .map(|(id, (fence, job_pid, start))| {
+            let (end, killed) = match ends.get(&id) {
                 Some(&e) => (e, false),
                 None => {
-                    let k = killed.get(&dlock_pid).unwrap_or_else(|| {
-                        panic!("job with fence {fence} (dlock pid {dlock_pid}) never ended and its dlock was not SIGKILLed")
+                    let seen = seen_dead.get(&job_pid).unwrap_or_else(|| {
+                        panic!("job of run {id} (fence {fence}, pid {job_pid}) never ended and was not SIGKILLed")
                     });
-                    (k + KILL_MARGIN_NS, true)
+                    (*seen, true)
                 }
             };
-            Interval { fence, dlock_pid, start, end, inferred_end }
+            Interval { id, fence, job_pid, start, end, killed }
         })
         .collect();
     v.sort_by_key(|i| i.start);
@@ -75,12 +111,12 @@ pub fn read(path: &Path, killed: &HashMap<i32, u64>) -> Vec<Interval> {
 }
 
 /// Every pair of intervals that overlap, with the overlap in ns.
-pub fn overlaps(v: &[Interval]) -> Vec<(String, String, u64)> {
+pub fn overlaps(v: &[Interval]) -> Vec<(i64, i64, u64)> {
     let mut out = Vec::new();
     for (i, a) in v.iter().enumerate() {
         for b in &v[i + 1..] {
             if b.start < a.end {
-                out.push((a.fence.clone(), b.fence.clone(), a.end.min(b.end) - b.start));
+                out.push((a.fence, b.fence, a.end.min(b.end) - b.start));
             }
         }
     }
@@ -89,6 +125,13 @@ pub fn overlaps(v: &[Interval]) -> Vec<(String, String, u64)> {
 
 /// Fencing tokens must increase with start time: the lock's own ordering.
 pub fn fences_in_order(v: &[Interval]) -> bool {
-    v.windows(2)
-        .all(|w| w[0].fence.parse::<i64>().unwrap_or(0) < w[1].fence.parse::<i64>().unwrap_or(0))
+    v.windows(2).all(|w| w[0].fence < w[1].fence)
+}
+
+/// Read the last heartbeat a `stamp -b` job left in `path`.
+pub fn last_beat(path: &Path) -> u64 {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("no heartbeat in {}: {text:?}", path.display()))
 }

@@ -25,6 +25,9 @@ pub struct Proxy {
     delay_ms: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     conns: Arc<Mutex<Vec<TcpStream>>>,
+    /// Request bytes (client to server) discarded so far: proof that something was sent into
+    /// the silence.
+    dropped: Arc<AtomicU64>,
 }
 
 impl Proxy {
@@ -38,9 +41,10 @@ impl Proxy {
             delay_ms: Arc::new(AtomicU64::new(0)),
             stop: Arc::new(AtomicBool::new(false)),
             conns: Arc::new(Mutex::new(Vec::new())),
+            dropped: Arc::new(AtomicU64::new(0)),
         };
         let (m, stop, conns) = (proxy.mode.clone(), proxy.stop.clone(), proxy.conns.clone());
-        let delay = proxy.delay_ms.clone();
+        let (delay, dropped) = (proxy.delay_ms.clone(), proxy.dropped.clone());
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 let client = match listener.accept() {
@@ -63,13 +67,13 @@ impl Proxy {
                     client.try_clone().expect("clone"),
                     server.try_clone().expect("clone"),
                     (m.clone(), delay.clone(), stop.clone()),
-                    false,
+                    Some(dropped.clone()),
                 );
                 pump(
                     server,
                     client,
                     (m.clone(), delay.clone(), stop.clone()),
-                    true,
+                    None,
                 );
             }
         });
@@ -86,6 +90,11 @@ impl Proxy {
 
     pub fn set(&self, mode: Mode) {
         self.mode.store(mode as u8, Ordering::SeqCst);
+    }
+
+    /// Request bytes discarded so far (Blackhole mode).
+    pub fn dropped_requests(&self) -> u64 {
+        self.dropped.load(Ordering::SeqCst)
     }
 
     /// Close every connection made so far (a reset network path).
@@ -105,7 +114,16 @@ impl Drop for Proxy {
 
 type Shared = (Arc<AtomicU8>, Arc<AtomicU64>, Arc<AtomicBool>);
 
-fn pump(mut from: TcpStream, mut to: TcpStream, (mode, delay_ms, stop): Shared, is_reply: bool) {
+/// Forward `from` to `to`. `dropped` is Some for the request direction (it counts what a
+/// black hole swallows); None for replies. The mode is read after the delay: a chunk still in
+/// flight when the link is cut is lost, as on a real network.
+fn pump(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    (mode, delay_ms, stop): Shared,
+    dropped: Option<Arc<AtomicU64>>,
+) {
+    let is_reply = dropped.is_none();
     std::thread::spawn(move || {
         let _ = from.set_read_timeout(Some(Duration::from_millis(20)));
         let mut buf = [0u8; 16 * 1024];
@@ -123,13 +141,17 @@ fn pump(mut from: TcpStream, mut to: TcpStream, (mode, delay_ms, stop): Shared, 
                 }
                 Err(_) => break,
             };
-            let m = mode.load(Ordering::SeqCst);
-            let drop = m == Mode::Blackhole as u8 || (is_reply && m == Mode::DropReplies as u8);
             let delay = delay_ms.load(Ordering::SeqCst);
             if delay > 0 {
                 std::thread::sleep(Duration::from_millis(delay));
             }
-            if !drop && to.write_all(&buf[..n]).is_err() {
+            let m = mode.load(Ordering::SeqCst);
+            let drop = m == Mode::Blackhole as u8 || (is_reply && m == Mode::DropReplies as u8);
+            if drop {
+                if let Some(d) = &dropped {
+                    d.fetch_add(n as u64, Ordering::SeqCst);
+                }
+            } else if to.write_all(&buf[..n]).is_err() {
                 break;
             }
         }
