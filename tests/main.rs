@@ -10,6 +10,7 @@ mod bad_input;
 mod chaos;
 mod connections;
 mod docs;
+mod edge;
 mod faults;
 mod run;
 mod server_errors;
