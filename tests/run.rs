@@ -136,7 +136,8 @@ fn handoff_after_release_is_prompt() {
         ])
         .spawn();
     holder.expect_line("held");
-    // The waiter's backoff is pinned at 3 s: without a wake-up it could not start sooner.
+    // The waiter's backoff is pinned at 30 s (so its pause is all of --wait 20s): without a
+    // wake-up it could not start before the 20 s ran out.
     let mut waiter = dlock(&r)
         .args([
             "run",
@@ -145,9 +146,9 @@ fn handoff_after_release_is_prompt() {
             "--wait",
             "20s",
             "--retry-min",
-            "3s",
+            "30s",
             "--retry-max",
-            "3s",
+            "30s",
         ])
         .args(["--", "sh", "-c", "echo started"])
         .spawn();
@@ -172,7 +173,7 @@ fn handoff_after_release_is_prompt() {
         .and_then(|v| v.split(',').next())
         .unwrap_or("0");
     assert_eq!(lpush, "2", "{stats}");
-    // Includes two process exits/starts and two round trips; 1 s is far below the 3 s backoff
+    // Includes two process exits/starts and two round trips; 1 s is far below the 20 s pause
     // and leaves room for a loaded CI machine.
     assert!(
         handoff < Duration::from_secs(1),
@@ -197,10 +198,10 @@ fn a_waiter_woken_while_still_busy_listens_again() {
         ])
         .spawn();
     holder.expect_line("held");
-    // Backoff pinned at 3 s, as above.
+    // Backoff pinned at 30 s, as above: only wake-ups can make it try again within --wait.
     let mut waiter = dlock(&r)
         .args(["-v", "run", "--key", "again", "--wait", "20s"])
-        .args(["--retry-min", "3s", "--retry-max", "3s"])
+        .args(["--retry-min", "30s", "--retry-max", "30s"])
         .args(["--", "sh", "-c", "echo started"])
         .spawn();
     wait_for_waiter(&r);
@@ -214,7 +215,7 @@ fn a_waiter_woken_while_still_busy_listens_again() {
     let handoff = released_at.elapsed();
     holder.finish(Duration::from_secs(10)).code(0);
     waiter.finish(Duration::from_secs(10)).code(0);
-    // Well below the 3 s poll a waiter that stopped listening would need; room for slow CI.
+    // Far below the 20 s a waiter that stopped listening would need; room for slow CI.
     assert!(
         handoff < Duration::from_secs(1),
         "hand-off took {handoff:?}"
@@ -241,6 +242,75 @@ fn a_waiter_that_acquires_by_timer_stops_listening_before_the_job_starts() {
     assert_eq!(blocked_clients(&r), 0);
     waiter.close_stdin();
     waiter.finish(Duration::from_secs(10)).code(0);
+}
+
+/// Waiters are woken in the order they started waiting, however long they have waited: each
+/// keeps its one BLPOP (and so its place in Redis's queue) for its whole --wait. The releases
+/// come more than a second after the first waiter queued, when a waiter that re-issued its
+/// BLPOP every second would have gone to the back.
+#[test]
+fn waiters_are_woken_longest_waiting_first() {
+    let r = RedisServer::start();
+    let order = r.dir().join("order");
+    let mut holder = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "fifo",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x",
+        ])
+        .spawn();
+    holder.expect_line("held");
+    let first_queued = Instant::now();
+    let mut waiters = Vec::new();
+    for (i, name) in ["first", "second", "third"].into_iter().enumerate() {
+        // Backoff pinned past --wait: a waiter can only get the lock by being woken.
+        waiters.push(
+            dlock(&r)
+                .args(["run", "--key", "fifo", "--wait", "60s"])
+                .args(["--retry-min", "90s", "--retry-max", "90s", "--"])
+                .args(["sh", "-c", &format!("echo {name} >> {}", order.display())])
+                .spawn(),
+        );
+        let start = Instant::now();
+        while blocked_clients(&r) < i as u32 + 1 {
+            assert!(start.elapsed() < HANDSHAKE, "waiter {name} never blocked");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        // Queued 300 ms apart, so one-second re-issues would reorder them.
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(
+        (first_queued + Duration::from_millis(1500)).saturating_duration_since(Instant::now()),
+    );
+    holder.write("x\n");
+    holder.finish(Duration::from_secs(10)).code(0);
+    for w in waiters {
+        w.finish(Duration::from_secs(10)).code(0);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&order).unwrap(),
+        "first\nsecond\nthird\n"
+    );
+}
+
+/// A release with nobody waiting leaves exactly one wake-up, kept 2 s: a waiter between its
+/// busy answer and its BLPOP still gets it, and releases do not pile wake-ups up.
+#[test]
+fn a_release_leaves_one_wake_up_for_two_seconds() {
+    let r = RedisServer::start();
+    for _ in 0..3 {
+        dlock(&r)
+            .args(["run", "--key", "lone", "--", "true"])
+            .run()
+            .code(0);
+    }
+    assert_eq!(r.cmd(&["LLEN", "{dlock:lone}:wake"]), redis::Value::Int(1));
+    let pttl = r.pttl("{dlock:lone}:wake");
+    assert!(pttl > 1000 && pttl <= 2000, "wake-up kept {pttl} ms");
 }
 
 /// Handshake: a waiter is blocked on the lock's wake-up list (BLPOP), i.e. waiting.
@@ -446,15 +516,26 @@ fn deleting_our_key_stops_the_job_with_125() {
 }
 
 #[test]
-fn redis_killed_mid_run_stops_the_job_before_the_local_deadline() {
+fn redis_killed_mid_run_stops_the_job_before_the_lease_would_have_ended() {
     let mut r = RedisServer::start();
     let mut job = dlock(&r)
-        .args(["run", "--key", "down", "--ttl", "1s", "--", "sh", "-c", "trap '' TERM; echo \"deadline $DLOCK_DEADLINE_MS\"; sleep 300 & echo \"pids $$ $!\"; wait"])
+        .args([
+            "run",
+            "--key",
+            "down",
+            "--ttl",
+            "1s",
+            "--",
+            "sh",
+            "-c",
+            "trap '' TERM; sleep 300 & echo \"pids $$ $!\"; wait",
+        ])
         .spawn();
-    let deadline: u128 = job.expect_line("deadline").parse().unwrap();
     let (leader, grandchild) = pids(&job.expect_line("pids"));
+    // Frozen right after a renewal (so the lease read just before is the last), then killed.
+    let expiry = r.freeze_after_renewal("dlock:down", Duration::from_millis(333));
     r.kill();
-    assert_dead_by(&[grandchild, leader], deadline);
+    assert_dead_before(&[grandchild, leader], expiry);
     job.finish(Duration::from_secs(10))
         .code(125)
         .stderr_has("renewal failed")
