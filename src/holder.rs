@@ -114,7 +114,7 @@ pub fn acquire(
         if matches!(a.last, Last::Busy { .. }) && a.waker.is_none() && !cfg.no_notify {
             // No retry needed after starting: a release between our busy answer and the
             // waker's BLPOP leaves its wake-up in the list (kept 2 s), so it cannot be missed.
-            a.waker = Waker::start(g, cfg, keys, &a.token, a.tx.clone());
+            a.waker = Waker::start(g, cfg, keys, &a.token, a.tx.clone(), a.until);
         }
         if let Some(done) = a.pause() {
             break done;
@@ -157,12 +157,19 @@ struct Waker {
     resume: mpsc::Sender<bool>,
 }
 
-/// How long one BLPOP blocks: the waker re-checks whether it is still wanted this often, so an
-/// idle waiter costs the server one command per second.
-const WAKE_SLICE: Duration = Duration::from_secs(1);
-
 impl Waker {
-    fn start(g: &Global, cfg: &RunConfig, keys: &Keys, token: &str, tx: Sender) -> Option<Waker> {
+    /// `until`: the end of --wait. One BLPOP blocks until then: Redis queues blocked clients
+    /// first come, first served, and a waiter that re-issued its BLPOP (on a timeout) would go
+    /// to the back of that queue. It is ended early by an item on its own key (`stop`) or by
+    /// this process exiting (Redis drops a closed connection's BLPOP).
+    fn start(
+        g: &Global,
+        cfg: &RunConfig,
+        keys: &Keys,
+        token: &str,
+        tx: Sender,
+        until: Instant,
+    ) -> Option<Waker> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let target = g.target.clone();
@@ -174,23 +181,25 @@ impl Waker {
         let spawned = std::thread::Builder::new()
             .name("waker".into())
             .spawn(move || {
-                // Redis before 6.0 takes whole seconds only; 1 s works everywhere.
-                let mut blpop = redis::cmd("BLPOP");
-                blpop.arg(&wake).arg(&mine).arg(WAKE_SLICE.as_secs());
                 let mut conn: Option<Conn> = None;
                 while !flag.load(Ordering::SeqCst) {
                     if conn.is_none() {
-                        conn = target
-                            .connect(ct, io)
-                            .and_then(|mut c| c.set_timeouts(WAKE_SLICE + io).map(|()| c))
-                            .ok();
+                        conn = target.connect(ct, io).ok();
                     }
                     let Some(c) = conn.as_mut() else {
                         // Redis trouble: the acquire loop's own retries report it; try again soon.
                         std::thread::sleep(Duration::from_millis(100));
                         continue;
                     };
-                    match c.query::<Option<(String, String)>>(&blpop) {
+                    // Whole seconds (Redis before 6.0 takes no fractions), rounded up so the
+                    // BLPOP outlasts --wait; the read waits for it plus the I/O bound.
+                    let block = until.saturating_duration_since(Instant::now()).as_secs() + 1;
+                    let mut blpop = redis::cmd("BLPOP");
+                    blpop.arg(&wake).arg(&mine).arg(block);
+                    let answer = c
+                        .set_timeouts(Duration::from_secs(block) + io)
+                        .and_then(|()| c.query::<Option<(String, String)>>(&blpop));
+                    match answer {
                         Ok(Some((key, _))) if key == mine => return,
                         Ok(Some(_)) if flag.load(Ordering::SeqCst) => {
                             // Not ours to take any more: hand it on.
