@@ -232,17 +232,35 @@ fn sentinel_finds_the_master_and_follows_a_failover() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert_eq!(sentinel.master_port("mymaster"), replica.port);
-    // The holder's next renewal reaches the new master (READONLY on the old one sends it back to
-    // the sentinel): the renewal count there goes up, and the job runs on undisturbed.
-    let start = std::time::Instant::now();
-    loop {
-        let renewals: Option<String> = redis::cmd("HGET")
+    // The promoted replica no longer takes anything from the old master: the renewal count it
+    // has now is everything that reached it before the failover.
+    let renewals = || -> i64 {
+        let n: Option<String> = redis::cmd("HGET")
             .arg("{dlock:sent}:holder")
             .arg("renewals")
             .query(&mut replica.conn())
             .unwrap();
-        let n: i64 = renewals.and_then(|r| r.parse().ok()).unwrap_or(0);
-        if n >= 2 {
+        n.and_then(|r| r.parse().ok()).unwrap_or(0)
+    };
+    let start = std::time::Instant::now();
+    while !redis::cmd("INFO")
+        .arg("replication")
+        .query::<String>(&mut replica.conn())
+        .unwrap()
+        .contains("role:master")
+    {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "the replica was never promoted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let at_failover = renewals();
+    // The holder's next renewal reaches the new master (READONLY on the old one sends it back to
+    // the sentinel): the renewal count there goes up, and the job runs on undisturbed.
+    let start = std::time::Instant::now();
+    loop {
+        if renewals() > at_failover {
             break;
         }
         assert!(
@@ -349,6 +367,8 @@ fn cluster_hand_off_and_renewal_work_across_nodes() {
         .map(|i| format!("ho{i}"))
         .find(|k| c.owner(&format!("dlock:{k}")) != 0)
         .unwrap();
+    // A long lease renewed often: renewals go to the owner through redirects, and a waiter
+    // could not get in by polling the lease's end.
     let mut holder = Dlock::bare()
         .env("DLOCK_URL", &c.url())
         .args([
@@ -356,7 +376,11 @@ fn cluster_hand_off_and_renewal_work_across_nodes() {
             "--key",
             &key,
             "--ttl",
-            "1s",
+            "30s",
+            "--renew-every",
+            "300ms",
+        ])
+        .args([
             "--max-renewals",
             "10",
             "--",
@@ -366,35 +390,31 @@ fn cluster_hand_off_and_renewal_work_across_nodes() {
         ])
         .spawn();
     holder.expect_line("held");
+    // Backoff pinned past --wait: only a wake-up can let it in.
     let waiter = Dlock::bare()
         .env("DLOCK_URL", &c.url())
+        .args(["-v", "run", "--key", &key, "--wait", "30s"])
         .args([
-            "run",
-            "--key",
-            &key,
-            "--wait",
-            "20s",
             "--retry-min",
-            "5s",
+            "60s",
             "--retry-max",
-            "5s",
+            "60s",
             "--",
             "echo",
             "next",
         ])
         .spawn();
-    // Past the first lease: renewals go to the owner through redirects.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    holder.expect_stderr("renewed 4/10");
     let started = std::time::Instant::now();
     holder.write("x\n");
-    let out = holder.finish(std::time::Duration::from_secs(10));
-    out.code(0).stderr_has("renewed 4/10");
+    holder.finish(std::time::Duration::from_secs(10)).code(0);
     waiter
         .finish(std::time::Duration::from_secs(10))
         .code(0)
-        .stdout_is("next\n");
-    // Woken by the release wake-up (pushed on the owner, where its BLPOP waits), not by its
-    // 5 s backoff.
+        .stdout_is("next\n")
+        .stderr_has("was released; retrying at once");
+    // Woken by the release wake-up (pushed on the owner, where its BLPOP waits) well before
+    // its 30 s wait ran out; 3 s is room for a loaded machine.
     assert!(
         started.elapsed() < std::time::Duration::from_secs(3),
         "{:?}",
@@ -547,17 +567,14 @@ fn every_command_works_as_a_least_privilege_user() {
         .args(["run", "--key", "acl", "--", "sh", "-c", "echo held; read x"])
         .spawn();
     holder.expect_line("held");
+    // Backoff pinned past --wait: only the wake-up (BLPOP, allowed by the rules) lets it in.
     let waiter = d()
+        .args(["-v", "run", "--key", "acl", "--wait", "30s"])
         .args([
-            "run",
-            "--key",
-            "acl",
-            "--wait",
-            "20s",
             "--retry-min",
-            "5s",
+            "60s",
             "--retry-max",
-            "5s",
+            "60s",
             "--",
             "echo",
             "next",
@@ -569,7 +586,8 @@ fn every_command_works_as_a_least_privilege_user() {
     waiter
         .finish(std::time::Duration::from_secs(10))
         .code(0)
-        .stdout_is("next\n");
+        .stdout_is("next\n")
+        .stderr_has("was released; retrying at once");
     // busy (counted), --hold-at-least, status with and without keys, release both ways.
     d().args([
         "run",

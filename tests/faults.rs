@@ -95,6 +95,31 @@ fn giving_up_after_a_lost_acquire_reply_leaves_nothing_held() {
     );
 }
 
+/// The lease is measured from before the acquire was sent: with every packet 100 ms late each
+/// way, the server grants the lease 100 ms after the send and dlock hears of it 200 ms after.
+/// A deadline taken from the reply would lie 100 ms past what the server allows.
+#[test]
+fn the_deadline_counts_from_before_the_acquire_was_sent() {
+    let r = RedisServer::start_tcp(&[]);
+    warm_up(&r);
+    let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
+    proxy.set_delay(100);
+    let before = unix_ms();
+    let mut job = Dlock::bare()
+        .args(["--url", &proxy.url(), "run", "--key", "late", "--ttl", "2s"])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo \"deadline $DLOCK_DEADLINE_MS\"; read x",
+        ])
+        .spawn();
+    let deadline: u128 = job.expect_line("deadline").parse().unwrap();
+    assert_deadline(&r, "dlock:late", Duration::from_secs(2), before, deadline);
+    job.write("x\n");
+    job.finish(Duration::from_secs(10)).code(0);
+}
+
 #[test]
 fn a_frozen_server_stops_the_job_before_the_lease_ends_on_the_server() {
     let r = RedisServer::start();

@@ -331,26 +331,35 @@ fn status_without_keys_scans_on_a_locked_down_server() {
 #[test]
 fn release_force_breaks_the_lock_and_the_holder_stops_with_125() {
     let r = RedisServer::start();
+    // A long lease, renewed often (so the break is noticed soon), and a waiter whose backoff is
+    // pinned past its --wait: only the release's wake-up can let it in.
     let mut job = dlock(&r)
         .args([
             "run",
             "--key",
             "brk",
             "--ttl",
-            "1s",
-            "--",
-            "sh",
-            "-c",
-            "echo up; sleep 300",
+            "30s",
+            "--renew-every",
+            "200ms",
         ])
+        .args(["--", "sh", "-c", "echo up; sleep 300"])
         .spawn();
     job.expect_line("up");
     let waiter = dlock(&r)
+        .args(["-v", "run", "--key", "brk", "--wait", "30s", "--ttl", "1s"])
         .args([
-            "run", "--key", "brk", "--wait", "10s", "--ttl", "1s", "--", "echo", "next",
+            "--retry-min",
+            "60s",
+            "--retry-max",
+            "60s",
+            "--",
+            "echo",
+            "next",
         ])
         .spawn();
     wait_for_waiter(&r);
+    let released_at = std::time::Instant::now();
     let out = dlock(&r).args(["release", "brk", "--force"]).run();
     out.code(0);
     assert!(
@@ -369,13 +378,17 @@ fn release_force_breaks_the_lock_and_the_holder_stops_with_125() {
         "{}",
         out.stdout
     );
-    // The broken holder notices at its next renewal (every 333 ms) and stops its job.
+    // The broken holder notices at its next renewal (every 200 ms) and stops its job.
     job.finish(Duration::from_secs(10))
         .code(125)
         .stderr_has("lease lost");
-    // The waiter was woken by the release announcement.
+    // The waiter was woken by the release announcement, well before its 30 s wait ran out
+    // (3 s: room for a loaded machine).
     let w = waiter.finish(Duration::from_secs(10));
-    w.code(0).stdout_is("next\n");
+    w.code(0)
+        .stdout_is("next\n")
+        .stderr_has("was released; retrying at once");
+    assert!(released_at.elapsed() < Duration::from_secs(3));
     // Nothing to release now.
     dlock(&r)
         .args(["release", "brk", "--force"])

@@ -444,6 +444,74 @@ pub fn sigkill_with_job(
     jobs
 }
 
+/// What dlock documents to keep between the job's stop and the server-side expiry: the drift
+/// allowance (1% of the TTL + 2 ms) and the SIGKILL lead (min(TTL/10, 50 ms)).
+pub fn documented_allowance(ttl: Duration) -> Duration {
+    ttl / 100 + Duration::from_millis(2) + (ttl / 10).min(Duration::from_millis(50))
+}
+
+/// DLOCK_DEADLINE_MS against anchors dlock does not control: `before_ms`, a wall-clock time
+/// taken before dlock could have sent its acquire, and the server's own expiry of `key` (PTTL,
+/// read now, while the first lease still stands). The deadline must lie the documented
+/// allowance before the server-side expiry, and no earlier than a lease that started at
+/// `before_ms` allows. 1 ms on each side for the rounding to whole ms.
+#[track_caller]
+pub fn assert_deadline(r: &RedisServer, key: &str, ttl: Duration, before_ms: u128, deadline: u128) {
+    let allowance = documented_allowance(ttl).as_millis();
+    let now = unix_ms();
+    let expiry = now + r.pttl(key) as u128;
+    assert!(
+        deadline + allowance <= expiry + 1,
+        "DLOCK_DEADLINE_MS {deadline} is {} ms too late: the server-side lease ends at {expiry}, and the job must be stopped {allowance} ms before",
+        (deadline + allowance).saturating_sub(expiry)
+    );
+    assert!(
+        deadline + allowance + 1 >= before_ms + ttl.as_millis(),
+        "DLOCK_DEADLINE_MS {deadline} is earlier than any lease started after {before_ms} needs"
+    );
+}
+
+/// `cmd.output()`, bounded: a command still running after `within` is killed and the test
+/// fails (a hang is a failure, not a stuck suite).
+#[track_caller]
+pub fn output_within(cmd: &mut Command, within: Duration) -> std::process::Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            break s;
+        }
+        if start.elapsed() > within {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still running after {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
 pub fn unix_ms() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
