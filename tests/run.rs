@@ -938,7 +938,7 @@ fn as_pid_1_a_sigterm_from_outside_is_forwarded() {
             let _ = tx.send(l);
         }
     });
-    let mut next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
+    let next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
     assert_eq!(next(), "ready");
     // dlock is unshare's one child (PID 1 inside, an ordinary pid out here).
     let dlock_pid = children(unshare.id() as i32)[0];
