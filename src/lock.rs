@@ -84,15 +84,16 @@ if v == ARGV[1] then
 end
 if v then
   local who = ''
-  local h = redis.call('HMGET', KEYS[3], 'token', 'host', 'pid')
+  local h = redis.pcall('HMGET', KEYS[3], 'token', 'host', 'pid')
   if h[1] == v then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
   end
   if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[4]) end
   return {0, redis.call('PTTL', KEYS[1]), who}
 end
-redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+-- The fence first: should it fail (not an integer), the script stops with the lock untouched.
 local f = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 redis.call('DEL', KEYS[3])
 redis.call('HSET', KEYS[3], 'token', ARGV[1])
 redis.call('HSET', KEYS[3], 'host', ARGV[4])
@@ -102,10 +103,7 @@ redis.call('HSET', KEYS[3], 'since_ms', ARGV[7])
 redis.call('HSET', KEYS[3], 'fence', f)
 redis.call('HSET', KEYS[3], 'renewals', 0)
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
-if ARGV[3] == '1' then
-  redis.call('HINCRBY', KEYS[4], 'runs', 1)
-  redis.call('HINCRBY', KEYS[4], 'acquired', 1)
-end
+if ARGV[3] == '1' and bump(KEYS[4], 'runs') then bump(KEYS[4], 'acquired') end
 return {1, f, ''}
 "#;
 
@@ -115,38 +113,44 @@ const RENEW: &str = r#"
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  if redis.call('PEXPIRE', KEYS[2], ARGV[2]) == 1 then
-    redis.call('HINCRBY', KEYS[2], 'renewals', 1)
-  end
+  if redis.call('PEXPIRE', KEYS[2], ARGV[2]) == 1 then bump(KEYS[2], 'renewals') end
   return 1
 end
 if v then
-  if ARGV[3] == '1' then redis.call('HINCRBY', KEYS[3], 'compare_failures', 1) end
+  if ARGV[3] == '1' then bump(KEYS[3], 'compare_failures') end
   return 0
 end
 return -1
+"#;
+
+/// Shared by every script that counts: metrics and holder details are best effort, so a write
+/// that fails (a stats key someone else made a string) is dropped instead of failing the lock
+/// operation it rides with. True when the count landed.
+const BUMP_BODY: &str = r#"
+local function bump(hash, field, by)
+  return type(redis.pcall('HINCRBY', hash, field, by or 1)) == 'number'
+end
 "#;
 
 /// Shared by RELEASE and RECORD: count one finished run in the stats hash: its hold time (ms),
 /// histogram field, outcome counter ('' for none), and whether its release compare failed.
 const RECORD_BODY: &str = r#"
 local function record(stats, hold, field, outcome, compare_failed)
-  redis.call('HINCRBY', stats, field, 1)
-  redis.call('HINCRBY', stats, 'hold_count', 1)
-  redis.call('HINCRBY', stats, 'hold_sum_ms', hold)
-  if tonumber(redis.call('HGET', stats, 'hold_max_ms') or '0') < tonumber(hold) then
-    redis.call('HSET', stats, 'hold_max_ms', hold)
+  if not bump(stats, field) then return end
+  bump(stats, 'hold_count')
+  bump(stats, 'hold_sum_ms', hold)
+  if tonumber(redis.pcall('HGET', stats, 'hold_max_ms') or '0') < tonumber(hold) then
+    redis.pcall('HSET', stats, 'hold_max_ms', hold)
   end
-  if outcome ~= '' then redis.call('HINCRBY', stats, outcome, 1) end
-  if compare_failed then redis.call('HINCRBY', stats, 'compare_failures', 1) end
+  if outcome ~= '' then bump(stats, outcome) end
+  if compare_failed then bump(stats, 'compare_failures') end
 end
 "#;
 
 /// Shared by ACQUIRE and BUSY: count a run that gave up on a busy lock.
 const BUSY_BODY: &str = r#"
 local function count_busy(stats)
-  redis.call('HINCRBY', stats, 'runs', 1)
-  redis.call('HINCRBY', stats, 'busy', 1)
+  if bump(stats, 'runs') then bump(stats, 'busy') end
 end
 "#;
 
@@ -256,12 +260,12 @@ impl Script {
     }
 }
 
-static ACQUIRE_SCRIPT: Script = Script::new(&[BUSY_BODY, ACQUIRE]);
-static RENEW_SCRIPT: Script = Script::new(&[RENEW]);
-static RELEASE_SCRIPT: Script = Script::new(&[RECORD_BODY, WAKE_BODY, RELEASE]);
-static RECORD_SCRIPT: Script = Script::new(&[RECORD_BODY, RECORD]);
+static ACQUIRE_SCRIPT: Script = Script::new(&[BUMP_BODY, BUSY_BODY, ACQUIRE]);
+static RENEW_SCRIPT: Script = Script::new(&[BUMP_BODY, RENEW]);
+static RELEASE_SCRIPT: Script = Script::new(&[BUMP_BODY, RECORD_BODY, WAKE_BODY, RELEASE]);
+static RECORD_SCRIPT: Script = Script::new(&[BUMP_BODY, RECORD_BODY, RECORD]);
 static BREAK_SCRIPT: Script = Script::new(&[WAKE_BODY, BREAK]);
-static BUSY_SCRIPT: Script = Script::new(&[BUSY_BODY, BUSY]);
+static BUSY_SCRIPT: Script = Script::new(&[BUMP_BODY, BUSY_BODY, BUSY]);
 static WAKE_SCRIPT: Script = Script::new(&[WAKE_BODY, WAKE]);
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -554,50 +554,148 @@ fn a_compare_failure_inside_the_lease_says_the_key_was_taken() {
         .stderr_lacks("raise --ttl");
 }
 
+/// A lock set by another client on the same key shows as such, not as an empty holder.
 #[test]
-fn json_logs_are_one_object_per_line() {
+fn a_lock_set_by_another_client_shows_as_not_dlock() {
     let r = RedisServer::start();
-    let out = dlock(&r)
+    r.cmd(&["SET", "dlock:foreign", "their-uuid", "PX", "60000"]);
+    let out = dlock(&r).args(["status", "foreign"]).run();
+    out.code(0);
+    let row = out.stdout.lines().nth(1).unwrap_or_default();
+    assert!(
+        row.starts_with("dlock:foreign ") && row.contains(" held ") && row.contains("(not dlock)"),
+        "{}",
+        out.stdout
+    );
+    let s = one(&r, "foreign");
+    assert_eq!(s["token"], "their-uuid");
+    assert_eq!(s["holder"], Value::Null);
+}
+
+/// The holder's command line is stored for `status` cut to 200 bytes (on a character
+/// boundary), so a huge argument list does not bloat the holder hash.
+#[test]
+fn a_long_command_line_is_stored_cut_to_200_bytes() {
+    let r = RedisServer::start();
+    // 'é' is two bytes: the cut must not split one.
+    let arg = "é".repeat(150);
+    let mut job = dlock(&r)
         .args([
-            "--log-format",
-            "json",
             "run",
             "--key",
-            "js",
+            "long",
             "--",
-            "echo",
-            "out",
+            "sh",
+            "-c",
+            "echo held; read x",
+            &arg,
         ])
-        .run();
-    out.code(0).stdout_is("out\n");
-    let events: Vec<Value> = out
-        .stderr
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert!(events.len() >= 2, "{}", out.stderr);
-    for e in &events {
-        for f in ["ts", "level", "event", "key", "msg"] {
-            assert!(e.get(f).is_some(), "{f} missing in {e}");
-        }
-        assert_eq!(e["key"], "dlock:js");
+        .spawn();
+    job.expect_line("held");
+    let command = one(&r, "long")["holder"]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let body = command.strip_suffix('…').expect("marked as cut");
+    assert!(
+        body.len() <= 200 && body.len() >= 199,
+        "{} bytes",
+        body.len()
+    );
+    assert!(format!("sh -c echo held; read x {arg}").starts_with(body));
+    job.write("x\n");
+    job.finish(Duration::from_secs(10)).code(0);
+}
+
+#[test]
+fn status_and_release_without_redis_are_69() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("redis://127.0.0.1:{port}");
+    for args in [
+        vec!["status"],
+        vec!["status", "k", "--json"],
+        vec!["release", "k", "--force"],
+        vec!["release", "k", "--token", "t"],
+    ] {
+        Dlock::bare()
+            .args(["--url", &url])
+            .args(&args)
+            .run()
+            .code(69)
+            .one_line_error()
+            .stdout_is("")
+            .stderr_has("connection refused");
     }
-    let acquired = events
-        .iter()
-        .find(|e| e["event"] == "acquired")
-        .expect("acquired event");
-    assert_eq!(acquired["fence"], 1);
-    assert_eq!(acquired["ttl_ms"], 30000);
-    let released = events
-        .iter()
-        .find(|e| e["event"] == "released")
-        .expect("released event");
-    assert!(released["held_ms"].is_u64());
-    // Usage errors too.
-    let bad = Dlock::bare()
-        .args(["--log-format", "json", "run", "--key", "a b", "--", "true"])
-        .run();
-    bad.code(2);
-    let e: Value = serde_json::from_str(bad.stderr.trim()).unwrap();
-    assert_eq!(e["level"], "error");
+}
+
+/// Metrics are best effort: a stats hash that cannot be written (here someone made it a
+/// string) changes neither the exit status nor the lock's life.
+#[test]
+fn a_stats_failure_never_changes_the_exit_code_or_leaks_the_lock() {
+    let r = RedisServer::start();
+    r.cmd(&["SET", "{dlock:sf}:stats", "not a hash"]);
+    dlock(&r)
+        .args(["run", "--key", "sf", "--", "echo", "ran"])
+        .run()
+        .code(0)
+        .stdout_is("ran\n")
+        .stderr_lacks("error");
+    assert_eq!(r.get("dlock:sf"), None);
+    // A busy skip (counted by the acquire script), a run that waits in vain (counted after),
+    // a lost lease (counted at renewal and after), a compare failure at release.
+    r.cmd(&["SET", "dlock:sf", "other", "PX", "60000"]);
+    for wait in ["0", "200ms"] {
+        dlock(&r)
+            .args(["run", "--key", "sf", "--wait", wait, "--", "true"])
+            .run()
+            .code(75);
+    }
+    r.cmd(&["DEL", "dlock:sf"]);
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "sf",
+            "--ttl",
+            "1s",
+            "--",
+            "sh",
+            "-c",
+            "echo up; sleep 10",
+        ])
+        .spawn();
+    job.expect_line("up");
+    r.cmd(&["SET", "dlock:sf", "thief", "PX", "60000"]);
+    job.finish(Duration::from_secs(10)).code(125);
+    r.cmd(&["DEL", "dlock:sf"]);
+    let mut job = dlock(&r)
+        .args(["run", "--key", "sf", "--", "sh", "-c", "echo up; read x"])
+        .spawn();
+    job.expect_line("up");
+    r.cmd(&["DEL", "dlock:sf"]);
+    job.write("x\n");
+    job.finish(Duration::from_secs(10))
+        .code(125)
+        .stderr_has("compare failure");
+    assert_eq!(r.get("{dlock:sf}:stats").as_deref(), Some("not a hash"));
+}
+
+/// The fencing counter is not best effort: one that is not a number stops the acquire before
+/// the lock is taken (exit 69), instead of leaving a lock with no fence held.
+#[test]
+fn a_broken_fencing_counter_is_69_and_takes_nothing() {
+    let r = RedisServer::start();
+    r.cmd(&["SET", "{dlock:bf}:fence", "abc"]);
+    dlock(&r)
+        .args(["run", "--key", "bf", "--", "echo", "ran"])
+        .run()
+        .code(69)
+        .one_line_error()
+        .stdout_is("")
+        .stderr_has("not an integer");
+    assert_eq!(r.get("dlock:bf"), None);
 }
