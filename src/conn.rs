@@ -656,17 +656,19 @@ fn tls_failure(text: &str) -> bool {
     .any(|w| t.contains(w))
 }
 
+/// rustls names its certificate errors both as variants (`NotValidForName`) and in prose
+/// ("certificate not valid for name ..."), depending on the version and the path: match both.
 fn tls_reason(text: &str) -> String {
     let t = one_line(text);
-    if t.contains("UnknownIssuer") {
+    let has =
+        |variant: &str, prose: &str| t.contains(variant) || t.to_ascii_lowercase().contains(prose);
+    if has("UnknownIssuer", "unknown issuer") {
         "the server's certificate is not signed by a trusted CA".into()
-    } else if t.contains("NotValidForName") {
+    } else if has("NotValidForName", "not valid for name") {
         "the server's certificate does not name this host".into()
-    } else if t.contains("Expired") {
+    } else if has("Expired", "expired") {
         "the server's certificate has expired".into()
-    } else if t.to_ascii_lowercase().contains("certificate required")
-        || t.contains("CertificateRequired")
-    {
+    } else if has("CertificateRequired", "certificate required") {
         "the server requires a client certificate".into()
     } else {
         t

@@ -9,30 +9,49 @@ pub struct Cluster {
     pub nodes: Vec<RedisServer>,
 }
 
+const CLUSTER_ARGS: [&str; 6] = [
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    "nodes.conf",
+    "--cluster-node-timeout",
+    "2000",
+];
+
 impl Cluster {
     pub fn start() -> Cluster {
-        let nodes: Vec<RedisServer> = (0..3)
-            .map(|_| {
-                RedisServer::start_tcp(&[
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--cluster-node-timeout",
-                    "2000",
-                ])
-            })
+        let nodes = (0..3)
+            .map(|_| RedisServer::start_tcp(&CLUSTER_ARGS))
             .collect();
+        Self::create(nodes, &[])
+    }
+
+    /// The same over TLS only: clients, the cluster bus and `redis-cli` all speak TLS, and
+    /// CLUSTER SLOTS names the TLS ports.
+    pub fn start_tls(certs: &super::tls::Certs) -> Cluster {
+        let mut args = CLUSTER_ARGS.to_vec();
+        args.extend(["--tls-cluster", "yes", "--tls-replication", "yes"]);
+        let nodes = (0..3)
+            .map(|_| RedisServer::start_tls_with(certs, false, &args))
+            .collect();
+        let ca = certs.ca.to_str().unwrap().to_string();
+        Self::create(nodes, &["--tls", "--cacert", &ca])
+    }
+
+    fn create(nodes: Vec<RedisServer>, cli: &[&str]) -> Cluster {
         let addrs: Vec<String> = nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port.unwrap()))
             .collect();
-        let out = Command::new("redis-cli")
-            .args(["--cluster", "create"])
-            .args(&addrs)
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
-            .output()
-            .expect("redis-cli (from redis-tools) for --cluster create");
+        // redis-cli waits for the nodes to join without a bound of its own.
+        let out = super::output_within(
+            Command::new("redis-cli")
+                .args(cli)
+                .args(["--cluster", "create"])
+                .args(&addrs)
+                .args(["--cluster-replicas", "0", "--cluster-yes"]),
+            Duration::from_secs(60),
+        );
         assert!(
             out.status.success(),
             "cluster create: {}",
@@ -60,6 +79,25 @@ impl Cluster {
                 );
                 std::thread::sleep(Duration::from_millis(20));
             }
+        }
+    }
+
+    /// Wait until node 0 reports `cluster_state:<state>` (ok or fail).
+    pub fn wait_state(&self, state: &str) {
+        let start = Instant::now();
+        loop {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query(&mut self.nodes[0].conn())
+                .unwrap();
+            if info.contains(&format!("cluster_state:{state}")) {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "cluster never reached state {state}:\n{info}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod compiled;
 pub mod overlap;
 pub mod proxy;
 pub mod sentinel;
@@ -65,6 +66,11 @@ impl RedisServer {
     /// A server that speaks TLS on a free loopback port (plain on its Unix socket, which the
     /// fixture uses for its own checks). `auth_clients`: require a client certificate.
     pub fn start_tls(certs: &tls::Certs, auth_clients: bool) -> RedisServer {
+        Self::start_tls_with(certs, auth_clients, &[])
+    }
+
+    /// `start_tls` with more server arguments.
+    pub fn start_tls_with(certs: &tls::Certs, auth_clients: bool, extra: &[&str]) -> RedisServer {
         for _ in 0..20 {
             let port = free_port();
             let args = [
@@ -79,7 +85,8 @@ impl RedisServer {
                 "--tls-auth-clients".into(),
                 if auth_clients { "yes" } else { "no" }.into(),
             ];
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+            args.extend(extra);
             let mut server = Self::unstarted(None, &args);
             server.port = Some(port);
             server.bin = Self::tls_bin();

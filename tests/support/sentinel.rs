@@ -9,34 +9,76 @@ pub struct Sentinel {
     child: Option<Child>,
     dir: tempfile::TempDir,
     pub port: u16,
+    /// The TLS port, when started with certificates (the plain port stays for the fixture's
+    /// own checks).
+    pub tls_port: Option<u16>,
+    password: Option<String>,
+}
+
+/// How a sentinel is set up beyond watching one master.
+#[derive(Default)]
+pub struct Options<'a> {
+    /// Speak TLS to clients and to the master (which then listens on TLS only).
+    pub tls: Option<&'a super::tls::Certs>,
+    /// The master's password (`sentinel auth-pass`).
+    pub auth_pass: Option<&'a str>,
+    /// The sentinel's own password (`requirepass`).
+    pub password: Option<&'a str>,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl Sentinel {
     /// Watch `master` as service `name`; returns once the sentinel knows the master's replicas.
     pub fn watch(master: &RedisServer, name: &str, replicas: usize) -> Sentinel {
+        Self::watch_with(master, name, replicas, &Options::default())
+    }
+
+    pub fn watch_with(
+        master: &RedisServer,
+        name: &str,
+        replicas: usize,
+        opts: &Options,
+    ) -> Sentinel {
         for _ in 0..20 {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
+            let port = free_port();
             let dir = tempfile::Builder::new()
                 .prefix("dlock-sentinel-")
                 .tempdir()
                 .unwrap();
             let conf = dir.path().join("sentinel.conf");
-            std::fs::write(
-                &conf,
-                format!(
-                    "port {port}\nbind 127.0.0.1\ndir {dir}\nlogfile {dir}/sentinel.log\n\
-                     sentinel monitor {name} 127.0.0.1 {mport} 1\n\
-                     sentinel down-after-milliseconds {name} 1000\n\
-                     sentinel failover-timeout {name} 10000\n",
-                    dir = dir.path().display(),
-                    mport = master.port.unwrap(),
-                ),
-            )
-            .unwrap();
+            let mut text = format!(
+                "port {port}\nbind 127.0.0.1\ndir {dir}\nlogfile {dir}/sentinel.log\n\
+                 sentinel monitor {name} 127.0.0.1 {mport} 1\n\
+                 sentinel down-after-milliseconds {name} 1000\n\
+                 sentinel failover-timeout {name} 10000\n",
+                dir = dir.path().display(),
+                mport = master.port.unwrap(),
+            );
+            let tls_port = opts.tls.map(|certs| {
+                let tls_port = free_port();
+                text.push_str(&format!(
+                    "tls-port {tls_port}\ntls-cert-file {}\ntls-key-file {}\n\
+                     tls-ca-cert-file {}\ntls-auth-clients no\ntls-replication yes\n",
+                    certs.server_cert.display(),
+                    certs.server_key.display(),
+                    certs.ca.display()
+                ));
+                tls_port
+            });
+            if let Some(pw) = opts.auth_pass {
+                text.push_str(&format!("sentinel auth-pass {name} {pw}\n"));
+            }
+            if let Some(pw) = opts.password {
+                text.push_str(&format!("requirepass {pw}\n"));
+            }
+            std::fs::write(&conf, text).unwrap();
             let child = Command::new(redis_server_bin())
                 .arg(&conf)
                 .arg("--sentinel")
@@ -48,6 +90,8 @@ impl Sentinel {
                 child: Some(child),
                 dir,
                 port,
+                tls_port,
+                password: opts.password.map(str::to_string),
             };
             if s.wait_replicas(name, replicas) {
                 return s;
@@ -58,9 +102,12 @@ impl Sentinel {
     }
 
     pub fn conn(&self) -> redis::RedisResult<redis::Connection> {
-        let c = redis::Client::open(format!("redis://127.0.0.1:{}", self.port))?
+        let mut c = redis::Client::open(format!("redis://127.0.0.1:{}", self.port))?
             .get_connection_with_timeout(Duration::from_secs(1))?;
         c.set_read_timeout(Some(Duration::from_secs(5)))?;
+        if let Some(pw) = &self.password {
+            redis::cmd("AUTH").arg(pw).query::<()>(&mut c)?;
+        }
         Ok(c)
     }
 
