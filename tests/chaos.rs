@@ -7,7 +7,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::support::overlap::{self, Interval, mono_ns, stamp_bin};
+use crate::support::compiled;
+use crate::support::overlap::{self, Interval, mono_ns};
 use crate::support::proxy::{Mode, Proxy};
 use crate::support::sentinel::wait_in_sync;
 use crate::support::*;
@@ -50,7 +51,7 @@ fn contender(
         .args(["-q", "run", "--key", key])
         .args(extra)
         .arg("--")
-        .arg(stamp_bin())
+        .arg(compiled::stamp())
         .args(stubborn.then_some("-i"))
         .arg(ms.to_string())
         .stdin(Stdio::null())

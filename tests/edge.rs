@@ -9,7 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::overlap::{last_beat, mono_ns, stamp_bin};
+use crate::support::compiled;
+use crate::support::overlap::{last_beat, mono_ns};
 use crate::support::proxy::{Mode, Proxy};
 use crate::support::*;
 
@@ -46,7 +47,7 @@ fn one_cut(r: &RedisServer, key: &str, cut_after: Duration) -> Edge {
             "--max-renewals",
             "100",
         ])
-        .args(["--", stamp_bin().to_str().unwrap(), "-b"])
+        .args(["--", compiled::stamp().to_str().unwrap(), "-b"])
         .spawn();
     let mut c = r.conn();
     let holder = format!("{{dlock:{key}}}:holder");

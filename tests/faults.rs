@@ -227,3 +227,65 @@ fn redis_coming_back_within_wait_is_used() {
     assert_eq!(stats("runs"), redis::Value::BulkString(b"1".to_vec()));
     assert_eq!(stats("busy"), redis::Value::Nil);
 }
+
+/// dlock run with its wall clock stepped by `seconds` 300 ms into the run (an NTP step, a
+/// `date -s`): the LD_PRELOAD shim moves CLOCK_REALTIME, gettimeofday and time, not the
+/// monotonic clock.
+fn with_stepped_wall_clock(r: &RedisServer, seconds: &str) -> Dlock {
+    dlock(r)
+        .env(
+            "LD_PRELOAD",
+            crate::support::compiled::clockshift().to_str().unwrap(),
+        )
+        .env(
+            "CLOCKSHIFT_AT_NS",
+            &(crate::support::overlap::mono_ns() + 300_000_000).to_string(),
+        )
+        .env("CLOCKSHIFT_SECONDS", seconds)
+}
+
+/// Lease deadlines live on the monotonic clock: a wall clock stepped an hour forward mid-run
+/// does not make the lease look expired (the job runs to its end, renewed), and one stepped an
+/// hour back does not stretch it (the cap still stops the job at ~1.3 s, not an hour later).
+#[test]
+fn a_stepped_wall_clock_changes_no_deadline() {
+    let r = RedisServer::start();
+    // The shim works: the job, which inherits it, sees the step.
+    let out = with_stepped_wall_clock(&r, "3600")
+        .args(["run", "--key", "wall", "--", "sh", "-c"])
+        .args(["date +%s; sleep 0.5; date +%s"])
+        .run();
+    out.code(0);
+    let t: Vec<i64> = out.stdout.lines().map(|l| l.parse().unwrap()).collect();
+    assert!(t[1] - t[0] >= 3600, "the wall clock did not step: {t:?}");
+
+    let out = with_stepped_wall_clock(&r, "3600")
+        .args([
+            "run",
+            "--key",
+            "wall",
+            "--ttl",
+            "1s",
+            "--max-renewals",
+            "10",
+        ])
+        .args(["--", "sleep", "2"])
+        .run();
+    out.code(0)
+        .stderr_has("renewed 5/10")
+        .stderr_has("released dlock:wall");
+
+    let start = Instant::now();
+    let out = with_stepped_wall_clock(&r, "-3600")
+        .args(["run", "--key", "wall", "--ttl", "1s", "--max-renewals", "1"])
+        .args(["--", "sleep", "30"])
+        .run();
+    out.code(124);
+    // One renewal at ~333 ms, the lease to ~1.33 s: 3 s is room for a loaded machine and far
+    // from the hour a wall-clock deadline would wait.
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}

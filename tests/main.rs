@@ -12,6 +12,7 @@ mod connections;
 mod docs;
 mod edge;
 mod faults;
+mod logs;
 mod run;
 mod server_errors;
 mod status;

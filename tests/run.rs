@@ -116,6 +116,25 @@ fn busy_for_the_whole_wait_gives_up_with_75() {
     );
 }
 
+/// Without --wait, a run waits as long as its own --ttl.
+#[test]
+fn the_default_wait_is_the_ttl() {
+    let r = RedisServer::start();
+    r.cmd(&["SET", "dlock:dw", "other", "PX", "60000"]);
+    let start = Instant::now();
+    let out = dlock(&r)
+        .args(["run", "--key", "dw", "--ttl", "700ms", "--", "echo", "ran"])
+        .run();
+    out.code(75).stdout_is("").stderr_has("stayed busy");
+    // Not before the 700 ms ran out; the tries are --retry-max (1 s) apart at most but never
+    // past --wait, so 1 s on top is process start and a loaded machine.
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(700) && took < Duration::from_millis(1700),
+        "{took:?}"
+    );
+}
+
 /// Hand-off: a waiter is woken by the release wake-up, not by its backoff timer.
 #[test]
 fn handoff_after_release_is_prompt() {
@@ -635,6 +654,37 @@ fn an_inherited_ignored_sigchld_does_not_lose_the_exit_status() {
         .args(["run", "--key", "chld", "--", "sh", "-c", "exit 3"]);
     d.run().code(3);
     assert_eq!(r.get("dlock:chld"), None);
+}
+
+/// A forwarded signal the job ignores is followed by SIGKILL after --grace, and the job is
+/// dead before its lease can end on the server even when renewals stop meanwhile.
+#[test]
+fn a_forwarded_signal_is_followed_by_sigkill_after_grace() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args(["run", "--key", "grace", "--ttl", "2s", "--grace", "1s"])
+        .args(["--renew-every", "200ms", "--", "sh", "-c"])
+        .args(["trap '' TERM; echo \"pids $$ $$\"; exec sleep 300"])
+        .spawn();
+    let (leader, _) = pids(&job.expect_line("pids"));
+    let expiry = r.freeze_after_renewal("dlock:grace", Duration::from_millis(200));
+    let signalled = crate::support::overlap::mono_ns();
+    job.signal(libc::SIGTERM);
+    let died = seen_dead_ns(leader, Duration::from_secs(5)).expect("the job survived SIGKILL");
+    r.resume();
+    // SIGKILL no sooner than --grace after the forward (which came after `signalled`), and
+    // before the lease the server had when it froze could end.
+    let after_ms = (died - signalled) as f64 / 1e6;
+    assert!(after_ms >= 1000.0, "SIGKILL {after_ms:.1} ms after SIGTERM");
+    assert!(
+        died <= expiry,
+        "dead {:.1} ms after the server-side lease end",
+        (died - expiry) as f64 / 1e6
+    );
+    job.finish(Duration::from_secs(10))
+        .code(137)
+        .stderr_has("SIGTERM forwarded")
+        .stderr_has("sent SIGKILL");
 }
 
 #[test]

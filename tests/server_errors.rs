@@ -188,3 +188,34 @@ fn a_server_that_does_not_speak_redis_is_69_in_one_line() {
         .run();
     check_69(&out, "not the Redis protocol");
 }
+
+/// Password precedence: --password-file, then the URL's, then REDISCLI_AUTH; the first one
+/// given is used even when a later one would be right.
+#[test]
+fn password_precedence_is_file_then_url_then_environment() {
+    let r = RedisServer::start_tcp(&["--requirepass", SECRET]);
+    let dir = tempfile::tempdir().unwrap();
+    let (right, wrong) = (dir.path().join("right"), dir.path().join("wrong"));
+    std::fs::write(&right, format!("{SECRET}\n")).unwrap();
+    std::fs::write(&wrong, "not-it\n").unwrap();
+    let port = r.port.unwrap();
+    let url = |pw: &str| format!("redis://:{pw}@127.0.0.1:{port}");
+    let run = |file: Option<&std::path::Path>, url_pw: &str, env: &str| {
+        let mut d = Dlock::bare().env("REDISCLI_AUTH", env);
+        if let Some(f) = file {
+            d = d.args(["--password-file", f.to_str().unwrap()]);
+        }
+        let u = if url_pw.is_empty() {
+            format!("redis://127.0.0.1:{port}")
+        } else {
+            url(url_pw)
+        };
+        d.args(["--url", &u, "run", "--key", "pp", "--", "true"])
+            .run()
+    };
+    run(Some(&right), "not-it", "not-it").code(0);
+    run(Some(&wrong), SECRET, SECRET).code(69);
+    run(None, SECRET, "not-it").code(0);
+    run(None, "not-it", SECRET).code(69);
+    run(None, "", SECRET).code(0);
+}

@@ -7,8 +7,7 @@
 //! have been SIGKILLed: its end is the moment the test saw the process dead, an upper bound.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 
 /// CLOCK_MONOTONIC in ns, the clock the stamp jobs use.
 pub fn mono_ns() -> u64 {
@@ -19,28 +18,6 @@ pub fn mono_ns() -> u64 {
     // SAFETY: ts is a valid out-pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// The stamp helper, compiled once per test run with the system C compiler (any machine that
-/// links Rust has one).
-pub fn stamp_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/stamp.c");
-        let bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("stamp");
-        let out = std::process::Command::new("cc")
-            .args(["-O2", "-Wall", "-o"])
-            .arg(&bin)
-            .arg(src)
-            .output()
-            .expect("the C compiler `cc` (needed for the stamp helper)");
-        assert!(
-            out.status.success(),
-            "cc tests/support/stamp.c failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        bin
-    })
 }
 
 #[derive(Debug, Clone)]

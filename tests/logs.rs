@@ -1,0 +1,164 @@
+//! Log lines: levels (-v, -q, -qq, DLOCK_LOG), formats (--log-format, DLOCK_LOG_FORMAT) and
+//! the warnings dlock owes an operator.
+
+use serde_json::Value;
+
+use crate::support::*;
+
+/// A busy skip logs a warning, a clean run info lines, an unreachable server an error: the
+/// three levels, as each setting shows them.
+#[test]
+fn log_levels_filter_as_documented() {
+    let r = RedisServer::start();
+    r.cmd(&["SET", "dlock:busy", "other", "PX", "60000"]);
+    let refused = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("redis://127.0.0.1:{}", l.local_addr().unwrap().port())
+    };
+    let clean = |flags: &[&str], env: Option<&str>| {
+        let mut d = dlock(&r)
+            .args(flags)
+            .args(["run", "--key", "ok", "--", "true"]);
+        if let Some(level) = env {
+            d = d.env("DLOCK_LOG", level);
+        }
+        d.run()
+    };
+    let busy = |flags: &[&str], env: Option<&str>| {
+        let mut d = dlock(&r)
+            .args(flags)
+            .args(["run", "--key", "busy", "--wait", "0", "--", "true"]);
+        if let Some(level) = env {
+            d = d.env("DLOCK_LOG", level);
+        }
+        d.run()
+    };
+    let down = |flags: &[&str], env: Option<&str>| {
+        let mut d = Dlock::bare()
+            .args(["--url", &refused])
+            .args(flags)
+            .args(["run", "--key", "k", "--wait", "0", "--", "true"]);
+        if let Some(level) = env {
+            d = d.env("DLOCK_LOG", level);
+        }
+        d.run()
+    };
+    // Default (info): info lines, no debug.
+    clean(&[], None)
+        .code(0)
+        .stderr_has("acquired dlock:ok")
+        .stderr_lacks("job started");
+    // -v and DLOCK_LOG=debug: debug lines too.
+    clean(&["-v"], None).code(0).stderr_has("job started (pid");
+    clean(&[], Some("debug"))
+        .code(0)
+        .stderr_has("job started (pid");
+    // -q and DLOCK_LOG=warn: warnings, no info.
+    for (flags, env) in [(&["-q"][..], None), (&[][..], Some("warn"))] {
+        let out = clean(flags, env);
+        out.code(0);
+        assert_eq!(out.stderr, "");
+        busy(flags, env)
+            .code(75)
+            .stderr_has("warning: dlock:busy is busy");
+    }
+    // -qq and DLOCK_LOG=error: errors only.
+    for (flags, env) in [(&["-qq"][..], None), (&[][..], Some("error"))] {
+        let out = busy(flags, env);
+        out.code(75);
+        assert_eq!(out.stderr, "");
+        down(flags, env)
+            .code(69)
+            .one_line_error()
+            .stderr_has("connection refused");
+    }
+    // A flag beats the environment.
+    clean(&["-q"], Some("debug"))
+        .code(0)
+        .stderr_lacks("acquired");
+}
+
+#[test]
+fn json_log_format_from_the_environment() {
+    let r = RedisServer::start();
+    let out = dlock(&r)
+        .env("DLOCK_LOG_FORMAT", "json")
+        .args(["run", "--key", "envjs", "--", "true"])
+        .run();
+    out.code(0);
+    for l in out.stderr.lines() {
+        let e: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        assert_eq!(e["key"], "dlock:envjs");
+    }
+    assert!(
+        out.stderr.contains("\"event\":\"released\""),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn unlimited_renewals_are_allowed_and_warned_about() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "unl",
+            "--max-renewals",
+            "unlimited",
+            "--",
+            "true",
+        ])
+        .run()
+        .code(0)
+        .stderr_has("warning: --max-renewals unlimited: a hung job keeps the lock forever");
+}
+
+#[test]
+fn json_logs_are_one_object_per_line() {
+    let r = RedisServer::start();
+    let out = dlock(&r)
+        .args([
+            "--log-format",
+            "json",
+            "run",
+            "--key",
+            "js",
+            "--",
+            "echo",
+            "out",
+        ])
+        .run();
+    out.code(0).stdout_is("out\n");
+    let events: Vec<Value> = out
+        .stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(events.len() >= 2, "{}", out.stderr);
+    for e in &events {
+        for f in ["ts", "level", "event", "key", "msg"] {
+            assert!(e.get(f).is_some(), "{f} missing in {e}");
+        }
+        assert_eq!(e["key"], "dlock:js");
+    }
+    let acquired = events
+        .iter()
+        .find(|e| e["event"] == "acquired")
+        .expect("acquired event");
+    assert_eq!(acquired["fence"], 1);
+    assert_eq!(acquired["ttl_ms"], 30000);
+    let released = events
+        .iter()
+        .find(|e| e["event"] == "released")
+        .expect("released event");
+    assert!(released["held_ms"].is_u64());
+    // Usage errors too.
+    let bad = Dlock::bare()
+        .args(["--log-format", "json", "run", "--key", "a b", "--", "true"])
+        .run();
+    bad.code(2);
+    let e: Value = serde_json::from_str(bad.stderr.trim()).unwrap();
+    assert_eq!(e["level"], "error");
+}
