@@ -274,9 +274,10 @@ fn record_lost(
     }
 }
 
-/// What to tell an operator after a compare failure. If the recorded p99 says the lease is too
-/// short, a TTL from it (with enough runs to trust it); if the job held the lock for less than
-/// one lease, the lease cannot have run out: someone took or deleted the key.
+/// What to tell an operator after a compare failure. It is only reported before the local
+/// deadline (after it, the lease simply ran out), so the lease had not run out on a healthy
+/// server: someone took or deleted the key. If the recorded p99 also says the lease is too
+/// short, a TTL from it comes first (with enough runs to trust it).
 fn ttl_advice(
     g: &Global,
     cfg: &RunConfig,
@@ -294,16 +295,12 @@ fn ttl_advice(
             ),
             Some(rec),
         ),
-        _ if held_for < cfg.ttl => (
+        _ => (
             format!(
-                "the lease had not run out (held {} of a {} lease), so the key was deleted or taken over: `dlock release --force`, a manual DEL, or a Redis failover or restart that lost it",
+                "the lease had not run out (held {} of a {} lease, renewed as needed), so the key was deleted or taken over: `dlock release --force`, a manual DEL, or a Redis failover or restart that lost it",
                 secs(held_for),
                 secs(cfg.ttl)
             ),
-            None,
-        ),
-        _ => (
-            "raise --ttl to about 3 × the job's p99 run time (`dlock status` recommends one after 20 runs)".into(),
             None,
         ),
     }
