@@ -133,10 +133,12 @@ fn a_frozen_server_stops_the_job_before_the_lease_ends_on_the_server() {
     // Both ignore SIGTERM: only dlock's SIGKILL, before the lease can end, stops them.
     assert_dead_before(&[grandchild, leader], expiry);
     r.resume();
+    // The release then finds the lease run out: that is expected, not a compare failure.
     job.finish(Duration::from_secs(10))
         .code(125)
         .stderr_has("lease not confirmed")
-        .stderr_has("SIGKILL");
+        .stderr_has("SIGKILL")
+        .stderr_lacks("compare failure");
 }
 
 #[test]
@@ -288,4 +290,61 @@ fn a_stepped_wall_clock_changes_no_deadline() {
         "{:?}",
         start.elapsed()
     );
+}
+
+/// While Redis is unreachable the watchdog retries quickly but never spins: every TTL/20
+/// (100 ms for a 2 s lease), from the failed renewal (~667 ms) until the lease ends (~1.93 s),
+/// i.e. about 12 tries. Each try is one connect to the proxy, whose server is gone. Fewer than
+/// 8 would not be quick; more than 20 would be a spin.
+#[test]
+fn renewal_retries_are_paced_while_redis_is_down() {
+    let mut r = RedisServer::start_tcp(&[]);
+    let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
+    let mut job = Dlock::bare()
+        .args(["--url", &proxy.url(), "run", "--key", "pace", "--ttl", "2s"])
+        .args(["--", "sh", "-c", "echo up; exec sleep 300"])
+        .spawn();
+    job.expect_line("up");
+    r.kill();
+    let before = proxy.accepted();
+    job.finish(Duration::from_secs(10))
+        .code(125)
+        .stderr_has("lease not confirmed");
+    let tries = proxy.accepted() - before;
+    assert!((8..=20).contains(&tries), "{tries} reconnects");
+}
+
+/// One connection serves a whole run, renewals included: the watchdog hands its connection
+/// back for the release instead of the release opening another.
+#[test]
+fn a_run_uses_one_connection() {
+    let r = RedisServer::start();
+    let connections = || -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("stats")
+            .query(&mut r.conn())
+            .unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("total_connections_received:"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap()
+    };
+    for renewals in ["0", "3"] {
+        let before = connections();
+        dlock(&r)
+            .args([
+                "run",
+                "--key",
+                "one",
+                "--ttl",
+                "300ms",
+                "--max-renewals",
+                renewals,
+            ])
+            .args(["--", "sleep", "0.25"])
+            .run()
+            .stderr_has("released dlock:one");
+        // The test's own INFO connection is the other one.
+        assert_eq!(connections() - before, 2, "--max-renewals {renewals}");
+    }
 }

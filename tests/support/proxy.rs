@@ -28,6 +28,8 @@ pub struct Proxy {
     /// Request bytes (client to server) discarded so far: proof that something was sent into
     /// the silence.
     dropped: Arc<AtomicU64>,
+    /// Connections accepted so far.
+    accepted: Arc<AtomicU64>,
 }
 
 impl Proxy {
@@ -42,13 +44,18 @@ impl Proxy {
             stop: Arc::new(AtomicBool::new(false)),
             conns: Arc::new(Mutex::new(Vec::new())),
             dropped: Arc::new(AtomicU64::new(0)),
+            accepted: Arc::new(AtomicU64::new(0)),
         };
+        let accepted = proxy.accepted.clone();
         let (m, stop, conns) = (proxy.mode.clone(), proxy.stop.clone(), proxy.conns.clone());
         let (delay, dropped) = (proxy.delay_ms.clone(), proxy.dropped.clone());
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 let client = match listener.accept() {
-                    Ok((c, _)) => c,
+                    Ok((c, _)) => {
+                        accepted.fetch_add(1, Ordering::SeqCst);
+                        c
+                    }
                     Err(_) => {
                         std::thread::sleep(Duration::from_millis(2));
                         continue;
@@ -90,6 +97,11 @@ impl Proxy {
 
     pub fn set(&self, mode: Mode) {
         self.mode.store(mode as u8, Ordering::SeqCst);
+    }
+
+    /// Connections accepted so far (each one a connect by a client).
+    pub fn accepted(&self) -> u64 {
+        self.accepted.load(Ordering::SeqCst)
     }
 
     /// Request bytes discarded so far (Blackhole mode).
