@@ -235,7 +235,7 @@ fn a_frozen_server_never_lets_two_jobs_run() {
         10,
         false,
     );
-    crate::run::wait_for_waiter(&r);
+    wait_for_waiter(&r);
     r.pause();
     std::thread::sleep(2 * ttl);
     r.resume();
@@ -314,7 +314,7 @@ fn a_restart_that_loses_data_overlaps_by_at_most_one_renew_period() {
         10,
         false,
     );
-    crate::run::wait_for_waiter(&r);
+    wait_for_waiter(&r);
     r.restart();
     assert_eq!(holder.wait().unwrap().code(), Some(125));
     assert_eq!(waiter.wait().unwrap().code(), Some(0));

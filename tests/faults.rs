@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::run::pids;
 use crate::support::proxy::{Mode, Proxy};
 use crate::support::*;
 

@@ -15,4 +15,8 @@ mod faults;
 mod logs;
 mod run;
 mod server_errors;
+mod signals;
+mod stats;
 mod status;
+mod tls;
+mod waiting;

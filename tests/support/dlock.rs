@@ -1,0 +1,334 @@
+//! The real `dlock` binary as a builder: run to completion, or spawn for handshakes with the
+//! job; failures print the command, status, stdout and stderr.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use super::{RedisServer, signal};
+
+pub fn dlock_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_dlock")
+}
+
+/// `dlock` pointed at `server`, with a clean environment for its own variables.
+pub fn dlock(server: &RedisServer) -> Dlock {
+    let mut d = Dlock::bare();
+    d.cmd.env("DLOCK_URL", server.url());
+    d
+}
+
+pub struct Dlock {
+    pub cmd: Command,
+    shown: Vec<String>,
+}
+
+impl Dlock {
+    /// `dlock` with no server configured.
+    pub fn bare() -> Dlock {
+        let mut cmd = Command::new(dlock_bin());
+        for (k, _) in std::env::vars() {
+            if k.starts_with("DLOCK_") || k == "REDISCLI_AUTH" {
+                cmd.env_remove(k);
+            }
+        }
+        Dlock {
+            cmd,
+            shown: vec!["dlock".into()],
+        }
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<str>>(mut self, args: I) -> Dlock {
+        for a in args {
+            self.shown.push(a.as_ref().to_string());
+            self.cmd.arg(a.as_ref());
+        }
+        self
+    }
+
+    pub fn env(mut self, k: &str, v: &str) -> Dlock {
+        self.cmd.env(k, v);
+        self
+    }
+
+    /// Start dlock with `sig` ignored, as `nohup` or a non-interactive shell's `&` would.
+    pub fn ignoring(mut self, sig: i32) -> Dlock {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: signal() in the forked child before exec is async-signal-safe.
+        unsafe {
+            self.cmd.pre_exec(move || {
+                libc::signal(sig, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        self
+    }
+
+    /// Start dlock with stderr closed, as some schedulers do.
+    pub fn stderr_closed(mut self) -> Dlock {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: close() in the forked child before exec is async-signal-safe.
+        unsafe {
+            self.cmd.pre_exec(|| {
+                libc::close(2);
+                Ok(())
+            });
+        }
+        self
+    }
+
+    /// Run to completion with stdin closed.
+    pub fn run(mut self) -> Output {
+        let out = self.cmd.stdin(Stdio::null()).output().expect("run dlock");
+        Output {
+            shown: self.shown.join(" "),
+            status: out.status,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Start with piped stdin/stdout/stderr, for handshakes with the job.
+    pub fn spawn(mut self) -> Running {
+        let mut child = self
+            .cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn dlock");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().expect("stderr");
+        let collected = Arc::new(Mutex::new(String::new()));
+        let sink = collected.clone();
+        let stderr_done = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                match stderr.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => sink
+                        .lock()
+                        .expect("stderr")
+                        .push_str(&String::from_utf8_lossy(&buf[..n])),
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Running {
+            shown: self.shown.join(" "),
+            child,
+            lines,
+            stdin,
+            stderr: collected,
+            stderr_done: Some(stderr_done),
+            seen: Vec::new(),
+        }
+    }
+}
+
+pub struct Running {
+    shown: String,
+    pub child: Child,
+    lines: mpsc::Receiver<String>,
+    pub stdin: Option<ChildStdin>,
+    stderr: Arc<Mutex<String>>,
+    stderr_done: Option<std::thread::JoinHandle<()>>,
+    seen: Vec<String>,
+}
+
+/// How long a handshake line may take: the job prints it right after start, so this only
+/// guards against a hang on a loaded machine.
+pub const HANDSHAKE: Duration = Duration::from_secs(10);
+
+impl Running {
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The next line the job printed on stdout.
+    #[track_caller]
+    pub fn line(&mut self) -> String {
+        match self.lines.recv_timeout(HANDSHAKE) {
+            Ok(l) => {
+                self.seen.push(l.clone());
+                l
+            }
+            Err(_) => {
+                let _ = self.child.kill();
+                let out = self.drain_stderr();
+                panic!(
+                    "no line from the job of `{}` within {HANDSHAKE:?}\nstdout so far: {:?}\nstderr:\n{out}",
+                    self.shown, self.seen
+                );
+            }
+        }
+    }
+
+    /// Wait for a line starting with `prefix`; returns the rest.
+    #[track_caller]
+    pub fn expect_line(&mut self, prefix: &str) -> String {
+        loop {
+            let l = self.line();
+            if let Some(rest) = l.strip_prefix(prefix) {
+                return rest.trim().to_string();
+            }
+        }
+    }
+
+    pub fn write(&mut self, s: &str) {
+        if let Some(i) = self.stdin.as_mut() {
+            let _ = i.write_all(s.as_bytes());
+            let _ = i.flush();
+        }
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    pub fn signal(&self, sig: i32) {
+        signal(self.pid(), sig);
+    }
+
+    /// Everything dlock wrote to stderr; complete once dlock has exited.
+    fn drain_stderr(&mut self) -> String {
+        // The job's leftovers may hold the pipe open; do not wait for them forever.
+        let start = Instant::now();
+        while self.stderr_done.as_ref().is_some_and(|h| !h.is_finished())
+            && start.elapsed() < Duration::from_secs(2)
+        {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.stderr.lock().expect("stderr").clone()
+    }
+
+    /// Handshake on dlock's own log: wait until stderr contains `needle`.
+    #[track_caller]
+    pub fn expect_stderr(&mut self, needle: &str) {
+        let start = Instant::now();
+        while !self.stderr.lock().expect("stderr").contains(needle) {
+            if start.elapsed() > HANDSHAKE {
+                let _ = self.child.kill();
+                let out = self.drain_stderr();
+                panic!("`{}` never logged {needle:?}\nstderr:\n{out}", self.shown);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Wait for dlock to exit (bounded), collecting the rest of its output.
+    #[track_caller]
+    pub fn finish(mut self, within: Duration) -> Output {
+        let start = Instant::now();
+        self.stdin = None;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                let stderr = self.drain_stderr();
+                let mut stdout = self.seen.clone();
+                while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
+                    stdout.push(l);
+                }
+                return Output {
+                    shown: self.shown.clone(),
+                    status,
+                    stdout: stdout.iter().map(|l| format!("{l}\n")).collect(),
+                    stderr,
+                };
+            }
+            if start.elapsed() > within {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                let stderr = self.drain_stderr();
+                panic!(
+                    "`{}` did not exit within {within:?}\nstderr:\n{stderr}",
+                    self.shown
+                );
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+pub struct Output {
+    pub shown: String,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    fn describe(&self) -> String {
+        format!(
+            "command: {}\nstatus: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.shown, self.status, self.stdout, self.stderr
+        )
+    }
+
+    #[track_caller]
+    pub fn code(&self, expected: i32) -> &Self {
+        assert_eq!(
+            self.status.code(),
+            Some(expected),
+            "wrong exit code\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_has(&self, needle: &str) -> &Self {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_lacks(&self, needle: &str) -> &Self {
+        assert!(
+            !self.stderr.contains(needle),
+            "stderr has {needle:?}\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stdout_is(&self, expected: &str) -> &Self {
+        assert_eq!(self.stdout, expected, "stdout differs\n{}", self.describe());
+        self
+    }
+
+    /// A usage or connection error: exactly one line, `dlock: error: ...`.
+    #[track_caller]
+    pub fn one_line_error(&self) -> &Self {
+        let lines: Vec<_> = self.stderr.lines().collect();
+        assert!(
+            lines.len() == 1 && lines[0].starts_with("dlock: error: "),
+            "expected a one-line error\n{}",
+            self.describe()
+        );
+        self
+    }
+}

