@@ -411,3 +411,31 @@ fn a_compare_failure_at_release_warns_and_a_clean_exit_becomes_125() {
         .stderr_has("lease 30.0s");
     assert_eq!(r.get("dlock:cf").as_deref(), Some("new-owner"));
 }
+
+/// A run that did not wait and has not reached its first renewal is one thread: the watchdog
+/// starts only when the first renewal is due (the common short cron job never pays for it).
+#[test]
+fn a_job_before_its_first_renewal_runs_under_one_thread() {
+    let r = RedisServer::start();
+    let threads = |pid: i32| -> String {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:").map(|n| n.trim().to_string()))
+            .unwrap()
+    };
+    let mut job = dlock(&r)
+        .args(["run", "--key", "thr", "--ttl", "3s", "--renew-every", "1s"])
+        .args(["--", "sh", "-c", "echo up; read x"])
+        .spawn();
+    job.expect_line("up");
+    assert_eq!(threads(job.pid()), "1", "before the first renewal (at 1 s)");
+    // After it: the watchdog is running.
+    let start = Instant::now();
+    while threads(job.pid()) != "2" {
+        assert!(start.elapsed() < HANDSHAKE, "no watchdog thread");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    job.write("x\n");
+    job.finish(Duration::from_secs(10)).code(0);
+}
