@@ -15,33 +15,30 @@ fn log_levels_filter_as_documented() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("redis://127.0.0.1:{}", l.local_addr().unwrap().port())
     };
-    let clean = |flags: &[&str], env: Option<&str>| {
-        let mut d = dlock(&r)
-            .args(flags)
-            .args(["run", "--key", "ok", "--", "true"]);
-        if let Some(level) = env {
+    // One run of `dlock FLAGS ARGS` against `url`, with DLOCK_LOG=level when given.
+    let with = |url: &str, flags: &[&str], level: Option<&str>, args: &[&str]| {
+        let mut d = Dlock::bare().env("DLOCK_URL", url).args(flags).args(args);
+        if let Some(level) = level {
             d = d.env("DLOCK_LOG", level);
         }
         d.run()
     };
-    let busy = |flags: &[&str], env: Option<&str>| {
-        let mut d = dlock(&r)
-            .args(flags)
-            .args(["run", "--key", "busy", "--wait", "0", "--", "true"]);
-        if let Some(level) = env {
-            d = d.env("DLOCK_LOG", level);
-        }
-        d.run()
+    let clean = |f: &[&str], l| with(&r.url(), f, l, &["run", "--key", "ok", "--", "true"]);
+    let busy = |f: &[&str], l| {
+        with(
+            &r.url(),
+            f,
+            l,
+            &["run", "--key", "busy", "--wait", "0", "--", "true"],
+        )
     };
-    let down = |flags: &[&str], env: Option<&str>| {
-        let mut d = Dlock::bare()
-            .args(["--url", &refused])
-            .args(flags)
-            .args(["run", "--key", "k", "--wait", "0", "--", "true"]);
-        if let Some(level) = env {
-            d = d.env("DLOCK_LOG", level);
-        }
-        d.run()
+    let down = |f: &[&str], l| {
+        with(
+            &refused,
+            f,
+            l,
+            &["run", "--key", "k", "--wait", "0", "--", "true"],
+        )
     };
     // Default (info): info lines, no debug.
     clean(&[], None)

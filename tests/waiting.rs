@@ -63,43 +63,28 @@ fn waits_for_a_busy_lock_then_runs() {
     );
 }
 
+/// Busy for the whole --wait: exit 75, job not run. Without --wait a run waits as long as its own
+/// --ttl.
 #[test]
 fn busy_for_the_whole_wait_gives_up_with_75() {
     let r = RedisServer::start();
     r.cmd(&["SET", "dlock:long", "other", "PX", "60000"]);
-    let start = Instant::now();
-    let out = dlock(&r)
-        .args([
-            "run", "--key", "long", "--wait", "700ms", "--", "echo", "ran",
-        ])
-        .run();
-    out.code(75).stdout_is("").stderr_has("stayed busy");
-    // Not before --wait ran out; and at most one --retry-max pause (1 s) plus process start and
-    // a loaded machine's slack past it.
-    let took = start.elapsed();
-    assert!(
-        took >= Duration::from_millis(700) && took < Duration::from_secs(3),
-        "{took:?}"
-    );
-}
-
-/// Without --wait, a run waits as long as its own --ttl.
-#[test]
-fn the_default_wait_is_the_ttl() {
-    let r = RedisServer::start();
-    r.cmd(&["SET", "dlock:dw", "other", "PX", "60000"]);
-    let start = Instant::now();
-    let out = dlock(&r)
-        .args(["run", "--key", "dw", "--ttl", "700ms", "--", "echo", "ran"])
-        .run();
-    out.code(75).stdout_is("").stderr_has("stayed busy");
-    // Not before the 700 ms ran out; the tries are --retry-max (1 s) apart at most but never
-    // past --wait, so 1 s on top is process start and a loaded machine.
-    let took = start.elapsed();
-    assert!(
-        took >= Duration::from_millis(700) && took < Duration::from_millis(1700),
-        "{took:?}"
-    );
+    for wait in [["--wait", "700ms"], ["--ttl", "700ms"]] {
+        let start = Instant::now();
+        let out = dlock(&r)
+            .args(["run", "--key", "long"])
+            .args(wait)
+            .args(["--", "echo", "ran"])
+            .run();
+        out.code(75).stdout_is("").stderr_has("stayed busy");
+        // Not before the 700 ms ran out; the tries are --retry-max (1 s) apart at most but never
+        // past --wait, so 1 s on top is process start and a loaded machine.
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(700) && took < Duration::from_millis(1700),
+            "{wait:?}: {took:?}"
+        );
+    }
 }
 
 /// Hand-off: a waiter is woken by the release wake-up, not by its backoff timer.
