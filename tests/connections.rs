@@ -76,12 +76,7 @@ fn sentinel_finds_the_master_and_follows_a_failover() {
         n.and_then(|r| r.parse().ok()).unwrap_or(0)
     };
     let start = std::time::Instant::now();
-    while !redis::cmd("INFO")
-        .arg("replication")
-        .query::<String>(&mut replica.conn())
-        .unwrap()
-        .contains("role:master")
-    {
+    while replica.info("replication", "role").as_deref() != Some("master") {
         assert!(
             start.elapsed() < std::time::Duration::from_secs(20),
             "the replica was never promoted"

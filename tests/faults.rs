@@ -319,13 +319,8 @@ fn renewal_retries_are_paced_while_redis_is_down() {
 fn a_run_uses_one_connection() {
     let r = RedisServer::start();
     let connections = || -> u64 {
-        let info: String = redis::cmd("INFO")
-            .arg("stats")
-            .query(&mut r.conn())
-            .unwrap();
-        info.lines()
-            .find_map(|l| l.strip_prefix("total_connections_received:"))
-            .and_then(|n| n.trim().parse().ok())
+        r.info("stats", "total_connections_received")
+            .and_then(|n| n.parse().ok())
             .unwrap()
     };
     for renewals in ["0", "3"] {

@@ -188,7 +188,7 @@ fn kill_9_of_dlock_takes_the_job_down() {
     let (leader, _) = pids(&job.expect_line("pids"));
     job.signal(libc::SIGKILL);
     assert!(
-        wait_dead(leader, Duration::from_secs(5)).is_some(),
+        seen_dead_ns(leader, Duration::from_secs(5)).is_some(),
         "the job outlived dlock"
     );
     // The lock is left to expire by its TTL.

@@ -130,16 +130,7 @@ fn handoff_after_release_is_prompt() {
     // Woken, then acquired: the waker was parked, so ending it took no command (an item on the
     // waiter's own wake key would cost a round trip before the job starts). The only LPUSHes
     // are the two releases' wake-ups.
-    let stats: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(&mut r.conn())
-        .unwrap();
-    let lpush = stats
-        .lines()
-        .find_map(|l| l.strip_prefix("cmdstat_lpush:calls="))
-        .and_then(|v| v.split(',').next())
-        .unwrap_or("0");
-    assert_eq!(lpush, "2", "{stats}");
+    assert_eq!(r.calls("lpush"), 2);
     // Includes two process exits/starts and two round trips; 1 s is far below the 20 s pause
     // and leaves room for a loaded CI machine.
     assert!(
@@ -295,17 +286,7 @@ fn no_notify_polls_instead_of_blocking() {
         ])
         .spawn();
     holder.expect_line("held");
-    let evalsha = |r: &RedisServer| -> u64 {
-        let info: String = redis::cmd("INFO")
-            .arg("commandstats")
-            .query(&mut r.conn())
-            .unwrap();
-        info.lines()
-            .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
-            .and_then(|v| v.split(',').next()?.parse().ok())
-            .unwrap_or(0)
-    };
-    let before = evalsha(&r);
+    let before = r.calls("evalsha");
     let waiter = dlock(&r)
         .args([
             "run",
@@ -323,18 +304,11 @@ fn no_notify_polls_instead_of_blocking() {
         .spawn();
     // Handshake: the waiter has tried at least three times, i.e. it is polling.
     let start = Instant::now();
-    while evalsha(&r) < before + 3 {
+    while r.calls("evalsha") < before + 3 {
         assert!(start.elapsed() < HANDSHAKE, "the waiter never retried");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let info: String = redis::cmd("INFO")
-        .arg("clients")
-        .query(&mut r.conn())
-        .unwrap();
-    assert!(
-        info.contains("blocked_clients:0"),
-        "a --no-notify waiter blocked:\n{info}"
-    );
+    assert_eq!(blocked_clients(&r), 0, "a --no-notify waiter blocked");
     holder.close_stdin();
     holder.finish(Duration::from_secs(10)).code(0);
     waiter

@@ -46,12 +46,7 @@ pub fn wait_for_waiter(r: &RedisServer) {
 
 /// How many clients are blocked (in BLPOP: waiters) right now.
 pub fn blocked_clients(r: &RedisServer) -> u32 {
-    let info: String = redis::cmd("INFO")
-        .arg("clients")
-        .query(&mut r.conn())
-        .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .and_then(|n| n.trim().parse::<u32>().ok())
+    r.info("clients", "blocked_clients")
+        .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }

@@ -25,18 +25,6 @@ pub fn dead(pid: i32) -> bool {
     }
 }
 
-/// Wait until `pid` is dead; returns when it was first seen dead.
-pub fn wait_dead(pid: i32, within: Duration) -> Option<Instant> {
-    let start = Instant::now();
-    while start.elapsed() < within {
-        if dead(pid) {
-            return Some(Instant::now());
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    None
-}
-
 /// Wait until `pid` is dead; returns the monotonic time (ns) it was first seen dead: an upper
 /// bound on its death, within the 1 ms poll.
 pub fn seen_dead_ns(pid: i32, within: Duration) -> Option<u64> {

@@ -167,16 +167,13 @@ impl Drop for Sentinel {
 pub fn wait_in_sync(replica: &RedisServer) {
     let start = Instant::now();
     loop {
-        let info: String = redis::cmd("INFO")
-            .arg("replication")
-            .query(&mut replica.conn())
-            .unwrap();
-        if info.contains("master_link_status:up") {
+        let link = replica.info("replication", "master_link_status");
+        if link.as_deref() == Some("up") {
             return;
         }
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "replica never synced:\n{info}"
+            "replica never synced: link {link:?}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -215,6 +215,24 @@ impl RedisServer {
             .expect("PTTL")
     }
 
+    /// One field of `INFO section` (e.g. `blocked_clients`, `role`), as text.
+    pub fn info(&self, section: &str, field: &str) -> Option<String> {
+        let info: String = redis::cmd("INFO")
+            .arg(section)
+            .query(&mut self.conn())
+            .expect("INFO");
+        info.lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .map(|v| v.trim().to_string())
+    }
+
+    /// How often `command` ran (`INFO commandstats`), scripts' inner calls included.
+    pub fn calls(&self, command: &str) -> u64 {
+        self.info("commandstats", &format!("cmdstat_{command}"))
+            .and_then(|v| v.strip_prefix("calls=")?.split(',').next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// The server's own word on when `key` expires, as a monotonic time (ns): the time before
     /// PTTL was sent plus its answer. A lower bound (the server computed PTTL after the send),
     /// so a process dead before it was dead before any rival could acquire.
