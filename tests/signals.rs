@@ -125,6 +125,30 @@ fn a_forwarded_signal_is_followed_by_sigkill_after_grace() {
         .stderr_has("sent SIGKILL");
 }
 
+/// Waiting out --grace after a forwarded signal, dlock sleeps until its next timer: here the
+/// lease's own SIGTERM time (928 ms: 2 s minus drift 22 ms, SIGKILL lead 50 ms and grace) passes
+/// while the forwarded signal's grace runs until ~1.3 s, and a loop that kept waking for that
+/// past time would spin for the ~370 ms in between.
+#[test]
+fn waiting_out_the_grace_does_not_spin() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args(["run", "--key", "nospin", "--ttl", "2s", "--grace", "1s"])
+        .args(["--max-renewals", "0", "--", "sh", "-c"])
+        .args(["trap '' TERM; echo ready; exec sleep 300"])
+        .spawn();
+    job.expect_line("ready");
+    // Not a handshake: only sets the signal late enough that its grace ends well past 928 ms.
+    std::thread::sleep(Duration::from_millis(300));
+    job.signal(libc::SIGTERM);
+    let out = job.finish(Duration::from_secs(10));
+    // A whole debug-build run costs a tick or two of 10 ms.
+    out.code(137)
+        .stderr_has("SIGTERM forwarded")
+        .cpu_below(Duration::from_millis(60));
+    eprintln!("dlock used {:?} of CPU", out.cpu.unwrap());
+}
+
 #[test]
 fn a_second_sigterm_escalates_to_sigkill() {
     let r = RedisServer::start();

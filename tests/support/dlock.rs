@@ -86,6 +86,7 @@ impl Dlock {
             status: out.status,
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            cpu: None,
         }
     }
 
@@ -232,7 +233,9 @@ impl Running {
         let start = Instant::now();
         self.stdin = None;
         loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
+            // Read dlock's own CPU time while it is a zombie, before reaping it.
+            if let Some(cpu) = exited_cpu(self.pid()) {
+                let status = self.child.wait().expect("wait");
                 let stderr = self.drain_stderr();
                 let mut stdout = self.seen.clone();
                 while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
@@ -243,6 +246,7 @@ impl Running {
                     status,
                     stdout: stdout.iter().map(|l| format!("{l}\n")).collect(),
                     stderr,
+                    cpu: Some(cpu),
                 };
             }
             if start.elapsed() > within {
@@ -273,6 +277,40 @@ pub struct Output {
     pub status: ExitStatus,
     pub stdout: String,
     pub stderr: String,
+    /// CPU time dlock itself used (user + system, 10 ms ticks), when spawned and finished.
+    pub cpu: Option<Duration>,
+}
+
+/// If `pid` (our child) has exited, its own CPU time, read without reaping it.
+fn exited_cpu(pid: i32) -> Option<Duration> {
+    // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid with WNOWAIT only inspects our child; info is a live local.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: reading si_pid of the siginfo waitid filled (0 when nothing has exited).
+    if r != 0 || unsafe { info.si_pid() } == 0 {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // utime and stime: fields 14 and 15, i.e. 12 and 13 after the ")" of the command name.
+    let f: Vec<u64> = stat
+        .rsplit(')')
+        .next()?
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(Duration::from_millis((f.iter().sum::<u64>()) * 1000 / hz))
 }
 
 impl Output {
@@ -317,6 +355,19 @@ impl Output {
     #[track_caller]
     pub fn stdout_is(&self, expected: &str) -> &Self {
         assert_eq!(self.stdout, expected, "stdout differs\n{}", self.describe());
+        self
+    }
+
+    /// dlock used less CPU than `limit`: it waited for its timers and events instead of
+    /// spinning.
+    #[track_caller]
+    pub fn cpu_below(&self, limit: Duration) -> &Self {
+        let cpu = self.cpu.expect("CPU time is measured for spawned runs");
+        assert!(
+            cpu < limit,
+            "dlock used {cpu:?} of CPU\n{}",
+            self.describe()
+        );
         self
     }
 
