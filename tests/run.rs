@@ -303,6 +303,35 @@ fn leftover_background_processes_are_stopped_before_release() {
     );
 }
 
+/// A leftover that ignores SIGTERM gets SIGKILL after --grace; meanwhile dlock looks for the
+/// group every few ms but does not spin.
+#[test]
+fn a_stubborn_leftover_is_killed_after_grace_without_spinning() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "run", "--key", "bg2", "--ttl", "3s", "--grace", "500ms", "--", "sh", "-c",
+        ])
+        .args(["trap '' TERM; sleep 300 & echo \"pids $$ $!\""])
+        .spawn();
+    let (_, straggler) = pids(&job.expect_line("pids"));
+    let start = Instant::now();
+    let out = job.finish(Duration::from_secs(10));
+    out.code(0)
+        .stderr_has("still running")
+        .stderr_has("sent SIGKILL")
+        .stderr_has("released dlock:bg2")
+        // Half a second of waiting costs a debug build a tick or two of 10 ms.
+        .cpu_below(Duration::from_millis(60));
+    assert!(dead(straggler));
+    // Not before the 500 ms --grace.
+    assert!(
+        start.elapsed() >= Duration::from_millis(500),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
 #[test]
 fn command_not_found_is_127_and_not_executable_is_126_and_the_lock_is_released() {
     let r = RedisServer::start();
