@@ -149,37 +149,65 @@ fn waiting_out_the_grace_does_not_spin() {
     eprintln!("dlock used {:?} of CPU", out.cpu.unwrap());
 }
 
+/// A second SIGINT or SIGTERM escalates to SIGKILL at once.
 #[test]
-fn a_second_sigterm_escalates_to_sigkill() {
+fn a_second_sigint_or_sigterm_escalates_to_sigkill() {
+    let r = RedisServer::start();
+    for (sig, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT")] {
+        let mut job = dlock(&r)
+            .args(["run", "--key", "esc", "--ttl", "60s", "--", "sh", "-c"])
+            .args(["trap '' TERM INT; echo ready; sleep 300; sleep 300"])
+            .spawn();
+        job.expect_line("ready");
+        job.signal(sig);
+        // The second signal must not be swallowed as the first: wait for dlock to log the forward.
+        job.expect_stderr(&format!("{name} forwarded"));
+        let second = Instant::now();
+        job.signal(sig);
+        let out = job.finish(Duration::from_secs(10));
+        out.code(137).stderr_has("SIGKILL");
+        // The grace period is 5 s here; escalation must not wait for it.
+        assert!(
+            second.elapsed() < Duration::from_secs(3),
+            "{name}: {:?}",
+            second.elapsed()
+        );
+        assert_eq!(r.get("dlock:esc"), None);
+    }
+}
+
+/// After a forwarded SIGTERM, SIGHUP and SIGQUIT are passed on too, not turned into SIGKILL;
+/// and a lease lost meanwhile does not signal the job a second time.
+#[test]
+fn a_stop_in_progress_forwards_other_signals_and_does_not_repeat_sigterm() {
     let r = RedisServer::start();
     let mut job = dlock(&r)
         .args([
             "run",
             "--key",
-            "esc",
+            "more",
             "--ttl",
-            "60s",
-            "--",
-            "sh",
-            "-c",
-            "trap '' TERM; echo ready; sleep 300; sleep 300",
+            "2s",
+            "--renew-every",
+            "200ms",
+        ])
+        .args(["--grace", "1500ms", "--", "sh", "-c"])
+        .args([
+            "trap 'echo term' TERM; trap 'echo hup; exit 9' HUP; echo ready; \
+             while :; do sleep 0.05; done",
         ])
         .spawn();
     job.expect_line("ready");
     job.signal(libc::SIGTERM);
-    // The second signal must not be swallowed as the first: wait for dlock to log the forward.
-    job.expect_stderr("SIGTERM forwarded");
-    let second = Instant::now();
-    job.signal(libc::SIGTERM);
+    assert_eq!(job.line(), "term");
+    // Lost while stopping: noticed at the next renewal (200 ms).
+    r.cmd(&["SET", "dlock:more", "intruder", "PX", "60000"]);
+    job.expect_stderr("lease lost");
+    job.signal(libc::SIGHUP);
     let out = job.finish(Duration::from_secs(10));
-    out.code(137).stderr_has("SIGKILL");
-    // The grace period is 5 s here; escalation must not wait for it.
-    assert!(
-        second.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        second.elapsed()
-    );
-    assert_eq!(r.get("dlock:esc"), None);
+    // The job's own exit by its HUP trap; the lost lease makes the run 125 all the same.
+    assert_eq!(out.stdout, "ready\nterm\nhup\n");
+    out.code(125).stderr_lacks("sent SIGKILL");
 }
 
 #[test]
