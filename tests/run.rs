@@ -164,23 +164,39 @@ fn someone_elses_value_stops_the_job_with_125_and_leaves_their_key() {
             "--key",
             "steal",
             "--ttl",
-            "1s",
+            "3s",
+            "--renew-every",
+            "200ms",
+        ])
+        .args([
+            "--grace",
+            "300ms",
             "--max-renewals",
             "unlimited",
             "--",
             "sh",
             "-c",
-            STUBBORN_JOB,
         ])
+        .args([STUBBORN_JOB])
         .spawn();
     let (leader, grandchild) = pids(&job.expect_line("pids"));
+    let stolen = crate::support::overlap::mono_ns();
     r.cmd(&["SET", "dlock:steal", "intruder", "PX", "60000"]);
+    let died = seen_dead_ns(leader, Duration::from_secs(10)).expect("the job outlived its lease");
     let out = job.finish(Duration::from_secs(10));
     out.code(125)
         .stderr_has("lease lost")
         .stderr_has("taken over");
     assert!(dead(leader) && dead(grandchild));
     assert_eq!(r.get("dlock:steal").as_deref(), Some("intruder"));
+    // A lost lease stops the job at once: the next renewal (200 ms) finds the intruder, SIGTERM
+    // is ignored, SIGKILL follows after --grace (300 ms), not at the lease's end (~2.9 s);
+    // 200 ms on top for a loaded machine.
+    let took_ms = (died - stolen) as f64 / 1e6;
+    assert!(
+        took_ms < 700.0,
+        "the job died {took_ms:.1} ms after the key was taken"
+    );
 }
 
 #[test]
