@@ -1,6 +1,7 @@
 //! Processes seen from outside: signals, deaths (with when they were seen), children, bounded
 //! waits.
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -83,10 +84,23 @@ fn state(pid: i32) -> Option<char> {
 /// kernel kills it through its parent-death signal): the true end of a job that leaves no end
 /// stamp. dlock is stopped (SIGSTOP) first, so it cannot start a job between the test reading
 /// its children and the kill. Returns the job pids.
-pub fn sigkill_with_job(
-    child: &mut Child,
-    seen_dead: &mut std::collections::HashMap<i32, u64>,
-) -> Vec<i32> {
+pub fn sigkill_with_job(child: &mut Child, seen_dead: &mut HashMap<i32, u64>) -> Vec<i32> {
+    sigkill(child, freeze(child), seen_dead)
+}
+
+/// The same, but only while dlock has a job running: a holder caught between its job's end and
+/// its release is let go (SIGCONT) and None returned.
+pub fn sigkill_mid_job(child: &mut Child, seen_dead: &mut HashMap<i32, u64>) -> Option<Vec<i32>> {
+    let jobs = freeze(child);
+    if jobs.is_empty() {
+        signal(child.id() as i32, libc::SIGCONT);
+        return None;
+    }
+    Some(sigkill(child, jobs, seen_dead))
+}
+
+/// Stop a dlock (SIGSTOP) and return the jobs it has started.
+fn freeze(child: &Child) -> Vec<i32> {
     let pid = child.id() as i32;
     signal(pid, libc::SIGSTOP);
     let start = Instant::now();
@@ -95,7 +109,11 @@ pub fn sigkill_with_job(
         assert!(start.elapsed() < HANDSHAKE, "dlock {pid} never stopped");
         std::thread::sleep(Duration::from_micros(200));
     }
-    let jobs = children(pid);
+    children(pid)
+}
+
+fn sigkill(child: &mut Child, jobs: Vec<i32>, seen_dead: &mut HashMap<i32, u64>) -> Vec<i32> {
+    let pid = child.id() as i32;
     signal(pid, libc::SIGKILL);
     let _ = child.wait();
     for &job in &jobs {
