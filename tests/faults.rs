@@ -344,3 +344,37 @@ fn a_run_uses_one_connection() {
         assert_eq!(connections() - before, 2, "--max-renewals {renewals}");
     }
 }
+
+/// dlock itself paused past its lease (a stopped VM, a swap storm): when it resumes, it stops
+/// the job at once and, finding the lease run out at release, says so in a debug line: that is
+/// not a compare failure (nobody took the key from under a live lease).
+#[test]
+fn a_dlock_paused_past_its_lease_reports_no_compare_failure() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "-v",
+            "run",
+            "--key",
+            "paused",
+            "--ttl",
+            "1s",
+            "--max-renewals",
+            "0",
+        ])
+        .args(["--", "sh", "-c", "echo up; exec sleep 300"])
+        .spawn();
+    job.expect_line("up");
+    job.signal(libc::SIGSTOP);
+    // Past the 1 s lease on the server: the key is gone when dlock resumes.
+    let start = Instant::now();
+    while r.get("dlock:paused").is_some() {
+        assert!(start.elapsed() < HANDSHAKE, "the lease never ran out");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    job.signal(libc::SIGCONT);
+    job.finish(Duration::from_secs(10))
+        .code(124)
+        .stderr_has("had expired by the time the stopped job was gone")
+        .stderr_lacks("compare failure");
+}
