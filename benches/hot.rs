@@ -5,9 +5,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use dlock::backoff::Backoff;
-use dlock::lock::{self, Keys};
-use dlock::stats;
+use dlock::api::{Backoff, Keys, bucket_field, companion, new_token};
 
 /// Run `f` for about 200 ms and print the time per call.
 fn bench(name: &str, mut f: impl FnMut(u64)) {
@@ -38,14 +36,12 @@ fn main() {
         black_box(Keys::new(black_box("dlock:reconcile:daily")));
     });
     bench("key layout: companion", |_| {
-        black_box(lock::companion(black_box("dlock:reconcile"), "wake"));
+        black_box(companion(black_box("dlock:reconcile"), "wake"));
     });
     bench("histogram: bucket field of a hold time", |i| {
-        black_box(stats::bucket_field(Duration::from_millis(black_box(
-            i % 100_000,
-        ))));
+        black_box(bucket_field(Duration::from_millis(black_box(i % 100_000))));
     });
     bench("token: new_token (OS RNG)", |_| {
-        black_box(lock::new_token());
+        black_box(new_token());
     });
 }

@@ -21,10 +21,12 @@ Examples:
             \"run\", \"--key\", \"billing:daily\", \"--ttl\", \"10m\", \"--\", \"/app/billing\"]
 
   # one-off, serialised behind whoever holds the lock (wait up to 10 minutes)
-  dlock run --key deploy:web --ttl 2m --wait 10m --shell -- 'make deploy && make smoke'
+  dlock run --key deploy:web --ttl 2m --wait 10m --shell -- 'make deploy && make smoke'";
 
-Exit status: the job's own, or 2 usage, 69 Redis unavailable, 70 internal, 75 busy,
-124 renewal cap reached, 125 lease lost, 126 not executable, 127 not found, 128+N signal.";
+/// Examples, then the exit-code summary (rendered from `exit::TABLE`).
+fn after_help() -> String {
+    format!("{AFTER_HELP}\n\n{}", crate::exit::summary())
+}
 
 /// Guard a shell job with a Redis lease so it never runs twice at the same time.
 #[derive(Debug, Parser)]
@@ -36,7 +38,7 @@ Exit status: the job's own, or 2 usage, 69 Redis unavailable, 70 internal, 75 bu
 (cron on several hosts, a Kubernetes CronJob) never runs twice at the same time. dlock acquires \
 the lock with backoff, runs the job in its own process group, renews the lease a capped number \
 of times, stops the job before the lease can run out, and releases through a compare-and-delete.",
-    after_help = AFTER_HELP,
+    after_help = after_help(),
     max_term_width = 100
 )]
 pub struct Cli {
@@ -166,7 +168,7 @@ pub enum LogLevelArg {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Acquire the lock, run COMMAND under it, keep it renewed, release it
-    #[command(after_help = AFTER_HELP)]
+    #[command(after_help = after_help())]
     Run(RunArgs),
     /// Show who holds which lock and how each lock behaves over time
     #[command(after_help = STATUS_HELP)]

@@ -208,7 +208,7 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
     }
     // The renewal must land before dlock starts stopping the job: SIGTERM goes out at the local
     // lease end (TTL minus the drift allowance) minus the SIGKILL lead minus --grace.
-    let margin = crate::lease::drift(r.ttl) + crate::lease::kill_lead(r.ttl);
+    let margin = crate::core::clock::drift(r.ttl) + crate::core::clock::kill_lead(r.ttl);
     if renew_every + grace + margin >= r.ttl {
         usage!(
             "--renew-every {} + --grace {} must be shorter than --ttl {} minus {} of safety margin: a renewal has to land before the job is stopped; lower them or raise --ttl",

@@ -471,10 +471,6 @@ pub struct Conn {
 const MAX_REDIRECTS: u32 = 3;
 
 impl Conn {
-    pub fn raw(&mut self) -> &mut redis::Connection {
-        &mut self.c
-    }
-
     /// Behind Sentinel: has the master moved since this connection was made? A demoted master
     /// keeps accepting writes until Sentinel reconfigures it (seen: 10 s after the switch), so
     /// the watchdog asks before each renewal instead of waiting for READONLY.

@@ -32,41 +32,17 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
         sub_man.render_synopsis_section(&mut out)?;
         sub_man.render_options_section(&mut out)?;
     }
-    out.extend_from_slice(MAN_EXTRA.as_bytes());
+    out.extend_from_slice(man_extra().as_bytes());
     man.render_version_section(&mut out)?;
     Ok(out)
 }
 
-/// Sections clap does not generate: exit status, environment, examples.
-const MAN_EXTRA: &str = r#".SH "EXIT STATUS"
-.TP
-\fIthe job's own\fR
-the job exited by itself
-.TP
-\fB128+N\fR
-the job was killed by signal N (not by lease enforcement), or dlock was stopped by signal N while waiting for the lock
-.TP
-\fB2\fR
-usage error (bad flag, bad duration, missing command, renew period >= TTL, ...)
-.TP
-\fB69\fR
-Redis could not be reached or used before the job started (refused, timeout, auth, read-only replica, out of memory, script refused)
-.TP
-\fB70\fR
-internal error
-.TP
-\fB75\fR
-the lock stayed busy for the whole \-\-wait (or the value of \-\-conflict\-exit\-code)
-.TP
-\fB124\fR
-the job was stopped: renewal cap reached (hard run-time limit)
-.TP
-\fB125\fR
-the job was stopped: lease lost (taken over, deleted, or not confirmable before it could expire); also when the job exited 0 but the lock turned out not to be ours at release
-.TP
-\fB126\fR / \fB127\fR
-command not executable / not found
-.PP
+/// Sections clap does not generate: exit status (from `exit::TABLE`), environment, examples.
+fn man_extra() -> String {
+    format!(".SH \"EXIT STATUS\"\n{}{MAN_EXTRA}", crate::exit::roff())
+}
+
+const MAN_EXTRA: &str = r#".PP
 \fBdlock release\fR exits 0 when it released the lock, 1 when nothing was released (not held, or held by another token), 2 on usage errors and 69 when Redis is unavailable. \fBdlock status\fR exits 0, 2 or 69.
 .SH ENVIRONMENT
 The job sees DLOCK_KEY (full lock key), DLOCK_TOKEN (this acquisition's token), DLOCK_FENCE (fencing token, strictly increasing per key), DLOCK_TTL_MS and DLOCK_DEADLINE_MS (Unix ms by which dlock will have stopped the job if renewals run out).

@@ -1,5 +1,6 @@
-//! The exit-code table (SPEC §2.11). Every way out of dlock goes through `Exit::code`; the
-//! README, the man page and `--help` repeat this table.
+//! The exit-code table (SPEC §2.11). Every way out of dlock goes through `Exit::code`, and the
+//! table is written once, in `TABLE`: `--help`, the man page and the README's "Exit status"
+//! section are rendered from it (a test compares the README).
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -62,6 +63,108 @@ impl Exit {
     }
 }
 
+/// One row of the table as operators read it.
+pub struct Row {
+    /// As printed: a number, or "the job's own", "128+N", "126 / 127".
+    pub code: &'static str,
+    /// A few words, for the one-line summary in `--help`.
+    pub short: &'static str,
+    /// The meaning; `--flags` in backticks.
+    pub long: &'static str,
+}
+
+pub const TABLE: &[Row] = &[
+    Row {
+        code: "the job's own",
+        short: "the job's own",
+        long: "the job exited by itself",
+    },
+    Row {
+        code: "128+N",
+        short: "128+N signal",
+        long: "the job was killed by signal N (not by lease enforcement), or dlock was stopped by signal N while waiting for the lock",
+    },
+    Row {
+        code: "2",
+        short: "2 usage",
+        long: "usage error (bad flag, bad duration, missing command, renew period ≥ TTL, …), one line on stderr",
+    },
+    Row {
+        code: "69",
+        short: "69 Redis unavailable",
+        long: "Redis could not be reached or used before the job started (refused, timeout, auth, read-only replica, OOM, script refused)",
+    },
+    Row {
+        code: "70",
+        short: "70 internal",
+        long: "internal error",
+    },
+    Row {
+        code: "75",
+        short: "75 busy",
+        long: "the lock stayed busy for the whole `--wait` (or the value of `--conflict-exit-code`)",
+    },
+    Row {
+        code: "124",
+        short: "124 renewal cap reached",
+        long: "the job was stopped: renewal cap reached (hard run-time limit)",
+    },
+    Row {
+        code: "125",
+        short: "125 lease lost",
+        long: "the job was stopped: lease lost (taken over, deleted, or not confirmable before it could expire); also when the job exited 0 but the lock was found not to be ours at release",
+    },
+    Row {
+        code: "126 / 127",
+        short: "126 not executable, 127 not found",
+        long: "command not executable / not found",
+    },
+];
+
+/// The one-line summary at the end of `--help`.
+pub fn summary() -> String {
+    let mut parts = TABLE.iter().map(|r| r.short);
+    let own = parts.next().unwrap_or_default();
+    let rest: Vec<&str> = parts.filter(|s| !s.starts_with("128")).collect();
+    format!("Exit status: {own}, or {}, 128+N signal.", rest.join(", "))
+}
+
+/// The README's "Exit status" table (Markdown).
+pub fn markdown() -> String {
+    let mut out = String::from("| code | meaning |\n|---|---|\n");
+    for r in TABLE {
+        out.push_str(&format!("| {} | {} |\n", r.code, r.long));
+    }
+    out
+}
+
+/// The man page's EXIT STATUS entries (roff): flags in bold, dashes escaped.
+pub fn roff() -> String {
+    let mut out = String::new();
+    for r in TABLE {
+        let code = if r.code.starts_with(|c: char| c.is_ascii_digit()) {
+            r.code
+                .split(" / ")
+                .map(|c| format!("\\fB{c}\\fR"))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        } else {
+            format!("\\fI{}\\fR", r.code)
+        };
+        let mut long = String::new();
+        for (i, part) in r.long.split('`').enumerate() {
+            let part = part.replace('-', "\\-");
+            if i % 2 == 1 {
+                long.push_str(&format!("\\fB{part}\\fR"));
+            } else {
+                long.push_str(&part);
+            }
+        }
+        out.push_str(&format!(".TP\n{code}\n{long}\n"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +179,31 @@ mod tests {
         assert_eq!(Exit::Lost.code(), 125);
         assert_eq!(Exit::Usage.code(), 2);
         assert_eq!(Exit::Unavailable.code(), 69);
+    }
+
+    /// The table operators read names the codes `Exit::code` returns, in order.
+    #[test]
+    fn the_written_table_matches_the_codes() {
+        let numbers: Vec<&str> = TABLE
+            .iter()
+            .flat_map(|r| r.code.split(" / "))
+            .filter(|c| c.starts_with(|c: char| c.is_ascii_digit()) && !c.contains('+'))
+            .collect();
+        let codes = [
+            Exit::USAGE,
+            Exit::UNAVAILABLE,
+            Exit::INTERNAL,
+            Exit::BUSY_DEFAULT,
+            Exit::CAP,
+            Exit::LOST,
+            Exit::NOT_EXECUTABLE,
+            Exit::NOT_FOUND,
+        ]
+        .map(|c| c.to_string());
+        assert_eq!(numbers, codes);
+        assert_eq!(
+            summary(),
+            "Exit status: the job's own, or 2 usage, 69 Redis unavailable, 70 internal, 75 busy, 124 renewal cap reached, 125 lease lost, 126 not executable, 127 not found, 128+N signal."
+        );
     }
 }

@@ -1,34 +1,14 @@
-//! The local lease clock and the watchdog thread that renews the lease.
-//!
-//! Every lease is measured from the instant *before* its command was sent, on the monotonic
-//! clock, minus a drift allowance: whatever the server does, its copy of the key cannot expire
-//! before our local deadline unless its clock runs more than 1% fast.
+//! The watchdog thread that renews the lease (the lease clock itself is `core::clock`).
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::conn::{Conn, Target};
+use crate::core::clock::lease_end;
 use crate::debug;
 use crate::event::{Event, Sender};
 use crate::lock::{self, Keys, Renew};
-
-/// Clock drift allowance, as in the Redlock analysis: 1% of the TTL for rate differences
-/// between our clock and the server's, plus 2 ms for timer granularity.
-pub fn drift(ttl: Duration) -> Duration {
-    ttl / 100 + Duration::from_millis(2)
-}
-
-/// How long before the local lease deadline the final SIGKILL goes out: time for the kernel to
-/// deliver it and for a late timer wake-up. A tenth of the TTL, at most 50 ms.
-pub fn kill_lead(ttl: Duration) -> Duration {
-    (ttl / 10).min(Duration::from_millis(50))
-}
-
-/// When a lease granted by a command sent at `sent` ends, locally.
-pub fn lease_end(sent: Instant, ttl: Duration) -> Instant {
-    sent + ttl.saturating_sub(drift(ttl))
-}
 
 #[derive(Debug, Clone)]
 pub struct Params {
@@ -171,21 +151,5 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Optio
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn drift_is_one_percent_plus_two_ms() {
-        assert_eq!(drift(Duration::from_secs(30)), Duration::from_millis(302));
-        assert_eq!(drift(Duration::from_millis(100)), Duration::from_millis(3));
-        let t0 = Instant::now();
-        assert_eq!(
-            lease_end(t0, Duration::from_secs(1)) - t0,
-            Duration::from_millis(988)
-        );
     }
 }

@@ -1,0 +1,435 @@
+//! When to stop the job: the rules of SPEC section 2 for a running job, as a state machine with
+//! no I/O (the shape of quinn-proto's `Connection`). The caller feeds it what happened
+//! (`handle`), lets it act on its timers (`on_timeout`), carries out what it asks for
+//! (`poll_action`) and sleeps until `poll_timeout`. `now` is always a parameter.
+//!
+//! The rules, in the order a run meets them:
+//! - the renewal thread starts when the first renewal is due (a short job never pays for it);
+//! - the whole group must be gone by the *hard stop*, `kill_lead` before the local lease end;
+//!   SIGTERM goes out `--grace` before it unless a renewal moved the lease end on;
+//! - a lost lease stops the job at once (SIGKILL after `--grace`, never past the hard stop);
+//! - a signal is forwarded once with SIGKILL after `--grace` (never past the hard stop); a
+//!   second SIGINT/SIGTERM sends SIGKILL at once;
+//! - when the leader has exited, what is left of its group is stopped the same way;
+//! - the run is over when the leader has exited and its group is gone.
+
+use std::collections::VecDeque;
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use super::clock::kill_lead;
+use crate::exit::Exit;
+
+/// Once SIGKILL is out, or while the leader has exited but its group lives on, look this
+/// often: a process in uninterruptible sleep can take a while to die, and there is no event
+/// for "the group is gone".
+pub(crate) const GROUP_POLL: Duration = Duration::from_millis(5);
+
+/// The run's timing settings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub ttl: Duration,
+    pub grace: Duration,
+    pub renew_every: Duration,
+    /// None: unlimited. Some(0): no renewal thread at all.
+    pub max_renewals: Option<u32>,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// The job's leader process exited and was reaped.
+    LeaderExited(ExitStatus),
+    /// Whether any process of the job's group still exists (asked for by `wants_group`).
+    Group { alive: bool },
+    /// A renewal succeeded: the local lease now ends at `deadline`.
+    Renewed { deadline: Instant, count: u32 },
+    /// A renewal attempt could not reach Redis; the renewal thread keeps trying.
+    RenewTrouble(String),
+    /// A renewal found the key gone or someone else's.
+    Lost { taken_over: bool },
+    /// The renewal cap is reached: the current lease end is final.
+    CapReached { count: u32 },
+    /// SIGINT, SIGTERM, SIGHUP or SIGQUIT reached dlock.
+    Signal(i32),
+}
+
+/// Why the job is being stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reason {
+    /// Renewal found the key gone or someone else's.
+    Lost,
+    /// Renewal could not be confirmed before the lease would end.
+    Unconfirmed,
+    /// Renewal cap reached; the lease ends.
+    Cap,
+    /// A signal to dlock, forwarded.
+    Signal(i32),
+}
+
+/// What to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// The first renewal is due: start the renewal thread.
+    StartWatchdog,
+    /// Send this signal to the job's process group (SIGTERM, or a forwarded signal).
+    Signal(i32),
+    /// SIGKILL the group; `after` is how long it had since SIGTERM, for the log line.
+    Kill { after: Duration },
+    /// Tell the operator.
+    Report(Report),
+}
+
+/// Facts worth a log line, with their numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Report {
+    Exited {
+        status: ExitStatus,
+        ran: Duration,
+    },
+    Renewed {
+        count: u32,
+        cap: Option<u32>,
+        ran: Duration,
+    },
+    /// `term_before`: how long before the lease end the job gets SIGTERM.
+    RenewTrouble {
+        reason: String,
+        left: Duration,
+        term_before: Duration,
+    },
+    Lost {
+        taken_over: bool,
+        ran: Duration,
+    },
+    CapReached {
+        count: u32,
+        ran: Duration,
+        term_in: Duration,
+        end_in: Duration,
+    },
+    /// SIGTERM now at the renewal cap; `limit` = renewals × renew period + TTL.
+    StopCap {
+        ran: Duration,
+        renewals: u32,
+        limit: Duration,
+        kill_in: Duration,
+    },
+    /// SIGTERM now: no renewal confirmed and the lease ends in `left`.
+    StopUnconfirmed {
+        trouble: Option<String>,
+        ran: Duration,
+        left: Duration,
+        kill_in: Duration,
+    },
+    Forwarded {
+        signal: i32,
+        kill_in: Duration,
+    },
+    /// The same signal again while stopping: SIGKILL follows.
+    Escalated {
+        signal: i32,
+    },
+    /// The leader exited and processes of its group remain: they are stopped too.
+    Stragglers,
+}
+
+/// The renewal thread, from "not yet needed" to started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    /// Starts at the first renewal time.
+    Pending,
+    Started,
+    /// --max-renewals 0: nothing to renew.
+    None,
+}
+
+#[derive(Debug)]
+pub(crate) struct Stop {
+    limits: Limits,
+    started: Instant,
+    /// Local end of the current lease.
+    deadline: Instant,
+    watch: Watch,
+    renewals: u32,
+    cap_reached: bool,
+    trouble: Option<String>,
+    reason: Option<Reason>,
+    /// SIGKILL time once a stop has begun.
+    kill_at: Option<Instant>,
+    killed: bool,
+    leader: Option<ExitStatus>,
+    stragglers_warned: bool,
+    lost: bool,
+    done: bool,
+    actions: VecDeque<Action>,
+}
+
+impl Stop {
+    /// The job started at `started` under a lease that ends locally at `deadline`.
+    pub(crate) fn new(limits: Limits, started: Instant, deadline: Instant) -> Stop {
+        let renews = limits.max_renewals != Some(0);
+        Stop {
+            limits,
+            started,
+            deadline,
+            watch: if renews { Watch::Pending } else { Watch::None },
+            renewals: 0,
+            cap_reached: !renews,
+            trouble: None,
+            reason: None,
+            kill_at: None,
+            killed: false,
+            leader: None,
+            stragglers_warned: false,
+            lost: false,
+            done: false,
+            actions: VecDeque::new(),
+        }
+    }
+
+    /// The local end of the current lease.
+    pub(crate) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    pub(crate) fn renewals(&self) -> u32 {
+        self.renewals
+    }
+
+    /// A renewal found the lock someone else's or gone: there is nothing to release.
+    pub(crate) fn definitely_lost(&self) -> bool {
+        self.lost
+    }
+
+    /// The leader has exited and its whole group is gone.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The caller should report whether the job's group is alive (`Input::Group`) before
+    /// acting on timers: the leader is gone, and only a probe tells when the rest is.
+    pub(crate) fn wants_group(&self) -> bool {
+        self.leader.is_some() && !self.done
+    }
+
+    pub(crate) fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// The latest moment the whole group may still be alive.
+    fn hard_stop(&self) -> Instant {
+        self.deadline - kill_lead(self.limits.ttl)
+    }
+
+    /// When SIGTERM must go out so that --grace fits before the hard stop.
+    fn term_at(&self) -> Instant {
+        self.hard_stop()
+            .checked_sub(self.limits.grace)
+            .unwrap_or(self.started)
+    }
+
+    /// When the renewal thread must be running.
+    fn watch_at(&self) -> Option<Instant> {
+        (self.watch == Watch::Pending).then(|| self.started + self.limits.renew_every)
+    }
+
+    /// When to call `on_timeout` next, at the latest.
+    pub(crate) fn poll_timeout(&self, now: Instant) -> Instant {
+        // Once SIGKILL is out the stop times are past and acted on: only look every GROUP_POLL
+        // instead of waking at once again and again.
+        let mut wake = if self.killed {
+            now + GROUP_POLL
+        } else {
+            self.hard_stop()
+                .min(self.kill_at.unwrap_or(self.hard_stop()))
+        };
+        if self.reason.is_none() && self.leader.is_none() {
+            wake = wake.min(self.term_at());
+        }
+        if self.leader.is_some() || self.killed {
+            wake = wake.min(now + GROUP_POLL);
+        }
+        if let Some(t) = self.watch_at() {
+            wake = wake.min(t);
+        }
+        wake
+    }
+
+    /// Act on whatever time has made due.
+    pub(crate) fn on_timeout(&mut self, now: Instant) {
+        if self.done {
+            return;
+        }
+        if self.kill_at.is_some_and(|t| now >= t) {
+            self.kill(now);
+        }
+        if self.reason.is_none() && self.leader.is_none() && now >= self.term_at() {
+            let reason = if self.cap_reached {
+                Reason::Cap
+            } else {
+                Reason::Unconfirmed
+            };
+            self.begin_stop(reason, now);
+        }
+        if self.watch_at().is_some_and(|t| now >= t) {
+            self.watch = Watch::Started;
+            self.actions.push_back(Action::StartWatchdog);
+        }
+    }
+
+    pub(crate) fn handle(&mut self, input: Input, now: Instant) {
+        let ran = now.saturating_duration_since(self.started);
+        match input {
+            Input::LeaderExited(status) => {
+                self.leader = Some(status);
+                self.report(Report::Exited { status, ran });
+            }
+            Input::Group { alive } => self.on_group(alive, now),
+            Input::Renewed { deadline, count } => {
+                self.deadline = deadline;
+                self.renewals = count;
+                self.trouble = None;
+                let cap = self.limits.max_renewals;
+                self.report(Report::Renewed { count, cap, ran });
+            }
+            Input::RenewTrouble(reason) => {
+                let left = self.deadline.saturating_duration_since(now);
+                let term_before = self.limits.grace + kill_lead(self.limits.ttl);
+                self.trouble = Some(reason.clone());
+                self.report(Report::RenewTrouble {
+                    reason,
+                    left,
+                    term_before,
+                });
+            }
+            Input::Lost { taken_over } => {
+                self.lost = true;
+                self.report(Report::Lost { taken_over, ran });
+                let stopping = self.kill_at.is_some();
+                self.reason = Some(Reason::Lost);
+                if self.leader.is_none() && !stopping {
+                    self.begin_stop(Reason::Lost, now);
+                }
+            }
+            Input::CapReached { count } => {
+                self.cap_reached = true;
+                let term_in = self.term_at().saturating_duration_since(now);
+                let end_in = self.hard_stop().saturating_duration_since(now);
+                self.report(Report::CapReached {
+                    count,
+                    ran,
+                    term_in,
+                    end_in,
+                });
+            }
+            Input::Signal(sig) => self.on_signal(sig, now),
+        }
+    }
+
+    /// What the run ends with, given how the leader exited (None: never seen).
+    pub(crate) fn exit(&self) -> Exit {
+        match self.reason {
+            Some(Reason::Lost | Reason::Unconfirmed) => Exit::Lost,
+            Some(Reason::Cap) => Exit::Cap,
+            _ => self.leader.map_or(Exit::Internal, Exit::from_status),
+        }
+    }
+
+    fn report(&mut self, r: Report) {
+        self.actions.push_back(Action::Report(r));
+    }
+
+    fn on_group(&mut self, alive: bool, now: Instant) {
+        if self.leader.is_none() {
+            return;
+        }
+        if !alive {
+            self.done = true;
+            return;
+        }
+        // The leader is gone but processes of its group (background children) remain: they
+        // are part of the job and must not outlive the lock.
+        if self.kill_at.is_none() {
+            if !self.stragglers_warned {
+                self.stragglers_warned = true;
+                self.report(Report::Stragglers);
+            }
+            self.actions.push_back(Action::Signal(libc::SIGTERM));
+            self.kill_at = Some((now + self.limits.grace).min(self.hard_stop()));
+        }
+    }
+
+    fn on_signal(&mut self, sig: i32, now: Instant) {
+        let escalates = sig == libc::SIGINT || sig == libc::SIGTERM;
+        if self.reason.is_some() && escalates {
+            self.report(Report::Escalated { signal: sig });
+            self.kill(now);
+            return;
+        }
+        self.actions.push_back(Action::Signal(sig));
+        if self.reason.is_none() {
+            self.reason = Some(Reason::Signal(sig));
+            let kill_at = (now + self.limits.grace).min(self.hard_stop());
+            self.kill_at = Some(kill_at);
+            let kill_in = kill_at.saturating_duration_since(now);
+            self.report(Report::Forwarded {
+                signal: sig,
+                kill_in,
+            });
+        }
+    }
+
+    fn begin_stop(&mut self, reason: Reason, now: Instant) {
+        self.reason = Some(reason);
+        let kill_at = match reason {
+            Reason::Lost => (now + self.limits.grace).min(self.hard_stop()),
+            _ => self.hard_stop(),
+        };
+        self.kill_at = Some(kill_at);
+        let ran = now.saturating_duration_since(self.started);
+        let kill_in = kill_at.saturating_duration_since(now);
+        match reason {
+            Reason::Cap => {
+                let l = &self.limits;
+                let limit = l.renew_every * self.renewals + l.ttl;
+                let renewals = self.renewals;
+                self.report(Report::StopCap {
+                    ran,
+                    renewals,
+                    limit,
+                    kill_in,
+                });
+            }
+            Reason::Unconfirmed => {
+                let trouble = self.trouble.clone();
+                let left = self.deadline.saturating_duration_since(now);
+                self.report(Report::StopUnconfirmed {
+                    trouble,
+                    ran,
+                    left,
+                    kill_in,
+                });
+            }
+            Reason::Lost | Reason::Signal(_) => {}
+        }
+        self.actions.push_back(Action::Signal(libc::SIGTERM));
+    }
+
+    fn kill(&mut self, now: Instant) {
+        if self.killed {
+            return;
+        }
+        self.killed = true;
+        self.kill_at = Some(now);
+        let after = self
+            .limits
+            .grace
+            .min(now.saturating_duration_since(self.started));
+        self.actions.push_back(Action::Kill { after });
+    }
+}
+
+#[cfg(test)]
+#[path = "stop_tests/mod.rs"]
+mod tests;

@@ -1,0 +1,348 @@
+//! Unit tests of the stop machine with a made-up clock: a simulated shell loop (`Sim`) that
+//! carries out the machine's actions and answers its group probes, the scenario table
+//! (`scenarios`), and the numbers, timers and accessors the shell relies on.
+
+use std::os::unix::process::ExitStatusExt;
+
+mod scenarios;
+
+use super::*;
+use crate::core::clock::lease_end;
+
+const MS: fn(u64) -> Duration = Duration::from_millis;
+const TERM: i32 = libc::SIGTERM;
+
+/// TTL 3 s: drift 32 ms, so the first lease ends at 2968 ms, the hard stop (50 ms lead) is at
+/// 2918 and, with 500 ms of grace, SIGTERM is due at 2418. Renewals every second, cap 3.
+fn limits() -> Limits {
+    Limits {
+        ttl: MS(3000),
+        grace: MS(500),
+        renew_every: MS(1000),
+        max_renewals: Some(3),
+    }
+}
+
+/// What a scenario feeds in, in milliseconds from the job's start.
+#[derive(Clone)]
+enum In {
+    /// The leader exits with this code, or by this signal when negative.
+    Exit(i32),
+    /// A renewal sent at this time succeeded (count).
+    Renewed(u64, u32),
+    Trouble(&'static str),
+    Lost,
+    Cap(u32),
+    Signal(i32),
+}
+
+struct Sim {
+    stop: Stop,
+    t0: Instant,
+    now: Instant,
+    /// When the job's group is gone by itself (None: not until SIGKILL).
+    group_until: Option<u64>,
+    killed: bool,
+    trace: Vec<String>,
+}
+
+impl Sim {
+    fn new(limits: Limits, group_until: Option<u64>) -> Sim {
+        let t0 = Instant::now();
+        Sim {
+            stop: Stop::new(limits, t0, lease_end(t0, limits.ttl)),
+            t0,
+            now: t0,
+            group_until,
+            killed: false,
+            trace: Vec::new(),
+        }
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.t0 + MS(ms)
+    }
+
+    fn ms(&self) -> u128 {
+        (self.now - self.t0).as_millis()
+    }
+
+    fn input(&self, i: &In) -> Input {
+        match *i {
+            In::Exit(c) if c < 0 => Input::LeaderExited(ExitStatus::from_raw(-c)),
+            In::Exit(c) => Input::LeaderExited(ExitStatus::from_raw(c << 8)),
+            In::Renewed(sent, count) => Input::Renewed {
+                deadline: lease_end(self.at(sent), limits().ttl),
+                count,
+            },
+            In::Trouble(why) => Input::RenewTrouble(why.into()),
+            In::Lost => Input::Lost { taken_over: true },
+            In::Cap(count) => Input::CapReached { count },
+            In::Signal(s) => Input::Signal(s),
+        }
+    }
+
+    /// Carry out what the machine asks for, as the I/O shell would, and note it.
+    fn drain(&mut self) {
+        while let Some(a) = self.stop.poll_action() {
+            let name = match &a {
+                Action::StartWatchdog => "watchdog".to_string(),
+                Action::Signal(s) if *s == TERM => "TERM".into(),
+                Action::Signal(s) => format!("sig {s}"),
+                Action::Kill { .. } => "KILL".into(),
+                Action::Report(r) => report_name(r).into(),
+            };
+            self.trace.push(format!("{} {name}", self.ms()));
+            if matches!(a, Action::Kill { .. }) {
+                self.killed = true;
+            }
+        }
+    }
+
+    /// One turn of the shell's loop: probe the group if asked, act on timers.
+    fn turn(&mut self) {
+        if self.stop.wants_group() {
+            let gone = self.killed || self.group_until.is_some_and(|g| self.at(g) <= self.now);
+            self.stop.handle(Input::Group { alive: !gone }, self.now);
+        }
+        self.stop.on_timeout(self.now);
+        self.drain();
+    }
+
+    /// Run the loop until the machine is done or `end`, feeding `inputs` at their times.
+    fn run(&mut self, inputs: &[(u64, In)], end: u64) {
+        let mut pending = inputs.iter().peekable();
+        for _ in 0..100_000 {
+            self.turn();
+            if self.killed && self.stop.leader.is_none() {
+                // SIGKILL took the leader: its exit is an event, and the loop turns at once.
+                let now = self.now;
+                let status = ExitStatus::from_raw(libc::SIGKILL);
+                self.stop.handle(Input::LeaderExited(status), now);
+                self.drain();
+                continue;
+            }
+            if self.stop.is_done() || self.now >= self.at(end) {
+                return;
+            }
+            let next_input = pending.peek().map(|(t, _)| self.at(*t));
+            let mut next = self.stop.poll_timeout(self.now).min(self.at(end));
+            if let Some(t) = next_input {
+                next = next.min(t);
+            }
+            self.now = next.max(self.now);
+            if let Some((_, i)) = pending.next_if(|(t, _)| self.at(*t) <= self.now) {
+                let input = self.input(i);
+                self.stop.handle(input, self.now);
+                self.drain();
+            }
+        }
+        panic!("the loop spun: {:?}", self.trace);
+    }
+}
+
+fn report_name(r: &Report) -> &'static str {
+    match r {
+        Report::Exited { .. } => "exited",
+        Report::Renewed { .. } => "renewed",
+        Report::RenewTrouble { .. } => "trouble",
+        Report::Lost { .. } => "lost",
+        Report::CapReached { .. } => "cap-reached",
+        Report::StopCap { .. } => "stop-cap",
+        Report::StopUnconfirmed { .. } => "stop-unconfirmed",
+        Report::Forwarded { .. } => "forwarded",
+        Report::Escalated { .. } => "escalated",
+        Report::Stragglers => "stragglers",
+    }
+}
+
+fn reports(sim: &mut Sim, inputs: &[(u64, In)], end: u64) -> Vec<Report> {
+    let mut all = Vec::new();
+    let mut pending = inputs.to_vec();
+    pending.reverse();
+    // Step by hand to keep the reports' numbers.
+    sim.drain();
+    while sim.now < sim.at(end) && !sim.stop.is_done() {
+        sim.stop.on_timeout(sim.now);
+        while let Some(a) = sim.stop.poll_action() {
+            if let Action::Report(r) = a {
+                all.push(r);
+            }
+        }
+        let mut next = sim.stop.poll_timeout(sim.now).min(sim.at(end));
+        if let Some((t, _)) = pending.last() {
+            next = next.min(sim.at(*t));
+        }
+        sim.now = next.max(sim.now + MS(1));
+        if let Some((_, i)) = pending.pop_if(|(t, _)| sim.at(*t) <= sim.now) {
+            let input = sim.input(&i);
+            sim.stop.handle(input, sim.now);
+        }
+    }
+    all
+}
+
+#[test]
+fn reports_carry_the_numbers_the_log_lines_print() {
+    let mut sim = Sim::new(limits(), None);
+    let got = reports(
+        &mut sim,
+        &[
+            (1001, In::Renewed(1000, 1)),
+            (1500, In::Trouble("timed out")),
+            (1600, In::Cap(1)),
+        ],
+        3500,
+    );
+    assert!(got.contains(&Report::Renewed {
+        count: 1,
+        cap: Some(3),
+        ran: MS(1001)
+    }));
+    // The lease from the renewal sent at 1000 ends at 3968: 2468 left at 1500; SIGTERM comes
+    // grace + kill lead (550 ms) before it.
+    assert!(got.contains(&Report::RenewTrouble {
+        reason: "timed out".into(),
+        left: MS(2468),
+        term_before: MS(550)
+    }));
+    // Hard stop 3918, SIGTERM at 3418.
+    assert!(got.contains(&Report::CapReached {
+        count: 1,
+        ran: MS(1600),
+        term_in: MS(1818),
+        end_in: MS(2318)
+    }));
+    // The cap stop says how long the job could have run: 1 × 1 s + TTL 3 s.
+    let stop = got.iter().find(|r| matches!(r, Report::StopCap { .. }));
+    assert_eq!(
+        stop,
+        Some(&Report::StopCap {
+            ran: MS(3418),
+            renewals: 1,
+            limit: MS(4000),
+            kill_in: MS(500)
+        })
+    );
+}
+
+#[test]
+fn an_unconfirmed_stop_names_the_last_trouble_and_a_renewal_clears_it() {
+    let mut sim = Sim::new(limits(), None);
+    let got = reports(&mut sim, &[(1100, In::Trouble("connection refused"))], 2500);
+    assert!(got.contains(&Report::StopUnconfirmed {
+        trouble: Some("connection refused".into()),
+        ran: MS(2418),
+        left: MS(550),
+        kill_in: MS(500)
+    }));
+
+    let mut sim = Sim::new(limits(), None);
+    let inputs = [
+        (1100, In::Trouble("connection refused")),
+        (1200, In::Renewed(1150, 1)),
+    ];
+    let got = reports(&mut sim, &inputs, 3700);
+    assert!(got.contains(&Report::StopUnconfirmed {
+        trouble: None,
+        ran: MS(3568),
+        left: MS(550),
+        kill_in: MS(500)
+    }));
+}
+
+#[test]
+fn forwarding_reports_when_sigkill_follows_and_kill_says_how_long_it_waited() {
+    let mut sim = Sim::new(limits(), None);
+    sim.now = sim.at(1500);
+    sim.stop.handle(Input::Signal(TERM), sim.now);
+    let mut got = Vec::new();
+    while let Some(a) = sim.stop.poll_action() {
+        got.push(a);
+    }
+    assert_eq!(
+        got,
+        [
+            Action::Signal(TERM),
+            Action::Report(Report::Forwarded {
+                signal: TERM,
+                kill_in: MS(500)
+            })
+        ]
+    );
+    sim.now = sim.at(2000);
+    sim.stop.on_timeout(sim.now);
+    let kill =
+        std::iter::from_fn(|| sim.stop.poll_action()).find(|a| matches!(a, Action::Kill { .. }));
+    assert_eq!(kill, Some(Action::Kill { after: MS(500) }));
+}
+
+#[test]
+fn the_machine_wakes_for_its_next_rule_and_polls_only_once_sigkill_is_out() {
+    let mut sim = Sim::new(limits(), None);
+    // First the renewal thread, then SIGTERM time.
+    assert_eq!(sim.stop.poll_timeout(sim.now), sim.at(1000));
+    sim.now = sim.at(1000);
+    sim.stop.on_timeout(sim.now);
+    assert_eq!(sim.stop.poll_timeout(sim.now), sim.at(2418));
+    sim.now = sim.at(2418);
+    sim.stop.on_timeout(sim.now);
+    assert_eq!(sim.stop.poll_timeout(sim.now), sim.at(2918));
+    sim.now = sim.at(2918);
+    sim.stop.on_timeout(sim.now);
+    // SIGKILL is out: look every GROUP_POLL, never spin.
+    assert_eq!(sim.stop.poll_timeout(sim.now), sim.at(2918) + GROUP_POLL);
+    sim.now = sim.at(2950);
+    assert_eq!(sim.stop.poll_timeout(sim.now), sim.at(2950) + GROUP_POLL);
+    let kills = std::iter::from_fn(|| sim.stop.poll_action())
+        .filter(|a| matches!(a, Action::Kill { .. }))
+        .count();
+    assert_eq!(kills, 1);
+    sim.stop.on_timeout(sim.now);
+    assert_eq!(sim.stop.poll_action(), None, "SIGKILL goes out once");
+}
+
+#[test]
+fn the_run_is_over_only_when_the_leader_exited_and_its_group_is_gone() {
+    let mut sim = Sim::new(limits(), None);
+    sim.stop.handle(Input::Group { alive: false }, sim.now);
+    assert!(
+        !sim.stop.is_done(),
+        "a group probe before the leader's exit means nothing"
+    );
+    assert!(!sim.stop.wants_group());
+    sim.stop
+        .handle(Input::LeaderExited(ExitStatus::from_raw(0)), sim.now);
+    assert!(sim.stop.wants_group());
+    sim.stop.handle(Input::Group { alive: false }, sim.now);
+    assert!(sim.stop.is_done());
+    assert!(!sim.stop.wants_group());
+    assert_eq!(sim.stop.exit(), Exit::Child(0));
+}
+
+#[test]
+fn a_run_that_never_saw_its_leader_exit_is_an_internal_error() {
+    let sim = Sim::new(limits(), None);
+    assert_eq!(sim.stop.exit(), Exit::Internal);
+}
+
+#[test]
+fn only_a_loss_found_by_renewal_means_there_is_nothing_to_release() {
+    let mut sim = Sim::new(limits(), None);
+    sim.run(&[], 20_000);
+    assert!(
+        !sim.stop.definitely_lost(),
+        "an unconfirmed lease may still be ours"
+    );
+    let mut sim = Sim::new(limits(), None);
+    sim.run(&[(1200, In::Lost)], 20_000);
+    assert!(sim.stop.definitely_lost());
+}
+
+#[test]
+fn renewals_are_counted_and_move_the_deadline() {
+    let mut sim = Sim::new(limits(), Some(1500));
+    sim.run(&[(1001, In::Renewed(1000, 1)), (1500, In::Exit(0))], 20_000);
+    assert_eq!(sim.stop.renewals(), 1);
+    assert_eq!(sim.stop.deadline(), sim.at(3968));
+}

@@ -1,0 +1,306 @@
+//! `dlock run`: acquire, spawn, supervise, release. The supervising loop owns every decision
+//! about stopping the job; the watchdog only reports what Redis said.
+
+mod report;
+mod supervise;
+
+use std::time::{Duration, Instant};
+
+use crate::config::{Global, RunConfig};
+use crate::core::clock::{drift, kill_lead, lease_end};
+use crate::event::Event;
+use crate::exit::Exit;
+use crate::holder::{self, Held, Released};
+use crate::lease::{self, Lease};
+use crate::lock::{self, Finish, Keys, Outcome};
+use crate::log::{ms, secs};
+use crate::signals;
+use crate::stats;
+use crate::supervisor::{self, SpawnError};
+use crate::{debug, error, info, warn};
+use supervise::{Supervisor, Watch};
+
+pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
+    // First, before any thread starts: the signal mask is inherited.
+    let (tx, rx) = match crate::event::channel() {
+        Ok(c) => c,
+        Err(e) => {
+            error!("internal"; "cannot set up signal handling: {e}");
+            return Exit::Internal;
+        }
+    };
+    if cfg.max_renewals.is_none() {
+        warn!("unlimited_renewals";
+            "--max-renewals unlimited: a hung job keeps the lock forever; prefer a cap such as 3 with a --ttl of 3 × the job's p99"
+        );
+    }
+    let keys = Keys::new(&cfg.key);
+    crate::log::set_key(&keys.lock);
+    let held = match holder::acquire(g, cfg, &keys, &rx, tx.clone()) {
+        Ok(h) => h,
+        Err(exit) => return exit,
+    };
+    let cap = match cfg.max_renewals {
+        Some(n) => n.to_string(),
+        None => "unlimited".into(),
+    };
+    info!("acquired", fence = held.fence, waited_ms = ms(held.waited), ttl_ms = ms(cfg.ttl), renew_every_ms = ms(cfg.renew_every), cap = cfg.max_renewals;
+        "acquired {} (fence {}, waited {}, TTL {}, renew every {}, cap {cap})",
+        keys.lock,
+        held.fence,
+        secs(held.waited),
+        secs(cfg.ttl),
+        secs(cfg.renew_every)
+    );
+    let Held {
+        conn,
+        token,
+        fence,
+        sent,
+        ..
+    } = *held;
+    let release = |conn, finish| {
+        holder::release(
+            &g.target,
+            conn,
+            &keys,
+            &token,
+            finish,
+            cfg.connect_timeout,
+            cfg.io_timeout,
+        )
+    };
+    // The job never started: count the acquisition but no hold time.
+    let unstarted = Finish {
+        hold: Duration::ZERO,
+        outcome: Outcome::Done,
+        keep: Duration::ZERO,
+        stats: false,
+    };
+
+    // A signal that arrived during the last try: never start the job.
+    if let Some(Event::Signal(sig)) = rx.try_recv() {
+        info!("signal_before_start", signal = sig; "{} before the job started: releasing", signals::name(sig));
+        release(Some(conn), unstarted);
+        return Exit::Signal(sig);
+    }
+
+    // --min-replicas: the lock must be on N replicas before the job may start, or a failover
+    // could hand it to someone else at once.
+    let mut conn = conn;
+    if cfg.min_replicas > 0 {
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(cfg.min_replicas).arg(ms(cfg.replica_timeout));
+        let acked = conn
+            .set_timeouts(cfg.replica_timeout + cfg.io_timeout)
+            .and_then(|()| conn.query::<i64>(&wait));
+        let _ = conn.set_timeouts(cfg.io_timeout);
+        let acked = match acked {
+            Ok(n) => n,
+            Err(e) => {
+                error!("replicas"; "cannot confirm replication of {} ({}): releasing, the job does not run (exit 69)", keys.lock, g.target.classify(&e).reason());
+                release(Some(conn), unstarted);
+                return Exit::Unavailable;
+            }
+        };
+        if acked < i64::from(cfg.min_replicas) {
+            error!("replicas", acked = acked, wanted = cfg.min_replicas;
+                "only {acked} of {} replicas acknowledged {} within {} (--min-replicas): releasing, the job does not run (exit 69); check replication or lower --min-replicas",
+                cfg.min_replicas,
+                keys.lock,
+                secs(cfg.replica_timeout)
+            );
+            release(Some(conn), unstarted);
+            return Exit::Unavailable;
+        }
+        debug!("replicas", acked = acked; "{acked} replicas have {}", keys.lock);
+    }
+
+    let deadline = lease_end(sent, cfg.ttl);
+    let kill_at = deadline - kill_lead(cfg.ttl);
+    let wall_deadline = holder::unix_ms()
+        + kill_at
+            .saturating_duration_since(Instant::now())
+            .as_millis();
+    let env = [
+        ("DLOCK_KEY", keys.lock.clone()),
+        ("DLOCK_TOKEN", token.clone()),
+        ("DLOCK_FENCE", fence.to_string()),
+        ("DLOCK_TTL_MS", cfg.ttl.as_millis().to_string()),
+        ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
+    ];
+    supervisor::become_subreaper();
+    let child = match supervisor::spawn(&cfg.argv, &env) {
+        Ok(c) => {
+            rx.watch_child(c.pid);
+            c
+        }
+        Err(e) => {
+            let exit = match e {
+                SpawnError::NotFound(p) => {
+                    error!("not_found";
+                        "command not found: {p}; check the path and PATH, or use --shell for shell syntax"
+                    );
+                    Exit::NotFound
+                }
+                SpawnError::NotExecutable(why) => {
+                    error!("not_executable"; "cannot execute {why}");
+                    Exit::NotExecutable
+                }
+                SpawnError::Other(why) => {
+                    error!("internal"; "cannot start the job: {why}");
+                    Exit::Internal
+                }
+            };
+            release(Some(conn), unstarted);
+            return exit;
+        }
+    };
+    debug!("started", pid = child.pid; "job started (pid {}, its own process group)", child.pid);
+
+    let params = lease::Params {
+        ttl: cfg.ttl,
+        renew_every: cfg.renew_every,
+        max_renewals: cfg.max_renewals,
+        io_timeout: cfg.io_timeout,
+        connect_timeout: cfg.connect_timeout,
+        stats: cfg.stats,
+    };
+    let lease = Lease {
+        conn,
+        target: g.target.clone(),
+        keys: keys.clone(),
+        token: token.clone(),
+        sent,
+    };
+    // The watchdog thread starts when the first renewal is due: a job shorter than that (the
+    // common cron case) never pays for it. With --max-renewals 0 there is nothing to renew.
+    let watch = if cfg.max_renewals == Some(0) {
+        Watch::Idle(Some(Box::new(lease.conn)))
+    } else {
+        Watch::Pending(Some(Box::new((lease, params, tx))))
+    };
+
+    let mut sup = Supervisor::new(cfg, &child, sent, deadline, watch);
+    sup.supervise(&rx);
+    let conn = sup.take_conn();
+    child.restore_tty();
+    let held_for = sent.elapsed();
+
+    let mut exit = sup.stop.exit();
+    let outcome = match exit {
+        Exit::Lost => Outcome::Lost,
+        Exit::Cap => Outcome::Cap,
+        _ => Outcome::Done,
+    };
+    // --hold-at-least: an early finish keeps the lock for the rest of that time.
+    let keep = match outcome {
+        Outcome::Done => cfg.hold_at_least.saturating_sub(held_for),
+        _ => Duration::ZERO,
+    };
+    let finish = Finish {
+        hold: held_for,
+        outcome,
+        keep,
+        stats: cfg.stats,
+    };
+    if sup.stop.definitely_lost() {
+        // Not ours any more: nothing to release, but the run still counts.
+        if cfg.stats {
+            record_lost(g, cfg, &keys, conn, &finish);
+        }
+        return exit;
+    }
+    match release(conn, finish) {
+        Released::Yes => info!("released", held_ms = ms(held_for), renewals = sup.stop.renewals();
+            "released {} (held {}, renewed {}/{cap})",
+            keys.lock,
+            secs(held_for),
+            sup.stop.renewals()
+        ),
+        Released::Kept => info!("kept", held_ms = ms(held_for), keep_ms = ms(keep);
+            "job done after {}; keeping {} for {} more (--hold-at-least {})",
+            secs(held_for),
+            keys.lock,
+            secs(keep),
+            secs(cfg.hold_at_least)
+        ),
+        Released::Ambiguous => info!("released";
+            "{}: a release reply was lost; the lock is no longer ours (that release most likely went through)",
+            keys.lock
+        ),
+        Released::NotOurs if Instant::now() >= sup.stop.deadline() => debug!("expired";
+            "{} had expired by the time the stopped job was gone (lease over at the deadline)",
+            keys.lock
+        ),
+        Released::NotOurs => {
+            let advice = ttl_advice(g, cfg, &keys, held_for);
+            warn!("compare_failure", held_ms = ms(held_for), ttl_ms = ms(cfg.ttl), renewals = sup.stop.renewals(), recommended_ttl_ms = advice.1;
+                "compare failure: {} was no longer ours at release (job held it {}; lease {}, renewed {}/{cap}): another holder may have run at the same time; {}",
+                keys.lock,
+                secs(held_for),
+                secs(cfg.ttl),
+                sup.stop.renewals(),
+                advice.0
+            );
+            // The lock was lost while the job ran: that must not look like success.
+            if exit == Exit::Child(0) {
+                exit = Exit::Lost;
+            }
+        }
+        Released::Unconfirmed(reason) => warn!("release_unconfirmed";
+            "could not confirm the release of {} ({reason}); it expires by itself within {}",
+            keys.lock,
+            secs(sup.stop.deadline().saturating_duration_since(Instant::now()) + drift(cfg.ttl))
+        ),
+    }
+    exit
+}
+
+/// Best effort: count a run whose lease was lost (no release to carry the numbers).
+fn record_lost(
+    g: &Global,
+    cfg: &RunConfig,
+    keys: &Keys,
+    conn: Option<crate::conn::Conn>,
+    finish: &Finish,
+) {
+    let conn = conn
+        .map(Ok)
+        .unwrap_or_else(|| g.target.connect(cfg.connect_timeout, cfg.io_timeout));
+    if let Err(e) = conn.and_then(|mut c| lock::record(&mut c, keys, finish)) {
+        debug!("stats_failed"; "could not record the lost run: {}", g.target.classify(&e).reason());
+    }
+}
+
+/// What to tell an operator after a compare failure. It is only reported before the local
+/// deadline (after it, the lease simply ran out), so the lease had not run out on a healthy
+/// server: someone took or deleted the key. If the recorded p99 also says the lease is too
+/// short, a TTL from it comes first (with enough runs to trust it).
+fn ttl_advice(
+    g: &Global,
+    cfg: &RunConfig,
+    keys: &Keys,
+    held_for: Duration,
+) -> (String, Option<u64>) {
+    let rec = crate::status::read_stats(&g.target, cfg.connect_timeout, cfg.io_timeout, keys)
+        .filter(|s| s.samples >= stats::MIN_SAMPLES)
+        .and_then(|s| Some((s.recommended_ttl_ms()?, s.samples)));
+    match rec {
+        Some((rec, n)) if rec > ms(cfg.ttl) => (
+            format!(
+                "raise --ttl to ~{} (3 × p99 of {n} recorded runs)",
+                secs(Duration::from_millis(rec))
+            ),
+            Some(rec),
+        ),
+        _ => (
+            format!(
+                "the lease had not run out (held {} of a {} lease, renewed as needed), so the key was deleted or taken over: `dlock release --force`, a manual DEL, or a Redis failover or restart that lost it",
+                secs(held_for),
+                secs(cfg.ttl)
+            ),
+            None,
+        ),
+    }
+}

@@ -1,0 +1,139 @@
+//! The I/O shell around `core::stop`: it waits for events, probes the job's group when the
+//! machine asks, sends the signals, starts the renewal thread and logs the machine's reports.
+//! Every decision is the machine's.
+
+use std::time::Instant;
+
+use crate::config::RunConfig;
+use crate::conn::Conn;
+use crate::core::stop::{Action, Input, Limits, Stop};
+use crate::event::{Event, Receiver, Sender};
+use crate::lease::{self, Lease, Watchdog};
+use crate::lock::Renew;
+use crate::log::secs;
+use crate::supervisor::Child;
+use crate::{error, warn};
+
+/// The watchdog, from "not yet needed" to running.
+pub(super) enum Watch {
+    /// Starts when the machine says the first renewal is due.
+    Pending(Option<Box<(Lease, lease::Params, Sender)>>),
+    Running(Watchdog),
+    /// No renewals (--max-renewals 0), or the thread could not start: the connection waits for
+    /// the release.
+    Idle(Option<Box<Conn>>),
+}
+
+pub(super) struct Supervisor<'a> {
+    cfg: &'a RunConfig,
+    child: &'a Child,
+    watch: Watch,
+    pub(super) stop: Stop,
+}
+
+impl<'a> Supervisor<'a> {
+    pub(super) fn new(
+        cfg: &'a RunConfig,
+        child: &'a Child,
+        started: Instant,
+        deadline: Instant,
+        watch: Watch,
+    ) -> Self {
+        let limits = Limits {
+            ttl: cfg.ttl,
+            grace: cfg.grace,
+            renew_every: cfg.renew_every,
+            max_renewals: cfg.max_renewals,
+        };
+        Supervisor {
+            cfg,
+            child,
+            watch,
+            stop: Stop::new(limits, started, deadline),
+        }
+    }
+
+    /// Run until the leader has exited and its whole group is gone.
+    pub(super) fn supervise(&mut self, rx: &Receiver) {
+        loop {
+            let now = Instant::now();
+            if self.stop.wants_group() {
+                let alive = self.child.group_alive();
+                self.stop.handle(Input::Group { alive }, now);
+            }
+            self.stop.on_timeout(now);
+            self.act();
+            if self.stop.is_done() {
+                return;
+            }
+            let wake = self.stop.poll_timeout(now);
+            let event = rx.recv_timeout(wake.saturating_duration_since(Instant::now()));
+            if let Some(input) = event.ok().and_then(input) {
+                self.stop.handle(input, Instant::now());
+                self.act();
+            }
+        }
+    }
+
+    fn act(&mut self) {
+        while let Some(action) = self.stop.poll_action() {
+            match action {
+                Action::StartWatchdog => self.start_watchdog(),
+                Action::Signal(sig) => {
+                    self.child.signal_group(sig);
+                }
+                Action::Kill { after } => {
+                    if self.child.signal_group(libc::SIGKILL) {
+                        warn!("killed";
+                            "job's process group still running {} after SIGTERM: sent SIGKILL",
+                            secs(after)
+                        );
+                    }
+                }
+                Action::Report(r) => super::report::report(self.cfg, &r),
+            }
+        }
+    }
+
+    fn start_watchdog(&mut self) {
+        let Watch::Pending(pending) = &mut self.watch else {
+            return;
+        };
+        let Some(p) = pending.take() else { return };
+        let (lease, params, tx) = *p;
+        self.watch = match Watchdog::start(lease, params, tx) {
+            Ok(w) => Watch::Running(w),
+            Err(e) => {
+                // Without a watchdog the lease still bounds the job: it is stopped at the deadline.
+                error!("internal";
+                    "cannot start the renewal thread ({e}); the job will be stopped when the first lease ends"
+                );
+                Watch::Idle(None)
+            }
+        };
+    }
+
+    /// Stop renewing and hand over the connection for the release.
+    pub(super) fn take_conn(&mut self) -> Option<Conn> {
+        match std::mem::replace(&mut self.watch, Watch::Idle(None)) {
+            Watch::Running(w) => w.stop(),
+            Watch::Pending(p) => p.map(|p| p.0.conn),
+            Watch::Idle(c) => c.map(|c| *c),
+        }
+    }
+}
+
+/// What the machine makes of an event (a wake-up only matters while waiting for the lock).
+fn input(ev: Event) -> Option<Input> {
+    Some(match ev {
+        Event::ChildExited(status) => Input::LeaderExited(status),
+        Event::Renewed { deadline, count } => Input::Renewed { deadline, count },
+        Event::RenewTrouble(reason) => Input::RenewTrouble(reason),
+        Event::Lost(how) => Input::Lost {
+            taken_over: how == Renew::TakenOver,
+        },
+        Event::CapReached { count } => Input::CapReached { count },
+        Event::Signal(sig) => Input::Signal(sig),
+        Event::Wake => return None,
+    })
+}
