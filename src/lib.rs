@@ -1,28 +1,19 @@
 //! dlock: guard shell jobs with a Redis lease. `main` parses, validates and dispatches; every
 //! path out of the program returns an `Exit`.
 
-mod backoff;
 mod cli;
-mod config;
-mod conn;
+mod cmd;
 mod core;
-mod docs;
-mod event;
-mod exit;
-mod holder;
-mod lease;
-mod lock;
 mod log;
-mod run;
-mod signals;
-mod stats;
-mod status;
-mod supervisor;
+mod store;
+mod sys;
 
 use std::ffi::OsString;
 use std::io::Write;
 
-use exit::Exit;
+use cli::exit::Exit;
+use cli::{args, config, docs};
+use cmd::{release, run, status};
 
 /// The whole program, callable from tests.
 pub fn main<I, T>(args: I) -> Exit
@@ -30,7 +21,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match cli::parse(args) {
+    let cli = match args::parse(args) {
         Ok(cli) => cli,
         Err(e) => return clap_failure(&e),
     };
@@ -47,23 +38,23 @@ where
         warn!("tls_insecure"; "TLS certificate verification is off (--tls-insecure): anyone on the network path can impersonate {}; use --tls-ca FILE instead", global.target);
     }
     match cli.command {
-        cli::Command::Run(args) => match config::run(&global, &args) {
+        args::Command::Run(args) => match config::run(&global, &args) {
             Ok(cfg) => run::run(&global, &cfg),
             Err(e) => {
                 error!("usage"; "{e}");
                 Exit::Usage
             }
         },
-        cli::Command::Status(args) => status::status(&global, &args.keys, args.json),
-        cli::Command::Release(args) => {
+        args::Command::Status(args) => status::status(&global, &args.keys, args.json),
+        args::Command::Release(args) => {
             // --force is the absence of a token; clap makes sure one of the two was given.
-            status::release(
+            release::release(
                 &global,
                 &args.key,
                 args.token.as_deref().filter(|_| !args.force),
             )
         }
-        cli::Command::Completions { shell } => {
+        args::Command::Completions { shell } => {
             let out = docs::completions(shell);
             match std::io::stdout().write_all(&out) {
                 Ok(()) => Exit::Child(0),
@@ -114,9 +105,9 @@ fn one_line(rendered: &str) -> String {
 /// else is public, so the compiler flags dead code.
 #[doc(hidden)]
 pub mod api {
-    pub use crate::backoff::Backoff;
-    pub use crate::docs::{SHELLS, completions, man_page};
-    pub use crate::exit::markdown as exit_table_markdown;
-    pub use crate::lock::{Keys, companion, new_token};
-    pub use crate::stats::bucket_field;
+    pub use crate::cli::docs::{SHELLS, completions, man_page};
+    pub use crate::cli::exit::markdown as exit_table_markdown;
+    pub use crate::core::backoff::Backoff;
+    pub use crate::core::stats::bucket_field;
+    pub use crate::store::lock::{Keys, companion, new_token};
 }

@@ -18,7 +18,7 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use super::clock::kill_lead;
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Once SIGKILL is out, or while the leader has exited but its group lives on, look this
 /// often: a process in uninterruptible sleep can take a while to die, and there is no event

@@ -1,10 +1,10 @@
 //! The stop machine's facts as log lines: the one place that words them (text and JSON come
 //! from the same call).
 
-use crate::config::RunConfig;
+use crate::cli::config::RunConfig;
 use crate::core::stop::Report;
 use crate::log::{ms, secs};
-use crate::signals;
+use crate::sys::signals;
 use crate::{debug, error, info, warn};
 
 pub(super) fn report(cfg: &RunConfig, r: &Report) {

@@ -4,20 +4,20 @@
 
 use std::time::Instant;
 
-use crate::config::RunConfig;
-use crate::conn::Conn;
+use super::watchdog::{self, Lease, Watchdog};
+use crate::cli::config::RunConfig;
 use crate::core::stop::{Action, Input, Limits, Stop};
-use crate::event::{Event, Receiver, Sender};
-use crate::lease::{self, Lease, Watchdog};
-use crate::lock::Renew;
 use crate::log::secs;
-use crate::supervisor::Child;
+use crate::store::conn::Conn;
+use crate::store::lock::Renew;
+use crate::sys::event::{Event, Receiver, Sender};
+use crate::sys::process::Child;
 use crate::{error, warn};
 
 /// The watchdog, from "not yet needed" to running.
 pub(super) enum Watch {
     /// Starts when the machine says the first renewal is due.
-    Pending(Option<Box<(Lease, lease::Params, Sender)>>),
+    Pending(Option<Box<(Lease, watchdog::Params, Sender)>>),
     Running(Watchdog),
     /// No renewals (--max-renewals 0), or the thread could not start: the connection waits for
     /// the release.

@@ -7,7 +7,7 @@ use std::ffi::{CString, OsString};
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
-use crate::signals;
+use crate::sys::signals;
 
 pub struct Child {
     /// Also the process group id: the child leads its own group.
@@ -57,7 +57,7 @@ pub fn spawn(argv: &[OsString], env: &[(&str, String)]) -> Result<Child, SpawnEr
                 libc::ESRCH => SpawnError::Other("dlock exited before the job started".into()),
                 e => SpawnError::NotExecutable(format!(
                     "{shown}: {}",
-                    crate::config::io_reason(&io::Error::from_raw_os_error(e))
+                    crate::cli::config::io_reason(&io::Error::from_raw_os_error(e))
                 )),
             });
         }

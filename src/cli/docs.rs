@@ -12,12 +12,12 @@ pub const SHELLS: [(Shell, &str); 3] = [
 
 pub fn completions(shell: Shell) -> Vec<u8> {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut crate::cli::command(), "dlock", &mut out);
+    clap_complete::generate(shell, &mut crate::cli::args::command(), "dlock", &mut out);
     out
 }
 
 pub fn man_page() -> std::io::Result<Vec<u8>> {
-    let cmd = crate::cli::command();
+    let cmd = crate::cli::args::command();
     let mut out = Vec::new();
     let man = clap_mangen::Man::new(cmd.clone());
     man.render_title(&mut out)?;
@@ -39,7 +39,10 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
 
 /// Sections clap does not generate: exit status (from `exit::TABLE`), environment, examples.
 fn man_extra() -> String {
-    format!(".SH \"EXIT STATUS\"\n{}{MAN_EXTRA}", crate::exit::roff())
+    format!(
+        ".SH \"EXIT STATUS\"\n{}{MAN_EXTRA}",
+        crate::cli::exit::roff()
+    )
 }
 
 const MAN_EXTRA: &str = r#".PP

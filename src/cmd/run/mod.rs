@@ -1,28 +1,30 @@
 //! `dlock run`: acquire, spawn, supervise, release. The supervising loop owns every decision
 //! about stopping the job; the watchdog only reports what Redis said.
 
+pub(crate) mod acquire;
 mod report;
 mod supervise;
+pub(crate) mod watchdog;
 
 use std::time::{Duration, Instant};
 
-use crate::config::{Global, RunConfig};
+use crate::cli::config::{Global, RunConfig};
+use crate::cli::exit::Exit;
 use crate::core::clock::{drift, kill_lead, lease_end};
-use crate::event::Event;
-use crate::exit::Exit;
-use crate::holder::{self, Held, Released};
-use crate::lease::{self, Lease};
-use crate::lock::{self, Finish, Keys, Outcome};
+use crate::core::stats;
 use crate::log::{ms, secs};
-use crate::signals;
-use crate::stats;
-use crate::supervisor::{self, SpawnError};
+use crate::store::lock::{self, Finish, Keys, Outcome};
+use crate::sys::event::Event;
+use crate::sys::process::{self, SpawnError};
+use crate::sys::signals;
 use crate::{debug, error, info, warn};
+use acquire::{Held, Released};
 use supervise::{Supervisor, Watch};
+use watchdog::Lease;
 
 pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     // First, before any thread starts: the signal mask is inherited.
-    let (tx, rx) = match crate::event::channel() {
+    let (tx, rx) = match crate::sys::event::channel() {
         Ok(c) => c,
         Err(e) => {
             error!("internal"; "cannot set up signal handling: {e}");
@@ -36,7 +38,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     }
     let keys = Keys::new(&cfg.key);
     crate::log::set_key(&keys.lock);
-    let held = match holder::acquire(g, cfg, &keys, &rx, tx.clone()) {
+    let held = match acquire::acquire(g, cfg, &keys, &rx, tx.clone()) {
         Ok(h) => h,
         Err(exit) => return exit,
     };
@@ -60,7 +62,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         ..
     } = *held;
     let release = |conn, finish| {
-        holder::release(
+        acquire::release(
             &g.target,
             conn,
             &keys,
@@ -118,7 +120,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
 
     let deadline = lease_end(sent, cfg.ttl);
     let kill_at = deadline - kill_lead(cfg.ttl);
-    let wall_deadline = holder::unix_ms()
+    let wall_deadline = acquire::unix_ms()
         + kill_at
             .saturating_duration_since(Instant::now())
             .as_millis();
@@ -129,8 +131,8 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         ("DLOCK_TTL_MS", cfg.ttl.as_millis().to_string()),
         ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
     ];
-    supervisor::become_subreaper();
-    let child = match supervisor::spawn(&cfg.argv, &env) {
+    process::become_subreaper();
+    let child = match process::spawn(&cfg.argv, &env) {
         Ok(c) => {
             rx.watch_child(c.pid);
             c
@@ -158,7 +160,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     };
     debug!("started", pid = child.pid; "job started (pid {}, its own process group)", child.pid);
 
-    let params = lease::Params {
+    let params = watchdog::Params {
         ttl: cfg.ttl,
         renew_every: cfg.renew_every,
         max_renewals: cfg.max_renewals,
@@ -262,7 +264,7 @@ fn record_lost(
     g: &Global,
     cfg: &RunConfig,
     keys: &Keys,
-    conn: Option<crate::conn::Conn>,
+    conn: Option<crate::store::conn::Conn>,
     finish: &Finish,
 ) {
     let conn = conn
@@ -283,7 +285,7 @@ fn ttl_advice(
     keys: &Keys,
     held_for: Duration,
 ) -> (String, Option<u64>) {
-    let rec = crate::status::read_stats(&g.target, cfg.connect_timeout, cfg.io_timeout, keys)
+    let rec = crate::cmd::status::read_stats(&g.target, cfg.connect_timeout, cfg.io_timeout, keys)
         .filter(|s| s.samples >= stats::MIN_SAMPLES)
         .and_then(|s| Some((s.recommended_ttl_ms()?, s.samples)));
     match rec {

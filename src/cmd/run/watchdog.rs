@@ -4,11 +4,11 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::conn::{Conn, Target};
 use crate::core::clock::lease_end;
 use crate::debug;
-use crate::event::{Event, Sender};
-use crate::lock::{self, Keys, Renew};
+use crate::store::conn::{Conn, Target};
+use crate::store::lock::{self, Keys, Renew};
+use crate::sys::event::{Event, Sender};
 
 #[derive(Debug, Clone)]
 pub struct Params {

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::lock::Renew;
-use crate::signals;
+use crate::store::lock::Renew;
+use crate::sys::signals;
 
 #[derive(Debug)]
 pub enum Event {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use redis::{ErrorKind, RedisResult, ServerErrorKind, Value};
 
-use crate::conn::Conn;
+use crate::store::conn::Conn;
 
 /// Key names for one lock. Companion keys share the lock key's cluster slot (SPEC §3).
 #[derive(Debug, Clone)]
@@ -419,7 +419,7 @@ pub fn renew(
 fn finish_args(f: &Finish) -> [String; 4] {
     [
         ms(f.hold),
-        crate::stats::bucket_field(f.hold),
+        crate::core::stats::bucket_field(f.hold),
         f.outcome.counter().to_string(),
         ms(f.keep),
     ]

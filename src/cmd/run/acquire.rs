@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 
-use crate::backoff::Backoff;
-use crate::config::{Global, RunConfig};
-use crate::conn::{Conn, Fault, Target};
-use crate::event::{Event, Receiver, Sender};
-use crate::exit::Exit;
-use crate::lock::{self, Acquire, Finish, Keys, Outcome, Release};
+use crate::cli::config::{Global, RunConfig};
+use crate::cli::exit::Exit;
+use crate::core::backoff::Backoff;
 use crate::log::{ms, secs};
-use crate::signals;
+use crate::store::conn::{Conn, Fault, Target};
+use crate::store::lock::{self, Acquire, Finish, Keys, Outcome, Release};
+use crate::sys::event::{Event, Receiver, Sender};
+use crate::sys::signals;
 use crate::{debug, error, info, warn};
 
 /// A lock we hold.

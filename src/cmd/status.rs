@@ -1,6 +1,6 @@
-//! `dlock status` (who holds which lock, and how each lock behaves over time) and
-//! `dlock release` (break a lock). Both read and write only the lock's own keys, find locks with
-//! SCAN (never KEYS), and work where CONFIG and KEYS are renamed away.
+//! `dlock status`: who holds which lock, and how each lock behaves over time. It reads only the
+//! locks' own keys, finds locks with SCAN (never KEYS), and works where CONFIG and KEYS are
+//! renamed away.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::config::Global;
-use crate::conn::{Conn, Target};
-use crate::exit::Exit;
-use crate::holder::unix_ms;
-use crate::lock::{self, Broken, Keys, SUFFIXES};
-use crate::stats::Stats;
-use crate::{error, info};
+use crate::cli::config::Global;
+use crate::cli::exit::Exit;
+use crate::cmd::run::acquire::unix_ms;
+use crate::core::stats::Stats;
+use crate::error;
+use crate::store::conn::{Conn, Target};
+use crate::store::lock::{self, Keys, SUFFIXES};
 
 /// Who holds a lock, from the holder hash (only when it matches the lock's token).
 #[derive(Debug, Clone, Default)]
@@ -36,13 +36,13 @@ pub struct KeyStatus {
     pub stats: Stats,
 }
 
-fn connect(g: &Global) -> Result<Conn, Exit> {
+pub(crate) fn connect(g: &Global) -> Result<Conn, Exit> {
     g.target
         .connect(g.connect_timeout, g.io_timeout)
         .map_err(|e| unavailable(g, &e))
 }
 
-fn unavailable(g: &Global, e: &redis::RedisError) -> Exit {
+pub(crate) fn unavailable(g: &Global, e: &redis::RedisError) -> Exit {
     error!("redis_unavailable"; "cannot use Redis at {}: {}; check --url / DLOCK_URL", g.target, g.target.classify(e).reason());
     Exit::Unavailable
 }
@@ -157,7 +157,7 @@ pub fn scan_locks(conn: &mut Conn, prefix: &str) -> redis::RedisResult<Vec<Strin
 pub fn status(g: &Global, keys: &[String], as_json: bool) -> Exit {
     let mut full = Vec::new();
     for k in keys {
-        match crate::config::full_key(g, k) {
+        match crate::cli::config::full_key(g, k) {
             Ok(f) => full.push(f),
             Err(e) => {
                 error!("usage"; "{e}");
@@ -236,7 +236,7 @@ pub fn to_json(r: &KeyStatus) -> Value {
 }
 
 /// Compact durations for the table: 350ms, 12.3s, 4m05s, 2h03m.
-fn short(ms: i64) -> String {
+pub(crate) fn short(ms: i64) -> String {
     let ms = ms.max(0);
     match ms {
         0..=999 => format!("{ms}ms"),
@@ -326,58 +326,6 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
         out.push('\n');
     }
     out
-}
-
-/// `dlock release KEY --force | --token T`.
-pub fn release(g: &Global, key: &str, token: Option<&str>) -> Exit {
-    let full = match crate::config::full_key(g, key) {
-        Ok(f) => f,
-        Err(e) => {
-            error!("usage"; "{e}");
-            return Exit::Usage;
-        }
-    };
-    crate::log::set_key(&full);
-    let keys = Keys::new(&full);
-    let mut c = match connect(g) {
-        Ok(c) => c,
-        Err(exit) => return exit,
-    };
-    let result = match lock::break_lock(&mut c, &keys, token) {
-        Ok(r) => r,
-        Err(e) => return unavailable(g, &e),
-    };
-    match result {
-        Broken::Released { token, holder } => {
-            let h: HashMap<String, String> = holder.into_iter().collect();
-            let whose = match (h.get("host"), h.get("pid")) {
-                (Some(host), Some(pid)) => {
-                    let since = h
-                        .get("since_ms")
-                        .and_then(|s| s.parse::<i64>().ok())
-                        .map(|t| format!(", held for {}", short(unix_ms() as i64 - t)))
-                        .unwrap_or_default();
-                    format!(
-                        "{host} pid {pid} ({}){since}, token {token}",
-                        h.get("command").map_or("", String::as_str)
-                    )
-                }
-                _ => format!("token {token} (not set by dlock: no holder metadata)"),
-            };
-            let line = format!("released {full}: it was held by {whose}\n");
-            let _ = std::io::stdout().lock().write_all(line.as_bytes());
-            info!("force_released"; "{full} released; its holder stops its job at its next renewal (exit 125)");
-            Exit::Child(0)
-        }
-        Broken::NotHeld => {
-            error!("not_held"; "{full} is not held: nothing to release");
-            Exit::Child(1)
-        }
-        Broken::HeldBy(other) => {
-            error!("not_yours"; "{full} is held by token {other}, not the given --token: nothing released (use --force to break it anyway)");
-            Exit::Child(1)
-        }
-    }
 }
 
 #[cfg(test)]

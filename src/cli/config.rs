@@ -5,9 +5,9 @@ use std::ffi::OsString;
 use std::fmt;
 use std::time::Duration;
 
-use crate::cli::{GlobalArgs, LogFormatArg, LogLevelArg, Renewals, RunArgs};
-use crate::conn::Target;
+use crate::cli::args::{GlobalArgs, LogFormatArg, LogLevelArg, Renewals, RunArgs};
 use crate::log::Level;
+use crate::store::conn::Target;
 
 /// A usage error: one line naming the problem and the fix.
 #[derive(Debug)]
@@ -98,7 +98,7 @@ pub fn global(g: &GlobalArgs) -> Result<Global, UsageError> {
     let env_password = std::env::var("REDISCLI_AUTH")
         .ok()
         .filter(|p| !p.is_empty());
-    let tls = crate::conn::TlsFiles {
+    let tls = crate::store::conn::TlsFiles {
         ca: read_pem("--tls-ca", g.tls_ca.as_deref())?,
         client: match (
             read_pem("--tls-cert", g.tls_cert.as_deref())?,
@@ -167,7 +167,7 @@ fn read_pem(flag: &str, path: Option<&std::path::Path>) -> Result<Option<Vec<u8>
 
 /// An io::Error without the "(os error N)" noise.
 pub fn io_reason(e: &std::io::Error) -> String {
-    crate::conn::without_os_error(&e.to_string())
+    crate::store::conn::without_os_error(&e.to_string())
 }
 
 pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
@@ -322,7 +322,7 @@ fn prefixed(g: &Global, what: &str, key: &str, empty_hint: &str) -> Result<Strin
             full.len()
         );
     }
-    if let Some(problem) = crate::lock::layout_problem(&full) {
+    if let Some(problem) = crate::store::lock::layout_problem(&full) {
         usage!("{what} {full}: {problem}");
     }
     Ok(full)
