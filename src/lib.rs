@@ -109,5 +109,6 @@ pub mod api {
     pub use crate::cli::exit::markdown as exit_table_markdown;
     pub use crate::core::backoff::Backoff;
     pub use crate::core::stats::bucket_field;
-    pub use crate::store::lock::{Keys, companion, new_token};
+    pub use crate::store::check::check_scripts;
+    pub use crate::store::keys::{Keys, companion, new_token};
 }

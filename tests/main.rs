@@ -14,6 +14,7 @@ mod edge;
 mod faults;
 mod logs;
 mod run;
+mod scripts;
 mod server_errors;
 mod signals;
 mod stats;

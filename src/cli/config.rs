@@ -322,7 +322,7 @@ fn prefixed(g: &Global, what: &str, key: &str, empty_hint: &str) -> Result<Strin
             full.len()
         );
     }
-    if let Some(problem) = crate::store::lock::layout_problem(&full) {
+    if let Some(problem) = crate::store::keys::layout_problem(&full) {
         usage!("{what} {full}: {problem}");
     }
     Ok(full)

@@ -8,7 +8,8 @@ use super::status::{connect, short, unavailable};
 use crate::cli::config::Global;
 use crate::cli::exit::Exit;
 use crate::cmd::run::acquire::unix_ms;
-use crate::store::lock::{self, Broken, Keys};
+use crate::store::keys::Keys;
+use crate::store::lock::{self, BreakCall, Broken};
 use crate::{error, info};
 
 /// `dlock release KEY --force | --token T`.
@@ -26,7 +27,7 @@ pub fn release(g: &Global, key: &str, token: Option<&str>) -> Exit {
         Ok(c) => c,
         Err(exit) => return exit,
     };
-    let result = match lock::break_lock(&mut c, &keys, token) {
+    let result = match lock::call(&mut c, &BreakCall { keys: &keys, token }) {
         Ok(r) => r,
         Err(e) => return unavailable(g, &e),
     };

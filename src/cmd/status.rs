@@ -14,7 +14,7 @@ use crate::cmd::run::acquire::unix_ms;
 use crate::core::stats::Stats;
 use crate::error;
 use crate::store::conn::{Conn, Target};
-use crate::store::lock::{self, Keys, SUFFIXES};
+use crate::store::keys::{Keys, SUFFIXES, companion};
 
 /// Who holds a lock, from the holder hash (only when it matches the lock's token).
 #[derive(Debug, Clone, Default)]
@@ -117,12 +117,12 @@ pub fn lock_of(key: &str, prefix: &str) -> Option<String> {
             // `{lock}:suffix`
             if let Some(inner) = base.strip_prefix('{').and_then(|b| b.strip_suffix('}'))
                 && inner.starts_with(prefix)
-                && lock::companion(inner, suffix) == key
+                && companion(inner, suffix) == key
             {
                 return Some(inner.to_string());
             }
             // `lock:suffix` for a lock with its own hash tag
-            if base.starts_with(prefix) && lock::companion(base, suffix) == key {
+            if base.starts_with(prefix) && companion(base, suffix) == key {
                 return Some(base.to_string());
             }
         }

@@ -12,7 +12,10 @@ use crate::cli::exit::Exit;
 use crate::core::backoff::Backoff;
 use crate::log::{ms, secs};
 use crate::store::conn::{Conn, Fault, Target};
-use crate::store::lock::{self, Acquire, Finish, Keys, Outcome, Release};
+use crate::store::keys::{Keys, companion, new_token};
+use crate::store::lock::{
+    self, Acquire, AcquireCall, BusyCall, Finish, Outcome, Release, ReleaseCall, WakeCall,
+};
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
@@ -83,7 +86,7 @@ pub fn acquire(
         cfg,
         keys,
         events,
-        token: lock::new_token(),
+        token: new_token(),
         conn: None,
         backoff: Backoff::seeded_from_os(cfg.retry_min, cfg.retry_max),
         start,
@@ -175,7 +178,7 @@ impl Waker {
         let target = g.target.clone();
         let (ct, io) = (cfg.connect_timeout, cfg.io_timeout);
         let wake = keys.wake.clone();
-        let own = lock::companion(&keys.lock, &format!("wake:{token}"));
+        let own = companion(&keys.lock, &format!("wake:{token}"));
         let mine = own.clone();
         let (resume, parked) = mpsc::channel::<bool>();
         let spawned = std::thread::Builder::new()
@@ -203,7 +206,7 @@ impl Waker {
                         Ok(Some((key, _))) if key == mine => return,
                         Ok(Some(_)) if flag.load(Ordering::SeqCst) => {
                             // Not ours to take any more: hand it on.
-                            let _ = lock::wake(c, &wake);
+                            let _ = lock::call(c, &WakeCall { list: &wake });
                             return;
                         }
                         Ok(Some(_)) => {
@@ -253,7 +256,7 @@ impl Waker {
             (true, false) => &self.wake,
             (false, _) => &self.own,
         };
-        let _ = lock::wake(c, list);
+        let _ = lock::call(c, &WakeCall { list });
     }
 }
 
@@ -293,15 +296,15 @@ impl Acquirer<'_> {
         // Past --wait (always so with --wait 0): a busy answer ends the run, and the script
         // counts it.
         let last_try = sent >= self.until;
-        match lock::acquire(
-            c,
-            self.keys,
-            &self.token,
-            self.cfg.ttl,
-            self.cfg.stats,
-            &meta,
+        let call = AcquireCall {
+            keys: self.keys,
+            token: &self.token,
+            ttl: self.cfg.ttl,
+            stats: self.cfg.stats,
+            meta: &meta,
             last_try,
-        ) {
+        };
+        match lock::call(c, &call) {
             Ok(Acquire::Acquired { fence }) => match self.conn.take() {
                 Some(conn) => Step::Held(Box::new(Held {
                     conn,
@@ -407,7 +410,7 @@ impl Acquirer<'_> {
                 if self.cfg.stats
                     && !counted
                     && let Some(c) = self.conn.as_mut()
-                    && let Err(e) = lock::record_busy(c, self.keys)
+                    && let Err(e) = lock::call(c, &BusyCall { keys: self.keys })
                 {
                     debug!("stats_failed"; "could not record the busy run: {}", self.g.target.classify(&e).reason());
                 }
@@ -561,9 +564,17 @@ pub fn release(
             }
         }
         let Some(c) = conn.as_mut() else { continue };
-        let result = c
-            .set_timeouts(io_timeout)
-            .and_then(|()| lock::release(c, keys, token, &finish));
+        let result = c.set_timeouts(io_timeout).and_then(|()| {
+            let finish = &finish;
+            lock::call(
+                c,
+                &ReleaseCall {
+                    keys,
+                    token,
+                    finish,
+                },
+            )
+        });
         match result {
             Ok(Release::Released) => return Released::Yes,
             Ok(Release::Kept) => return Released::Kept,

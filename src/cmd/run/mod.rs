@@ -13,7 +13,8 @@ use crate::cli::exit::Exit;
 use crate::core::clock::{drift, kill_lead, lease_end};
 use crate::core::stats;
 use crate::log::{ms, secs};
-use crate::store::lock::{self, Finish, Keys, Outcome};
+use crate::store::keys::Keys;
+use crate::store::lock::{self, Finish, Outcome, RecordCall};
 use crate::sys::event::Event;
 use crate::sys::process::{self, SpawnError};
 use crate::sys::signals;
@@ -270,7 +271,7 @@ fn record_lost(
     let conn = conn
         .map(Ok)
         .unwrap_or_else(|| g.target.connect(cfg.connect_timeout, cfg.io_timeout));
-    if let Err(e) = conn.and_then(|mut c| lock::record(&mut c, keys, finish)) {
+    if let Err(e) = conn.and_then(|mut c| lock::call(&mut c, &RecordCall { keys, finish })) {
         debug!("stats_failed"; "could not record the lost run: {}", g.target.classify(&e).reason());
     }
 }

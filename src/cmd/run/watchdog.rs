@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use crate::core::clock::lease_end;
 use crate::debug;
 use crate::store::conn::{Conn, Target};
-use crate::store::lock::{self, Keys, Renew};
+use crate::store::keys::Keys;
+use crate::store::lock::{self, Renew, RenewCall};
 use crate::sys::event::{Event, Sender};
 
 #[derive(Debug, Clone)]
@@ -122,9 +123,15 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Optio
             }
             let Some(c) = conn.as_mut() else { continue };
             let sent = Instant::now();
-            let result = c
-                .set_timeouts(io)
-                .and_then(|()| lock::renew(c, &keys, &token, p.ttl, p.stats));
+            let result = c.set_timeouts(io).and_then(|()| {
+                let call = RenewCall {
+                    keys: &keys,
+                    token: &token,
+                    ttl: p.ttl,
+                    stats: p.stats,
+                };
+                lock::call(c, &call)
+            });
             match result {
                 Ok(Renew::Renewed) => {
                     count += 1;

@@ -1,0 +1,103 @@
+//! A smoke run of every Lua script on a real server, for the test suite.
+
+use std::time::Duration;
+
+use redis::RedisResult;
+
+use super::keys::Keys;
+use super::lock::{
+    Acquire, AcquireCall, BreakCall, Broken, BusyCall, Finish, Meta, Outcome, RecordCall, Release,
+    ReleaseCall, Renew, RenewCall, WakeCall, call,
+};
+
+/// Run every script once, through its typed call, against the server at `url` (keys under
+/// `dlock:script-check`): a syntax error, a helper missing from `lib.lua` or a reply that no
+/// longer reads as its type fails here, in `cargo test`, not in production. Returns the
+/// scripts run, in order.
+pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
+    let t = Duration::from_secs(2);
+    let target = super::conn::Target::parse(url, None, None, Default::default())?;
+    let mut c = target.connect(t, t).map_err(|e| e.to_string())?;
+    let keys = Keys::new("dlock:script-check");
+    let (token, ttl) = ("check", Duration::from_secs(5));
+    let meta = Meta {
+        host: "host".into(),
+        pid: 1,
+        command: "check".into(),
+        since_ms: 0,
+    };
+    let finish = Finish {
+        hold: Duration::from_millis(5),
+        outcome: Outcome::Lost,
+        keep: Duration::ZERO,
+        stats: true,
+    };
+    let mut ran = Vec::new();
+    let mut run = |name: &'static str, r: RedisResult<bool>| match r {
+        Ok(true) => {
+            ran.push(name);
+            Ok(())
+        }
+        Ok(false) => Err(format!("{name}.lua: unexpected reply")),
+        Err(e) => Err(format!("{name}.lua: {e}")),
+    };
+    let acquire = |last_try| AcquireCall {
+        keys: &keys,
+        token,
+        ttl,
+        stats: true,
+        meta: &meta,
+        last_try,
+    };
+    let renew = RenewCall {
+        keys: &keys,
+        token,
+        ttl,
+        stats: true,
+    };
+    let got = call(&mut c, &acquire(false));
+    run("acquire", got.map(|a| a == Acquire::Acquired { fence: 1 }))?;
+    run("renew", call(&mut c, &renew).map(|r| r == Renew::Renewed))?;
+    let mut rival = AcquireCall {
+        token: "rival",
+        ..acquire(true)
+    };
+    let busy = call(&mut c, &rival)
+        .map(|a| matches!(a, Acquire::Busy { ref holder, .. } if holder == "host pid 1"));
+    run("acquire (busy)", busy)?;
+    run(
+        "busy",
+        call(&mut c, &BusyCall { keys: &keys }).map(|()| true),
+    )?;
+    let release = ReleaseCall {
+        keys: &keys,
+        token,
+        finish: &finish,
+    };
+    run(
+        "release",
+        call(&mut c, &release).map(|r| r == Release::Released),
+    )?;
+    let record = RecordCall {
+        keys: &keys,
+        finish: &finish,
+    };
+    run("record", call(&mut c, &record).map(|()| true))?;
+    run(
+        "wake",
+        call(&mut c, &WakeCall { list: &keys.wake }).map(|()| true),
+    )?;
+    rival.last_try = false;
+    run(
+        "acquire (again)",
+        call(&mut c, &rival).map(|a| a == Acquire::Acquired { fence: 2 }),
+    )?;
+    let brk = BreakCall {
+        keys: &keys,
+        token: None,
+    };
+    let broken = call(&mut c, &brk)
+        .map(|b| matches!(b, Broken::Released { ref token, .. } if token == "rival"));
+    run("break", broken)?;
+    Ok(ran)
+}

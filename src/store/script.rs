@@ -1,0 +1,73 @@
+//! Running dlock's Lua scripts. Each script is a file under `scripts/`, read in at build time
+//! (`include_str!`) after the shared helpers of `scripts/lib.lua`, so the source can be read,
+//! linted and tried with `redis-cli --eval`, and no script can miss a helper. Each script has
+//! one typed call in `lock` (an args struct that names KEYS and ARGV, and a reply type).
+
+use std::sync::OnceLock;
+
+use redis::{ErrorKind, FromRedisValue, RedisResult, ServerErrorKind, Value};
+
+use super::conn::Conn;
+
+const LIB: &str = include_str!("scripts/lib.lua");
+
+pub(crate) struct Script {
+    body: &'static str,
+    /// (source, sha1), computed once.
+    compiled: OnceLock<(String, String)>,
+}
+
+impl Script {
+    pub(crate) const fn new(body: &'static str) -> Script {
+        Script {
+            body,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// The script's own file, without the helpers.
+    #[cfg(test)]
+    pub(crate) fn body(&self) -> &str {
+        self.body
+    }
+
+    fn compiled(&self) -> &(String, String) {
+        self.compiled.get_or_init(|| {
+            let src = format!("{LIB}\n{}", self.body);
+            let sha = redis::Script::new(&src).get_hash().to_string();
+            (src, sha)
+        })
+    }
+}
+
+/// One script call: its KEYS and ARGV in the order the script's header documents, and how its
+/// reply reads.
+pub(crate) trait Call {
+    type Reply;
+    fn script(&self) -> &'static Script;
+    fn keys(&self) -> Vec<&str>;
+    fn argv(&self) -> Vec<String>;
+    fn reply(v: Value) -> RedisResult<Self::Reply>;
+}
+
+/// EVALSHA, falling back to EVAL on NOSCRIPT (no SCRIPT LOAD: restricted ACLs often deny it).
+pub(crate) fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
+    let (src, sha) = c.script().compiled();
+    let (keys, argv) = (c.keys(), c.argv());
+    let mut cmd = redis::cmd("EVALSHA");
+    cmd.arg(sha).arg(keys.len()).arg(&keys).arg(&argv);
+    let v = match conn.query::<Value>(&cmd) {
+        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+            let mut eval = redis::cmd("EVAL");
+            eval.arg(src).arg(keys.len()).arg(&keys).arg(&argv);
+            conn.query::<Value>(&eval)
+        }
+        other => other,
+    }?;
+    C::reply(v)
+}
+
+/// A reply read as `T`, with redis' own conversion errors.
+pub(crate) fn read<T: FromRedisValue>(v: Value) -> RedisResult<T> {
+    Ok(redis::from_redis_value(v)?)
+}

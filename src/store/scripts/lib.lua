@@ -1,0 +1,36 @@
+-- Helpers every dlock script starts with (dlock prepends this file to each one, so no script
+-- can miss a helper it calls). Each script names every key it touches in KEYS, so Redis Cluster
+-- and cloud proxies route it, and uses only commands that exist since Redis 2.6.12.
+
+-- Metrics and holder details are best effort: a write that fails (a stats key someone else
+-- made a string) is dropped instead of failing the lock operation it rides with. True when the
+-- count landed.
+local function bump(hash, field, by)
+  return type(redis.pcall('HINCRBY', hash, field, by or 1)) == 'number'
+end
+
+-- Count a run that gave up on a busy lock.
+local function count_busy(stats)
+  if bump(stats, 'runs') then bump(stats, 'busy') end
+end
+
+-- Count one finished run in the stats hash: its hold time (ms), histogram field, outcome
+-- counter ('' for none), and whether its release compare failed.
+local function record(stats, hold, field, outcome, compare_failed)
+  if not bump(stats, field) then return end
+  bump(stats, 'hold_count')
+  bump(stats, 'hold_sum_ms', hold)
+  if tonumber(redis.pcall('HGET', stats, 'hold_max_ms') or '0') < tonumber(hold) then
+    redis.pcall('HSET', stats, 'hold_max_ms', hold)
+  end
+  if outcome ~= '' then bump(stats, outcome) end
+  if compare_failed then bump(stats, 'compare_failures') end
+end
+
+-- Wake the longest-waiting waiter. One item at most (a release with nobody waiting must not
+-- pile up wake-ups), kept 2 s for a waiter that is between its busy answer and its BLPOP.
+local function wake(list)
+  redis.call('LPUSH', list, 1)
+  redis.call('LTRIM', list, 0, 0)
+  redis.call('PEXPIRE', list, 2000)
+end
