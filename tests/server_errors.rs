@@ -219,3 +219,31 @@ fn password_precedence_is_file_then_url_then_environment() {
     run(None, "not-it", SECRET).code(69);
     run(None, "", SECRET).code(0);
 }
+
+/// Passwords in the URL are percent-decoded (`%40` is '@'); a '%' that starts no escape is
+/// kept as it is, even before a multi-byte character: in a Sentinel or Cluster URL (parsed by
+/// dlock, not by the redis crate) the decoder this replaced panicked there (exit 101).
+#[test]
+fn url_passwords_are_percent_decoded_and_a_stray_percent_is_kept() {
+    for (password, in_url) in [("p@ss", "p%40ss"), ("%aé", "%aé")] {
+        let r = RedisServer::start_tcp(&["--requirepass", password]);
+        let url = format!("redis://:{in_url}@127.0.0.1:{}", r.port.unwrap());
+        Dlock::bare()
+            .args(["--url", &url, "run", "--key", "pct", "--", "true"])
+            .run()
+            .code(0);
+    }
+    // Port 1: nothing listens there, so the run ends at the connection (69), after the parse.
+    for url in [
+        "redis+sentinel://:%aé@127.0.0.1:1/svc",
+        "redis+cluster://:%aé@127.0.0.1:1",
+    ] {
+        Dlock::bare()
+            .args([
+                "--url", url, "run", "--key", "pct", "--wait", "0", "--", "true",
+            ])
+            .run()
+            .code(69)
+            .one_line_error();
+    }
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::cli::args::{GlobalArgs, LogFormatArg, LogLevelArg, Renewals, RunArgs};
 use crate::log::Level;
-use crate::store::conn::Target;
+use crate::store::target::Target;
 
 /// A usage error: one line naming the problem and the fix.
 #[derive(Debug)]
@@ -98,7 +98,7 @@ pub fn global(g: &GlobalArgs) -> Result<Global, UsageError> {
     let env_password = std::env::var("REDISCLI_AUTH")
         .ok()
         .filter(|p| !p.is_empty());
-    let tls = crate::store::conn::TlsFiles {
+    let tls = crate::store::target::TlsFiles {
         ca: read_pem("--tls-ca", g.tls_ca.as_deref())?,
         client: match (
             read_pem("--tls-cert", g.tls_cert.as_deref())?,
@@ -167,7 +167,7 @@ fn read_pem(flag: &str, path: Option<&std::path::Path>) -> Result<Option<Vec<u8>
 
 /// An io::Error without the "(os error N)" noise.
 pub fn io_reason(e: &std::io::Error) -> String {
-    crate::store::conn::without_os_error(&e.to_string())
+    crate::store::fault::without_os_error(&e.to_string())
 }
 
 pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {

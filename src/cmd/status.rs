@@ -13,8 +13,9 @@ use crate::cli::exit::Exit;
 use crate::cmd::run::acquire::unix_ms;
 use crate::core::stats::Stats;
 use crate::error;
-use crate::store::conn::{Conn, Target};
+use crate::store::conn::Conn;
 use crate::store::keys::{Keys, SUFFIXES, companion};
+use crate::store::target::Target;
 
 /// Who holds a lock, from the holder hash (only when it matches the lock's token).
 #[derive(Debug, Clone, Default)]

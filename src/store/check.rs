@@ -16,7 +16,7 @@ use super::lock::{
 /// scripts run, in order.
 pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     let t = Duration::from_secs(2);
-    let target = super::conn::Target::parse(url, None, None, Default::default())?;
+    let target = super::target::Target::parse(url, None, None, Default::default())?;
     let mut c = target.connect(t, t).map_err(|e| e.to_string())?;
     let keys = Keys::new("dlock:script-check");
     let (token, ttl) = ("check", Duration::from_secs(5));

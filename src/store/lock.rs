@@ -89,6 +89,18 @@ pub struct Finish {
     pub stats: bool,
 }
 
+impl Finish {
+    /// A run whose job never started: nothing to record.
+    pub fn unstarted() -> Finish {
+        Finish {
+            hold: Duration::ZERO,
+            outcome: Outcome::Done,
+            keep: Duration::ZERO,
+            stats: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Release {
     Released,

@@ -1,9 +1,12 @@
-//! Redis: the connection (`conn`: targets, TLS, Sentinel, Cluster redirects, timeouts, error
-//! classification), the key layout (`keys`), the Lua scripts (`scripts/*.lua`, run by
-//! `script`) and the lock protocol's typed calls (`lock`).
+//! Redis: where it is (`target`: URL forms, TLS, credentials), talking to it (`conn`: timeouts,
+//! Sentinel, Cluster redirects), what its failures mean (`fault`), the key layout (`keys`),
+//! the Lua scripts (`scripts/*.lua`, run by `script`) and the lock protocol's typed calls
+//! (`lock`).
 
 pub(crate) mod check;
 pub(crate) mod conn;
+pub(crate) mod fault;
 pub(crate) mod keys;
 pub(crate) mod lock;
 mod script;
+pub(crate) mod target;

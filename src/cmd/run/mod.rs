@@ -2,8 +2,10 @@
 //! about stopping the job; the watchdog only reports what Redis said.
 
 pub(crate) mod acquire;
+mod release;
 mod report;
 mod supervise;
+mod waker;
 pub(crate) mod watchdog;
 
 use std::time::{Duration, Instant};
@@ -19,7 +21,8 @@ use crate::sys::event::Event;
 use crate::sys::process::{self, SpawnError};
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
-use acquire::{Held, Released};
+use acquire::Held;
+use release::Released;
 use supervise::{Supervisor, Watch};
 use watchdog::Lease;
 
@@ -62,24 +65,9 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         sent,
         ..
     } = *held;
-    let release = |conn, finish| {
-        acquire::release(
-            &g.target,
-            conn,
-            &keys,
-            &token,
-            finish,
-            cfg.connect_timeout,
-            cfg.io_timeout,
-        )
-    };
+    let release = |conn, finish| release::release(g, cfg, conn, &keys, &token, finish);
     // The job never started: count the acquisition but no hold time.
-    let unstarted = Finish {
-        hold: Duration::ZERO,
-        outcome: Outcome::Done,
-        keep: Duration::ZERO,
-        stats: false,
-    };
+    let unstarted = Finish::unstarted();
 
     // A signal that arrived during the last try: never start the job.
     if let Some(Event::Signal(sig)) = rx.try_recv() {

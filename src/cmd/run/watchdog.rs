@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use crate::core::clock::lease_end;
 use crate::debug;
-use crate::store::conn::{Conn, Target};
+use crate::store::conn::Conn;
 use crate::store::keys::Keys;
 use crate::store::lock::{self, Renew, RenewCall};
+use crate::store::target::Target;
 use crate::sys::event::{Event, Sender};
 
 #[derive(Debug, Clone)]

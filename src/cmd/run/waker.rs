@@ -1,0 +1,127 @@
+//! The waker: a thread that listens for release wake-ups while `run` waits for a busy lock.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use crate::cli::config::{Global, RunConfig};
+use crate::store::conn::Conn;
+use crate::store::keys::{Keys, companion};
+use crate::store::lock::{self, WakeCall};
+use crate::sys::event::{Event, Sender};
+
+/// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
+/// one item, and Redis hands it to the longest-blocked waiter only, so a release wakes one
+/// waiter (first come, first served) instead of a herd.
+///
+/// After passing a wake-up on, the waker parks until the acquire loop says whether to listen
+/// again (still busy) or stop (acquired, or gave up). The common hand-off, woken then acquired,
+/// so costs no command to end the waker, and nothing stands between the acquire and the job.
+pub(super) struct Waker {
+    stop: Arc<AtomicBool>,
+    /// This waiter's own wake key: an item there ends the waker's BLPOP at once.
+    own: String,
+    wake: String,
+    /// To a parked waker: true = listen again; false (or dropped) = stop.
+    resume: mpsc::Sender<bool>,
+}
+
+impl Waker {
+    /// `until`: the end of --wait. One BLPOP blocks until then: Redis queues blocked clients
+    /// first come, first served, and a waiter that re-issued its BLPOP (on a timeout) would go
+    /// to the back of that queue. It is ended early by an item on its own key (`stop`) or by
+    /// this process exiting (Redis drops a closed connection's BLPOP).
+    pub(super) fn start(
+        g: &Global,
+        cfg: &RunConfig,
+        keys: &Keys,
+        token: &str,
+        tx: Sender,
+        until: Instant,
+    ) -> Option<Waker> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let target = g.target.clone();
+        let (ct, io) = (cfg.connect_timeout, cfg.io_timeout);
+        let wake = keys.wake.clone();
+        let own = companion(&keys.lock, &format!("wake:{token}"));
+        let mine = own.clone();
+        let (resume, parked) = mpsc::channel::<bool>();
+        let spawned = std::thread::Builder::new()
+            .name("waker".into())
+            .spawn(move || {
+                let mut conn: Option<Conn> = None;
+                while !flag.load(Ordering::SeqCst) {
+                    if conn.is_none() {
+                        conn = target.connect(ct, io).ok();
+                    }
+                    let Some(c) = conn.as_mut() else {
+                        // Redis trouble: the acquire loop's own retries report it; try again soon.
+                        std::thread::sleep(Duration::from_millis(100));
+                        continue;
+                    };
+                    // Whole seconds (Redis before 6.0 takes no fractions), rounded up so the
+                    // BLPOP outlasts --wait; the read waits for it plus the I/O bound.
+                    let block = until.saturating_duration_since(Instant::now()).as_secs() + 1;
+                    let mut blpop = redis::cmd("BLPOP");
+                    blpop.arg(&wake).arg(&mine).arg(block);
+                    let answer = c
+                        .set_timeouts(Duration::from_secs(block) + io)
+                        .and_then(|()| c.query::<Option<(String, String)>>(&blpop));
+                    match answer {
+                        Ok(Some((key, _))) if key == mine => return,
+                        Ok(Some(_)) if flag.load(Ordering::SeqCst) => {
+                            // Not ours to take any more: hand it on.
+                            let _ = lock::call(c, &WakeCall { list: &wake });
+                            return;
+                        }
+                        Ok(Some(_)) => {
+                            if tx.send(Event::Wake).is_err() {
+                                return;
+                            }
+                            if parked.recv() != Ok(true) {
+                                return;
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(_) => conn = None,
+                    }
+                }
+            });
+        spawned.ok().map(|_| Waker {
+            stop,
+            own,
+            wake: keys.wake.clone(),
+            resume,
+        })
+    }
+
+    /// Wake a parked waker: listen for the next release.
+    pub(super) fn resume(&self) {
+        let _ = self.resume.send(true);
+    }
+
+    /// Stop listening. `conn` is Ok with the lock held, Err(connection if any) without it.
+    ///
+    /// A parked waker just ends; if the lock was not taken, the wake-up it consumed goes back
+    /// to the list for the next waiter. A waker blocked in BLPOP is ended at once with an item
+    /// on its own key (expiring, in case it has already gone): were this process to exit
+    /// meanwhile, a release's wake-up could go to its dead connection and the next waiter
+    /// would sleep a whole poll.
+    pub(super) fn stop(self, conn: Result<&mut Conn, Option<&mut Conn>>, parked: bool) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.resume.send(false);
+        let (conn, held) = match conn {
+            Ok(c) => (Some(c), true),
+            Err(c) => (c, false),
+        };
+        let Some(c) = conn else { return };
+        let list = match (parked, held) {
+            (true, true) => return,
+            // Put back the wake-up it took: the next waiter's.
+            (true, false) => &self.wake,
+            (false, _) => &self.own,
+        };
+        let _ = lock::call(c, &WakeCall { list });
+    }
+}

@@ -1,0 +1,393 @@
+//! When to try for the lock, when to give up, and what to clean up: the rules of SPEC section
+//! 2.1–2.3 for `dlock run` before the job starts, as a state machine with no I/O (the same shape
+//! as `stop`). The shell asks `poll_try` whether to send an acquire now, feeds the answer back
+//! (`handle`), carries out `poll_action` and sleeps until `poll_timeout` or an event.
+//!
+//! The rules:
+//! - the first try goes out at once; the common idle lock costs one round trip and no waker;
+//! - a busy answer starts the waker (release wake-ups, unless --no-notify); the next try comes
+//!   after a backoff pause (with a waker, --retry-max apart: a release wakes us anyway), never
+//!   later than the holder's remaining lease nor past --wait;
+//! - a wake-up means "try now"; a signal ends the wait (128+N, nothing held);
+//! - a try sent at or after the end of --wait is the last, and the acquire script counts its
+//!   busy answer itself;
+//! - a refusal retrying cannot fix ends at once (69); an unreachable server is retried within
+//!   --wait, with one warning;
+//! - an acquire whose reply was lost may have taken the lock with our token: whatever ends the
+//!   wait without the lock releases it first.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use super::backoff::Backoff;
+use crate::cli::exit::Exit;
+
+/// The run's waiting settings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// --wait: how long to keep trying.
+    pub wait: Duration,
+    /// --retry-max: the poll period while a waker listens.
+    pub retry_max: Duration,
+    /// Listen for release wake-ups (not --no-notify).
+    pub notify: bool,
+    /// Record per-key metrics (not --no-stats).
+    pub stats: bool,
+    /// --conflict-exit-code.
+    pub conflict_exit: u8,
+}
+
+/// What a try or the world said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// The lock is ours; the acquire was sent at `sent`.
+    Acquired { fence: i64, sent: Instant },
+    /// Someone else holds it: `pttl` ms left on their lease (-1: no expiry); `holder` is
+    /// "host pid N" for a dlock holder.
+    Busy { pttl: i64, holder: String },
+    /// The try failed.
+    Failed(Failure),
+    /// A release wake-up arrived.
+    Woken,
+    /// SIGINT, SIGTERM, SIGHUP or SIGQUIT.
+    Signal(i32),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failure {
+    /// Retrying cannot fix it (auth, read-only replica, OOM, ACL, …).
+    pub permanent: bool,
+    pub reason: String,
+    /// The acquire command went out (it counts as a try).
+    pub sent: bool,
+    /// It may have run before the reply was lost: the lock may be ours.
+    pub maybe_executed: bool,
+}
+
+/// What to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Start listening for release wake-ups; answer with `waker_started`.
+    StartWaker,
+    /// A wake-up was used and the lock is still busy: listen for the next release.
+    ResumeWaker,
+    /// Count this run as busy (the last try was not flagged as the last).
+    CountBusy,
+    /// An acquire reply was lost: release the lock in case that acquire took it.
+    Cleanup,
+    /// The wait is over: stop the waker. `parked`: it holds a wake-up it delivered (put it back
+    /// unless we hold the lock); otherwise it is blocked and must be ended.
+    StopWaker {
+        parked: bool,
+        held: bool,
+    },
+    Report(Report),
+}
+
+/// Facts worth a log line, with their numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Report {
+    /// The lock has no expiry at all: not dlock's.
+    NoTtl,
+    /// First failure to reach Redis; retrying for `retry_for`.
+    Unreachable {
+        reason: String,
+        retry_for: Duration,
+    },
+    Refused {
+        reason: String,
+    },
+    Woken,
+    SignalWhileWaiting {
+        signal: i32,
+        waited: Duration,
+    },
+    /// Gave up on a busy lock.
+    GaveUpBusy {
+        pttl: i64,
+        holder: String,
+        waited: Duration,
+        tries: u32,
+        code: u8,
+    },
+    /// Gave up on an unreachable server.
+    GaveUpDown {
+        reason: String,
+        waited: Duration,
+    },
+}
+
+/// How the wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Acquired {
+        fence: i64,
+        /// When the winning acquire was sent: the lease is measured from here.
+        sent: Instant,
+        waited: Duration,
+    },
+    Exit(Exit),
+}
+
+/// The last thing a try said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Last {
+    Nothing,
+    Busy {
+        pttl: i64,
+        holder: String,
+        /// The try was flagged as the last, so the acquire script already counted the busy run.
+        counted: bool,
+    },
+    Down(String),
+}
+
+#[derive(Debug)]
+pub(crate) struct Wait {
+    limits: Limits,
+    backoff: Backoff,
+    start: Instant,
+    until: Instant,
+    /// When to try next (None: a try is out, the waker is being started, or the wait is over).
+    next_try: Option<Instant>,
+    /// The try that is out was flagged as the last.
+    last_try: bool,
+    tries: u32,
+    maybe_ours: bool,
+    last: Last,
+    warned_down: bool,
+    warned_no_ttl: bool,
+    waker: bool,
+    /// The waker delivered a wake-up and waits for word (not blocked in BLPOP).
+    parked: bool,
+    outcome: Option<Outcome>,
+    actions: VecDeque<Action>,
+}
+
+impl Wait {
+    pub(crate) fn new(limits: Limits, backoff: Backoff, now: Instant) -> Wait {
+        Wait {
+            limits,
+            backoff,
+            start: now,
+            until: now + limits.wait,
+            next_try: Some(now),
+            last_try: false,
+            tries: 0,
+            maybe_ours: false,
+            last: Last::Nothing,
+            warned_down: false,
+            warned_no_ttl: false,
+            waker: false,
+            parked: false,
+            outcome: None,
+            actions: VecDeque::new(),
+        }
+    }
+
+    pub(crate) fn outcome(&self) -> Option<Outcome> {
+        self.outcome
+    }
+
+    /// The end of --wait.
+    pub(crate) fn until(&self) -> Instant {
+        self.until
+    }
+
+    #[cfg(test)]
+    pub(crate) fn tries(&self) -> u32 {
+        self.tries
+    }
+
+    pub(crate) fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// Send an acquire now? Some(last_try): a try sent at or after the end of --wait is the
+    /// last, and the script counts its busy answer.
+    pub(crate) fn poll_try(&mut self, now: Instant) -> Option<bool> {
+        if self.outcome.is_some() || self.next_try.is_none_or(|t| now < t) {
+            return None;
+        }
+        self.next_try = None;
+        self.last_try = now >= self.until;
+        Some(self.last_try)
+    }
+
+    /// When to look again (a try is due), at the latest.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        self.next_try
+    }
+
+    /// The shell's answer to `StartWaker` (a thread that could not start is tried again after
+    /// the next busy answer); the next try is scheduled from here.
+    pub(crate) fn waker_started(&mut self, ok: bool, now: Instant) {
+        self.waker = ok;
+        if self.outcome.is_none() {
+            self.next_try = Some(now + self.pause(now));
+        }
+    }
+
+    pub(crate) fn handle(&mut self, input: Input, now: Instant) {
+        if self.outcome.is_some() {
+            return;
+        }
+        match input {
+            Input::Acquired { fence, sent } => {
+                self.tries += 1;
+                let waited = sent.saturating_duration_since(self.start);
+                self.finish(Outcome::Acquired {
+                    fence,
+                    sent,
+                    waited,
+                });
+            }
+            Input::Busy { pttl, holder } => {
+                self.tries += 1;
+                // Someone else's value: whatever a lost reply did, it did not leave ours there.
+                self.maybe_ours = false;
+                if pttl == -1 && !self.warned_no_ttl {
+                    self.warned_no_ttl = true;
+                    self.report(Report::NoTtl);
+                }
+                let counted = self.last_try;
+                self.last = Last::Busy {
+                    pttl,
+                    holder,
+                    counted,
+                };
+                self.again(now);
+            }
+            Input::Failed(f) => {
+                if f.sent {
+                    self.tries += 1;
+                }
+                if f.maybe_executed {
+                    self.maybe_ours = true;
+                }
+                if f.permanent {
+                    self.report(Report::Refused { reason: f.reason });
+                    self.give_up(Exit::Unavailable);
+                    return;
+                }
+                if !self.warned_down && now < self.until {
+                    self.warned_down = true;
+                    let retry_for = self.until - now;
+                    let reason = f.reason.clone();
+                    self.report(Report::Unreachable { reason, retry_for });
+                }
+                self.last = Last::Down(f.reason);
+                self.again(now);
+            }
+            Input::Woken => {
+                self.parked = true;
+                // A wake-up that comes with a try about to be made anyway changes nothing.
+                if self.next_try.is_some_and(|t| t > now) {
+                    self.report(Report::Woken);
+                    self.next_try = Some(now);
+                }
+            }
+            Input::Signal(signal) => {
+                let waited = now.saturating_duration_since(self.start);
+                self.report(Report::SignalWhileWaiting { signal, waited });
+                self.give_up(Exit::Signal(signal));
+            }
+        }
+    }
+
+    /// A try answered busy or down: resume a parked waker, give up past --wait, or schedule
+    /// the next try.
+    fn again(&mut self, now: Instant) {
+        if self.parked {
+            // Still busy (someone else was quicker): listen for the next release.
+            self.parked = false;
+            if self.waker {
+                self.actions.push_back(Action::ResumeWaker);
+            }
+        }
+        if now >= self.until {
+            let waited = now.saturating_duration_since(self.start);
+            let exit = match self.last.clone() {
+                Last::Busy {
+                    pttl,
+                    holder,
+                    counted,
+                } => {
+                    let code = self.limits.conflict_exit;
+                    let tries = self.tries;
+                    self.report(Report::GaveUpBusy {
+                        pttl,
+                        holder,
+                        waited,
+                        tries,
+                        code,
+                    });
+                    if self.limits.stats && !counted {
+                        self.actions.push_back(Action::CountBusy);
+                    }
+                    Exit::Busy(code)
+                }
+                Last::Down(reason) => {
+                    self.report(Report::GaveUpDown { reason, waited });
+                    Exit::Unavailable
+                }
+                Last::Nothing => Exit::Internal,
+            };
+            self.give_up(exit);
+            return;
+        }
+        if matches!(self.last, Last::Busy { .. }) && !self.waker && self.limits.notify {
+            // No retry needed after starting: a release between our busy answer and the
+            // waker's BLPOP leaves its wake-up in the list (kept 2 s), so it cannot be missed.
+            // The pause depends on whether it started: `waker_started` schedules the next try.
+            self.actions.push_back(Action::StartWaker);
+            return;
+        }
+        self.next_try = Some(now + self.pause(now));
+    }
+
+    /// The next pause: backoff, but never past the holder's remaining lease (it may simply
+    /// expire) nor past --wait.
+    fn pause(&mut self, now: Instant) -> Duration {
+        // With a waker, a release wakes us; polling is only the safety net for a lock that
+        // expires without a release or a wake-up lost with a killed waiter: --retry-max apart.
+        let mut p = if self.waker {
+            self.limits.retry_max
+        } else {
+            self.backoff.next_pause()
+        };
+        if let Last::Busy { pttl, .. } = self.last
+            && pttl >= 0
+        {
+            p = p.min(Duration::from_millis(pttl as u64 + 1));
+        }
+        p.min(self.until.saturating_duration_since(now))
+    }
+
+    /// End without the lock: release what a lost reply may have taken, stop the waker.
+    fn give_up(&mut self, exit: Exit) {
+        if self.maybe_ours {
+            self.maybe_ours = false;
+            self.actions.push_back(Action::Cleanup);
+        }
+        self.finish(Outcome::Exit(exit));
+    }
+
+    fn finish(&mut self, outcome: Outcome) {
+        self.next_try = None;
+        if self.waker {
+            let held = matches!(outcome, Outcome::Acquired { .. });
+            let parked = self.parked;
+            self.actions.push_back(Action::StopWaker { parked, held });
+        }
+        self.outcome = Some(outcome);
+    }
+
+    fn report(&mut self, r: Report) {
+        self.actions.push_back(Action::Report(r));
+    }
+}
+
+#[cfg(test)]
+#[path = "acquire_tests.rs"]
+mod tests;

@@ -1,0 +1,414 @@
+//! Every waiting rule as a scenario: what the server answers each try (and how late), wake-ups
+//! and signals at made-up times, the actions the machine asks for at which millisecond, and how
+//! the wait ends.
+
+use super::*;
+
+const MS: fn(u64) -> Duration = Duration::from_millis;
+
+/// --wait 1 s, a fixed 100 ms backoff (min = max, so the schedule is exact), a waker polling
+/// --retry-max 400 ms apart, conflict exit 75.
+fn limits() -> Limits {
+    Limits {
+        wait: MS(1000),
+        retry_max: MS(400),
+        notify: true,
+        stats: true,
+        conflict_exit: 75,
+    }
+}
+
+/// A server's answer to one try, and how long it takes.
+#[derive(Clone, Copy)]
+enum A {
+    Free(i64),
+    Busy(i64),
+    /// Not reachable (connect refused: nothing sent).
+    Down,
+    /// The command went out and its reply was lost.
+    ReplyLost,
+    Refused,
+}
+
+struct Sim {
+    wait: Wait,
+    t0: Instant,
+    now: Instant,
+    waker_starts: bool,
+    trace: Vec<String>,
+}
+
+impl Sim {
+    fn new(limits: Limits) -> Sim {
+        let t0 = Instant::now();
+        let backoff = Backoff::new(MS(100), MS(100), 7);
+        Sim {
+            wait: Wait::new(limits, backoff, t0),
+            t0,
+            now: t0,
+            waker_starts: true,
+            trace: Vec::new(),
+        }
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.t0 + MS(ms)
+    }
+
+    fn note(&mut self, what: String) {
+        let ms = (self.now - self.t0).as_millis();
+        self.trace.push(format!("{ms} {what}"));
+    }
+
+    fn drain(&mut self) {
+        while let Some(a) = self.wait.poll_action() {
+            let what = match a {
+                Action::StartWaker => {
+                    let (ok, now) = (self.waker_starts, self.now);
+                    self.wait.waker_started(ok, now);
+                    if ok { "waker" } else { "waker failed" }.to_string()
+                }
+                Action::ResumeWaker => "resume".into(),
+                Action::CountBusy => "count-busy".into(),
+                Action::Cleanup => "cleanup".into(),
+                Action::StopWaker { parked, held } => format!(
+                    "stop-waker({}, {})",
+                    if parked { "parked" } else { "blocked" },
+                    if held { "held" } else { "not held" }
+                ),
+                Action::Report(r) => report_name(&r).into(),
+            };
+            self.note(what);
+        }
+    }
+
+    /// Run until the wait ends: `answers` in order (with their latency in ms), `events` at
+    /// their times.
+    fn run(&mut self, answers: &[(A, u64)], events: &[(u64, Input)]) -> Outcome {
+        let mut answers = answers.iter();
+        let mut events = events.iter().peekable();
+        for _ in 0..10_000 {
+            while let Some((_, e)) = events.next_if(|(t, _)| self.at(*t) <= self.now) {
+                let now = self.now;
+                self.wait.handle(e.clone(), now);
+                self.drain();
+            }
+            if let Some(o) = self.wait.outcome() {
+                return o;
+            }
+            if let Some(last) = self.wait.poll_try(self.now) {
+                self.note(if last { "try(last)" } else { "try" }.into());
+                let (answer, latency) = *answers.next().expect("a try no answer was written for");
+                let sent = self.now;
+                self.now += MS(latency);
+                let failed = |permanent, sent, maybe_executed| {
+                    let reason = "connection refused".to_string();
+                    Input::Failed(Failure {
+                        permanent,
+                        reason,
+                        sent,
+                        maybe_executed,
+                    })
+                };
+                let input = match answer {
+                    A::Free(fence) => Input::Acquired { fence, sent },
+                    A::Busy(pttl) => Input::Busy {
+                        pttl,
+                        holder: "h pid 1".into(),
+                    },
+                    A::Down => failed(false, false, false),
+                    A::ReplyLost => failed(false, true, true),
+                    A::Refused => failed(true, true, false),
+                };
+                let now = self.now;
+                self.wait.handle(input, now);
+                self.drain();
+                continue;
+            }
+            let mut next = self.wait.poll_timeout().expect("a next try or an outcome");
+            if let Some((t, _)) = events.peek() {
+                next = next.min(self.at(*t));
+            }
+            self.now = next.max(self.now);
+        }
+        panic!("the wait spun: {:?}", self.trace);
+    }
+}
+
+fn report_name(r: &Report) -> &'static str {
+    match r {
+        Report::NoTtl => "no-ttl",
+        Report::Unreachable { .. } => "unreachable",
+        Report::Refused { .. } => "refused",
+        Report::Woken => "woken",
+        Report::SignalWhileWaiting { .. } => "signal",
+        Report::GaveUpBusy { .. } => "gave-up-busy",
+        Report::GaveUpDown { .. } => "gave-up-down",
+    }
+}
+
+fn acquired(sim: &Sim, fence: i64, sent_ms: u64) -> Outcome {
+    Outcome::Acquired {
+        fence,
+        sent: sim.at(sent_ms),
+        waited: MS(sent_ms),
+    }
+}
+
+#[test]
+fn an_idle_lock_costs_one_try_and_no_waker() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::Free(1), 1)], &[]);
+    assert_eq!(o, acquired(&sim, 1, 0));
+    assert_eq!(sim.trace.join(", "), "0 try");
+    assert_eq!(sim.wait.tries(), 1);
+}
+
+#[test]
+fn wait_0_makes_one_try_flagged_as_the_last_so_the_script_counts_the_busy_run() {
+    let mut sim = Sim::new(Limits {
+        wait: Duration::ZERO,
+        ..limits()
+    });
+    let o = sim.run(&[(A::Busy(5000), 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Busy(75)));
+    assert_eq!(sim.trace.join(", "), "0 try(last), 0 gave-up-busy");
+}
+
+#[test]
+fn a_release_wake_up_means_try_now_and_the_parked_waker_just_ends() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(
+        &[(A::Busy(5000), 0), (A::Free(2), 0)],
+        &[(150, Input::Woken)],
+    );
+    assert_eq!(o, acquired(&sim, 2, 150));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 150 woken, 150 try, 150 stop-waker(parked, held)"
+    );
+}
+
+#[test]
+fn with_a_waker_polling_is_retry_max_apart_and_a_lost_race_resumes_it() {
+    let mut sim = Sim::new(limits());
+    let busy = (A::Busy(5000), 0);
+    let o = sim.run(&[busy, busy, busy, busy], &[(200, Input::Woken)]);
+    assert_eq!(o, Outcome::Exit(Exit::Busy(75)));
+    // After the wake-up at 200 the next poll is 400 ms later; the try at 1000 (the end of
+    // --wait) is the last, so the script counted the busy run.
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 200 woken, 200 try, 200 resume, 600 try, 1000 try(last), \
+         1000 gave-up-busy, 1000 stop-waker(blocked, not held)"
+    );
+}
+
+#[test]
+fn without_notify_tries_follow_the_backoff_until_wait_ends() {
+    let mut sim = Sim::new(Limits {
+        notify: false,
+        ..limits()
+    });
+    let answers = vec![(A::Busy(5000), 0); 11];
+    let o = sim.run(&answers, &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Busy(75)));
+    let tries: Vec<&String> = sim.trace.iter().filter(|t| t.contains("try")).collect();
+    assert_eq!(tries.len(), 11, "every 100 ms from 0 to 1000: {tries:?}");
+    assert_eq!(tries[10], "1000 try(last)");
+    assert_eq!(sim.wait.tries(), 11);
+}
+
+#[test]
+fn the_next_try_is_never_later_than_the_holders_lease_end() {
+    let mut sim = Sim::new(Limits {
+        notify: false,
+        ..limits()
+    });
+    let o = sim.run(&[(A::Busy(30), 0), (A::Free(3), 0)], &[]);
+    assert_eq!(o, acquired(&sim, 3, 31));
+}
+
+#[test]
+fn a_busy_answer_that_arrives_after_wait_ends_is_counted_with_its_own_command() {
+    let mut sim = Sim::new(Limits {
+        notify: false,
+        ..limits()
+    });
+    let mut answers = vec![(A::Busy(5000), 0); 9];
+    // The try at 900 was not the last, but its answer comes back at 1010.
+    answers.push((A::Busy(5000), 110));
+    let o = sim.run(&answers, &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Busy(75)));
+    let end = &sim.trace[sim.trace.len() - 3..];
+    assert_eq!(end, ["900 try", "1010 gave-up-busy", "1010 count-busy"]);
+}
+
+#[test]
+fn no_count_without_stats() {
+    let mut sim = Sim::new(Limits {
+        notify: false,
+        stats: false,
+        ..limits()
+    });
+    let mut answers = vec![(A::Busy(5000), 0); 9];
+    answers.push((A::Busy(5000), 110));
+    sim.run(&answers, &[]);
+    assert!(!sim.trace.iter().any(|t| t.contains("count-busy")));
+}
+
+#[test]
+fn an_unreachable_server_is_retried_within_wait_with_one_warning() {
+    let mut sim = Sim::new(limits());
+    let down = (A::Down, 0);
+    let o = sim.run(&[down, down, down, (A::Free(4), 0)], &[]);
+    assert_eq!(o, acquired(&sim, 4, 300));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 unreachable, 100 try, 200 try, 300 try"
+    );
+    // Connection failures send nothing: only the acquire that went out counts as a try.
+    assert_eq!(sim.wait.tries(), 1);
+}
+
+#[test]
+fn a_server_unreachable_for_the_whole_wait_is_exit_69() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&vec![(A::Down, 0); 11], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Unavailable));
+    assert_eq!(
+        sim.trace.last().map(String::as_str),
+        Some("1000 gave-up-down")
+    );
+}
+
+#[test]
+fn a_refusal_retrying_cannot_fix_ends_at_once() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::Refused, 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Unavailable));
+    assert_eq!(sim.trace.join(", "), "0 try, 0 refused");
+}
+
+#[test]
+fn a_signal_ends_the_wait_and_ends_the_blocked_waker() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::Busy(5000), 0)], &[(50, Input::Signal(libc::SIGTERM))]);
+    assert_eq!(o, Outcome::Exit(Exit::Signal(libc::SIGTERM)));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 50 signal, 50 stop-waker(blocked, not held)"
+    );
+}
+
+#[test]
+fn a_lost_acquire_reply_is_cleaned_up_whatever_ends_the_wait_without_the_lock() {
+    // Then a signal.
+    let mut sim = Sim::new(limits());
+    sim.run(&[(A::ReplyLost, 0)], &[(50, Input::Signal(libc::SIGINT))]);
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 unreachable, 50 signal, 50 cleanup"
+    );
+    // Then a server unreachable to the end.
+    let mut sim = Sim::new(limits());
+    let mut answers = vec![(A::ReplyLost, 0)];
+    answers.extend(vec![(A::Down, 0); 10]);
+    assert_eq!(sim.run(&answers, &[]), Outcome::Exit(Exit::Unavailable));
+    assert_eq!(sim.trace.last().map(String::as_str), Some("1000 cleanup"));
+    // Then a refusal.
+    let mut sim = Sim::new(limits());
+    sim.run(&[(A::ReplyLost, 0), (A::Refused, 0)], &[]);
+    assert_eq!(sim.trace.last().map(String::as_str), Some("100 cleanup"));
+}
+
+#[test]
+fn a_lost_reply_needs_no_cleanup_once_the_key_answers() {
+    // Someone else's value: the lost acquire did not leave ours there.
+    let mut sim = Sim::new(Limits {
+        wait: MS(150),
+        ..limits()
+    });
+    sim.run(
+        &[(A::ReplyLost, 0), (A::Busy(5000), 0), (A::Busy(5000), 0)],
+        &[],
+    );
+    assert!(
+        !sim.trace.iter().any(|t| t.contains("cleanup")),
+        "{:?}",
+        sim.trace
+    );
+    // Our own value: the retry with the same token re-confirms it.
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::ReplyLost, 0), (A::Free(5), 0)], &[]);
+    assert_eq!(o, acquired(&sim, 5, 100));
+    assert!(!sim.trace.iter().any(|t| t.contains("cleanup")));
+}
+
+#[test]
+fn a_lock_without_expiry_is_warned_about_once() {
+    let mut sim = Sim::new(Limits {
+        notify: false,
+        wait: MS(150),
+        ..limits()
+    });
+    sim.run(&[(A::Busy(-1), 0), (A::Busy(-1), 0), (A::Busy(-1), 0)], &[]);
+    let warnings = sim.trace.iter().filter(|t| t.ends_with("no-ttl")).count();
+    assert_eq!(warnings, 1);
+}
+
+#[test]
+fn a_waker_that_cannot_start_leaves_the_backoff_in_charge_and_is_tried_again() {
+    let mut sim = Sim::new(limits());
+    sim.waker_starts = false;
+    let busy = (A::Busy(5000), 0);
+    sim.run(&[busy, busy, (A::Free(6), 0)], &[]);
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker failed, 100 try, 100 waker failed, 200 try"
+    );
+}
+
+#[test]
+fn a_wake_up_with_a_try_already_due_changes_nothing() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(
+        &[(A::Busy(5000), 0), (A::Free(7), 0)],
+        &[(400, Input::Woken)],
+    );
+    assert_eq!(o, acquired(&sim, 7, 400));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 400 try, 400 stop-waker(parked, held)"
+    );
+}
+
+#[test]
+fn the_gave_up_report_carries_its_numbers() {
+    let t0 = Instant::now();
+    let limits = Limits {
+        wait: Duration::ZERO,
+        conflict_exit: 0,
+        ..limits()
+    };
+    let mut wait = Wait::new(limits, Backoff::new(MS(100), MS(100), 7), t0);
+    assert_eq!(wait.poll_try(t0), Some(true));
+    let busy = Input::Busy {
+        pttl: 2500,
+        holder: "h pid 1".into(),
+    };
+    wait.handle(busy, t0 + MS(3));
+    let reports: Vec<Action> = std::iter::from_fn(|| wait.poll_action()).collect();
+    assert_eq!(
+        reports,
+        [Action::Report(Report::GaveUpBusy {
+            pttl: 2500,
+            holder: "h pid 1".into(),
+            waited: MS(3),
+            tries: 1,
+            code: 0
+        })]
+    );
+    assert_eq!(wait.outcome(), Some(Outcome::Exit(Exit::Busy(0))));
+    assert_eq!(wait.poll_try(t0 + MS(10)), None, "no try after the end");
+}

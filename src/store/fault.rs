@@ -1,0 +1,144 @@
+//! Sorting failures into "try again" and "tell the operator", by the error's kind, its server
+//! code and its source (the TLS library's own error), with one line of advice each.
+
+use redis::{ErrorKind, RedisError};
+
+/// How a failed Redis call should be handled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// Network trouble or a server that is briefly unable (loading, busy script): retry.
+    Transient(String),
+    /// The server answered and refused: retrying will not help; tell the operator.
+    Permanent(String),
+}
+
+impl Fault {
+    pub fn reason(&self) -> &str {
+        match self {
+            Fault::Transient(s) | Fault::Permanent(s) => s,
+        }
+    }
+}
+
+pub fn classify(e: &RedisError) -> Fault {
+    // A TLS failure never carries a server code: the handshake did not get that far.
+    if let Some(tls) = tls_cause(e) {
+        return Fault::Permanent(format!(
+            "TLS handshake failed ({}): check --tls-ca (the CA that signed the server's certificate), --tls-cert/--tls-key if the server wants a client certificate, and that the host name matches the certificate",
+            tls_reason(tls)
+        ));
+    }
+    let code = e.code().unwrap_or("");
+    let detail = e.detail().unwrap_or("").trim();
+    let text = e.to_string();
+    match (e.kind(), code) {
+        (ErrorKind::AuthenticationFailed, _) | (_, "WRONGPASS" | "NOAUTH") => Fault::Permanent(
+            "authentication failed: check the password (--password-file, the URL, or REDISCLI_AUTH) and the user name"
+                .into(),
+        ),
+        (_, "READONLY") => Fault::Permanent(
+            "the server is a read-only replica: point --url at the primary (master), or use a redis+sentinel:// URL that finds it"
+                .into(),
+        ),
+        (_, "OOM") => Fault::Permanent(
+            "the server is out of memory (maxmemory reached) and refuses writes: free memory or raise maxmemory"
+                .into(),
+        ),
+        (_, "NOPERM") => Fault::Permanent(format!(
+            "permission denied by the server's ACL ({}): grant the commands and key pattern listed in the README",
+            one_line(detail)
+        )),
+        (ErrorKind::MasterNameNotFoundBySentinel, _) => Fault::Permanent(format!(
+            "no sentinel knows a master named {detail:?}: check the SERVICE name in --url (SENTINEL MASTERS lists them)"
+        )),
+        (_, "LOADING") => Fault::Transient("the server is loading its dataset".into()),
+        (_, "BUSY") => Fault::Transient("the server is busy running a script".into()),
+        (_, "MASTERDOWN") => Fault::Transient("the replica's link to its master is down".into()),
+        (_, "TRYAGAIN") => Fault::Transient("cluster slot migrating (TRYAGAIN)".into()),
+        (_, "CLUSTERDOWN") => Fault::Transient("the cluster is down (CLUSTERDOWN)".into()),
+        (_, "MOVED" | "ASK") => Fault::Transient(format!("cluster redirect ({code} {detail})")),
+        (ErrorKind::Io, _) => Fault::Transient(io_text(e)),
+        (ErrorKind::Parse | ErrorKind::UnexpectedReturnType, _) => Fault::Permanent(
+            "the reply is not the Redis protocol: is --url pointing at a Redis port (and TLS only if the port speaks TLS)?".into(),
+        ),
+        (ErrorKind::InvalidClientConfig, _) => Fault::Permanent(format!("bad connection settings: {}", one_line(&text))),
+        (ErrorKind::Server(_), _) if !code.is_empty() => {
+            Fault::Permanent(format!("the server refused the command: {code} {}", one_line(detail)))
+        }
+        _ if e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal() => {
+            Fault::Transient(io_text(e))
+        }
+        _ => Fault::Permanent(format!("unexpected reply: {}", one_line(&text))),
+    }
+}
+
+/// The TLS library's own error behind a failure, if any. redis-rs keeps the handshake's I/O
+/// error in an `Arc<dyn Error>`, and that I/O error wraps the rustls error; neither wrapper's
+/// `source` leads to what it wraps, so each is opened by type.
+fn tls_cause(e: &RedisError) -> Option<&rustls::Error> {
+    type Shared = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+    let mut cause = std::error::Error::source(e);
+    while let Some(err) = cause {
+        let inner: &(dyn std::error::Error + 'static) = match err.downcast_ref::<Shared>() {
+            Some(shared) => shared.as_ref(),
+            None => err,
+        };
+        if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        if let Some(tls) = inner
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|wrapped| wrapped.downcast_ref::<rustls::Error>())
+        {
+            return Some(tls);
+        }
+        cause = inner.source();
+    }
+    None
+}
+
+/// What an operator can do about a TLS failure.
+fn tls_reason(e: &rustls::Error) -> String {
+    use rustls::{AlertDescription as Alert, CertificateError as Cert, Error as Tls};
+    match e {
+        Tls::InvalidCertificate(Cert::UnknownIssuer) => {
+            "the server's certificate is not signed by a trusted CA".into()
+        }
+        Tls::InvalidCertificate(Cert::NotValidForName | Cert::NotValidForNameContext { .. }) => {
+            "the server's certificate does not name this host".into()
+        }
+        Tls::InvalidCertificate(Cert::Expired | Cert::ExpiredContext { .. }) => {
+            "the server's certificate has expired".into()
+        }
+        Tls::AlertReceived(Alert::CertificateRequired) => {
+            "the server requires a client certificate".into()
+        }
+        other => one_line(&other.to_string()),
+    }
+}
+
+/// Server and library messages can span lines; a log line must not.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn io_text(e: &RedisError) -> String {
+    if e.is_timeout() {
+        "timed out".into()
+    } else if e.is_connection_refusal() {
+        "connection refused".into()
+    } else if e.is_connection_dropped() {
+        "connection lost".into()
+    } else {
+        without_os_error(&e.to_string())
+    }
+}
+
+/// An OS error message without the "(os error N)" noise.
+pub fn without_os_error(s: &str) -> String {
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_lowercase(),
+        None => s.to_string(),
+    }
+}
