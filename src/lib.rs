@@ -15,6 +15,14 @@ use cli::exit::Exit;
 use cli::{args, config, docs};
 use cmd::{release, run, status};
 
+/// The process entry: set up what dlock needs, run, flush stdout; the exit status.
+pub fn entry() -> u8 {
+    sys::host::prepare_process();
+    let code = main(std::env::args_os()).code();
+    let _ = std::io::stdout().flush();
+    code
+}
+
 /// The whole program, callable from tests.
 pub fn main<I, T>(args: I) -> Exit
 where

@@ -128,17 +128,40 @@ macro_rules! debug {
     ($($t:tt)*) => { $crate::log_at!($crate::log::Level::Debug, $($t)*) };
 }
 
-/// Seconds with one decimal, the unit operators read in logs ("waited 1.2s").
+/// A duration as operators read it, the one human format of logs and `status`: "350ms",
+/// "1.2s", "4m05s", "2h03m".
 pub fn secs(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
+    match ms {
+        0..=999 => format!("{ms}ms"),
+        1000..=59_999 => format!("{:.1}s", d.as_secs_f64()),
+        60_000..=3_599_999 => format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60),
+        _ => format!("{}h{:02}m", ms / 3_600_000, (ms / 60_000) % 60),
     }
+}
+
+/// `secs` of a millisecond count from Redis (negative counts as 0).
+pub fn secs_ms(ms: i64) -> String {
+    secs(Duration::from_millis(ms.max(0) as u64))
 }
 
 /// Milliseconds as a JSON-friendly integer.
 pub fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_operators_say_them() {
+        let ms = Duration::from_millis;
+        assert_eq!(secs(ms(350)), "350ms");
+        assert_eq!(secs(ms(1_200)), "1.2s");
+        assert_eq!(secs(ms(12_300)), "12.3s");
+        assert_eq!(secs(ms(245_000)), "4m05s");
+        assert_eq!(secs(ms(7_380_000)), "2h03m");
+        assert_eq!(secs_ms(-5), "0ms");
+    }
 }

@@ -4,12 +4,13 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::status::{connect, short, unavailable};
+use super::status::{connect, unavailable};
 use crate::cli::config::Global;
 use crate::cli::exit::Exit;
-use crate::cmd::run::acquire::unix_ms;
+use crate::log::secs_ms;
 use crate::store::keys::Keys;
 use crate::store::lock::{self, BreakCall, Broken};
+use crate::sys::host::unix_ms;
 use crate::{error, info};
 
 /// `dlock release KEY --force | --token T`.
@@ -39,7 +40,7 @@ pub fn release(g: &Global, key: &str, token: Option<&str>) -> Exit {
                     let since = h
                         .get("since_ms")
                         .and_then(|s| s.parse::<i64>().ok())
-                        .map(|t| format!(", held for {}", short(unix_ms() as i64 - t)))
+                        .map(|t| format!(", held for {}", secs_ms(unix_ms() as i64 - t)))
                         .unwrap_or_default();
                     format!(
                         "{host} pid {pid} ({}){since}, token {token}",

@@ -10,12 +10,13 @@ use serde_json::{Value, json};
 
 use crate::cli::config::Global;
 use crate::cli::exit::Exit;
-use crate::cmd::run::acquire::unix_ms;
 use crate::core::stats::Stats;
 use crate::error;
+use crate::log::secs_ms;
 use crate::store::conn::Conn;
 use crate::store::keys::{Keys, SUFFIXES, companion};
 use crate::store::target::Target;
+use crate::sys::host::unix_ms;
 
 /// Who holds a lock, from the holder hash (only when it matches the lock's token).
 #[derive(Debug, Clone, Default)]
@@ -236,19 +237,8 @@ pub fn to_json(r: &KeyStatus) -> Value {
     })
 }
 
-/// Compact durations for the table: 350ms, 12.3s, 4m05s, 2h03m.
-pub(crate) fn short(ms: i64) -> String {
-    let ms = ms.max(0);
-    match ms {
-        0..=999 => format!("{ms}ms"),
-        1000..=59_999 => format!("{:.1}s", ms as f64 / 1000.0),
-        60_000..=3_599_999 => format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60),
-        _ => format!("{}h{:02}m", ms / 3_600_000, (ms / 60_000) % 60),
-    }
-}
-
 fn opt_ms(v: Option<u64>) -> String {
-    v.map_or("-".into(), |m| short(m as i64))
+    v.map_or("-".into(), |m| secs_ms(m as i64))
 }
 
 fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
@@ -284,10 +274,10 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
             r.holder
                 .as_ref()
                 .and_then(|h| h.since_ms)
-                .map_or("-".into(), |t| format!("{} ago", short(now_ms - t))),
+                .map_or("-".into(), |t| format!("{} ago", secs_ms(now_ms - t))),
             match r.ttl_ms {
                 Some(-1) => "no expiry".into(),
-                Some(t) => short(t),
+                Some(t) => secs_ms(t),
                 None => "-".into(),
             },
             r.holder
@@ -355,13 +345,5 @@ mod tests {
     #[test]
     fn glob_metacharacters_are_escaped() {
         assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
-    }
-
-    #[test]
-    fn short_durations() {
-        assert_eq!(short(350), "350ms");
-        assert_eq!(short(12_300), "12.3s");
-        assert_eq!(short(245_000), "4m05s");
-        assert_eq!(short(7_380_000), "2h03m");
     }
 }

@@ -123,7 +123,8 @@ pub enum Broken {
     HeldBy(String),
 }
 
-fn ms(d: Duration) -> String {
+/// A duration as a script argument: whole milliseconds.
+fn arg_ms(d: Duration) -> String {
     d.as_millis().to_string()
 }
 
@@ -156,7 +157,7 @@ impl Call for AcquireCall<'_> {
         let m = self.meta;
         vec![
             self.token.to_string(),
-            ms(self.ttl),
+            arg_ms(self.ttl),
             flag(self.stats),
             m.host.clone(),
             m.pid.to_string(),
@@ -197,7 +198,7 @@ impl Call for RenewCall<'_> {
         vec![&k.lock, &k.holder, &k.stats]
     }
     fn argv(&self) -> Vec<String> {
-        vec![self.token.to_string(), ms(self.ttl), flag(self.stats)]
+        vec![self.token.to_string(), arg_ms(self.ttl), flag(self.stats)]
     }
     fn reply(v: Value) -> RedisResult<Renew> {
         Ok(match read::<i64>(v)? {
@@ -211,7 +212,7 @@ impl Call for RenewCall<'_> {
 /// The stats arguments of a finished run: hold ms, histogram field, outcome counter.
 fn finish_argv(f: &Finish) -> [String; 3] {
     [
-        ms(f.hold),
+        arg_ms(f.hold),
         crate::core::stats::bucket_field(f.hold),
         f.outcome.counter().to_string(),
     ]
@@ -239,7 +240,7 @@ impl Call for ReleaseCall<'_> {
         vec![
             self.token.to_string(),
             flag(f.stats),
-            ms(f.keep),
+            arg_ms(f.keep),
             hold,
             field,
             outcome,

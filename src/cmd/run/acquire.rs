@@ -16,6 +16,7 @@ use crate::store::fault::Fault;
 use crate::store::keys::{Keys, new_token};
 use crate::store::lock::{self, Acquire, AcquireCall, BusyCall, Finish, Meta};
 use crate::sys::event::{Event, Receiver, Sender};
+use crate::sys::host::{hostname, unix_ms};
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
 
@@ -305,24 +306,4 @@ impl Shell<'_> {
             }
         }
     }
-}
-
-/// This machine's name, for the holder metadata.
-pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its whole length; gethostname NUL-terminates within it
-    // (or truncates, and the last byte stays 0).
-    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
-    if r != 0 {
-        return "unknown".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
-pub fn unix_ms() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0)
 }

@@ -109,7 +109,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
 
     let deadline = lease_end(sent, cfg.ttl);
     let kill_at = deadline - kill_lead(cfg.ttl);
-    let wall_deadline = acquire::unix_ms()
+    let wall_deadline = crate::sys::host::unix_ms()
         + kill_at
             .saturating_duration_since(Instant::now())
             .as_millis();

@@ -1,0 +1,38 @@
+//! This process and this machine: the stdio and SIGPIPE set-up dlock needs before anything
+//! else, the host name and the wall clock.
+
+/// Before anything else: make sure descriptors 0–2 exist and a closed pipe is an error to
+/// report, not a reason to die.
+pub fn prepare_process() {
+    for fd in 0..3 {
+        // SAFETY: fcntl(F_GETFD) only queries the descriptor.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            // Closed: fill the slot with /dev/null (open takes the lowest free descriptor), or
+            // the Redis socket could become stderr and receive dlock's log lines.
+            // SAFETY: the path is a NUL-terminated literal; the descriptor stays open for good.
+            unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+        }
+    }
+    // SAFETY: changes one signal disposition of this process.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+}
+
+/// This machine's name, for the holder metadata.
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its whole length; gethostname NUL-terminates within it
+    // (or truncates, and the last byte stays 0).
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
+    if r != 0 {
+        return "unknown".into();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+pub fn unix_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
