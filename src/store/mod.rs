@@ -9,4 +9,5 @@ pub(crate) mod fault;
 pub(crate) mod keys;
 pub(crate) mod lock;
 mod script;
+pub(crate) mod session;
 pub(crate) mod target;

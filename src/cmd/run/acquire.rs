@@ -11,10 +11,9 @@ use crate::cli::exit::Exit;
 use crate::core::acquire::{Action, Failure, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
 use crate::log::{ms, secs};
-use crate::store::conn::Conn;
-use crate::store::fault::Fault;
 use crate::store::keys::{Keys, new_token};
-use crate::store::lock::{self, Acquire, AcquireCall, BusyCall, Finish, Meta};
+use crate::store::lock::{Acquire, AcquireCall, BusyCall, Finish, Meta};
+use crate::store::session::{self, Session};
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{hostname, unix_ms};
 use crate::sys::signals;
@@ -22,7 +21,8 @@ use crate::{debug, error, info, warn};
 
 /// A lock we hold.
 pub struct Held {
-    pub conn: Conn,
+    /// Connected: the winning acquire's connection serves the lease.
+    pub session: Session,
     pub token: String,
     pub fence: i64,
     /// When the acquiring command was sent: the lease is measured from here.
@@ -35,10 +35,10 @@ struct Shell<'a> {
     cfg: &'a RunConfig,
     keys: &'a Keys,
     token: String,
-    /// The connection tries go out on (None after a failure: the next try reconnects).
-    conn: Option<Conn>,
-    /// The winning try's connection, kept for the job's lease.
-    won: Option<Conn>,
+    /// Tries go out here (a failure drops its connection: the next try reconnects).
+    session: Session,
+    /// The winning try's session, kept for the job's lease.
+    won: Option<Session>,
     meta: Meta,
     tx: Sender,
     waker: Option<Waker>,
@@ -65,7 +65,7 @@ pub fn acquire(
         cfg,
         keys,
         token: new_token(),
-        conn: None,
+        session: Session::new(&g.target, cfg.connect_timeout, cfg.io_timeout),
         won: None,
         meta: Meta {
             host: hostname(),
@@ -111,20 +111,6 @@ impl Shell<'_> {
     }
 
     fn try_once(&mut self, last_try: bool) {
-        if self.conn.is_none() {
-            match self
-                .g
-                .target
-                .connect(self.cfg.connect_timeout, self.cfg.io_timeout)
-            {
-                Ok(c) => self.conn = Some(c),
-                Err(e) => {
-                    let failure = self.failure(&e, false, false);
-                    return self.wait.handle(Input::Failed(failure), Instant::now());
-                }
-            }
-        }
-        let Some(c) = self.conn.as_mut() else { return };
         let sent = Instant::now();
         let meta = Meta {
             since_ms: unix_ms(),
@@ -138,34 +124,17 @@ impl Shell<'_> {
             meta: &meta,
             last_try,
         };
-        let input = match lock::call(c, &call) {
+        let input = match self.session.call(&call) {
             Ok(Acquire::Acquired { fence }) => {
-                self.won = self.conn.take();
+                let (ct, io) = (self.cfg.connect_timeout, self.cfg.io_timeout);
+                let fresh = Session::new(&self.g.target, ct, io);
+                self.won = Some(std::mem::replace(&mut self.session, fresh));
                 Input::Acquired { fence, sent }
             }
             Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
-            Err(e) => {
-                // The script may have run before the connection broke (a refusal such as a
-                // failed TLS handshake means it never reached the server).
-                let lost = e.is_io_error() || e.is_timeout() || e.is_connection_dropped();
-                self.conn = None;
-                Input::Failed(self.failure(&e, true, lost))
-            }
+            Err(f) => Input::Failed(failure(f)),
         };
         self.wait.handle(input, Instant::now());
-    }
-
-    fn failure(&self, e: &redis::RedisError, sent: bool, lost_reply: bool) -> Failure {
-        let (permanent, reason) = match self.g.target.classify(e) {
-            Fault::Permanent(r) => (true, r),
-            Fault::Transient(r) => (false, r),
-        };
-        Failure {
-            permanent,
-            reason,
-            sent,
-            maybe_executed: !permanent && lost_reply,
-        }
     }
 
     fn act(&mut self) {
@@ -184,21 +153,21 @@ impl Shell<'_> {
                     }
                 }
                 Action::CountBusy => {
-                    if let Some(c) = self.conn.as_mut()
-                        && let Err(e) = lock::call(c, &BusyCall { keys: self.keys })
+                    // Only on the connection the tries used: a count is not worth a reconnect.
+                    if self.session.is_connected()
+                        && let Err(f) = self.session.call(&BusyCall { keys: self.keys })
                     {
-                        debug!("stats_failed"; "could not record the busy run: {}", self.g.target.classify(&e).reason());
+                        debug!("stats_failed"; "could not record the busy run: {}", f.reason);
                     }
                 }
                 Action::Cleanup => self.cleanup(),
                 Action::StopWaker { parked, held } => {
                     if let Some(w) = self.waker.take() {
-                        let conn = if held {
-                            self.won.as_mut().ok_or(None)
-                        } else {
-                            Err(self.conn.as_mut())
+                        let session = match self.won.as_mut() {
+                            Some(won) if held => won,
+                            _ => &mut self.session,
                         };
-                        w.stop(conn, parked);
+                        w.stop(session, parked, held);
                     }
                 }
                 Action::Report(r) => self.report(r),
@@ -213,8 +182,8 @@ impl Shell<'_> {
                 sent,
                 waited,
             } => match self.won.take() {
-                Some(conn) => Ok(Box::new(Held {
-                    conn,
+                Some(session) => Ok(Box::new(Held {
+                    session,
                     token: self.token.clone(),
                     fence,
                     sent,
@@ -228,10 +197,9 @@ impl Shell<'_> {
 
     /// A lost acquire reply may have left the lock held with our token: take it back.
     fn cleanup(&mut self) {
-        let conn = self.conn.take();
         // Nothing ran: no hold time to record.
         let finish = Finish::unstarted();
-        match release(self.g, self.cfg, conn, self.keys, &self.token, finish) {
+        match release(&mut self.session, self.keys, &self.token, finish) {
             Released::Yes | Released::Kept => {
                 info!("cleanup"; "removed the lock a lost reply had taken for us")
             }
@@ -305,5 +273,15 @@ impl Shell<'_> {
                 )
             }
         }
+    }
+}
+
+/// A session failure as the acquire machine reads it.
+fn failure(f: session::Failure) -> Failure {
+    Failure {
+        permanent: f.permanent,
+        reason: f.reason,
+        sent: f.sent,
+        maybe_executed: f.maybe_executed,
     }
 }

@@ -16,7 +16,8 @@ use crate::core::clock::{drift, kill_lead, lease_end};
 use crate::core::stats;
 use crate::log::{ms, secs};
 use crate::store::keys::Keys;
-use crate::store::lock::{self, Finish, Outcome, RecordCall};
+use crate::store::lock::{Finish, Outcome, RecordCall};
+use crate::store::session::Session;
 use crate::sys::event::Event;
 use crate::sys::process::{self, SpawnError};
 use crate::sys::signals;
@@ -59,38 +60,31 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         secs(cfg.renew_every)
     );
     let Held {
-        conn,
+        mut session,
         token,
         fence,
         sent,
         ..
     } = *held;
-    let release = |conn, finish| release::release(g, cfg, conn, &keys, &token, finish);
+    let release = |session: &mut Session, finish| release::release(session, &keys, &token, finish);
     // The job never started: count the acquisition but no hold time.
     let unstarted = Finish::unstarted();
 
     // A signal that arrived during the last try: never start the job.
     if let Some(Event::Signal(sig)) = rx.try_recv() {
         info!("signal_before_start", signal = sig; "{} before the job started: releasing", signals::name(sig));
-        release(Some(conn), unstarted);
+        release(&mut session, unstarted);
         return Exit::Signal(sig);
     }
 
     // --min-replicas: the lock must be on N replicas before the job may start, or a failover
     // could hand it to someone else at once.
-    let mut conn = conn;
     if cfg.min_replicas > 0 {
-        let mut wait = redis::cmd("WAIT");
-        wait.arg(cfg.min_replicas).arg(ms(cfg.replica_timeout));
-        let acked = conn
-            .set_timeouts(cfg.replica_timeout + cfg.io_timeout)
-            .and_then(|()| conn.query::<i64>(&wait));
-        let _ = conn.set_timeouts(cfg.io_timeout);
-        let acked = match acked {
+        let acked = match session.wait_replicas(cfg.min_replicas, cfg.replica_timeout) {
             Ok(n) => n,
-            Err(e) => {
-                error!("replicas"; "cannot confirm replication of {} ({}): releasing, the job does not run (exit 69)", keys.lock, g.target.classify(&e).reason());
-                release(Some(conn), unstarted);
+            Err(f) => {
+                error!("replicas"; "cannot confirm replication of {} ({}): releasing, the job does not run (exit 69)", keys.lock, f.reason);
+                release(&mut session, unstarted);
                 return Exit::Unavailable;
             }
         };
@@ -101,7 +95,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
                 keys.lock,
                 secs(cfg.replica_timeout)
             );
-            release(Some(conn), unstarted);
+            release(&mut session, unstarted);
             return Exit::Unavailable;
         }
         debug!("replicas", acked = acked; "{acked} replicas have {}", keys.lock);
@@ -143,7 +137,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
                     Exit::Internal
                 }
             };
-            release(Some(conn), unstarted);
+            release(&mut session, unstarted);
             return exit;
         }
     };
@@ -153,13 +147,10 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         ttl: cfg.ttl,
         renew_every: cfg.renew_every,
         max_renewals: cfg.max_renewals,
-        io_timeout: cfg.io_timeout,
-        connect_timeout: cfg.connect_timeout,
         stats: cfg.stats,
     };
     let lease = Lease {
-        conn,
-        target: g.target.clone(),
+        session,
         keys: keys.clone(),
         token: token.clone(),
         sent,
@@ -167,14 +158,17 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     // The watchdog thread starts when the first renewal is due: a job shorter than that (the
     // common cron case) never pays for it. With --max-renewals 0 there is nothing to renew.
     let watch = if cfg.max_renewals == Some(0) {
-        Watch::Idle(Some(Box::new(lease.conn)))
+        Watch::Idle(Some(Box::new(lease.session)))
     } else {
         Watch::Pending(Some(Box::new((lease, params, tx))))
     };
 
     let mut sup = Supervisor::new(cfg, &child, sent, deadline, watch);
     sup.supervise(&rx);
-    let conn = sup.take_conn();
+    // None only if the renewal thread panicked: the release then starts a fresh session.
+    let mut session = sup
+        .take_session()
+        .unwrap_or_else(|| Session::new(&g.target, cfg.connect_timeout, cfg.io_timeout));
     child.restore_tty();
     let held_for = sent.elapsed();
 
@@ -196,13 +190,19 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         stats: cfg.stats,
     };
     if sup.stop.definitely_lost() {
-        // Not ours any more: nothing to release, but the run still counts.
-        if cfg.stats {
-            record_lost(g, cfg, &keys, conn, &finish);
+        // Not ours any more: nothing to release, but the run still counts (best effort).
+        let record = RecordCall {
+            keys: &keys,
+            finish: &finish,
+        };
+        if cfg.stats
+            && let Err(f) = session.call(&record)
+        {
+            debug!("stats_failed"; "could not record the lost run: {}", f.reason);
         }
         return exit;
     }
-    match release(conn, finish) {
+    match release(&mut session, finish) {
         Released::Yes => info!("released", held_ms = ms(held_for), renewals = sup.stop.renewals();
             "released {} (held {}, renewed {}/{cap})",
             keys.lock,
@@ -246,22 +246,6 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         ),
     }
     exit
-}
-
-/// Best effort: count a run whose lease was lost (no release to carry the numbers).
-fn record_lost(
-    g: &Global,
-    cfg: &RunConfig,
-    keys: &Keys,
-    conn: Option<crate::store::conn::Conn>,
-    finish: &Finish,
-) {
-    let conn = conn
-        .map(Ok)
-        .unwrap_or_else(|| g.target.connect(cfg.connect_timeout, cfg.io_timeout));
-    if let Err(e) = conn.and_then(|mut c| lock::call(&mut c, &RecordCall { keys, finish })) {
-        debug!("stats_failed"; "could not record the lost run: {}", g.target.classify(&e).reason());
-    }
 }
 
 /// What to tell an operator after a compare failure. It is only reported before the local

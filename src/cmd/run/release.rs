@@ -2,11 +2,9 @@
 
 use std::time::Duration;
 
-use crate::cli::config::{Global, RunConfig};
-use crate::store::conn::Conn;
-use crate::store::fault::Fault;
 use crate::store::keys::Keys;
-use crate::store::lock::{self, Finish, Release, ReleaseCall};
+use crate::store::lock::{Finish, Release, ReleaseCall};
+use crate::store::session::Session;
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Released {
@@ -27,57 +25,31 @@ const RELEASE_TRIES: u32 = 3;
 
 /// Compare-and-delete with our token (and announce it to waiters), retrying lost replies. A retry
 /// after a reply that may have been executed does not count the run again.
-pub fn release(
-    g: &Global,
-    cfg: &RunConfig,
-    mut conn: Option<Conn>,
-    keys: &Keys,
-    token: &str,
-    mut finish: Finish,
-) -> Released {
-    let (target, connect_timeout, io_timeout) = (&g.target, cfg.connect_timeout, cfg.io_timeout);
+pub fn release(session: &mut Session, keys: &Keys, token: &str, mut finish: Finish) -> Released {
     let mut reply_lost = false;
     let mut reason = String::new();
     for attempt in 0..RELEASE_TRIES {
         if attempt > 0 {
             std::thread::sleep(Duration::from_millis(50));
         }
-        if conn.is_none() {
-            match target.connect(connect_timeout, io_timeout) {
-                Ok(c) => conn = Some(c),
-                Err(e) => {
-                    reason = target.classify(&e).reason().to_string();
-                    continue;
-                }
-            }
-        }
-        let Some(c) = conn.as_mut() else { continue };
-        let result = c.set_timeouts(io_timeout).and_then(|()| {
-            let finish = &finish;
-            lock::call(
-                c,
-                &ReleaseCall {
-                    keys,
-                    token,
-                    finish,
-                },
-            )
-        });
-        match result {
+        let call = ReleaseCall {
+            keys,
+            token,
+            finish: &finish,
+        };
+        match session.call(&call) {
             Ok(Release::Released) => return Released::Yes,
             Ok(Release::Kept) => return Released::Kept,
             Ok(Release::NotOurs) if reply_lost => return Released::Ambiguous,
             Ok(Release::NotOurs) => return Released::NotOurs,
-            Err(e) => {
-                conn = None;
-                finish.stats = false;
-                match target.classify(&e) {
-                    Fault::Permanent(r) => return Released::Unconfirmed(r),
-                    Fault::Transient(r) => {
-                        reply_lost = true;
-                        reason = r;
-                    }
+            Err(f) if f.permanent => return Released::Unconfirmed(f.reason),
+            Err(f) => {
+                // A try that went out may have counted the run already.
+                if f.sent {
+                    finish.stats = false;
                 }
+                reply_lost |= f.maybe_executed;
+                reason = f.reason;
             }
         }
     }

@@ -8,8 +8,8 @@ use super::watchdog::{self, Lease, Watchdog};
 use crate::cli::config::RunConfig;
 use crate::core::stop::{Action, Input, Limits, Stop};
 use crate::log::secs;
-use crate::store::conn::Conn;
 use crate::store::lock::Renew;
+use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::process::Child;
 use crate::{error, warn};
@@ -21,7 +21,7 @@ pub(super) enum Watch {
     Running(Watchdog),
     /// No renewals (--max-renewals 0), or the thread could not start: the connection waits for
     /// the release.
-    Idle(Option<Box<Conn>>),
+    Idle(Option<Box<Session>>),
 }
 
 pub(super) struct Supervisor<'a> {
@@ -113,12 +113,12 @@ impl<'a> Supervisor<'a> {
         };
     }
 
-    /// Stop renewing and hand over the connection for the release.
-    pub(super) fn take_conn(&mut self) -> Option<Conn> {
+    /// Stop renewing and hand over the session for the release.
+    pub(super) fn take_session(&mut self) -> Option<Session> {
         match std::mem::replace(&mut self.watch, Watch::Idle(None)) {
             Watch::Running(w) => w.stop(),
-            Watch::Pending(p) => p.map(|p| p.0.conn),
-            Watch::Idle(c) => c.map(|c| *c),
+            Watch::Pending(p) => p.map(|p| p.0.session),
+            Watch::Idle(s) => s.map(|s| *s),
         }
     }
 }

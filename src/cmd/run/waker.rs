@@ -5,9 +5,9 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::cli::config::{Global, RunConfig};
-use crate::store::conn::Conn;
 use crate::store::keys::{Keys, companion};
-use crate::store::lock::{self, WakeCall};
+use crate::store::lock::WakeCall;
+use crate::store::session::Session;
 use crate::sys::event::{Event, Sender};
 
 /// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
@@ -41,8 +41,7 @@ impl Waker {
     ) -> Option<Waker> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let target = g.target.clone();
-        let (ct, io) = (cfg.connect_timeout, cfg.io_timeout);
+        let mut session = Session::new(&g.target, cfg.connect_timeout, cfg.io_timeout);
         let wake = keys.wake.clone();
         let own = companion(&keys.lock, &format!("wake:{token}"));
         let mine = own.clone();
@@ -50,29 +49,13 @@ impl Waker {
         let spawned = std::thread::Builder::new()
             .name("waker".into())
             .spawn(move || {
-                let mut conn: Option<Conn> = None;
                 while !flag.load(Ordering::SeqCst) {
-                    if conn.is_none() {
-                        conn = target.connect(ct, io).ok();
-                    }
-                    let Some(c) = conn.as_mut() else {
-                        // Redis trouble: the acquire loop's own retries report it; try again soon.
-                        std::thread::sleep(Duration::from_millis(100));
-                        continue;
-                    };
-                    // Whole seconds (Redis before 6.0 takes no fractions), rounded up so the
-                    // BLPOP outlasts --wait; the read waits for it plus the I/O bound.
-                    let block = until.saturating_duration_since(Instant::now()).as_secs() + 1;
-                    let mut blpop = redis::cmd("BLPOP");
-                    blpop.arg(&wake).arg(&mine).arg(block);
-                    let answer = c
-                        .set_timeouts(Duration::from_secs(block) + io)
-                        .and_then(|()| c.query::<Option<(String, String)>>(&blpop));
-                    match answer {
-                        Ok(Some((key, _))) if key == mine => return,
+                    // The BLPOP outlasts --wait.
+                    match session.listen(&[&wake, &mine], until) {
+                        Ok(Some(list)) if list == mine => return,
                         Ok(Some(_)) if flag.load(Ordering::SeqCst) => {
                             // Not ours to take any more: hand it on.
-                            let _ = lock::call(c, &WakeCall { list: &wake });
+                            let _ = session.call(&WakeCall { list: &wake });
                             return;
                         }
                         Ok(Some(_)) => {
@@ -84,7 +67,10 @@ impl Waker {
                             }
                         }
                         Ok(None) => {}
-                        Err(_) => conn = None,
+                        // Could not connect: the acquire loop's own retries report Redis
+                        // trouble; try again soon. (A failed BLPOP reconnects at once.)
+                        Err(f) if !f.sent => std::thread::sleep(Duration::from_millis(100)),
+                        Err(_) => {}
                     }
                 }
             });
@@ -101,27 +87,26 @@ impl Waker {
         let _ = self.resume.send(true);
     }
 
-    /// Stop listening. `conn` is Ok with the lock held, Err(connection if any) without it.
+    /// Stop listening, on the acquire's `session` (the winning one when `held`).
     ///
     /// A parked waker just ends; if the lock was not taken, the wake-up it consumed goes back
     /// to the list for the next waiter. A waker blocked in BLPOP is ended at once with an item
     /// on its own key (expiring, in case it has already gone): were this process to exit
     /// meanwhile, a release's wake-up could go to its dead connection and the next waiter
-    /// would sleep a whole poll.
-    pub(super) fn stop(self, conn: Result<&mut Conn, Option<&mut Conn>>, parked: bool) {
+    /// would sleep a whole poll. Nothing is sent without a connection (Redis is in trouble:
+    /// a reconnect here would only delay the exit).
+    pub(super) fn stop(self, session: &mut Session, parked: bool, held: bool) {
         self.stop.store(true, Ordering::SeqCst);
         let _ = self.resume.send(false);
-        let (conn, held) = match conn {
-            Ok(c) => (Some(c), true),
-            Err(c) => (c, false),
-        };
-        let Some(c) = conn else { return };
+        if !session.is_connected() {
+            return;
+        }
         let list = match (parked, held) {
             (true, true) => return,
             // Put back the wake-up it took: the next waiter's.
             (true, false) => &self.wake,
             (false, _) => &self.own,
         };
-        let _ = lock::call(c, &WakeCall { list });
+        let _ = session.call(&WakeCall { list });
     }
 }

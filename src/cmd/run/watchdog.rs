@@ -6,10 +6,9 @@ use std::time::{Duration, Instant};
 
 use crate::core::clock::lease_end;
 use crate::debug;
-use crate::store::conn::Conn;
 use crate::store::keys::Keys;
-use crate::store::lock::{self, Renew, RenewCall};
-use crate::store::target::Target;
+use crate::store::lock::{Renew, RenewCall};
+use crate::store::session::Session;
 use crate::sys::event::{Event, Sender};
 
 #[derive(Debug, Clone)]
@@ -17,8 +16,6 @@ pub struct Params {
     pub ttl: Duration,
     pub renew_every: Duration,
     pub max_renewals: Option<u32>,
-    pub io_timeout: Duration,
-    pub connect_timeout: Duration,
     /// Count compare failures in the stats hash.
     pub stats: bool,
 }
@@ -33,12 +30,12 @@ impl Params {
 
 pub struct Watchdog {
     stop: mpsc::Sender<()>,
-    handle: JoinHandle<Option<Conn>>,
+    handle: JoinHandle<Session>,
 }
 
+/// What the watchdog renews: the lease taken by the acquire sent at `sent`, on its session.
 pub struct Lease {
-    pub conn: Conn,
-    pub target: Target,
+    pub session: Session,
     pub keys: Keys,
     pub token: String,
     pub sent: Instant,
@@ -53,40 +50,44 @@ impl Watchdog {
         Ok(Watchdog { stop, handle })
     }
 
-    /// Stop renewing and get the connection back (None if it broke).
-    pub fn stop(self) -> Option<Conn> {
+    /// Stop renewing and get the session back (None only if the thread panicked).
+    pub fn stop(self) -> Option<Session> {
         let _ = self.stop.send(());
-        self.handle.join().ok().flatten()
+        self.handle.join().ok()
     }
 }
 
-/// Block until told to stop; hand back whatever connection we still have.
-fn park(conn: Option<Conn>, stop: &mpsc::Receiver<()>) -> Option<Conn> {
+/// Block until told to stop; hand back the session (for the release).
+fn park(session: Session, stop: &mpsc::Receiver<()>) -> Session {
     let _ = stop.recv();
-    conn
+    session
 }
 
-fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Option<Conn> {
+fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Session {
     let Lease {
-        conn,
-        target,
+        mut session,
         keys,
         token,
         sent,
     } = lease;
-    let mut conn = Some(conn);
     let mut deadline = lease_end(sent, p.ttl);
     let mut last_sent = sent;
     let mut count: u32 = 0;
+    let renew = RenewCall {
+        keys: &keys,
+        token: &token,
+        ttl: p.ttl,
+        stats: p.stats,
+    };
     loop {
         if p.max_renewals.is_some_and(|cap| count >= cap) {
             let _ = tx.send(Event::CapReached { count });
-            return park(conn, &stop);
+            return park(session, &stop);
         }
         let next = last_sent + p.renew_every;
         match stop.recv_timeout(next.saturating_duration_since(Instant::now())) {
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            _ => return conn,
+            _ => return session,
         }
         let mut reported = false;
         loop {
@@ -94,46 +95,14 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Optio
             if now >= deadline {
                 // Not confirmed in time: the supervisor has stopped the job by now. Never try to
                 // renew past the deadline: that could silently re-acquire a lost lock.
-                return park(None, &stop);
+                return park(session, &stop);
             }
-            let left = deadline - now;
-            let io = p.io_timeout.min(left);
-            if conn
-                .as_ref()
-                .is_some_and(|c| c.master_moved(p.connect_timeout.min(left), io))
-            {
+            if session.follow_master(deadline) {
                 debug!("master_moved"; "the sentinels name a new master: renewing there");
-                conn = None;
             }
-            if conn.is_none() {
-                match target.connect(p.connect_timeout.min(left), io) {
-                    Ok(c) => conn = Some(c),
-                    Err(e) => {
-                        if !reported {
-                            reported = true;
-                            let _ = tx.send(Event::RenewTrouble(
-                                target.classify(&e).reason().to_string(),
-                            ));
-                        }
-                        if stop.recv_timeout(p.retry_pause().min(left)).is_ok() {
-                            return None;
-                        }
-                        continue;
-                    }
-                }
-            }
-            let Some(c) = conn.as_mut() else { continue };
+            // Connecting and the reply are both bounded by what is left of the lease.
             let sent = Instant::now();
-            let result = c.set_timeouts(io).and_then(|()| {
-                let call = RenewCall {
-                    keys: &keys,
-                    token: &token,
-                    ttl: p.ttl,
-                    stats: p.stats,
-                };
-                lock::call(c, &call)
-            });
-            match result {
+            match session.call_within(&renew, Some(deadline)) {
                 Ok(Renew::Renewed) => {
                     count += 1;
                     last_sent = sent;
@@ -143,18 +112,16 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Optio
                 }
                 Ok(lost) => {
                     let _ = tx.send(Event::Lost(lost));
-                    return park(conn, &stop);
+                    return park(session, &stop);
                 }
-                Err(e) => {
-                    conn = None;
+                Err(f) => {
                     if !reported {
                         reported = true;
-                        let _ = tx.send(Event::RenewTrouble(
-                            target.classify(&e).reason().to_string(),
-                        ));
+                        let _ = tx.send(Event::RenewTrouble(f.reason));
                     }
+                    let left = deadline.saturating_duration_since(Instant::now());
                     if stop.recv_timeout(p.retry_pause().min(left)).is_ok() {
-                        return None;
+                        return session;
                     }
                 }
             }

@@ -1,0 +1,163 @@
+//! One way to talk to Redis for `run`: a `Session` owns the target, the connect and I/O
+//! timeouts and the connection. A call connects when there is no connection, bounds itself by
+//! the timeouts (and by a deadline when one is given), and on failure drops the connection, so
+//! the next call reconnects; the failure comes back classified (`Failure`): whether retrying
+//! can help, and whether the command may have run before its reply was lost. The lock
+//! protocol's calls (acquire, renew, release, record, wake) go through `call`; waiting for
+//! replicas and listening for wake-ups have their own methods.
+
+use std::time::{Duration, Instant};
+
+use redis::RedisError;
+
+use super::conn::Conn;
+use super::fault::Fault;
+use super::script::{self, Call};
+use super::target::Target;
+
+/// What a failed call means for the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// Retrying cannot fix it (auth, read-only replica, OOM, ACL, TLS, …).
+    pub permanent: bool,
+    /// One line for the operator.
+    pub reason: String,
+    /// The command went out (the connection was there).
+    pub sent: bool,
+    /// It may have run before its reply was lost (I/O error, timeout, dropped connection).
+    pub maybe_executed: bool,
+}
+
+pub struct Session {
+    target: Target,
+    connect_timeout: Duration,
+    io_timeout: Duration,
+    conn: Option<Conn>,
+}
+
+impl Session {
+    pub fn new(target: &Target, connect_timeout: Duration, io_timeout: Duration) -> Session {
+        Session {
+            target: target.clone(),
+            connect_timeout,
+            io_timeout,
+            conn: None,
+        }
+    }
+
+    /// Connected (as far as we know)?
+    pub fn is_connected(&self) -> bool {
+        self.conn.is_some()
+    }
+
+    /// Run one script call within the session's timeouts.
+    pub fn call<C: Call>(&mut self, c: &C) -> Result<C::Reply, Failure> {
+        self.call_within(c, None)
+    }
+
+    /// Run one script call that must be answered by `deadline` (None: the I/O timeout alone).
+    pub fn call_within<C: Call>(
+        &mut self,
+        c: &C,
+        deadline: Option<Instant>,
+    ) -> Result<C::Reply, Failure> {
+        let io = self.bound(self.io_timeout, deadline);
+        self.with(io, deadline, |conn| script::call(conn, c))
+    }
+
+    /// `WAIT n timeout`: how many replicas acknowledged our writes (--min-replicas).
+    pub fn wait_replicas(&mut self, replicas: u32, timeout: Duration) -> Result<i64, Failure> {
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(replicas).arg(timeout.as_millis().to_string());
+        // The server answers after `timeout` at the latest; the read waits that plus the bound.
+        let io = timeout + self.io_timeout;
+        let result = self.with(io, None, |conn| conn.query::<i64>(&wait));
+        if let Some(conn) = self.conn.as_mut() {
+            let _ = conn.set_timeouts(self.io_timeout);
+        }
+        result
+    }
+
+    /// `BLPOP lists… ` blocking until `until` (whole seconds, rounded up: Redis before 6.0 takes
+    /// no fractions): the list an item came from, or None when nothing came.
+    pub fn listen(&mut self, lists: &[&str], until: Instant) -> Result<Option<String>, Failure> {
+        let block = until.saturating_duration_since(Instant::now()).as_secs() + 1;
+        let mut blpop = redis::cmd("BLPOP");
+        blpop.arg(lists).arg(block);
+        let io = Duration::from_secs(block) + self.io_timeout;
+        let got = self.with(io, None, |conn| {
+            conn.query::<Option<(String, String)>>(&blpop)
+        })?;
+        Ok(got.map(|(list, _)| list))
+    }
+
+    /// Behind Sentinel: has the master moved since we connected? Then the connection is
+    /// dropped and the next call goes to the new master. A demoted master keeps accepting
+    /// writes until Sentinel reconfigures it, so renewals ask before each try.
+    pub fn follow_master(&mut self, deadline: Instant) -> bool {
+        let (ct, io) = (
+            self.bound(self.connect_timeout, Some(deadline)),
+            self.bound(self.io_timeout, Some(deadline)),
+        );
+        let moved = self.conn.as_ref().is_some_and(|c| c.master_moved(ct, io));
+        if moved {
+            self.conn = None;
+        }
+        moved
+    }
+
+    /// Connect if needed and run `f` with every command bounded by `io`; a failure drops the
+    /// connection.
+    fn with<T>(
+        &mut self,
+        io: Duration,
+        deadline: Option<Instant>,
+        f: impl FnOnce(&mut Conn) -> redis::RedisResult<T>,
+    ) -> Result<T, Failure> {
+        if self.conn.is_none() {
+            let ct = self.bound(self.connect_timeout, deadline);
+            match self.target.connect(ct, io) {
+                Ok(c) => self.conn = Some(c),
+                Err(e) => return Err(self.failure(&e, false)),
+            }
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(Failure {
+                permanent: false,
+                reason: "no connection".into(),
+                sent: false,
+                maybe_executed: false,
+            });
+        };
+        match conn.set_timeouts(io).and_then(|()| f(conn)) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.conn = None;
+                Err(self.failure(&e, true))
+            }
+        }
+    }
+
+    fn bound(&self, d: Duration, deadline: Option<Instant>) -> Duration {
+        match deadline {
+            Some(t) => d.min(t.saturating_duration_since(Instant::now())),
+            None => d,
+        }
+    }
+
+    /// Classify `e`. A command that went out and lost its reply to the network may have run;
+    /// a refusal (including a failed TLS handshake) means it never reached the server.
+    fn failure(&self, e: &RedisError, sent: bool) -> Failure {
+        let (permanent, reason) = match self.target.classify(e) {
+            Fault::Permanent(r) => (true, r),
+            Fault::Transient(r) => (false, r),
+        };
+        let lost = e.is_io_error() || e.is_timeout() || e.is_connection_dropped();
+        Failure {
+            permanent,
+            reason,
+            sent,
+            maybe_executed: sent && !permanent && lost,
+        }
+    }
+}
