@@ -345,3 +345,7 @@ fn check_key_chars(flag: &str, s: &str) -> Result<(), UsageError> {
 fn fmt_d(d: Duration) -> String {
     humantime::format_duration(d).to_string()
 }
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

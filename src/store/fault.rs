@@ -142,3 +142,124 @@ pub fn without_os_error(s: &str) -> String {
         None => s.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server's error reply, as redis-rs hands it over.
+    fn server(reply: &str) -> RedisError {
+        let v = redis::parse_redis_value(format!("-{reply}\r\n").as_bytes());
+        match v.and_then(|v| v.extract_error()) {
+            Err(e) => e,
+            Ok(v) => panic!("not an error: {v:?}"),
+        }
+    }
+
+    fn io(kind: std::io::ErrorKind) -> RedisError {
+        RedisError::from(std::io::Error::from(kind))
+    }
+
+    #[test]
+    fn refusals_retrying_cannot_fix_are_permanent_with_advice() {
+        for (reply, advice) in [
+            (
+                "WRONGPASS invalid username-password pair",
+                "authentication failed",
+            ),
+            ("NOAUTH Authentication required.", "authentication failed"),
+            (
+                "READONLY You can't write against a read only replica.",
+                "read-only replica",
+            ),
+            (
+                "OOM command not allowed when used memory > 'maxmemory'.",
+                "out of memory",
+            ),
+            (
+                "NOPERM this user has no permissions to run the 'evalsha' command",
+                "ACL",
+            ),
+            ("ERR unknown command 'EVALSHA'", "refused the command: ERR"),
+        ] {
+            match classify(&server(reply)) {
+                Fault::Permanent(r) => assert!(r.contains(advice), "{reply}: {r}"),
+                f => panic!("{reply}: {f:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_server_briefly_unable_and_network_trouble_are_transient() {
+        for reply in [
+            "LOADING Redis is loading the dataset in memory",
+            "BUSY Redis is busy running a script.",
+            "MASTERDOWN Link with MASTER is down",
+            "TRYAGAIN Multiple keys request during rehashing of slot",
+            "CLUSTERDOWN The cluster is down",
+            "MOVED 3999 127.0.0.1:6381",
+        ] {
+            assert!(
+                matches!(classify(&server(reply)), Fault::Transient(_)),
+                "{reply}"
+            );
+        }
+        use std::io::ErrorKind::*;
+        for (kind, reason) in [
+            (ConnectionRefused, "connection refused"),
+            (TimedOut, "timed out"),
+            (ConnectionReset, "connection lost"),
+        ] {
+            assert_eq!(
+                classify(&io(kind)),
+                Fault::Transient(reason.into()),
+                "{kind:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_tls_failure_is_read_from_the_tls_error_not_its_text() {
+        use rustls::{CertificateError, Error as Tls};
+        let wrap =
+            |e: Tls| RedisError::from(std::io::Error::new(std::io::ErrorKind::InvalidData, e));
+        for (tls, reason) in [
+            (
+                Tls::InvalidCertificate(CertificateError::UnknownIssuer),
+                "not signed by a trusted CA",
+            ),
+            (
+                Tls::InvalidCertificate(CertificateError::NotValidForName),
+                "does not name this host",
+            ),
+            (
+                Tls::InvalidCertificate(CertificateError::Expired),
+                "has expired",
+            ),
+            (
+                Tls::AlertReceived(rustls::AlertDescription::CertificateRequired),
+                "requires a client certificate",
+            ),
+        ] {
+            match classify(&wrap(tls)) {
+                Fault::Permanent(r) => assert!(
+                    r.starts_with("TLS handshake failed (") && r.contains(reason),
+                    "{r}"
+                ),
+                f => panic!("{f:?}"),
+            }
+        }
+        // The same words without a TLS error behind them are not a TLS failure.
+        let plain = RedisError::from(std::io::Error::other("certificate handshake tls"));
+        assert!(matches!(classify(&plain), Fault::Transient(_)));
+    }
+
+    #[test]
+    fn messages_are_one_line_without_os_error_numbers() {
+        assert_eq!(one_line("a\n  b\tc"), "a b c");
+        assert_eq!(
+            without_os_error("Connection refused (os error 111)"),
+            "connection refused"
+        );
+    }
+}

@@ -1,0 +1,234 @@
+//! Every cross-flag rule of `run`, without a process: arguments as an operator types them,
+//! the validated config or the one-line error.
+
+use super::*;
+use crate::cli::args::{self, Command};
+
+/// `dlock [global…] run <args>` → the run config, or the usage error's text.
+fn run_cfg(args: &[&str]) -> Result<RunConfig, String> {
+    let mut argv = vec!["dlock", "--url", "redis://127.0.0.1:6379", "run"];
+    argv.extend_from_slice(args);
+    let cli = args::parse(argv).map_err(|e| e.to_string())?;
+    let g = global(&cli.global).map_err(|e| e.0)?;
+    match &cli.command {
+        Command::Run(r) => run(&g, r).map_err(|e| e.0),
+        _ => Err("not a run".into()),
+    }
+}
+
+fn err(args: &[&str]) -> String {
+    match run_cfg(args) {
+        Ok(_) => panic!("{args:?} was accepted"),
+        Err(e) => e,
+    }
+}
+
+const MS: fn(u64) -> Duration = Duration::from_millis;
+
+#[test]
+fn defaults_follow_the_ttl() {
+    let c =
+        run_cfg(&["--key", "job", "--ttl", "30s", "--", "true"]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.key, "dlock:job", "the default prefix");
+    assert_eq!(c.renew_every, MS(10_000), "TTL/3");
+    assert_eq!(c.grace, MS(5_000), "min(5s, TTL/3)");
+    assert_eq!(c.wait, MS(30_000), "--wait defaults to the TTL");
+    assert_eq!(c.max_renewals, Some(3));
+    assert!(c.stats && !c.no_notify);
+    assert_eq!(c.argv, [OsString::from("true")]);
+}
+
+#[test]
+fn a_short_lease_scales_grace_and_timeouts_down() {
+    let c = run_cfg(&["--key", "job", "--ttl", "300ms", "--", "true"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.grace, MS(100), "TTL/3 when under 5 s");
+    assert_eq!(c.renew_every, MS(100));
+    // Neither a connect nor a command may eat more than a third of the lease.
+    assert!(c.io_timeout <= MS(100) && c.connect_timeout <= MS(100));
+}
+
+#[test]
+fn a_lease_under_100ms_is_refused() {
+    assert!(
+        err(&["--key", "k", "--ttl", "99ms", "--", "true"])
+            .starts_with("--ttl 99ms is below the 100ms minimum")
+    );
+    run_cfg(&["--key", "k", "--ttl", "100ms", "--", "true"]).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn renewal_and_grace_must_fit_in_the_lease() {
+    let e = err(&[
+        "--key",
+        "k",
+        "--ttl",
+        "1s",
+        "--renew-every",
+        "1s",
+        "--",
+        "true",
+    ]);
+    assert!(
+        e.starts_with("--renew-every 1s must be shorter than --ttl 1s"),
+        "{e}"
+    );
+    let e = err(&["--key", "k", "--ttl", "1s", "--grace", "1s", "--", "true"]);
+    assert!(
+        e.starts_with("--grace 1s must be shorter than --ttl 1s"),
+        "{e}"
+    );
+    let e = err(&[
+        "--key",
+        "k",
+        "--ttl",
+        "1s",
+        "--renew-every",
+        "0s",
+        "--",
+        "true",
+    ]);
+    assert!(e.starts_with("--renew-every must be more than 0"), "{e}");
+}
+
+#[test]
+fn a_renewal_must_land_before_the_stop_begins() {
+    // TTL 1 s: drift 12 ms + SIGKILL lead 50 ms = 62 ms of margin; 600 + 338 + 62 = 1000.
+    let e = err(&[
+        "--key",
+        "k",
+        "--ttl",
+        "1s",
+        "--renew-every",
+        "600ms",
+        "--grace",
+        "338ms",
+        "--",
+        "true",
+    ]);
+    assert!(e.contains("safety margin") && e.contains("62ms"), "{e}");
+    run_cfg(&[
+        "--key",
+        "k",
+        "--ttl",
+        "1s",
+        "--renew-every",
+        "600ms",
+        "--grace",
+        "337ms",
+        "--",
+        "true",
+    ])
+    .unwrap_or_else(|e| panic!("one millisecond less fits: {e}"));
+}
+
+#[test]
+fn replica_waits_must_leave_most_of_the_lease() {
+    let e = err(&[
+        "--key",
+        "k",
+        "--ttl",
+        "1s",
+        "--min-replicas",
+        "1",
+        "--replica-timeout",
+        "500ms",
+        "--",
+        "true",
+    ]);
+    assert!(
+        e.starts_with("--replica-timeout 500ms must be more than 0 and under half"),
+        "{e}"
+    );
+    let e = err(&[
+        "--key",
+        "k",
+        "--ttl",
+        "1s",
+        "--min-replicas",
+        "1",
+        "--replica-timeout",
+        "0s",
+        "--",
+        "true",
+    ]);
+    assert!(e.starts_with("--replica-timeout 0s"), "{e}");
+    // Without --min-replicas the timeout is not used, so not checked.
+    run_cfg(&[
+        "--key",
+        "k",
+        "--ttl",
+        "1s",
+        "--replica-timeout",
+        "0s",
+        "--",
+        "true",
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn the_backoff_must_be_a_range_that_does_not_spin() {
+    let e = err(&["--key", "k", "--retry-min", "0s", "--", "true"]);
+    assert!(e.starts_with("--retry-min must be more than 0"), "{e}");
+    let e = err(&[
+        "--key",
+        "k",
+        "--retry-min",
+        "2s",
+        "--retry-max",
+        "1s",
+        "--",
+        "true",
+    ]);
+    assert!(
+        e.starts_with("--retry-min 2s is more than --retry-max 1s"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_command_must_name_a_program() {
+    assert!(err(&["--key", "k"]).starts_with("missing the command to run"));
+    assert!(
+        err(&["--key", "k", "--", ""]).starts_with("the command after `--` is an empty string")
+    );
+    let c = run_cfg(&["--key", "k", "--shell", "--", "echo", "a", "&&", "b"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.argv, ["/bin/sh", "-c", "echo a && b"].map(OsString::from));
+}
+
+#[test]
+fn the_command_line_shown_in_status_is_cut_at_200_bytes_on_a_character() {
+    let long = "é".repeat(150); // 300 bytes
+    let c = run_cfg(&["--key", "k", "--", "echo", &long]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(c.command_line.ends_with('…'));
+    let cut = c.command_line.trim_end_matches('…');
+    assert!(cut.len() <= 200 && cut.len() >= 199, "{} bytes", cut.len());
+    assert!(cut.starts_with("echo é"));
+}
+
+#[test]
+fn unlimited_renewals_are_none() {
+    let c = run_cfg(&["--key", "k", "--max-renewals", "unlimited", "--", "true"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.max_renewals, None);
+    let c = run_cfg(&["--key", "k", "--max-renewals", "0", "--", "true"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.max_renewals, Some(0));
+}
+
+#[test]
+fn keys_are_checked_with_their_prefix() {
+    let e = err(&["--key", "a b", "--", "true"]);
+    assert!(e.starts_with("--key contains whitespace"), "{e}");
+    let e = err(&["--key", "", "--", "true"]);
+    assert!(e.starts_with("--key is empty"), "{e}");
+    let e = err(&["--key", &"k".repeat(510), "--", "true"]);
+    assert!(
+        e.contains("516 bytes with the prefix; the limit is 512"),
+        "{e}"
+    );
+    let e = err(&["--key", "a}b", "--", "true"]);
+    assert!(e.contains("outside a Redis Cluster hash tag"), "{e}");
+}
