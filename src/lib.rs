@@ -87,14 +87,14 @@ fn clap_failure(e: &clap::Error) -> Exit {
             }
         }
         _ => {
-            error!("usage"; "{}", one_line(&e.render().to_string()));
+            error!("usage"; "{}", clap_message(&e.render().to_string()));
             Exit::Usage
         }
     }
 }
 
 /// clap's multi-line message as one line: drop the usage block and the "try --help" footer.
-fn one_line(rendered: &str) -> String {
+fn clap_message(rendered: &str) -> String {
     let mut parts = Vec::new();
     for line in rendered.lines() {
         let line = line.trim();

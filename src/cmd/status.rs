@@ -2,41 +2,19 @@
 //! locks' own keys, finds locks with SCAN (never KEYS), and works where CONFIG and KEYS are
 //! renamed away.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::io::Write;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::cli::config::Global;
 use crate::cli::exit::Exit;
-use crate::core::stats::Stats;
 use crate::error;
 use crate::log::secs_ms;
 use crate::store::conn::Conn;
 use crate::store::keys::{Keys, SUFFIXES, companion};
-use crate::store::target::Target;
+use crate::store::state::{KeyStatus, read};
 use crate::sys::host::unix_ms;
-
-/// Who holds a lock, from the holder hash (only when it matches the lock's token).
-#[derive(Debug, Clone, Default)]
-pub struct Holder {
-    pub host: String,
-    pub pid: i64,
-    pub command: String,
-    pub since_ms: Option<i64>,
-    pub renewals: Option<i64>,
-}
-
-#[derive(Debug, Clone)]
-pub struct KeyStatus {
-    pub key: String,
-    pub token: Option<String>,
-    pub ttl_ms: Option<i64>,
-    pub holder: Option<Holder>,
-    pub fence: i64,
-    pub stats: Stats,
-}
 
 pub(crate) fn connect(g: &Global) -> Result<Conn, Exit> {
     g.target
@@ -47,57 +25,6 @@ pub(crate) fn connect(g: &Global) -> Result<Conn, Exit> {
 pub(crate) fn unavailable(g: &Global, e: &redis::RedisError) -> Exit {
     error!("redis_unavailable"; "cannot use Redis at {}: {}; check --url / DLOCK_URL", g.target, g.target.classify(e).reason());
     Exit::Unavailable
-}
-
-/// Read one lock's state in one round trip.
-pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
-    type Reply = (
-        Option<String>,
-        i64,
-        HashMap<String, String>,
-        Option<i64>,
-        HashMap<String, String>,
-    );
-    let mut p = redis::pipe();
-    p.cmd("GET").arg(&keys.lock).cmd("PTTL").arg(&keys.lock);
-    p.cmd("HGETALL")
-        .arg(&keys.holder)
-        .cmd("GET")
-        .arg(&keys.fence);
-    p.cmd("HGETALL").arg(&keys.stats);
-    let (token, pttl, holder, fence, stats): Reply = conn.query_pipe(&keys.lock, &p)?;
-    let num = |k: &str| holder.get(k).and_then(|v| v.parse::<i64>().ok());
-    // A holder hash that does not name the current token is stale: show nothing rather than
-    // the wrong owner.
-    let holder = match (&token, holder.get("token")) {
-        (Some(t), Some(h)) if t == h => Some(Holder {
-            host: holder.get("host").cloned().unwrap_or_default(),
-            pid: num("pid").unwrap_or(0),
-            command: holder.get("command").cloned().unwrap_or_default(),
-            since_ms: num("since_ms"),
-            renewals: num("renewals"),
-        }),
-        _ => None,
-    };
-    Ok(KeyStatus {
-        key: keys.lock.clone(),
-        ttl_ms: token.as_ref().map(|_| pttl),
-        token,
-        holder,
-        fence: fence.unwrap_or(0),
-        stats: Stats::from_hash(&stats),
-    })
-}
-
-/// Best effort, for advice in warnings: the stats of one lock.
-pub fn read_stats(
-    target: &Target,
-    connect_timeout: Duration,
-    io_timeout: Duration,
-    keys: &Keys,
-) -> Option<Stats> {
-    let mut c = target.connect(connect_timeout, io_timeout).ok()?;
-    read(&mut c, keys).ok().map(|s| s.stats)
 }
 
 /// Escape glob metacharacters so a prefix matches only itself in SCAN MATCH.

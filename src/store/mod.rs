@@ -10,4 +10,5 @@ pub(crate) mod keys;
 pub(crate) mod lock;
 mod script;
 pub(crate) mod session;
+pub(crate) mod state;
 pub(crate) mod target;

@@ -12,7 +12,9 @@ use redis::RedisError;
 
 use super::conn::Conn;
 use super::fault::Fault;
+use super::keys::Keys;
 use super::script::{self, Call};
+use super::state::KeyStatus;
 use super::target::Target;
 
 /// What a failed call means for the caller.
@@ -89,6 +91,11 @@ impl Session {
             conn.query::<Option<(String, String)>>(&blpop)
         })?;
         Ok(got.map(|(list, _)| list))
+    }
+
+    /// The lock's state (token, TTL, holder, fence, stats) in one round trip.
+    pub fn state(&mut self, keys: &Keys) -> Result<KeyStatus, Failure> {
+        self.with(self.io_timeout, None, |conn| super::state::read(conn, keys))
     }
 
     /// Behind Sentinel: has the master moved since we connected? Then the connection is

@@ -225,7 +225,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
             keys.lock
         ),
         Released::NotOurs => {
-            let advice = ttl_advice(g, cfg, &keys, held_for);
+            let advice = ttl_advice(&mut session, cfg, &keys, held_for);
             warn!("compare_failure", held_ms = ms(held_for), ttl_ms = ms(cfg.ttl), renewals = sup.stop.renewals(), recommended_ttl_ms = advice.1;
                 "compare failure: {} was no longer ours at release (job held it {}; lease {}, renewed {}/{cap}): another holder may have run at the same time; {}",
                 keys.lock,
@@ -253,12 +253,15 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
 /// server: someone took or deleted the key. If the recorded p99 also says the lease is too
 /// short, a TTL from it comes first (with enough runs to trust it).
 fn ttl_advice(
-    g: &Global,
+    session: &mut Session,
     cfg: &RunConfig,
     keys: &Keys,
     held_for: Duration,
 ) -> (String, Option<u64>) {
-    let rec = crate::cmd::status::read_stats(&g.target, cfg.connect_timeout, cfg.io_timeout, keys)
+    let rec = session
+        .state(keys)
+        .ok()
+        .map(|state| state.stats)
         .filter(|s| s.samples >= stats::MIN_SAMPLES)
         .and_then(|s| Some((s.recommended_ttl_ms()?, s.samples)));
     match rec {
