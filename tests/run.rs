@@ -348,6 +348,45 @@ fn a_stubborn_leftover_is_killed_after_grace_without_spinning() {
     );
 }
 
+/// While leftovers of the job run, its leader stays an unreaped zombie: the zombie holds the
+/// group id, so no unrelated process can take that number and get the job's SIGTERM and
+/// SIGKILL. Once the group is gone the leader is reaped.
+#[test]
+fn the_leader_holds_the_group_id_until_the_group_is_gone() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "run", "--key", "gid", "--ttl", "3s", "--grace", "1s", "--", "sh", "-c",
+        ])
+        .args(["trap '' TERM; sleep 300 & echo \"pids $$ $!\""])
+        .spawn();
+    let (leader, straggler) = pids(&job.expect_line("pids"));
+    let state = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .map(|(_, rest)| rest.trim().chars().next())
+            })
+            .flatten()
+    };
+    // The leader exits right after its echo; the leftover ignores SIGTERM for the 1 s grace.
+    // Look for the zombie within the first half of it.
+    let start = Instant::now();
+    while state(leader) != Some('Z') && start.elapsed() < Duration::from_millis(500) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(
+        state(leader),
+        Some('Z'),
+        "the leader was reaped while its group lived"
+    );
+    assert!(!dead(straggler));
+    job.finish(Duration::from_secs(10)).code(0);
+    assert_eq!(state(leader), None, "the leader was left unreaped");
+    assert!(dead(straggler));
+}
+
 #[test]
 fn command_not_found_is_127_and_not_executable_is_126_and_the_lock_is_released() {
     let r = RedisServer::start();

@@ -75,6 +75,9 @@ pub struct Receiver {
     sigfd: OwnedFd,
     /// The job's leader: its exit becomes an event; any other child is just reaped.
     leader: std::cell::Cell<Option<libc::pid_t>>,
+    /// Keep the leader as a zombie (its exit already reported) until the run reaps it.
+    hold_leader: std::cell::Cell<bool>,
+    leader_reported: std::cell::Cell<bool>,
     ready: std::cell::RefCell<VecDeque<Event>>,
 }
 
@@ -128,6 +131,8 @@ pub fn channel() -> io::Result<(Sender, Receiver)> {
             queue,
             sigfd,
             leader: std::cell::Cell::new(None),
+            hold_leader: std::cell::Cell::new(false),
+            leader_reported: std::cell::Cell::new(false),
             ready: std::cell::RefCell::new(VecDeque::new()),
         },
     ))
@@ -140,9 +145,11 @@ impl Drop for Receiver {
 }
 
 impl Receiver {
-    /// From now on, report this child's exit as [`Event::ChildExited`].
-    pub fn watch_child(&self, pid: libc::pid_t) {
+    /// From now on, report this child's exit as [`Event::ChildExited`]; with `hold`, leave it
+    /// unreaped (a zombie keeps its group id reserved) for `Child::reap_leader`.
+    pub fn watch_child(&self, pid: libc::pid_t, hold: bool) {
         self.leader.set(Some(pid));
+        self.hold_leader.set(hold);
     }
 
     /// The next event, without waiting.
@@ -217,20 +224,58 @@ impl Receiver {
 
     /// Reap every child that has exited. dlock is a subreaper (and may be PID 1), so the
     /// job's leftovers are re-parented to it: reaping them all keeps zombies from piling up.
+    /// A held leader is reported once and left a zombie; the other children are then reaped by
+    /// pid (a wait for any child would take the leader).
     fn reap(&self) {
-        use std::os::unix::process::ExitStatusExt;
-        loop {
-            let mut status = 0;
-            // SAFETY: status is a live local.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-            if pid <= 0 {
+        let leader = self.leader.get();
+        while let Some((pid, status)) = exited_child() {
+            if Some(pid) == leader && self.hold_leader.get() {
+                if !self.leader_reported.replace(true) {
+                    self.ready
+                        .borrow_mut()
+                        .push_back(Event::ChildExited(status));
+                }
+                for child in crate::sys::tree::children("self") {
+                    if child != pid {
+                        let mut raw = 0;
+                        // SAFETY: reaps our own child if it has exited; raw is a live local.
+                        unsafe { libc::waitpid(child, &mut raw, libc::WNOHANG) };
+                    }
+                }
                 return;
             }
-            if Some(pid) == self.leader.get() {
+            let mut raw = 0;
+            // SAFETY: as above, for the child waitid just found exited.
+            unsafe { libc::waitpid(pid, &mut raw, libc::WNOHANG) };
+            if Some(pid) == leader {
                 self.ready
                     .borrow_mut()
-                    .push_back(Event::ChildExited(ExitStatus::from_raw(status)));
+                    .push_back(Event::ChildExited(status));
             }
         }
     }
+}
+
+/// An exited child and how it ended, without reaping it (waitid with WNOWAIT).
+fn exited_child() -> Option<(libc::pid_t, ExitStatus)> {
+    use std::os::unix::process::ExitStatusExt;
+    // SAFETY: siginfo_t is plain data; all zeroes is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    // SAFETY: info is a live local; P_ALL ignores the id.
+    if unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) } != 0 {
+        return None;
+    }
+    // SAFETY: waitid filled in the child fields (si_pid 0: no child has exited).
+    let (pid, code) = unsafe { (info.si_pid(), info.si_status()) };
+    if pid == 0 {
+        return None;
+    }
+    // The wait status a waitpid would have given.
+    let raw = match info.si_code {
+        libc::CLD_EXITED => (code & 0xff) << 8,
+        libc::CLD_DUMPED => code | 0x80,
+        _ => code,
+    };
+    Some((pid, ExitStatus::from_raw(raw)))
 }

@@ -1,8 +1,10 @@
 //! The operating system, and every `unsafe` block of dlock: the job's processes (`process`),
 //! the events the supervising loop waits for (`event`: signalfd, eventfd), signal names and
-//! masks (`signals`), and this process and host (`host`). Each module offers a safe API.
+//! masks (`signals`), dlock's descendants (`tree`), and this process and host (`host`). Each
+//! module offers a safe API.
 
 pub(crate) mod event;
 pub(crate) mod host;
 pub(crate) mod process;
 pub(crate) mod signals;
+pub(crate) mod tree;

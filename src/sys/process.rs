@@ -14,6 +14,10 @@ pub struct Child {
     pub pid: i32,
     /// The job's group was made the terminal's foreground group; give it back on exit.
     owns_tty: bool,
+    /// The leader is kept as a zombie until its group is gone (see `tree`), and the group's
+    /// liveness is read from dlock's descendants. False where /proc has no children lists:
+    /// then the leader is reaped at once and the group probed with kill(-pgid, 0).
+    pub hold_leader: bool,
 }
 
 #[derive(Debug)]
@@ -67,7 +71,11 @@ pub fn spawn(argv: &[OsString], env: &[(&str, String)]) -> Result<Child, SpawnEr
         // SAFETY: plain system call on fd 0; failure only means no job control.
         unsafe { libc::tcsetpgrp(0, pid) };
     }
-    Ok(Child { pid, owns_tty })
+    Ok(Child {
+        pid,
+        owns_tty,
+        hold_leader: crate::sys::tree::available(),
+    })
 }
 
 /// Everything the child needs between clone and exec, prepared beforehand: the child shares
@@ -319,11 +327,26 @@ impl Child {
         alive
     }
 
-    /// Does any process of the job's group still exist?
+    /// Does a live process of the job's group still exist? With the leader held as a zombie,
+    /// from dlock's descendants (the zombie itself does not count); otherwise by kill(-pgid, 0),
+    /// which, once the leader is reaped, could in principle find a stranger that took its number.
     pub fn group_alive(&self) -> bool {
+        if self.hold_leader {
+            return crate::sys::tree::group_alive(self.pid);
+        }
         // SAFETY: signal 0 only checks for existence.
         let r = unsafe { libc::kill(-self.pid, 0) };
         r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+
+    /// Reap the held leader once its group is gone: its group id is free from here on, and
+    /// nothing signals it again.
+    pub fn reap_leader(&self) {
+        if self.hold_leader {
+            let mut status = 0;
+            // SAFETY: waits for our own child (a zombie by now); status is a live local.
+            unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+        }
     }
 
     /// Take the terminal back after the job's group is gone.

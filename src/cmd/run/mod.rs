@@ -117,7 +117,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     process::become_subreaper();
     let child = match process::spawn(&cfg.argv, &env) {
         Ok(c) => {
-            rx.watch_child(c.pid);
+            rx.watch_child(c.pid, c.hold_leader);
             c
         }
         Err(e) => {
@@ -165,6 +165,8 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
 
     let mut sup = Supervisor::new(cfg, &child, sent, deadline, watch);
     sup.supervise(&rx);
+    // The group is gone: its id may be given out again once the leader is reaped.
+    child.reap_leader();
     // None only if the renewal thread panicked: the release then starts a fresh session.
     let mut session = sup
         .take_session()
