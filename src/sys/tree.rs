@@ -80,9 +80,10 @@ mod tests {
         let line = "4242 (a) b (c) Z 1 4200 4200 0 -1 4194560 0 0";
         assert_eq!(parse_stat(line), Some(('Z', 4200)));
         assert_eq!(parse_stat("4242 (sleep"), None);
-        // Our own: running this test, in some process group.
+        // Our own process (its main thread may be running or waiting for the test threads):
+        // alive, in a process group.
         let (state, group) = state_and_group(std::process::id() as i32).unwrap_or(('?', -1));
-        assert_eq!(state, 'R');
+        assert!("RSD".contains(state), "{state}");
         assert!(group > 0);
     }
 }
