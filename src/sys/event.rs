@@ -224,8 +224,9 @@ impl Receiver {
 
     /// Reap every child that has exited. dlock is a subreaper (and may be PID 1), so the
     /// job's leftovers are re-parented to it: reaping them all keeps zombies from piling up.
-    /// A held leader is reported once and left a zombie; the other children are then reaped by
-    /// pid (a wait for any child would take the leader).
+    /// A held leader is reported once and left a zombie; from then on a wait for any child
+    /// would find the leader first, so the job's other exited children are reaped by pid as
+    /// the group is probed (`Child::group_alive`).
     fn reap(&self) {
         let leader = self.leader.get();
         while let Some((pid, status)) = exited_child() {
@@ -235,17 +236,10 @@ impl Receiver {
                         .borrow_mut()
                         .push_back(Event::ChildExited(status));
                 }
-                for child in crate::sys::tree::children("self") {
-                    if child != pid {
-                        let mut raw = 0;
-                        // SAFETY: reaps our own child if it has exited; raw is a live local.
-                        unsafe { libc::waitpid(child, &mut raw, libc::WNOHANG) };
-                    }
-                }
                 return;
             }
             let mut raw = 0;
-            // SAFETY: as above, for the child waitid just found exited.
+            // SAFETY: reaps the child waitid just found exited; raw is a live local.
             unsafe { libc::waitpid(pid, &mut raw, libc::WNOHANG) };
             if Some(pid) == leader {
                 self.ready

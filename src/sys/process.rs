@@ -332,7 +332,11 @@ impl Child {
     /// which, once the leader is reaped, could in principle find a stranger that took its number.
     pub fn group_alive(&self) -> bool {
         if self.hold_leader {
-            return crate::sys::tree::group_alive(self.pid);
+            return crate::sys::tree::group_alive(self.pid, |zombie| {
+                let mut status = 0;
+                // SAFETY: reaps our own exited child; status is a live local.
+                unsafe { libc::waitpid(zombie, &mut status, libc::WNOHANG) };
+            });
         }
         // SAFETY: signal 0 only checks for existence.
         let r = unsafe { libc::kill(-self.pid, 0) };

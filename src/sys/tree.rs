@@ -5,38 +5,60 @@
 //! the job's leader as an unreaped zombie until its group is gone: the zombie holds the group
 //! id, so no unrelated process can take that number and be signalled in the job's place.
 
-use std::fs;
+use std::fs::File;
+use std::io::Read;
+
+/// dlock's own children list: that of its main thread, which spawned the job and which the
+/// kernel picks (the first live thread) as the new parent of the job's orphans.
+fn own_children_path() -> String {
+    let pid = std::process::id();
+    format!("/proc/{pid}/task/{pid}/children")
+}
 
 /// Whether the kernel offers the children lists (CONFIG_PROC_CHILDREN; distribution kernels
 /// have it, CRIU needs it).
 pub fn available() -> bool {
-    fs::read_dir("/proc/self/task")
-        .ok()
-        .and_then(|mut tasks| tasks.next())
-        .and_then(|t| t.ok())
-        .is_some_and(|t| t.path().join("children").exists())
+    std::path::Path::new(&own_children_path()).exists()
 }
 
-/// The children of `pid` ("self" for dlock), over all its threads.
-pub fn children(pid: &str) -> Vec<i32> {
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+/// A small /proc file in one read (their size reads as 0, so a growing buffer would take
+/// several).
+fn read_small(path: &str, buf: &mut [u8]) -> Option<usize> {
+    File::open(path).ok()?.read(buf).ok()
+}
+
+fn parse_pids(text: &[u8]) -> impl Iterator<Item = i32> + '_ {
+    text.split(|b| b.is_ascii_whitespace())
+        .filter_map(|p| std::str::from_utf8(p).ok()?.parse().ok())
+}
+
+/// dlock's children.
+pub fn own_children() -> Vec<i32> {
+    children_at(&own_children_path())
+}
+
+fn children_at(path: &str) -> Vec<i32> {
+    let mut buf = [0u8; 4096];
+    let n = read_small(path, &mut buf).unwrap_or(0);
+    parse_pids(&buf[..n]).collect()
+}
+
+/// The children of another process, over all its threads.
+fn children(pid: i32) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for task in tasks.flatten() {
-        if let Ok(list) = fs::read_to_string(task.path().join("children")) {
-            out.extend(
-                list.split_whitespace()
-                    .filter_map(|p| p.parse::<i32>().ok()),
-            );
-        }
-    }
-    out
+    tasks
+        .flatten()
+        .flat_map(|task| children_at(&task.path().join("children").to_string_lossy()))
+        .collect()
 }
 
 /// State letter and process group of `pid`, from /proc/PID/stat (None when it is gone).
 fn state_and_group(pid: i32) -> Option<(char, i32)> {
-    parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    let mut buf = [0u8; 1024];
+    let n = read_small(&format!("/proc/{pid}/stat"), &mut buf)?;
+    parse_stat(std::str::from_utf8(&buf[..n]).ok()?)
 }
 
 fn parse_stat(stat: &str) -> Option<(char, i32)> {
@@ -48,9 +70,13 @@ fn parse_stat(stat: &str) -> Option<(char, i32)> {
     Some((state, pgrp))
 }
 
-/// Is a live process of group `pgid` among dlock's descendants?
-pub fn group_alive(pgid: i32) -> bool {
-    let mut todo = children("self");
+/// Is a live process of group `pgid` (whose leader, a zombie now, is dlock's child `pgid`)
+/// among dlock's descendants? Zombies found on the way that are dlock's own children (orphans
+/// of the job that have exited) are reaped by `reap`.
+pub fn group_alive(pgid: i32, mut reap: impl FnMut(i32)) -> bool {
+    // The leader is a zombie, held on purpose: it has no children left to look at.
+    let own: Vec<i32> = own_children().into_iter().filter(|&p| p != pgid).collect();
+    let mut todo = own.clone();
     let mut seen = 0usize;
     while let Some(pid) = todo.pop() {
         // A tree that keeps growing faster than it can be walked is alive enough.
@@ -63,8 +89,9 @@ pub fn group_alive(pgid: i32) -> bool {
                 if group == pgid {
                     return true;
                 }
-                todo.extend(children(&pid.to_string()));
+                todo.extend(children(pid));
             }
+            Some(_) if own.contains(&pid) => reap(pid),
             _ => {}
         }
     }
