@@ -412,3 +412,25 @@ fn the_gave_up_report_carries_its_numbers() {
     assert_eq!(wait.outcome(), Some(Outcome::Exit(Exit::Busy(0))));
     assert_eq!(wait.poll_try(t0 + MS(10)), None, "no try after the end");
 }
+
+#[test]
+fn a_try_whose_reply_was_lost_counts_as_a_try() {
+    let mut sim = Sim::new(limits());
+    sim.run(
+        &[(A::ReplyLost, 0), (A::Busy(5000), 0), (A::Free(8), 0)],
+        &[],
+    );
+    assert_eq!(sim.wait.tries(), 3, "the lost one went out: it counts");
+}
+
+#[test]
+fn a_failure_at_the_end_of_wait_is_not_announced_as_retried() {
+    // With --wait 0 there is nothing left to retry for: one error line, no "retrying for 0ms".
+    let mut sim = Sim::new(Limits {
+        wait: Duration::ZERO,
+        ..limits()
+    });
+    let o = sim.run(&[(A::Down, 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Unavailable));
+    assert_eq!(sim.trace.join(", "), "0 try(last), 0 gave-up-down");
+}

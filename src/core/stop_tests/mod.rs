@@ -341,8 +341,13 @@ fn only_a_loss_found_by_renewal_means_there_is_nothing_to_release() {
 
 #[test]
 fn renewals_are_counted_and_move_the_deadline() {
-    let mut sim = Sim::new(limits(), Some(1500));
-    sim.run(&[(1001, In::Renewed(1000, 1)), (1500, In::Exit(0))], 20_000);
-    assert_eq!(sim.stop.renewals(), 1);
-    assert_eq!(sim.stop.deadline(), sim.at(3968));
+    let mut sim = Sim::new(limits(), Some(2500));
+    let inputs = [
+        (1001, In::Renewed(1000, 1)),
+        (2001, In::Renewed(2000, 2)),
+        (2500, In::Exit(0)),
+    ];
+    sim.run(&inputs, 20_000);
+    assert_eq!(sim.stop.renewals(), 2);
+    assert_eq!(sim.stop.deadline(), sim.at(4968));
 }
