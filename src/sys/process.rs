@@ -111,6 +111,16 @@ const CHILD_STACK: usize = 64 * 1024;
 
 impl Image {
     fn new(argv: &[OsString], env: &[(&str, String)]) -> Option<Image> {
+        Image::prepare(argv, env, std::env::var_os("PATH"), std::env::vars_os())
+    }
+
+    /// `new` with dlock's PATH and environment given, so the preparation is unit-tested.
+    fn prepare(
+        argv: &[OsString],
+        env: &[(&str, String)],
+        path: Option<OsString>,
+        inherited: impl Iterator<Item = (OsString, OsString)>,
+    ) -> Option<Image> {
         let cstr = |b: &[u8]| CString::new(b).ok();
         let program = argv.first()?.as_bytes();
         let candidates = if program.contains(&b'/') {
@@ -118,7 +128,7 @@ impl Image {
         } else {
             // As execvp: PATH in order (an empty entry is the current directory), and the
             // system default when PATH is unset.
-            let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+            let path = path.unwrap_or_else(|| "/bin:/usr/bin".into());
             path.as_bytes()
                 .split(|&b| b == b':')
                 .map(|dir| {
@@ -137,7 +147,7 @@ impl Image {
             .map(|a| cstr(a.as_bytes()))
             .collect::<Option<Vec<_>>>()?;
         let mut envp = Vec::new();
-        for (k, v) in std::env::vars_os() {
+        for (k, v) in inherited {
             if env.iter().any(|(name, _)| k.as_bytes() == name.as_bytes()) {
                 continue;
             }
@@ -363,5 +373,59 @@ impl Child {
                 libc::signal(libc::SIGTTOU, libc::SIG_DFL);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[CString]) -> Vec<String> {
+        v.iter().map(|c| c.to_string_lossy().into_owned()).collect()
+    }
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_bare_name_is_looked_up_on_path_in_order_as_execvp_does() {
+        let path = Some(OsString::from("/opt/bin::/usr/bin"));
+        let image = Image::prepare(&os(&["job", "a b"]), &[], path, std::iter::empty());
+        let image = image.unwrap_or_else(|| panic!("prepared"));
+        // An empty PATH entry is the current directory.
+        assert_eq!(
+            strings(&image.candidates),
+            ["/opt/bin/job", "job", "/usr/bin/job"]
+        );
+        assert_eq!(strings(&image.argv), ["job", "a b"]);
+        // No PATH at all: the system default.
+        let image = Image::prepare(&os(&["job"]), &[], None, std::iter::empty());
+        let candidates = image.map(|i| strings(&i.candidates)).unwrap_or_default();
+        assert_eq!(candidates, ["/bin/job", "/usr/bin/job"]);
+    }
+
+    #[test]
+    fn a_name_with_a_slash_is_the_only_candidate() {
+        let path = Some(OsString::from("/opt/bin"));
+        let image = Image::prepare(&os(&["./job"]), &[], path, std::iter::empty());
+        let candidates = image.map(|i| strings(&i.candidates)).unwrap_or_default();
+        assert_eq!(candidates, ["./job"]);
+    }
+
+    #[test]
+    fn dlocks_variables_replace_stale_ones_and_the_rest_is_inherited() {
+        let inherited = [("HOME", "/root"), ("DLOCK_TOKEN", "stale")]
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let env = [("DLOCK_TOKEN", "fresh".to_string())];
+        let image = Image::prepare(&os(&["job"]), &env, None, inherited.into_iter());
+        let envp = image.map(|i| strings(&i.envp)).unwrap_or_default();
+        assert_eq!(envp, ["HOME=/root", "DLOCK_TOKEN=fresh"]);
+    }
+
+    #[test]
+    fn a_nul_byte_cannot_be_prepared() {
+        let image = Image::prepare(&os(&["job", "a\0b"]), &[], None, std::iter::empty());
+        assert!(image.is_none());
     }
 }
