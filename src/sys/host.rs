@@ -17,17 +17,12 @@ pub fn prepare_process() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
-/// This machine's name, for the holder metadata.
+/// This machine's name, for the holder metadata (uname's node name, as gethostname gives it).
 pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its whole length; gethostname NUL-terminates within it
-    // (or truncates, and the last byte stays 0).
-    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
-    if r != 0 {
-        return "unknown".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }
 
 pub fn unix_ms() -> u128 {

@@ -29,8 +29,16 @@ pub enum SpawnError {
 
 /// Is stdin a terminal whose foreground group is ours? Then the job needs the terminal to read.
 fn we_own_tty() -> bool {
-    // SAFETY: isatty/tcgetpgrp/getpgrp only read process and fd state.
-    unsafe { libc::isatty(0) == 1 && libc::tcgetpgrp(0) == libc::getpgrp() }
+    let stdin = std::io::stdin();
+    rustix::termios::isatty(&stdin)
+        && rustix::termios::tcgetpgrp(&stdin).ok() == Some(rustix::process::getpgrp())
+}
+
+/// Make `pid`'s group the terminal's foreground group (failure only means no job control).
+fn foreground(pid: i32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+        let _ = rustix::termios::tcsetpgrp(std::io::stdin(), pid);
+    }
 }
 
 pub fn spawn(argv: &[OsString], env: &[(&str, String)]) -> Result<Child, SpawnError> {
@@ -68,8 +76,7 @@ pub fn spawn(argv: &[OsString], env: &[(&str, String)]) -> Result<Child, SpawnEr
     };
     if owns_tty {
         // Also from the parent, so the job cannot reach a terminal read before it owns it.
-        // SAFETY: plain system call on fd 0; failure only means no job control.
-        unsafe { libc::tcsetpgrp(0, pid) };
+        foreground(pid);
     }
     Ok(Child {
         pid,
@@ -320,19 +327,22 @@ unsafe fn fail(ctx: &mut ChildCtx) -> libc::c_int {
 /// Otherwise their zombies keep the process group "alive" until init gets round to them (seen:
 /// a second and more), and the lock would be held for nothing.
 pub fn become_subreaper() {
-    // SAFETY: prctl with integer arguments only changes this process's attributes.
-    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
+    // Any pid turns it on (the kernel reads the argument as a flag).
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
 }
 
 impl Child {
     /// Send `sig` to every process of the job's group; false when the group is gone. A stopped
     /// job cannot act on SIGTERM, so a SIGCONT follows it.
     pub fn signal_group(&self, sig: i32) -> bool {
-        // SAFETY: kill with a negative pid signals a process group; no memory is involved.
-        let alive = unsafe { libc::kill(-self.pid, sig) } == 0;
-        if alive && sig != libc::SIGKILL && sig != libc::SIGCONT {
-            // SAFETY: as above.
-            unsafe { libc::kill(-self.pid, libc::SIGCONT) };
+        use rustix::process::{Pid, Signal, kill_process_group};
+        let (Some(group), Some(signal)) = (Pid::from_raw(self.pid), Signal::from_named_raw(sig))
+        else {
+            return false;
+        };
+        let alive = kill_process_group(group, signal).is_ok();
+        if alive && signal != Signal::KILL && signal != Signal::CONT {
+            let _ = kill_process_group(group, Signal::CONT);
         }
         alive
     }
@@ -348,9 +358,13 @@ impl Child {
                 unsafe { libc::waitpid(zombie, &mut status, libc::WNOHANG) };
             });
         }
-        // SAFETY: signal 0 only checks for existence.
-        let r = unsafe { libc::kill(-self.pid, 0) };
-        r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        let Some(group) = rustix::process::Pid::from_raw(self.pid) else {
+            return false;
+        };
+        match rustix::process::test_kill_process_group(group) {
+            Ok(()) => true,
+            Err(e) => e == rustix::io::Errno::PERM,
+        }
     }
 
     /// Reap the held leader once its group is gone: its group id is free from here on, and
@@ -366,12 +380,11 @@ impl Child {
     /// Take the terminal back after the job's group is gone.
     pub fn restore_tty(&self) {
         if self.owns_tty {
-            // SAFETY: SIGTTOU is still ignored (set before spawn), so a background group may
-            // take the terminal back; then the default disposition returns.
-            unsafe {
-                libc::tcsetpgrp(0, libc::getpgrp());
-                libc::signal(libc::SIGTTOU, libc::SIG_DFL);
-            }
+            // SIGTTOU is still ignored (set before spawn), so a background group may take the
+            // terminal back; then the default disposition returns.
+            foreground(rustix::process::getpgrp().as_raw_nonzero().get());
+            // SAFETY: changes one signal disposition of this process.
+            unsafe { libc::signal(libc::SIGTTOU, libc::SIG_DFL) };
         }
     }
 }
