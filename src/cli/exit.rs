@@ -80,11 +80,6 @@ pub const TABLE: &[Row] = &[
         long: "the job exited by itself",
     },
     Row {
-        code: "128+N",
-        short: "128+N signal",
-        long: "the job was killed by signal N (not by lease enforcement), or dlock was stopped by signal N while waiting for the lock",
-    },
-    Row {
         code: "2",
         short: "2 usage",
         long: "usage error (bad flag, bad duration, missing command, renew period ≥ TTL, …), one line on stderr",
@@ -119,14 +114,19 @@ pub const TABLE: &[Row] = &[
         short: "126 not executable, 127 not found",
         long: "command not executable / not found",
     },
+    Row {
+        code: "128+N",
+        short: "128+N signal",
+        long: "the job was killed by signal N (not by lease enforcement), or dlock was stopped by signal N while waiting for the lock",
+    },
 ];
 
 /// The one-line summary at the end of `--help`.
 pub fn summary() -> String {
     let mut parts = TABLE.iter().map(|r| r.short);
     let own = parts.next().unwrap_or_default();
-    let rest: Vec<&str> = parts.filter(|s| !s.starts_with("128")).collect();
-    format!("Exit status: {own}, or {}, 128+N signal.", rest.join(", "))
+    let rest: Vec<&str> = parts.collect();
+    format!("Exit status: {own}, or {}.", rest.join(", "))
 }
 
 /// The README's "Exit status" table (Markdown).

@@ -19,6 +19,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use super::Failure;
 use super::backoff::Backoff;
 use crate::cli::exit::Exit;
 
@@ -51,17 +52,6 @@ pub(crate) enum Input {
     Woken,
     /// SIGINT, SIGTERM, SIGHUP or SIGQUIT.
     Signal(i32),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Failure {
-    /// Retrying cannot fix it (auth, read-only replica, OOM, ACL, …).
-    pub permanent: bool,
-    pub reason: String,
-    /// The acquire command went out (it counts as a try).
-    pub sent: bool,
-    /// It may have run before the reply was lost: the lock may be ours.
-    pub maybe_executed: bool,
 }
 
 /// What to do.

@@ -16,6 +16,12 @@ pub(crate) fn kill_lead(ttl: Duration) -> Duration {
     (ttl / 10).min(Duration::from_millis(50))
 }
 
+/// The latest moment the job's whole group may still be alive under a lease that ends locally
+/// at `deadline`.
+pub(crate) fn hard_stop(deadline: Instant, ttl: Duration) -> Instant {
+    deadline - kill_lead(ttl)
+}
+
 /// When a lease granted by a command sent at `sent` ends, locally.
 pub(crate) fn lease_end(sent: Instant, ttl: Duration) -> Instant {
     sent + ttl.saturating_sub(drift(ttl))

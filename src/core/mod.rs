@@ -8,3 +8,17 @@ pub(crate) mod backoff;
 pub(crate) mod clock;
 pub(crate) mod stats;
 pub(crate) mod stop;
+
+/// What a failed Redis call means, as the store's session classifies it and the machines read
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failure {
+    /// Retrying cannot fix it (auth, read-only replica, OOM, ACL, TLS, …).
+    pub permanent: bool,
+    /// One line for the operator.
+    pub reason: String,
+    /// The command went out (the connection was there): it counts as a try.
+    pub sent: bool,
+    /// It may have run before its reply was lost (I/O error, timeout, dropped connection).
+    pub maybe_executed: bool,
+}

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use super::clock::kill_lead;
+use super::clock::{hard_stop, kill_lead};
 use crate::cli::exit::Exit;
 
 /// Once SIGKILL is out, or while the leader has exited but its group lives on, look this
@@ -159,8 +159,6 @@ pub(crate) struct Stop {
     kill_at: Option<Instant>,
     killed: bool,
     leader: Option<ExitStatus>,
-    stragglers_warned: bool,
-    lost: bool,
     done: bool,
     actions: VecDeque<Action>,
 }
@@ -181,8 +179,6 @@ impl Stop {
             kill_at: None,
             killed: false,
             leader: None,
-            stragglers_warned: false,
-            lost: false,
             done: false,
             actions: VecDeque::new(),
         }
@@ -199,7 +195,8 @@ impl Stop {
 
     /// A renewal found the lock someone else's or gone: there is nothing to release.
     pub(crate) fn definitely_lost(&self) -> bool {
-        self.lost
+        // Only a renewal's answer sets this reason, and nothing replaces it.
+        self.reason == Some(Reason::Lost)
     }
 
     /// The leader has exited and its whole group is gone.
@@ -219,7 +216,7 @@ impl Stop {
 
     /// The latest moment the whole group may still be alive.
     fn hard_stop(&self) -> Instant {
-        self.deadline - kill_lead(self.limits.ttl)
+        hard_stop(self.deadline, self.limits.ttl)
     }
 
     /// When SIGTERM must go out so that --grace fits before the hard stop.
@@ -304,7 +301,6 @@ impl Stop {
                 });
             }
             Input::Lost { taken_over } => {
-                self.lost = true;
                 self.report(Report::Lost { taken_over, ran });
                 let stopping = self.kill_at.is_some();
                 self.reason = Some(Reason::Lost);
@@ -351,10 +347,7 @@ impl Stop {
         // The leader is gone but processes of its group (background children) remain: they
         // are part of the job and must not outlive the lock.
         if self.kill_at.is_none() {
-            if !self.stragglers_warned {
-                self.stragglers_warned = true;
-                self.report(Report::Stragglers);
-            }
+            self.report(Report::Stragglers);
             self.actions.push_back(Action::Signal(libc::SIGTERM));
             self.kill_at = Some((now + self.limits.grace).min(self.hard_stop()));
         }

@@ -10,16 +10,9 @@ use super::lock::{
     ReleaseCall, Renew, RenewCall, WakeCall, call,
 };
 
-/// Run every script once, through its typed call, against the server at `url` (keys under
-/// `dlock:script-check`): a syntax error, a helper missing from `lib.lua` or a reply that no
-/// longer reads as its type fails here, in `cargo test`, not in production. Returns the
-/// scripts run, in order.
-pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
-    let t = Duration::from_secs(2);
-    let target = super::target::Target::parse(url, None, None, Default::default())?;
-    let mut c = target.connect(t, t).map_err(|e| e.to_string())?;
-    let keys = Keys::new("dlock:script-check");
-    let (token, ttl) = ("check", Duration::from_secs(5));
+/// A holder ("host pid 1") and a lost run's numbers to call the scripts with; also what the
+/// unit tests of the calls use.
+pub(super) fn samples() -> (Meta, Finish) {
     let meta = Meta {
         host: "host".into(),
         pid: 1,
@@ -32,6 +25,20 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         keep: Duration::ZERO,
         stats: true,
     };
+    (meta, finish)
+}
+
+/// Run every script once, through its typed call, against the server at `url` (keys under
+/// `dlock:script-check`): a syntax error, a helper missing from `lib.lua` or a reply that no
+/// longer reads as its type fails here, in `cargo test`, not in production. Returns the
+/// scripts run, in order.
+pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
+    let t = Duration::from_secs(2);
+    let target = super::target::Target::parse(url, None, None, Default::default())?;
+    let mut c = target.connect(t, t).map_err(|e| e.to_string())?;
+    let keys = Keys::new("dlock:script-check");
+    let (token, ttl) = ("check", Duration::from_secs(5));
+    let (meta, finish) = samples();
     let mut ran = Vec::new();
     let mut run = |name: &'static str, r: RedisResult<bool>| match r {
         Ok(true) => {

@@ -384,18 +384,7 @@ mod tests {
     #[test]
     fn every_call_matches_its_script() {
         let keys = Keys::new("dlock:job");
-        let meta = Meta {
-            host: "h".into(),
-            pid: 1,
-            command: "c".into(),
-            since_ms: 0,
-        };
-        let finish = Finish {
-            hold: Duration::from_millis(5),
-            outcome: Outcome::Done,
-            keep: Duration::ZERO,
-            stats: true,
-        };
+        let (meta, finish) = super::super::check::samples();
         let t = "tok";
         let ttl = Duration::from_secs(1);
         let check = |c: &dyn Shape| {

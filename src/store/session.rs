@@ -10,25 +10,14 @@ use std::time::{Duration, Instant};
 
 use redis::RedisError;
 
+use crate::core::Failure;
+
 use super::conn::Conn;
 use super::fault::Fault;
 use super::keys::Keys;
 use super::script::{self, Call};
 use super::state::KeyStatus;
 use super::target::Target;
-
-/// What a failed call means for the caller.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// Retrying cannot fix it (auth, read-only replica, OOM, ACL, TLS, …).
-    pub permanent: bool,
-    /// One line for the operator.
-    pub reason: String,
-    /// The command went out (the connection was there).
-    pub sent: bool,
-    /// It may have run before its reply was lost (I/O error, timeout, dropped connection).
-    pub maybe_executed: bool,
-}
 
 pub struct Session {
     target: Target,
@@ -73,11 +62,8 @@ impl Session {
         wait.arg(replicas).arg(timeout.as_millis().to_string());
         // The server answers after `timeout` at the latest; the read waits that plus the bound.
         let io = timeout + self.io_timeout;
-        let result = self.with(io, None, |conn| conn.query::<i64>(&wait));
-        if let Some(conn) = self.conn.as_mut() {
-            let _ = conn.set_timeouts(self.io_timeout);
-        }
-        result
+        // The next call sets its own bound again.
+        self.with(io, None, |conn| conn.query::<i64>(&wait))
     }
 
     /// `BLPOP lists… ` blocking until `until` (whole seconds, rounded up: Redis before 6.0 takes

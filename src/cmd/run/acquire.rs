@@ -8,12 +8,12 @@ use super::release::{Released, release};
 use super::waker::Waker;
 use crate::cli::config::{Global, RunConfig};
 use crate::cli::exit::Exit;
-use crate::core::acquire::{Action, Failure, Input, Limits, Outcome, Report, Wait};
+use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
 use crate::log::{ms, secs};
 use crate::store::keys::{Keys, new_token};
 use crate::store::lock::{Acquire, AcquireCall, BusyCall, Finish, Meta};
-use crate::store::session::{self, Session};
+use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{hostname, unix_ms};
 use crate::sys::signals;
@@ -132,7 +132,7 @@ impl Shell<'_> {
                 Input::Acquired { fence, sent }
             }
             Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
-            Err(f) => Input::Failed(failure(f)),
+            Err(f) => Input::Failed(f),
         };
         self.wait.handle(input, Instant::now());
     }
@@ -273,15 +273,5 @@ impl Shell<'_> {
                 )
             }
         }
-    }
-}
-
-/// A session failure as the acquire machine reads it.
-fn failure(f: session::Failure) -> Failure {
-    Failure {
-        permanent: f.permanent,
-        reason: f.reason,
-        sent: f.sent,
-        maybe_executed: f.maybe_executed,
     }
 }

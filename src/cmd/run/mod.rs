@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::config::{Global, RunConfig};
 use crate::cli::exit::Exit;
-use crate::core::clock::{drift, kill_lead, lease_end};
+use crate::core::clock::{drift, hard_stop, lease_end};
 use crate::core::stats;
 use crate::log::{ms, secs};
 use crate::store::keys::Keys;
@@ -102,7 +102,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     }
 
     let deadline = lease_end(sent, cfg.ttl);
-    let kill_at = deadline - kill_lead(cfg.ttl);
+    let kill_at = hard_stop(deadline, cfg.ttl);
     let wall_deadline = crate::sys::host::unix_ms()
         + kill_at
             .saturating_duration_since(Instant::now())
@@ -155,13 +155,10 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         token: token.clone(),
         sent,
     };
-    // The watchdog thread starts when the first renewal is due: a job shorter than that (the
-    // common cron case) never pays for it. With --max-renewals 0 there is nothing to renew.
-    let watch = if cfg.max_renewals == Some(0) {
-        Watch::Idle(Some(Box::new(lease.session)))
-    } else {
-        Watch::Pending(Some(Box::new((lease, params, tx))))
-    };
+    // The watchdog thread starts when the stop machine says the first renewal is due: a job
+    // shorter than that (the common cron case) never pays for it, and with --max-renewals 0
+    // it never starts; the session then waits here for the release.
+    let watch = Watch::Pending(Some(Box::new((lease, params, tx))));
 
     let mut sup = Supervisor::new(cfg, &child, sent, deadline, watch);
     sup.supervise(&rx);

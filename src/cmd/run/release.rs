@@ -44,11 +44,12 @@ pub fn release(session: &mut Session, keys: &Keys, token: &str, mut finish: Fini
             Ok(Release::NotOurs) => return Released::NotOurs,
             Err(f) if f.permanent => return Released::Unconfirmed(f.reason),
             Err(f) => {
-                // A try that went out may have counted the run already.
+                // A try that went out and got no answer may have run: it may have counted the
+                // run, and a later "not ours" most likely means it deleted the lock.
                 if f.sent {
                     finish.stats = false;
+                    reply_lost = true;
                 }
-                reply_lost |= f.maybe_executed;
                 reason = f.reason;
             }
         }

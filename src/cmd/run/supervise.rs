@@ -19,9 +19,8 @@ pub(super) enum Watch {
     /// Starts when the machine says the first renewal is due.
     Pending(Option<Box<(Lease, watchdog::Params, Sender)>>),
     Running(Watchdog),
-    /// No renewals (--max-renewals 0), or the thread could not start: the connection waits for
-    /// the release.
-    Idle(Option<Box<Session>>),
+    /// The thread could not start (its session went with it), or the session was handed over.
+    Gone,
 }
 
 pub(super) struct Supervisor<'a> {
@@ -108,17 +107,17 @@ impl<'a> Supervisor<'a> {
                 error!("internal";
                     "cannot start the renewal thread ({e}); the job will be stopped when the first lease ends"
                 );
-                Watch::Idle(None)
+                Watch::Gone
             }
         };
     }
 
     /// Stop renewing and hand over the session for the release.
     pub(super) fn take_session(&mut self) -> Option<Session> {
-        match std::mem::replace(&mut self.watch, Watch::Idle(None)) {
+        match std::mem::replace(&mut self.watch, Watch::Gone) {
             Watch::Running(w) => w.stop(),
             Watch::Pending(p) => p.map(|p| p.0.session),
-            Watch::Idle(s) => s.map(|s| *s),
+            Watch::Gone => None,
         }
     }
 }
