@@ -47,18 +47,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         Ok(h) => h,
         Err(exit) => return exit,
     };
-    let cap = match cfg.max_renewals {
-        Some(n) => n.to_string(),
-        None => "unlimited".into(),
-    };
-    info!("acquired", fence = held.fence, waited_ms = ms(held.waited), ttl_ms = ms(cfg.ttl), renew_every_ms = ms(cfg.renew_every), cap = cfg.max_renewals;
-        "acquired {} (fence {}, waited {}, TTL {}, renew every {}, cap {cap})",
-        keys.lock,
-        held.fence,
-        secs(held.waited),
-        secs(cfg.ttl),
-        secs(cfg.renew_every)
-    );
+    report::acquired(cfg, &keys.lock, held.fence, held.waited);
     let Held {
         mut session,
         token,
@@ -121,21 +110,11 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
             c
         }
         Err(e) => {
+            report::spawn_failed(&e);
             let exit = match e {
-                SpawnError::NotFound(p) => {
-                    error!("not_found";
-                        "command not found: {p}; check the path and PATH, or use --shell for shell syntax"
-                    );
-                    Exit::NotFound
-                }
-                SpawnError::NotExecutable(why) => {
-                    error!("not_executable"; "cannot execute {why}");
-                    Exit::NotExecutable
-                }
-                SpawnError::Other(why) => {
-                    error!("internal"; "cannot start the job: {why}");
-                    Exit::Internal
-                }
+                SpawnError::NotFound(_) => Exit::NotFound,
+                SpawnError::NotExecutable(_) => Exit::NotExecutable,
+                SpawnError::Other(_) => Exit::Internal,
             };
             release(&mut session, unstarted);
             return exit;
@@ -201,48 +180,25 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         }
         return exit;
     }
-    match release(&mut session, finish) {
-        Released::Yes => info!("released", held_ms = ms(held_for), renewals = sup.stop.renewals();
-            "released {} (held {}, renewed {}/{cap})",
-            keys.lock,
-            secs(held_for),
-            sup.stop.renewals()
-        ),
-        Released::Kept => info!("kept", held_ms = ms(held_for), keep_ms = ms(keep);
-            "job done after {}; keeping {} for {} more (--hold-at-least {})",
-            secs(held_for),
-            keys.lock,
-            secs(keep),
-            secs(cfg.hold_at_least)
-        ),
-        Released::Ambiguous => info!("released";
-            "{}: a release reply was lost; the lock is no longer ours (that release most likely went through)",
-            keys.lock
-        ),
-        Released::NotOurs if Instant::now() >= sup.stop.deadline() => debug!("expired";
-            "{} had expired by the time the stopped job was gone (lease over at the deadline)",
-            keys.lock
-        ),
-        Released::NotOurs => {
-            let advice = ttl_advice(&mut session, cfg, &keys, held_for);
-            warn!("compare_failure", held_ms = ms(held_for), ttl_ms = ms(cfg.ttl), renewals = sup.stop.renewals(), recommended_ttl_ms = advice.1;
-                "compare failure: {} was no longer ours at release (job held it {}; lease {}, renewed {}/{cap}): another holder may have run at the same time; {}",
-                keys.lock,
-                secs(held_for),
-                secs(cfg.ttl),
-                sup.stop.renewals(),
-                advice.0
-            );
-            // The lock was lost while the job ran: that must not look like success.
-            if exit == Exit::Child(0) {
-                exit = Exit::Lost;
-            }
-        }
-        Released::Unconfirmed(reason) => warn!("release_unconfirmed";
-            "could not confirm the release of {} ({reason}); it expires by itself within {}",
-            keys.lock,
-            secs(sup.stop.deadline().saturating_duration_since(Instant::now()) + drift(cfg.ttl))
-        ),
+    let released = release(&mut session, finish);
+    // A compare failure before the deadline: someone took or deleted the key.
+    let compare_failure = released == Released::NotOurs && Instant::now() < sup.stop.deadline();
+    let advice = compare_failure.then(|| ttl_advice(&mut session, cfg, &keys, held_for));
+    let end = report::End {
+        lock: &keys.lock,
+        held: held_for,
+        renewals: sup.stop.renewals(),
+        keep,
+        expires_in: sup
+            .stop
+            .deadline()
+            .saturating_duration_since(Instant::now())
+            + drift(cfg.ttl),
+    };
+    report::released(cfg, &end, &released, advice.as_ref());
+    // The lock was lost while the job ran: that must not look like success.
+    if compare_failure && exit == Exit::Child(0) {
+        exit = Exit::Lost;
     }
     exit
 }

@@ -1,9 +1,14 @@
-//! The stop machine's facts as log lines: the one place that words them (text and JSON come
-//! from the same call).
+//! What `run` tells the operator once it holds the lock: acquired, the stop machine's facts,
+//! a job that cannot start, and how the release went. The one place that words them (text and
+//! JSON come from the same call); the acquire loop's own reports live with it (`acquire.rs`).
 
+use std::time::Duration;
+
+use super::release::Released;
 use crate::cli::config::RunConfig;
 use crate::core::stop::Report;
 use crate::log::{ms, secs};
+use crate::sys::process::SpawnError;
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
 
@@ -100,6 +105,86 @@ pub(super) fn report(cfg: &RunConfig, r: &Report) {
         ),
         Report::Stragglers => warn!("stragglers";
             "the job exited but processes of its group are still running; stopping them (SIGTERM, SIGKILL after --grace) before releasing"
+        ),
+    }
+}
+
+fn cap(cfg: &RunConfig) -> String {
+    match cfg.max_renewals {
+        Some(n) => n.to_string(),
+        None => "unlimited".into(),
+    }
+}
+
+pub(super) fn acquired(cfg: &RunConfig, lock: &str, fence: i64, waited: Duration) {
+    info!("acquired", fence = fence, waited_ms = ms(waited), ttl_ms = ms(cfg.ttl), renew_every_ms = ms(cfg.renew_every), cap = cfg.max_renewals;
+        "acquired {lock} (fence {fence}, waited {}, TTL {}, renew every {}, cap {})",
+        secs(waited),
+        secs(cfg.ttl),
+        secs(cfg.renew_every),
+        cap(cfg)
+    );
+}
+
+pub(super) fn spawn_failed(e: &SpawnError) {
+    match e {
+        SpawnError::NotFound(p) => error!("not_found";
+            "command not found: {p}; check the path and PATH, or use --shell for shell syntax"
+        ),
+        SpawnError::NotExecutable(why) => error!("not_executable"; "cannot execute {why}"),
+        SpawnError::Other(why) => error!("internal"; "cannot start the job: {why}"),
+    }
+}
+
+/// The facts of a finished hold.
+pub(super) struct End<'a> {
+    pub lock: &'a str,
+    pub held: Duration,
+    pub renewals: u32,
+    /// --hold-at-least: how much longer the lock is kept.
+    pub keep: Duration,
+    /// When an unconfirmed release expires by itself at the latest.
+    pub expires_in: Duration,
+}
+
+/// How the release went. `advice` (what to change, and the recommended TTL in ms) is there
+/// exactly when the compare failed before the lease's deadline.
+pub(super) fn released(
+    cfg: &RunConfig,
+    e: &End,
+    r: &Released,
+    advice: Option<&(String, Option<u64>)>,
+) {
+    let (lock, cap) = (e.lock, cap(cfg));
+    match (r, advice) {
+        (Released::Yes, _) => info!("released", held_ms = ms(e.held), renewals = e.renewals;
+            "released {lock} (held {}, renewed {}/{cap})",
+            secs(e.held),
+            e.renewals
+        ),
+        (Released::Kept, _) => info!("kept", held_ms = ms(e.held), keep_ms = ms(e.keep);
+            "job done after {}; keeping {lock} for {} more (--hold-at-least {})",
+            secs(e.held),
+            secs(e.keep),
+            secs(cfg.hold_at_least)
+        ),
+        (Released::Ambiguous, _) => info!("released";
+            "{lock}: a release reply was lost; the lock is no longer ours (that release most likely went through)"
+        ),
+        (Released::NotOurs, None) => debug!("expired";
+            "{lock} had expired by the time the stopped job was gone (lease over at the deadline)"
+        ),
+        (Released::NotOurs, Some((advice, rec))) => {
+            warn!("compare_failure", held_ms = ms(e.held), ttl_ms = ms(cfg.ttl), renewals = e.renewals, recommended_ttl_ms = *rec;
+                "compare failure: {lock} was no longer ours at release (job held it {}; lease {}, renewed {}/{cap}): another holder may have run at the same time; {advice}",
+                secs(e.held),
+                secs(cfg.ttl),
+                e.renewals
+            );
+        }
+        (Released::Unconfirmed(reason), _) => warn!("release_unconfirmed";
+            "could not confirm the release of {lock} ({reason}); it expires by itself within {}",
+            secs(e.expires_in)
         ),
     }
 }
