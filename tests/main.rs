@@ -20,4 +20,5 @@ mod signals;
 mod stats;
 mod status;
 mod tls;
+mod tree;
 mod waiting;

@@ -307,7 +307,9 @@ fn leftover_background_processes_are_stopped_before_release() {
     let start = Instant::now();
     let out = job.finish(Duration::from_secs(10));
     out.code(0)
-        .stderr_has("still running")
+        .stderr_has(&format!(
+            "the job exited but 1 of its processes still runs ({straggler} (sleep 300))"
+        ))
         .stderr_has("released dlock:bg");
     assert!(dead(straggler));
     // `sleep` dies on the SIGTERM at once, and dlock sees the group gone within its 5 ms poll:

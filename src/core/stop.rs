@@ -10,8 +10,10 @@
 //! - a lost lease stops the job at once (SIGKILL after `--grace`, never past the hard stop);
 //! - a signal is forwarded once with SIGKILL after `--grace` (never past the hard stop); a
 //!   second SIGINT/SIGTERM sends SIGKILL at once;
-//! - when the leader has exited, what is left of its group is stopped the same way;
-//! - the run is over when the leader has exited and its group is gone.
+//! - when the leader has exited, whatever is left of the job — its group and every other
+//!   descendant — is stopped the same way (SIGTERM, SIGKILL after `--grace`, never past the
+//!   hard stop);
+//! - the run is over when the leader has exited and nothing of the job is left.
 
 use std::collections::VecDeque;
 use std::process::ExitStatus;
@@ -72,10 +74,17 @@ pub(crate) enum Reason {
 pub(crate) enum Action {
     /// The first renewal is due: start the renewal thread.
     StartWatchdog,
-    /// Send this signal to the job's process group (SIGTERM, or a forwarded signal).
-    Signal(i32),
-    /// SIGKILL the group; `after` is how long it had since SIGTERM, for the log line.
+    /// Forward this signal to the job's process group, as a terminal would.
+    Forward(i32),
+    /// SIGTERM to every process of the job: its group and every other descendant (a daemon
+    /// that left the group with `setsid`).
+    Terminate,
+    /// SIGKILL every process of the job; `after` is how long it had since SIGTERM, for the log
+    /// line.
     Kill { after: Duration },
+    /// SIGKILL again whatever of the job is still found (a process that forked while the
+    /// first SIGKILL went round), without a new log line.
+    KillAgain,
     /// Tell the operator.
     Report(Report),
 }
@@ -130,7 +139,7 @@ pub(crate) enum Report {
     Escalated {
         signal: i32,
     },
-    /// The leader exited and processes of its group remain: they are stopped too.
+    /// The leader exited and other processes of the job remain: they are stopped too.
     Stragglers,
 }
 
@@ -157,6 +166,10 @@ pub(crate) struct Stop {
     reason: Option<Reason>,
     /// SIGKILL time once a stop has begun.
     kill_at: Option<Instant>,
+    /// SIGTERM went to every process of the job (a forwarded signal only reaches its group).
+    terminated: bool,
+    /// The leader exited and other processes of the job were found (reported once).
+    leftovers: bool,
     killed: bool,
     leader: Option<ExitStatus>,
     done: bool,
@@ -177,6 +190,8 @@ impl Stop {
             trouble: None,
             reason: None,
             kill_at: None,
+            terminated: false,
+            leftovers: false,
             killed: false,
             leader: None,
             done: false,
@@ -344,12 +359,20 @@ impl Stop {
             self.done = true;
             return;
         }
-        // The leader is gone but processes of its group (background children) remain: they
-        // are part of the job and must not outlive the lock.
-        if self.kill_at.is_none() {
+        // The leader is gone but other processes of the job (background children, daemons)
+        // remain: they are part of the job and must not outlive the lock.
+        if !self.leftovers {
+            self.leftovers = true;
             self.report(Report::Stragglers);
-            self.actions.push_back(Action::Signal(libc::SIGTERM));
-            self.kill_at = Some((now + self.limits.grace).min(self.hard_stop()));
+            if !self.terminated && !self.killed {
+                self.terminated = true;
+                self.actions.push_back(Action::Terminate);
+            }
+            let kill_at = (now + self.limits.grace).min(self.hard_stop());
+            self.kill_at = Some(self.kill_at.map_or(kill_at, |t| t.min(kill_at)));
+        }
+        if self.killed {
+            self.actions.push_back(Action::KillAgain);
         }
     }
 
@@ -360,7 +383,7 @@ impl Stop {
             self.kill(now);
             return;
         }
-        self.actions.push_back(Action::Signal(sig));
+        self.actions.push_back(Action::Forward(sig));
         if self.reason.is_none() {
             self.reason = Some(Reason::Signal(sig));
             let kill_at = (now + self.limits.grace).min(self.hard_stop());
@@ -406,7 +429,8 @@ impl Stop {
             }
             Reason::Lost | Reason::Signal(_) => {}
         }
-        self.actions.push_back(Action::Signal(libc::SIGTERM));
+        self.terminated = true;
+        self.actions.push_back(Action::Terminate);
     }
 
     fn kill(&mut self, now: Instant) {

@@ -8,6 +8,7 @@ use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 use crate::sys::signals;
+use crate::sys::tree;
 
 pub struct Child {
     /// Also the process group id: the child leads its own group.
@@ -331,6 +332,43 @@ pub fn become_subreaper() {
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
 }
 
+/// Reap one of our own exited children (an orphan of the job that has exited).
+fn reap(zombie: i32) {
+    let mut status = 0;
+    // SAFETY: reaps our own exited child; status is a live local.
+    unsafe { libc::waitpid(zombie, &mut status, libc::WNOHANG) };
+}
+
+/// Signal one descendant found by the tree walk, through a pidfd (see `Child::signal_job`).
+/// Where pidfds are missing (Linux before 5.3), only dlock's own children are signalled, by
+/// pid: an unreaped child's number cannot be taken by anyone else.
+fn signal_descendant(d: tree::Descendant, sig: i32) -> bool {
+    use rustix::process::{Pid, PidfdFlags, Signal, pidfd_open, pidfd_send_signal};
+    let (Some(pid), Some(signal)) = (Pid::from_raw(d.pid), Signal::from_named_raw(sig)) else {
+        return false;
+    };
+    match pidfd_open(pid, PidfdFlags::empty()) {
+        Ok(fd) => {
+            if !tree::is_child_of(d.pid, d.parent) {
+                return false;
+            }
+            let sent = pidfd_send_signal(&fd, signal).is_ok();
+            if sent && signal != Signal::KILL && signal != Signal::CONT {
+                let _ = pidfd_send_signal(&fd, Signal::CONT);
+            }
+            sent
+        }
+        Err(rustix::io::Errno::NOSYS) if d.parent == std::process::id() as i32 => {
+            let sent = rustix::process::kill_process(pid, signal).is_ok();
+            if sent && signal != Signal::KILL && signal != Signal::CONT {
+                let _ = rustix::process::kill_process(pid, Signal::CONT);
+            }
+            sent
+        }
+        Err(_) => false,
+    }
+}
+
 impl Child {
     /// Send `sig` to every process of the job's group; false when the group is gone. A stopped
     /// job cannot act on SIGTERM, so a SIGCONT follows it.
@@ -347,16 +385,22 @@ impl Child {
         alive
     }
 
-    /// Does a live process of the job's group still exist? With the leader held as a zombie,
-    /// from dlock's descendants (the zombie itself does not count); otherwise by kill(-pgid, 0),
-    /// which, once the leader is reaped, could in principle find a stranger that took its number.
-    pub fn group_alive(&self) -> bool {
+    /// The job's live processes: every live descendant of dlock (see `tree`), with zombie
+    /// orphans reaped on the way. Empty where /proc has no children lists.
+    fn descendants(&self) -> Vec<tree::Descendant> {
+        if !self.hold_leader {
+            return Vec::new();
+        }
+        tree::descendants(self.pid, None, reap)
+    }
+
+    /// Is any process of the job still alive: the leader, anything in its group, or any
+    /// other descendant (a daemon that left the group with `setsid`)? Without children lists
+    /// in /proc only the group can be probed, by kill(-pgid, 0), which, once the leader is
+    /// reaped, could in principle find a stranger that took its number.
+    pub fn job_alive(&self) -> bool {
         if self.hold_leader {
-            return crate::sys::tree::group_alive(self.pid, |zombie| {
-                let mut status = 0;
-                // SAFETY: reaps our own exited child; status is a live local.
-                unsafe { libc::waitpid(zombie, &mut status, libc::WNOHANG) };
-            });
+            return !self.descendants().is_empty();
         }
         let Some(group) = rustix::process::Pid::from_raw(self.pid) else {
             return false;
@@ -365,6 +409,31 @@ impl Child {
             Ok(()) => true,
             Err(e) => e == rustix::io::Errno::PERM,
         }
+    }
+
+    /// Send `sig` to every process of the job: its group at once, then each descendant
+    /// outside the group (a stopped one gets SIGCONT too). Each of those is signalled through
+    /// a pidfd opened before checking that it is still the child of the parent it was found
+    /// under, so a process that exited meanwhile and whose number was taken is never hit.
+    /// False when nothing of the job was left.
+    pub fn signal_job(&self, sig: i32) -> bool {
+        let group = self.signal_group(sig);
+        if !self.hold_leader {
+            return group;
+        }
+        let found = self.descendants();
+        for d in found.iter().filter(|d| d.pgrp != self.pid) {
+            signal_descendant(*d, sig);
+        }
+        !found.is_empty()
+    }
+
+    /// The job's processes that are still alive, with their command lines, for the log.
+    pub fn leftovers(&self) -> Vec<(i32, String)> {
+        self.descendants()
+            .into_iter()
+            .map(|d| (d.pid, tree::command(d.pid)))
+            .collect()
     }
 
     /// Reap the held leader once its group is gone: its group id is free from here on, and

@@ -1,9 +1,10 @@
 //! dlock's descendants, read from /proc (`/proc/PID/task/TID/children`, the kernel's own list
-//! of each thread's children). dlock is a child subreaper, so everything the job leaves behind
-//! is a descendant: the job's process group is alive exactly while one of them is a live
-//! (not zombie) member of it. Asking this way, rather than `kill(-pgid, 0)`, lets dlock keep
-//! the job's leader as an unreaped zombie until its group is gone: the zombie holds the group
-//! id, so no unrelated process can take that number and be signalled in the job's place.
+//! of each thread's children). dlock is a child subreaper, so everything the job starts stays
+//! a descendant — a daemon that called `setsid` or double-forked included: it comes back to
+//! dlock when its parent exits. The job is alive exactly while one of them is alive (not a
+//! zombie). Asking this way, rather than `kill(-pgid, 0)`, also lets dlock keep the job's
+//! leader as an unreaped zombie until the job is gone: the zombie holds the group id, so no
+//! unrelated process can take that number and be signalled in the job's place.
 
 use std::fs::File;
 use std::io::Read;
@@ -16,9 +17,12 @@ fn own_children_path() -> String {
 }
 
 /// Whether the kernel offers the children lists (CONFIG_PROC_CHILDREN; distribution kernels
-/// have it, CRIU needs it).
+/// have it, CRIU needs it), and /proc shows dlock's own PID namespace: under `unshare --pid`
+/// without `--mount-proc`, /proc is the parent namespace's, whose numbers are not dlock's.
 pub fn available() -> bool {
-    std::path::Path::new(&own_children_path()).exists()
+    let own_namespace = std::fs::read_link("/proc/self")
+        .is_ok_and(|p| p.as_os_str() == std::process::id().to_string().as_str());
+    own_namespace && std::path::Path::new(&own_children_path()).exists()
 }
 
 /// A small /proc file in one read (their size reads as 0, so a growing buffer would take
@@ -54,48 +58,109 @@ fn children(pid: i32) -> Vec<i32> {
         .collect()
 }
 
-/// State letter and process group of `pid`, from /proc/PID/stat (None when it is gone).
-fn state_and_group(pid: i32) -> Option<(char, i32)> {
+/// What /proc/PID/stat says about a process: state letter, parent, process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    state: char,
+    ppid: i32,
+    pgrp: i32,
+}
+
+impl Stat {
+    fn live(&self) -> bool {
+        self.state != 'Z' && self.state != 'X'
+    }
+}
+
+/// `pid`'s stat line (None when it is gone).
+fn stat(pid: i32) -> Option<Stat> {
     let mut buf = [0u8; 1024];
     let n = read_small(&format!("/proc/{pid}/stat"), &mut buf)?;
     parse_stat(std::str::from_utf8(&buf[..n]).ok()?)
 }
 
-fn parse_stat(stat: &str) -> Option<(char, i32)> {
+fn parse_stat(stat: &str) -> Option<Stat> {
     // "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses; it ends at the last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace();
     let state = fields.next()?.chars().next()?;
-    let pgrp = fields.nth(1)?.parse().ok()?;
-    Some((state, pgrp))
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some(Stat { state, ppid, pgrp })
 }
 
-/// Is a live process of group `pgid` (whose leader, a zombie now, is dlock's child `pgid`)
-/// among dlock's descendants? Zombies found on the way that are dlock's own children (orphans
-/// of the job that have exited) are reaped by `reap`.
-pub fn group_alive(pgid: i32, mut reap: impl FnMut(i32)) -> bool {
-    // The leader is a zombie, held on purpose: it has no children left to look at.
-    let own: Vec<i32> = own_children().into_iter().filter(|&p| p != pgid).collect();
-    let mut todo = own.clone();
+/// Is `pid` (still) a child of `parent`? Asked after a pidfd is open on `pid`: the pidfd
+/// stays with the process it was opened on, so if this says yes, that process is the one
+/// found in `parent`'s children list and not a stranger that took its number.
+pub fn is_child_of(pid: i32, parent: i32) -> bool {
+    stat(pid).is_some_and(|s| s.ppid == parent)
+}
+
+/// A live descendant of dlock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Descendant {
+    pub pid: i32,
+    /// Its parent when it was found: dlock, or another descendant.
+    pub parent: i32,
+    pub pgrp: i32,
+}
+
+/// A tree that keeps growing faster than it can be walked is cut off here (it is alive
+/// enough; SIGKILL to what was found slows it down for the next walk).
+const MAX_WALK: usize = 100_000;
+
+/// dlock's live descendants, parents before their children. `skip` (the init of `--contain`)
+/// is walked through but not listed. Zombies that are dlock's own children are handed to
+/// `reap`, except `keep` (the job's leader, held until its group is gone).
+pub fn descendants(keep: i32, skip: Option<i32>, mut reap: impl FnMut(i32)) -> Vec<Descendant> {
+    let me = std::process::id() as i32;
+    let mut todo: Vec<(i32, i32)> = own_children().into_iter().map(|p| (p, me)).collect();
+    todo.reverse();
+    let mut found = Vec::new();
     let mut seen = 0usize;
-    while let Some(pid) = todo.pop() {
-        // A tree that keeps growing faster than it can be walked is alive enough.
+    while let Some((pid, parent)) = todo.pop() {
         seen += 1;
-        if seen > 100_000 {
-            return true;
+        if seen > MAX_WALK {
+            break;
         }
-        match state_and_group(pid) {
-            Some((state, group)) if state != 'Z' && state != 'X' => {
-                if group == pgid {
-                    return true;
+        match stat(pid) {
+            Some(s) if s.live() => {
+                if Some(pid) != skip {
+                    found.push(Descendant {
+                        pid,
+                        parent,
+                        pgrp: s.pgrp,
+                    });
                 }
-                todo.extend(children(pid));
+                todo.extend(children(pid).into_iter().rev().map(|c| (c, pid)));
             }
-            Some(_) if own.contains(&pid) => reap(pid),
+            Some(_) if parent == me && pid != keep => reap(pid),
             _ => {}
         }
     }
-    false
+    found
+}
+
+/// What an operator recognises a process by: its command line, shortened (its name in
+/// brackets when it has none, as `ps` shows kernel threads and zombies).
+pub fn command(pid: i32) -> String {
+    let mut buf = [0u8; 256];
+    let n = read_small(&format!("/proc/{pid}/cmdline"), &mut buf).unwrap_or(0);
+    let line: Vec<u8> = buf[..n]
+        .strip_suffix(&[0])
+        .unwrap_or(&buf[..n])
+        .iter()
+        .map(|&b| if b == 0 { b' ' } else { b })
+        .collect();
+    let mut text = String::from_utf8_lossy(&line).into_owned();
+    if text.is_empty() {
+        let mut comm = [0u8; 64];
+        let n = read_small(&format!("/proc/{pid}/comm"), &mut comm).unwrap_or(0);
+        text = format!("[{}]", String::from_utf8_lossy(&comm[..n]).trim_end());
+    } else if n == buf.len() {
+        text.push('…');
+    }
+    text
 }
 
 #[cfg(test)]
@@ -105,12 +170,18 @@ mod tests {
     #[test]
     fn a_stat_line_with_a_tricky_command_name_reads_right() {
         let line = "4242 (a) b (c) Z 1 4200 4200 0 -1 4194560 0 0";
-        assert_eq!(parse_stat(line), Some(('Z', 4200)));
+        let zombie = Stat {
+            state: 'Z',
+            ppid: 1,
+            pgrp: 4200,
+        };
+        assert_eq!(parse_stat(line), Some(zombie));
+        assert!(!zombie.live());
         assert_eq!(parse_stat("4242 (sleep"), None);
         // Our own process (its main thread may be running or waiting for the test threads):
         // alive, in a process group.
-        let (state, group) = state_and_group(std::process::id() as i32).unwrap_or(('?', -1));
-        assert!("RSD".contains(state), "{state}");
-        assert!(group > 0);
+        let me = stat(std::process::id() as i32).expect("our own stat");
+        assert!(me.live() && "RSD".contains(me.state), "{me:?}");
+        assert!(me.pgrp > 0 && me.ppid > 0);
     }
 }

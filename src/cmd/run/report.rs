@@ -103,10 +103,32 @@ pub(super) fn report(cfg: &RunConfig, r: &Report) {
             "{} again: sending SIGKILL to the job",
             signals::name(*signal)
         ),
-        Report::Stragglers => warn!("stragglers";
-            "the job exited but processes of its group are still running; stopping them (SIGTERM, SIGKILL after --grace) before releasing"
-        ),
+        // Worded by `leftovers`, with the processes the shell finds.
+        Report::Stragglers => {}
     }
+}
+
+/// The job's leader exited and these processes of the job (pid, command line) are still
+/// running: one line naming them (the first few, and how many more).
+pub(super) fn leftovers(procs: &[(i32, String)]) {
+    const SHOWN: usize = 5;
+    let mut named: Vec<String> = procs
+        .iter()
+        .take(SHOWN)
+        .map(|(pid, cmd)| format!("{pid} ({cmd})"))
+        .collect();
+    if procs.len() > SHOWN {
+        named.push(format!("{} more", procs.len() - SHOWN));
+    }
+    let pids: Vec<i32> = procs.iter().map(|p| p.0).collect();
+    let what = match procs.len() {
+        0 => "processes of the job still run".to_string(),
+        1 => format!("1 of its processes still runs ({})", named.join(", ")),
+        n => format!("{n} of its processes still run ({})", named.join(", ")),
+    };
+    warn!("stragglers", pids = pids;
+        "the job exited but {what}: stopping them (SIGTERM, SIGKILL after --grace) before releasing; whatever a job starts, daemons included, is part of the job"
+    );
 }
 
 fn cap(cfg: &RunConfig) -> String {

@@ -1,4 +1,4 @@
-//! The I/O shell around `core::stop`: it waits for events, probes the job's group when the
+//! The I/O shell around `core::stop`: it waits for events, probes the job's processes when the
 //! machine asks, sends the signals, starts the renewal thread and logs the machine's reports.
 //! Every decision is the machine's.
 
@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::watchdog::{self, Lease, Watchdog};
 use crate::cli::config::RunConfig;
-use crate::core::stop::{Action, Input, Limits, Stop};
+use crate::core::stop::{Action, Input, Limits, Report, Stop};
 use crate::log::secs;
 use crate::store::lock::Renew;
 use crate::store::session::Session;
@@ -57,7 +57,7 @@ impl<'a> Supervisor<'a> {
         loop {
             let now = Instant::now();
             if self.stop.wants_group() {
-                let alive = self.child.group_alive();
+                let alive = self.child.job_alive();
                 self.stop.handle(Input::Group { alive }, now);
             }
             self.stop.on_timeout(now);
@@ -78,16 +78,25 @@ impl<'a> Supervisor<'a> {
         while let Some(action) = self.stop.poll_action() {
             match action {
                 Action::StartWatchdog => self.start_watchdog(),
-                Action::Signal(sig) => {
+                Action::Forward(sig) => {
                     self.child.signal_group(sig);
                 }
+                Action::Terminate => {
+                    self.child.signal_job(libc::SIGTERM);
+                }
                 Action::Kill { after } => {
-                    if self.child.signal_group(libc::SIGKILL) {
+                    if self.child.signal_job(libc::SIGKILL) {
                         warn!("killed";
-                            "job's process group still running {} after SIGTERM: sent SIGKILL",
+                            "the job was still running {} after SIGTERM: sent SIGKILL to all of it",
                             secs(after)
                         );
                     }
+                }
+                Action::KillAgain => {
+                    self.child.signal_job(libc::SIGKILL);
+                }
+                Action::Report(Report::Stragglers) => {
+                    super::report::leftovers(&self.child.leftovers());
                 }
                 Action::Report(r) => super::report::report(self.cfg, &r),
             }

@@ -87,9 +87,10 @@ impl Sim {
         while let Some(a) = self.stop.poll_action() {
             let name = match &a {
                 Action::StartWatchdog => "watchdog".to_string(),
-                Action::Signal(s) if *s == TERM => "TERM".into(),
-                Action::Signal(s) => format!("sig {s}"),
+                Action::Forward(s) => format!("fwd {s}"),
+                Action::Terminate => "TERM".into(),
                 Action::Kill { .. } => "KILL".into(),
+                Action::KillAgain => "KILL again".into(),
                 Action::Report(r) => report_name(r).into(),
             };
             self.trace.push(format!("{} {name}", self.ms()));
@@ -263,7 +264,7 @@ fn forwarding_reports_when_sigkill_follows_and_kill_says_how_long_it_waited() {
     assert_eq!(
         got,
         [
-            Action::Signal(TERM),
+            Action::Forward(TERM),
             Action::Report(Report::Forwarded {
                 signal: TERM,
                 kill_in: MS(500)
@@ -350,4 +351,33 @@ fn renewals_are_counted_and_move_the_deadline() {
     sim.run(&inputs, 20_000);
     assert_eq!(sim.stop.renewals(), 2);
     assert_eq!(sim.stop.deadline(), sim.at(4968));
+}
+
+#[test]
+fn what_survives_sigkill_is_killed_again_at_each_probe_without_a_new_report() {
+    let mut sim = Sim::new(limits(), None);
+    sim.now = sim.at(200);
+    sim.stop
+        .handle(Input::LeaderExited(ExitStatus::from_raw(0)), sim.now);
+    sim.stop.handle(Input::Group { alive: true }, sim.now);
+    let first: Vec<Action> = std::iter::from_fn(|| sim.stop.poll_action()).collect();
+    assert_eq!(first.len(), 3, "{first:?}");
+    assert_eq!(first[1], Action::Report(Report::Stragglers));
+    assert_eq!(first[2], Action::Terminate);
+    sim.now = sim.at(700);
+    sim.stop.on_timeout(sim.now);
+    assert_eq!(
+        sim.stop.poll_action(),
+        Some(Action::Kill { after: MS(500) })
+    );
+    // A process that forked while SIGKILL went round is still there: kill it too, quietly.
+    for t in [705, 710] {
+        sim.now = sim.at(t);
+        sim.stop.handle(Input::Group { alive: true }, sim.now);
+        assert_eq!(sim.stop.poll_action(), Some(Action::KillAgain));
+        assert_eq!(sim.stop.poll_action(), None);
+    }
+    sim.stop.handle(Input::Group { alive: false }, sim.at(715));
+    assert!(sim.stop.is_done());
+    assert_eq!(sim.stop.exit(), Exit::Child(0));
 }

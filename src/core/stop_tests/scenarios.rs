@@ -132,7 +132,7 @@ scenarios! {
         limits: limits(),
         inputs: vec![(1500, In::Signal(TERM)), (1510, In::Exit(-TERM))],
         group_until: Some(1510),
-        trace: "1000 watchdog, 1500 TERM, 1500 forwarded, 1510 exited",
+        trace: "1000 watchdog, 1500 fwd 15, 1500 forwarded, 1510 exited",
         exit: Exit::Signal(TERM),
         done_at: 1510,
     };
@@ -141,7 +141,7 @@ scenarios! {
         limits: limits(),
         inputs: vec![(1500, In::Signal(libc::SIGINT))],
         group_until: None,
-        trace: "1000 watchdog, 1500 sig 2, 1500 forwarded, 2000 KILL, 2000 exited",
+        trace: "1000 watchdog, 1500 fwd 2, 1500 forwarded, 2000 KILL, 2000 exited",
         exit: Exit::Signal(libc::SIGKILL),
         done_at: 2000,
     };
@@ -150,7 +150,7 @@ scenarios! {
         limits: limits(),
         inputs: vec![(1500, In::Signal(TERM)), (1600, In::Signal(TERM))],
         group_until: None,
-        trace: "1000 watchdog, 1500 TERM, 1500 forwarded, 1600 escalated, 1600 KILL, 1600 exited",
+        trace: "1000 watchdog, 1500 fwd 15, 1500 forwarded, 1600 escalated, 1600 KILL, 1600 exited",
         exit: Exit::Signal(libc::SIGKILL),
         done_at: 1600,
     };
@@ -159,7 +159,7 @@ scenarios! {
         limits: limits(),
         inputs: vec![(1500, In::Signal(TERM)), (1600, In::Signal(libc::SIGHUP))],
         group_until: None,
-        trace: "1000 watchdog, 1500 TERM, 1500 forwarded, 1600 sig 1, 2000 KILL, 2000 exited",
+        trace: "1000 watchdog, 1500 fwd 15, 1500 forwarded, 1600 fwd 1, 2000 KILL, 2000 exited",
         exit: Exit::Signal(libc::SIGKILL),
         done_at: 2000,
     };
@@ -191,6 +191,24 @@ scenarios! {
         exit: Exit::Child(0),
         // Probed every GROUP_POLL (5 ms) from 200: the first probe at or after 212.
         done_at: 215,
+    };
+    a_forwarded_signal_reaches_the_group_and_what_is_left_then_gets_sigterm_too: Case {
+        rule: "a forwarded signal goes to the job's group; what outlives the leader (a setsid daemon) then gets SIGTERM, and SIGKILL keeps the forwarded signal's time",
+        limits: limits(),
+        inputs: vec![(1500, In::Signal(TERM)), (1510, In::Exit(-TERM))],
+        group_until: None,
+        trace: "1000 watchdog, 1500 fwd 15, 1500 forwarded, 1510 exited, 1510 stragglers, 1510 TERM, 2000 KILL",
+        exit: Exit::Signal(TERM),
+        done_at: 2005,
+    };
+    leftovers_after_a_loss_are_named_but_not_sent_sigterm_twice: Case {
+        rule: "after a loss SIGTERM already went to the whole job: leftovers are named, SIGKILL stays at loss + grace",
+        limits: limits(),
+        inputs: vec![(1200, In::Lost), (1300, In::Exit(-TERM))],
+        group_until: None,
+        trace: "1000 watchdog, 1200 lost, 1200 TERM, 1300 exited, 1300 stragglers, 1700 KILL",
+        exit: Exit::Lost,
+        done_at: 1705,
     };
     a_grace_longer_than_the_lease_means_sigterm_at_once: Case {
         rule: "a --grace longer than the lease: SIGTERM at once, SIGKILL at the hard stop",

@@ -1,0 +1,158 @@
+//! The job is its whole process tree (SPEC section 2c): a daemon the job starts — double
+//! forked, `setsid`, stdio redirected, as real daemons do — is stopped before dlock releases,
+//! on a normal exit, a lost lease and the renewal cap, and one that ignores SIGTERM is
+//! SIGKILLed before the server-side lease ends.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::support::*;
+
+/// A job that starts a daemon the everyday way — a subshell that backgrounds `setsid sh` and
+/// exits (a double fork), stdio to /dev/null — waits until it runs, prints `daemon <pid>` and
+/// then runs `rest`. On SIGTERM the daemon takes 300 ms to exit (or, `stubborn`, ignores it).
+fn daemon_job(dir: &Path, stubborn: bool, rest: &str) -> String {
+    let pidfile = dir.join("daemon.pid");
+    let pidfile = pidfile.to_str().unwrap();
+    let trap = if stubborn {
+        "trap '' TERM"
+    } else {
+        "trap 'sleep 0.3; exit 0' TERM"
+    };
+    // `wait` returns when a trapped signal arrives; `sleep 60 &` is the daemon's own child
+    // (in its session, not in the job's group).
+    let daemon = format!("{trap}; echo \\$\\$ > {pidfile}; while :; do sleep 60 & wait; done");
+    format!(
+        "rm -f {pidfile}; ( setsid sh -c \"{daemon}\" </dev/null >/dev/null 2>&1 & ); \
+         while [ ! -s {pidfile} ]; do sleep 0.01; done; echo \"daemon $(cat {pidfile})\"; {rest}"
+    )
+}
+
+fn daemon_pid(job: &mut Running) -> i32 {
+    job.expect_line("daemon ")
+        .trim_start_matches("daemon ")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// The daemon is really outside the job's process group and session: what the group signal
+/// alone would miss.
+fn assert_outside_the_group(daemon: i32, dlock_pid: i32) {
+    let stat = std::fs::read_to_string(format!("/proc/{daemon}/stat")).unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    let (pgrp, session) = (fields[2], fields[3]);
+    assert_eq!(pgrp, daemon.to_string(), "the daemon leads its own group");
+    assert_eq!(
+        session,
+        daemon.to_string(),
+        "the daemon leads its own session"
+    );
+    assert_ne!(pgrp, dlock_pid.to_string());
+}
+
+#[test]
+fn a_daemon_the_job_started_is_stopped_before_the_release_and_the_lock_held_until_it_died() {
+    let r = RedisServer::start();
+    let script = daemon_job(r.dir(), false, "exit 0");
+    let mut job = dlock(&r)
+        .args([
+            "run", "--key", "dmn", "--ttl", "5s", "--", "sh", "-c", &script,
+        ])
+        .spawn();
+    let daemon = daemon_pid(&mut job);
+    assert_outside_the_group(daemon, job.pid());
+    // Anchor: the server. While the daemon runs, the lock must be ours on the server. The GET
+    // comes first: a daemon still alive after a GET that found no lock was alive during it.
+    let start = Instant::now();
+    let mut looks = 0;
+    loop {
+        let held = r.get("dlock:dmn").is_some();
+        let alive = !dead(daemon);
+        assert!(
+            held || !alive,
+            "the lock was free while the job's daemon ran"
+        );
+        if !alive {
+            break;
+        }
+        looks += 1;
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the daemon was never stopped"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(
+        looks > 10,
+        "the daemon died before it could be watched ({looks} looks)"
+    );
+    let out = job.finish(Duration::from_secs(10));
+    out.code(0)
+        .stderr_has("the job exited but")
+        .stderr_has(&format!("{daemon} (sh -c"))
+        .stderr_has("released dlock:dmn");
+    assert!(dead(daemon));
+    assert_eq!(r.get("dlock:dmn"), None);
+}
+
+#[test]
+fn a_lost_lease_stops_the_daemon_too_and_exits_125() {
+    let r = RedisServer::start();
+    let script = daemon_job(r.dir(), false, "sleep 60");
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "dml",
+            "--ttl",
+            "3s",
+            "--renew-every",
+            "300ms",
+            "--grace",
+            "1s",
+        ])
+        .args(["--", "sh", "-c", &script])
+        .spawn();
+    let daemon = daemon_pid(&mut job);
+    assert_outside_the_group(daemon, job.pid());
+    r.cmd(&["SET", "dlock:dml", "someone-else"]);
+    let out = job.finish(Duration::from_secs(10));
+    out.code(125).stderr_has("lease lost");
+    assert!(dead(daemon), "the daemon outlived dlock after a lost lease");
+    assert_eq!(r.get("dlock:dml").as_deref(), Some("someone-else"));
+}
+
+#[test]
+fn at_the_cap_a_daemon_ignoring_sigterm_is_sigkilled_before_the_server_lease_ends() {
+    let r = RedisServer::start();
+    let script = daemon_job(r.dir(), true, "sleep 60");
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "dmc",
+            "--ttl",
+            "2s",
+            "--max-renewals",
+            "0",
+            "--grace",
+            "500ms",
+        ])
+        .args(["--", "sh", "-c", &script])
+        .spawn();
+    let daemon = daemon_pid(&mut job);
+    assert_outside_the_group(daemon, job.pid());
+    // No renewals: the server's expiry, read now, is final.
+    let expiry = r.expiry_ns("dlock:dmc");
+    assert_dead_before(&[daemon], expiry);
+    let out = job.finish(Duration::from_secs(10));
+    out.code(124)
+        .stderr_has("renewal cap")
+        .stderr_has("sent SIGKILL to all of it");
+}
