@@ -76,6 +76,7 @@ info\t''
 debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l shell -d 'Run the command through `sh -c "<args joined by spaces>"`'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-notify -d 'Do not listen for release wake-ups while waiting; retry on the backoff schedule only (for comparison, or where BLPOP is not allowed)'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l contain -d 'Run the job in its own PID namespace under a small init, so nothing it started can outlive dlock, even `kill -9 dlock`; exit 71 before acquiring where the system refuses'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-stats -d 'Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s v -l verbose -d 'More log lines on stderr (debug)'

@@ -18,6 +18,13 @@ use cmd::{release, run, status};
 /// The process entry: set up what dlock needs, run, flush stdout; the exit status.
 pub fn entry() -> u8 {
     sys::host::prepare_process();
+    // `run --contain` starts dlock itself as the init of the job's PID namespace.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == cmd::init::ARG)
+    {
+        return cmd::init::main(std::env::args_os().skip(2));
+    }
     let code = main(std::env::args_os()).code();
     let _ = std::io::stdout().flush();
     code

@@ -54,6 +54,34 @@ pub fn set_key(key: &str) {
     let _ = KEY.set(key.to_string());
 }
 
+/// The level and format as one argument, for `--contain`'s init (a dlock process of its own).
+pub fn settings() -> String {
+    let format = if JSON.load(Ordering::Relaxed) == 1 {
+        "json"
+    } else {
+        "text"
+    };
+    format!("{}:{format}", LEVEL.load(Ordering::Relaxed))
+}
+
+/// Apply what `settings` gave (anything else leaves the defaults).
+pub fn apply_settings(arg: &str) {
+    let Some((level, format)) = arg.split_once(':') else {
+        return;
+    };
+    if let Some(level) = [Level::Error, Level::Warn, Level::Info, Level::Debug]
+        .into_iter()
+        .find(|l| level == (*l as u8).to_string())
+    {
+        set_level(level);
+    }
+    set_format(if format == "json" {
+        Format::Json
+    } else {
+        Format::Text
+    });
+}
+
 pub fn enabled(level: Level) -> bool {
     level as u8 <= LEVEL.load(Ordering::Relaxed)
 }

@@ -9,6 +9,7 @@ mod support;
 mod bad_input;
 mod chaos;
 mod connections;
+mod contain;
 mod docs;
 mod edge;
 mod faults;

@@ -377,21 +377,6 @@ fn wait_line(rx: &std::sync::mpsc::Receiver<String>, wanted: &str) {
     }
 }
 
-#[track_caller]
-fn exit_within(child: &mut std::process::Child, within: Duration) -> Option<i32> {
-    let start = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s.code();
-        }
-        if start.elapsed() > within {
-            let _ = child.kill();
-            panic!("still running after {within:?} (a job stopped by SIGTTIN?)");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 #[test]
 fn an_interactive_job_can_read_the_terminal() {
     use std::io::Write;

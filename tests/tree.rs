@@ -11,7 +11,7 @@ use crate::support::*;
 /// A job that starts a daemon the everyday way — a subshell that backgrounds `setsid sh` and
 /// exits (a double fork), stdio to /dev/null — waits until it runs, prints `daemon <pid>` and
 /// then runs `rest`. On SIGTERM the daemon takes 300 ms to exit (or, `stubborn`, ignores it).
-fn daemon_job(dir: &Path, stubborn: bool, rest: &str) -> String {
+pub fn daemon_job(dir: &Path, stubborn: bool, rest: &str) -> String {
     let pidfile = dir.join("daemon.pid");
     let pidfile = pidfile.to_str().unwrap();
     let trap = if stubborn {
@@ -28,7 +28,7 @@ fn daemon_job(dir: &Path, stubborn: bool, rest: &str) -> String {
     )
 }
 
-fn daemon_pid(job: &mut Running) -> i32 {
+pub fn daemon_pid(job: &mut Running) -> i32 {
     job.expect_line("daemon ")
         .trim_start_matches("daemon ")
         .trim()

@@ -21,7 +21,10 @@ Examples:
             \"run\", \"--key\", \"billing:daily\", \"--ttl\", \"10m\", \"--\", \"/app/billing\"]
 
   # one-off, serialised behind whoever holds the lock (wait up to 10 minutes)
-  dlock run --key deploy:web --ttl 2m --wait 10m --shell -- 'make deploy && make smoke'";
+  dlock run --key deploy:web --ttl 2m --wait 10m --shell -- 'make deploy && make smoke'
+
+  # a job that starts daemons: nothing of it may outlive dlock, even kill -9 dlock
+  dlock run --key reindex --ttl 5m --contain -- ./reindex.sh";
 
 /// Examples, then the exit-code summary (rendered from `exit::TABLE`).
 fn after_help() -> String {
@@ -253,6 +256,11 @@ pub struct RunArgs {
     /// (for comparison, or where BLPOP is not allowed)
     #[arg(long)]
     pub no_notify: bool,
+
+    /// Run the job in its own PID namespace under a small init, so nothing it started can
+    /// outlive dlock, even `kill -9 dlock`; exit 71 before acquiring where the system refuses
+    #[arg(long)]
+    pub contain: bool,
 
     /// Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`
     #[arg(long)]

@@ -63,6 +63,8 @@ pub struct RunConfig {
     pub replica_timeout: Duration,
     /// Retry on backoff only, no BLPOP wake-ups (--no-notify).
     pub no_notify: bool,
+    /// --contain: the job in its own PID namespace.
+    pub contain: bool,
     /// Record per-key metrics (not --no-stats).
     pub stats: bool,
     /// The job's command line as shown in `dlock status` (truncated).
@@ -276,6 +278,7 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         hold_at_least: r.hold_at_least,
         min_replicas: r.min_replicas,
         no_notify: r.no_notify,
+        contain: r.contain,
         replica_timeout: r.replica_timeout,
         stats: !r.no_stats,
         command_line,

@@ -15,6 +15,8 @@ pub enum Exit {
     Unavailable,
     /// A bug or an unexpected system failure.
     Internal,
+    /// `--contain`: the system refused a PID namespace (checked before acquiring).
+    NoContain,
     /// The lock stayed busy for the whole --wait; carries --conflict-exit-code.
     Busy(u8),
     /// Renewal cap reached: the job was stopped before the lease ran out.
@@ -31,6 +33,7 @@ impl Exit {
     pub const USAGE: u8 = 2;
     pub const UNAVAILABLE: u8 = 69;
     pub const INTERNAL: u8 = 70;
+    pub const NO_CONTAIN: u8 = 71;
     pub const BUSY_DEFAULT: u8 = 75;
     pub const CAP: u8 = 124;
     pub const LOST: u8 = 125;
@@ -45,6 +48,7 @@ impl Exit {
             Exit::Usage => Self::USAGE,
             Exit::Unavailable => Self::UNAVAILABLE,
             Exit::Internal => Self::INTERNAL,
+            Exit::NoContain => Self::NO_CONTAIN,
             Exit::Cap => Self::CAP,
             Exit::Lost => Self::LOST,
             Exit::NotExecutable => Self::NOT_EXECUTABLE,
@@ -93,6 +97,11 @@ pub const TABLE: &[Row] = &[
         code: "70",
         short: "70 internal",
         long: "internal error",
+    },
+    Row {
+        code: "71",
+        short: "71 --contain refused",
+        long: "`--contain`: the system refused a PID namespace (not root and no unprivileged user namespaces, or a container policy); checked before acquiring, nothing held",
     },
     Row {
         code: "75",
@@ -193,6 +202,7 @@ mod tests {
             Exit::USAGE,
             Exit::UNAVAILABLE,
             Exit::INTERNAL,
+            Exit::NO_CONTAIN,
             Exit::BUSY_DEFAULT,
             Exit::CAP,
             Exit::LOST,
@@ -203,7 +213,7 @@ mod tests {
         assert_eq!(numbers, codes);
         assert_eq!(
             summary(),
-            "Exit status: the job's own, or 2 usage, 69 Redis unavailable, 70 internal, 75 busy, 124 renewal cap reached, 125 lease lost, 126 not executable, 127 not found, 128+N signal."
+            "Exit status: the job's own, or 2 usage, 69 Redis unavailable, 70 internal, 71 --contain refused, 75 busy, 124 renewal cap reached, 125 lease lost, 126 not executable, 127 not found, 128+N signal."
         );
     }
 }

@@ -1,4 +1,5 @@
-//! The operating system, and every `unsafe` block of dlock: the job's processes (`process`),
+//! The operating system, and every `unsafe` block of dlock: the job's processes (`process`;
+//! `spawn` is the vfork-style clone that starts them, `--contain`'s namespaces included),
 //! the events the supervising loop waits for (`event`: signalfd, eventfd), signal names and
 //! masks (`signals`), dlock's descendants (`tree`), and this process and host (`host`). Each
 //! module offers a safe API.
@@ -7,4 +8,5 @@ pub(crate) mod event;
 pub(crate) mod host;
 pub(crate) mod process;
 pub(crate) mod signals;
+mod spawn;
 pub(crate) mod tree;

@@ -180,3 +180,38 @@ pub fn pids(line: &str) -> (i32, i32) {
         .collect();
     (v[0], v[1])
 }
+
+/// The exit code of `child` (None: killed by a signal), waiting at most `within`.
+#[track_caller]
+pub fn exit_within(child: &mut Child, within: Duration) -> Option<i32> {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s.code();
+        }
+        if start.elapsed() > within {
+            let _ = child.kill();
+            panic!("still running after {within:?} (a job stopped by SIGTTIN?)");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Every process below `pid` (children first found first), from the children lists.
+pub fn descendants(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let mut todo = children(pid);
+    while let Some(p) = todo.pop() {
+        out.push(p);
+        todo.extend(children(p));
+    }
+    out
+}
+
+/// The command name (/proc/PID/comm) of `pid`, empty when it is gone.
+pub fn comm(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}

@@ -27,6 +27,8 @@ use release::Released;
 use supervise::{Supervisor, Watch};
 use watchdog::Lease;
 
+pub(crate) use report::spawn_failed;
+
 pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     // First, before any thread starts: the signal mask is inherited.
     let (tx, rx) = match crate::sys::event::channel() {
@@ -36,6 +38,15 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
             return Exit::Internal;
         }
     };
+    // --contain: find out before acquiring whether the system allows it.
+    if cfg.contain
+        && let Err(why) = process::contain_possible()
+    {
+        error!("contain";
+            "--contain: cannot give the job its own PID namespace: {why}; run as root, allow namespaces, or drop --contain (exit 71, nothing acquired)"
+        );
+        return Exit::NoContain;
+    }
     if cfg.max_renewals.is_none() {
         warn!("unlimited_renewals";
             "--max-renewals unlimited: a hung job keeps the lock forever; prefer a cap such as 3 with a --ttl of 3 × the job's p99"
@@ -104,7 +115,13 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
     ];
     process::become_subreaper();
-    let child = match process::spawn(&cfg.argv, &env) {
+    let child = if cfg.contain {
+        let init = crate::cmd::init::argv(cfg.grace, &cfg.argv);
+        process::spawn(&init, &env, true)
+    } else {
+        process::spawn(&cfg.argv, &env, false)
+    };
+    let child = match child {
         Ok(c) => {
             rx.watch_child(c.pid, c.hold_leader);
             c

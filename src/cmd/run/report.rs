@@ -148,7 +148,7 @@ pub(super) fn acquired(cfg: &RunConfig, lock: &str, fence: i64, waited: Duration
     );
 }
 
-pub(super) fn spawn_failed(e: &SpawnError) {
+pub(crate) fn spawn_failed(e: &SpawnError) {
     match e {
         SpawnError::NotFound(p) => error!("not_found";
             "command not found: {p}; check the path and PATH, or use --shell for shell syntax"
