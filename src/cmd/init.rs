@@ -54,6 +54,10 @@ pub fn main(mut args: impl Iterator<Item = OsString>) -> u8 {
         return Exit::Usage.code();
     }
     let job: Vec<OsString> = args.collect();
+    // JSON lines name the key, as dlock's own do (the job's environment carries it).
+    if let Some(key) = std::env::var_os("DLOCK_KEY") {
+        crate::log::set_key(&key.to_string_lossy());
+    }
     let (_tx, rx) = match event::channel() {
         Ok(c) => c,
         Err(e) => {
