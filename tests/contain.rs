@@ -3,7 +3,6 @@
 //! it; exit 71 before acquiring where the system refuses. CI runs as root; the refusal is
 //! made real by a user namespace whose PID-namespace limit is 0.
 
-use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -142,14 +141,7 @@ fn with_contain_dlock_works_as_pid_1_of_a_container() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = unshare.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for l in std::io::BufReader::new(out).lines() {
-            let Ok(l) = l else { break };
-            let _ = tx.send(l);
-        }
-    });
+    let rx = stdout_lines(&mut unshare);
     let next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
     assert_eq!(next(), "ready 2");
     let dlock_pid = children(unshare.id() as i32)[0];

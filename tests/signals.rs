@@ -296,7 +296,6 @@ fn as_pid_1_orphans_are_reaped() {
 /// and read from a signalfd, which counts) and forwards it to the job.
 #[test]
 fn as_pid_1_a_sigterm_from_outside_is_forwarded() {
-    use std::io::BufRead;
     let r = RedisServer::start();
     let mut unshare = std::process::Command::new("unshare")
         .args(["--pid", "--fork", "--kill-child", dlock_bin()])
@@ -310,14 +309,7 @@ fn as_pid_1_a_sigterm_from_outside_is_forwarded() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let out = unshare.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for l in std::io::BufReader::new(out).lines() {
-            let Ok(l) = l else { break };
-            let _ = tx.send(l);
-        }
-    });
+    let rx = stdout_lines(&mut unshare);
     let next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
     assert_eq!(next(), "ready");
     // dlock is unshare's one child (PID 1 inside, an ordinary pid out here).
@@ -346,7 +338,6 @@ fn in_terminal_cmd(
     r: &RedisServer,
     cmd: &str,
 ) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
-    use std::io::BufRead;
     let mut child = std::process::Command::new("script")
         .args(["-qec", cmd, "/dev/null"])
         .env("DLOCK_URL", r.url())
@@ -354,14 +345,7 @@ fn in_terminal_cmd(
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("script(1) from util-linux");
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for l in std::io::BufReader::new(out).lines() {
-            let Ok(l) = l else { break };
-            let _ = tx.send(l.trim_end_matches('\r').to_string());
-        }
-    });
+    let rx = stdout_lines(&mut child);
     (child, rx)
 }
 

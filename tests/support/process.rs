@@ -215,3 +215,18 @@ pub fn comm(pid: i32) -> String {
         .trim()
         .to_string()
 }
+
+/// Every line `child` writes to its (piped) stdout, as it comes, from a reader thread (a
+/// terminal's CR before the newline dropped).
+pub fn stdout_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let out = child.stdout.take().expect("stdout piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(out).lines() {
+            let Ok(l) = l else { break };
+            let _ = tx.send(l.trim_end_matches('\r').to_string());
+        }
+    });
+    rx
+}
