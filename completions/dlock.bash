@@ -245,13 +245,17 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__release)
-            opts="-v -q -h --force --token --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --force --token --slot --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --slot)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -303,7 +307,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__run)
-            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --conflict-exit-code --shell --hold-at-least --min-replicas --replica-timeout --no-notify --contain --no-stats --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --conflict-exit-code --shell --hold-at-least --min-replicas --replica-timeout --no-notify --limit --contain --no-stats --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -354,6 +358,10 @@ _dlock() {
                     return 0
                     ;;
                 --replica-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -67,6 +67,7 @@ where
                 &global,
                 &args.key,
                 args.token.as_deref().filter(|_| !args.force),
+                args.slot,
             )
         }
         args::Command::Completions { shell } => {

@@ -44,6 +44,15 @@ fn contender(
     ms: u64,
     stubborn: bool,
 ) -> Child {
+    let mut job = vec![compiled::stamp().to_string_lossy().into_owned()];
+    job.extend(stubborn.then(|| "-i".to_string()));
+    job.push(ms.to_string());
+    guarded(url, stamps, key, extra, &job)
+}
+
+/// `dlock run -q --key KEY EXTRA -- JOB` with the stamps' file and a fresh run id, as a plain
+/// child process with no output.
+fn guarded(url: &str, stamps: &Stamps, key: &str, extra: &[&str], job: &[String]) -> Child {
     let mut c = Dlock::bare().cmd;
     c.env("DLOCK_URL", url)
         .env("STAMP_FILE", &stamps.path)
@@ -51,9 +60,7 @@ fn contender(
         .args(["-q", "run", "--key", key])
         .args(extra)
         .arg("--")
-        .arg(compiled::stamp())
-        .args(stubborn.then_some("-i"))
-        .arg(ms.to_string())
+        .args(job)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -199,6 +206,93 @@ fn twenty_contenders_with_random_kills_never_overlap() {
     // A SIGKILLed holder's lock expires by its TTL; after that nothing is held.
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(r.get("dlock:chaos"), None, "a lock was left held");
+}
+
+/// The semaphore under the same chaos: 20 contenders on `--limit 3`, a random one SIGKILLed
+/// (with its job) or SIGTERMed every ~500 ms. Never more than three jobs at once, never two in
+/// one slot, and nothing held once the last lease ran out.
+#[test]
+fn twenty_contenders_on_three_slots_with_random_kills_never_share_a_slot() {
+    let r = RedisServer::start();
+    let st = stamps();
+    let run_for = Duration::from_secs(if long() { 40 } else { 10 });
+    let seed = mono_ns() | 1;
+    eprintln!("chaos seed {seed}");
+    let mut rng = Rng(seed);
+    let mut running: Vec<Child> = Vec::new();
+    let mut seen_dead: HashMap<i32, u64> = HashMap::new();
+    let mut codes: HashMap<i32, usize> = HashMap::new();
+    let start = Instant::now();
+    let mut next_kill = start + Duration::from_millis(200);
+    let extra = [
+        "--limit",
+        "3",
+        "--ttl",
+        "1s",
+        "--wait",
+        "5s",
+        "--retry-max",
+        "200ms",
+    ];
+    while start.elapsed() < run_for {
+        while running.len() < 20 {
+            let job = overlap::slot_job(compiled::stamp(), 10 + rng.next() % 40);
+            running.push(guarded(&r.url(), &st, "chaos3", &extra, &job));
+        }
+        if Instant::now() >= next_kill {
+            let i = (rng.next() % running.len() as u64) as usize;
+            if rng.next().is_multiple_of(2) {
+                let mut c = running.remove(i);
+                sigkill_with_job(&mut c, &mut seen_dead);
+                *codes.entry(-1).or_default() += 1;
+            } else {
+                signal(running[i].id() as i32, libc::SIGTERM);
+            }
+            next_kill = Instant::now() + Duration::from_millis(300 + rng.next() % 400);
+        }
+        running.retain_mut(|c| match c.try_wait() {
+            Ok(Some(s)) => {
+                *codes.entry(s.code().unwrap_or(-1)).or_default() += 1;
+                false
+            }
+            _ => true,
+        });
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for mut c in running {
+        signal(c.id() as i32, libc::SIGTERM);
+        let s = c.wait().unwrap();
+        *codes.entry(s.code().unwrap_or(-1)).or_default() += 1;
+    }
+    for code in codes.keys() {
+        assert!(
+            [0, 75, 130, 143, -1].contains(code),
+            "unexpected exit {code}: {codes:?}"
+        );
+    }
+    let v = overlap::read(&st.path, &seen_dead);
+    eprintln!(
+        "chaos on 3 slots: {} guarded jobs, exits {codes:?}",
+        v.len()
+    );
+    assert!(v.len() >= 10, "too few jobs ran: {}", v.len());
+    let o = overlap::slot_overlaps(&v);
+    assert!(
+        o.is_empty(),
+        "two jobs in one slot at once (fence, fence, ns): {o:?}"
+    );
+    let most = overlap::max_concurrent(&v);
+    assert!(most <= 3, "{most} jobs ran at once on 3 slots");
+    // SIGKILLed holders' slots expire by their TTL (1 s); the limit record with the last one.
+    std::thread::sleep(Duration::from_millis(1100));
+    for k in [
+        "dlock:chaos3",
+        "{dlock:chaos3}:slot:1",
+        "{dlock:chaos3}:slot:2",
+        "{dlock:chaos3}:limit",
+    ] {
+        assert_eq!(r.get(k), None, "{k} left held");
+    }
 }
 
 /// The pid of the job that wrote the first start stamp, once it has.

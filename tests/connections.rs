@@ -140,6 +140,29 @@ fn sentinels_are_asked_without_a_password_then_with_the_data_nodes_one() {
     }
 }
 
+/// A semaphore through Sentinel: its slots and limit record are on the master.
+#[test]
+fn a_semaphore_works_through_sentinel() {
+    let master = RedisServer::start_tcp(&[]);
+    let sentinel = Sentinel::watch(&master, "mymaster", 0);
+    let url = format!("redis+sentinel://127.0.0.1:{}/mymaster", sentinel.port);
+    let d = || Dlock::bare().env("DLOCK_URL", &url);
+    let mut first = d()
+        .args(["run", "--key", "ssem", "--limit", "2", "--", "sh", "-c"])
+        .args(["echo \"slot $DLOCK_SLOT\"; read x"])
+        .spawn();
+    assert_eq!(first.expect_line("slot "), "0");
+    d().args(["run", "--key", "ssem", "--limit", "2", "--", "sh", "-c"])
+        .args(["echo \"$DLOCK_SLOT\""])
+        .run()
+        .code(0)
+        .stdout_is("1\n");
+    assert_eq!(master.get("{dlock:ssem}:limit").as_deref(), Some("2"));
+    first.write("x\n");
+    first.finish(std::time::Duration::from_secs(10)).code(0);
+    assert_eq!(master.get("{dlock:ssem}:limit"), None);
+}
+
 #[test]
 fn an_unknown_sentinel_service_is_69() {
     let (_master, _replica, sentinel) = sentinel_setup();
@@ -206,6 +229,27 @@ fn cluster_runs_locks_on_whichever_master_owns_them() {
         3,
         "the test keys should land on all three masters"
     );
+    // A semaphore's slots and its limit record live with the lock, on its owner.
+    let mut sem = Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args(["run", "--key", "sem", "--limit", "3", "--", "sh", "-c"])
+        .args(["echo \"slot $DLOCK_SLOT\"; read x"])
+        .spawn();
+    assert_eq!(sem.expect_line("slot "), "0");
+    let second = Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args(["run", "--key", "sem", "--limit", "3", "--", "sh", "-c"])
+        .args(["echo \"$DLOCK_SLOT\""])
+        .run();
+    second.code(0).stdout_is("1\n");
+    let owner = c.owner("dlock:sem");
+    let limit: Option<String> = redis::cmd("GET")
+        .arg("{dlock:sem}:limit")
+        .query(&mut c.nodes[owner].conn())
+        .unwrap();
+    assert_eq!(limit.as_deref(), Some("3"));
+    sem.write("x\n");
+    sem.finish(std::time::Duration::from_secs(10)).code(0);
     // status finds every lock on every master (SCAN per master).
     let out = Dlock::bare()
         .env("DLOCK_URL", &c.url())
@@ -213,7 +257,7 @@ fn cluster_runs_locks_on_whichever_master_owns_them() {
         .run();
     out.code(0);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(v.as_array().unwrap().len(), 9, "{}", out.stdout);
+    assert_eq!(v.as_array().unwrap().len(), 10, "{}", out.stdout);
 }
 
 #[test]
@@ -445,6 +489,31 @@ fn every_command_works_as_a_least_privilege_user() {
         .code(0)
         .stdout_is("next\n")
         .stderr_has("was released; retrying at once");
+    // A semaphore: acquire, renew and release a slot, the limit record, --hold-at-least on a
+    // slot, status of its holders, and release of every slot.
+    d().args(["run", "--key", "sem", "--limit", "2", "--ttl", "300ms"])
+        .args(["--max-renewals", "10", "--", "sleep", "0.5"])
+        .run()
+        .code(0)
+        .stderr_has("renewed");
+    d().args([
+        "run",
+        "--key",
+        "sem",
+        "--limit",
+        "2",
+        "--hold-at-least",
+        "5s",
+        "--",
+        "true",
+    ])
+    .run()
+    .code(0)
+    .stderr_has("keeping");
+    let out = d().args(["status", "--json", "sem"]).run();
+    out.code(0);
+    assert!(out.stdout.contains("\"limit\":2"), "{}", out.stdout);
+    d().args(["release", "sem", "--force"]).run().code(0);
     // busy (counted), --hold-at-least, status with and without keys, release both ways.
     d().args([
         "run",

@@ -16,6 +16,7 @@ mod faults;
 mod logs;
 mod run;
 mod scripts;
+mod semaphore;
 mod server_errors;
 mod signals;
 mod stats;

@@ -97,7 +97,8 @@ fn status_json_has_exactly_the_spec_fields() {
     assert_eq!(
         keys,
         [
-            "fence", "held", "holder", "key", "renewals", "since_ms", "stats", "token", "ttl_ms"
+            "fence", "held", "holder", "holders", "key", "limit", "renewals", "since_ms", "stats",
+            "token", "ttl_ms"
         ]
     );
     let stats = &s["stats"];

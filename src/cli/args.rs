@@ -257,6 +257,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_notify: bool,
 
+    /// Semaphore: at most N jobs hold KEY at once, each in its own slot 0…N-1 (DLOCK_SLOT).
+    /// Every run with KEY must use the same N
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub limit: u32,
+
     /// Run the job in its own PID namespace under a small init, so nothing it started can
     /// outlive dlock, even `kill -9 dlock`; exit 71 before acquiring where the system refuses
     #[arg(long)]
@@ -292,9 +297,14 @@ pub struct ReleaseArgs {
     #[arg(long, conflicts_with = "token", required_unless_present = "token")]
     pub force: bool,
 
-    /// Delete the lock only if this token (the holder's DLOCK_TOKEN) holds it
+    /// Delete the lock only if this token (the holder's DLOCK_TOKEN) holds it; for a
+    /// semaphore, the slot this token holds
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
+
+    /// With --force on a semaphore (--limit N): break only slot I (0…N-1) instead of every slot
+    #[arg(long, value_name = "I", requires = "force")]
+    pub slot: Option<u32>,
 }
 
 const STATUS_HELP: &str = "\
@@ -310,6 +320,7 @@ const RELEASE_HELP: &str = "\
 Examples:
   dlock release reconcile --force                  # break a stuck lock, print whose it was
   dlock release reconcile --token \"$DLOCK_TOKEN\"   # only if that acquisition still holds it
+  dlock release reports --force --slot 2           # a semaphore: break slot 2 only
 
 The holder of a broken lock notices at its next renewal and stops its job (exit 125).
 Exit status: 0 released, 1 nothing released (not held, or held by another token), 2 usage,

@@ -38,6 +38,9 @@ pub struct Global {
     pub format: crate::log::Format,
 }
 
+/// Most slots `--limit` accepts: every acquire and release script touches each slot's key.
+pub const MAX_LIMIT: u32 = 1000;
+
 #[derive(Debug, Clone)]
 pub struct RunConfig {
     /// Full lock key: prefix + KEY.
@@ -65,6 +68,8 @@ pub struct RunConfig {
     pub no_notify: bool,
     /// --contain: the job in its own PID namespace.
     pub contain: bool,
+    /// --limit: slots of the key (1 = the plain lock).
+    pub limit: u32,
     /// Record per-key metrics (not --no-stats).
     pub stats: bool,
     /// The job's command line as shown in `dlock status` (truncated).
@@ -196,6 +201,12 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
             fmt_d(r.ttl)
         );
     }
+    if !(1..=MAX_LIMIT).contains(&r.limit) {
+        usage!(
+            "--limit {} is out of range: use 1 (a plain lock) up to {MAX_LIMIT} slots",
+            r.limit
+        );
+    }
     // SIGTERM→SIGKILL escalation; a third of the lease by default so a short TTL still leaves
     // the job most of its lease before any stop begins.
     let grace = r
@@ -279,6 +290,7 @@ pub fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         min_replicas: r.min_replicas,
         no_notify: r.no_notify,
         contain: r.contain,
+        limit: r.limit,
         replica_timeout: r.replica_timeout,
         stats: !r.no_stats,
         command_line,

@@ -1,5 +1,6 @@
 //! `dlock release`: break a lock, whoever holds it (`--force`) or only when a given token does.
-//! Its holder notices at its next renewal and stops its job (exit 125).
+//! For a semaphore (`--limit N`): every slot, one (`--slot I`), or the one a token holds. Its
+//! holder notices at its next renewal and stops its job (exit 125).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -8,13 +9,15 @@ use super::status::{connect, unavailable};
 use crate::cli::config::Global;
 use crate::cli::exit::Exit;
 use crate::log::secs_ms;
+use crate::store::conn::Conn;
 use crate::store::keys::Keys;
 use crate::store::lock::{self, BreakCall, Broken};
+use crate::store::state;
 use crate::sys::host::unix_ms;
 use crate::{error, info};
 
-/// `dlock release KEY --force | --token T`.
-pub fn release(g: &Global, key: &str, token: Option<&str>) -> Exit {
+/// `dlock release KEY --force [--slot I] | --token T`.
+pub fn release(g: &Global, key: &str, token: Option<&str>, slot: Option<u32>) -> Exit {
     let full = match crate::cli::config::full_key(g, key) {
         Ok(f) => f,
         Err(e) => {
@@ -23,44 +26,97 @@ pub fn release(g: &Global, key: &str, token: Option<&str>) -> Exit {
         }
     };
     crate::log::set_key(&full);
-    let keys = Keys::new(&full);
     let mut c = match connect(g) {
         Ok(c) => c,
         Err(exit) => return exit,
     };
-    let result = match lock::call(&mut c, &BreakCall { keys: &keys, token }) {
-        Ok(r) => r,
+    let limit = match state::limit(&mut c, &Keys::new(&full)) {
+        Ok(n) => n,
         Err(e) => return unavailable(g, &e),
     };
-    match result {
-        Broken::Released { token, holder } => {
-            let h: HashMap<String, String> = holder.into_iter().collect();
-            let whose = match (h.get("host"), h.get("pid")) {
-                (Some(host), Some(pid)) => {
-                    let since = h
-                        .get("since_ms")
-                        .and_then(|s| s.parse::<i64>().ok())
-                        .map(|t| format!(", held for {}", secs_ms(unix_ms() as i64 - t)))
-                        .unwrap_or_default();
-                    format!(
-                        "{host} pid {pid} ({}){since}, token {token}",
-                        h.get("command").map_or("", String::as_str)
-                    )
+    let keys = Keys::with_limit(&full, limit);
+    let slots: Vec<u32> = match slot {
+        Some(i) if i >= limit => {
+            error!("usage"; "--slot {i} is out of range: {full} has {limit} slot(s), 0…{}", limit - 1);
+            return Exit::Usage;
+        }
+        Some(i) => vec![i],
+        None => (0..limit).collect(),
+    };
+    let mut released = 0;
+    let mut other = None;
+    for i in slots {
+        match break_slot(&mut c, &keys, i, token) {
+            Ok(Broken::Released {
+                token: held,
+                holder,
+            }) => {
+                released += 1;
+                let line = format!(
+                    "released {}: it was held by {}\n",
+                    name(&keys, i),
+                    whose(&held, holder)
+                );
+                let _ = std::io::stdout().lock().write_all(line.as_bytes());
+                // A token holds one slot at most.
+                if token.is_some() {
+                    break;
                 }
-                _ => format!("token {token} (not set by dlock: no holder metadata)"),
-            };
-            let line = format!("released {full}: it was held by {whose}\n");
-            let _ = std::io::stdout().lock().write_all(line.as_bytes());
-            info!("force_released"; "{full} released; its holder stops its job at its next renewal (exit 125)");
-            Exit::Child(0)
+            }
+            Ok(Broken::HeldBy(t)) => other = Some(t),
+            Ok(Broken::NotHeld) => {}
+            Err(e) => return unavailable(g, &e),
         }
-        Broken::NotHeld => {
-            error!("not_held"; "{full} is not held: nothing to release");
-            Exit::Child(1)
+    }
+    if released > 0 {
+        info!("force_released"; "{full}: released {released} slot(s); a holder whose slot was broken stops its job at its next renewal (exit 125)");
+        return Exit::Child(0);
+    }
+    match other {
+        Some(_) if limit > 1 => {
+            error!("not_yours"; "no slot of {full} is held by the given --token: nothing released (use --force [--slot I] to break slots anyway)")
         }
-        Broken::HeldBy(other) => {
-            error!("not_yours"; "{full} is held by token {other}, not the given --token: nothing released (use --force to break it anyway)");
-            Exit::Child(1)
+        Some(t) => {
+            error!("not_yours"; "{full} is held by token {t}, not the given --token: nothing released (use --force to break it anyway)")
         }
+        None => error!("not_held"; "{full} is not held: nothing to release"),
+    }
+    Exit::Child(1)
+}
+
+fn break_slot(
+    c: &mut Conn,
+    keys: &Keys,
+    slot: u32,
+    token: Option<&str>,
+) -> redis::RedisResult<Broken> {
+    lock::call(c, &BreakCall { keys, slot, token })
+}
+
+/// "dlock:x", or "dlock:x slot 2" for a semaphore.
+fn name(keys: &Keys, slot: u32) -> String {
+    if keys.limit_n() > 1 {
+        format!("{} slot {slot}", keys.lock)
+    } else {
+        keys.lock.clone()
+    }
+}
+
+/// Who held a broken slot, from its holder fields.
+fn whose(token: &str, holder: Vec<(String, String)>) -> String {
+    let h: HashMap<String, String> = holder.into_iter().collect();
+    match (h.get("host"), h.get("pid")) {
+        (Some(host), Some(pid)) => {
+            let since = h
+                .get("since_ms")
+                .and_then(|s| s.parse::<i64>().ok())
+                .map(|t| format!(", held for {}", secs_ms(unix_ms() as i64 - t)))
+                .unwrap_or_default();
+            format!(
+                "{host} pid {pid} ({}){since}, token {token}",
+                h.get("command").map_or("", String::as_str)
+            )
+        }
+        _ => format!("token {token} (not set by dlock: no holder metadata)"),
     }
 }

@@ -41,6 +41,17 @@ fn glob_escape(s: &str) -> String {
 
 /// The lock a key found by SCAN belongs to: the lock key itself, or a companion's lock.
 pub fn lock_of(key: &str, prefix: &str) -> Option<String> {
+    // A semaphore's other slots: `{lock}:slot:2`, `{lock}:holder:2`.
+    let key = match key.rsplit_once(':') {
+        Some((base, n))
+            if !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+                && (base.ends_with(":slot") || base.ends_with(":holder")) =>
+        {
+            base
+        }
+        _ => key,
+    };
     for suffix in SUFFIXES {
         if let Some(base) = key.strip_suffix(&format!(":{suffix}")) {
             // `{lock}:suffix`
@@ -144,6 +155,21 @@ pub fn to_json(r: &KeyStatus) -> Value {
         "ttl_ms": r.ttl_ms,
         "renewals": r.holder.as_ref().and_then(|h| h.renewals),
         "fence": r.fence,
+        "limit": r.limit,
+        "holders": r.holders.iter().map(|h| {
+            let who = h.holder.as_ref();
+            json!({
+                "slot": h.slot,
+                "token": h.token,
+                "host": who.map(|w| &w.host),
+                "pid": who.map(|w| w.pid),
+                "command": who.map(|w| &w.command),
+                "since_ms": who.and_then(|w| w.since_ms),
+                "ttl_ms": h.ttl_ms,
+                "renewals": who.and_then(|w| w.renewals),
+                "fence": who.and_then(|w| w.fence),
+            })
+        }).collect::<Vec<Value>>(),
         "stats": {
             "runs": s.runs,
             "acquired": s.acquired,
@@ -179,38 +205,48 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
     let mut lines: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
     for r in rows {
         let s = &r.stats;
-        let holder = match (&r.holder, &r.token) {
-            (Some(h), _) => {
-                let mut who = format!("{}:{} {}", h.host, h.pid, h.command);
-                if who.chars().count() > 40 {
-                    who = who.chars().take(39).collect::<String>() + "…";
-                }
-                who
-            }
-            (None, Some(_)) => "(not dlock)".into(),
-            (None, None) => "-".into(),
+        let semaphore = r.limit > 1;
+        // A semaphore: "2/3" held, each holder with its slot, one line each.
+        let state = match (semaphore, r.token.is_some()) {
+            (true, _) => format!("{}/{}", r.holders.len(), r.limit),
+            (false, true) => "held".into(),
+            (false, false) => "free".into(),
         };
+        let mut holder_cells = r.holders.iter().map(|h| {
+            let mut who = match &h.holder {
+                Some(w) => format!("{}:{} {}", w.host, w.pid, w.command),
+                None => "(not dlock)".into(),
+            };
+            if semaphore {
+                who = format!("[{}] {who}", h.slot);
+            }
+            if who.chars().count() > 40 {
+                who = who.chars().take(39).collect::<String>() + "…";
+            }
+            let w = h.holder.as_ref();
+            [
+                who,
+                w.and_then(|w| w.since_ms)
+                    .map_or("-".into(), |t| format!("{} ago", secs_ms(now_ms - t))),
+                match h.ttl_ms {
+                    -1 => "no expiry".into(),
+                    t => secs_ms(t),
+                },
+                w.and_then(|w| w.renewals)
+                    .map_or("-".into(), |n| n.to_string()),
+            ]
+        });
+        let first = holder_cells
+            .next()
+            .unwrap_or_else(|| ["-".into(), "-".into(), "-".into(), "-".into()]);
+        let [holder, since, ttl, renewals] = first;
         lines.push(vec![
             r.key.clone(),
-            if r.token.is_some() {
-                "held".into()
-            } else {
-                "free".into()
-            },
+            state,
             holder,
-            r.holder
-                .as_ref()
-                .and_then(|h| h.since_ms)
-                .map_or("-".into(), |t| format!("{} ago", secs_ms(now_ms - t))),
-            match r.ttl_ms {
-                Some(-1) => "no expiry".into(),
-                Some(t) => secs_ms(t),
-                None => "-".into(),
-            },
-            r.holder
-                .as_ref()
-                .and_then(|h| h.renewals)
-                .map_or("-".into(), |n| n.to_string()),
+            since,
+            ttl,
+            renewals,
             r.fence.to_string(),
             s.runs.to_string(),
             s.failure_rate()
@@ -223,6 +259,11 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
             s.cap_hits.to_string(),
             opt_ms(s.recommended_ttl_ms()),
         ]);
+        for [holder, since, ttl, renewals] in holder_cells {
+            let mut line = vec![String::new(), String::new(), holder, since, ttl, renewals];
+            line.resize(head.len(), String::new());
+            lines.push(line);
+        }
     }
     let widths: Vec<usize> = (0..head.len())
         .map(|i| {
@@ -264,6 +305,18 @@ mod tests {
         assert_eq!(
             lock_of("dlock:{b}:holder", "dlock:").as_deref(),
             Some("dlock:{b}")
+        );
+        assert_eq!(
+            lock_of("{dlock:job}:slot:2", "dlock:").as_deref(),
+            Some("dlock:job")
+        );
+        assert_eq!(
+            lock_of("dlock:{b}:holder:12", "dlock:").as_deref(),
+            Some("dlock:{b}")
+        );
+        assert_eq!(
+            lock_of("{dlock:job}:limit", "dlock:").as_deref(),
+            Some("dlock:job")
         );
         assert_eq!(lock_of("{other:job}:fence", "dlock:"), None);
         assert_eq!(lock_of("{dlock:x}:released", "dlock:"), None);

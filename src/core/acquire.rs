@@ -11,6 +11,7 @@
 //! - a wake-up means "try now"; a signal ends the wait (128+N, nothing held);
 //! - a try sent at or after the end of --wait is the last, and the acquire script counts its
 //!   busy answer itself;
+//! - KEY in use with another `--limit` ends at once (2), nothing held;
 //! - a refusal retrying cannot fix ends at once (69); an unreachable server is retried within
 //!   --wait, with one warning;
 //! - an acquire whose reply was lost may have taken the lock with our token: whatever ends the
@@ -41,8 +42,14 @@ pub(crate) struct Limits {
 /// What a try or the world said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Input {
-    /// The lock is ours; the acquire was sent at `sent`.
-    Acquired { fence: i64, sent: Instant },
+    /// A slot is ours (0 for a plain lock); the acquire was sent at `sent`.
+    Acquired {
+        fence: i64,
+        slot: u32,
+        sent: Instant,
+    },
+    /// KEY is in use with another `--limit`: this one (nothing was taken).
+    OtherLimit(i64),
     /// Someone else holds it: `pttl` ms left on their lease (-1: no expiry); `holder` is
     /// "host pid N" for a dlock holder.
     Busy { pttl: i64, holder: String },
@@ -87,6 +94,10 @@ pub(crate) enum Report {
     Refused {
         reason: String,
     },
+    /// KEY is held with `--limit recorded`.
+    OtherLimit {
+        recorded: i64,
+    },
     Woken,
     SignalWhileWaiting {
         signal: i32,
@@ -112,6 +123,7 @@ pub(crate) enum Report {
 pub(crate) enum Outcome {
     Acquired {
         fence: i64,
+        slot: u32,
         /// When the winning acquire was sent: the lease is measured from here.
         sent: Instant,
         waited: Duration,
@@ -223,14 +235,21 @@ impl Wait {
             return;
         }
         match input {
-            Input::Acquired { fence, sent } => {
+            Input::Acquired { fence, slot, sent } => {
                 self.tries += 1;
                 let waited = sent.saturating_duration_since(self.start);
                 self.finish(Outcome::Acquired {
                     fence,
+                    slot,
                     sent,
                     waited,
                 });
+            }
+            Input::OtherLimit(recorded) => {
+                // A usage error: every run with KEY must use the same --limit.
+                self.tries += 1;
+                self.report(Report::OtherLimit { recorded });
+                self.give_up(Exit::Usage);
             }
             Input::Busy { pttl, holder } => {
                 self.tries += 1;

@@ -28,6 +28,8 @@ enum A {
     /// The command went out and its reply was lost.
     ReplyLost,
     Refused,
+    /// KEY is held with this other --limit.
+    OtherLimit(i64),
 }
 
 struct Sim {
@@ -111,7 +113,12 @@ impl Sim {
                     })
                 };
                 let input = match answer {
-                    A::Free(fence) => Input::Acquired { fence, sent },
+                    A::Free(fence) => Input::Acquired {
+                        fence,
+                        slot: 0,
+                        sent,
+                    },
+                    A::OtherLimit(m) => Input::OtherLimit(m),
                     A::Busy(pttl) => Input::Busy {
                         pttl,
                         holder: "h pid 1".into(),
@@ -140,6 +147,7 @@ fn report_name(r: &Report) -> &'static str {
         Report::NoTtl => "no-ttl",
         Report::Unreachable { .. } => "unreachable",
         Report::Refused { .. } => "refused",
+        Report::OtherLimit { .. } => "other-limit",
         Report::Woken => "woken",
         Report::SignalWhileWaiting { .. } => "signal",
         Report::GaveUpBusy { .. } => "gave-up-busy",
@@ -150,6 +158,7 @@ fn report_name(r: &Report) -> &'static str {
 fn acquired(sim: &Sim, fence: i64, sent_ms: u64) -> Outcome {
     Outcome::Acquired {
         fence,
+        slot: 0,
         sent: sim.at(sent_ms),
         waited: MS(sent_ms),
     }
@@ -288,6 +297,25 @@ fn a_refusal_retrying_cannot_fix_ends_at_once() {
     let o = sim.run(&[(A::Refused, 0)], &[]);
     assert_eq!(o, Outcome::Exit(Exit::Unavailable));
     assert_eq!(sim.trace.join(", "), "0 try, 0 refused");
+}
+
+#[test]
+fn a_key_in_use_with_another_limit_is_a_usage_error_at_once_even_while_waiting() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::OtherLimit(5), 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Usage));
+    assert_eq!(sim.trace.join(", "), "0 try, 0 other-limit");
+    // After busy answers (the other --limit's holders came meanwhile): the waker stops too.
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::Busy(5000), 0), (A::OtherLimit(5), 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Usage));
+    assert!(
+        sim.trace
+            .join(", ")
+            .ends_with("other-limit, 400 stop-waker(blocked, not held)"),
+        "{:?}",
+        sim.trace
+    );
 }
 
 #[test]

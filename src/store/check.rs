@@ -58,12 +58,16 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     };
     let renew = RenewCall {
         keys: &keys,
+        slot: 0,
         token,
         ttl,
         stats: true,
     };
     let got = call(&mut c, &acquire(false));
-    run("acquire", got.map(|a| a == Acquire::Acquired { fence: 1 }))?;
+    run(
+        "acquire",
+        got.map(|a| a == Acquire::Acquired { fence: 1, slot: 0 }),
+    )?;
     run("renew", call(&mut c, &renew).map(|r| r == Renew::Renewed))?;
     let mut rival = AcquireCall {
         token: "rival",
@@ -78,6 +82,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     )?;
     let release = ReleaseCall {
         keys: &keys,
+        slot: 0,
         token,
         finish: &finish,
     };
@@ -97,10 +102,11 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     rival.last_try = false;
     run(
         "acquire (again)",
-        call(&mut c, &rival).map(|a| a == Acquire::Acquired { fence: 2 }),
+        call(&mut c, &rival).map(|a| a == Acquire::Acquired { fence: 2, slot: 0 }),
     )?;
     let brk = BreakCall {
         keys: &keys,
+        slot: 0,
         token: None,
     };
     let broken = call(&mut c, &brk)

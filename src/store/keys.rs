@@ -13,19 +13,61 @@ pub struct Keys {
     pub stats: String,
     /// Wake-up list: a release pushes one item, which wakes the longest-blocked waiter.
     pub wake: String,
+    /// `--limit N` > 1: holds N while any slot is held, and outlives every slot.
+    pub limit: String,
+    /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` and
+    /// `holder` themselves, so `--limit 1` is the plain lock with its layout unchanged.
+    pub slots: Vec<Slot>,
 }
 
-/// Companion suffixes; `status` recognises companions by them.
-pub const SUFFIXES: [&str; 4] = ["fence", "holder", "stats", "wake"];
+/// One slot of a semaphore: its lock key (value: the holder's token) and holder hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    pub lock: String,
+    pub holder: String,
+}
+
+/// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
+/// a slot number: `{lock}:slot:2`).
+pub const SUFFIXES: [&str; 6] = ["fence", "holder", "stats", "wake", "limit", "slot"];
 
 impl Keys {
+    /// The plain lock (`--limit 1`).
     pub fn new(lock: &str) -> Keys {
+        Keys::with_limit(lock, 1)
+    }
+
+    /// A semaphore of `limit` slots (at least one).
+    pub fn with_limit(lock: &str, limit: u32) -> Keys {
         Keys {
             lock: lock.to_string(),
             fence: companion(lock, "fence"),
             holder: companion(lock, "holder"),
             stats: companion(lock, "stats"),
             wake: companion(lock, "wake"),
+            limit: companion(lock, "limit"),
+            slots: (0..limit.max(1)).map(|i| slot(lock, i)).collect(),
+        }
+    }
+
+    /// N of `--limit N`.
+    pub fn limit_n(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+/// Slot `i`'s keys: the lock key and holder hash for slot 0, `{lock}:slot:i` and
+/// `{lock}:holder:i` for the others.
+pub fn slot(lock: &str, i: u32) -> Slot {
+    if i == 0 {
+        Slot {
+            lock: lock.to_string(),
+            holder: companion(lock, "holder"),
+        }
+    } else {
+        Slot {
+            lock: companion(lock, &format!("slot:{i}")),
+            holder: companion(lock, &format!("holder:{i}")),
         }
     }
 }
@@ -72,6 +114,22 @@ mod tests {
         // "{}" is not a hash tag, and wrapping would hash "dlock:{" instead: refused.
         assert!(layout_problem("dlock:{}x").is_some());
         assert!(layout_problem("dlock:{x}").is_none());
+    }
+
+    #[test]
+    fn slot_zero_is_the_plain_lock_and_every_slot_shares_its_cluster_slot() {
+        let k = Keys::with_limit("dlock:job", 3);
+        assert_eq!(k.limit_n(), 3);
+        assert_eq!(k.slots[0].lock, "dlock:job");
+        assert_eq!(k.slots[0].holder, "{dlock:job}:holder");
+        assert_eq!(k.slots[2].lock, "{dlock:job}:slot:2");
+        assert_eq!(k.slots[2].holder, "{dlock:job}:holder:2");
+        assert_eq!(k.limit, "{dlock:job}:limit");
+        assert_eq!(Keys::new("dlock:job").limit_n(), 1);
+        assert_eq!(
+            Keys::with_limit("dlock:{a}", 2).slots[1].lock,
+            "dlock:{a}:slot:1"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use redis::{RedisResult, Value};
 
 use super::conn::Conn;
-use super::keys::Keys;
+use super::keys::{Keys, Slot};
 use super::script::{self, Call, Script, read};
 
 pub(crate) static ACQUIRE: Script = Script::new(include_str!("scripts/acquire.lua"));
@@ -27,13 +27,14 @@ pub fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
 pub enum Acquire {
     Acquired {
         fence: i64,
+        /// The slot taken (0 for a plain lock).
+        slot: u32,
     },
     /// Held by someone else; `pttl` ms left on their lease (-1: no expiry at all); `holder` is
     /// "host pid N" when a dlock holds it, empty otherwise.
-    Busy {
-        pttl: i64,
-        holder: String,
-    },
+    Busy { pttl: i64, holder: String },
+    /// KEY is in use with another `--limit`: this one.
+    OtherLimit(i64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +124,12 @@ pub enum Broken {
     HeldBy(String),
 }
 
+/// Slot `i` of `keys` (slot 0 for a number out of range, which callers never pass).
+fn slot_of(keys: &Keys, i: u32) -> &Slot {
+    let i = usize::try_from(i).unwrap_or(0);
+    keys.slots.get(i).unwrap_or(&keys.slots[0])
+}
+
 /// A duration as a script argument: whole milliseconds.
 fn arg_ms(d: Duration) -> String {
     d.as_millis().to_string()
@@ -151,7 +158,12 @@ impl Call for AcquireCall<'_> {
     }
     fn keys(&self) -> Vec<&str> {
         let k = self.keys;
-        vec![&k.lock, &k.fence, &k.holder, &k.stats]
+        let mut keys = vec![k.fence.as_str(), &k.stats, &k.limit];
+        for s in &k.slots {
+            keys.push(&s.lock);
+            keys.push(&s.holder);
+        }
+        keys
     }
     fn argv(&self) -> Vec<String> {
         let m = self.meta;
@@ -164,24 +176,29 @@ impl Call for AcquireCall<'_> {
             m.command.clone(),
             m.since_ms.to_string(),
             flag(self.last_try),
+            self.keys.limit_n().to_string(),
         ]
     }
     fn reply(v: Value) -> RedisResult<Acquire> {
-        let (ok, n, holder): (i64, i64, Option<String>) = read(v)?;
-        Ok(if ok == 1 {
-            Acquire::Acquired { fence: n }
-        } else {
-            Acquire::Busy {
+        let (ok, n, holder, slot): (i64, i64, Option<String>, i64) = read(v)?;
+        Ok(match ok {
+            1 => Acquire::Acquired {
+                fence: n,
+                slot: u32::try_from(slot).unwrap_or(0),
+            },
+            -1 => Acquire::OtherLimit(n),
+            _ => Acquire::Busy {
                 pttl: n,
                 holder: holder.unwrap_or_default(),
-            }
+            },
         })
     }
 }
 
-/// renew.lua: extend our lease if the key still holds our token.
+/// renew.lua: extend our lease if our slot still holds our token.
 pub struct RenewCall<'a> {
     pub keys: &'a Keys,
+    pub slot: u32,
     pub token: &'a str,
     pub ttl: Duration,
     /// Count a compare failure in the stats hash.
@@ -194,11 +211,16 @@ impl Call for RenewCall<'_> {
         &RENEW
     }
     fn keys(&self) -> Vec<&str> {
-        let k = self.keys;
-        vec![&k.lock, &k.holder, &k.stats]
+        let (k, s) = (self.keys, slot_of(self.keys, self.slot));
+        vec![&s.lock, &s.holder, &k.stats, &k.limit]
     }
     fn argv(&self) -> Vec<String> {
-        vec![self.token.to_string(), arg_ms(self.ttl), flag(self.stats)]
+        vec![
+            self.token.to_string(),
+            arg_ms(self.ttl),
+            flag(self.stats),
+            self.keys.limit_n().to_string(),
+        ]
     }
     fn reply(v: Value) -> RedisResult<Renew> {
         Ok(match read::<i64>(v)? {
@@ -221,6 +243,7 @@ fn finish_argv(f: &Finish) -> [String; 3] {
 /// release.lua: compare-and-delete (or keep, with --hold-at-least), wake a waiter, count the run.
 pub struct ReleaseCall<'a> {
     pub keys: &'a Keys,
+    pub slot: u32,
     pub token: &'a str,
     pub finish: &'a Finish,
 }
@@ -231,8 +254,10 @@ impl Call for ReleaseCall<'_> {
         &RELEASE
     }
     fn keys(&self) -> Vec<&str> {
-        let k = self.keys;
-        vec![&k.lock, &k.holder, &k.stats, &k.wake]
+        let (k, s) = (self.keys, slot_of(self.keys, self.slot));
+        let mut keys = vec![s.lock.as_str(), &s.holder, &k.stats, &k.wake, &k.limit];
+        keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
+        keys
     }
     fn argv(&self) -> Vec<String> {
         let f = self.finish;
@@ -244,6 +269,7 @@ impl Call for ReleaseCall<'_> {
             hold,
             field,
             outcome,
+            self.keys.limit_n().to_string(),
         ]
     }
     fn reply(v: Value) -> RedisResult<Release> {
@@ -320,10 +346,11 @@ impl Call for WakeCall<'_> {
     }
 }
 
-/// break.lua (`dlock release`): delete the lock whoever holds it (`token` None) or only if
+/// break.lua (`dlock release`): delete one slot whoever holds it (`token` None) or only if
 /// `token` does.
 pub struct BreakCall<'a> {
     pub keys: &'a Keys,
+    pub slot: u32,
     pub token: Option<&'a str>,
 }
 
@@ -333,11 +360,16 @@ impl Call for BreakCall<'_> {
         &BREAK
     }
     fn keys(&self) -> Vec<&str> {
-        let k = self.keys;
-        vec![&k.lock, &k.holder, &k.wake]
+        let (k, s) = (self.keys, slot_of(self.keys, self.slot));
+        let mut keys = vec![s.lock.as_str(), &s.holder, &k.wake, &k.limit];
+        keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
+        keys
     }
     fn argv(&self) -> Vec<String> {
-        vec![self.token.unwrap_or("").to_string()]
+        vec![
+            self.token.unwrap_or("").to_string(),
+            self.keys.limit_n().to_string(),
+        ]
     }
     fn reply(v: Value) -> RedisResult<Broken> {
         let v: Vec<Value> = read(v)?;
@@ -380,17 +412,21 @@ mod tests {
             .unwrap_or(0)
     }
 
-    /// Each call passes exactly as many KEYS and ARGV as its script reads.
+    /// Each call passes exactly as many KEYS and ARGV as its script reads: the KEYS its header
+    /// names one by one, plus, for a semaphore of N slots, its per-slot keys (acquire: a lock
+    /// key and holder hash per slot; release and break: every slot's lock key).
     #[test]
     fn every_call_matches_its_script() {
-        let keys = Keys::new("dlock:job");
+        const N: usize = 3;
+        let keys = Keys::with_limit("dlock:job", N as u32);
         let (meta, finish) = super::super::check::samples();
         let t = "tok";
         let ttl = Duration::from_secs(1);
-        let check = |c: &dyn Shape| {
+        let check = |c: &dyn Shape, per_slot: usize| {
             let src = c.script().body();
             let name = src.lines().next().unwrap_or_default();
-            assert_eq!(c.counts().0, highest(src, "KEYS"), "KEYS: {name}");
+            let fixed = highest(src, "KEYS");
+            assert_eq!(c.counts().0, fixed + per_slot * N, "KEYS: {name}");
             assert_eq!(c.counts().1, highest(src, "ARGV"), "ARGV: {name}");
         };
         let acquire = AcquireCall {
@@ -401,28 +437,44 @@ mod tests {
             meta: &meta,
             last_try: false,
         };
-        check(&acquire);
-        check(&RenewCall {
-            keys: &keys,
-            token: t,
-            ttl,
-            stats: true,
-        });
-        check(&ReleaseCall {
-            keys: &keys,
-            token: t,
-            finish: &finish,
-        });
-        check(&RecordCall {
-            keys: &keys,
-            finish: &finish,
-        });
-        check(&BusyCall { keys: &keys });
-        check(&WakeCall { list: &keys.wake });
-        check(&BreakCall {
-            keys: &keys,
-            token: None,
-        });
+        // acquire.lua names slot 0's keys (KEYS[4], KEYS[5]) through its helpers.
+        check(&acquire, 2);
+        check(
+            &RenewCall {
+                keys: &keys,
+                slot: 2,
+                token: t,
+                ttl,
+                stats: true,
+            },
+            0,
+        );
+        check(
+            &ReleaseCall {
+                keys: &keys,
+                slot: 1,
+                token: t,
+                finish: &finish,
+            },
+            1,
+        );
+        check(
+            &RecordCall {
+                keys: &keys,
+                finish: &finish,
+            },
+            0,
+        );
+        check(&BusyCall { keys: &keys }, 0);
+        check(&WakeCall { list: &keys.wake }, 0);
+        check(
+            &BreakCall {
+                keys: &keys,
+                slot: 0,
+                token: None,
+            },
+            1,
+        );
     }
 
     /// Object-safe view of a call, for the table above.

@@ -1,10 +1,12 @@
-//! One lock's state on the server, read in one pipelined round trip: token, TTL, holder,
-//! fence and stats. `status` shows it; `run` reads the stats for its advice.
+//! One lock's state on the server: token, TTL, holder, fence and stats in one pipelined round
+//! trip (which also reads the key's `--limit`); a semaphore's other slots in a second one.
+//! `status` shows it; `run` reads the stats for its advice; `release` reads the limit.
 
 use std::collections::HashMap;
 
 use super::conn::Conn;
-use super::keys::Keys;
+use super::keys::{Keys, slot};
+use crate::cli::config::MAX_LIMIT;
 use crate::core::stats::Stats;
 
 /// Who holds a lock, from the holder hash (only when it matches the lock's token).
@@ -15,21 +17,74 @@ pub struct Holder {
     pub command: String,
     pub since_ms: Option<i64>,
     pub renewals: Option<i64>,
+    pub fence: Option<i64>,
+}
+
+/// One held slot of a key (slot 0 for a plain lock).
+#[derive(Debug, Clone)]
+pub struct SlotState {
+    pub slot: u32,
+    pub token: String,
+    pub ttl_ms: i64,
+    pub holder: Option<Holder>,
 }
 
 #[derive(Debug, Clone)]
 pub struct KeyStatus {
     pub key: String,
+    /// The lowest held slot's token, TTL and holder (a plain lock's only one).
     pub token: Option<String>,
     pub ttl_ms: Option<i64>,
     pub holder: Option<Holder>,
     pub fence: i64,
     pub stats: Stats,
+    /// N of `--limit` (1 for a plain lock, and for a semaphore none of whose slots is held).
+    pub limit: u32,
+    /// Every held slot, lowest first.
+    pub holders: Vec<SlotState>,
 }
 
-/// Read one lock's state in one round trip.
+/// The raw replies for one slot: value, PTTL, holder hash.
+type SlotReply = (Option<String>, i64, HashMap<String, String>);
+
+fn slot_state(slot: u32, (token, pttl, hash): SlotReply) -> Option<SlotState> {
+    let token = token?;
+    let num = |k: &str| hash.get(k).and_then(|v| v.parse::<i64>().ok());
+    // A holder hash that does not name the current token is stale: show nothing rather than
+    // the wrong owner.
+    let holder = (hash.get("token") == Some(&token)).then(|| Holder {
+        host: hash.get("host").cloned().unwrap_or_default(),
+        pid: num("pid").unwrap_or(0),
+        command: hash.get("command").cloned().unwrap_or_default(),
+        since_ms: num("since_ms"),
+        renewals: num("renewals"),
+        fence: num("fence"),
+    });
+    Some(SlotState {
+        slot,
+        token,
+        ttl_ms: pttl,
+        holder,
+    })
+}
+
+/// The key's `--limit` as recorded while a semaphore slot is held (1 otherwise).
+fn parse_limit(v: Option<String>) -> u32 {
+    v.and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(1)
+        .clamp(1, MAX_LIMIT)
+}
+
+/// Read the key's `--limit`: 1 unless a semaphore of N slots holds any.
+pub fn limit(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<u32> {
+    let v: Option<String> = conn.query(redis::cmd("GET").arg(&keys.limit))?;
+    Ok(parse_limit(v))
+}
+
+/// Read one lock's state: one round trip, two for a semaphore that is held.
 pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
     type Reply = (
+        Option<String>,
         Option<String>,
         i64,
         HashMap<String, String>,
@@ -37,32 +92,52 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
         HashMap<String, String>,
     );
     let mut p = redis::pipe();
+    p.cmd("GET").arg(&keys.limit);
     p.cmd("GET").arg(&keys.lock).cmd("PTTL").arg(&keys.lock);
     p.cmd("HGETALL")
         .arg(&keys.holder)
         .cmd("GET")
         .arg(&keys.fence);
     p.cmd("HGETALL").arg(&keys.stats);
-    let (token, pttl, holder, fence, stats): Reply = conn.query_pipe(&keys.lock, &p)?;
-    let num = |k: &str| holder.get(k).and_then(|v| v.parse::<i64>().ok());
-    // A holder hash that does not name the current token is stale: show nothing rather than
-    // the wrong owner.
-    let holder = match (&token, holder.get("token")) {
-        (Some(t), Some(h)) if t == h => Some(Holder {
-            host: holder.get("host").cloned().unwrap_or_default(),
-            pid: num("pid").unwrap_or(0),
-            command: holder.get("command").cloned().unwrap_or_default(),
-            since_ms: num("since_ms"),
-            renewals: num("renewals"),
-        }),
-        _ => None,
-    };
+    let (limit, token, pttl, holder, fence, stats): Reply = conn.query_pipe(&keys.lock, &p)?;
+    let limit = parse_limit(limit);
+    let mut holders: Vec<SlotState> = slot_state(0, (token, pttl, holder)).into_iter().collect();
+    if limit > 1 {
+        let mut p = redis::pipe();
+        for i in 1..limit {
+            let s = slot(&keys.lock, i);
+            p.cmd("GET").arg(&s.lock).cmd("PTTL").arg(&s.lock);
+            p.cmd("HGETALL").arg(&s.holder);
+        }
+        let rest: Vec<redis::Value> = conn.query_pipe(&keys.lock, &p)?;
+        for (i, r) in (1..limit).zip(rest.chunks(3)) {
+            let r: SlotReply = redis::from_redis_value(redis::Value::Array(r.to_vec()))?;
+            holders.extend(slot_state(i, r));
+        }
+    }
+    let first = holders.first();
     Ok(KeyStatus {
         key: keys.lock.clone(),
-        ttl_ms: token.as_ref().map(|_| pttl),
-        token,
-        holder,
+        token: first.map(|h| h.token.clone()),
+        ttl_ms: first.map(|h| h.ttl_ms),
+        holder: first.and_then(|h| h.holder.clone()),
         fence: fence.unwrap_or(0),
         stats: Stats::from_hash(&stats),
+        limit,
+        holders,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_or_odd_limit_reads_as_a_plain_lock_and_a_huge_one_is_capped() {
+        assert_eq!(parse_limit(None), 1);
+        assert_eq!(parse_limit(Some("3".into())), 3);
+        assert_eq!(parse_limit(Some("x".into())), 1);
+        assert_eq!(parse_limit(Some("0".into())), 1);
+        assert_eq!(parse_limit(Some("999999".into())), MAX_LIMIT);
+    }
 }

@@ -112,3 +112,45 @@ pub fn last_beat(path: &Path) -> u64 {
         .parse()
         .unwrap_or_else(|_| panic!("no heartbeat in {}: {text:?}", path.display()))
 }
+
+/// A semaphore job's slot, from its run id `<id>.<slot>` (see `slot_job`).
+pub fn slot(i: &Interval) -> u32 {
+    i.id.rsplit_once('.')
+        .and_then(|(_, s)| s.parse().ok())
+        .unwrap_or_else(|| panic!("run {} carries no slot", i.id))
+}
+
+/// The command of a stamp job under `--limit`: its run id gets the slot dlock gave it
+/// (`DLOCK_SLOT`), so the stamps tell which slot each job held.
+pub fn slot_job(stamp: &Path, ms: u64) -> Vec<String> {
+    vec![
+        "sh".into(),
+        "-c".into(),
+        format!(
+            "STAMP_ID=$STAMP_ID.$DLOCK_SLOT exec {} {ms}",
+            stamp.to_str().expect("a UTF-8 path")
+        ),
+    ]
+}
+
+/// Overlapping pairs among jobs of the same slot (fence, fence, ns).
+pub fn slot_overlaps(v: &[Interval]) -> Vec<(i64, i64, u64)> {
+    let mut by_slot: HashMap<u32, Vec<Interval>> = HashMap::new();
+    for i in v {
+        by_slot.entry(slot(i)).or_default().push(i.clone());
+    }
+    by_slot.values().flat_map(|jobs| overlaps(jobs)).collect()
+}
+
+/// The most jobs that ran at the same moment.
+pub fn max_concurrent(v: &[Interval]) -> usize {
+    let mut edges: Vec<(u64, i32)> = v.iter().flat_map(|i| [(i.start, 1), (i.end, -1)]).collect();
+    // An end and a start at the same ns: the end first (they did not overlap).
+    edges.sort();
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, d) in edges {
+        now += d;
+        most = most.max(now);
+    }
+    most as usize
+}

@@ -25,6 +25,8 @@ pub struct Held {
     pub session: Session,
     pub token: String,
     pub fence: i64,
+    /// The slot held (0 for a plain lock).
+    pub slot: u32,
     /// When the acquiring command was sent: the lease is measured from here.
     pub sent: Instant,
     pub waited: Duration,
@@ -125,13 +127,14 @@ impl Shell<'_> {
             last_try,
         };
         let input = match self.session.call(&call) {
-            Ok(Acquire::Acquired { fence }) => {
+            Ok(Acquire::Acquired { fence, slot }) => {
                 let (ct, io) = (self.cfg.connect_timeout, self.cfg.io_timeout);
                 let fresh = Session::new(&self.g.target, ct, io);
                 self.won = Some(std::mem::replace(&mut self.session, fresh));
-                Input::Acquired { fence, sent }
+                Input::Acquired { fence, slot, sent }
             }
             Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
+            Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
             Err(f) => Input::Failed(f),
         };
         self.wait.handle(input, Instant::now());
@@ -179,6 +182,7 @@ impl Shell<'_> {
         match outcome {
             Outcome::Acquired {
                 fence,
+                slot,
                 sent,
                 waited,
             } => match self.won.take() {
@@ -186,6 +190,7 @@ impl Shell<'_> {
                     session,
                     token: self.token.clone(),
                     fence,
+                    slot,
                     sent,
                     waited,
                 })),
@@ -199,16 +204,23 @@ impl Shell<'_> {
     fn cleanup(&mut self) {
         // Nothing ran: no hold time to record.
         let finish = Finish::unstarted();
-        match release(&mut self.session, self.keys, &self.token, finish) {
-            Released::Yes | Released::Kept => {
-                info!("cleanup"; "removed the lock a lost reply had taken for us")
+        // Whichever slot the lost acquire may have taken.
+        for slot in 0..self.keys.limit_n() as u32 {
+            match release(&mut self.session, self.keys, slot, &self.token, finish) {
+                Released::Yes | Released::Kept => {
+                    info!("cleanup"; "removed the lock a lost reply had taken for us");
+                    return;
+                }
+                Released::NotOurs | Released::Ambiguous => {}
+                Released::Unconfirmed(reason) => {
+                    warn!("cleanup_failed";
+                        "an acquire reply was lost and the cleanup failed ({reason}): {} may stay held until its TTL ({}) runs out",
+                        self.keys.lock,
+                        secs(self.cfg.ttl)
+                    );
+                    return;
+                }
             }
-            Released::NotOurs | Released::Ambiguous => {}
-            Released::Unconfirmed(reason) => warn!("cleanup_failed";
-                "an acquire reply was lost and the cleanup failed ({reason}): {} may stay held until its TTL ({}) runs out",
-                self.keys.lock,
-                secs(self.cfg.ttl)
-            ),
         }
     }
 
@@ -226,6 +238,12 @@ impl Shell<'_> {
             }
             Report::Refused { reason } => {
                 error!("redis_refused"; "cannot use Redis at {target}: {reason}")
+            }
+            Report::OtherLimit { recorded } => {
+                error!("other_limit", recorded = recorded, limit = self.cfg.limit;
+                    "{lock} is in use with --limit {recorded}, this run asked for --limit {}: every run with a key must use the same --limit (nothing held, the job did not run)",
+                    self.cfg.limit
+                )
             }
             Report::Woken => debug!("woken"; "{lock} was released; retrying at once"),
             Report::SignalWhileWaiting { signal, waited } => {
@@ -249,6 +267,13 @@ impl Shell<'_> {
                 };
                 if !holder.is_empty() {
                     left = format!("held by {holder}, {left}");
+                }
+                if self.cfg.limit > 1 {
+                    // The slot that frees first.
+                    left = format!(
+                        "all {} slots held; the first to free: {left}",
+                        self.cfg.limit
+                    );
                 }
                 let msg = if self.cfg.wait.is_zero() {
                     format!("{lock} is busy ({left}); not waiting (--wait 0), exit {code}")

@@ -52,21 +52,23 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
             "--max-renewals unlimited: a hung job keeps the lock forever; prefer a cap such as 3 with a --ttl of 3 × the job's p99"
         );
     }
-    let keys = Keys::new(&cfg.key);
+    let keys = Keys::with_limit(&cfg.key, cfg.limit);
     crate::log::set_key(&keys.lock);
     let held = match acquire::acquire(g, cfg, &keys, &rx, tx.clone()) {
         Ok(h) => h,
         Err(exit) => return exit,
     };
-    report::acquired(cfg, &keys.lock, held.fence, held.waited);
+    report::acquired(cfg, &keys.lock, held.fence, held.slot, held.waited);
     let Held {
         mut session,
         token,
         fence,
+        slot,
         sent,
         ..
     } = *held;
-    let release = |session: &mut Session, finish| release::release(session, &keys, &token, finish);
+    let release =
+        |session: &mut Session, finish| release::release(session, &keys, slot, &token, finish);
     // The job never started: count the acquisition but no hold time.
     let unstarted = Finish::unstarted();
 
@@ -111,6 +113,8 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         ("DLOCK_KEY", keys.lock.clone()),
         ("DLOCK_TOKEN", token.clone()),
         ("DLOCK_FENCE", fence.to_string()),
+        ("DLOCK_SLOT", slot.to_string()),
+        ("DLOCK_LIMIT", cfg.limit.to_string()),
         ("DLOCK_TTL_MS", cfg.ttl.as_millis().to_string()),
         ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
     ];
@@ -148,6 +152,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     let lease = Lease {
         session,
         keys: keys.clone(),
+        slot,
         token: token.clone(),
         sent,
     };
@@ -203,6 +208,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     let advice = compare_failure.then(|| ttl_advice(&mut session, cfg, &keys, held_for));
     let end = report::End {
         lock: &keys.lock,
+        slot_of: report::slot_of(cfg, slot),
         held: held_for,
         renewals: sup.stop.renewals(),
         keep,

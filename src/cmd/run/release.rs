@@ -30,11 +30,18 @@ const RETRY: Retry = Retry {
 
 /// Compare-and-delete with our token (and announce it to waiters), retrying lost replies. A retry
 /// after a reply that may have been executed does not count the run again.
-pub fn release(session: &mut Session, keys: &Keys, token: &str, mut finish: Finish) -> Released {
+pub fn release(
+    session: &mut Session,
+    keys: &Keys,
+    slot: u32,
+    token: &str,
+    mut finish: Finish,
+) -> Released {
     let mut reply_lost = false;
     let answer = session.retry(RETRY, |session| {
         let call = ReleaseCall {
             keys,
+            slot,
             token,
             finish: &finish,
         };

@@ -131,6 +131,15 @@ pub(super) fn leftovers(procs: &[(i32, String)]) {
     );
 }
 
+/// A semaphore names the slot: "acquired dlock:x slot 2 of 3".
+pub(super) fn slot_of(cfg: &RunConfig, slot: u32) -> String {
+    if cfg.limit > 1 {
+        format!(" slot {slot} of {}", cfg.limit)
+    } else {
+        String::new()
+    }
+}
+
 fn cap(cfg: &RunConfig) -> String {
     match cfg.max_renewals {
         Some(n) => n.to_string(),
@@ -138,9 +147,10 @@ fn cap(cfg: &RunConfig) -> String {
     }
 }
 
-pub(super) fn acquired(cfg: &RunConfig, lock: &str, fence: i64, waited: Duration) {
-    info!("acquired", fence = fence, waited_ms = ms(waited), ttl_ms = ms(cfg.ttl), renew_every_ms = ms(cfg.renew_every), cap = cfg.max_renewals;
-        "acquired {lock} (fence {fence}, waited {}, TTL {}, renew every {}, cap {})",
+pub(super) fn acquired(cfg: &RunConfig, lock: &str, fence: i64, slot: u32, waited: Duration) {
+    let slot_of = slot_of(cfg, slot);
+    info!("acquired", fence = fence, slot = slot, limit = cfg.limit, waited_ms = ms(waited), ttl_ms = ms(cfg.ttl), renew_every_ms = ms(cfg.renew_every), cap = cfg.max_renewals;
+        "acquired {lock}{slot_of} (fence {fence}, waited {}, TTL {}, renew every {}, cap {})",
         secs(waited),
         secs(cfg.ttl),
         secs(cfg.renew_every),
@@ -161,6 +171,8 @@ pub(crate) fn spawn_failed(e: &SpawnError) {
 /// The facts of a finished hold.
 pub(super) struct End<'a> {
     pub lock: &'a str,
+    /// " slot 2 of 3" for a semaphore, "" for a plain lock.
+    pub slot_of: String,
     pub held: Duration,
     pub renewals: u32,
     /// --hold-at-least: how much longer the lock is kept.
@@ -180,7 +192,8 @@ pub(super) fn released(
     let (lock, cap) = (e.lock, cap(cfg));
     match (r, advice) {
         (Released::Yes, _) => info!("released", held_ms = ms(e.held), renewals = e.renewals;
-            "released {lock} (held {}, renewed {}/{cap})",
+            "released {lock}{} (held {}, renewed {}/{cap})",
+            e.slot_of,
             secs(e.held),
             e.renewals
         ),

@@ -37,6 +37,8 @@ pub struct Watchdog {
 pub struct Lease {
     pub session: Session,
     pub keys: Keys,
+    /// Our slot of the key (0 for a plain lock).
+    pub slot: u32,
     pub token: String,
     pub sent: Instant,
 }
@@ -67,6 +69,7 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Sessi
     let Lease {
         mut session,
         keys,
+        slot,
         token,
         sent,
     } = lease;
@@ -75,6 +78,7 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Sessi
     let mut count: u32 = 0;
     let renew = RenewCall {
         keys: &keys,
+        slot,
         token: &token,
         ttl: p.ttl,
         stats: p.stats,

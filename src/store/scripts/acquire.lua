@@ -1,36 +1,66 @@
--- Acquire, or re-confirm after a lost reply (the same token is retried).
--- KEYS: lock, fence, holder, stats.
+-- Acquire one of the key's N slots (N = --limit; 1 is the plain lock, whose one slot is the
+-- lock key itself), or re-confirm ours after a lost reply (the same token is retried).
+-- KEYS: fence, stats, limit, then slot 0's lock key and holder hash, slot 1's, … slot N-1's.
 -- ARGV: token, ttl ms, stats ('1'/'0'), host, pid, command, since (Unix ms), last try ('1': a
 --   busy answer ends the run, so it is counted here as a busy run: the common `--wait 0` skip
---   costs one command, not two).
--- Returns {1, fence, ''} when the lock is ours, or {0, pttl, 'host pid N'} when someone else
--- holds it ('' if not a dlock).
-local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('PEXPIRE', KEYS[3], ARGV[2])
-  return {1, tonumber(redis.call('GET', KEYS[2]) or '0'), ''}
+--   costs one command, not two), N.
+-- Returns {1, fence, '', slot} when a slot is ours; {0, pttl, 'host pid N', -1} when every
+-- slot is held (pttl: the soonest one frees; who: its holder, '' if not a dlock); {-1, M, '',
+-- -1} when KEY is in use with another --limit M (nothing changed).
+local n = tonumber(ARGV[9])
+local function lock(i) return KEYS[4 + 2 * i] end
+local function holder(i) return KEYS[5 + 2 * i] end
+
+-- Every run with KEY must use the same N while any slot is held. The limit key records N
+-- (never for a plain lock) and lives at least as long as every slot.
+local recorded = redis.call('GET', KEYS[3])
+if recorded then
+  if tonumber(recorded) ~= n then return {-1, tonumber(recorded) or 0, '', -1} end
+elseif n > 1 and redis.call('EXISTS', lock(0)) == 1 then
+  return {-1, 1, '', -1}
 end
-if v then
+
+local free = nil
+for i = 0, n - 1 do
+  local v = redis.call('GET', lock(i))
+  if v == ARGV[1] then
+    redis.call('PEXPIRE', lock(i), ARGV[2])
+    redis.call('PEXPIRE', holder(i), ARGV[2])
+    if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
+    return {1, tonumber(redis.call('GET', KEYS[1]) or '0'), '', i}
+  end
+  if not v and not free then free = i end
+end
+
+if not free then
+  -- The slot that frees first, and who holds it.
+  local best, at = nil, 0
+  for i = 0, n - 1 do
+    local p = redis.call('PTTL', lock(i))
+    if not best or (p >= 0 and (best < 0 or p < best)) then best, at = p, i end
+  end
   local who = ''
-  local h = redis.pcall('HMGET', KEYS[3], 'token', 'host', 'pid')
-  if h[1] == v then
+  local h = redis.pcall('HMGET', holder(at), 'token', 'host', 'pid')
+  if type(h) == 'table' and h[1] == redis.call('GET', lock(at)) then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
   end
-  if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[4]) end
-  return {0, redis.call('PTTL', KEYS[1]), who}
+  if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[2]) end
+  return {0, best, who, -1}
 end
+
 -- The fence first: should it fail (not an integer), the script stops with the lock untouched.
-local f = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
-redis.call('DEL', KEYS[3])
-redis.call('HSET', KEYS[3], 'token', ARGV[1])
-redis.call('HSET', KEYS[3], 'host', ARGV[4])
-redis.call('HSET', KEYS[3], 'pid', ARGV[5])
-redis.call('HSET', KEYS[3], 'command', ARGV[6])
-redis.call('HSET', KEYS[3], 'since_ms', ARGV[7])
-redis.call('HSET', KEYS[3], 'fence', f)
-redis.call('HSET', KEYS[3], 'renewals', 0)
-redis.call('PEXPIRE', KEYS[3], ARGV[2])
-if ARGV[3] == '1' and bump(KEYS[4], 'runs') then bump(KEYS[4], 'acquired') end
-return {1, f, ''}
+local f = redis.call('INCR', KEYS[1])
+redis.call('SET', lock(free), ARGV[1], 'NX', 'PX', ARGV[2])
+local h = holder(free)
+redis.call('DEL', h)
+redis.call('HSET', h, 'token', ARGV[1])
+redis.call('HSET', h, 'host', ARGV[4])
+redis.call('HSET', h, 'pid', ARGV[5])
+redis.call('HSET', h, 'command', ARGV[6])
+redis.call('HSET', h, 'since_ms', ARGV[7])
+redis.call('HSET', h, 'fence', f)
+redis.call('HSET', h, 'renewals', 0)
+redis.call('PEXPIRE', h, ARGV[2])
+if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
+if ARGV[3] == '1' and bump(KEYS[2], 'runs') then bump(KEYS[2], 'acquired') end
+return {1, f, '', free}

@@ -1,6 +1,9 @@
--- `dlock release`: delete the lock whoever holds it, or only when ARGV[1] does; wake a waiter.
--- KEYS: lock, holder, wake. ARGV: token ('' = whoever holds it).
+-- `dlock release`: delete one slot whoever holds it, or only when ARGV[1] does; wake a waiter.
+-- KEYS: the slot's lock key, its holder hash, wake, limit, then the lock key of every slot
+--   0 … N-1 (the limit key goes with the last held slot). ARGV: token ('' = whoever holds
+--   it), N (--limit of the key).
 -- Returns {1, token, holder fields...} released; {0} not held; {-1, token} held by another.
+local n = tonumber(ARGV[2])
 local v = redis.call('GET', KEYS[1])
 if not v then return {0} end
 if ARGV[1] ~= '' and v ~= ARGV[1] then return {-1, v} end
@@ -8,6 +11,13 @@ local h = redis.call('HGETALL', KEYS[2])
 if h[1] and redis.call('HGET', KEYS[2], 'token') ~= v then h = {} end
 redis.call('DEL', KEYS[1], KEYS[2])
 wake(KEYS[3])
+if n > 1 then
+  local held = false
+  for i = 5, 4 + n do
+    if redis.call('EXISTS', KEYS[i]) == 1 then held = true end
+  end
+  if not held then redis.call('DEL', KEYS[4]) end
+end
 local out = {1, v}
 for i = 1, #h do out[#out + 1] = h[i] end
 return out

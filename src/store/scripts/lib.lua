@@ -34,3 +34,11 @@ local function wake(list)
   redis.call('LTRIM', list, 0, 0)
   redis.call('PEXPIRE', list, 2000)
 end
+
+-- --limit N > 1: record N in the limit key and keep it alive at least `ttl` ms, so it outlives
+-- every slot (a run with another N is refused while it exists).
+local function hold_limit(limit, n, ttl)
+  if redis.call('PTTL', limit) < tonumber(ttl) then
+    redis.call('SET', limit, n, 'PX', ttl)
+  end
+end

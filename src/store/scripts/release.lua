@@ -1,19 +1,29 @@
--- Compare-and-delete, wake one waiter, count the run.
--- KEYS: lock, holder, stats, wake.
--- ARGV: token, stats ('1'/'0'), keep ms (--hold-at-least: > 0 keeps the lock that much longer
---   instead of deleting it), hold ms, histogram field, outcome counter ('' for none).
+-- Compare-and-delete our slot, wake one waiter, count the run.
+-- KEYS: the slot's lock key, its holder hash, stats, wake, limit, then the lock key of every
+--   slot 0 … N-1 (the limit key goes with the last held slot).
+-- ARGV: token, stats ('1'/'0'), keep ms (--hold-at-least: > 0 keeps the slot that much longer
+--   instead of deleting it), hold ms, histogram field, outcome counter ('' for none), N.
 -- Returns 1 released, 2 kept for ARGV[3] ms, 0 not ours (or gone).
+local n = tonumber(ARGV[7])
 local r = 0
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   if tonumber(ARGV[3]) > 0 then
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
     redis.call('PEXPIRE', KEYS[2], ARGV[3])
+    if n > 1 then hold_limit(KEYS[5], n, ARGV[3]) end
     r = 2
   else
     redis.call('DEL', KEYS[1], KEYS[2])
     wake(KEYS[4])
     r = 1
   end
+end
+if n > 1 and r ~= 2 then
+  local held = false
+  for i = 6, 5 + n do
+    if redis.call('EXISTS', KEYS[i]) == 1 then held = true end
+  end
+  if not held then redis.call('DEL', KEYS[5]) end
 end
 if ARGV[2] == '1' then record(KEYS[3], ARGV[4], ARGV[5], ARGV[6], r == 0) end
 return r
