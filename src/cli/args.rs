@@ -23,6 +23,9 @@ Examples:
   # one-off, serialised behind whoever holds the lock (wait up to 10 minutes)
   dlock run --key deploy:web --ttl 2m --wait 10m --shell -- 'make deploy && make smoke'
 
+  # at most 3 report builders across the fleet, each told its slot (0, 1 or 2)
+  dlock run --key reports --limit 3 --wait 1h -- sh -c './build.sh --shard \"$DLOCK_SLOT\"'
+
   # a job that starts daemons: nothing of it may outlive dlock, even kill -9 dlock
   dlock run --key reindex --ttl 5m --contain -- ./reindex.sh";
 
