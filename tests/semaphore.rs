@@ -248,3 +248,54 @@ fn stopped(mut job: Running) {
     job.expect_stderr("lease lost");
     job.finish(Duration::from_secs(5)).code(125);
 }
+
+/// A SIGKILLed holder's slot frees when its lease runs out on the server, not before, and a
+/// waiter then gets that very slot.
+#[test]
+fn a_killed_holders_slot_goes_to_a_waiter_once_its_lease_ran_out() {
+    let r = RedisServer::start();
+    let file = r.dir().join("stamps");
+    let hold = |extra: &[&str]| {
+        let mut job = dlock(&r)
+            .args(["run", "--key", "kill", "--limit", "3"])
+            .args(extra)
+            .args(["--", "sh", "-c", "echo \"slot $DLOCK_SLOT\"; read x"])
+            .spawn();
+        let slot = job.expect_line("slot ");
+        (slot, job)
+    };
+    let (s0, mut first) = hold(&[]);
+    // Slot 1's lease is never renewed: its server-side end, read now, is final.
+    let (s1, victim) = hold(&["--ttl", "2s", "--max-renewals", "0"]);
+    let (s2, mut third) = hold(&[]);
+    assert_eq!([s0.as_str(), s1.as_str(), s2.as_str()], ["0", "1", "2"]);
+    let expiry = r.expiry_ns("{dlock:kill}:slot:1");
+    victim.signal(libc::SIGKILL);
+    let waiter = dlock(&r)
+        .env("STAMP_FILE", file.to_str().unwrap())
+        .env("STAMP_ID", "waiter")
+        .args([
+            "run", "--key", "kill", "--limit", "3", "--wait", "10s", "--",
+        ])
+        .args(overlap::slot_job(compiled::stamp(), 10))
+        .spawn();
+    waiter.finish(Duration::from_secs(10)).code(0);
+    victim.finish(Duration::from_secs(5));
+    let v = overlap::read(&file, &HashMap::new());
+    assert_eq!(v.len(), 1);
+    assert_eq!(
+        overlap::slot(&v[0]),
+        1,
+        "the waiter got the killed holder's slot"
+    );
+    assert!(
+        v[0].start >= expiry,
+        "the waiter's job started {:.1} ms before the killed holder's lease ended",
+        (expiry - v[0].start) as f64 / 1e6
+    );
+    for job in [&mut first, &mut third] {
+        job.write("done\n");
+    }
+    first.finish(Duration::from_secs(10)).code(0);
+    third.finish(Duration::from_secs(10)).code(0);
+}

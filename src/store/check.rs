@@ -97,7 +97,14 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     run("record", call(&mut c, &record).map(|()| true))?;
     run(
         "wake",
-        call(&mut c, &WakeCall { list: &keys.wake }).map(|()| true),
+        call(
+            &mut c,
+            &WakeCall {
+                list: &keys.wake,
+                keep: 1,
+            },
+        )
+        .map(|()| true),
     )?;
     rival.last_try = false;
     run(

@@ -328,6 +328,8 @@ impl Call for BusyCall<'_> {
 /// release does.
 pub struct WakeCall<'a> {
     pub list: &'a str,
+    /// How many wake-ups the list may hold: the key's slots (1 for a waiter's own key).
+    pub keep: usize,
 }
 
 impl Call for WakeCall<'_> {
@@ -339,7 +341,7 @@ impl Call for WakeCall<'_> {
         vec![self.list]
     }
     fn argv(&self) -> Vec<String> {
-        Vec::new()
+        vec![self.keep.to_string()]
     }
     fn reply(v: Value) -> RedisResult<()> {
         read::<i64>(v).map(drop)
@@ -466,7 +468,13 @@ mod tests {
             0,
         );
         check(&BusyCall { keys: &keys }, 0);
-        check(&WakeCall { list: &keys.wake }, 0);
+        check(
+            &WakeCall {
+                list: &keys.wake,
+                keep: N,
+            },
+            0,
+        );
         check(
             &BreakCall {
                 keys: &keys,

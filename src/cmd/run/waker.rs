@@ -22,6 +22,8 @@ pub(super) struct Waker {
     /// This waiter's own wake key: an item there ends the waker's BLPOP at once.
     own: String,
     wake: String,
+    /// The key's slots: how many wake-ups its list may hold.
+    slots: usize,
     /// To a parked waker: true = listen again; false (or dropped) = stop.
     resume: mpsc::Sender<bool>,
 }
@@ -43,6 +45,7 @@ impl Waker {
         let flag = stop.clone();
         let mut session = Session::new(&g.target, cfg.connect_timeout, cfg.io_timeout);
         let wake = keys.wake.clone();
+        let slots = keys.limit_n();
         let own = companion(&keys.lock, &format!("wake:{token}"));
         let mine = own.clone();
         let (resume, parked) = mpsc::channel::<bool>();
@@ -55,7 +58,10 @@ impl Waker {
                         Ok(Some(list)) if list == mine => return,
                         Ok(Some(_)) if flag.load(Ordering::SeqCst) => {
                             // Not ours to take any more: hand it on.
-                            let _ = session.call(&WakeCall { list: &wake });
+                            let _ = session.call(&WakeCall {
+                                list: &wake,
+                                keep: slots,
+                            });
                             return;
                         }
                         Ok(Some(_)) => {
@@ -77,6 +83,7 @@ impl Waker {
         spawned.ok().map(|_| Waker {
             stop,
             own,
+            slots,
             wake: keys.wake.clone(),
             resume,
         })
@@ -101,12 +108,12 @@ impl Waker {
         if !session.is_connected() {
             return;
         }
-        let list = match (parked, held) {
+        let (list, keep) = match (parked, held) {
             (true, true) => return,
             // Put back the wake-up it took: the next waiter's.
-            (true, false) => &self.wake,
-            (false, _) => &self.own,
+            (true, false) => (&self.wake, self.slots),
+            (false, _) => (&self.own, 1),
         };
-        let _ = session.call(&WakeCall { list });
+        let _ = session.call(&WakeCall { list, keep });
     }
 }

@@ -10,7 +10,7 @@ if ARGV[1] ~= '' and v ~= ARGV[1] then return {-1, v} end
 local h = redis.call('HGETALL', KEYS[2])
 if h[1] and redis.call('HGET', KEYS[2], 'token') ~= v then h = {} end
 redis.call('DEL', KEYS[1], KEYS[2])
-wake(KEYS[3])
+wake(KEYS[3], n)
 if n > 1 then
   local held = false
   for i = 5, 4 + n do

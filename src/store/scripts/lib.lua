@@ -27,11 +27,12 @@ local function record(stats, hold, field, outcome, compare_failed)
   if compare_failed then bump(stats, 'compare_failures') end
 end
 
--- Wake the longest-waiting waiter. One item at most (a release with nobody waiting must not
--- pile up wake-ups), kept 2 s for a waiter that is between its busy answer and its BLPOP.
-local function wake(list)
+-- Wake the longest-waiting waiter. At most `keep` items (the key's slots, 1 for a plain lock: a
+-- release with nobody waiting must not pile up wake-ups, but N slots freed at once must wake N
+-- waiters), kept 2 s for a waiter that is between its busy answer and its BLPOP.
+local function wake(list, keep)
   redis.call('LPUSH', list, 1)
-  redis.call('LTRIM', list, 0, 0)
+  redis.call('LTRIM', list, 0, (tonumber(keep) or 1) - 1)
   redis.call('PEXPIRE', list, 2000)
 end
 

@@ -14,7 +14,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     r = 2
   else
     redis.call('DEL', KEYS[1], KEYS[2])
-    wake(KEYS[4])
+    wake(KEYS[4], n)
     r = 1
   end
 end
