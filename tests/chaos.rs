@@ -102,6 +102,52 @@ fn holder_pid(url: &str, key: &str) -> Option<i32> {
     v[0]["holder"]["pid"].as_i64().map(|p| p as i32)
 }
 
+/// A random contender, holder or waiter, dies: SIGKILLed with its job (the job pids it had
+/// come back), or SIGTERMed.
+fn kill_one(
+    rng: &mut Rng,
+    running: &mut Vec<Child>,
+    seen_dead: &mut HashMap<i32, u64>,
+    codes: &mut HashMap<i32, usize>,
+) -> Vec<i32> {
+    let i = (rng.next() % running.len() as u64) as usize;
+    if rng.next().is_multiple_of(2) {
+        let mut c = running.remove(i);
+        *codes.entry(-1).or_default() += 1;
+        sigkill_with_job(&mut c, seen_dead)
+    } else {
+        signal(running[i].id() as i32, libc::SIGTERM);
+        Vec::new()
+    }
+}
+
+/// Count and drop the contenders that have exited (-1: by a signal).
+fn reap_exited(running: &mut Vec<Child>, codes: &mut HashMap<i32, usize>) {
+    running.retain_mut(|c| match c.try_wait() {
+        Ok(Some(s)) => {
+            *codes.entry(s.code().unwrap_or(-1)).or_default() += 1;
+            false
+        }
+        _ => true,
+    });
+}
+
+/// SIGTERM the rest and count how they ended. Only clean exits, busy give-ups and our own
+/// kills are allowed: never a lost lease or a cap.
+fn stop_all(running: Vec<Child>, codes: &mut HashMap<i32, usize>) {
+    for mut c in running {
+        signal(c.id() as i32, libc::SIGTERM);
+        let s = c.wait().unwrap();
+        *codes.entry(s.code().unwrap_or(-1)).or_default() += 1;
+    }
+    for code in codes.keys() {
+        assert!(
+            [0, 75, 130, 143, -1].contains(code),
+            "unexpected exit {code}: {codes:?}"
+        );
+    }
+}
+
 #[test]
 fn twenty_contenders_with_random_kills_never_overlap() {
     let r = RedisServer::start();
@@ -153,38 +199,14 @@ fn twenty_contenders_with_random_kills_never_overlap() {
                     }
                 }
             } else {
-                let i = (rng.next() % running.len() as u64) as usize;
-                if rng.next().is_multiple_of(2) {
-                    let mut c = running.remove(i);
-                    killed_jobs.extend(sigkill_with_job(&mut c, &mut seen_dead));
-                    *codes.entry(-1).or_default() += 1;
-                } else {
-                    signal(running[i].id() as i32, libc::SIGTERM);
-                }
+                killed_jobs.extend(kill_one(&mut rng, &mut running, &mut seen_dead, &mut codes));
             }
             next_kill = Instant::now() + Duration::from_millis(300 + rng.next() % 400);
         }
-        running.retain_mut(|c| match c.try_wait() {
-            Ok(Some(s)) => {
-                *codes.entry(s.code().unwrap_or(-1)).or_default() += 1;
-                false
-            }
-            _ => true,
-        });
+        reap_exited(&mut running, &mut codes);
         std::thread::sleep(Duration::from_millis(5));
     }
-    for mut c in running {
-        signal(c.id() as i32, libc::SIGTERM);
-        let s = c.wait().unwrap();
-        *codes.entry(s.code().unwrap_or(-1)).or_default() += 1;
-    }
-    // Only clean exits, busy give-ups and our own kills; never a lost lease or a cap.
-    for code in codes.keys() {
-        assert!(
-            [0, 75, 130, 143, -1].contains(code),
-            "unexpected exit {code}: {codes:?}"
-        );
-    }
+    stop_all(running, &mut codes);
     let v = overlap::read(&st.path, &seen_dead);
     // A holder killed mid-job: its job had started and never wrote its end stamp.
     let holders_killed = v.iter().filter(|i| i.killed).count();
@@ -240,36 +262,13 @@ fn twenty_contenders_on_three_slots_with_random_kills_never_share_a_slot() {
             running.push(guarded(&r.url(), &st, "chaos3", &extra, &job));
         }
         if Instant::now() >= next_kill {
-            let i = (rng.next() % running.len() as u64) as usize;
-            if rng.next().is_multiple_of(2) {
-                let mut c = running.remove(i);
-                sigkill_with_job(&mut c, &mut seen_dead);
-                *codes.entry(-1).or_default() += 1;
-            } else {
-                signal(running[i].id() as i32, libc::SIGTERM);
-            }
+            kill_one(&mut rng, &mut running, &mut seen_dead, &mut codes);
             next_kill = Instant::now() + Duration::from_millis(300 + rng.next() % 400);
         }
-        running.retain_mut(|c| match c.try_wait() {
-            Ok(Some(s)) => {
-                *codes.entry(s.code().unwrap_or(-1)).or_default() += 1;
-                false
-            }
-            _ => true,
-        });
+        reap_exited(&mut running, &mut codes);
         std::thread::sleep(Duration::from_millis(5));
     }
-    for mut c in running {
-        signal(c.id() as i32, libc::SIGTERM);
-        let s = c.wait().unwrap();
-        *codes.entry(s.code().unwrap_or(-1)).or_default() += 1;
-    }
-    for code in codes.keys() {
-        assert!(
-            [0, 75, 130, 143, -1].contains(code),
-            "unexpected exit {code}: {codes:?}"
-        );
-    }
+    stop_all(running, &mut codes);
     let v = overlap::read(&st.path, &seen_dead);
     eprintln!(
         "chaos on 3 slots: {} guarded jobs, exits {codes:?}",

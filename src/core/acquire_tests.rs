@@ -309,6 +309,8 @@ fn a_key_in_use_with_another_limit_is_a_usage_error_at_once_even_while_waiting()
     let mut sim = Sim::new(limits());
     let o = sim.run(&[(A::Busy(5000), 0), (A::OtherLimit(5), 0)], &[]);
     assert_eq!(o, Outcome::Exit(Exit::Usage));
+    // The refused try went out: it counts.
+    assert_eq!(sim.wait.tries(), 2);
     assert!(
         sim.trace
             .join(", ")

@@ -11,13 +11,7 @@ local h = redis.call('HGETALL', KEYS[2])
 if h[1] and redis.call('HGET', KEYS[2], 'token') ~= v then h = {} end
 redis.call('DEL', KEYS[1], KEYS[2])
 wake(KEYS[3], n)
-if n > 1 then
-  local held = false
-  for i = 5, 4 + n do
-    if redis.call('EXISTS', KEYS[i]) == 1 then held = true end
-  end
-  if not held then redis.call('DEL', KEYS[4]) end
-end
+if n > 1 then drop_limit_if_free(KEYS[4], 5, n) end
 local out = {1, v}
 for i = 1, #h do out[#out + 1] = h[i] end
 return out

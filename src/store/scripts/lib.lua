@@ -36,6 +36,15 @@ local function wake(list, keep)
   redis.call('PEXPIRE', list, 2000)
 end
 
+-- --limit N > 1: once no slot is held (their lock keys are KEYS[first … first + n - 1]), the
+-- limit record goes too.
+local function drop_limit_if_free(limit, first, n)
+  for i = first, first + n - 1 do
+    if redis.call('EXISTS', KEYS[i]) == 1 then return end
+  end
+  redis.call('DEL', limit)
+end
+
 -- --limit N > 1: record N in the limit key and keep it alive at least `ttl` ms, so it outlives
 -- every slot (a run with another N is refused while it exists).
 local function hold_limit(limit, n, ttl)

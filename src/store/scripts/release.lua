@@ -18,12 +18,6 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     r = 1
   end
 end
-if n > 1 and r ~= 2 then
-  local held = false
-  for i = 6, 5 + n do
-    if redis.call('EXISTS', KEYS[i]) == 1 then held = true end
-  end
-  if not held then redis.call('DEL', KEYS[5]) end
-end
+if n > 1 and r ~= 2 then drop_limit_if_free(KEYS[5], 6, n) end
 if ARGV[2] == '1' then record(KEYS[3], ARGV[4], ARGV[5], ARGV[6], r == 0) end
 return r
