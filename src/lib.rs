@@ -13,7 +13,7 @@ use std::io::Write;
 
 use cli::exit::Exit;
 use cli::{args, config, docs};
-use cmd::{release, run, status};
+use cmd::{check, release, run, status};
 
 /// The process entry: set up what dlock needs, run, flush stdout; the exit status.
 pub fn entry() -> u8 {
@@ -61,6 +61,7 @@ where
             }
         },
         args::Command::Status(args) => status::status(&global, &args.keys, args.json),
+        args::Command::Check(args) => check::check(&global, &args.keys, args.max_age),
         args::Command::Release(args) => {
             // --force is the absence of a token; clap makes sure one of the two was given.
             release::release(

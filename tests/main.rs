@@ -13,6 +13,7 @@ mod contain;
 mod docs;
 mod edge;
 mod faults;
+mod history;
 mod logs;
 mod run;
 mod scripts;

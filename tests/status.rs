@@ -97,8 +97,19 @@ fn status_json_has_exactly_the_spec_fields() {
     assert_eq!(
         keys,
         [
-            "fence", "held", "holder", "holders", "key", "limit", "renewals", "since_ms", "stats",
-            "token", "ttl_ms"
+            "fence",
+            "held",
+            "holder",
+            "holders",
+            "key",
+            "last",
+            "last_success_ms",
+            "limit",
+            "renewals",
+            "since_ms",
+            "stats",
+            "token",
+            "ttl_ms"
         ]
     );
     let stats = &s["stats"];

@@ -179,6 +179,9 @@ pub enum Command {
     /// Show who holds which lock and how each lock behaves over time
     #[command(after_help = STATUS_HELP)]
     Status(StatusArgs),
+    /// Dead-man's switch: did each KEY's job succeed (anywhere) within --max-age?
+    #[command(after_help = CHECK_HELP)]
+    Check(CheckArgs),
     /// Break a lock: --force whoever holds it, or --token only if that token holds it
     #[command(after_help = RELEASE_HELP)]
     Release(ReleaseArgs),
@@ -289,6 +292,25 @@ pub struct StatusArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Business keys (without the prefix)
+    #[arg(value_name = "KEY", required = true)]
+    pub keys: Vec<String>,
+
+    /// Longest time since each KEY's last successful run (job exited 0 under the lock)
+    #[arg(long, value_name = "D", value_parser = parse_duration, required = true)]
+    pub max_age: Duration,
+}
+
+const CHECK_HELP: &str = "\
+Examples:
+  dlock check billing:daily --max-age 26h        # the daily job succeeded on some host today
+  dlock check reconcile remind --max-age 10m     # several keys: one line each
+
+Prints one line per KEY. Exit status: 0 every KEY succeeded within --max-age, 1 one did not
+(never ran, or its last success is older), 2 usage, 69 Redis unavailable.";
 
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {

@@ -155,6 +155,15 @@ pub fn to_json(r: &KeyStatus) -> Value {
         "ttl_ms": r.ttl_ms,
         "renewals": r.holder.as_ref().and_then(|h| h.renewals),
         "fence": r.fence,
+        "last": r.last.as_ref().map(|l| json!({
+            "outcome": l.outcome,
+            "exit_code": l.exit_code,
+            "host": l.host,
+            "pid": l.pid,
+            "started_ms": l.started_ms,
+            "ended_ms": l.ended_ms,
+        })),
+        "last_success_ms": r.last_success_ms,
         "limit": r.limit,
         "holders": r.holders.iter().map(|h| {
             let who = h.holder.as_ref();
@@ -190,6 +199,21 @@ pub fn to_json(r: &KeyStatus) -> Value {
     })
 }
 
+/// The last run as operators read it: `ok 3m ago`, `failed(3) 10s ago`.
+fn last_cell(r: &KeyStatus, now_ms: i64) -> String {
+    match &r.last {
+        None => "-".into(),
+        Some(l) => {
+            let what = if l.outcome == "ok" {
+                l.outcome.clone()
+            } else {
+                format!("{}({})", l.outcome, l.exit_code)
+            };
+            format!("{what} {} ago", secs_ms(now_ms - l.ended_ms))
+        }
+    }
+}
+
 fn opt_ms(v: Option<u64>) -> String {
     v.map_or("-".into(), |m| secs_ms(m as i64))
 }
@@ -200,7 +224,7 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
     }
     let head = [
         "KEY", "STATE", "HOLDER", "SINCE", "TTL", "RENEWALS", "FENCE", "RUNS", "FAIL%", "P50",
-        "P99", "MAX", "CMP-FAIL", "LOST", "CAP", "REC-TTL",
+        "P99", "MAX", "CMP-FAIL", "LOST", "CAP", "REC-TTL", "LAST", "LAST-OK",
     ];
     let mut lines: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
     for r in rows {
@@ -258,6 +282,9 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
             s.lost.to_string(),
             s.cap_hits.to_string(),
             opt_ms(s.recommended_ttl_ms()),
+            last_cell(r, now_ms),
+            r.last_success_ms
+                .map_or("never".into(), |t| format!("{} ago", secs_ms(now_ms - t))),
         ]);
         for [holder, since, ttl, renewals] in holder_cells {
             let mut line = vec![String::new(), String::new(), holder, since, ttl, renewals];

@@ -6,8 +6,8 @@ use redis::RedisResult;
 
 use super::keys::Keys;
 use super::lock::{
-    Acquire, AcquireCall, BreakCall, Broken, BusyCall, Finish, Meta, Outcome, RecordCall, Release,
-    ReleaseCall, Renew, RenewCall, WakeCall, call,
+    Acquire, AcquireCall, BreakCall, Broken, BusyCall, Ended, Finish, Meta, Outcome, RecordCall,
+    Release, ReleaseCall, Renew, RenewCall, WakeCall, call,
 };
 
 /// A holder ("host pid 1") and a lost run's numbers to call the scripts with; also what the
@@ -24,6 +24,9 @@ pub(super) fn samples() -> (Meta, Finish) {
         outcome: Outcome::Lost,
         keep: Duration::ZERO,
         stats: true,
+        ended: Ended::Lost,
+        exit_code: 125,
+        started_ms: 1,
     };
     (meta, finish)
 }

@@ -78,6 +78,31 @@ impl Outcome {
     }
 }
 
+/// How a run that held the lock ended, for its history (`last` in `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The job exited 0 (a compare failure at release turns it into `compare_failure`).
+    Ok,
+    /// The job exited non-zero (or could not be started).
+    Failed,
+    /// The job was killed by a signal.
+    Signal,
+    Cap,
+    Lost,
+}
+
+impl Ended {
+    fn name(self) -> &'static str {
+        match self {
+            Ended::Ok => "ok",
+            Ended::Failed => "failed",
+            Ended::Signal => "signal",
+            Ended::Cap => "cap",
+            Ended::Lost => "lost",
+        }
+    }
+}
+
 /// What the release (or the record of a run without release) writes.
 #[derive(Debug, Clone, Copy)]
 pub struct Finish {
@@ -88,6 +113,10 @@ pub struct Finish {
     pub keep: Duration,
     /// Record metrics (false with --no-stats, and on retries of a possibly-executed release).
     pub stats: bool,
+    /// For the history: how the run ended, dlock's exit code, and when the lock was taken.
+    pub ended: Ended,
+    pub exit_code: u8,
+    pub started_ms: u128,
 }
 
 impl Finish {
@@ -98,6 +127,9 @@ impl Finish {
             outcome: Outcome::Done,
             keep: Duration::ZERO,
             stats: false,
+            ended: Ended::Failed,
+            exit_code: 0,
+            started_ms: 0,
         }
     }
 }
@@ -240,6 +272,19 @@ fn finish_argv(f: &Finish) -> [String; 3] {
     ]
 }
 
+/// The history arguments of a finished run: outcome, exit code, host, pid, started and ended
+/// (Unix ms).
+fn history_argv(f: &Finish) -> [String; 6] {
+    [
+        f.ended.name().to_string(),
+        f.exit_code.to_string(),
+        crate::sys::host::hostname(),
+        std::process::id().to_string(),
+        f.started_ms.to_string(),
+        crate::sys::host::unix_ms().to_string(),
+    ]
+}
+
 /// release.lua: compare-and-delete (or keep, with --hold-at-least), wake a waiter, count the run.
 pub struct ReleaseCall<'a> {
     pub keys: &'a Keys,
@@ -262,7 +307,7 @@ impl Call for ReleaseCall<'_> {
     fn argv(&self) -> Vec<String> {
         let f = self.finish;
         let [hold, field, outcome] = finish_argv(f);
-        vec![
+        let mut argv = vec![
             self.token.to_string(),
             flag(f.stats),
             arg_ms(f.keep),
@@ -270,7 +315,9 @@ impl Call for ReleaseCall<'_> {
             field,
             outcome,
             self.keys.limit_n().to_string(),
-        ]
+        ];
+        argv.extend(history_argv(f));
+        argv
     }
     fn reply(v: Value) -> RedisResult<Release> {
         Ok(match read::<i64>(v)? {
@@ -296,7 +343,9 @@ impl Call for RecordCall<'_> {
         vec![&self.keys.stats]
     }
     fn argv(&self) -> Vec<String> {
-        finish_argv(self.finish).to_vec()
+        let mut argv = finish_argv(self.finish).to_vec();
+        argv.extend(history_argv(self.finish));
+        argv
     }
     fn reply(v: Value) -> RedisResult<()> {
         read::<i64>(v).map(drop)

@@ -20,6 +20,32 @@ pub struct Holder {
     pub fence: Option<i64>,
 }
 
+/// How the last run that held the lock ended (SPEC section 7), from the stats hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastRun {
+    /// ok, failed, signal, lost, cap or compare_failure.
+    pub outcome: String,
+    pub exit_code: i64,
+    pub host: String,
+    pub pid: i64,
+    pub started_ms: i64,
+    pub ended_ms: i64,
+}
+
+impl LastRun {
+    fn from_hash(h: &HashMap<String, String>) -> Option<LastRun> {
+        let num = |k: &str| h.get(k).and_then(|v| v.parse::<i64>().ok());
+        Some(LastRun {
+            outcome: h.get("last_outcome")?.clone(),
+            exit_code: num("last_exit_code").unwrap_or(-1),
+            host: h.get("last_host").cloned().unwrap_or_default(),
+            pid: num("last_pid").unwrap_or(0),
+            started_ms: num("last_started_ms").unwrap_or(0),
+            ended_ms: num("last_ended_ms")?,
+        })
+    }
+}
+
 /// One held slot of a key (slot 0 for a plain lock).
 #[derive(Debug, Clone)]
 pub struct SlotState {
@@ -42,6 +68,9 @@ pub struct KeyStatus {
     pub limit: u32,
     /// Every held slot, lowest first.
     pub holders: Vec<SlotState>,
+    /// The last run that held the lock, and when the last successful one ended (Unix ms).
+    pub last: Option<LastRun>,
+    pub last_success_ms: Option<i64>,
 }
 
 /// The raw replies for one slot: value, PTTL, holder hash.
@@ -122,6 +151,8 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
         ttl_ms: first.map(|h| h.ttl_ms),
         holder: first.and_then(|h| h.holder.clone()),
         fence: fence.unwrap_or(0),
+        last: LastRun::from_hash(&stats),
+        last_success_ms: stats.get("last_success_ms").and_then(|v| v.parse().ok()),
         stats: Stats::from_hash(&stats),
         limit,
         holders,

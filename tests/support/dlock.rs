@@ -353,6 +353,16 @@ impl Output {
     }
 
     #[track_caller]
+    pub fn stdout_is_prefix(&self, prefix: &str) -> &Self {
+        assert!(
+            self.stdout.starts_with(prefix),
+            "stdout does not start with {prefix:?}\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    #[track_caller]
     pub fn stdout_is(&self, expected: &str) -> &Self {
         assert_eq!(self.stdout, expected, "stdout differs\n{}", self.describe());
         self

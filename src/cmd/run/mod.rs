@@ -16,7 +16,7 @@ use crate::core::clock::{drift, hard_stop, lease_end};
 use crate::core::stats;
 use crate::log::{ms, secs};
 use crate::store::keys::Keys;
-use crate::store::lock::{Finish, Outcome, RecordCall};
+use crate::store::lock::{Ended, Finish, Outcome, RecordCall};
 use crate::store::session::Session;
 use crate::sys::event::Event;
 use crate::sys::process::{self, SpawnError};
@@ -59,6 +59,8 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         Err(exit) => return exit,
     };
     report::acquired(cfg, &keys.lock, held.fence, held.slot, held.waited);
+    // Wall time of the acquisition, for the run's history.
+    let started_ms = crate::sys::host::unix_ms().saturating_sub(held.sent.elapsed().as_millis());
     let Held {
         mut session,
         token,
@@ -183,11 +185,21 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
         Outcome::Done => cfg.hold_at_least.saturating_sub(held_for),
         _ => Duration::ZERO,
     };
+    let ended = match exit {
+        Exit::Child(0) => Ended::Ok,
+        Exit::Signal(_) => Ended::Signal,
+        Exit::Cap => Ended::Cap,
+        Exit::Lost => Ended::Lost,
+        _ => Ended::Failed,
+    };
     let finish = Finish {
         hold: held_for,
         outcome,
         keep,
         stats: cfg.stats,
+        ended,
+        exit_code: exit.code(),
+        started_ms,
     };
     if sup.stop.definitely_lost() {
         // Not ours any more: nothing to release, but the run still counts (best effort).

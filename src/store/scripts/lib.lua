@@ -27,6 +27,16 @@ local function record(stats, hold, field, outcome, compare_failed)
   if compare_failed then bump(stats, 'compare_failures') end
 end
 
+-- Record how a run that held the lock ended (`last` in `status`), and when the last successful
+-- one did. Best effort, like the counters; one field per HSET (Redis before 4.0).
+local function history(stats, outcome, code, host, pid, started, ended)
+  for _, kv in ipairs({{'last_outcome', outcome}, {'last_exit_code', code}, {'last_host', host},
+      {'last_pid', pid}, {'last_started_ms', started}, {'last_ended_ms', ended}}) do
+    redis.pcall('HSET', stats, kv[1], kv[2])
+  end
+  if outcome == 'ok' then redis.pcall('HSET', stats, 'last_success_ms', ended) end
+end
+
 -- Wake the longest-waiting waiter. At most `keep` items (the key's slots, 1 for a plain lock: a
 -- release with nobody waiting must not pile up wake-ups, but N slots freed at once must wake N
 -- waiters), kept 2 s for a waiter that is between its busy answer and its BLPOP.

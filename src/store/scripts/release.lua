@@ -2,7 +2,9 @@
 -- KEYS: the slot's lock key, its holder hash, stats, wake, limit, then the lock key of every
 --   slot 0 … N-1 (the limit key goes with the last held slot).
 -- ARGV: token, stats ('1'/'0'), keep ms (--hold-at-least: > 0 keeps the slot that much longer
---   instead of deleting it), hold ms, histogram field, outcome counter ('' for none), N.
+--   instead of deleting it), hold ms, histogram field, outcome counter ('' for none), N, then
+--   the history: outcome (ok, failed, signal, cap), exit code, host, pid, started and ended
+--   (Unix ms). A compare failure is recorded as outcome compare_failure (exit 0 becomes 125).
 -- Returns 1 released, 2 kept for ARGV[3] ms, 0 not ours (or gone).
 local n = tonumber(ARGV[7])
 local r = 0
@@ -19,5 +21,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   end
 end
 if n > 1 and r ~= 2 then drop_limit_if_free(KEYS[5], 6, n) end
-if ARGV[2] == '1' then record(KEYS[3], ARGV[4], ARGV[5], ARGV[6], r == 0) end
+if ARGV[2] == '1' then
+  record(KEYS[3], ARGV[4], ARGV[5], ARGV[6], r == 0)
+  local outcome, code = ARGV[8], ARGV[9]
+  if r == 0 then
+    outcome = 'compare_failure'
+    if code == '0' then code = '125' end
+  end
+  history(KEYS[3], outcome, code, ARGV[10], ARGV[11], ARGV[12], ARGV[13])
+end
 return r
