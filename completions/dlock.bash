@@ -491,12 +491,20 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__status)
-            opts="-v -q -h --json --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --format --json --output --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "text json prometheus" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

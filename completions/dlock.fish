@@ -84,6 +84,10 @@ complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-insecure -d 'Do 
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l format -d 'Output: a table, one JSON array (stable field names, see the README), or the Prometheus text format' -r -f -a "text\t''
+json\t''
+prometheus\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l output -d 'Write to FILE instead of stdout, atomically (a temporary file in the same directory, then rename): for node_exporter\'s textfile collector' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
@@ -98,7 +102,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand status" -l log-level -d 'Log
 warn\t''
 info\t''
 debug\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand status" -l json -d 'One JSON array, one object per key (stable field names, see the README)'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l json -d 'Same as --format json'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'

@@ -60,7 +60,14 @@ where
                 Exit::Usage
             }
         },
-        args::Command::Status(args) => status::status(&global, &args.keys, args.json),
+        args::Command::Status(args) => {
+            let format = if args.json {
+                args::StatusFormat::Json
+            } else {
+                args.format
+            };
+            status::status(&global, &args.keys, format, args.output.as_deref())
+        }
         args::Command::Check(args) => check::check(&global, &args.keys, args.max_age),
         args::Command::Release(args) => {
             // --force is the absence of a token; clap makes sure one of the two was given.

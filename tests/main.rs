@@ -15,6 +15,7 @@ mod edge;
 mod faults;
 mod history;
 mod logs;
+mod prometheus;
 mod run;
 mod scripts;
 mod semaphore;

@@ -288,9 +288,26 @@ pub struct StatusArgs {
     #[arg(value_name = "KEY")]
     pub keys: Vec<String>,
 
-    /// One JSON array, one object per key (stable field names, see the README)
-    #[arg(long)]
+    /// Output: a table, one JSON array (stable field names, see the README), or the
+    /// Prometheus text format
+    #[arg(long, value_enum, default_value = "text", value_name = "F")]
+    pub format: StatusFormat,
+
+    /// Same as --format json
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+
+    /// Write to FILE instead of stdout, atomically (a temporary file in the same directory,
+    /// then rename): for node_exporter's textfile collector
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusFormat {
+    Text,
+    Json,
+    Prometheus,
 }
 
 #[derive(Debug, Args)]
@@ -336,6 +353,7 @@ const STATUS_HELP: &str = "\
 Examples:
   dlock status                      # every lock under the prefix: holder, TTL, metrics
   dlock status reconcile --json     # one key, for scripts
+  dlock -q status --format prometheus --output /var/lib/node_exporter/dlock.prom   # textfile collector
 
 Columns: FAIL% = runs that found the lock busy for their whole --wait; P50/P99 = hold time;
 CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99.

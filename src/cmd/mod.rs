@@ -3,6 +3,7 @@
 
 pub(crate) mod check;
 pub(crate) mod init;
+pub(crate) mod metrics;
 pub(crate) mod release;
 pub(crate) mod run;
 pub(crate) mod status;

@@ -4,9 +4,11 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
+use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::cli::args::StatusFormat;
 use crate::cli::config::Global;
 use crate::cli::exit::Exit;
 use crate::error;
@@ -94,53 +96,91 @@ pub fn scan_locks(conn: &mut Conn, prefix: &str) -> redis::RedisResult<Vec<Strin
     Ok(found.into_iter().collect())
 }
 
-pub fn status(g: &Global, keys: &[String], as_json: bool) -> Exit {
+/// Every lock's state: `keys`, or every lock under the prefix when empty.
+pub fn read_all(g: &Global, keys: &[String]) -> Result<Vec<KeyStatus>, Exit> {
     let mut full = Vec::new();
     for k in keys {
         match crate::cli::config::full_key(g, k) {
             Ok(f) => full.push(f),
             Err(e) => {
                 error!("usage"; "{e}");
-                return Exit::Usage;
+                return Err(Exit::Usage);
             }
         }
     }
-    let mut c = match connect(g) {
-        Ok(c) => c,
-        Err(exit) => return exit,
-    };
+    let mut c = connect(g)?;
     if full.is_empty() {
         // Every master of a cluster holds its own share of the keys.
-        let masters = match g.target.masters(g.connect_timeout, g.io_timeout) {
-            Ok(m) => m,
-            Err(e) => return unavailable(g, &e),
-        };
+        let masters = g
+            .target
+            .masters(g.connect_timeout, g.io_timeout)
+            .map_err(|e| unavailable(g, &e))?;
         let mut all = BTreeSet::new();
         for mut m in masters {
-            match scan_locks(&mut m, &g.prefix) {
-                Ok(v) => all.extend(v),
-                Err(e) => return unavailable(g, &e),
-            }
+            all.extend(scan_locks(&mut m, &g.prefix).map_err(|e| unavailable(g, &e))?);
         }
         full = all.into_iter().collect();
     }
     let mut rows = Vec::with_capacity(full.len());
     for key in &full {
-        match read(&mut c, &Keys::new(key)) {
-            Ok(s) => rows.push(s),
-            Err(e) => return unavailable(g, &e),
-        }
+        rows.push(read(&mut c, &Keys::new(key)).map_err(|e| unavailable(g, &e))?);
     }
-    let now = unix_ms() as i64;
-    let out = if as_json {
-        let arr: Vec<Value> = rows.iter().map(to_json).collect();
-        format!("{}\n", Value::Array(arr))
-    } else {
-        table(&rows, now, &g.prefix)
+    Ok(rows)
+}
+
+pub fn status(g: &Global, keys: &[String], format: StatusFormat, output: Option<&Path>) -> Exit {
+    let rows = match read_all(g, keys) {
+        Ok(r) => r,
+        Err(exit) => return exit,
     };
-    match std::io::stdout().lock().write_all(out.as_bytes()) {
-        Ok(()) => Exit::Child(0),
-        Err(_) => Exit::Internal,
+    let now = unix_ms() as i64;
+    let out = match format {
+        StatusFormat::Json => {
+            let arr: Vec<Value> = rows.iter().map(to_json).collect();
+            format!("{}\n", Value::Array(arr))
+        }
+        StatusFormat::Prometheus => crate::cmd::metrics::prometheus(&rows, true),
+        StatusFormat::Text => table(&rows, now, &g.prefix),
+    };
+    match output {
+        None => match std::io::stdout().lock().write_all(out.as_bytes()) {
+            Ok(()) => Exit::Child(0),
+            Err(_) => Exit::Internal,
+        },
+        Some(path) => match write_atomically(path, out.as_bytes()) {
+            Ok(()) => Exit::Child(0),
+            Err(e) => {
+                error!("output"; "cannot write --output {}: {}; point it at a file in a writable directory", path.display(), crate::cli::config::io_reason(&e));
+                Exit::Usage
+            }
+        },
+    }
+}
+
+/// Write `bytes` to `path` so that a reader sees the old file or the whole new one, never a
+/// part: a temporary file in the same directory (same file system), then rename over `path`.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    match written.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
     }
 }
 

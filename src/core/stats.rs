@@ -119,6 +119,32 @@ impl Stats {
         Some(self.max_ms)
     }
 
+    /// Cumulative hold-time counts at each doubling, 1 ms … 2^30 ms (12 days): (bound ms,
+    /// runs held at most that long), for a Prometheus histogram. Exact: every fourth bucket
+    /// ends on a doubling. The last entry's count is the total.
+    pub fn cumulative_at_doublings(&self) -> Vec<(u64, u64)> {
+        let mut out = Vec::with_capacity(31);
+        let mut seen = 0;
+        let mut buckets = self.buckets.iter().peekable();
+        for k in 0..=30u32 {
+            while let Some(&&(i, c)) = buckets.peek() {
+                if i > k * PER_DOUBLING {
+                    break;
+                }
+                seen += c;
+                buckets.next();
+            }
+            out.push((1u64 << k, seen));
+        }
+        out
+    }
+
+    /// Hold times recorded in the histogram (what `cumulative_at_doublings` counts, plus any
+    /// beyond 12 days).
+    pub fn histogram_total(&self) -> u64 {
+        self.buckets.iter().map(|(_, c)| c).sum()
+    }
+
     /// The article's rule: TTL = 3 × p99 hold time, rounded up to a whole second above 1 s.
     pub fn recommended_ttl_ms(&self) -> Option<u64> {
         let p99 = self.quantile_ms(0.99)?;
@@ -146,6 +172,19 @@ mod tests {
         let max = samples_ms.iter().max().copied().unwrap_or(0);
         h.insert("hold_max_ms".into(), max.to_string());
         Stats::from_hash(&h)
+    }
+
+    #[test]
+    fn cumulative_counts_at_doublings_are_exact() {
+        // 1 ms, 2 ms, 3 ms (bucket up to ⌈2^1.75⌉ = 4 ms), 1024 ms.
+        let s = stats_of(&[1, 2, 3, 1024]);
+        let c = s.cumulative_at_doublings();
+        assert_eq!(c.len(), 31);
+        assert_eq!(&c[..3], &[(1, 1), (2, 2), (4, 3)]);
+        assert_eq!(c[9], (512, 3));
+        assert_eq!(c[10], (1024, 4));
+        assert_eq!(c[30], (1 << 30, 4));
+        assert_eq!(s.histogram_total(), 4);
     }
 
     #[test]

@@ -64,7 +64,8 @@ pub struct KeyStatus {
     pub holder: Option<Holder>,
     pub fence: i64,
     pub stats: Stats,
-    /// N of `--limit` (1 for a plain lock, and for a semaphore none of whose slots is held).
+    /// N of `--limit`: the limit record while a slot is held, else the N the last release
+    /// recorded in the stats (1 for a plain lock).
     pub limit: u32,
     /// Every held slot, lowest first.
     pub holders: Vec<SlotState>,
@@ -153,8 +154,12 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
         fence: fence.unwrap_or(0),
         last: LastRun::from_hash(&stats),
         last_success_ms: stats.get("last_success_ms").and_then(|v| v.parse().ok()),
+        limit: if limit > 1 {
+            limit
+        } else {
+            parse_limit(stats.get("limit").cloned())
+        },
         stats: Stats::from_hash(&stats),
-        limit,
         holders,
     })
 }

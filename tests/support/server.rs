@@ -286,6 +286,15 @@ impl RedisServer {
         c.query(&mut self.conn()).expect("redis command")
     }
 
+    /// A command whose reply reads as a string.
+    pub fn cmd_string(&self, args: &[&str]) -> String {
+        let mut c = redis::cmd(args[0]);
+        for a in &args[1..] {
+            c.arg(*a);
+        }
+        c.query(&mut self.conn()).expect("redis command")
+    }
+
     pub fn log_path(&self) -> PathBuf {
         self.dir.path().join("redis.log")
     }

@@ -29,5 +29,7 @@ if ARGV[2] == '1' then
     if code == '0' then code = '125' end
   end
   history(KEYS[3], outcome, code, ARGV[10], ARGV[11], ARGV[12], ARGV[13])
+  -- The key's N, for status and metrics once no slot is held.
+  redis.pcall('HSET', KEYS[3], 'limit', n)
 end
 return r
