@@ -45,6 +45,7 @@ complete -c dlock -n "__fish_dlock_needs_command" -s h -l help -d 'Print help (s
 complete -c dlock -n "__fish_dlock_needs_command" -s V -l version -d 'Print version'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "exporter" -d 'Serve the locks\' Prometheus metrics over HTTP (GET /metrics)'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "check" -d 'Dead-man\'s switch: did each KEY\'s job succeed (anywhere) within --max-age?'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "completions" -d 'Print a shell completion script to stdout'
@@ -107,6 +108,25 @@ complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-insecure -d '
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l listen -d 'Address to serve on (0.0.0.0:9433 in a container, for the Service to reach it)' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-age -d 'Longest time since each KEY\'s last successful run (job exited 0 under the lock)' -r
 complete -c dlock -n "__fish_dlock_using_subcommand check" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand check" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
@@ -165,9 +185,10 @@ complete -c dlock -n "__fish_dlock_using_subcommand completions" -l tls-insecure
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status check release completions help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status check release completions help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status check release completions help" -f -a "check" -d 'Dead-man\'s switch: did each KEY\'s job succeed (anywhere) within --max-age?'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status check release completions help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status check release completions help" -f -a "completions" -d 'Print a shell completion script to stdout'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status check release completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "exporter" -d 'Serve the locks\' Prometheus metrics over HTTP (GET /metrics)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "check" -d 'Dead-man\'s switch: did each KEY\'s job succeed (anywhere) within --max-age?'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "completions" -d 'Print a shell completion script to stdout'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -13,7 +13,7 @@ use std::io::Write;
 
 use cli::exit::Exit;
 use cli::{args, config, docs};
-use cmd::{check, release, run, status};
+use cmd::{check, exporter, release, run, status};
 
 /// The process entry: set up what dlock needs, run, flush stdout; the exit status.
 pub fn entry() -> u8 {
@@ -69,6 +69,7 @@ where
             status::status(&global, &args.keys, format, args.output.as_deref())
         }
         args::Command::Check(args) => check::check(&global, &args.keys, args.max_age),
+        args::Command::Exporter(args) => exporter::exporter(&global, &args.keys, &args.listen),
         args::Command::Release(args) => {
             // --force is the absence of a token; clap makes sure one of the two was given.
             release::release(

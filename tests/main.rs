@@ -12,6 +12,7 @@ mod connections;
 mod contain;
 mod docs;
 mod edge;
+mod exporter;
 mod faults;
 mod history;
 mod logs;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::support::*;
 
 /// Parse a page with prometheus_client's parser; every sample as [name, labels, value].
-fn parse(page: &str) -> Vec<(String, serde_json::Map<String, Value>, f64)> {
+pub fn parse(page: &str) -> Vec<(String, serde_json::Map<String, Value>, f64)> {
     let python = std::env::var("DLOCK_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let script = "import sys, json\n\
         from prometheus_client.parser import text_string_to_metric_families as parse\n\
@@ -42,7 +42,7 @@ fn parse(page: &str) -> Vec<(String, serde_json::Map<String, Value>, f64)> {
     v
 }
 
-fn value(
+pub fn value(
     samples: &[(String, serde_json::Map<String, Value>, f64)],
     name: &str,
     key: &str,

@@ -179,6 +179,9 @@ pub enum Command {
     /// Show who holds which lock and how each lock behaves over time
     #[command(after_help = STATUS_HELP)]
     Status(StatusArgs),
+    /// Serve the locks' Prometheus metrics over HTTP (GET /metrics)
+    #[command(after_help = EXPORTER_HELP)]
+    Exporter(ExporterArgs),
     /// Dead-man's switch: did each KEY's job succeed (anywhere) within --max-age?
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
@@ -309,6 +312,26 @@ pub enum StatusFormat {
     Json,
     Prometheus,
 }
+
+#[derive(Debug, Args)]
+pub struct ExporterArgs {
+    /// Business keys (without the prefix); none = every lock under the prefix, found per scrape
+    #[arg(value_name = "KEY")]
+    pub keys: Vec<String>,
+
+    /// Address to serve on (0.0.0.0:9433 in a container, for the Service to reach it)
+    #[arg(long, default_value = "127.0.0.1:9433", value_name = "ADDR")]
+    pub listen: String,
+}
+
+const EXPORTER_HELP: &str = "\
+Examples:
+  dlock exporter --listen 0.0.0.0:9433                 # every lock under the prefix
+  dlock exporter billing:daily reconcile --listen :9433
+
+GET /metrics reads Redis once per scrape, within --connect-timeout and --io-timeout; with Redis
+down it still answers 200 with dlock_up 0. SIGTERM or SIGINT stops it (exit 0).
+Exit status: 0 stopped by a signal, 2 usage (bad or busy --listen address).";
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {

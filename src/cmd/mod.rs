@@ -2,6 +2,7 @@
 //! `init` is `run --contain`'s init inside the job's PID namespace.
 
 pub(crate) mod check;
+pub(crate) mod exporter;
 pub(crate) mod init;
 pub(crate) mod metrics;
 pub(crate) mod release;

@@ -213,6 +213,21 @@ impl Running {
         self.stderr.lock().expect("stderr").clone()
     }
 
+    /// Handshake on dlock's own log: the rest of the first stderr line containing `needle`,
+    /// after it.
+    #[track_caller]
+    pub fn stderr_after(&mut self, needle: &str) -> String {
+        self.expect_stderr(needle);
+        let text = self.stderr.lock().expect("stderr").clone();
+        let line = text
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_default();
+        line.split_once(needle)
+            .map(|(_, rest)| rest.to_string())
+            .unwrap_or_default()
+    }
+
     /// Handshake on dlock's own log: wait until stderr contains `needle`.
     #[track_caller]
     pub fn expect_stderr(&mut self, needle: &str) {

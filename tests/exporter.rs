@@ -1,0 +1,112 @@
+//! `dlock exporter`: the same page as `status --format prometheus` over HTTP, one Redis read per
+//! scrape; with Redis down still HTTP 200 and `dlock_up 0`, within the I/O timeout; SIGTERM
+//! stops it with exit 0.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use crate::prometheus::{parse, value};
+use crate::support::*;
+
+/// `GET path` over HTTP/1.0: status code and body.
+fn get(addr: &str, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    let code = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, body.to_string())
+}
+
+#[test]
+fn metrics_are_served_per_scrape_down_is_a_page_too_and_sigterm_stops_it() {
+    let mut r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "ex", "--", "true"])
+        .run()
+        .code(0);
+    let mut exporter = dlock(&r)
+        .args(["--connect-timeout", "500ms", "--io-timeout", "500ms"])
+        .args(["exporter", "--listen", "127.0.0.1:0"])
+        .spawn();
+    let addr = exporter.stderr_after("listening on http://");
+    let addr = addr.trim_end_matches("/metrics").to_string();
+
+    let (code, page) = get(&addr, "/metrics");
+    assert_eq!(code, 200);
+    let s = parse(&page);
+    assert!(
+        s.iter().any(|(n, _, v)| n == "dlock_up" && *v == 1.0),
+        "{page}"
+    );
+    assert_eq!(value(&s, "dlock_runs_total", "dlock:ex", None), Some(1.0));
+    // Read per scrape: a second run shows at once.
+    dlock(&r)
+        .args(["run", "--key", "ex", "--", "true"])
+        .run()
+        .code(0);
+    let (_, page) = get(&addr, "/metrics");
+    assert_eq!(
+        value(&parse(&page), "dlock_runs_total", "dlock:ex", None),
+        Some(2.0)
+    );
+    // The same page as status prints.
+    let status = dlock(&r).args(["status", "--format", "prometheus"]).run();
+    assert_eq!(page, status.stdout);
+
+    let (code, hint) = get(&addr, "/");
+    assert_eq!(code, 200);
+    assert!(hint.contains("/metrics"), "{hint}");
+    assert_eq!(get(&addr, "/nope").0, 404);
+
+    // Redis frozen (it accepts, never answers): a page with dlock_up 0 once the 500 ms I/O
+    // timeout has passed, and not much later (1.5 s leaves a loaded machine room).
+    r.pause();
+    let start = Instant::now();
+    let (code, page) = get(&addr, "/metrics");
+    let took = start.elapsed();
+    r.resume();
+    eprintln!("frozen scrape took {took:?}");
+    assert!(
+        took >= Duration::from_millis(450) && took < Duration::from_millis(1500),
+        "{took:?}"
+    );
+    assert_eq!(code, 200);
+    assert!(
+        parse(&page)
+            .iter()
+            .any(|(n, _, v)| n == "dlock_up" && *v == 0.0),
+        "{page}"
+    );
+    // And gone altogether.
+    r.kill();
+    let (code, page) = get(&addr, "/metrics");
+    assert_eq!(code, 200);
+    assert!(page.contains("\ndlock_up 0\n"), "{page}");
+
+    exporter.signal(libc::SIGTERM);
+    exporter
+        .finish(Duration::from_secs(5))
+        .code(0)
+        .stderr_has("exporter stopped");
+}
+
+#[test]
+fn a_busy_listen_address_is_a_usage_error() {
+    let r = RedisServer::start();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    dlock(&r)
+        .args(["exporter", "--listen", &addr])
+        .run()
+        .code(2)
+        .one_line_error()
+        .stderr_has(&format!("cannot listen on {addr}"));
+}
