@@ -217,11 +217,13 @@ impl Child {
     /// under, so a process that exited meanwhile and whose number was taken is never hit.
     /// False when nothing of the job was left.
     pub fn signal_job(&self, sig: i32) -> bool {
-        let group = self.signal_group(sig);
         if !self.hold_leader || self.contained {
-            return group;
+            return self.signal_group(sig);
         }
+        // Looked for before signalling: a SIGKILLed process is a zombie at once, and the
+        // answer is whether anything of the job was still running to be signalled.
         let found = self.descendants();
+        self.signal_group(sig);
         for d in found.iter().filter(|d| d.pgrp != self.pid) {
             signal_descendant(*d, sig);
         }
