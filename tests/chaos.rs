@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::support::compiled;
+use crate::support::needs::Need;
 use crate::support::overlap::{self, Interval, mono_ns};
 use crate::support::proxy::{Mode, Proxy};
 use crate::support::sentinel::wait_in_sync;
@@ -625,6 +626,7 @@ fn a_lost_release_reply_leaks_nothing_and_deletes_no_one_elses_lock() {
 /// The README's worked example: a stale holder's write is refused by the database.
 #[test]
 fn the_fencing_example_refuses_a_stale_writer() {
+    require!(Need::Sqlite3);
     let r = RedisServer::start();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ledger.db");

@@ -1,6 +1,7 @@
 //! Production connections: Sentinel, Cluster, ACL users, databases, and the one-line errors
 //! when any of them is set up wrong. TLS is in `tls.rs`.
 
+use crate::support::needs::Need;
 use crate::support::*;
 
 use crate::support::sentinel::{Sentinel, wait_in_sync};
@@ -199,6 +200,7 @@ use crate::support::cluster::Cluster;
 
 #[test]
 fn cluster_runs_locks_on_whichever_master_owns_them() {
+    require!(Need::RedisCli);
     let c = Cluster::start();
     // Keys spread over the three masters; the seed is always node 0.
     let keys: Vec<String> = (0..30).map(|i| format!("job{i}")).collect();
@@ -262,6 +264,7 @@ fn cluster_runs_locks_on_whichever_master_owns_them() {
 
 #[test]
 fn cluster_hand_off_and_renewal_work_across_nodes() {
+    require!(Need::RedisCli);
     let c = Cluster::start();
     // A key that the seed (node 0) does not own: every command is redirected.
     let key = (0..100)
@@ -325,6 +328,7 @@ fn cluster_hand_off_and_renewal_work_across_nodes() {
 
 #[test]
 fn cluster_follows_ask_during_a_slot_migration() {
+    require!(Need::RedisCli);
     let c = Cluster::start();
     let key = "dlock:migrating";
     let slot = c.slot(key).to_string();
@@ -553,6 +557,7 @@ fn every_command_works_as_a_least_privilege_user() {
 
 #[test]
 fn a_cluster_that_is_down_is_69() {
+    require!(Need::RedisCli);
     let mut c = Cluster::start();
     // A master dies and nothing replaces it: after the node timeout the cluster stops serving.
     c.nodes[2].kill();
@@ -612,6 +617,7 @@ fn the_database_in_the_url_is_used() {
 /// cluster is back.
 #[test]
 fn a_cluster_that_comes_back_within_wait_is_used() {
+    require!(Need::RedisCli);
     let mut c = Cluster::start();
     c.nodes[2].kill();
     c.wait_state("fail");

@@ -6,6 +6,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::support::needs::Need;
 use crate::support::*;
 use crate::tree::{daemon_job, daemon_pid};
 
@@ -31,6 +32,7 @@ fn tree_of(dlock_pid: i32, at_least: usize) -> Vec<i32> {
 
 #[test]
 fn with_contain_kill_9_leaves_nothing_of_the_job_running() {
+    require!(Need::Namespaces);
     let r = RedisServer::start();
     let mut job = dlock(&r)
         .args(["run", "--key", "ck9", "--contain", "--", "sh", "-c"])
@@ -82,6 +84,7 @@ fn without_contain_kill_9_leaves_the_jobs_other_processes_running() {
 
 #[test]
 fn with_contain_a_plain_sleep_gets_the_forwarded_sigterm_and_exit_is_143() {
+    require!(Need::Namespaces);
     let r = RedisServer::start();
     let job = dlock(&r)
         .args(["run", "--key", "cst", "--contain", "--", "sleep", "30"])
@@ -102,6 +105,7 @@ fn with_contain_a_plain_sleep_gets_the_forwarded_sigterm_and_exit_is_143() {
 
 #[test]
 fn with_contain_exit_codes_and_dlock_variables_are_the_jobs_and_it_is_not_pid_1() {
+    require!(Need::Namespaces);
     let r = RedisServer::start();
     let mut job = dlock(&r)
         .args(["run", "--key", "cev", "--contain", "--", "sh", "-c"])
@@ -126,6 +130,7 @@ fn with_contain_exit_codes_and_dlock_variables_are_the_jobs_and_it_is_not_pid_1(
 /// level further down: a SIGTERM from outside still reaches the job.
 #[test]
 fn with_contain_dlock_works_as_pid_1_of_a_container() {
+    require!(Need::Root);
     let r = RedisServer::start();
     let mut unshare = Command::new("unshare")
         .args([
@@ -155,6 +160,7 @@ fn with_contain_dlock_works_as_pid_1_of_a_container() {
 
 #[test]
 fn where_the_system_refuses_a_pid_namespace_contain_exits_71_before_acquiring() {
+    require!(Need::Namespaces);
     let r = RedisServer::start();
     // A user namespace in which no PID namespace may be made: the limit is per namespace, so
     // the machine's own stays as it is.
@@ -184,6 +190,7 @@ fn where_the_system_refuses_a_pid_namespace_contain_exits_71_before_acquiring() 
 /// the init, which SIGTERMs its namespace when the job has exited.
 #[test]
 fn with_contain_a_daemon_the_job_started_is_stopped_before_the_release() {
+    require!(Need::Namespaces);
     let r = RedisServer::start();
     let mut job = dlock(&r)
         .args(["run", "--key", "cdm", "--contain", "--", "sh", "-c"])

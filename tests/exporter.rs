@@ -7,6 +7,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use crate::prometheus::{parse, value};
+use crate::support::needs::Need;
 use crate::support::*;
 
 /// `GET path` over HTTP/1.0: status code and body.
@@ -27,6 +28,7 @@ fn get(addr: &str, path: &str) -> (u16, String) {
 
 #[test]
 fn metrics_are_served_per_scrape_down_is_a_page_too_and_sigterm_stops_it() {
+    require!(Need::PrometheusParser);
     let mut r = RedisServer::start();
     dlock(&r)
         .args(["run", "--key", "ex", "--", "true"])

@@ -4,6 +4,7 @@
 // Test code: a failed expectation is a panic with its message, by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[macro_use]
 mod support;
 
 mod bad_input;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::support::needs::Need;
 use crate::support::*;
 
 /// Parse a page with prometheus_client's parser; every sample as [name, labels, value].
@@ -60,6 +61,7 @@ pub fn value(
 
 #[test]
 fn the_page_parses_and_says_what_the_record_says() {
+    require!(Need::PrometheusParser);
     let r = RedisServer::start();
     for _ in 0..3 {
         dlock(&r)

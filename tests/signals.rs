@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::needs::Need;
 use crate::support::*;
 
 #[test]
@@ -249,6 +250,7 @@ fn kill_9_of_dlock_takes_the_job_down() {
 
 #[test]
 fn as_pid_1_orphans_are_reaped() {
+    require!(Need::Root);
     // A PID namespace makes dlock PID 1, as in a container. Orphans of the job re-parent to it.
     let r = RedisServer::start();
     // --kill-child: should dlock hang, the bounded wait kills unshare and the namespace with it.
@@ -296,6 +298,7 @@ fn as_pid_1_orphans_are_reaped() {
 /// and read from a signalfd, which counts) and forwards it to the job.
 #[test]
 fn as_pid_1_a_sigterm_from_outside_is_forwarded() {
+    require!(Need::Root);
     let r = RedisServer::start();
     let mut unshare = std::process::Command::new("unshare")
         .args(["--pid", "--fork", "--kill-child", dlock_bin()])

@@ -2,6 +2,7 @@
 //! TLS to Sentinel and Cluster.
 
 use crate::support::cluster::Cluster;
+use crate::support::needs::Need;
 use crate::support::sentinel::{self, Sentinel};
 use crate::support::tls;
 use crate::support::*;
@@ -12,6 +13,7 @@ fn tls_url(r: &RedisServer) -> String {
 
 #[test]
 fn tls_with_a_private_ca_works() {
+    require!(Need::Tls);
     let certs = tls::make();
     let r = RedisServer::start_tls(&certs, false);
     let out = Dlock::bare()
@@ -40,6 +42,7 @@ fn tls_with_a_private_ca_works() {
 
 #[test]
 fn tls_verification_is_on_by_default() {
+    require!(Need::Tls);
     let certs = tls::make();
     let r = RedisServer::start_tls(&certs, false);
     let out = Dlock::bare()
@@ -65,6 +68,7 @@ fn tls_verification_is_on_by_default() {
 /// The handshake failures an operator meets, each named with its fix.
 #[test]
 fn tls_failures_say_what_is_wrong() {
+    require!(Need::Tls);
     let certs = tls::make();
     let r = RedisServer::start_tls(&certs, true);
     let ca = certs.ca.to_str().unwrap();
@@ -99,6 +103,7 @@ fn tls_failures_say_what_is_wrong() {
 
 #[test]
 fn tls_insecure_works_and_warns() {
+    require!(Need::Tls);
     let certs = tls::make();
     let r = RedisServer::start_tls(&certs, false);
     let out = Dlock::bare()
@@ -121,6 +126,7 @@ fn tls_insecure_works_and_warns() {
 
 #[test]
 fn mutual_tls_needs_the_client_certificate() {
+    require!(Need::Tls);
     let certs = tls::make();
     let r = RedisServer::start_tls(&certs, true);
     let ca = certs.ca.to_str().unwrap();
@@ -156,6 +162,7 @@ fn mutual_tls_needs_the_client_certificate() {
 
 #[test]
 fn tls_flags_need_a_tls_url_and_readable_pem_files() {
+    require!(Need::Openssl);
     let certs = tls::make();
     let ca = certs.ca.to_str().unwrap();
     Dlock::bare()
@@ -211,6 +218,7 @@ fn tls_flags_need_a_tls_url_and_readable_pem_files() {
 /// `rediss+sentinel://`: TLS to the sentinel and to the master it names.
 #[test]
 fn sentinel_over_tls() {
+    require!(Need::Tls);
     let certs = tls::make();
     let master = RedisServer::start_tls(&certs, false);
     let opts = sentinel::Options {
@@ -235,6 +243,7 @@ fn sentinel_over_tls() {
 /// `rediss+cluster://`: TLS to the seed and to every node a redirect names.
 #[test]
 fn cluster_over_tls() {
+    require!(Need::Tls, Need::RedisCli);
     let certs = tls::make();
     let c = Cluster::start_tls(&certs);
     let url = format!("rediss+cluster://127.0.0.1:{}", c.nodes[0].port.unwrap());

@@ -7,6 +7,8 @@ pub mod cluster;
 pub mod compiled;
 mod dlock;
 mod lease;
+#[macro_use]
+pub mod needs;
 pub mod overlap;
 mod process;
 pub mod proxy;

