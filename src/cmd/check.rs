@@ -92,9 +92,6 @@ mod tests {
     fn status(last_success_ms: Option<i64>, last: Option<LastRun>) -> KeyStatus {
         KeyStatus {
             key: "dlock:job".into(),
-            token: None,
-            ttl_ms: None,
-            holder: None,
             fence: 3,
             stats: Stats::from_hash(&HashMap::new()),
             limit: 1,

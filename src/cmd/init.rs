@@ -16,15 +16,13 @@ use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
 use crate::cli::exit::Exit;
+use crate::core::stop::GROUP_POLL;
 use crate::sys::event::{self, Event};
-use crate::sys::process::{self, SpawnError};
+use crate::sys::process;
 use crate::{error, warn};
 
 /// The first argument that makes dlock this init.
 pub const ARG: &str = "__contain-init";
-
-/// How often the leftovers are looked for while they have --grace to go.
-const POLL: Duration = Duration::from_millis(5);
 
 /// The init's argv: dlock itself (as the kernel knows it, wherever it is installed), the
 /// grace, the log settings and the job's command.
@@ -68,16 +66,12 @@ pub fn main(mut args: impl Iterator<Item = OsString>) -> u8 {
     let child = match process::spawn(&job, &[], false) {
         Ok(c) => c,
         Err(e) => {
-            crate::cmd::run::spawn_failed(&e);
-            return match e {
-                SpawnError::NotFound(_) => Exit::NotFound,
-                SpawnError::NotExecutable(_) => Exit::NotExecutable,
-                SpawnError::Other(_) => Exit::Internal,
-            }
-            .code();
+            return crate::cmd::run::spawn_failed(&e).code();
         }
     };
     rx.watch_child(child.pid, false);
+    // No timer runs while the job does (dlock outside keeps the lease's): wait for its exit or
+    // a signal, an hour at a time.
     let status = loop {
         match rx.recv_timeout(Duration::from_secs(3600)) {
             Ok(Event::Signal(sig)) => {
@@ -107,7 +101,7 @@ fn sweep(rx: &event::Receiver, grace: Duration) {
     process::signal_namespace(libc::SIGTERM);
     let until = Instant::now() + grace;
     while Instant::now() < until {
-        if let Ok(Event::Signal(_)) = rx.recv_timeout(POLL) {
+        if let Ok(Event::Signal(_)) = rx.recv_timeout(GROUP_POLL) {
             return;
         }
         // Reaped above as they exit; anyone left?

@@ -186,14 +186,16 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 pub fn to_json(r: &KeyStatus) -> Value {
     let s = &r.stats;
+    let first = r.first();
+    let holder = first.and_then(|f| f.holder.as_ref());
     json!({
         "key": r.key,
-        "held": r.token.is_some(),
-        "token": r.token,
-        "holder": r.holder.as_ref().map(|h| json!({"host": h.host, "pid": h.pid, "command": h.command})),
-        "since_ms": r.holder.as_ref().and_then(|h| h.since_ms),
-        "ttl_ms": r.ttl_ms,
-        "renewals": r.holder.as_ref().and_then(|h| h.renewals),
+        "held": first.is_some(),
+        "token": first.map(|f| &f.token),
+        "holder": holder.map(|h| json!({"host": h.host, "pid": h.pid, "command": h.command})),
+        "since_ms": holder.and_then(|h| h.since_ms),
+        "ttl_ms": first.map(|f| f.ttl_ms),
+        "renewals": holder.and_then(|h| h.renewals),
         "fence": r.fence,
         "last": r.last.as_ref().map(|l| json!({
             "outcome": l.outcome,
@@ -271,7 +273,7 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
         let s = &r.stats;
         let semaphore = r.limit > 1;
         // A semaphore: "2/3" held, each holder with its slot, one line each.
-        let state = match (semaphore, r.token.is_some()) {
+        let state = match (semaphore, r.first().is_some()) {
             (true, _) => format!("{}/{}", r.holders.len(), r.limit),
             (false, true) => "held".into(),
             (false, false) => "free".into(),

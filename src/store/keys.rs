@@ -6,21 +6,19 @@ pub struct Keys {
     pub lock: String,
     /// Fencing counter: INCR on every acquisition, no TTL.
     pub fence: String,
-    /// Holder metadata hash (token, host, pid, command, since_ms, renewals, fence); same TTL as
-    /// the lock and deleted with it.
-    pub holder: String,
     /// Per-key metrics hash (counters and the hold-time histogram); no TTL.
     pub stats: String,
     /// Wake-up list: a release pushes one item, which wakes the longest-blocked waiter.
     pub wake: String,
     /// `--limit N` > 1: holds N while any slot is held, and outlives every slot.
     pub limit: String,
-    /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` and
-    /// `holder` themselves, so `--limit 1` is the plain lock with its layout unchanged.
+    /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` itself
+    /// and `{lock}:holder`, so `--limit 1` is the plain lock with its layout unchanged.
     pub slots: Vec<Slot>,
 }
 
-/// One slot of a semaphore: its lock key (value: the holder's token) and holder hash.
+/// One slot of a semaphore: its lock key (value: the holder's token) and holder hash (token,
+/// host, pid, command, since_ms, renewals, fence; same TTL as the slot and deleted with it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
     pub lock: String,
@@ -42,7 +40,6 @@ impl Keys {
         Keys {
             lock: lock.to_string(),
             fence: companion(lock, "fence"),
-            holder: companion(lock, "holder"),
             stats: companion(lock, "stats"),
             wake: companion(lock, "wake"),
             limit: companion(lock, "limit"),

@@ -58,10 +58,6 @@ pub struct SlotState {
 #[derive(Debug, Clone)]
 pub struct KeyStatus {
     pub key: String,
-    /// The lowest held slot's token, TTL and holder (a plain lock's only one).
-    pub token: Option<String>,
-    pub ttl_ms: Option<i64>,
-    pub holder: Option<Holder>,
     pub fence: i64,
     pub stats: Stats,
     /// N of `--limit`: the limit record while a slot is held, else the N the last release
@@ -72,6 +68,14 @@ pub struct KeyStatus {
     /// The last run that held the lock, and when the last successful one ended (Unix ms).
     pub last: Option<LastRun>,
     pub last_success_ms: Option<i64>,
+}
+
+impl KeyStatus {
+    /// The lowest held slot (a plain lock's only one): what the single-holder fields of
+    /// `status` describe.
+    pub fn first(&self) -> Option<&SlotState> {
+        self.holders.first()
+    }
 }
 
 /// The raw replies for one slot: value, PTTL, holder hash.
@@ -125,7 +129,7 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
     p.cmd("GET").arg(&keys.limit);
     p.cmd("GET").arg(&keys.lock).cmd("PTTL").arg(&keys.lock);
     p.cmd("HGETALL")
-        .arg(&keys.holder)
+        .arg(&keys.slots[0].holder)
         .cmd("GET")
         .arg(&keys.fence);
     p.cmd("HGETALL").arg(&keys.stats);
@@ -145,12 +149,8 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
             holders.extend(slot_state(i, r));
         }
     }
-    let first = holders.first();
     Ok(KeyStatus {
         key: keys.lock.clone(),
-        token: first.map(|h| h.token.clone()),
-        ttl_ms: first.map(|h| h.ttl_ms),
-        holder: first.and_then(|h| h.holder.clone()),
         fence: fence.unwrap_or(0),
         last: LastRun::from_hash(&stats),
         last_success_ms: stats.get("last_success_ms").and_then(|v| v.parse().ok()),

@@ -19,7 +19,7 @@ use crate::store::keys::Keys;
 use crate::store::lock::{Ended, Finish, Outcome, RecordCall};
 use crate::store::session::Session;
 use crate::sys::event::Event;
-use crate::sys::process::{self, SpawnError};
+use crate::sys::process;
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
 use acquire::Held;
@@ -133,12 +133,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
             c
         }
         Err(e) => {
-            report::spawn_failed(&e);
-            let exit = match e {
-                SpawnError::NotFound(_) => Exit::NotFound,
-                SpawnError::NotExecutable(_) => Exit::NotExecutable,
-                SpawnError::Other(_) => Exit::Internal,
-            };
+            let exit = report::spawn_failed(&e);
             release(&mut session, unstarted);
             return exit;
         }
@@ -220,7 +215,7 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     let advice = compare_failure.then(|| ttl_advice(&mut session, cfg, &keys, held_for));
     let end = report::End {
         lock: &keys.lock,
-        slot_of: report::slot_of(cfg, slot),
+        slot_of: report::slot_label(cfg, slot),
         held: held_for,
         renewals: sup.stop.renewals(),
         keep,

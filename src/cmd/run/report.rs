@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::release::Released;
 use crate::cli::config::RunConfig;
+use crate::cli::exit::Exit;
 use crate::core::stop::Report;
 use crate::log::{ms, secs};
 use crate::sys::process::SpawnError;
@@ -132,7 +133,7 @@ pub(super) fn leftovers(procs: &[(i32, String)]) {
 }
 
 /// A semaphore names the slot: "acquired dlock:x slot 2 of 3".
-pub(super) fn slot_of(cfg: &RunConfig, slot: u32) -> String {
+pub(super) fn slot_label(cfg: &RunConfig, slot: u32) -> String {
     if cfg.limit > 1 {
         format!(" slot {slot} of {}", cfg.limit)
     } else {
@@ -148,7 +149,7 @@ fn cap(cfg: &RunConfig) -> String {
 }
 
 pub(super) fn acquired(cfg: &RunConfig, lock: &str, fence: i64, slot: u32, waited: Duration) {
-    let slot_of = slot_of(cfg, slot);
+    let slot_of = slot_label(cfg, slot);
     info!("acquired", fence = fence, slot = slot, limit = cfg.limit, waited_ms = ms(waited), ttl_ms = ms(cfg.ttl), renew_every_ms = ms(cfg.renew_every), cap = cfg.max_renewals;
         "acquired {lock}{slot_of} (fence {fence}, waited {}, TTL {}, renew every {}, cap {})",
         secs(waited),
@@ -158,13 +159,24 @@ pub(super) fn acquired(cfg: &RunConfig, lock: &str, fence: i64, slot: u32, waite
     );
 }
 
-pub(crate) fn spawn_failed(e: &SpawnError) {
+/// The job could not be started: say why, and the exit status that says it (127, 126, 70).
+/// Used by `run` and by `--contain`'s init alike.
+pub(crate) fn spawn_failed(e: &SpawnError) -> Exit {
     match e {
-        SpawnError::NotFound(p) => error!("not_found";
-            "command not found: {p}; check the path and PATH, or use --shell for shell syntax"
-        ),
-        SpawnError::NotExecutable(why) => error!("not_executable"; "cannot execute {why}"),
-        SpawnError::Other(why) => error!("internal"; "cannot start the job: {why}"),
+        SpawnError::NotFound(p) => {
+            error!("not_found";
+                "command not found: {p}; check the path and PATH, or use --shell for shell syntax"
+            );
+            Exit::NotFound
+        }
+        SpawnError::NotExecutable(why) => {
+            error!("not_executable"; "cannot execute {why}");
+            Exit::NotExecutable
+        }
+        SpawnError::Other(why) => {
+            error!("internal"; "cannot start the job: {why}");
+            Exit::Internal
+        }
     }
 }
 

@@ -42,7 +42,7 @@ end
 -- waiters), kept 2 s for a waiter that is between its busy answer and its BLPOP.
 local function wake(list, keep)
   redis.call('LPUSH', list, 1)
-  redis.call('LTRIM', list, 0, (tonumber(keep) or 1) - 1)
+  redis.call('LTRIM', list, 0, tonumber(keep) - 1)
   redis.call('PEXPIRE', list, 2000)
 end
 

@@ -1,0 +1,101 @@
+//! Each typed call against its `.lua` file: as many KEYS and ARGV as the script reads.
+
+use super::*;
+
+/// The highest `NAME[i]` index a script uses.
+fn highest(src: &str, name: &str) -> usize {
+    let pat = format!("{name}[");
+    src.match_indices(&pat)
+        .filter_map(|(i, _)| {
+            let rest = &src[i + pat.len()..];
+            rest[..rest.find(']')?].parse::<usize>().ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Each call passes exactly as many KEYS and ARGV as its script reads: the KEYS its header
+/// names one by one, plus, for a semaphore of N slots, its per-slot keys (acquire: a lock
+/// key and holder hash per slot; release and break: every slot's lock key).
+#[test]
+fn every_call_matches_its_script() {
+    const N: usize = 3;
+    let keys = Keys::with_limit("dlock:job", N as u32);
+    let (meta, finish) = super::super::check::samples();
+    let t = "tok";
+    let ttl = Duration::from_secs(1);
+    let check = |c: &dyn Shape, per_slot: usize| {
+        let src = c.script().body();
+        let name = src.lines().next().unwrap_or_default();
+        let fixed = highest(src, "KEYS");
+        assert_eq!(c.counts().0, fixed + per_slot * N, "KEYS: {name}");
+        assert_eq!(c.counts().1, highest(src, "ARGV"), "ARGV: {name}");
+    };
+    let acquire = AcquireCall {
+        keys: &keys,
+        token: t,
+        ttl,
+        stats: true,
+        meta: &meta,
+        last_try: false,
+    };
+    // acquire.lua names slot 0's keys (KEYS[4], KEYS[5]) through its helpers.
+    check(&acquire, 2);
+    check(
+        &RenewCall {
+            keys: &keys,
+            slot: 2,
+            token: t,
+            ttl,
+            stats: true,
+        },
+        0,
+    );
+    check(
+        &ReleaseCall {
+            keys: &keys,
+            slot: 1,
+            token: t,
+            finish: &finish,
+        },
+        1,
+    );
+    check(
+        &RecordCall {
+            keys: &keys,
+            finish: &finish,
+        },
+        0,
+    );
+    check(&BusyCall { keys: &keys }, 0);
+    check(
+        &WakeCall {
+            list: &keys.wake,
+            keep: N,
+        },
+        0,
+    );
+    check(
+        &BreakCall {
+            keys: &keys,
+            slot: 0,
+            token: None,
+        },
+        1,
+    );
+}
+
+/// Object-safe view of a call, for the table above.
+trait Shape {
+    fn script(&self) -> &'static Script;
+    fn counts(&self) -> (usize, usize);
+}
+
+impl<C: Call> Shape for C {
+    fn script(&self) -> &'static Script {
+        Call::script(self)
+    }
+    fn counts(&self) -> (usize, usize) {
+        (self.keys().len(), self.argv().len())
+    }
+}
