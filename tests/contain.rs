@@ -3,7 +3,7 @@
 //! it; exit 71 before acquiring where the system refuses. CI runs as root; the refusal is
 //! made real by a user namespace whose PID-namespace limit is 0.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use crate::support::needs::Need;
@@ -43,6 +43,8 @@ fn with_contain_kill_9_leaves_nothing_of_the_job_running() {
     // init, job shell, its sleep, daemon shell, the daemon's sleep.
     let tree = tree_of(job.pid(), 5);
     job.signal(libc::SIGKILL);
+    // The kernel kills a namespace the moment its init dies; one second (the bound) is
+    // room for a loaded machine, not for any grace.
     for pid in &tree {
         assert!(
             seen_dead_ns(*pid, Duration::from_secs(1)).is_some(),
@@ -70,6 +72,8 @@ fn without_contain_kill_9_leaves_the_jobs_other_processes_running() {
         .expect("the job's shell");
     job.signal(libc::SIGKILL);
     assert!(seen_dead_ns(leader, Duration::from_secs(1)).is_some());
+    // Surviving can only be shown by waiting: had anything killed the rest with the leader, it
+    // would have been within microseconds; 300 ms is far past that.
     std::thread::sleep(Duration::from_millis(300));
     let survivors: Vec<i32> = tree.iter().copied().filter(|p| !dead(*p)).collect();
     for p in &survivors {
@@ -132,27 +136,10 @@ fn with_contain_exit_codes_and_dlock_variables_are_the_jobs_and_it_is_not_pid_1(
 fn with_contain_dlock_works_as_pid_1_of_a_container() {
     require!(Need::Root);
     let r = RedisServer::start();
-    let mut unshare = Command::new("unshare")
-        .args([
-            "--pid",
-            "--fork",
-            "--mount-proc",
-            "--kill-child",
-            dlock_bin(),
-        ])
-        .args(["run", "--key", "cp1", "--contain", "--", "sh", "-c"])
-        .arg("trap 'echo got-term; exit 7' TERM; echo \"ready $$\"; while :; do sleep 0.05; done")
-        .env("DLOCK_URL", r.url())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let rx = stdout_lines(&mut unshare);
-    let next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
-    assert_eq!(next(), "ready 2");
-    let dlock_pid = children(unshare.id() as i32)[0];
-    signal(dlock_pid, libc::SIGTERM);
-    let got = next();
-    let code = exit_within(&mut unshare, Duration::from_secs(10));
+    let (ready, got, code) =
+        sigterm_to_pid_1(&r.url(), &["--mount-proc"], &["--key", "cp1", "--contain"]);
+    // dlock is PID 1 of the container; in the job's own namespace its init is, and the job 2.
+    assert_eq!(ready, "ready 2");
     assert_eq!(got, "got-term", "the job never saw the SIGTERM");
     assert_eq!(code, Some(7));
     assert_eq!(r.get("dlock:cp1"), None);

@@ -22,6 +22,7 @@ mod run;
 mod scripts;
 mod semaphore;
 mod server_errors;
+mod server_finder;
 mod signals;
 mod stats;
 mod status;

@@ -3,7 +3,6 @@
 //! numbers are the lock's own record, and the file is replaced atomically.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -120,6 +119,13 @@ fn the_page_parses_and_says_what_the_record_says() {
     assert_eq!(a[0]["stats"], b[0]["stats"]);
 }
 
+/// `status --format prometheus --output FILE`.
+fn write_page(r: &RedisServer, file: &str) -> Output {
+    dlock(r)
+        .args(["status", "--format", "prometheus", "--output", file])
+        .run()
+}
+
 #[test]
 fn output_replaces_the_file_atomically() {
     let r = RedisServer::start();
@@ -130,30 +136,18 @@ fn output_replaces_the_file_atomically() {
             .code(0);
     }
     let file = r.dir().join("dlock.prom");
-    let write = || {
-        dlock(&r)
-            .args([
-                "status",
-                "--format",
-                "prometheus",
-                "--output",
-                file.to_str().unwrap(),
-            ])
-            .run()
-            .code(0)
-            .stdout_is("");
-    };
-    write();
+    let path = file.to_str().unwrap().to_string();
+    write_page(&r, &path).code(0).stdout_is("");
     let whole = std::fs::read_to_string(&file).unwrap();
-    assert!(whole.ends_with("\n") && whole.contains("dlock_up 1"));
-    // A reader racing the writer sees the old page or the new one, never a part of one.
+    assert!(whole.ends_with('\n') && whole.contains("dlock_up 1"));
+    // A reader racing the writer sees the old page or the new one (the same size: nothing
+    // changes between writes), never a part of one. It reads until the writes are done.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let reader = {
-        let file = file.clone();
-        let size = whole.len();
+        let (file, done, size) = (file.clone(), done.clone(), whole.len());
         std::thread::spawn(move || {
-            let start = Instant::now();
-            let mut reads = 0;
-            while start.elapsed() < Duration::from_secs(2) {
+            let mut reads = 0u64;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
                 let page = std::fs::read_to_string(&file).unwrap();
                 assert_eq!(page.len(), size, "a partial page was visible");
                 reads += 1;
@@ -162,9 +156,13 @@ fn output_replaces_the_file_atomically() {
         })
     };
     for _ in 0..30 {
-        write();
+        write_page(&r, &path).code(0);
     }
-    assert!(reader.join().unwrap() > 100);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    // Thirty writes are thirty dlock processes (tens of ms); one read takes microseconds, so a
+    // reader that raced them read far more than 100 times. Fewer: it did not race at all.
+    let reads = reader.join().unwrap();
+    assert!(reads > 100, "{reads} reads");
     // Nothing left behind but the file; a directory that is not there is a usage error.
     let names: Vec<String> = std::fs::read_dir(r.dir())
         .unwrap()
@@ -172,15 +170,7 @@ fn output_replaces_the_file_atomically() {
         .filter(|n| n.contains("prom"))
         .collect();
     assert_eq!(names, ["dlock.prom"]);
-    dlock(&r)
-        .args([
-            "status",
-            "--format",
-            "prometheus",
-            "--output",
-            "/nonexistent/dir/x.prom",
-        ])
-        .run()
+    write_page(&r, "/nonexistent/dir/x.prom")
         .code(2)
         .one_line_error()
         .stderr_has("cannot write --output /nonexistent/dir/x.prom");

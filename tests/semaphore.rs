@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::process::{Child, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::support::compiled;
 use crate::support::overlap::{self, max_concurrent, slot_job, slot_overlaps};
@@ -40,6 +40,7 @@ fn seven_contenders_on_three_slots_all_run_never_more_than_three_and_no_slot_twi
     let runs: Vec<Child> = (0..7)
         .map(|i| contender(&r, &file, &format!("c{i}"), "sem7", &extra, 300))
         .collect();
+    // Seven 300 ms jobs on three slots take about a second: 30 s only guards against a hang.
     for mut c in runs {
         assert_eq!(exit_within(&mut c, Duration::from_secs(30)), Some(0));
     }
@@ -162,8 +163,26 @@ fn losing_one_slot_stops_only_its_holder() {
     // Handshake on its log: closing its stdin first would end the job by itself.
     lost.expect_stderr("lease lost");
     lost.finish(Duration::from_secs(5)).code(125);
-    // The others kept renewing: their slots are still theirs on the server.
-    std::thread::sleep(Duration::from_millis(700));
+    // The others keep renewing: the server counts a renewal of slots 0 and 2 after the loss
+    // (their holder hashes), and slot 1 still holds the stranger's value.
+    let renewals = |hash: &str| -> i64 {
+        redis::cmd("HGET")
+            .arg(hash)
+            .arg("renewals")
+            .query::<Option<i64>>(&mut r.conn())
+            .unwrap()
+            .unwrap_or(-1)
+    };
+    let hashes = ["{dlock:loss}:holder", "{dlock:loss}:holder:2"];
+    let at_loss: Vec<i64> = hashes.iter().map(|h| renewals(h)).collect();
+    let start = Instant::now();
+    while hashes.iter().zip(&at_loss).any(|(h, n)| renewals(h) <= *n) {
+        assert!(
+            start.elapsed() < HANDSHAKE,
+            "the other holders stopped renewing"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let status: serde_json::Value =
         serde_json::from_str(&dlock(&r).args(["status", "--json", "loss"]).run().stdout).unwrap();
     let slots: Vec<u64> = status[0]["holders"]

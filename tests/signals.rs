@@ -300,26 +300,9 @@ fn as_pid_1_orphans_are_reaped() {
 fn as_pid_1_a_sigterm_from_outside_is_forwarded() {
     require!(Need::Root);
     let r = RedisServer::start();
-    let mut unshare = std::process::Command::new("unshare")
-        .args(["--pid", "--fork", "--kill-child", dlock_bin()])
-        .args(["run", "--key", "pid1t", "--"])
-        .args([
-            "sh",
-            "-c",
-            "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done",
-        ])
-        .env("DLOCK_URL", r.url())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let rx = stdout_lines(&mut unshare);
-    let next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
-    assert_eq!(next(), "ready");
-    // dlock is unshare's one child (PID 1 inside, an ordinary pid out here).
-    let dlock_pid = children(unshare.id() as i32)[0];
-    signal(dlock_pid, libc::SIGTERM);
-    let got = next();
-    let code = exit_within(&mut unshare, Duration::from_secs(10));
+    let (ready, got, code) = sigterm_to_pid_1(&r.url(), &[], &["--key", "pid1t"]);
+    // The job is PID 2, dlock PID 1.
+    assert_eq!(ready, "ready 2");
     assert_eq!(got, "got-term", "the job never saw the SIGTERM");
     assert_eq!(code, Some(7));
     assert_eq!(r.get("dlock:pid1t"), None);

@@ -230,3 +230,35 @@ pub fn stdout_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
     });
     rx
 }
+
+/// dlock as PID 1 of a fresh PID namespace (`unshare --pid --fork --kill-child UNSHARE… dlock
+/// run RUN… -- sh -c JOB`), its job trapping SIGTERM (it prints `got-term` and exits 7) after
+/// printing `ready $$`. SIGTERM goes to dlock from outside. Returns the job's ready line, the
+/// line it printed next, and unshare's exit code (dlock's).
+pub fn sigterm_to_pid_1(
+    url: &str,
+    unshare: &[&str],
+    run: &[&str],
+) -> (String, String, Option<i32>) {
+    let mut child = Command::new("unshare")
+        .args(["--pid", "--fork", "--kill-child"])
+        .args(unshare)
+        .arg(super::dlock_bin())
+        .arg("run")
+        .args(run)
+        .args(["--", "sh", "-c"])
+        .arg("trap 'echo got-term; exit 7' TERM; echo \"ready $$\"; while :; do sleep 0.05; done")
+        .env("DLOCK_URL", url)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rx = stdout_lines(&mut child);
+    let next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
+    let ready = next();
+    // dlock is unshare's one child (PID 1 inside, an ordinary pid out here).
+    signal(children(child.id() as i32)[0], libc::SIGTERM);
+    let got = next();
+    // The job exits at once on its trap: ten seconds only guard against a hang.
+    let code = exit_within(&mut child, Duration::from_secs(10));
+    (ready, got, code)
+}
