@@ -13,7 +13,8 @@ use crate::sys::process::SpawnError;
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
 
-pub(super) fn report(cfg: &RunConfig, r: &Report) {
+/// `leftovers` lists the job's processes that are still running (asked only for that report).
+pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Vec<(i32, String)>) {
     match r {
         Report::Exited { status, ran } => debug!("exited";
             "job exited ({status}) after {}",
@@ -104,14 +105,13 @@ pub(super) fn report(cfg: &RunConfig, r: &Report) {
             "{} again: sending SIGKILL to the job",
             signals::name(*signal)
         ),
-        // Worded by `leftovers`, with the processes the shell finds.
-        Report::Stragglers => {}
+        Report::Stragglers => stragglers(&leftovers()),
     }
 }
 
 /// The job's leader exited and these processes of the job (pid, command line) are still
 /// running: one line naming them (the first few, and how many more).
-pub(super) fn leftovers(procs: &[(i32, String)]) {
+fn stragglers(procs: &[(i32, String)]) {
     const SHOWN: usize = 5;
     let mut named: Vec<String> = procs
         .iter()

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::watchdog::{self, Lease, Watchdog};
 use crate::cli::config::RunConfig;
-use crate::core::stop::{Action, Input, Limits, Report, Stop};
+use crate::core::stop::{Action, Input, Limits, Stop};
 use crate::log::secs;
 use crate::store::lock::Renew;
 use crate::store::session::Session;
@@ -95,10 +95,9 @@ impl<'a> Supervisor<'a> {
                 Action::KillAgain => {
                     self.child.signal_job(libc::SIGKILL);
                 }
-                Action::Report(Report::Stragglers) => {
-                    super::report::leftovers(&self.child.leftovers());
+                Action::Report(r) => {
+                    super::report::report(self.cfg, &r, || self.child.leftovers());
                 }
-                Action::Report(r) => super::report::report(self.cfg, &r),
             }
         }
     }
