@@ -300,10 +300,17 @@ fn leftover_background_processes_are_stopped_before_release() {
             "--",
             "sh",
             "-c",
-            "sleep 300 & echo \"pids $$ $!\"",
+            "sleep 300 & echo \"pids $$ $!\"; read x; true",
         ])
         .spawn();
     let (_, straggler) = pids(&job.expect_line("pids"));
+    // Handshake: the background child has exec'd `sleep` (until then it is a copy of the shell
+    // and its command line the shell's); then the leader may exit (its `read` ends at EOF).
+    let exec_seen = Instant::now();
+    while comm(straggler) != "sleep" {
+        assert!(exec_seen.elapsed() < HANDSHAKE, "the background sleep never started");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let start = Instant::now();
     let out = job.finish(Duration::from_secs(10));
     out.code(0)
