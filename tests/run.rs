@@ -308,7 +308,10 @@ fn leftover_background_processes_are_stopped_before_release() {
     // and its command line the shell's); then the leader may exit (its `read` ends at EOF).
     let exec_seen = Instant::now();
     while comm(straggler) != "sleep" {
-        assert!(exec_seen.elapsed() < HANDSHAKE, "the background sleep never started");
+        assert!(
+            exec_seen.elapsed() < HANDSHAKE,
+            "the background sleep never started"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
     let start = Instant::now();
