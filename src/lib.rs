@@ -1,19 +1,29 @@
 //! dlock: guard shell jobs with a Redis lease. `main` parses, validates and dispatches; every
 //! path out of the program returns an `Exit`.
+//!
+//! Layers, top down: `cmd` (one module per subcommand) uses `cli` (arguments → checked
+//! configuration), `core` (pure decisions), `store` (Redis) and `sys` (the operating system);
+//! `cli` may use `core` and `store`; `store` may use `core`; nothing imports upwards. `exit` (the
+//! exit-code table) and `log` sit at the root for every layer. Every `unsafe` block is in `sys`:
+//! the lint below makes one anywhere else a build error.
+#![deny(unsafe_code)]
 
 mod cli;
 mod cmd;
 mod core;
+mod exit;
 mod log;
 mod store;
+#[allow(unsafe_code)]
 mod sys;
 
 use std::ffi::OsString;
 use std::io::Write;
 
-use cli::exit::Exit;
-use cli::{args, config, docs};
+use cli::config::{self, Command};
+use cli::{args, docs};
 use cmd::{check, exporter, release, run, status};
+use exit::Exit;
 
 /// The process entry: set up what dlock needs, run, flush stdout; the exit status.
 pub fn entry() -> u8 {
@@ -21,9 +31,9 @@ pub fn entry() -> u8 {
     // `run --contain` starts dlock itself as the init of the job's PID namespace.
     if std::env::args_os()
         .nth(1)
-        .is_some_and(|a| a == cmd::init::ARG)
+        .is_some_and(|a| a == run::init::ARG)
     {
-        return cmd::init::main(std::env::args_os().skip(2));
+        return run::init::main(std::env::args_os().skip(2));
     }
     let code = main(std::env::args_os()).code();
     let _ = std::io::stdout().flush();
@@ -49,43 +59,32 @@ where
     };
     log::set_level(global.level);
     log::set_format(global.format);
-    if global.target.insecure() {
-        warn!("tls_insecure"; "TLS certificate verification is off (--tls-insecure): anyone on the network path can impersonate {}; use --tls-ca FILE instead", global.target);
+    let target = &global.server.target;
+    if target.insecure() {
+        warn!("tls_insecure"; "TLS certificate verification is off (--tls-insecure): anyone on the network path can impersonate {target}; use --tls-ca FILE instead");
     }
-    match cli.command {
-        args::Command::Run(args) => match config::run(&global, &args) {
-            Ok(cfg) => run::run(&global, &cfg),
-            Err(e) => {
-                error!("usage"; "{e}");
-                Exit::Usage
-            }
-        },
-        args::Command::Status(args) => {
-            let format = if args.json {
-                args::StatusFormat::Json
-            } else {
-                args.format
-            };
-            status::status(&global, &args.keys, format, args.output.as_deref())
+    let command = match config::command(&global, &cli.command) {
+        Ok(c) => c,
+        Err(e) => {
+            error!("usage"; "{e}");
+            return Exit::Usage;
         }
-        args::Command::Check(args) => check::check(&global, &args.keys, args.max_age),
-        args::Command::Exporter(args) => exporter::exporter(&global, &args.keys, &args.listen),
-        args::Command::Release(args) => {
-            // --force is the absence of a token; clap makes sure one of the two was given.
-            release::release(
-                &global,
-                &args.key,
-                args.token.as_deref().filter(|_| !args.force),
-                args.slot,
-            )
-        }
-        args::Command::Completions { shell } => {
-            let out = docs::completions(shell);
-            match std::io::stdout().write_all(&out) {
-                Ok(()) => Exit::Child(0),
-                Err(_) => Exit::Internal,
-            }
-        }
+    };
+    match command {
+        Command::Run(cfg) => run::run(&cfg),
+        Command::Status(cfg) => status::status(&cfg),
+        Command::Check(cfg) => check::check(&cfg),
+        Command::Exporter(cfg) => exporter::exporter(&cfg),
+        Command::Release(cfg) => release::release(&cfg),
+        Command::Completions(shell) => completions(shell),
+    }
+}
+
+/// The completion script for `shell`, on stdout.
+fn completions(shell: clap_complete::Shell) -> Exit {
+    match std::io::stdout().write_all(&docs::completions(shell)) {
+        Ok(()) => Exit::Child(0),
+        Err(_) => Exit::Internal,
     }
 }
 
@@ -131,9 +130,10 @@ fn clap_message(rendered: &str) -> String {
 #[doc(hidden)]
 pub mod api {
     pub use crate::cli::docs::{SHELLS, completions, man_page};
-    pub use crate::cli::exit::markdown as exit_table_markdown;
     pub use crate::core::backoff::Backoff;
     pub use crate::core::stats::bucket_field;
-    pub use crate::store::check::check_scripts;
+    pub use crate::exit::markdown as exit_table_markdown;
     pub use crate::store::keys::{Keys, companion, new_token};
+    #[cfg(feature = "test-support")]
+    pub use crate::store::smoke::check_scripts;
 }

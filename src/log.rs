@@ -178,6 +178,19 @@ pub fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// An OS error message without the "(os error N)" noise.
+pub fn without_os_error(s: &str) -> String {
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_lowercase(),
+        None => s.to_string(),
+    }
+}
+
+/// An io::Error as one lower-case reason, without the "(os error N)" noise.
+pub fn io_reason(e: &std::io::Error) -> String {
+    without_os_error(&e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,12 @@
 //! entry point must not have its name mangled.
 // Under `cargo test` the test harness brings its own main.
 #![cfg_attr(not(test), no_main)]
+#![deny(unsafe_code)]
 
 #[cfg(not(test))]
+// The one allowed exception: `no_mangle` is an unsafe attribute because two symbols of one name
+// would clash at link time; `main` is the only C entry point this binary has.
+#[allow(unsafe_code)]
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     libc::c_int::from(dlock::entry())

@@ -53,6 +53,6 @@ fn readme_exit_table_is_the_one_in_the_code() {
     }
     assert!(
         readme[start..end] == table,
-        "README.md's exit-status table differs from src/cli/exit.rs TABLE: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration docs` and commit the result"
+        "README.md's exit-status table differs from src/exit.rs TABLE: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration docs` and commit the result"
     );
 }

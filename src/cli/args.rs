@@ -31,7 +31,7 @@ Examples:
 
 /// Examples, then the exit-code summary (rendered from `exit::TABLE`).
 fn after_help() -> String {
-    format!("{AFTER_HELP}\n\n{}", crate::cli::exit::summary())
+    format!("{AFTER_HELP}\n\n{}", crate::exit::summary())
 }
 
 /// Guard a shell job with a Redis lease so it never runs twice at the same time.

@@ -39,10 +39,7 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
 
 /// Sections clap does not generate: exit status (from `exit::TABLE`), environment, examples.
 fn man_extra() -> String {
-    format!(
-        ".SH \"EXIT STATUS\"\n{}{MAN_EXTRA}",
-        crate::cli::exit::roff()
-    )
+    format!(".SH \"EXIT STATUS\"\n{}{MAN_EXTRA}", crate::exit::roff())
 }
 
 const MAN_EXTRA: &str = r#".PP

@@ -1,8 +1,7 @@
-//! The command line: the clap definition (`args`), the validated configuration built from it
-//! (`config`), the exit-code table (`exit`) and the man page and completions generated from
-//! them (`docs`).
+//! The command line: the clap definition (`args`), the checked configuration built from it
+//! (`config`: one value per subcommand), and the man page and completions generated from them
+//! (`docs`). The exit-code table they render is the crate's own (`crate::exit`).
 
 pub(crate) mod args;
 pub(crate) mod config;
 pub(crate) mod docs;
-pub(crate) mod exit;

@@ -3,40 +3,27 @@
 //! succeeded within `--max-age`.
 
 use std::io::Write;
-use std::time::Duration;
 
-use super::status::{connect, unavailable};
-use crate::cli::config::Global;
-use crate::cli::exit::Exit;
-use crate::error;
+use crate::cli::config::CheckConfig;
+use crate::exit::Exit;
 use crate::log::secs_ms;
 use crate::store::keys::Keys;
 use crate::store::state::{KeyStatus, read};
 use crate::sys::host::unix_ms;
 
-pub fn check(g: &Global, keys: &[String], max_age: Duration) -> Exit {
-    let mut full = Vec::with_capacity(keys.len());
-    for k in keys {
-        match crate::cli::config::full_key(g, k) {
-            Ok(f) => full.push(f),
-            Err(e) => {
-                error!("usage"; "{e}");
-                return Exit::Usage;
-            }
-        }
-    }
-    let mut c = match connect(g) {
+pub fn check(cfg: &CheckConfig) -> Exit {
+    let mut c = match cfg.server.connect() {
         Ok(c) => c,
-        Err(exit) => return exit,
+        Err(e) => return cfg.server.unavailable(&e),
     };
     let now = unix_ms() as i64;
-    let max_ms = i64::try_from(max_age.as_millis()).unwrap_or(i64::MAX);
+    let max_ms = i64::try_from(cfg.max_age.as_millis()).unwrap_or(i64::MAX);
     let mut out = String::new();
     let mut failing = 0;
-    for key in &full {
+    for key in &cfg.keys {
         let s = match read(&mut c, &Keys::new(key)) {
             Ok(s) => s,
-            Err(e) => return unavailable(g, &e),
+            Err(e) => return cfg.server.unavailable(&e),
         };
         let (ok, line) = verdict(&s, now, max_ms);
         if !ok {

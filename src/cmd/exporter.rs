@@ -2,37 +2,30 @@
 //! Redis once per scrape. A small synchronous server (tiny_http) on the main thread: one scrape
 //! at a time is plenty for a Prometheus server or two, and dlock stays free of an async runtime.
 
+use std::convert::Infallible;
 use std::time::Duration;
 
-use crate::cli::config::Global;
-use crate::cli::exit::Exit;
+use crate::cli::config::ExporterConfig;
+use crate::exit::Exit;
+use crate::store::state::read_all;
 use crate::sys::event::{self, Event};
 use crate::{error, info};
 
 /// How often the loop looks for SIGTERM/SIGINT between requests.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
 
-pub fn exporter(g: &Global, keys: &[String], listen: &str) -> Exit {
-    for k in keys {
-        if let Err(e) = crate::cli::config::full_key(g, k) {
-            error!("usage"; "{e}");
-            return Exit::Usage;
-        }
-    }
-    // Before the server's threads start: they inherit the blocked signals.
-    let (_tx, rx) = match event::channel() {
+pub fn exporter(cfg: &ExporterConfig) -> Exit {
+    // Before the server's threads start: they inherit the blocked signals. No helper thread
+    // sends notes.
+    let (_tx, rx) = match event::channel::<Infallible>() {
         Ok(c) => c,
         Err(e) => {
             error!("internal"; "cannot set up signal handling: {e}");
             return Exit::Internal;
         }
     };
-    // ":9433" means every interface, as Prometheus' own flags write it.
-    let addr = match listen.strip_prefix(':') {
-        Some(port) => format!("0.0.0.0:{port}"),
-        None => listen.to_string(),
-    };
-    let server = match tiny_http::Server::http(&addr) {
+    let (addr, listen) = (&cfg.addr, &cfg.listen);
+    let server = match tiny_http::Server::http(addr) {
         Ok(s) => s,
         Err(e) => {
             error!("usage"; "cannot listen on {listen}: {e}; pick a free HOST:PORT for --listen");
@@ -57,7 +50,7 @@ pub fn exporter(g: &Global, keys: &[String], listen: &str) -> Exit {
                 return Exit::Internal;
             }
         };
-        let (code, body, kind) = answer(g, keys, request.method(), request.url());
+        let (code, body, kind) = answer(cfg, request.method(), request.url());
         let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], kind.as_bytes());
         let mut response = tiny_http::Response::from_string(body).with_status_code(code);
         if let Ok(h) = header {
@@ -70,8 +63,7 @@ pub fn exporter(g: &Global, keys: &[String], listen: &str) -> Exit {
 
 /// Status code, body and content type for one request.
 fn answer(
-    g: &Global,
-    keys: &[String],
+    cfg: &ExporterConfig,
     method: &tiny_http::Method,
     url: &str,
 ) -> (u16, String, &'static str) {
@@ -81,9 +73,12 @@ fn answer(
         (tiny_http::Method::Get | tiny_http::Method::Head, "/metrics") => {
             // Redis down (or a bad key): still a page, with dlock_up 0, so the scrape itself
             // does not fail and an alert can say why. The reason is logged.
-            let page = match super::status::read_all(g, keys) {
+            let page = match read_all(&cfg.server, &cfg.prefix, &cfg.keys) {
                 Ok(rows) => super::metrics::prometheus(&rows, true),
-                Err(_) => super::metrics::prometheus(&[], false),
+                Err(e) => {
+                    cfg.server.unavailable(&e);
+                    super::metrics::prometheus(&[], false)
+                }
             };
             (200, page, "text/plain; version=0.0.4; charset=utf-8")
         }

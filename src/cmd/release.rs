@@ -5,9 +5,8 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::status::{connect, unavailable};
-use crate::cli::config::Global;
-use crate::cli::exit::Exit;
+use crate::cli::config::ReleaseConfig;
+use crate::exit::Exit;
 use crate::log::secs_ms;
 use crate::store::conn::Conn;
 use crate::store::keys::Keys;
@@ -17,25 +16,19 @@ use crate::sys::host::unix_ms;
 use crate::{error, info};
 
 /// `dlock release KEY --force [--slot I] | --token T`.
-pub fn release(g: &Global, key: &str, token: Option<&str>, slot: Option<u32>) -> Exit {
-    let full = match crate::cli::config::full_key(g, key) {
-        Ok(f) => f,
-        Err(e) => {
-            error!("usage"; "{e}");
-            return Exit::Usage;
-        }
-    };
-    crate::log::set_key(&full);
-    let mut c = match connect(g) {
+pub fn release(cfg: &ReleaseConfig) -> Exit {
+    let (full, token, server) = (&cfg.key, cfg.token.as_deref(), &cfg.server);
+    crate::log::set_key(full);
+    let mut c = match server.connect() {
         Ok(c) => c,
-        Err(exit) => return exit,
+        Err(e) => return server.unavailable(&e),
     };
-    let limit = match state::limit(&mut c, &Keys::new(&full)) {
+    let limit = match state::limit(&mut c, &Keys::new(full)) {
         Ok(n) => n,
-        Err(e) => return unavailable(g, &e),
+        Err(e) => return server.unavailable(&e),
     };
-    let keys = Keys::with_limit(&full, limit);
-    let slots: Vec<u32> = match slot {
+    let keys = Keys::with_limit(full, limit);
+    let slots: Vec<u32> = match cfg.slot {
         Some(i) if i >= limit => {
             error!("usage"; "--slot {i} is out of range: {full} has {limit} slot(s), 0…{}", limit - 1);
             return Exit::Usage;
@@ -65,7 +58,7 @@ pub fn release(g: &Global, key: &str, token: Option<&str>, slot: Option<u32>) ->
             }
             Ok(Broken::HeldBy(t)) => other = Some(t),
             Ok(Broken::NotHeld) => {}
-            Err(e) => return unavailable(g, &e),
+            Err(e) => return server.unavailable(&e),
         }
     }
     if released > 0 {

@@ -2,147 +2,34 @@
 //! locks' own keys, finds locks with SCAN (never KEYS), and works where CONFIG and KEYS are
 //! renamed away.
 
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::cli::args::StatusFormat;
-use crate::cli::config::Global;
-use crate::cli::exit::Exit;
+use crate::cli::config::StatusConfig;
 use crate::error;
+use crate::exit::Exit;
 use crate::log::secs_ms;
-use crate::store::conn::Conn;
-use crate::store::keys::{Keys, SUFFIXES, companion};
-use crate::store::state::{KeyStatus, read};
+use crate::store::state::{KeyStatus, read_all};
 use crate::sys::host::unix_ms;
 
-pub(crate) fn connect(g: &Global) -> Result<Conn, Exit> {
-    g.target
-        .connect(g.connect_timeout, g.io_timeout)
-        .map_err(|e| unavailable(g, &e))
-}
-
-pub(crate) fn unavailable(g: &Global, e: &redis::RedisError) -> Exit {
-    error!("redis_unavailable"; "cannot use Redis at {}: {}; check --url / DLOCK_URL", g.target, g.target.classify(e).reason());
-    Exit::Unavailable
-}
-
-/// Escape glob metacharacters so a prefix matches only itself in SCAN MATCH.
-fn glob_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// The lock a key found by SCAN belongs to: the lock key itself, or a companion's lock.
-pub fn lock_of(key: &str, prefix: &str) -> Option<String> {
-    // A semaphore's other slots: `{lock}:slot:2`, `{lock}:holder:2`.
-    let key = match key.rsplit_once(':') {
-        Some((base, n))
-            if !n.is_empty()
-                && n.bytes().all(|b| b.is_ascii_digit())
-                && (base.ends_with(":slot") || base.ends_with(":holder")) =>
-        {
-            base
-        }
-        _ => key,
-    };
-    for suffix in SUFFIXES {
-        if let Some(base) = key.strip_suffix(&format!(":{suffix}")) {
-            // `{lock}:suffix`
-            if let Some(inner) = base.strip_prefix('{').and_then(|b| b.strip_suffix('}'))
-                && inner.starts_with(prefix)
-                && companion(inner, suffix) == key
-            {
-                return Some(inner.to_string());
-            }
-            // `lock:suffix` for a lock with its own hash tag
-            if base.starts_with(prefix) && companion(base, suffix) == key {
-                return Some(base.to_string());
-            }
-        }
-    }
-    (key.starts_with(prefix) && !key.starts_with('{')).then(|| key.to_string())
-}
-
-/// Every lock under the prefix, held or not (a free lock still has its fence and stats).
-pub fn scan_locks(conn: &mut Conn, prefix: &str) -> redis::RedisResult<Vec<String>> {
-    let mut found = BTreeSet::new();
-    let escaped = glob_escape(prefix);
-    for pattern in [format!("{escaped}*"), format!("{{{escaped}*")] {
-        let mut cursor: u64 = 0;
-        loop {
-            let mut scan = redis::cmd("SCAN");
-            scan.arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000);
-            let (next, keys): (u64, Vec<String>) = conn.query(&scan)?;
-            found.extend(keys.iter().filter_map(|k| lock_of(k, prefix)));
-            if next == 0 {
-                break;
-            }
-            cursor = next;
-        }
-    }
-    Ok(found.into_iter().collect())
-}
-
-/// Every lock's state: `keys`, or every lock under the prefix when empty.
-pub fn read_all(g: &Global, keys: &[String]) -> Result<Vec<KeyStatus>, Exit> {
-    let mut full = Vec::new();
-    for k in keys {
-        match crate::cli::config::full_key(g, k) {
-            Ok(f) => full.push(f),
-            Err(e) => {
-                error!("usage"; "{e}");
-                return Err(Exit::Usage);
-            }
-        }
-    }
-    let mut c = connect(g)?;
-    if full.is_empty() {
-        // Every master of a cluster holds its own share of the keys.
-        let masters = g
-            .target
-            .masters(g.connect_timeout, g.io_timeout)
-            .map_err(|e| unavailable(g, &e))?;
-        let mut all = BTreeSet::new();
-        for mut m in masters {
-            all.extend(scan_locks(&mut m, &g.prefix).map_err(|e| unavailable(g, &e))?);
-        }
-        full = all.into_iter().collect();
-    }
-    let mut rows = Vec::with_capacity(full.len());
-    for key in &full {
-        rows.push(read(&mut c, &Keys::new(key)).map_err(|e| unavailable(g, &e))?);
-    }
-    Ok(rows)
-}
-
-pub fn status(g: &Global, keys: &[String], format: StatusFormat, output: Option<&Path>) -> Exit {
-    let rows = match read_all(g, keys) {
+pub fn status(cfg: &StatusConfig) -> Exit {
+    let rows = match read_all(&cfg.server, &cfg.prefix, &cfg.keys) {
         Ok(r) => r,
-        Err(exit) => return exit,
+        Err(e) => return cfg.server.unavailable(&e),
     };
     let now = unix_ms() as i64;
-    let out = match format {
+    let out = match cfg.format {
         StatusFormat::Json => {
             let arr: Vec<Value> = rows.iter().map(to_json).collect();
             format!("{}\n", Value::Array(arr))
         }
         StatusFormat::Prometheus => crate::cmd::metrics::prometheus(&rows, true),
-        StatusFormat::Text => table(&rows, now, &g.prefix),
+        StatusFormat::Text => table(&rows, now, &cfg.prefix),
     };
-    match output {
+    match &cfg.output {
         None => match std::io::stdout().lock().write_all(out.as_bytes()) {
             Ok(()) => Exit::Child(0),
             Err(_) => Exit::Internal,
@@ -150,7 +37,7 @@ pub fn status(g: &Global, keys: &[String], format: StatusFormat, output: Option<
         Some(path) => match write_atomically(path, out.as_bytes()) {
             Ok(()) => Exit::Child(0),
             Err(e) => {
-                error!("output"; "cannot write --output {}: {}; point it at a file in a writable directory", path.display(), crate::cli::config::io_reason(&e));
+                error!("output"; "cannot write --output {}: {}; point it at a file in a writable directory", path.display(), crate::log::io_reason(&e));
                 Exit::Usage
             }
         },
@@ -354,45 +241,4 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
         out.push('\n');
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn companions_map_back_to_their_lock() {
-        assert_eq!(lock_of("dlock:job", "dlock:").as_deref(), Some("dlock:job"));
-        assert_eq!(
-            lock_of("{dlock:job}:fence", "dlock:").as_deref(),
-            Some("dlock:job")
-        );
-        assert_eq!(
-            lock_of("{dlock:job}:stats", "dlock:").as_deref(),
-            Some("dlock:job")
-        );
-        assert_eq!(
-            lock_of("dlock:{b}:holder", "dlock:").as_deref(),
-            Some("dlock:{b}")
-        );
-        assert_eq!(
-            lock_of("{dlock:job}:slot:2", "dlock:").as_deref(),
-            Some("dlock:job")
-        );
-        assert_eq!(
-            lock_of("dlock:{b}:holder:12", "dlock:").as_deref(),
-            Some("dlock:{b}")
-        );
-        assert_eq!(
-            lock_of("{dlock:job}:limit", "dlock:").as_deref(),
-            Some("dlock:job")
-        );
-        assert_eq!(lock_of("{other:job}:fence", "dlock:"), None);
-        assert_eq!(lock_of("{dlock:x}:released", "dlock:"), None);
-    }
-
-    #[test]
-    fn glob_metacharacters_are_escaped() {
-        assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
-    }
 }

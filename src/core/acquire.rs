@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use super::Failure;
 use super::backoff::Backoff;
-use crate::cli::exit::Exit;
+use crate::exit::Exit;
 
 /// The run's waiting settings.
 #[derive(Debug, Clone, Copy)]

@@ -20,7 +20,7 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use super::clock::{hard_stop, kill_lead};
-use crate::cli::exit::Exit;
+use crate::exit::Exit;
 
 /// Once SIGKILL is out, or while the leader has exited but its group lives on, look this
 /// often: a process in uninterruptible sleep can take a while to die, and there is no event
@@ -143,23 +143,15 @@ pub(crate) enum Report {
     Stragglers,
 }
 
-/// The renewal thread, from "not yet needed" to started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Watch {
-    /// Starts at the first renewal time.
-    Pending,
-    Started,
-    /// --max-renewals 0: nothing to renew.
-    None,
-}
-
 #[derive(Debug)]
 pub(crate) struct Stop {
     limits: Limits,
     started: Instant,
     /// Local end of the current lease.
     deadline: Instant,
-    watch: Watch,
+    /// When the renewal thread must be running: the first renewal time until it has been
+    /// asked for; None from then on, or from the start with --max-renewals 0.
+    watch_at: Option<Instant>,
     renewals: u32,
     cap_reached: bool,
     trouble: Option<String>,
@@ -184,7 +176,7 @@ impl Stop {
             limits,
             started,
             deadline,
-            watch: if renews { Watch::Pending } else { Watch::None },
+            watch_at: renews.then(|| started + limits.renew_every),
             renewals: 0,
             cap_reached: !renews,
             trouble: None,
@@ -241,11 +233,6 @@ impl Stop {
             .unwrap_or(self.started)
     }
 
-    /// When the renewal thread must be running.
-    fn watch_at(&self) -> Option<Instant> {
-        (self.watch == Watch::Pending).then(|| self.started + self.limits.renew_every)
-    }
-
     /// When to call `on_timeout` next, at the latest.
     pub(crate) fn poll_timeout(&self, now: Instant) -> Instant {
         // Once SIGKILL is out the stop times are past and acted on: only look every GROUP_POLL
@@ -262,7 +249,7 @@ impl Stop {
         if self.leader.is_some() || self.killed {
             wake = wake.min(now + GROUP_POLL);
         }
-        if let Some(t) = self.watch_at() {
+        if let Some(t) = self.watch_at {
             wake = wake.min(t);
         }
         wake
@@ -284,8 +271,8 @@ impl Stop {
             };
             self.begin_stop(reason, now);
         }
-        if self.watch_at().is_some_and(|t| now >= t) {
-            self.watch = Watch::Started;
+        if self.watch_at.is_some_and(|t| now >= t) {
+            self.watch_at = None;
             self.actions.push_back(Action::StartWatchdog);
         }
     }

@@ -10,6 +10,36 @@ use redis::{
 
 use super::fault::{Fault, classify};
 use super::target::{Mode, Target, host_port};
+use crate::error;
+use crate::exit::Exit;
+
+/// A server and the bounds on reaching it: what every command connects with.
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub target: Target,
+    /// Bounds connecting and the handshake.
+    pub connect_timeout: Duration,
+    /// Bounds every command.
+    pub io_timeout: Duration,
+}
+
+impl Server {
+    /// One connection to the primary.
+    pub fn connect(&self) -> RedisResult<Conn> {
+        self.target.connect(self.connect_timeout, self.io_timeout)
+    }
+
+    /// Every master of a cluster, or the one server otherwise.
+    pub fn masters(&self) -> RedisResult<Vec<Conn>> {
+        self.target.masters(self.connect_timeout, self.io_timeout)
+    }
+
+    /// Log why the server could not be used, in one line with the fix; exit 69.
+    pub fn unavailable(&self, e: &RedisError) -> Exit {
+        error!("redis_unavailable"; "cannot use Redis at {}: {}; check --url / DLOCK_URL", self.target, self.target.classify(e).reason());
+        Exit::Unavailable
+    }
+}
 
 impl Target {
     /// One node, with this target's credentials and TLS settings.

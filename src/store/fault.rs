@@ -3,6 +3,8 @@
 
 use redis::{ErrorKind, RedisError};
 
+use crate::log::without_os_error;
+
 /// How a failed Redis call should be handled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
@@ -132,14 +134,6 @@ fn io_text(e: &RedisError) -> String {
         "connection lost".into()
     } else {
         without_os_error(&e.to_string())
-    }
-}
-
-/// An OS error message without the "(os error N)" noise.
-pub fn without_os_error(s: &str) -> String {
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_lowercase(),
-        None => s.to_string(),
     }
 }
 

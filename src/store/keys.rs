@@ -25,6 +25,9 @@ pub struct Slot {
     pub holder: String,
 }
 
+/// Most slots `--limit` accepts: every acquire and release script touches each slot's key.
+pub const MAX_LIMIT: u32 = 1000;
+
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
 /// a slot number: `{lock}:slot:2`).
 pub const SUFFIXES: [&str; 6] = ["fence", "holder", "stats", "wake", "limit", "slot"];
@@ -94,6 +97,57 @@ fn has_hash_tag(key: &str) -> bool {
         .is_some_and(|len| len > 0)
 }
 
+/// The lock a key found under the prefix belongs to: the lock key itself, or a companion's
+/// lock (None: not dlock's).
+pub fn lock_of(key: &str, prefix: &str) -> Option<String> {
+    // A semaphore's other slots: `{lock}:slot:2`, `{lock}:holder:2`.
+    let key = match key.rsplit_once(':') {
+        Some((base, n))
+            if !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+                && (base.ends_with(":slot") || base.ends_with(":holder")) =>
+        {
+            base
+        }
+        _ => key,
+    };
+    for suffix in SUFFIXES {
+        if let Some(base) = key.strip_suffix(&format!(":{suffix}")) {
+            // `{lock}:suffix`
+            if let Some(inner) = base.strip_prefix('{').and_then(|b| b.strip_suffix('}'))
+                && inner.starts_with(prefix)
+                && companion(inner, suffix) == key
+            {
+                return Some(inner.to_string());
+            }
+            // `lock:suffix` for a lock with its own hash tag
+            if base.starts_with(prefix) && companion(base, suffix) == key {
+                return Some(base.to_string());
+            }
+        }
+    }
+    (key.starts_with(prefix) && !key.starts_with('{')).then(|| key.to_string())
+}
+
+/// SCAN MATCH patterns that find every key of the locks under `prefix`: the lock keys (and the
+/// companions of hash-tagged ones), and the `{lock}:suffix` companions.
+pub fn scan_patterns(prefix: &str) -> [String; 2] {
+    let escaped = glob_escape(prefix);
+    [format!("{escaped}*"), format!("{{{escaped}*")]
+}
+
+/// Escape glob metacharacters so a prefix matches only itself in SCAN MATCH.
+fn glob_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A fresh, unguessable token: UUID v4, 122 random bits from the OS RNG.
 pub fn new_token() -> String {
     uuid::Uuid::new_v4().simple().to_string()
@@ -126,6 +180,46 @@ mod tests {
         assert_eq!(
             Keys::with_limit("dlock:{a}", 2).slots[1].lock,
             "dlock:{a}:slot:1"
+        );
+    }
+
+    #[test]
+    fn companions_map_back_to_their_lock() {
+        assert_eq!(lock_of("dlock:job", "dlock:").as_deref(), Some("dlock:job"));
+        assert_eq!(
+            lock_of("{dlock:job}:fence", "dlock:").as_deref(),
+            Some("dlock:job")
+        );
+        assert_eq!(
+            lock_of("{dlock:job}:stats", "dlock:").as_deref(),
+            Some("dlock:job")
+        );
+        assert_eq!(
+            lock_of("dlock:{b}:holder", "dlock:").as_deref(),
+            Some("dlock:{b}")
+        );
+        assert_eq!(
+            lock_of("{dlock:job}:slot:2", "dlock:").as_deref(),
+            Some("dlock:job")
+        );
+        assert_eq!(
+            lock_of("dlock:{b}:holder:12", "dlock:").as_deref(),
+            Some("dlock:{b}")
+        );
+        assert_eq!(
+            lock_of("{dlock:job}:limit", "dlock:").as_deref(),
+            Some("dlock:job")
+        );
+        assert_eq!(lock_of("{other:job}:fence", "dlock:"), None);
+        assert_eq!(lock_of("{dlock:x}:released", "dlock:"), None);
+    }
+
+    #[test]
+    fn glob_metacharacters_are_escaped() {
+        assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
+        assert_eq!(
+            scan_patterns("a*"),
+            ["a\\**".to_string(), "{a\\**".to_string()]
         );
     }
 

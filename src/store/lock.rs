@@ -9,6 +9,7 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
 use super::script::{self, Call, Script, read};
+use crate::exit::Exit;
 
 pub(crate) static ACQUIRE: Script = Script::new(include_str!("scripts/acquire.lua"));
 pub(crate) static RENEW: Script = Script::new(include_str!("scripts/renew.lua"));
@@ -57,65 +58,19 @@ pub struct Meta {
     pub since_ms: u128,
 }
 
-/// How a run ended, for the stats hash.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The job ended by itself or by a forwarded signal.
-    Done,
-    /// Stopped at the renewal cap.
-    Cap,
-    /// Lease lost (taken over, deleted, or not confirmable).
-    Lost,
-}
-
-impl Outcome {
-    fn counter(self) -> &'static str {
-        match self {
-            Outcome::Done => "",
-            Outcome::Cap => "cap_hits",
-            Outcome::Lost => "lost",
-        }
-    }
-}
-
-/// How a run that held the lock ended, for its history (`last` in `status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
-    /// The job exited 0 (a compare failure at release turns it into `compare_failure`).
-    Ok,
-    /// The job exited non-zero (or could not be started).
-    Failed,
-    /// The job was killed by a signal.
-    Signal,
-    Cap,
-    Lost,
-}
-
-impl Ended {
-    fn name(self) -> &'static str {
-        match self {
-            Ended::Ok => "ok",
-            Ended::Failed => "failed",
-            Ended::Signal => "signal",
-            Ended::Cap => "cap",
-            Ended::Lost => "lost",
-        }
-    }
-}
-
 /// What the release (or the record of a run without release) writes.
 #[derive(Debug, Clone, Copy)]
 pub struct Finish {
     /// Time from the acquire to now: the hold time.
     pub hold: Duration,
-    pub outcome: Outcome,
+    /// What dlock exits with for this run: the stats counter (lost, cap) and the history's
+    /// outcome and exit code are read from it.
+    pub exit: Exit,
     /// --hold-at-least: keep the lock this much longer instead of deleting it.
     pub keep: Duration,
     /// Record metrics (false with --no-stats, and on retries of a possibly-executed release).
     pub stats: bool,
-    /// For the history: how the run ended, dlock's exit code, and when the lock was taken.
-    pub ended: Ended,
-    pub exit_code: u8,
+    /// Unix ms when the lock was taken, for the history.
     pub started_ms: u128,
 }
 
@@ -124,12 +79,32 @@ impl Finish {
     pub fn unstarted() -> Finish {
         Finish {
             hold: Duration::ZERO,
-            outcome: Outcome::Done,
+            exit: Exit::Child(0),
             keep: Duration::ZERO,
             stats: false,
-            ended: Ended::Failed,
-            exit_code: 0,
             started_ms: 0,
+        }
+    }
+
+    /// The stats counter the run bumps ('' for none).
+    fn counter(&self) -> &'static str {
+        match self.exit {
+            Exit::Cap => "cap_hits",
+            Exit::Lost => "lost",
+            _ => "",
+        }
+    }
+
+    /// How the run ended, as the history (`last` in `status`) names it; a compare failure at
+    /// release turns it into `compare_failure` in the script.
+    fn outcome(&self) -> &'static str {
+        match self.exit {
+            Exit::Child(0) => "ok",
+            Exit::Signal(_) => "signal",
+            Exit::Cap => "cap",
+            Exit::Lost => "lost",
+            // The job exited non-zero, or could not be started.
+            _ => "failed",
         }
     }
 }
@@ -268,7 +243,7 @@ fn finish_argv(f: &Finish) -> [String; 3] {
     [
         arg_ms(f.hold),
         crate::core::stats::bucket_field(f.hold),
-        f.outcome.counter().to_string(),
+        f.counter().to_string(),
     ]
 }
 
@@ -276,8 +251,8 @@ fn finish_argv(f: &Finish) -> [String; 3] {
 /// (Unix ms).
 fn history_argv(f: &Finish) -> [String; 6] {
     [
-        f.ended.name().to_string(),
-        f.exit_code.to_string(),
+        f.outcome().to_string(),
+        f.exit.code().to_string(),
         crate::sys::host::hostname(),
         std::process::id().to_string(),
         f.started_ms.to_string(),

@@ -21,7 +21,7 @@ fn highest(src: &str, name: &str) -> usize {
 fn every_call_matches_its_script() {
     const N: usize = 3;
     let keys = Keys::with_limit("dlock:job", N as u32);
-    let (meta, finish) = super::super::check::samples();
+    let (meta, finish) = super::super::smoke::samples();
     let t = "tok";
     let ttl = Duration::from_secs(1);
     let check = |c: &dyn Shape, per_slot: usize| {

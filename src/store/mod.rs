@@ -3,12 +3,13 @@
 //! the Lua scripts (`scripts/*.lua`, run by `script`) and the lock protocol's typed calls
 //! (`lock`).
 
-pub(crate) mod check;
 pub(crate) mod conn;
 pub(crate) mod fault;
 pub(crate) mod keys;
 pub(crate) mod lock;
 mod script;
 pub(crate) mod session;
+#[cfg(any(test, feature = "test-support"))]
+pub(crate) mod smoke;
 pub(crate) mod state;
 pub(crate) mod target;

@@ -15,25 +15,22 @@ use crate::core::Failure;
 use crate::core::retry::Retry;
 
 use super::conn::Conn;
+use super::conn::Server;
 use super::fault::Fault;
 use super::keys::Keys;
 use super::script::{self, Call};
 use super::state::KeyStatus;
-use super::target::Target;
 
 pub struct Session {
-    target: Target,
-    connect_timeout: Duration,
-    io_timeout: Duration,
+    server: Server,
     conn: Option<Conn>,
 }
 
 impl Session {
-    pub fn new(target: &Target, connect_timeout: Duration, io_timeout: Duration) -> Session {
+    /// Not connected yet: the first call connects.
+    pub fn new(server: &Server) -> Session {
         Session {
-            target: target.clone(),
-            connect_timeout,
-            io_timeout,
+            server: server.clone(),
             conn: None,
         }
     }
@@ -54,7 +51,7 @@ impl Session {
         c: &C,
         deadline: Option<Instant>,
     ) -> Result<C::Reply, Failure> {
-        let io = self.bound(self.io_timeout, deadline);
+        let io = self.bound(self.server.io_timeout, deadline);
         self.with(io, deadline, |conn| script::call(conn, c))
     }
 
@@ -84,7 +81,7 @@ impl Session {
         let mut wait = redis::cmd("WAIT");
         wait.arg(replicas).arg(timeout.as_millis().to_string());
         // The server answers after `timeout` at the latest; the read waits that plus the bound.
-        let io = timeout + self.io_timeout;
+        let io = timeout + self.server.io_timeout;
         // The next call sets its own bound again.
         self.with(io, None, |conn| conn.query::<i64>(&wait))
     }
@@ -95,7 +92,7 @@ impl Session {
         let block = until.saturating_duration_since(Instant::now()).as_secs() + 1;
         let mut blpop = redis::cmd("BLPOP");
         blpop.arg(lists).arg(block);
-        let io = Duration::from_secs(block) + self.io_timeout;
+        let io = Duration::from_secs(block) + self.server.io_timeout;
         let got = self.with(io, None, |conn| {
             conn.query::<Option<(String, String)>>(&blpop)
         })?;
@@ -104,7 +101,9 @@ impl Session {
 
     /// The lock's state (token, TTL, holder, fence, stats) in one round trip.
     pub fn state(&mut self, keys: &Keys) -> Result<KeyStatus, Failure> {
-        self.with(self.io_timeout, None, |conn| super::state::read(conn, keys))
+        self.with(self.server.io_timeout, None, |conn| {
+            super::state::read(conn, keys)
+        })
     }
 
     /// Behind Sentinel: has the master moved since we connected? Then the connection is
@@ -112,8 +111,8 @@ impl Session {
     /// writes until Sentinel reconfigures it, so renewals ask before each try.
     pub fn follow_master(&mut self, deadline: Instant) -> bool {
         let (ct, io) = (
-            self.bound(self.connect_timeout, Some(deadline)),
-            self.bound(self.io_timeout, Some(deadline)),
+            self.bound(self.server.connect_timeout, Some(deadline)),
+            self.bound(self.server.io_timeout, Some(deadline)),
         );
         let moved = self.conn.as_ref().is_some_and(|c| c.master_moved(ct, io));
         if moved {
@@ -131,8 +130,8 @@ impl Session {
         f: impl FnOnce(&mut Conn) -> redis::RedisResult<T>,
     ) -> Result<T, Failure> {
         if self.conn.is_none() {
-            let ct = self.bound(self.connect_timeout, deadline);
-            match self.target.connect(ct, io) {
+            let ct = self.bound(self.server.connect_timeout, deadline);
+            match self.server.target.connect(ct, io) {
                 Ok(c) => self.conn = Some(c),
                 Err(e) => return Err(self.failure(&e, false)),
             }
@@ -164,7 +163,7 @@ impl Session {
     /// Classify `e`. A command that went out and lost its reply to the network may have run;
     /// a refusal (including a failed TLS handshake) means it never reached the server.
     fn failure(&self, e: &RedisError, sent: bool) -> Failure {
-        let (permanent, reason) = match self.target.classify(e) {
+        let (permanent, reason) = match self.server.target.classify(e) {
             Fault::Permanent(r) => (true, r),
             Fault::Transient(r) => (false, r),
         };

@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
-use super::conn::Conn;
-use super::keys::{Keys, slot};
-use crate::cli::config::MAX_LIMIT;
+use std::collections::BTreeSet;
+
+use super::conn::{Conn, Server};
+use super::keys::{Keys, MAX_LIMIT, lock_of, scan_patterns, slot};
 use crate::core::stats::Stats;
 
 /// Who holds a lock, from the holder hash (only when it matches the lock's token).
@@ -162,6 +163,53 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
         stats: Stats::from_hash(&stats),
         holders,
     })
+}
+
+/// Every lock under the prefix on one server, held or not (a free lock still has its fence
+/// and stats), found with SCAN (never KEYS).
+fn scan_locks(conn: &mut Conn, prefix: &str) -> redis::RedisResult<BTreeSet<String>> {
+    let mut found = BTreeSet::new();
+    for pattern in scan_patterns(prefix) {
+        let mut cursor: u64 = 0;
+        loop {
+            let mut scan = redis::cmd("SCAN");
+            scan.arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000);
+            let (next, keys): (u64, Vec<String>) = conn.query(&scan)?;
+            found.extend(keys.iter().filter_map(|k| lock_of(k, prefix)));
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    Ok(found)
+}
+
+/// The state of the locks `keys` (full lock keys), or of every lock under `prefix` when empty
+/// (on every master of a cluster), in key order.
+pub fn read_all(
+    server: &Server,
+    prefix: &str,
+    keys: &[String],
+) -> redis::RedisResult<Vec<KeyStatus>> {
+    let mut c = server.connect()?;
+    let mut found = keys.to_vec();
+    if found.is_empty() {
+        // Every master of a cluster holds its own share of the keys.
+        let mut all = BTreeSet::new();
+        for mut m in server.masters()? {
+            all.extend(scan_locks(&mut m, prefix)?);
+        }
+        found = all.into_iter().collect();
+    }
+    found
+        .iter()
+        .map(|key| read(&mut c, &Keys::new(key)))
+        .collect()
 }
 
 #[cfg(test)]

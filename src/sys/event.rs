@@ -14,25 +14,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::store::lock::Renew;
 use crate::sys::signals;
 
+/// What the loop wakes up for: a signal, the job's exit, or a note `N` from a helper thread
+/// (the caller's own type: `run` sends its renewal results and wake-ups through it).
 #[derive(Debug)]
-pub enum Event {
+pub enum Event<N> {
     /// SIGINT, SIGTERM, SIGHUP or SIGQUIT reached dlock.
     Signal(i32),
-    /// While waiting for the lock: its holder released it.
-    Wake,
     /// The job's leader process exited (and was reaped).
     ChildExited(ExitStatus),
-    /// A renewal succeeded: the local lease now ends at `deadline`.
-    Renewed { deadline: Instant, count: u32 },
-    /// A renewal found the key gone or someone else's: the lease is lost for sure.
-    Lost(Renew),
-    /// A renewal attempt failed to reach Redis; the watchdog keeps trying until the deadline.
-    RenewTrouble(String),
-    /// The renewal cap is reached; the current deadline is final.
-    CapReached { count: u32 },
+    /// Sent by a helper thread.
+    Note(N),
 }
 
 /// Nothing arrived in time.
@@ -40,19 +33,25 @@ pub enum Event {
 pub struct Timeout;
 
 /// The queue helper threads push to; the receiving side is gone once `closed`.
-struct Queue {
-    items: Mutex<VecDeque<Event>>,
+struct Queue<N> {
+    items: Mutex<VecDeque<N>>,
     bell: OwnedFd,
     closed: AtomicBool,
 }
 
 /// For helper threads: send events to the main loop.
-#[derive(Clone)]
-pub struct Sender(Arc<Queue>);
+pub struct Sender<N>(Arc<Queue<N>>);
 
-impl Sender {
+// Not derived: that would ask N to be Clone.
+impl<N> Clone for Sender<N> {
+    fn clone(&self) -> Self {
+        Sender(self.0.clone())
+    }
+}
+
+impl<N> Sender<N> {
     /// Err when the main loop no longer listens (the thread should end).
-    pub fn send(&self, ev: Event) -> Result<(), Event> {
+    pub fn send(&self, ev: N) -> Result<(), N> {
         let q = &self.0;
         if q.closed.load(Ordering::SeqCst) {
             return Err(ev);
@@ -70,15 +69,15 @@ impl Sender {
 }
 
 /// The main loop's side: signals, the job's exit, and what the helper threads send.
-pub struct Receiver {
-    queue: Arc<Queue>,
+pub struct Receiver<N> {
+    queue: Arc<Queue<N>>,
     sigfd: OwnedFd,
     /// The job's leader: its exit becomes an event; any other child is just reaped.
     leader: std::cell::Cell<Option<libc::pid_t>>,
     /// Keep the leader as a zombie (its exit already reported) until the run reaps it.
     hold_leader: std::cell::Cell<bool>,
     leader_reported: std::cell::Cell<bool>,
-    ready: std::cell::RefCell<VecDeque<Event>>,
+    ready: std::cell::RefCell<VecDeque<Event<N>>>,
 }
 
 /// Signals turned into events (the forwarded ones) plus SIGCHLD. A forwarded signal that was
@@ -95,7 +94,7 @@ fn watched() -> libc::sigset_t {
 
 /// Block the watched signals in this thread (and so in every thread started after) and open the
 /// descriptors the loop waits on. Call before starting any thread.
-pub fn channel() -> io::Result<(Sender, Receiver)> {
+pub fn channel<N>() -> io::Result<(Sender<N>, Receiver<N>)> {
     // Inherited SIGCHLD = SIG_IGN would make the kernel reap the job itself, and its exit
     // status would be lost.
     // SAFETY: changes one signal disposition of this process.
@@ -138,13 +137,13 @@ pub fn channel() -> io::Result<(Sender, Receiver)> {
     ))
 }
 
-impl Drop for Receiver {
+impl<N> Drop for Receiver<N> {
     fn drop(&mut self) {
         self.queue.closed.store(true, Ordering::SeqCst);
     }
 }
 
-impl Receiver {
+impl<N> Receiver<N> {
     /// From now on, report this child's exit as [`Event::ChildExited`]; with `hold`, leave it
     /// unreaped (a zombie keeps its group id reserved) for `Child::reap_leader`.
     pub fn watch_child(&self, pid: libc::pid_t, hold: bool) {
@@ -153,13 +152,13 @@ impl Receiver {
     }
 
     /// The next event, without waiting.
-    pub fn try_recv(&self) -> Option<Event> {
+    pub fn try_recv(&self) -> Option<Event<N>> {
         self.collect();
         self.next()
     }
 
     /// The next event, waiting up to `timeout` for one.
-    pub fn recv_timeout(&self, timeout: Duration) -> Result<Event, Timeout> {
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<Event<N>, Timeout> {
         let until = Instant::now() + timeout;
         loop {
             self.collect();
@@ -192,11 +191,11 @@ impl Receiver {
         }
     }
 
-    fn next(&self) -> Option<Event> {
+    fn next(&self) -> Option<Event<N>> {
         if let Some(ev) = self.ready.borrow_mut().pop_front() {
             return Some(ev);
         }
-        self.queue.items.lock().ok()?.pop_front()
+        self.queue.items.lock().ok()?.pop_front().map(Event::Note)
     }
 
     /// Read what the signalfd and the bell hold: signals become events, SIGCHLD reaps.

@@ -81,7 +81,7 @@ pub fn spawn(
                 libc::ESRCH => SpawnError::Other("dlock exited before the job started".into()),
                 e => SpawnError::NotExecutable(format!(
                     "{shown}: {}",
-                    crate::cli::config::io_reason(&io::Error::from_raw_os_error(e))
+                    crate::log::io_reason(&io::Error::from_raw_os_error(e))
                 )),
             });
         }
@@ -112,7 +112,7 @@ pub fn contain_possible() -> Result<(), String> {
         libc::EPERM | libc::EACCES => "not root, and unprivileged user namespaces are off (kernel.unprivileged_userns_clone or user.max_user_namespaces, or an AppArmor/seccomp policy)".to_string(),
         libc::ENOSPC | libc::EUSERS => "the namespace limit is reached (user.max_user_namespaces / user.max_pid_namespaces)".to_string(),
         libc::EINVAL => "this kernel has no PID or user namespaces".to_string(),
-        e => crate::cli::config::io_reason(&io::Error::from_raw_os_error(e)),
+        e => crate::log::io_reason(&io::Error::from_raw_os_error(e)),
     })
 }
 

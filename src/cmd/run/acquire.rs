@@ -4,12 +4,13 @@
 
 use std::time::{Duration, Instant};
 
+use super::Note;
 use super::release::{Released, release};
 use super::waker::Waker;
-use crate::cli::config::{Global, RunConfig};
-use crate::cli::exit::Exit;
+use crate::cli::config::RunConfig;
 use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
+use crate::exit::Exit;
 use crate::log::{ms, secs};
 use crate::store::keys::{Keys, new_token};
 use crate::store::lock::{Acquire, AcquireCall, BusyCall, Finish, Meta};
@@ -33,7 +34,6 @@ pub struct Held {
 }
 
 struct Shell<'a> {
-    g: &'a Global,
     cfg: &'a RunConfig,
     keys: &'a Keys,
     token: String,
@@ -42,17 +42,16 @@ struct Shell<'a> {
     /// The winning try's session, kept for the job's lease.
     won: Option<Session>,
     meta: Meta,
-    tx: Sender,
+    tx: Sender<Note>,
     waker: Option<Waker>,
     wait: Wait,
 }
 
 pub fn acquire(
-    g: &Global,
     cfg: &RunConfig,
     keys: &Keys,
-    events: &Receiver,
-    tx: Sender,
+    events: &Receiver<Note>,
+    tx: Sender<Note>,
 ) -> Result<Box<Held>, Exit> {
     let limits = Limits {
         wait: cfg.wait,
@@ -63,11 +62,10 @@ pub fn acquire(
     };
     let backoff = Backoff::seeded_from_os(cfg.retry_min, cfg.retry_max);
     let mut s = Shell {
-        g,
         cfg,
         keys,
         token: new_token(),
-        session: Session::new(&g.target, cfg.connect_timeout, cfg.io_timeout),
+        session: Session::new(&cfg.server),
         won: None,
         meta: Meta {
             host: hostname(),
@@ -103,10 +101,10 @@ pub fn acquire(
 }
 
 impl Shell<'_> {
-    fn event(&mut self, ev: Event) {
+    fn event(&mut self, ev: Event<Note>) {
         let input = match ev {
             Event::Signal(sig) => Input::Signal(sig),
-            Event::Wake => Input::Woken,
+            Event::Note(Note::Woken) => Input::Woken,
             _ => return,
         };
         self.wait.handle(input, Instant::now());
@@ -121,15 +119,14 @@ impl Shell<'_> {
         let call = AcquireCall {
             keys: self.keys,
             token: &self.token,
-            ttl: self.cfg.ttl,
+            ttl: self.cfg.limits.ttl,
             stats: self.cfg.stats,
             meta: &meta,
             last_try,
         };
         let input = match self.session.call(&call) {
             Ok(Acquire::Acquired { fence, slot }) => {
-                let (ct, io) = (self.cfg.connect_timeout, self.cfg.io_timeout);
-                let fresh = Session::new(&self.g.target, ct, io);
+                let fresh = Session::new(&self.cfg.server);
                 self.won = Some(std::mem::replace(&mut self.session, fresh));
                 Input::Acquired { fence, slot, sent }
             }
@@ -145,8 +142,8 @@ impl Shell<'_> {
             match action {
                 Action::StartWaker => {
                     let until = self.wait.until();
-                    let (g, cfg, keys) = (self.g, self.cfg, self.keys);
-                    self.waker = Waker::start(g, cfg, keys, &self.token, self.tx.clone(), until);
+                    let (cfg, keys) = (self.cfg, self.keys);
+                    self.waker = Waker::start(cfg, keys, &self.token, self.tx.clone(), until);
                     self.wait
                         .waker_started(self.waker.is_some(), Instant::now());
                 }
@@ -216,7 +213,7 @@ impl Shell<'_> {
                     warn!("cleanup_failed";
                         "an acquire reply was lost and the cleanup failed ({reason}): {} may stay held until its TTL ({}) runs out",
                         self.keys.lock,
-                        secs(self.cfg.ttl)
+                        secs(self.cfg.limits.ttl)
                     );
                     return;
                 }
@@ -225,7 +222,7 @@ impl Shell<'_> {
     }
 
     fn report(&self, r: Report) {
-        let (lock, target) = (&self.keys.lock, &self.g.target);
+        let (lock, target) = (&self.keys.lock, &self.cfg.server.target);
         match r {
             Report::NoTtl => warn!("no_ttl";
                 "{lock} is held without any expiry (PTTL -1): it was not set by dlock and will never expire by itself; delete it if its owner is gone"

@@ -1,25 +1,27 @@
 //! `dlock run`: acquire, spawn, supervise, release. The supervising loop owns every decision
 //! about stopping the job; the watchdog only reports what Redis said.
 
-pub(crate) mod acquire;
+mod acquire;
+pub(crate) mod init;
 mod release;
 mod report;
 mod supervise;
 mod waker;
-pub(crate) mod watchdog;
+mod watchdog;
 
 use std::time::{Duration, Instant};
 
-use crate::cli::config::{Global, RunConfig};
-use crate::cli::exit::Exit;
+use crate::cli::config::RunConfig;
 use crate::core::clock::{drift, hard_stop, lease_end};
 use crate::core::stats;
+use crate::core::stop::{Input, Stop};
+use crate::exit::Exit;
 use crate::log::{ms, secs};
 use crate::store::keys::Keys;
-use crate::store::lock::{Ended, Finish, Outcome, RecordCall};
+use crate::store::lock::{Finish, RecordCall};
 use crate::store::session::Session;
-use crate::sys::event::Event;
-use crate::sys::process;
+use crate::sys::event::{Event, Receiver};
+use crate::sys::process::{self, Child};
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
 use acquire::Held;
@@ -27,9 +29,15 @@ use release::Released;
 use supervise::{Supervisor, Watch};
 use watchdog::Lease;
 
-pub(crate) use report::spawn_failed;
+/// What `run`'s helper threads tell the main loop: the waker's wake-up while it waits for the
+/// lock, the watchdog's renewal results (already the stop machine's input) while the job runs.
+#[derive(Debug)]
+pub(crate) enum Note {
+    Woken,
+    Lease(Input),
+}
 
-pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
+pub fn run(cfg: &RunConfig) -> Exit {
     // First, before any thread starts: the signal mask is inherited.
     let (tx, rx) = match crate::sys::event::channel() {
         Ok(c) => c,
@@ -38,23 +46,12 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
             return Exit::Internal;
         }
     };
-    // --contain: find out before acquiring whether the system allows it.
-    if cfg.contain
-        && let Err(why) = process::contain_possible()
-    {
-        error!("contain";
-            "--contain: cannot give the job its own PID namespace: {why}; run as root, allow namespaces, or drop --contain (exit 71, nothing acquired)"
-        );
-        return Exit::NoContain;
-    }
-    if cfg.max_renewals.is_none() {
-        warn!("unlimited_renewals";
-            "--max-renewals unlimited: a hung job keeps the lock forever; prefer a cap such as 3 with a --ttl of 3 × the job's p99"
-        );
+    if let Err(exit) = preflight(cfg) {
+        return exit;
     }
     let keys = Keys::with_limit(&cfg.key, cfg.limit);
     crate::log::set_key(&keys.lock);
-    let held = match acquire::acquire(g, cfg, &keys, &rx, tx.clone()) {
+    let held = match acquire::acquire(cfg, &keys, &rx, tx.clone()) {
         Ok(h) => h,
         Err(exit) => return exit,
     };
@@ -62,168 +59,186 @@ pub fn run(g: &Global, cfg: &RunConfig) -> Exit {
     // Wall time of the acquisition, for the run's history.
     let started_ms = crate::sys::host::unix_ms().saturating_sub(held.sent.elapsed().as_millis());
     let Held {
-        mut session,
+        session,
         token,
         fence,
         slot,
         sent,
         ..
     } = *held;
-    let release =
-        |session: &mut Session, finish| release::release(session, &keys, slot, &token, finish);
-    // The job never started: count the acquisition but no hold time.
-    let unstarted = Finish::unstarted();
-
-    // A signal that arrived during the last try: never start the job.
-    if let Some(Event::Signal(sig)) = rx.try_recv() {
-        info!("signal_before_start", signal = sig; "{} before the job started: releasing", signals::name(sig));
-        release(&mut session, unstarted);
-        return Exit::Signal(sig);
-    }
-
-    // --min-replicas: the lock must be on N replicas before the job may start, or a failover
-    // could hand it to someone else at once.
-    if cfg.min_replicas > 0 {
-        let acked = match session.wait_replicas(cfg.min_replicas, cfg.replica_timeout) {
-            Ok(n) => n,
-            Err(f) => {
-                error!("replicas"; "cannot confirm replication of {} ({}): releasing, the job does not run (exit 69)", keys.lock, f.reason);
-                release(&mut session, unstarted);
-                return Exit::Unavailable;
-            }
-        };
-        if acked < i64::from(cfg.min_replicas) {
-            error!("replicas", acked = acked, wanted = cfg.min_replicas;
-                "only {acked} of {} replicas acknowledged {} within {} (--min-replicas): releasing, the job does not run (exit 69); check replication or lower --min-replicas",
-                cfg.min_replicas,
-                keys.lock,
-                secs(cfg.replica_timeout)
-            );
-            release(&mut session, unstarted);
-            return Exit::Unavailable;
-        }
-        debug!("replicas", acked = acked; "{acked} replicas have {}", keys.lock);
-    }
-
-    let deadline = lease_end(sent, cfg.ttl);
-    let kill_at = hard_stop(deadline, cfg.ttl);
-    let wall_deadline = crate::sys::host::unix_ms()
-        + kill_at
-            .saturating_duration_since(Instant::now())
-            .as_millis();
-    let env = [
-        ("DLOCK_KEY", keys.lock.clone()),
-        ("DLOCK_TOKEN", token.clone()),
-        ("DLOCK_FENCE", fence.to_string()),
-        ("DLOCK_SLOT", slot.to_string()),
-        ("DLOCK_LIMIT", cfg.limit.to_string()),
-        ("DLOCK_TTL_MS", cfg.ttl.as_millis().to_string()),
-        ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
-    ];
-    process::become_subreaper();
-    let child = if cfg.contain {
-        let init = crate::cmd::init::argv(cfg.grace, &cfg.argv);
-        process::spawn(&init, &env, true)
-    } else {
-        process::spawn(&cfg.argv, &env, false)
-    };
-    let child = match child {
-        Ok(c) => {
-            rx.watch_child(c.pid, c.hold_leader);
-            c
-        }
-        Err(e) => {
-            let exit = report::spawn_failed(&e);
-            release(&mut session, unstarted);
-            return exit;
-        }
-    };
-    debug!("started", pid = child.pid; "job started (pid {}, its own process group)", child.pid);
-
-    let params = watchdog::Params {
-        ttl: cfg.ttl,
-        renew_every: cfg.renew_every,
-        max_renewals: cfg.max_renewals,
-        stats: cfg.stats,
-    };
-    let lease = Lease {
+    let mut lease = Lease {
         session,
         keys: keys.clone(),
         slot,
         token: token.clone(),
         sent,
+        limits: cfg.limits,
+        stats: cfg.stats,
     };
+    if let Err(exit) = before_job(cfg, &rx, &mut lease) {
+        // The job never started: count the acquisition but no hold time.
+        lease.release(Finish::unstarted());
+        return exit;
+    }
+    let deadline = lease_end(sent, cfg.limits.ttl);
+    let child = match spawn(cfg, &lease, fence, deadline) {
+        Ok(c) => {
+            rx.watch_child(c.pid, c.hold_leader);
+            c
+        }
+        Err(exit) => {
+            lease.release(Finish::unstarted());
+            return exit;
+        }
+    };
+    debug!("started", pid = child.pid; "job started (pid {}, its own process group)", child.pid);
+
     // The watchdog thread starts when the stop machine says the first renewal is due: a job
     // shorter than that (the common cron case) never pays for it, and with --max-renewals 0
     // it never starts; the session then waits here for the release.
-    let watch = Watch::Pending(Some(Box::new((lease, params, tx))));
-
+    let watch = Watch::Pending(Some(Box::new((lease, tx))));
     let mut sup = Supervisor::new(cfg, &child, sent, deadline, watch);
     sup.supervise(&rx);
     // The group is gone: its id may be given out again once the leader is reaped.
     child.reap_leader();
     // None only if the renewal thread panicked: the release then starts a fresh session.
-    let mut session = sup
+    let session = sup
         .take_session()
-        .unwrap_or_else(|| Session::new(&g.target, cfg.connect_timeout, cfg.io_timeout));
+        .unwrap_or_else(|| Session::new(&cfg.server));
     child.restore_tty();
-    let held_for = sent.elapsed();
+    let mut lease = Lease {
+        session,
+        keys,
+        slot,
+        token,
+        sent,
+        limits: cfg.limits,
+        stats: cfg.stats,
+    };
+    finish(cfg, &mut lease, &sup.stop, started_ms)
+}
 
-    let mut exit = sup.stop.exit();
-    let outcome = match exit {
-        Exit::Lost => Outcome::Lost,
-        Exit::Cap => Outcome::Cap,
-        _ => Outcome::Done,
+/// What is checked before acquiring: whether --contain is possible here, and a warning for an
+/// uncapped lease.
+fn preflight(cfg: &RunConfig) -> Result<(), Exit> {
+    if cfg.contain
+        && let Err(why) = process::contain_possible()
+    {
+        error!("contain";
+            "--contain: cannot give the job its own PID namespace: {why}; run as root, allow namespaces, or drop --contain (exit 71, nothing acquired)"
+        );
+        return Err(Exit::NoContain);
+    }
+    if cfg.limits.max_renewals.is_none() {
+        warn!("unlimited_renewals";
+            "--max-renewals unlimited: a hung job keeps the lock forever; prefer a cap such as 3 with a --ttl of 3 × the job's p99"
+        );
+    }
+    Ok(())
+}
+
+/// With the lock held, before the job starts: a signal that arrived during the last try means
+/// the job never starts; with --min-replicas, the lock must be on N replicas first, or a
+/// failover could hand it to someone else at once.
+fn before_job(cfg: &RunConfig, rx: &Receiver<Note>, lease: &mut Lease) -> Result<(), Exit> {
+    if let Some(Event::Signal(sig)) = rx.try_recv() {
+        info!("signal_before_start", signal = sig; "{} before the job started: releasing", signals::name(sig));
+        return Err(Exit::Signal(sig));
+    }
+    if cfg.min_replicas == 0 {
+        return Ok(());
+    }
+    let lock = &lease.keys.lock;
+    let acked = match lease
+        .session
+        .wait_replicas(cfg.min_replicas, cfg.replica_timeout)
+    {
+        Ok(n) => n,
+        Err(f) => {
+            error!("replicas"; "cannot confirm replication of {lock} ({}): releasing, the job does not run (exit 69)", f.reason);
+            return Err(Exit::Unavailable);
+        }
     };
+    if acked < i64::from(cfg.min_replicas) {
+        error!("replicas", acked = acked, wanted = cfg.min_replicas;
+            "only {acked} of {} replicas acknowledged {lock} within {} (--min-replicas): releasing, the job does not run (exit 69); check replication or lower --min-replicas",
+            cfg.min_replicas,
+            secs(cfg.replica_timeout)
+        );
+        return Err(Exit::Unavailable);
+    }
+    debug!("replicas", acked = acked; "{acked} replicas have {lock}");
+    Ok(())
+}
+
+/// Start the job (under `--contain`'s init when asked) with what it is told about its lease.
+fn spawn(cfg: &RunConfig, lease: &Lease, fence: i64, deadline: Instant) -> Result<Child, Exit> {
+    let kill_at = hard_stop(deadline, cfg.limits.ttl);
+    let wall_deadline = crate::sys::host::unix_ms()
+        + kill_at
+            .saturating_duration_since(Instant::now())
+            .as_millis();
+    let env = [
+        ("DLOCK_KEY", lease.keys.lock.clone()),
+        ("DLOCK_TOKEN", lease.token.clone()),
+        ("DLOCK_FENCE", fence.to_string()),
+        ("DLOCK_SLOT", lease.slot.to_string()),
+        ("DLOCK_LIMIT", cfg.limit.to_string()),
+        ("DLOCK_TTL_MS", cfg.limits.ttl.as_millis().to_string()),
+        ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
+    ];
+    process::become_subreaper();
+    let child = if cfg.contain {
+        process::spawn(&init::argv(cfg.limits.grace, &cfg.argv), &env, true)
+    } else {
+        process::spawn(&cfg.argv, &env, false)
+    };
+    child.map_err(|e| report::spawn_failed(&e))
+}
+
+/// The job is over: release (or, for a lease found lost, only record the run), say how it
+/// went, and the exit status.
+fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128) -> Exit {
+    let held_for = lease.sent.elapsed();
+    let mut exit = stop.exit();
     // --hold-at-least: an early finish keeps the lock for the rest of that time.
-    let keep = match outcome {
-        Outcome::Done => cfg.hold_at_least.saturating_sub(held_for),
-        _ => Duration::ZERO,
-    };
-    let ended = match exit {
-        Exit::Child(0) => Ended::Ok,
-        Exit::Signal(_) => Ended::Signal,
-        Exit::Cap => Ended::Cap,
-        Exit::Lost => Ended::Lost,
-        _ => Ended::Failed,
+    let keep = match exit {
+        Exit::Lost | Exit::Cap => Duration::ZERO,
+        _ => cfg.hold_at_least.saturating_sub(held_for),
     };
     let finish = Finish {
         hold: held_for,
-        outcome,
+        exit,
         keep,
         stats: cfg.stats,
-        ended,
-        exit_code: exit.code(),
         started_ms,
     };
-    if sup.stop.definitely_lost() {
+    if stop.definitely_lost() {
         // Not ours any more: nothing to release, but the run still counts (best effort).
         let record = RecordCall {
-            keys: &keys,
+            keys: &lease.keys,
             finish: &finish,
         };
         if cfg.stats
-            && let Err(f) = session.call(&record)
+            && let Err(f) = lease.session.call(&record)
         {
             debug!("stats_failed"; "could not record the lost run: {}", f.reason);
         }
         return exit;
     }
-    let released = release(&mut session, finish);
+    let released = lease.release(finish);
     // A compare failure before the deadline: someone took or deleted the key.
-    let compare_failure = released == Released::NotOurs && Instant::now() < sup.stop.deadline();
-    let advice = compare_failure.then(|| ttl_advice(&mut session, cfg, &keys, held_for));
+    let compare_failure = released == Released::NotOurs && Instant::now() < stop.deadline();
+    let advice =
+        compare_failure.then(|| ttl_advice(&mut lease.session, cfg, &lease.keys, held_for));
     let end = report::End {
-        lock: &keys.lock,
-        slot_of: report::slot_label(cfg, slot),
+        lock: &lease.keys.lock,
+        slot_of: report::slot_label(cfg, lease.slot),
         held: held_for,
-        renewals: sup.stop.renewals(),
+        renewals: stop.renewals(),
         keep,
-        expires_in: sup
-            .stop
-            .deadline()
-            .saturating_duration_since(Instant::now())
-            + drift(cfg.ttl),
+        expires_in: stop.deadline().saturating_duration_since(Instant::now())
+            + drift(cfg.limits.ttl),
     };
     report::released(cfg, &end, &released, advice.as_ref());
     // The lock was lost while the job ran: that must not look like success.
@@ -250,7 +265,7 @@ fn ttl_advice(
         .filter(|s| s.samples >= stats::MIN_SAMPLES)
         .and_then(|s| Some((s.recommended_ttl_ms()?, s.samples)));
     match rec {
-        Some((rec, n)) if rec > ms(cfg.ttl) => (
+        Some((rec, n)) if rec > ms(cfg.limits.ttl) => (
             format!(
                 "raise --ttl to ~{} (3 × p99 of {n} recorded runs)",
                 secs(Duration::from_millis(rec))
@@ -261,7 +276,7 @@ fn ttl_advice(
             format!(
                 "the lease had not run out (held {} of a {} lease, renewed as needed), so the key was deleted or taken over: `dlock release --force`, a manual DEL, or a Redis failover or restart that lost it",
                 secs(held_for),
-                secs(cfg.ttl)
+                secs(cfg.limits.ttl)
             ),
             None,
         ),

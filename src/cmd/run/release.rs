@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::watchdog::Lease;
 use crate::core::retry::Retry;
 use crate::store::keys::Keys;
 use crate::store::lock::{Finish, Release, ReleaseCall};
@@ -63,5 +64,18 @@ pub fn release(
         Ok(Release::NotOurs) if reply_lost => Released::Ambiguous,
         Ok(Release::NotOurs) => Released::NotOurs,
         Err(f) => Released::Unconfirmed(f.reason),
+    }
+}
+
+impl Lease {
+    /// Give this lease's slot back (see `release`).
+    pub fn release(&mut self, finish: Finish) -> Released {
+        release(
+            &mut self.session,
+            &self.keys,
+            self.slot,
+            &self.token,
+            finish,
+        )
     }
 }

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::release::Released;
 use crate::cli::config::RunConfig;
-use crate::cli::exit::Exit;
 use crate::core::stop::Report;
+use crate::exit::Exit;
 use crate::log::{ms, secs};
 use crate::sys::process::SpawnError;
 use crate::sys::signals;
@@ -27,14 +27,14 @@ pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Ve
         } => {
             info!("renewed", count = *count, cap = *cap, elapsed_ms = ms(*ran);
                 "renewed {count}/{cap} (TTL {}, job running {})",
-                secs(cfg.ttl),
+                secs(cfg.limits.ttl),
                 secs(*ran)
             )
         }
         Report::Renewed {
             count, cap: None, ..
         } => {
-            debug!("renewed", count = *count; "renewed {count} (TTL {})", secs(cfg.ttl))
+            debug!("renewed", count = *count; "renewed {count} (TTL {})", secs(cfg.limits.ttl))
         }
         Report::RenewTrouble {
             reason,
@@ -67,7 +67,7 @@ pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Ve
                 secs(*ran),
                 secs(*term_in),
                 secs(*end_in),
-                secs(cfg.ttl)
+                secs(cfg.limits.ttl)
             )
         }
         Report::StopCap {
@@ -78,8 +78,8 @@ pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Ve
         } => error!("stopping", reason = "cap", ran_ms = ms(*ran), limit_ms = ms(*limit);
             "stopping the job: renewal cap reached (ran {}; hard limit ≈ {renewals} × {} + TTL {} = {}); SIGTERM now, SIGKILL in {} (exit 124)",
             secs(*ran),
-            secs(cfg.renew_every),
-            secs(cfg.ttl),
+            secs(cfg.limits.renew_every),
+            secs(cfg.limits.ttl),
             secs(*limit),
             secs(*kill_in)
         ),
@@ -142,7 +142,7 @@ pub(super) fn slot_label(cfg: &RunConfig, slot: u32) -> String {
 }
 
 fn cap(cfg: &RunConfig) -> String {
-    match cfg.max_renewals {
+    match cfg.limits.max_renewals {
         Some(n) => n.to_string(),
         None => "unlimited".into(),
     }
@@ -150,11 +150,11 @@ fn cap(cfg: &RunConfig) -> String {
 
 pub(super) fn acquired(cfg: &RunConfig, lock: &str, fence: i64, slot: u32, waited: Duration) {
     let slot_of = slot_label(cfg, slot);
-    info!("acquired", fence = fence, slot = slot, limit = cfg.limit, waited_ms = ms(waited), ttl_ms = ms(cfg.ttl), renew_every_ms = ms(cfg.renew_every), cap = cfg.max_renewals;
+    info!("acquired", fence = fence, slot = slot, limit = cfg.limit, waited_ms = ms(waited), ttl_ms = ms(cfg.limits.ttl), renew_every_ms = ms(cfg.limits.renew_every), cap = cfg.limits.max_renewals;
         "acquired {lock}{slot_of} (fence {fence}, waited {}, TTL {}, renew every {}, cap {})",
         secs(waited),
-        secs(cfg.ttl),
-        secs(cfg.renew_every),
+        secs(cfg.limits.ttl),
+        secs(cfg.limits.renew_every),
         cap(cfg)
     );
 }
@@ -222,10 +222,10 @@ pub(super) fn released(
             "{lock} had expired by the time the stopped job was gone (lease over at the deadline)"
         ),
         (Released::NotOurs, Some((advice, rec))) => {
-            warn!("compare_failure", held_ms = ms(e.held), ttl_ms = ms(cfg.ttl), renewals = e.renewals, recommended_ttl_ms = *rec;
+            warn!("compare_failure", held_ms = ms(e.held), ttl_ms = ms(cfg.limits.ttl), renewals = e.renewals, recommended_ttl_ms = *rec;
                 "compare failure: {lock} was no longer ours at release (job held it {}; lease {}, renewed {}/{cap}): another holder may have run at the same time; {advice}",
                 secs(e.held),
-                secs(cfg.ttl),
+                secs(cfg.limits.ttl),
                 e.renewals
             );
         }

@@ -4,11 +4,11 @@
 
 use std::time::Instant;
 
-use super::watchdog::{self, Lease, Watchdog};
+use super::Note;
+use super::watchdog::{Lease, Watchdog};
 use crate::cli::config::RunConfig;
-use crate::core::stop::{Action, Input, Limits, Stop};
+use crate::core::stop::{Action, Input, Stop};
 use crate::log::secs;
-use crate::store::lock::Renew;
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::process::Child;
@@ -17,7 +17,7 @@ use crate::{error, warn};
 /// The watchdog, from "not yet needed" to running.
 pub(super) enum Watch {
     /// Starts when the machine says the first renewal is due.
-    Pending(Option<Box<(Lease, watchdog::Params, Sender)>>),
+    Pending(Option<Box<(Lease, Sender<Note>)>>),
     Running(Watchdog),
     /// The thread could not start (its session went with it), or the session was handed over.
     Gone,
@@ -38,22 +38,16 @@ impl<'a> Supervisor<'a> {
         deadline: Instant,
         watch: Watch,
     ) -> Self {
-        let limits = Limits {
-            ttl: cfg.ttl,
-            grace: cfg.grace,
-            renew_every: cfg.renew_every,
-            max_renewals: cfg.max_renewals,
-        };
         Supervisor {
             cfg,
             child,
             watch,
-            stop: Stop::new(limits, started, deadline),
+            stop: Stop::new(cfg.limits, started, deadline),
         }
     }
 
     /// Run until the leader has exited and its whole group is gone.
-    pub(super) fn supervise(&mut self, rx: &Receiver) {
+    pub(super) fn supervise(&mut self, rx: &Receiver<Note>) {
         loop {
             let now = Instant::now();
             if self.stop.wants_group() {
@@ -107,8 +101,8 @@ impl<'a> Supervisor<'a> {
             return;
         };
         let Some(p) = pending.take() else { return };
-        let (lease, params, tx) = *p;
-        self.watch = match Watchdog::start(lease, params, tx) {
+        let (lease, tx) = *p;
+        self.watch = match Watchdog::start(lease, tx) {
             Ok(w) => Watch::Running(w),
             Err(e) => {
                 // Without a watchdog the lease still bounds the job: it is stopped at the deadline.
@@ -131,16 +125,11 @@ impl<'a> Supervisor<'a> {
 }
 
 /// What the machine makes of an event (a wake-up only matters while waiting for the lock).
-fn input(ev: Event) -> Option<Input> {
-    Some(match ev {
-        Event::ChildExited(status) => Input::LeaderExited(status),
-        Event::Renewed { deadline, count } => Input::Renewed { deadline, count },
-        Event::RenewTrouble(reason) => Input::RenewTrouble(reason),
-        Event::Lost(how) => Input::Lost {
-            taken_over: how == Renew::TakenOver,
-        },
-        Event::CapReached { count } => Input::CapReached { count },
-        Event::Signal(sig) => Input::Signal(sig),
-        Event::Wake => return None,
-    })
+fn input(ev: Event<Note>) -> Option<Input> {
+    match ev {
+        Event::ChildExited(status) => Some(Input::LeaderExited(status)),
+        Event::Signal(sig) => Some(Input::Signal(sig)),
+        Event::Note(Note::Lease(input)) => Some(input),
+        Event::Note(Note::Woken) => None,
+    }
 }

@@ -4,11 +4,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use crate::cli::config::{Global, RunConfig};
+use super::Note;
+use crate::cli::config::RunConfig;
 use crate::store::keys::{Keys, companion};
 use crate::store::lock::WakeCall;
 use crate::store::session::Session;
-use crate::sys::event::{Event, Sender};
+use crate::sys::event::Sender;
 
 /// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
 /// one item, and Redis hands it to the longest-blocked waiter only, so a release wakes one
@@ -34,16 +35,15 @@ impl Waker {
     /// to the back of that queue. It is ended early by an item on its own key (`stop`) or by
     /// this process exiting (Redis drops a closed connection's BLPOP).
     pub(super) fn start(
-        g: &Global,
         cfg: &RunConfig,
         keys: &Keys,
         token: &str,
-        tx: Sender,
+        tx: Sender<Note>,
         until: Instant,
     ) -> Option<Waker> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let mut session = Session::new(&g.target, cfg.connect_timeout, cfg.io_timeout);
+        let mut session = Session::new(&cfg.server);
         let wake = keys.wake.clone();
         let slots = keys.limit_n();
         let own = companion(&keys.lock, &format!("wake:{token}"));
@@ -65,7 +65,7 @@ impl Waker {
                             return;
                         }
                         Ok(Some(_)) => {
-                            if tx.send(Event::Wake).is_err() {
+                            if tx.send(Note::Woken).is_err() {
                                 return;
                             }
                             if parked.recv() != Ok(true) {

@@ -4,28 +4,19 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::Note;
 use crate::core::clock::lease_end;
+use crate::core::stop::{Input, Limits};
 use crate::debug;
 use crate::store::keys::Keys;
 use crate::store::lock::{Renew, RenewCall};
 use crate::store::session::Session;
-use crate::sys::event::{Event, Sender};
+use crate::sys::event::Sender;
 
-#[derive(Debug, Clone)]
-pub struct Params {
-    pub ttl: Duration,
-    pub renew_every: Duration,
-    pub max_renewals: Option<u32>,
-    /// Count compare failures in the stats hash.
-    pub stats: bool,
-}
-
-impl Params {
-    /// Pause between renewal retries while Redis is unreachable: short, so a brief blip does not
-    /// cost the lease, yet not a spin (1/20 of the TTL, between 10 ms and 250 ms).
-    fn retry_pause(&self) -> Duration {
-        (self.ttl / 20).clamp(Duration::from_millis(10), Duration::from_millis(250))
-    }
+/// Pause between renewal retries while Redis is unreachable: short, so a brief blip does not
+/// cost the lease, yet not a spin (1/20 of the TTL, between 10 ms and 250 ms).
+fn retry_pause(ttl: Duration) -> Duration {
+    (ttl / 20).clamp(Duration::from_millis(10), Duration::from_millis(250))
 }
 
 pub struct Watchdog {
@@ -41,14 +32,18 @@ pub struct Lease {
     pub slot: u32,
     pub token: String,
     pub sent: Instant,
+    /// The run's timing (TTL, renewal period and cap).
+    pub limits: Limits,
+    /// Count compare failures in the stats hash.
+    pub stats: bool,
 }
 
 impl Watchdog {
-    pub fn start(lease: Lease, params: Params, tx: Sender) -> std::io::Result<Watchdog> {
+    pub fn start(lease: Lease, tx: Sender<Note>) -> std::io::Result<Watchdog> {
         let (stop, stop_rx) = mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("watchdog".into())
-            .spawn(move || watch(lease, params, tx, stop_rx))?;
+            .spawn(move || watch(lease, tx, stop_rx))?;
         Ok(Watchdog { stop, handle })
     }
 
@@ -65,14 +60,17 @@ fn park(session: Session, stop: &mpsc::Receiver<()>) -> Session {
     session
 }
 
-fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Session {
+fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
     let Lease {
         mut session,
         keys,
         slot,
         token,
         sent,
+        limits: p,
+        stats,
     } = lease;
+    let tell = |input: Input| tx.send(Note::Lease(input));
     let mut deadline = lease_end(sent, p.ttl);
     let mut last_sent = sent;
     let mut count: u32 = 0;
@@ -81,11 +79,11 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Sessi
         slot,
         token: &token,
         ttl: p.ttl,
-        stats: p.stats,
+        stats,
     };
     loop {
         if p.max_renewals.is_some_and(|cap| count >= cap) {
-            let _ = tx.send(Event::CapReached { count });
+            let _ = tell(Input::CapReached { count });
             return park(session, &stop);
         }
         let next = last_sent + p.renew_every;
@@ -111,20 +109,22 @@ fn watch(lease: Lease, p: Params, tx: Sender, stop: mpsc::Receiver<()>) -> Sessi
                     count += 1;
                     last_sent = sent;
                     deadline = lease_end(sent, p.ttl);
-                    let _ = tx.send(Event::Renewed { deadline, count });
+                    let _ = tell(Input::Renewed { deadline, count });
                     break;
                 }
                 Ok(lost) => {
-                    let _ = tx.send(Event::Lost(lost));
+                    let _ = tell(Input::Lost {
+                        taken_over: lost == Renew::TakenOver,
+                    });
                     return park(session, &stop);
                 }
                 Err(f) => {
                     if !reported {
                         reported = true;
-                        let _ = tx.send(Event::RenewTrouble(f.reason));
+                        let _ = tell(Input::RenewTrouble(f.reason));
                     }
                     let left = deadline.saturating_duration_since(Instant::now());
-                    if stop.recv_timeout(p.retry_pause().min(left)).is_ok() {
+                    if stop.recv_timeout(retry_pause(p.ttl).min(left)).is_ok() {
                         return session;
                     }
                 }

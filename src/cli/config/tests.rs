@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::cli::args::{self, Command};
+use std::ffi::OsString;
 
 /// `dlock [global…] run <args>` → the run config, or the usage error's text.
 fn run_cfg(args: &[&str]) -> Result<RunConfig, String> {
@@ -11,7 +12,7 @@ fn run_cfg(args: &[&str]) -> Result<RunConfig, String> {
     let cli = args::parse(argv).map_err(|e| e.to_string())?;
     let g = global(&cli.global).map_err(|e| e.0)?;
     match &cli.command {
-        Command::Run(r) => run(&g, r).map_err(|e| e.0),
+        Command::Run(r) => run::run(&g, r).map_err(|e| e.0),
         _ => Err("not a run".into()),
     }
 }
@@ -30,10 +31,10 @@ fn defaults_follow_the_ttl() {
     let c =
         run_cfg(&["--key", "job", "--ttl", "30s", "--", "true"]).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.key, "dlock:job", "the default prefix");
-    assert_eq!(c.renew_every, MS(10_000), "TTL/3");
-    assert_eq!(c.grace, MS(5_000), "min(5s, TTL/3)");
+    assert_eq!(c.limits.renew_every, MS(10_000), "TTL/3");
+    assert_eq!(c.limits.grace, MS(5_000), "min(5s, TTL/3)");
     assert_eq!(c.wait, MS(30_000), "--wait defaults to the TTL");
-    assert_eq!(c.max_renewals, Some(3));
+    assert_eq!(c.limits.max_renewals, Some(3));
     assert!(c.stats && !c.no_notify);
     assert_eq!(c.argv, [OsString::from("true")]);
 }
@@ -42,10 +43,10 @@ fn defaults_follow_the_ttl() {
 fn a_short_lease_scales_grace_and_timeouts_down() {
     let c = run_cfg(&["--key", "job", "--ttl", "300ms", "--", "true"])
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(c.grace, MS(100), "TTL/3 when under 5 s");
-    assert_eq!(c.renew_every, MS(100));
+    assert_eq!(c.limits.grace, MS(100), "TTL/3 when under 5 s");
+    assert_eq!(c.limits.renew_every, MS(100));
     // Neither a connect nor a command may eat more than a third of the lease.
-    assert!(c.io_timeout <= MS(100) && c.connect_timeout <= MS(100));
+    assert!(c.server.io_timeout <= MS(100) && c.server.connect_timeout <= MS(100));
 }
 
 #[test]
@@ -212,10 +213,10 @@ fn the_command_line_shown_in_status_is_cut_at_200_bytes_on_a_character() {
 fn unlimited_renewals_are_none() {
     let c = run_cfg(&["--key", "k", "--max-renewals", "unlimited", "--", "true"])
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(c.max_renewals, None);
+    assert_eq!(c.limits.max_renewals, None);
     let c = run_cfg(&["--key", "k", "--max-renewals", "0", "--", "true"])
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(c.max_renewals, Some(0));
+    assert_eq!(c.limits.max_renewals, Some(0));
 }
 
 #[test]

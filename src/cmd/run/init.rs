@@ -12,11 +12,13 @@
 //! SIGKILL to the init ends the whole namespace. If dlock dies, even by SIGKILL, the init gets
 //! its parent-death signal and the kernel kills every process of the job.
 
+use std::convert::Infallible;
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
-use crate::cli::exit::Exit;
+use super::report::spawn_failed;
 use crate::core::stop::GROUP_POLL;
+use crate::exit::Exit;
 use crate::sys::event::{self, Event};
 use crate::sys::process;
 use crate::{error, warn};
@@ -56,7 +58,8 @@ pub fn main(mut args: impl Iterator<Item = OsString>) -> u8 {
     if let Some(key) = std::env::var_os("DLOCK_KEY") {
         crate::log::set_key(&key.to_string_lossy());
     }
-    let (_tx, rx) = match event::channel() {
+    // No helper thread sends notes.
+    let (_tx, rx) = match event::channel::<Infallible>() {
         Ok(c) => c,
         Err(e) => {
             error!("internal"; "contained init: cannot set up signal handling: {e}");
@@ -66,7 +69,7 @@ pub fn main(mut args: impl Iterator<Item = OsString>) -> u8 {
     let child = match process::spawn(&job, &[], false) {
         Ok(c) => c,
         Err(e) => {
-            return crate::cmd::run::spawn_failed(&e).code();
+            return spawn_failed(&e).code();
         }
     };
     rx.watch_child(child.pid, false);
@@ -89,7 +92,7 @@ pub fn main(mut args: impl Iterator<Item = OsString>) -> u8 {
 /// The job has exited: SIGTERM whatever is left in the namespace, wait up to `grace` (reaping
 /// as they go), and return; the init's exit then SIGKILLs the rest. A signal from dlock
 /// meanwhile (it is stopping the job) ends the wait at once.
-fn sweep(rx: &event::Receiver, grace: Duration) {
+fn sweep(rx: &event::Receiver<Infallible>, grace: Duration) {
     // Signal 0 only asks whether anyone is left.
     if !process::signal_namespace(0) {
         return;

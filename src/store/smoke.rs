@@ -1,4 +1,6 @@
-//! A smoke run of every Lua script on a real server, for the test suite.
+//! A smoke run of every Lua script on a real server, for the test suite (`tests/scripts.rs`).
+//! Built only with the `test-support` feature, which the crate's own dev-dependency on itself
+//! turns on: it is not in a release binary.
 
 use std::time::Duration;
 
@@ -6,13 +8,14 @@ use redis::RedisResult;
 
 use super::keys::Keys;
 use super::lock::{
-    Acquire, AcquireCall, BreakCall, Broken, BusyCall, Ended, Finish, Meta, Outcome, RecordCall,
-    Release, ReleaseCall, Renew, RenewCall, WakeCall, call,
+    Acquire, AcquireCall, BreakCall, Broken, BusyCall, Finish, Meta, RecordCall, Release,
+    ReleaseCall, Renew, RenewCall, WakeCall, call,
 };
+use crate::exit::Exit;
 
 /// A holder ("host pid 1") and a lost run's numbers to call the scripts with; also what the
 /// unit tests of the calls use.
-pub(super) fn samples() -> (Meta, Finish) {
+pub(crate) fn samples() -> (Meta, Finish) {
     let meta = Meta {
         host: "host".into(),
         pid: 1,
@@ -21,11 +24,9 @@ pub(super) fn samples() -> (Meta, Finish) {
     };
     let finish = Finish {
         hold: Duration::from_millis(5),
-        outcome: Outcome::Lost,
+        exit: Exit::Lost,
         keep: Duration::ZERO,
         stats: true,
-        ended: Ended::Lost,
-        exit_code: 125,
         started_ms: 1,
     };
     (meta, finish)

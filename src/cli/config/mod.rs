@@ -1,0 +1,212 @@
+//! Parsed arguments -> validated configuration. Every rule that spans several flags lives here,
+//! and each failure is one line that names the flag and the fix (exit 2).
+
+mod commands;
+mod run;
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::cli::args::{self, GlobalArgs, LogFormatArg, LogLevelArg};
+use crate::log::{Level, io_reason};
+use crate::store::conn::Server;
+use crate::store::target::Target;
+
+pub use commands::{CheckConfig, ExporterConfig, ReleaseConfig, StatusConfig};
+pub use run::RunConfig;
+
+/// What to do, checked: one value per subcommand, built from its arguments and the global
+/// options, so that no command re-reads raw arguments.
+#[derive(Debug)]
+pub enum Command {
+    Run(Box<RunConfig>),
+    Status(StatusConfig),
+    Check(CheckConfig),
+    Exporter(ExporterConfig),
+    Release(ReleaseConfig),
+    Completions(clap_complete::Shell),
+}
+
+/// The subcommand's arguments, checked against each other and the global options.
+pub fn command(g: &Global, c: &args::Command) -> Result<Command, UsageError> {
+    Ok(match c {
+        args::Command::Run(a) => Command::Run(Box::new(run::run(g, a)?)),
+        args::Command::Status(a) => Command::Status(commands::status(g, a)?),
+        args::Command::Check(a) => Command::Check(commands::check(g, a)?),
+        args::Command::Exporter(a) => Command::Exporter(commands::exporter(g, a)?),
+        args::Command::Release(a) => Command::Release(commands::release(g, a)?),
+        args::Command::Completions { shell } => Command::Completions(*shell),
+    })
+}
+
+/// A usage error: one line naming the problem and the fix.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+macro_rules! usage {
+    ($($t:tt)*) => { return Err($crate::cli::config::UsageError(format!($($t)*))) };
+}
+use usage;
+
+/// Longest lock key (SPEC §5).
+pub const MAX_KEY_BYTES: usize = 512;
+
+/// The global options, checked.
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub server: Server,
+    pub prefix: String,
+    pub level: Level,
+    pub format: crate::log::Format,
+}
+
+pub fn global(g: &GlobalArgs) -> Result<Global, UsageError> {
+    if g.connect_timeout.is_zero() {
+        usage!("--connect-timeout must be more than 0 (e.g. 2s)");
+    }
+    if g.io_timeout.is_zero() {
+        usage!("--io-timeout must be more than 0 (e.g. 2s)");
+    }
+    check_key_chars("--prefix", &g.prefix)?;
+    let level = if g.quiet >= 2 {
+        Level::Error
+    } else if g.quiet == 1 {
+        Level::Warn
+    } else if g.verbose > 0 {
+        Level::Debug
+    } else {
+        match g.log_level {
+            LogLevelArg::Error => Level::Error,
+            LogLevelArg::Warn => Level::Warn,
+            LogLevelArg::Info => Level::Info,
+            LogLevelArg::Debug => Level::Debug,
+        }
+    };
+    let password = match &g.password_file {
+        Some(path) => Some(read_password_file(path)?),
+        None => None,
+    };
+    let env_password = std::env::var("REDISCLI_AUTH")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let tls = crate::store::target::TlsFiles {
+        ca: read_pem("--tls-ca", g.tls_ca.as_deref())?,
+        client: match (
+            read_pem("--tls-cert", g.tls_cert.as_deref())?,
+            read_pem("--tls-key", g.tls_key.as_deref())?,
+        ) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            _ => None,
+        },
+        insecure: g.tls_insecure,
+    };
+    let target = Target::parse(&g.url, password, env_password, tls).map_err(UsageError)?;
+    Ok(Global {
+        server: Server {
+            target,
+            connect_timeout: g.connect_timeout,
+            io_timeout: g.io_timeout,
+        },
+        prefix: g.prefix.clone(),
+        level,
+        format: match g.log_format {
+            LogFormatArg::Text => crate::log::Format::Text,
+            LogFormatArg::Json => crate::log::Format::Json,
+        },
+    })
+}
+
+fn read_password_file(path: &std::path::Path) -> Result<String, UsageError> {
+    let raw = match std::fs::read(path) {
+        Ok(raw) => raw,
+        Err(e) => usage!(
+            "--password-file {}: cannot read it ({}); check the path and its permissions",
+            path.display(),
+            io_reason(&e)
+        ),
+    };
+    let Ok(text) = String::from_utf8(raw) else {
+        usage!(
+            "--password-file {}: not valid UTF-8; store the password as plain text",
+            path.display()
+        );
+    };
+    // Secret mounts and `echo pw > file` leave a trailing newline that is not part of it.
+    let pw = text.trim_end_matches(['\n', '\r']);
+    if pw.is_empty() {
+        usage!(
+            "--password-file {}: the file is empty; put the password in it",
+            path.display()
+        );
+    }
+    Ok(pw.to_string())
+}
+
+fn read_pem(flag: &str, path: Option<&std::path::Path>) -> Result<Option<Vec<u8>>, UsageError> {
+    let Some(path) = path else { return Ok(None) };
+    match std::fs::read(path) {
+        Ok(pem) if pem.windows(10).any(|w| w == b"-----BEGIN") => Ok(Some(pem)),
+        Ok(_) => usage!(
+            "{flag} {}: not a PEM file (no -----BEGIN line)",
+            path.display()
+        ),
+        Err(e) => usage!(
+            "{flag} {}: cannot read it ({}); check the path and its permissions",
+            path.display(),
+            io_reason(&e)
+        ),
+    }
+}
+
+/// The full lock key for a business key given to `status`, `check`, `exporter` or `release`.
+fn full_key(g: &Global, key: &str) -> Result<String, UsageError> {
+    prefixed(g, "KEY", key, "name the lock as given to `dlock run --key`")
+}
+
+/// The business key `key` (given as `what`) with the prefix, checked: no whitespace or control
+/// characters, not empty (`empty_hint` says what to give), within the length limit, and one
+/// that keeps the lock and its companions in one cluster slot.
+fn prefixed(g: &Global, what: &str, key: &str, empty_hint: &str) -> Result<String, UsageError> {
+    check_key_chars(what, key)?;
+    if key.is_empty() {
+        usage!("{what} is empty; {empty_hint}");
+    }
+    let full = format!("{}{}", g.prefix, key);
+    if full.len() > MAX_KEY_BYTES {
+        usage!(
+            "{what} is {} bytes with the prefix; the limit is {MAX_KEY_BYTES}: use a shorter key",
+            full.len()
+        );
+    }
+    if let Some(problem) = crate::store::keys::layout_problem(&full) {
+        usage!("{what} {full}: {problem}");
+    }
+    Ok(full)
+}
+
+fn check_key_chars(flag: &str, s: &str) -> Result<(), UsageError> {
+    if let Some(c) = s.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        usage!(
+            "{flag} contains {} ({c:?}); keys may not contain whitespace or control characters: use ':' or '-' instead",
+            if c.is_whitespace() {
+                "whitespace"
+            } else {
+                "a control character"
+            }
+        );
+    }
+    Ok(())
+}
+
+fn fmt_d(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
+#[cfg(test)]
+mod tests;

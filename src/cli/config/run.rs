@@ -1,0 +1,190 @@
+//! `run`'s arguments, checked: every rule that ties the lease's times together.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use super::{Global, UsageError, fmt_d, prefixed, usage};
+use crate::cli::args::{Renewals, RunArgs};
+use crate::core::stop::Limits;
+use crate::store::conn::Server;
+use crate::store::keys::MAX_LIMIT;
+
+/// Shortest lease we accept: below this, one slow round trip eats the whole lease.
+pub const MIN_TTL: Duration = Duration::from_millis(100);
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Full lock key: prefix + KEY.
+    pub key: String,
+    /// TTL, --renew-every, --max-renewals (None = unlimited) and --grace: what the stop
+    /// machine and the watchdog work with.
+    pub limits: Limits,
+    pub wait: Duration,
+    pub retry_min: Duration,
+    pub retry_max: Duration,
+    pub conflict_exit_code: u8,
+    /// program and arguments, ready to exec
+    pub argv: Vec<OsString>,
+    /// The server, with --connect-timeout and --io-timeout capped at TTL/3 so a stuck
+    /// command cannot eat the lease.
+    pub server: Server,
+    /// --hold-at-least: an early release keeps the lock until this long after acquisition.
+    pub hold_at_least: Duration,
+    /// --min-replicas / --replica-timeout: WAIT after acquiring.
+    pub min_replicas: u32,
+    pub replica_timeout: Duration,
+    /// Retry on backoff only, no BLPOP wake-ups (--no-notify).
+    pub no_notify: bool,
+    /// --contain: the job in its own PID namespace.
+    pub contain: bool,
+    /// --limit: slots of the key (1 = the plain lock).
+    pub limit: u32,
+    /// Record per-key metrics (not --no-stats).
+    pub stats: bool,
+    /// The job's command line as shown in `dlock status` (truncated).
+    pub command_line: String,
+}
+
+pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
+    let key = prefixed(
+        g,
+        "--key",
+        &r.key,
+        "name the job and its dimension, e.g. --key reconcile:daily",
+    )?;
+    if r.ttl < MIN_TTL {
+        usage!(
+            "--ttl {} is below the 100ms minimum; use at least 100ms (rule of thumb: 3 × the job's p99 run time)",
+            fmt_d(r.ttl)
+        );
+    }
+    let renew_every = r.renew_every.unwrap_or(r.ttl / 3);
+    if renew_every.is_zero() {
+        usage!("--renew-every must be more than 0 (default: TTL/3)");
+    }
+    if renew_every >= r.ttl {
+        usage!(
+            "--renew-every {} must be shorter than --ttl {}; the default TTL/3 leaves time to retry",
+            fmt_d(renew_every),
+            fmt_d(r.ttl)
+        );
+    }
+    if !(1..=MAX_LIMIT).contains(&r.limit) {
+        usage!(
+            "--limit {} is out of range: use 1 (a plain lock) up to {MAX_LIMIT} slots",
+            r.limit
+        );
+    }
+    // SIGTERM→SIGKILL escalation; a third of the lease by default so a short TTL still leaves
+    // the job most of its lease before any stop begins.
+    let grace = r
+        .grace
+        .unwrap_or_else(|| (r.ttl / 3).min(Duration::from_secs(5)));
+    if grace >= r.ttl {
+        usage!(
+            "--grace {} must be shorter than --ttl {}: the job has to be dead before the lease ends",
+            fmt_d(grace),
+            fmt_d(r.ttl)
+        );
+    }
+    // The renewal must land before dlock starts stopping the job: SIGTERM goes out at the local
+    // lease end (TTL minus the drift allowance) minus the SIGKILL lead minus --grace.
+    let margin = crate::core::clock::drift(r.ttl) + crate::core::clock::kill_lead(r.ttl);
+    if renew_every + grace + margin >= r.ttl {
+        usage!(
+            "--renew-every {} + --grace {} must be shorter than --ttl {} minus {} of safety margin: a renewal has to land before the job is stopped; lower them or raise --ttl",
+            fmt_d(renew_every),
+            fmt_d(grace),
+            fmt_d(r.ttl),
+            fmt_d(margin)
+        );
+    }
+    if r.min_replicas > 0 && (r.replica_timeout.is_zero() || r.replica_timeout >= r.ttl / 2) {
+        usage!(
+            "--replica-timeout {} must be more than 0 and under half of --ttl {}: the job needs most of its lease",
+            fmt_d(r.replica_timeout),
+            fmt_d(r.ttl)
+        );
+    }
+    if r.retry_min.is_zero() {
+        usage!("--retry-min must be more than 0 (default 50ms); 0 would spin on the server");
+    }
+    if r.retry_min > r.retry_max {
+        usage!(
+            "--retry-min {} is more than --retry-max {}; swap them or raise --retry-max",
+            fmt_d(r.retry_min),
+            fmt_d(r.retry_max)
+        );
+    }
+    if r.command.is_empty() {
+        usage!(
+            "missing the command to run; put it after `--`, e.g. dlock run --key {} -- ./job.sh",
+            r.key
+        );
+    }
+    let argv = if r.shell {
+        let joined = r
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ");
+        vec!["/bin/sh".into(), "-c".into(), joined.into()]
+    } else {
+        if r.command[0].is_empty() {
+            usage!("the command after `--` is an empty string; name a program to run");
+        }
+        r.command.clone()
+    };
+    let max_renewals = match r.max_renewals {
+        Renewals::Capped(n) => Some(n),
+        Renewals::Unlimited => None,
+    };
+    let command_line = command_line(&argv);
+    Ok(RunConfig {
+        key,
+        limits: Limits {
+            ttl: r.ttl,
+            grace,
+            renew_every,
+            max_renewals,
+        },
+        wait: r.wait.unwrap_or(r.ttl),
+        retry_min: r.retry_min,
+        retry_max: r.retry_max,
+        conflict_exit_code: r.conflict_exit_code,
+        argv,
+        server: Server {
+            target: g.server.target.clone(),
+            connect_timeout: g.server.connect_timeout.min(r.ttl / 3),
+            io_timeout: g.server.io_timeout.min(r.ttl / 3),
+        },
+        hold_at_least: r.hold_at_least,
+        min_replicas: r.min_replicas,
+        no_notify: r.no_notify,
+        contain: r.contain,
+        limit: r.limit,
+        replica_timeout: r.replica_timeout,
+        stats: !r.no_stats,
+        command_line,
+    })
+}
+
+/// Longest command line stored in the holder metadata.
+const MAX_COMMAND_BYTES: usize = 200;
+
+fn command_line(argv: &[OsString]) -> String {
+    let mut s = argv
+        .iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if s.len() > MAX_COMMAND_BYTES {
+        let mut end = MAX_COMMAND_BYTES;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+    s
+}
