@@ -63,6 +63,8 @@ complete -c dlock -n "__fish_dlock_using_subcommand run" -l hold-at-least -d 'Ke
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l min-replicas -d 'After acquiring, wait until N replicas have the lock (Redis WAIT) before starting the job; if fewer acknowledge within --replica-timeout, release and exit 69. Closes the failover window for a lock that had not reached a replica yet' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l replica-timeout -d 'How long --min-replicas waits for the replicas\' acknowledgement' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l limit -d 'Semaphore: at most N jobs hold KEY at once, each in its own slot 0…N-1 (DLOCK_SLOT). Every run with KEY must use the same N' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l history -d 'Keep the last N runs of KEY in its run log (`dlock history`): 0 … 10000, 0 = no run log [default: 100]' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l capture -d 'Keep the first quarter and the last three quarters of SIZE bytes of the job\'s stdout+stderr with its run-log entry (16KiB, 1MiB or bytes; 1KiB … 1MiB). The output still goes where it went, but the job sees pipes, not a terminal' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
@@ -80,7 +82,7 @@ debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l shell -d 'Run the command through `sh -c "<args joined by spaces>"`'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-notify -d 'Do not listen for release wake-ups while waiting; retry on the backoff schedule only (for comparison, or where BLPOP is not allowed)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l contain -d 'Run the job in its own PID namespace under a small init, so nothing it started can outlive dlock, even `kill -9 dlock`; exit 71 before acquiring where the system refuses'
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-stats -d 'Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-stats -d 'Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`, nor the run history and run log'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'

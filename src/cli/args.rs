@@ -276,9 +276,21 @@ pub struct RunArgs {
     #[arg(long)]
     pub contain: bool,
 
-    /// Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`
+    /// Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`, nor the
+    /// run history and run log
     #[arg(long)]
     pub no_stats: bool,
+
+    /// Keep the last N runs of KEY in its run log (`dlock history`): 0 … 10000, 0 = no run log
+    /// [default: 100]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    pub history: Option<u32>,
+
+    /// Keep the first quarter and the last three quarters of SIZE bytes of the job's
+    /// stdout+stderr with its run-log entry (16KiB, 1MiB or bytes; 1KiB … 1MiB). The output
+    /// still goes where it went, but the job sees pipes, not a terminal
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub capture: Option<usize>,
 
     /// The job to run, after `--`
     #[arg(last = true, value_name = "COMMAND", num_args = 0..)]
@@ -408,6 +420,33 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// Smallest and largest --capture SIZE.
+pub const CAPTURE_RANGE: std::ops::RangeInclusive<usize> = 1024..=1024 * 1024;
+
+/// A byte size as operators write it: `16KiB`, `1MiB`, or plain bytes.
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        _ => return Err("a size looks like 16KiB, 1MiB or 4096 (bytes)".into()),
+    };
+    let n = num
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or("a size looks like 16KiB, 1MiB or 4096 (bytes)")?;
+    if !CAPTURE_RANGE.contains(&n) {
+        return Err("out of range: use 1KiB … 1MiB".into());
+    }
+    Ok(n)
+}
+
 fn parse_renewals(s: &str) -> Result<Renewals, String> {
     if s.eq_ignore_ascii_case("unlimited") {
         return Ok(Renewals::Unlimited);
@@ -449,5 +488,12 @@ mod tests {
         assert_eq!(parse_renewals("unlimited"), Ok(Renewals::Unlimited));
         assert_eq!(parse_renewals("0"), Ok(Renewals::Capped(0)));
         assert!(parse_renewals("-1").is_err());
+        assert_eq!(parse_size("16KiB"), Ok(16 * 1024));
+        assert_eq!(parse_size("1MiB"), Ok(1024 * 1024));
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert!(parse_size("1023").is_err());
+        assert!(parse_size("2MiB").is_err());
+        assert!(parse_size("16 parsecs").is_err());
+        assert!(parse_size("99999999999999999999").is_err());
     }
 }

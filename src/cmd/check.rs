@@ -85,6 +85,9 @@ mod tests {
             holders: Vec::new(),
             last,
             last_success_ms,
+            last_success_duration_ms: None,
+            consecutive_failures: None,
+            recent: Vec::new(),
         }
     }
 

@@ -149,6 +149,24 @@ pub fn prometheus(rows: &[KeyStatus], up: bool) -> String {
         "Exit code of the last run that held the lock.",
         |r| r.last.as_ref().map(|l| l.exit_code as f64),
     );
+    o.per_key(
+        rows,
+        "dlock_last_duration_seconds",
+        "gauge",
+        "How long the last run held the lock.",
+        |r| {
+            r.last
+                .as_ref()
+                .map(|l| (l.ended_ms - l.started_ms) as f64 / 1000.0)
+        },
+    );
+    o.per_key(
+        rows,
+        "dlock_consecutive_failures",
+        "gauge",
+        "Runs since the last success that did not end ok.",
+        |r| r.consecutive_failures.map(|n| n as f64),
+    );
     o.0
 }
 

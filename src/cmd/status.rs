@@ -93,6 +93,12 @@ pub fn to_json(r: &KeyStatus) -> Value {
             "ended_ms": l.ended_ms,
         })),
         "last_success_ms": r.last_success_ms,
+        "recent": r.recent.iter().map(|e| json!({
+            "outcome": e.outcome,
+            "exit_code": e.exit_code,
+            "ended_ms": e.ended_ms,
+            "duration_ms": e.duration_ms(),
+        })).collect::<Vec<Value>>(),
         "limit": r.limit,
         "holders": r.holders.iter().map(|h| {
             let who = h.holder.as_ref();

@@ -12,6 +12,8 @@ pub struct Keys {
     pub wake: String,
     /// `--limit N` > 1: holds N while any slot is held, and outlives every slot.
     pub limit: String,
+    /// The run log: a stream of the last `--history` runs (SPEC 7b); no TTL.
+    pub runs: String,
     /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` itself
     /// and `{lock}:holder`, so `--limit 1` is the plain lock with its layout unchanged.
     pub slots: Vec<Slot>,
@@ -30,7 +32,7 @@ pub const MAX_LIMIT: u32 = 1000;
 
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
 /// a slot number: `{lock}:slot:2`).
-pub const SUFFIXES: [&str; 6] = ["fence", "holder", "stats", "wake", "limit", "slot"];
+pub const SUFFIXES: [&str; 7] = ["fence", "holder", "stats", "wake", "limit", "slot", "runs"];
 
 impl Keys {
     /// The plain lock (`--limit 1`).
@@ -46,6 +48,7 @@ impl Keys {
             stats: companion(lock, "stats"),
             wake: companion(lock, "wake"),
             limit: companion(lock, "limit"),
+            runs: companion(lock, "runs"),
             slots: (0..limit.max(1)).map(|i| slot(lock, i)).collect(),
         }
     }
@@ -209,6 +212,14 @@ mod tests {
         assert_eq!(
             lock_of("{dlock:job}:limit", "dlock:").as_deref(),
             Some("dlock:job")
+        );
+        assert_eq!(
+            lock_of("{dlock:job}:runs", "dlock:").as_deref(),
+            Some("dlock:job")
+        );
+        assert_eq!(
+            lock_of("dlock:{b}:runs", "dlock:").as_deref(),
+            Some("dlock:{b}")
         );
         assert_eq!(lock_of("{other:job}:fence", "dlock:"), None);
         assert_eq!(lock_of("{dlock:x}:released", "dlock:"), None);

@@ -109,6 +109,65 @@ impl Finish {
     }
 }
 
+/// A run's entry in the key's run log (SPEC 7b), beyond what `Finish` says.
+#[derive(Debug, Clone, Default)]
+pub struct RunLog {
+    /// --history: entries the log keeps (0: no log).
+    pub keep: u32,
+    pub slot: u32,
+    pub fence: i64,
+    /// The job's command line, at most `MAX_LOGGED_COMMAND` bytes.
+    pub command: String,
+    pub renewals: u32,
+    pub waited: Duration,
+    /// --capture: the kept bytes (head, marker line, tail) and how many the job wrote in all.
+    pub output: Option<(Vec<u8>, u64)>,
+}
+
+/// Longest command line in a run-log entry (SPEC 7b).
+pub const MAX_LOGGED_COMMAND: usize = 1024;
+
+/// How many ARGV the run-log entry takes (release.lua and record.lua read them from a fixed
+/// position through `entry_from`): 11, and the kept output with --capture.
+#[cfg(test)]
+pub const ENTRY_ARGS: usize = 12;
+
+impl RunLog {
+    /// No entry (a run whose job never started, --history 0, --no-stats).
+    pub fn off() -> RunLog {
+        RunLog::default()
+    }
+
+    /// The entry's arguments after outcome and exit code, as `entry_from` reads them.
+    fn argv(&self, token: &str, f: &Finish) -> Vec<String> {
+        let [_, _, host, pid, started, ended] = history_argv(f);
+        let mut argv = vec![
+            self.keep.to_string(),
+            token.to_string(),
+            host,
+            pid,
+            self.slot.to_string(),
+            self.fence.to_string(),
+            self.command.clone(),
+            started,
+            ended,
+            self.renewals.to_string(),
+            self.waited.as_millis().to_string(),
+        ];
+        argv.push(
+            self.output
+                .as_ref()
+                .map_or(String::new(), |o| o.1.to_string()),
+        );
+        argv
+    }
+
+    /// The kept output: the last ARGV, binary as it is.
+    fn blob(&self) -> Option<&[u8]> {
+        self.output.as_ref().map(|o| o.0.as_slice())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Release {
     Released,
@@ -260,22 +319,31 @@ fn history_argv(f: &Finish) -> [String; 6] {
     ]
 }
 
-/// release.lua: compare-and-delete (or keep, with --hold-at-least), wake a waiter, count the run.
+/// release.lua: compare-and-delete (or keep, with --hold-at-least), wake a waiter, count the
+/// run and log it. The reply: how the release went, and why the run log was not written.
 pub struct ReleaseCall<'a> {
     pub keys: &'a Keys,
     pub slot: u32,
     pub token: &'a str,
     pub finish: &'a Finish,
+    pub log: &'a RunLog,
 }
 
 impl Call for ReleaseCall<'_> {
-    type Reply = Release;
+    type Reply = (Release, Option<String>);
     fn script(&self) -> &'static Script {
         &RELEASE
     }
     fn keys(&self) -> Vec<&str> {
         let (k, s) = (self.keys, slot_of(self.keys, self.slot));
-        let mut keys = vec![s.lock.as_str(), &s.holder, &k.stats, &k.wake, &k.limit];
+        let mut keys = vec![
+            s.lock.as_str(),
+            &s.holder,
+            &k.stats,
+            &k.wake,
+            &k.limit,
+            &k.runs,
+        ];
         keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
         keys
     }
@@ -292,38 +360,52 @@ impl Call for ReleaseCall<'_> {
             self.keys.limit_n().to_string(),
         ];
         argv.extend(history_argv(f));
+        argv.extend(self.log.argv(self.token, f));
         argv
     }
-    fn reply(v: Value) -> RedisResult<Release> {
-        Ok(match read::<i64>(v)? {
+    fn blob(&self) -> Option<&[u8]> {
+        self.log.blob()
+    }
+    fn reply(v: Value) -> RedisResult<(Release, Option<String>)> {
+        let (r, logged): (i64, String) = read(v)?;
+        let r = match r {
             1 => Release::Released,
             2 => Release::Kept,
             _ => Release::NotOurs,
-        })
+        };
+        Ok((r, (!logged.is_empty()).then_some(logged)))
     }
 }
 
-/// record.lua: count a run that ends without a release (its lease was lost).
+/// record.lua: count and log a run that ends without a release (its lease was lost). The
+/// reply: why the run log was not written.
 pub struct RecordCall<'a> {
     pub keys: &'a Keys,
+    pub token: &'a str,
     pub finish: &'a Finish,
+    pub log: &'a RunLog,
 }
 
 impl Call for RecordCall<'_> {
-    type Reply = ();
+    type Reply = Option<String>;
     fn script(&self) -> &'static Script {
         &RECORD
     }
     fn keys(&self) -> Vec<&str> {
-        vec![&self.keys.stats]
+        vec![&self.keys.stats, &self.keys.runs]
     }
     fn argv(&self) -> Vec<String> {
         let mut argv = finish_argv(self.finish).to_vec();
         argv.extend(history_argv(self.finish));
+        argv.extend(self.log.argv(self.token, self.finish));
         argv
     }
-    fn reply(v: Value) -> RedisResult<()> {
-        read::<i64>(v).map(drop)
+    fn blob(&self) -> Option<&[u8]> {
+        self.log.blob()
+    }
+    fn reply(v: Value) -> RedisResult<Option<String>> {
+        let logged: String = read(v)?;
+        Ok((!logged.is_empty()).then_some(logged))
     }
 }
 

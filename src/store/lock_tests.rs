@@ -24,12 +24,24 @@ fn every_call_matches_its_script() {
     let (meta, finish) = super::super::smoke::samples();
     let t = "tok";
     let ttl = Duration::from_secs(1);
-    let check = |c: &dyn Shape, per_slot: usize| {
+    // release.lua and record.lua read the run-log entry from a fixed position on
+    // (`entry_from(first)`): ENTRY_ARGS more after the highest ARGV they name.
+    let check_with = |c: &dyn Shape, per_slot: usize, entry: usize| {
         let src = c.script().body();
         let name = src.lines().next().unwrap_or_default();
         let fixed = highest(src, "KEYS");
         assert_eq!(c.counts().0, fixed + per_slot * N, "KEYS: {name}");
-        assert_eq!(c.counts().1, highest(src, "ARGV"), "ARGV: {name}");
+        assert_eq!(c.counts().1, highest(src, "ARGV") + entry, "ARGV: {name}");
+        if entry > 0 {
+            let first = highest(src, "ARGV") + 1;
+            assert!(src.contains(&format!("entry_from({first})")), "{name}");
+        }
+    };
+    let check = |c: &dyn Shape, per_slot: usize| check_with(c, per_slot, 0);
+    let log = RunLog {
+        keep: 100,
+        output: Some((b"out".to_vec(), 3)),
+        ..RunLog::off()
     };
     let acquire = AcquireCall {
         keys: &keys,
@@ -51,21 +63,26 @@ fn every_call_matches_its_script() {
         },
         0,
     );
-    check(
+    check_with(
         &ReleaseCall {
             keys: &keys,
             slot: 1,
             token: t,
             finish: &finish,
+            log: &log,
         },
         1,
+        ENTRY_ARGS,
     );
-    check(
+    check_with(
         &RecordCall {
             keys: &keys,
+            token: t,
             finish: &finish,
+            log: &log,
         },
         0,
+        ENTRY_ARGS,
     );
     check(&BusyCall { keys: &keys }, 0);
     check(
@@ -96,6 +113,7 @@ impl<C: Call> Shape for C {
         Call::script(self)
     }
     fn counts(&self) -> (usize, usize) {
-        (self.keys().len(), self.argv().len())
+        let blob = usize::from(self.blob().is_some());
+        (self.keys().len(), self.argv().len() + blob)
     }
 }

@@ -47,19 +47,29 @@ pub(crate) trait Call {
     fn script(&self) -> &'static Script;
     fn keys(&self) -> Vec<&str>;
     fn argv(&self) -> Vec<String>;
+    /// Bytes passed as they are after `argv` (the run log's captured output).
+    fn blob(&self) -> Option<&[u8]> {
+        None
+    }
     fn reply(v: Value) -> RedisResult<Self::Reply>;
 }
 
 /// EVALSHA, falling back to EVAL on NOSCRIPT (no SCRIPT LOAD: restricted ACLs often deny it).
 pub(crate) fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
     let (src, sha) = c.script().compiled();
-    let (keys, argv) = (c.keys(), c.argv());
+    let (keys, argv, blob) = (c.keys(), c.argv(), c.blob());
     let mut cmd = redis::cmd("EVALSHA");
     cmd.arg(sha).arg(keys.len()).arg(&keys).arg(&argv);
+    if let Some(b) = blob {
+        cmd.arg(b);
+    }
     let v = match conn.query::<Value>(&cmd) {
         Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
             let mut eval = redis::cmd("EVAL");
             eval.arg(src).arg(keys.len()).arg(&keys).arg(&argv);
+            if let Some(b) = blob {
+                eval.arg(b);
+            }
             conn.query::<Value>(&eval)
         }
         other => other,

@@ -9,7 +9,7 @@ use redis::RedisResult;
 use super::keys::Keys;
 use super::lock::{
     Acquire, AcquireCall, BreakCall, Broken, BusyCall, Finish, Meta, RecordCall, Release,
-    ReleaseCall, Renew, RenewCall, WakeCall, call,
+    ReleaseCall, Renew, RenewCall, RunLog, WakeCall, call,
 };
 use crate::exit::Exit;
 
@@ -84,21 +84,31 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         "busy",
         call(&mut c, &BusyCall { keys: &keys }).map(|()| true),
     )?;
+    // Both log the run: the smoke run's log keeps two entries.
+    let log = RunLog {
+        keep: 2,
+        command: "check".into(),
+        output: Some((b"out\xff".to_vec(), 4)),
+        ..RunLog::off()
+    };
     let release = ReleaseCall {
         keys: &keys,
         slot: 0,
         token,
         finish: &finish,
+        log: &log,
     };
     run(
         "release",
-        call(&mut c, &release).map(|r| r == Release::Released),
+        call(&mut c, &release).map(|r| r == (Release::Released, None)),
     )?;
     let record = RecordCall {
         keys: &keys,
+        token,
         finish: &finish,
+        log: &log,
     };
-    run("record", call(&mut c, &record).map(|()| true))?;
+    run("record", call(&mut c, &record).map(|r| r.is_none()))?;
     run(
         "wake",
         call(

@@ -6,8 +6,11 @@ use std::collections::HashMap;
 
 use std::collections::BTreeSet;
 
+use redis::Value;
+
 use super::conn::{Conn, Server};
 use super::keys::{Keys, MAX_LIMIT, lock_of, scan_patterns, slot};
+use super::runs::{self, RunEntry};
 use crate::core::stats::Stats;
 
 /// Who holds a lock, from the holder hash (only when it matches the lock's token).
@@ -69,7 +72,17 @@ pub struct KeyStatus {
     /// The last run that held the lock, and when the last successful one ended (Unix ms).
     pub last: Option<LastRun>,
     pub last_success_ms: Option<i64>,
+    /// How long the last successful run held the lock.
+    #[expect(dead_code, reason = "read by `check --min-duration`, next")]
+    pub last_success_duration_ms: Option<i64>,
+    /// Runs since the last success that did not end ok (None: never recorded).
+    pub consecutive_failures: Option<i64>,
+    /// The run log's newest entries (at most `RECENT`), newest first.
+    pub recent: Vec<RunEntry>,
 }
+
+/// Run-log entries `status` reads per key.
+pub const RECENT: usize = 10;
 
 impl KeyStatus {
     /// The lowest held slot (a plain lock's only one): what the single-holder fields of
@@ -118,14 +131,6 @@ pub fn limit(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<u32> {
 
 /// Read one lock's state: one round trip, two for a semaphore that is held.
 pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
-    type Reply = (
-        Option<String>,
-        Option<String>,
-        i64,
-        HashMap<String, String>,
-        Option<i64>,
-        HashMap<String, String>,
-    );
     let mut p = redis::pipe();
     p.cmd("GET").arg(&keys.limit);
     p.cmd("GET").arg(&keys.lock).cmd("PTTL").arg(&keys.lock);
@@ -134,7 +139,27 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
         .cmd("GET")
         .arg(&keys.fence);
     p.cmd("HGETALL").arg(&keys.stats);
-    let (limit, token, pttl, holder, fence, stats): Reply = conn.query_pipe(&keys.lock, &p)?;
+    p.add_command(runs::newest(keys, Some(RECENT)));
+    // Each reply on its own: the run log is best effort (a key of another type there leaves
+    // `recent` empty), the rest fails the read as a whole.
+    p.ignore_errors();
+    let replies: Vec<redis::RedisResult<Value>> = conn.query_pipe(&keys.lock, &p)?;
+    let mut replies = replies.into_iter();
+    let mut next = || {
+        replies.next().unwrap_or_else(|| {
+            Err(redis::RedisError::from((
+                redis::ErrorKind::UnexpectedReturnType,
+                "a reply short",
+            )))
+        })
+    };
+    let limit: Option<String> = redis::from_redis_value(next()?)?;
+    let token: Option<String> = redis::from_redis_value(next()?)?;
+    let pttl: i64 = redis::from_redis_value(next()?)?;
+    let holder: HashMap<String, String> = redis::from_redis_value(next()?)?;
+    let fence: Option<i64> = redis::from_redis_value(next()?)?;
+    let stats: HashMap<String, String> = redis::from_redis_value(next()?)?;
+    let recent = next().and_then(runs::parse).unwrap_or_default();
     let limit = parse_limit(limit);
     let mut holders: Vec<SlotState> = slot_state(0, (token, pttl, holder)).into_iter().collect();
     if limit > 1 {
@@ -155,6 +180,13 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
         fence: fence.unwrap_or(0),
         last: LastRun::from_hash(&stats),
         last_success_ms: stats.get("last_success_ms").and_then(|v| v.parse().ok()),
+        last_success_duration_ms: stats
+            .get("last_success_duration_ms")
+            .and_then(|v| v.parse().ok()),
+        consecutive_failures: stats
+            .get("consecutive_failures")
+            .and_then(|v| v.parse().ok()),
+        recent,
         limit: if limit > 1 {
             limit
         } else {

@@ -17,6 +17,19 @@ pub fn prepare_process() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
+/// Are dlock's stdout and stderr the same file (a terminal, `>log 2>&1`, one pipe)? Then one
+/// pipe carries both of the job's streams under `--capture`, and their order is kept exactly.
+pub fn stdout_is_stderr() -> bool {
+    let id = |s: rustix::fs::Stat| (s.st_dev, s.st_ino);
+    match (
+        rustix::fs::fstat(std::io::stdout()),
+        rustix::fs::fstat(std::io::stderr()),
+    ) {
+        (Ok(a), Ok(b)) => id(a) == id(b),
+        _ => false,
+    }
+}
+
 /// This machine's name, for the holder metadata (uname's node name, as gethostname gives it).
 pub fn hostname() -> String {
     rustix::system::uname()

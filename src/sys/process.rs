@@ -5,6 +5,7 @@
 
 use std::ffi::OsString;
 use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 use crate::sys::spawn::Image;
 use crate::sys::tree;
@@ -44,12 +45,22 @@ fn foreground(pid: i32) {
     }
 }
 
+/// Where the job's stdout and stderr go instead of dlock's own (`--capture`'s pipes; the same
+/// one twice when dlock's stdout and stderr are one file).
+#[derive(Debug, Clone, Copy)]
+pub struct Output<'a> {
+    pub stdout: BorrowedFd<'a>,
+    pub stderr: BorrowedFd<'a>,
+}
+
 /// Start `argv` with `env` added, in its own process group; `contained`: as PID 1 of a new
-/// PID namespace (`argv` is then dlock's own init, see `cmd::init`).
+/// PID namespace (`argv` is then dlock's own init, see `cmd::run::init`); `output`: its stdout
+/// and stderr, when not dlock's.
 pub fn spawn(
     argv: &[OsString],
     env: &[(&str, String)],
     contained: bool,
+    output: Option<Output>,
 ) -> Result<Child, SpawnError> {
     let Some(program) = argv.first() else {
         return Err(SpawnError::Other("empty command".into()));
@@ -67,7 +78,8 @@ pub fn spawn(
     if contained {
         image = image.contained().ok_or_else(nul)?;
     }
-    let pid = match image.spawn(owns_tty) {
+    let stdio = output.map_or([-1, -1], |o| [o.stdout.as_raw_fd(), o.stderr.as_raw_fd()]);
+    let pid = match image.spawn(owns_tty, stdio) {
         Ok(pid) => pid,
         Err(e) => {
             return Err(match e {

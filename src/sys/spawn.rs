@@ -46,6 +46,9 @@ struct ChildCtx {
     writes: Vec<(*const libc::c_char, *const u8, usize)>,
     /// Only set up, then exit 0 (the `--contain` probe).
     probe: bool,
+    /// Descriptors to put in place of the job's stdout and stderr (`--capture`'s pipes); -1
+    /// keeps dlock's.
+    stdio: [libc::c_int; 2],
     /// The job's signal mask: empty, as std's spawn leaves it (dlock's own mask, whatever
     /// dlock inherited, is not the job's business).
     mask: libc::sigset_t,
@@ -147,18 +150,28 @@ impl Image {
 
     /// Can the child be started as `contained` says? Starts one that sets up and exits at once.
     pub(super) fn probe(&self) -> Result<(), libc::c_int> {
-        let pid = self.clone_child(false, true)?;
+        let pid = self.clone_child(false, true, [-1, -1])?;
         let mut status = 0;
         // SAFETY: reaps the probe, our own child; status is a live local.
         unsafe { libc::waitpid(pid, &mut status, 0) };
         Ok(())
     }
 
-    pub(super) fn spawn(&self, owns_tty: bool) -> Result<i32, libc::c_int> {
-        self.clone_child(owns_tty, false)
+    /// `stdio`: descriptors for the job's stdout and stderr, -1 to keep dlock's.
+    pub(super) fn spawn(
+        &self,
+        owns_tty: bool,
+        stdio: [libc::c_int; 2],
+    ) -> Result<i32, libc::c_int> {
+        self.clone_child(owns_tty, false, stdio)
     }
 
-    fn clone_child(&self, owns_tty: bool, probe: bool) -> Result<i32, libc::c_int> {
+    fn clone_child(
+        &self,
+        owns_tty: bool,
+        probe: bool,
+        stdio: [libc::c_int; 2],
+    ) -> Result<i32, libc::c_int> {
         let ptrs = |v: &[CString]| {
             let mut p: Vec<*const libc::c_char> = v.iter().map(|c| c.as_ptr()).collect();
             p.push(std::ptr::null());
@@ -192,6 +205,7 @@ impl Image {
                 .map(|(path, bytes)| (path.as_ptr(), bytes.as_ptr(), bytes.len()))
                 .collect(),
             probe,
+            stdio,
             // A contained child is the namespace's init: the signals it forwards and SIGCHLD
             // stay blocked across exec, so none sent before it reads them is lost (a
             // namespace init drops signals it has no handler for).
@@ -294,6 +308,13 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             // terminal; then the job gets default job-control behaviour back.
             libc::tcsetpgrp(0, libc::getpid());
             libc::signal(libc::SIGTTOU, libc::SIG_DFL);
+        }
+        // --capture: the pipes become the job's stdout and stderr (dup2 clears close-on-exec;
+        // the originals close at exec).
+        for (fd, target) in ctx.stdio.into_iter().zip([1, 2]) {
+            if fd >= 0 && libc::dup2(fd, target) < 0 {
+                return fail(ctx);
+            }
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, &ctx.mask, std::ptr::null_mut());
         // As execvp: the first candidate that exists; EACCES only if nothing else worked.

@@ -8,6 +8,7 @@ use crate::cli::args::{Renewals, RunArgs};
 use crate::core::stop::Limits;
 use crate::store::conn::Server;
 use crate::store::keys::MAX_LIMIT;
+use crate::store::lock::MAX_LOGGED_COMMAND;
 
 /// Shortest lease we accept: below this, one slow round trip eats the whole lease.
 pub const MIN_TTL: Duration = Duration::from_millis(100);
@@ -40,6 +41,12 @@ pub struct RunConfig {
     pub limit: u32,
     /// Record per-key metrics (not --no-stats).
     pub stats: bool,
+    /// --history: runs the key's run log keeps (0 with --no-stats).
+    pub history: u32,
+    /// --capture SIZE: bytes of the job's output kept with its run-log entry.
+    pub capture: Option<usize>,
+    /// The job's command line as the run log keeps it (at most 1 KiB).
+    pub log_command: String,
     /// The job's command line as shown in `dlock status` (truncated).
     pub command_line: String,
 }
@@ -139,7 +146,28 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         Renewals::Capped(n) => Some(n),
         Renewals::Unlimited => None,
     };
-    let command_line = command_line(&argv);
+    let history = match (r.no_stats, r.history) {
+        (true, Some(n)) if n > 0 => {
+            usage!("--history {n} asks for a run log that --no-stats turns off; drop one of them")
+        }
+        (true, _) => 0,
+        (false, n) => n.unwrap_or(DEFAULT_HISTORY),
+    };
+    if let Some(size) = r.capture
+        && history == 0
+    {
+        usage!(
+            "--capture {size} keeps output with the run's log entry, which {} turns off; drop --capture or keep a run log",
+            if r.no_stats {
+                "--no-stats"
+            } else {
+                "--history 0"
+            }
+        );
+    }
+    // At most 1 KiB with the ellipsis.
+    let log_command = command_line(&argv, MAX_LOGGED_COMMAND - '…'.len_utf8());
+    let command_line = command_line(&argv, MAX_COMMAND_BYTES);
     Ok(RunConfig {
         key,
         limits: Limits {
@@ -165,6 +193,9 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         limit: r.limit,
         replica_timeout: r.replica_timeout,
         stats: !r.no_stats,
+        history,
+        capture: r.capture,
+        log_command,
         command_line,
     })
 }
@@ -172,14 +203,18 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
 /// Longest command line stored in the holder metadata.
 const MAX_COMMAND_BYTES: usize = 200;
 
-fn command_line(argv: &[OsString]) -> String {
+/// Runs a key's run log keeps unless --history says otherwise (as dkron keeps per job).
+const DEFAULT_HISTORY: u32 = 100;
+
+/// The command line, cut at `max` bytes (on a character boundary) with an ellipsis.
+fn command_line(argv: &[OsString], max: usize) -> String {
     let mut s = argv
         .iter()
         .map(|a| a.to_string_lossy())
         .collect::<Vec<_>>()
         .join(" ");
-    if s.len() > MAX_COMMAND_BYTES {
-        let mut end = MAX_COMMAND_BYTES;
+    if s.len() > max {
+        let mut end = max;
         while !s.is_char_boundary(end) {
             end -= 1;
         }

@@ -13,7 +13,7 @@ use crate::core::backoff::Backoff;
 use crate::exit::Exit;
 use crate::log::{ms, secs};
 use crate::store::keys::{Keys, new_token};
-use crate::store::lock::{Acquire, AcquireCall, BusyCall, Finish, Meta};
+use crate::store::lock::{Acquire, AcquireCall, BusyCall, Finish, Meta, RunLog};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{hostname, unix_ms};
@@ -203,7 +203,15 @@ impl Shell<'_> {
         let finish = Finish::unstarted();
         // Whichever slot the lost acquire may have taken.
         for slot in 0..self.keys.limit_n() as u32 {
-            match release(&mut self.session, self.keys, slot, &self.token, finish) {
+            let off = RunLog::off();
+            match release(
+                &mut self.session,
+                self.keys,
+                slot,
+                &self.token,
+                finish,
+                &off,
+            ) {
                 Released::Yes | Released::Kept => {
                     info!("cleanup"; "removed the lock a lost reply had taken for us");
                     return;

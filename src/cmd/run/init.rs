@@ -66,7 +66,7 @@ pub fn main(mut args: impl Iterator<Item = OsString>) -> u8 {
             return Exit::Internal.code();
         }
     };
-    let child = match process::spawn(&job, &[], false) {
+    let child = match process::spawn(&job, &[], false, None) {
         Ok(c) => c,
         Err(e) => {
             return spawn_failed(&e).code();

@@ -2,6 +2,7 @@
 //! about stopping the job; the watchdog only reports what Redis said.
 
 mod acquire;
+mod capture;
 pub(crate) mod init;
 mod release;
 mod report;
@@ -16,15 +17,17 @@ use crate::core::clock::{drift, hard_stop, lease_end};
 use crate::core::stats;
 use crate::core::stop::{Input, Stop};
 use crate::exit::Exit;
-use crate::log::{ms, secs};
+use crate::log::{io_reason, ms, secs};
 use crate::store::keys::Keys;
-use crate::store::lock::{Finish, RecordCall};
+use crate::store::lock::{Finish, RecordCall, RunLog};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver};
+use crate::sys::host;
 use crate::sys::process::{self, Child};
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
 use acquire::Held;
+use capture::Capture;
 use release::Released;
 use supervise::{Supervisor, Watch};
 use watchdog::Lease;
@@ -64,8 +67,17 @@ pub fn run(cfg: &RunConfig) -> Exit {
         fence,
         slot,
         sent,
-        ..
+        waited,
     } = *held;
+    // The run's log entry; renewals and output are filled in at the end.
+    let mut log = RunLog {
+        keep: cfg.history,
+        slot,
+        fence,
+        command: cfg.log_command.clone(),
+        waited,
+        ..RunLog::off()
+    };
     let mut lease = Lease {
         session,
         keys: keys.clone(),
@@ -75,22 +87,36 @@ pub fn run(cfg: &RunConfig) -> Exit {
         limits: cfg.limits,
         stats: cfg.stats,
     };
+    // The job never started: count the acquisition but no hold time, log nothing.
+    let unstarted = |lease: &mut Lease, exit| {
+        lease.release(Finish::unstarted(), &RunLog::off());
+        exit
+    };
     if let Err(exit) = before_job(cfg, &rx, &mut lease) {
-        // The job never started: count the acquisition but no hold time.
-        lease.release(Finish::unstarted());
-        return exit;
+        return unstarted(&mut lease, exit);
     }
+    let capture = match cfg
+        .capture
+        .map(|size| Capture::start(size, host::stdout_is_stderr()))
+    {
+        None => None,
+        Some(Ok(c)) => Some(c),
+        Some(Err(e)) => {
+            error!("internal"; "--capture: cannot set up the pipes for the job's output: {}", io_reason(&e));
+            return unstarted(&mut lease, Exit::Internal);
+        }
+    };
     let deadline = lease_end(sent, cfg.limits.ttl);
-    let child = match spawn(cfg, &lease, fence, deadline) {
+    let child = match spawn(cfg, &lease, fence, deadline, capture.as_ref().map(|c| &c.1)) {
         Ok(c) => {
             rx.watch_child(c.pid, c.hold_leader);
             c
         }
-        Err(exit) => {
-            lease.release(Finish::unstarted());
-            return exit;
-        }
+        Err(exit) => return unstarted(&mut lease, exit),
     };
+    // The job has its ends of the pipes; with ours closed, the copies end when the job's last
+    // process is gone.
+    let capture = capture.map(|(c, _ends)| c);
     debug!("started", pid = child.pid; "job started (pid {}, its own process group)", child.pid);
 
     // The watchdog thread starts when the stop machine says the first renewal is due: a job
@@ -106,6 +132,14 @@ pub fn run(cfg: &RunConfig) -> Exit {
         .take_session()
         .unwrap_or_else(|| Session::new(&cfg.server));
     child.restore_tty();
+    log.renewals = sup.stop.renewals();
+    if let Some(c) = capture {
+        let captured = c.finish(cfg.limits.grace);
+        if captured.unwritten {
+            report::output_dropped(cfg);
+        }
+        log.output = Some((captured.bytes, captured.total));
+    }
     let mut lease = Lease {
         session,
         keys,
@@ -115,7 +149,7 @@ pub fn run(cfg: &RunConfig) -> Exit {
         limits: cfg.limits,
         stats: cfg.stats,
     };
-    finish(cfg, &mut lease, &sup.stop, started_ms)
+    finish(cfg, &mut lease, &sup.stop, started_ms, &log)
 }
 
 /// What is checked before acquiring: whether --contain is possible here, and a warning for an
@@ -171,8 +205,15 @@ fn before_job(cfg: &RunConfig, rx: &Receiver<Note>, lease: &mut Lease) -> Result
     Ok(())
 }
 
-/// Start the job (under `--contain`'s init when asked) with what it is told about its lease.
-fn spawn(cfg: &RunConfig, lease: &Lease, fence: i64, deadline: Instant) -> Result<Child, Exit> {
+/// Start the job (under `--contain`'s init when asked) with what it is told about its lease,
+/// its output into `--capture`'s pipes when asked.
+fn spawn(
+    cfg: &RunConfig,
+    lease: &Lease,
+    fence: i64,
+    deadline: Instant,
+    capture: Option<&capture::JobEnds>,
+) -> Result<Child, Exit> {
     let kill_at = hard_stop(deadline, cfg.limits.ttl);
     let wall_deadline = crate::sys::host::unix_ms()
         + kill_at
@@ -188,17 +229,18 @@ fn spawn(cfg: &RunConfig, lease: &Lease, fence: i64, deadline: Instant) -> Resul
         ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
     ];
     process::become_subreaper();
+    let output = capture.map(capture::JobEnds::output);
     let child = if cfg.contain {
-        process::spawn(&init::argv(cfg.limits.grace, &cfg.argv), &env, true)
+        process::spawn(&init::argv(cfg.limits.grace, &cfg.argv), &env, true, output)
     } else {
-        process::spawn(&cfg.argv, &env, false)
+        process::spawn(&cfg.argv, &env, false, output)
     };
     child.map_err(|e| report::spawn_failed(&e))
 }
 
 /// The job is over: release (or, for a lease found lost, only record the run), say how it
 /// went, and the exit status.
-fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128) -> Exit {
+fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128, log: &RunLog) -> Exit {
     let held_for = lease.sent.elapsed();
     let mut exit = stop.exit();
     // --hold-at-least: an early finish keeps the lock for the rest of that time.
@@ -217,16 +259,20 @@ fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128) -> 
         // Not ours any more: nothing to release, but the run still counts (best effort).
         let record = RecordCall {
             keys: &lease.keys,
+            token: &lease.token,
             finish: &finish,
+            log,
         };
-        if cfg.stats
-            && let Err(f) = lease.session.call(&record)
-        {
-            debug!("stats_failed"; "could not record the lost run: {}", f.reason);
+        if cfg.stats {
+            match lease.session.call(&record) {
+                Ok(None) => {}
+                Ok(Some(err)) => report::log_failed(&lease.keys.runs, &err),
+                Err(f) => debug!("stats_failed"; "could not record the lost run: {}", f.reason),
+            }
         }
         return exit;
     }
-    let released = lease.release(finish);
+    let released = lease.release(finish, log);
     // A compare failure before the deadline: someone took or deleted the key.
     let compare_failure = released == Released::NotOurs && Instant::now() < stop.deadline();
     let advice =

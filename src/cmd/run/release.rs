@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::watchdog::Lease;
 use crate::core::retry::Retry;
 use crate::store::keys::Keys;
-use crate::store::lock::{Finish, Release, ReleaseCall};
+use crate::store::lock::{Finish, Release, ReleaseCall, RunLog};
 use crate::store::session::Session;
 
 #[derive(Debug, PartialEq, Eq)]
@@ -29,14 +29,16 @@ const RETRY: Retry = Retry {
     until: None,
 };
 
-/// Compare-and-delete with our token (and announce it to waiters), retrying lost replies. A retry
-/// after a reply that may have been executed does not count the run again.
+/// Compare-and-delete with our token (and announce it to waiters), retrying lost replies; the
+/// run is counted and logged (`log`) in the same round trip. A retry after a reply that may
+/// have been executed does not count or log the run again.
 pub fn release(
     session: &mut Session,
     keys: &Keys,
     slot: u32,
     token: &str,
     mut finish: Finish,
+    log: &RunLog,
 ) -> Released {
     let mut reply_lost = false;
     let answer = session.retry(RETRY, |session| {
@@ -45,6 +47,7 @@ pub fn release(
             slot,
             token,
             finish: &finish,
+            log,
         };
         let answer = session.call(&call);
         // A try that went out and got no answer may have run: it may have counted the run,
@@ -58,7 +61,10 @@ pub fn release(
         }
         answer
     });
-    match answer {
+    if let Ok((_, Some(err))) = &answer {
+        super::report::log_failed(&keys.runs, err);
+    }
+    match answer.map(|(r, _)| r) {
         Ok(Release::Released) => Released::Yes,
         Ok(Release::Kept) => Released::Kept,
         Ok(Release::NotOurs) if reply_lost => Released::Ambiguous,
@@ -69,13 +75,14 @@ pub fn release(
 
 impl Lease {
     /// Give this lease's slot back (see `release`).
-    pub fn release(&mut self, finish: Finish) -> Released {
+    pub fn release(&mut self, finish: Finish, log: &RunLog) -> Released {
         release(
             &mut self.session,
             &self.keys,
             self.slot,
             &self.token,
             finish,
+            log,
         )
     }
 }

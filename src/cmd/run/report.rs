@@ -235,3 +235,28 @@ pub(super) fn released(
         ),
     }
 }
+
+/// The run log could not be written (`err`: the server's reason): the run itself is not
+/// affected, as with the stats.
+pub(super) fn log_failed(runs: &str, err: &str) {
+    let what = if err.contains("NOPERM") {
+        format!(
+            "the Redis user may not run XADD ({err}); add +xadd to its ACL (README: least privilege)"
+        )
+    } else if err.contains("WRONGTYPE") {
+        "that key is not a stream (another program uses it); delete it or use another --prefix"
+            .to_string()
+    } else {
+        err.to_string()
+    };
+    warn!("run_log_failed"; "the run was not added to the run log {runs}: {what}");
+}
+
+/// `--capture`: output was still being copied `--grace` after the job ended (dlock's stdout or
+/// stderr is not being read): the rest is dropped rather than hold up the release.
+pub(super) fn output_dropped(cfg: &RunConfig) {
+    warn!("output_dropped";
+        "the job's output was still being passed on {} after it ended (is dlock's stdout or stderr read?): the rest is dropped; the run log keeps what was read",
+        secs(cfg.limits.grace)
+    );
+}

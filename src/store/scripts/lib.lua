@@ -27,14 +27,52 @@ local function record(stats, hold, field, outcome, compare_failed)
   if compare_failed then bump(stats, 'compare_failures') end
 end
 
--- Record how a run that held the lock ended (`last` in `status`), and when the last successful
--- one did. Best effort, like the counters; one field per HSET (Redis before 4.0).
+-- Record how a run that held the lock ended (`last` in `status`), when the last successful
+-- one did and how long it took, and how many runs in a row did not end ok (`check
+-- --max-failures` reads it, with or without a run log). Best effort, like the counters; one
+-- field per HSET (Redis before 4.0).
 local function history(stats, outcome, code, host, pid, started, ended)
   for _, kv in ipairs({{'last_outcome', outcome}, {'last_exit_code', code}, {'last_host', host},
       {'last_pid', pid}, {'last_started_ms', started}, {'last_ended_ms', ended}}) do
     redis.pcall('HSET', stats, kv[1], kv[2])
   end
-  if outcome == 'ok' then redis.pcall('HSET', stats, 'last_success_ms', ended) end
+  if outcome == 'ok' then
+    redis.pcall('HSET', stats, 'last_success_ms', ended)
+    redis.pcall('HSET', stats, 'last_success_duration_ms', tonumber(ended) - tonumber(started))
+    redis.pcall('HSET', stats, 'consecutive_failures', 0)
+  else
+    bump(stats, 'consecutive_failures')
+  end
+end
+
+-- Append one entry to the run log `runs`, a stream kept at exactly `keep` entries (0: no log).
+-- `entry` holds the fields after the outcome and exit code (SPEC 7b). Best effort like the
+-- stats: returns '' or the server's error (a key of another type, an ACL without XADD), which
+-- dlock turns into one warning; the lock operation it rides with is not affected.
+local function log_run(runs, keep, outcome, code, entry)
+  if tonumber(keep) <= 0 then return '' end
+  local args = {'XADD', runs, 'MAXLEN', keep, '*', 'outcome', outcome, 'exit_code', code}
+  for _, v in ipairs(entry) do args[#args + 1] = v end
+  local r = redis.pcall(unpack(args))
+  if type(r) == 'table' and r.err then return r.err end
+  return ''
+end
+
+-- The run log's entry fields from ARGV[first …]: run id, host, pid, slot, fence, command,
+-- started and ended (Unix ms), renewals, waited ms, then, with --capture, the output's total
+-- byte count and the kept bytes (absent without it).
+local function entry_from(first)
+  local names = {'run', 'host', 'pid', 'slot', 'fence', 'command', 'started_ms', 'ended_ms',
+    'renewals', 'waited_ms', 'output_bytes', 'output'}
+  local e = {}
+  for i, name in ipairs(names) do
+    local v = ARGV[first + i - 1]
+    if v ~= nil and not (i >= 11 and ARGV[first + 10] == '') then
+      e[#e + 1] = name
+      e[#e + 1] = v
+    end
+  end
+  return e
 end
 
 -- Wake the longest-waiting waiter. At most `keep` items (the key's slots, 1 for a plain lock: a

@@ -1,11 +1,15 @@
--- Compare-and-delete our slot, wake one waiter, count the run.
--- KEYS: the slot's lock key, its holder hash, stats, wake, limit, then the lock key of every
---   slot 0 … N-1 (the limit key goes with the last held slot).
+-- Compare-and-delete our slot, wake one waiter, count the run and log it.
+-- KEYS: the slot's lock key, its holder hash, stats, wake, limit, runs, then the lock key of
+--   every slot 0 … N-1 (the limit key goes with the last held slot).
 -- ARGV: token, stats ('1'/'0'), keep ms (--hold-at-least: > 0 keeps the slot that much longer
 --   instead of deleting it), hold ms, histogram field, outcome counter ('' for none), N, then
 --   the history: outcome (ok, failed, signal, cap), exit code, host, pid, started and ended
 --   (Unix ms). A compare failure is recorded as outcome compare_failure (exit 0 becomes 125).
--- Returns 1 released, 2 kept for ARGV[3] ms, 0 not ours (or gone).
+--   Then the run log: entries to keep (--history; 0 = none), and the entry's fields from
+--   the 15th ARGV on: run id, host, pid, slot, fence, command, started, ended, renewals, waited ms,
+--   output bytes ('' without --capture), and the kept output (only with --capture).
+-- Returns {1 released, 2 kept for ARGV[3] ms, 0 not ours (or gone); '' or why the run log
+--   could not be written}.
 local n = tonumber(ARGV[7])
 local r = 0
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -20,7 +24,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     r = 1
   end
 end
-if n > 1 and r ~= 2 then drop_limit_if_free(KEYS[5], 6, n) end
+if n > 1 and r ~= 2 then drop_limit_if_free(KEYS[5], 7, n) end
+local logged = ''
 if ARGV[2] == '1' then
   record(KEYS[3], ARGV[4], ARGV[5], ARGV[6], r == 0)
   local outcome, code = ARGV[8], ARGV[9]
@@ -31,5 +36,6 @@ if ARGV[2] == '1' then
   history(KEYS[3], outcome, code, ARGV[10], ARGV[11], ARGV[12], ARGV[13])
   -- The key's N, for status and metrics once no slot is held.
   redis.pcall('HSET', KEYS[3], 'limit', n)
+  logged = log_run(KEYS[6], ARGV[14], outcome, code, entry_from(15))
 end
-return r
+return {r, logged}

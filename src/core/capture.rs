@@ -1,0 +1,110 @@
+//! What `--capture SIZE` keeps of the job's output: the first SIZE/4 bytes and the last
+//! 3·SIZE/4 of the merged stream, and how many bytes there were in all. A job's first lines
+//! say what it set out to do and its last ones how it ended; the middle is what a limit drops.
+
+use std::collections::VecDeque;
+
+/// The kept head and tail of a stream of bytes, and its length.
+#[derive(Debug)]
+pub(crate) struct Kept {
+    head: Vec<u8>,
+    head_cap: usize,
+    tail: VecDeque<u8>,
+    tail_cap: usize,
+    total: u64,
+}
+
+impl Kept {
+    /// Keep at most `size` bytes: a quarter from the start, the rest from the end.
+    pub(crate) fn new(size: usize) -> Kept {
+        let head_cap = size / 4;
+        Kept {
+            head: Vec::with_capacity(head_cap),
+            head_cap,
+            tail: VecDeque::new(),
+            tail_cap: size - head_cap,
+            total: 0,
+        }
+    }
+
+    /// More bytes of the stream, in the order they were read.
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let to_head = (self.head_cap - self.head.len()).min(bytes.len());
+        self.head.extend_from_slice(&bytes[..to_head]);
+        bytes = &bytes[to_head..];
+        // Only the last tail_cap bytes can still be kept.
+        if bytes.len() > self.tail_cap {
+            bytes = &bytes[bytes.len() - self.tail_cap..];
+        }
+        let overflow = (self.tail.len() + bytes.len()).saturating_sub(self.tail_cap);
+        self.tail.drain(..overflow);
+        self.tail.extend(bytes);
+    }
+
+    /// Bytes the stream had in all.
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The kept bytes: the head, a marker line naming how many bytes were left out (only when
+    /// some were), and the tail.
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        let kept = (self.head.len() + self.tail.len()) as u64;
+        let mut out = self.head.clone();
+        if self.total > kept {
+            out.extend_from_slice(marker(self.total - kept).as_bytes());
+        }
+        out.extend(self.tail.iter());
+        out
+    }
+}
+
+/// The line between head and tail: on a line of its own.
+pub(crate) fn marker(left_out: u64) -> String {
+    format!("\n[dlock: {left_out} bytes left out]\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_stream_is_kept_whole_without_a_marker() {
+        let mut k = Kept::new(1024);
+        k.push(b"hello ");
+        k.push(b"world");
+        assert_eq!(k.bytes(), b"hello world");
+        assert_eq!(k.total(), 11);
+        // Exactly SIZE bytes: still whole.
+        let mut k = Kept::new(8);
+        k.push(b"12345678");
+        assert_eq!(k.bytes(), b"12345678");
+    }
+
+    #[test]
+    fn a_long_stream_keeps_a_quarter_from_the_start_and_the_rest_from_the_end() {
+        let stream: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        // Pushed in uneven pieces, some larger than the tail.
+        for pieces in [vec![1usize, 7, 3000, 5, 6987], vec![10_000], vec![2; 5000]] {
+            let mut k = Kept::new(1024);
+            let mut at = 0;
+            for p in pieces {
+                k.push(&stream[at..at + p]);
+                at += p;
+            }
+            let mut want = stream[..256].to_vec();
+            want.extend_from_slice(marker(10_000 - 1024).as_bytes());
+            want.extend_from_slice(&stream[10_000 - 768..]);
+            assert_eq!(k.bytes(), want);
+            assert_eq!(k.total(), 10_000);
+        }
+    }
+
+    #[test]
+    fn one_byte_over_size_leaves_one_out() {
+        let mut k = Kept::new(8);
+        k.push(b"123456789");
+        assert_eq!(k.bytes(), b"12\n[dlock: 1 bytes left out]\n456789");
+    }
+}

@@ -1,0 +1,176 @@
+//! The run log (SPEC 7b): one stream entry per run that held the lock, written by release.lua
+//! and record.lua in the release's own round trip, read newest first for `dlock history`,
+//! `status`' `recent` and `check`.
+
+use redis::Value;
+
+use super::conn::Conn;
+use super::keys::Keys;
+
+/// One run, as its entry says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunEntry {
+    /// The stream entry's id (`<ms>-<n>`, the server's time of the append).
+    pub id: String,
+    /// The run's token.
+    pub run: String,
+    pub host: String,
+    pub pid: i64,
+    pub slot: i64,
+    pub fence: i64,
+    pub command: String,
+    pub started_ms: i64,
+    pub ended_ms: i64,
+    /// ok, failed, signal, lost, cap or compare_failure.
+    pub outcome: String,
+    pub exit_code: i64,
+    pub renewals: i64,
+    pub waited_ms: i64,
+    /// With --capture: the kept bytes, exactly as the job wrote them.
+    pub output: Option<Vec<u8>>,
+    pub output_bytes: Option<i64>,
+}
+
+impl RunEntry {
+    /// How long the run held the lock.
+    pub fn duration_ms(&self) -> i64 {
+        self.ended_ms - self.started_ms
+    }
+
+    /// One entry from its field/value pairs; fields it does not know are ignored, missing
+    /// numbers read as 0.
+    fn from_fields(id: String, fields: &[Value]) -> RunEntry {
+        let mut e = RunEntry {
+            id,
+            ..RunEntry::default()
+        };
+        for pair in fields.chunks(2) {
+            let [name, value] = pair else { continue };
+            let (Some(name), Some(value)) = (bytes(name), bytes(value)) else {
+                continue;
+            };
+            let text = || String::from_utf8_lossy(value).into_owned();
+            let num = || text().parse::<i64>().unwrap_or(0);
+            match name {
+                b"run" => e.run = text(),
+                b"host" => e.host = text(),
+                b"pid" => e.pid = num(),
+                b"slot" => e.slot = num(),
+                b"fence" => e.fence = num(),
+                b"command" => e.command = text(),
+                b"started_ms" => e.started_ms = num(),
+                b"ended_ms" => e.ended_ms = num(),
+                b"outcome" => e.outcome = text(),
+                b"exit_code" => e.exit_code = num(),
+                b"renewals" => e.renewals = num(),
+                b"waited_ms" => e.waited_ms = num(),
+                b"output" => e.output = Some(value.to_vec()),
+                b"output_bytes" => e.output_bytes = Some(num()),
+                _ => {}
+            }
+        }
+        e
+    }
+}
+
+fn bytes(v: &Value) -> Option<&[u8]> {
+    match v {
+        Value::BulkString(b) => Some(b),
+        Value::SimpleString(s) => Some(s.as_bytes()),
+        _ => None,
+    }
+}
+
+/// XREVRANGE's reply: entries newest first. A reply of another shape is an error.
+pub fn parse(v: Value) -> redis::RedisResult<Vec<RunEntry>> {
+    let bad = || {
+        redis::RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            "not a run log (a stream of entries)",
+        ))
+    };
+    let Value::Array(items) = v else {
+        return Err(bad());
+    };
+    items
+        .iter()
+        .map(|item| match item {
+            Value::Array(pair) => match pair.as_slice() {
+                [id, Value::Array(fields)] => {
+                    let id = bytes(id).ok_or_else(bad)?;
+                    Ok(RunEntry::from_fields(
+                        String::from_utf8_lossy(id).into_owned(),
+                        fields,
+                    ))
+                }
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
+        })
+        .collect()
+}
+
+/// The command that reads the newest `count` entries (all: None).
+pub fn newest(keys: &Keys, count: Option<usize>) -> redis::Cmd {
+    let mut cmd = redis::cmd("XREVRANGE");
+    cmd.arg(&keys.runs).arg("+").arg("-");
+    if let Some(n) = count {
+        cmd.arg("COUNT").arg(n);
+    }
+    cmd
+}
+
+/// The key's run log, newest first (at most `count` entries; None: all it keeps).
+#[expect(dead_code, reason = "read by `dlock history`, next")]
+pub fn read(
+    conn: &mut Conn,
+    keys: &Keys,
+    count: Option<usize>,
+) -> redis::RedisResult<Vec<RunEntry>> {
+    let v: Value = conn.query(&newest(keys, count))?;
+    parse(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(s: &[u8]) -> Value {
+        Value::BulkString(s.to_vec())
+    }
+
+    #[test]
+    fn entries_read_with_their_numbers_and_exact_output() {
+        let fields = [
+            ("run", &b"abc123"[..]),
+            ("host", b"web-1"),
+            ("pid", b"42"),
+            ("started_ms", b"1000"),
+            ("ended_ms", b"1750"),
+            ("outcome", b"failed"),
+            ("exit_code", b"3"),
+            ("output", b"\xff\x00x"),
+            ("output_bytes", b"3"),
+            ("later", b"ignored"),
+        ];
+        let flat = fields
+            .iter()
+            .flat_map(|(k, v)| [bulk(k.as_bytes()), bulk(v)])
+            .collect();
+        let reply = Value::Array(vec![Value::Array(vec![bulk(b"5-0"), Value::Array(flat)])]);
+        let e = parse(reply).unwrap_or_default();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].id, "5-0");
+        assert_eq!((e[0].pid, e[0].exit_code), (42, 3));
+        assert_eq!(e[0].duration_ms(), 750);
+        assert_eq!(e[0].output.as_deref(), Some(&b"\xff\x00x"[..]));
+        assert_eq!(e[0].outcome, "failed");
+    }
+
+    #[test]
+    fn a_reply_of_another_shape_is_an_error() {
+        assert!(parse(Value::Int(3)).is_err());
+        assert!(parse(Value::Array(vec![Value::Int(1)])).is_err());
+        assert!(parse(Value::Array(vec![])).is_ok_and(|v| v.is_empty()));
+    }
+}
