@@ -8,6 +8,7 @@
 mod support;
 
 mod bad_input;
+mod capture;
 mod chaos;
 mod connections;
 mod contain;
