@@ -109,6 +109,23 @@ fn the_page_parses_and_says_what_the_record_says() {
         value(&s, "dlock_last_success_timestamp_seconds", "dlock:pm", None),
         Some(ok / 1000.0)
     );
+    // The run-log gauges: one failure since the last success, and the last run's hold time,
+    // both from the record on the server.
+    let stat = |field: &str| -> f64 {
+        r.cmd_string(&["HGET", "{dlock:pm}:stats", field])
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(stat("consecutive_failures"), 1.0);
+    assert_eq!(
+        value(&s, "dlock_consecutive_failures", "dlock:pm", None),
+        Some(1.0)
+    );
+    let took = (stat("last_ended_ms") - stat("last_started_ms")) / 1000.0;
+    assert_eq!(
+        value(&s, "dlock_last_duration_seconds", "dlock:pm", None),
+        Some(took)
+    );
     // --json is --format json.
     let a = dlock(&r).args(["status", "--json", "pm"]).run();
     let b = dlock(&r).args(["status", "--format", "json", "pm"]).run();
