@@ -88,6 +88,8 @@ mod tests {
             last_success_duration_ms: None,
             consecutive_failures: None,
             recent: Vec::new(),
+            problems: Vec::new(),
+            more_slots: false,
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::cli::config::ExporterConfig;
 use crate::exit::Exit;
-use crate::store::state::read_all;
+use crate::store::reader;
 use crate::sys::event::{self, Event};
 use crate::{error, info};
 
@@ -73,11 +73,11 @@ fn answer(
         (tiny_http::Method::Get | tiny_http::Method::Head, "/metrics") => {
             // Redis down (or a bad key): still a page, with dlock_up 0, so the scrape itself
             // does not fail and an alert can say why. The reason is logged.
-            let page = match read_all(&cfg.server, &cfg.prefix, &cfg.keys) {
-                Ok(rows) => super::metrics::prometheus(&rows, true),
+            let page = match reader::all(&cfg.server, &cfg.prefix, &cfg.keys) {
+                Ok(r) => super::metrics::prometheus(&r.locks, true, r.unreadable.len()),
                 Err(e) => {
                     cfg.server.unavailable(&e);
-                    super::metrics::prometheus(&[], false)
+                    super::metrics::prometheus(&[], false, 0)
                 }
             };
             (200, page, "text/plain; version=0.0.4; charset=utf-8")

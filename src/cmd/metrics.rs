@@ -56,7 +56,8 @@ impl Out {
 }
 
 /// The whole page. `up`: whether Redis could be read; without it there are no key series.
-pub fn prometheus(rows: &[KeyStatus], up: bool) -> String {
+/// `unreadable`: keys under the prefix that are not locks.
+pub fn prometheus(rows: &[KeyStatus], up: bool, unreadable: usize) -> String {
     let mut o = Out(String::new());
     o.family(
         "dlock_up",
@@ -64,6 +65,12 @@ pub fn prometheus(rows: &[KeyStatus], up: bool) -> String {
         "Whether Redis could be read (1) or not (0).",
     );
     let _ = writeln!(o.0, "dlock_up {}", u8::from(up));
+    o.family(
+        "dlock_unreadable_keys",
+        "gauge",
+        "Keys under the prefix that could not be read as locks.",
+    );
+    let _ = writeln!(o.0, "dlock_unreadable_keys {unreadable}");
     let counters: [Counter; 6] = [
         (
             "dlock_runs_total",
@@ -184,7 +191,7 @@ mod tests {
 
     #[test]
     fn down_is_one_gauge_and_every_family_head() {
-        let page = prometheus(&[], false);
+        let page = prometheus(&[], false, 0);
         assert!(page.starts_with("# HELP dlock_up "), "{page}");
         assert!(page.contains("\ndlock_up 0\n"), "{page}");
         assert!(

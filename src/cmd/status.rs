@@ -12,12 +12,14 @@ use crate::cli::config::StatusConfig;
 use crate::error;
 use crate::exit::Exit;
 use crate::log::secs_ms;
-use crate::store::state::{KeyStatus, read_all};
+use crate::store::reader;
+use crate::store::state::KeyStatus;
 use crate::sys::host::unix_ms;
 
 pub fn status(cfg: &StatusConfig) -> Exit {
-    let rows = match read_all(&cfg.server, &cfg.prefix, &cfg.keys) {
-        Ok(r) => r,
+    // Keys that are not locks were named on a warning line each: left out, exit 0.
+    let (rows, unreadable) = match reader::all(&cfg.server, &cfg.prefix, &cfg.keys) {
+        Ok(r) => (r.locks, r.unreadable.len()),
         Err(e) => return cfg.server.unavailable(&e),
     };
     let now = unix_ms() as i64;
@@ -26,7 +28,7 @@ pub fn status(cfg: &StatusConfig) -> Exit {
             let arr: Vec<Value> = rows.iter().map(to_json).collect();
             format!("{}\n", Value::Array(arr))
         }
-        StatusFormat::Prometheus => crate::cmd::metrics::prometheus(&rows, true),
+        StatusFormat::Prometheus => crate::cmd::metrics::prometheus(&rows, true, unreadable),
         StatusFormat::Text => table(&rows, now, &cfg.prefix),
     };
     match &cfg.output {

@@ -7,6 +7,7 @@ pub(crate) mod conn;
 pub(crate) mod fault;
 pub(crate) mod keys;
 pub(crate) mod lock;
+pub(crate) mod reader;
 pub(crate) mod runs;
 mod script;
 pub(crate) mod session;

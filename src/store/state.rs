@@ -4,12 +4,10 @@
 
 use std::collections::HashMap;
 
-use std::collections::BTreeSet;
-
 use redis::Value;
 
-use super::conn::{Conn, Server};
-use super::keys::{Keys, MAX_LIMIT, lock_of, scan_patterns, slot};
+use super::conn::Conn;
+use super::keys::{Keys, MAX_LIMIT, slot};
 use super::runs::{self, RunEntry};
 use crate::core::stats::Stats;
 
@@ -79,6 +77,11 @@ pub struct KeyStatus {
     pub consecutive_failures: Option<i64>,
     /// The run log's newest entries (at most `RECENT`), newest first.
     pub recent: Vec<RunEntry>,
+    /// Companions that could not be read (their part is left empty): one line each.
+    pub problems: Vec<String>,
+    /// A semaphore with slots held (its limit key is there): slots 1 … N-1 are read by
+    /// `slot_commands` and `add_slots`.
+    pub more_slots: bool,
 }
 
 /// Run-log entries `status` reads per key.
@@ -129,9 +132,20 @@ pub fn limit(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<u32> {
     Ok(parse_limit(v))
 }
 
-/// Read one lock's state: one round trip, two for a semaphore that is held.
-pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
-    let mut p = redis::pipe();
+/// What reading a key under the prefix found.
+#[derive(Debug)]
+pub enum Found {
+    Lock(Box<KeyStatus>),
+    /// A key another program left under the prefix (another type, another layout).
+    NotALock {
+        key: String,
+        why: String,
+    },
+}
+
+/// The commands that read one lock (seven replies, read by `parse`): its limit, value, TTL,
+/// holder, fence, stats and newest run-log entries.
+pub fn commands(p: &mut redis::Pipeline, keys: &Keys) {
     p.cmd("GET").arg(&keys.limit);
     p.cmd("GET").arg(&keys.lock).cmd("PTTL").arg(&keys.lock);
     p.cmd("HGETALL")
@@ -140,44 +154,91 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
         .arg(&keys.fence);
     p.cmd("HGETALL").arg(&keys.stats);
     p.add_command(runs::newest(keys, Some(RECENT)));
-    // Each reply on its own: the run log is best effort (a key of another type there leaves
-    // `recent` empty), the rest fails the read as a whole.
-    p.ignore_errors();
-    let replies: Vec<redis::RedisResult<Value>> = conn.query_pipe(&keys.lock, &p)?;
-    let mut replies = replies.into_iter();
-    let mut next = || {
-        replies.next().unwrap_or_else(|| {
-            Err(redis::RedisError::from((
-                redis::ErrorKind::UnexpectedReturnType,
-                "a reply short",
-            )))
-        })
-    };
-    let limit: Option<String> = redis::from_redis_value(next()?)?;
-    let token: Option<String> = redis::from_redis_value(next()?)?;
-    let pttl: i64 = redis::from_redis_value(next()?)?;
-    let holder: HashMap<String, String> = redis::from_redis_value(next()?)?;
-    let fence: Option<i64> = redis::from_redis_value(next()?)?;
-    let stats: HashMap<String, String> = redis::from_redis_value(next()?)?;
-    let recent = next().and_then(runs::parse).unwrap_or_default();
-    let limit = parse_limit(limit);
-    let mut holders: Vec<SlotState> = slot_state(0, (token, pttl, holder)).into_iter().collect();
-    if limit > 1 {
-        let mut p = redis::pipe();
-        for i in 1..limit {
-            let s = slot(&keys.lock, i);
-            p.cmd("GET").arg(&s.lock).cmd("PTTL").arg(&s.lock);
-            p.cmd("HGETALL").arg(&s.holder);
-        }
-        let rest: Vec<redis::Value> = conn.query_pipe(&keys.lock, &p)?;
-        for (i, r) in (1..limit).zip(rest.chunks(3)) {
-            let r: SlotReply = redis::from_redis_value(redis::Value::Array(r.to_vec()))?;
-            holders.extend(slot_state(i, r));
-        }
+}
+
+/// The commands that read a held semaphore's other slots (3 replies each).
+pub fn slot_commands(p: &mut redis::Pipeline, lock: &str, limit: u32) {
+    for i in 1..limit {
+        let s = slot(lock, i);
+        p.cmd("GET").arg(&s.lock).cmd("PTTL").arg(&s.lock);
+        p.cmd("HGETALL").arg(&s.holder);
     }
-    Ok(KeyStatus {
+}
+
+/// A reply as `T`, or why it is not one (a key of another type, an unexpected shape).
+fn typed<T: redis::FromRedisValue>(r: Option<redis::RedisResult<Value>>) -> Result<T, String> {
+    let v = r.ok_or("no reply")?.map_err(|e| short(&e))?;
+    redis::from_redis_value(v).map_err(|e| e.to_string())
+}
+
+/// A companion's part, or None with its problem noted.
+fn part<T>(problems: &mut Vec<String>, key: &str, what: &str, r: Result<T, String>) -> Option<T> {
+    r.map_err(|why| problems.push(format!("{key} ({what}): {why}")))
+        .ok()
+}
+
+/// A server error as the few words an operator needs ("WRONGTYPE ...").
+fn short(e: &redis::RedisError) -> String {
+    match e.code() {
+        Some("WRONGTYPE") => "a key of another type".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// One lock from the replies to `commands` (in order). A lock key that is not a string is not
+/// a lock; a damaged companion leaves its part empty and is named in `problems`.
+pub fn parse(keys: &Keys, replies: &mut impl Iterator<Item = redis::RedisResult<Value>>) -> Found {
+    let mut problems = Vec::new();
+    let limit_raw: Option<Option<String>> =
+        part(&mut problems, &keys.limit, "--limit", typed(replies.next()));
+    let token: Result<Option<String>, String> = typed(replies.next());
+    let pttl: Result<i64, String> = typed(replies.next());
+    let holder: Option<HashMap<String, String>> = part(
+        &mut problems,
+        &keys.slots[0].holder,
+        "holder",
+        typed(replies.next()),
+    );
+    let fence_raw: Option<Option<String>> =
+        part(&mut problems, &keys.fence, "fence", typed(replies.next()));
+    let stats: Option<HashMap<String, String>> =
+        part(&mut problems, &keys.stats, "stats", typed(replies.next()));
+    let log =
+        typed::<Value>(replies.next()).and_then(|v| runs::parse(v).map_err(|e| e.to_string()));
+    let recent = part(&mut problems, &keys.runs, "run log", log);
+    let (token, pttl) = match (token, pttl) {
+        (Ok(t), Ok(p)) => (t, p),
+        (Err(why), _) | (_, Err(why)) => {
+            return Found::NotALock {
+                key: keys.lock.clone(),
+                why: format!("not a dlock lock ({why}; a lock is a string holding a token)"),
+            };
+        }
+    };
+    let fence = match fence_raw.flatten() {
+        None => 0,
+        Some(f) => f.parse().unwrap_or_else(|_| {
+            problems.push(format!("{} (fence): not a number: {f:?}", keys.fence));
+            0
+        }),
+    };
+    let limit = match limit_raw.flatten() {
+        None => 1,
+        Some(l) => l.parse::<u32>().map_or_else(
+            |_| {
+                problems.push(format!("{} (--limit): not a number: {l:?}", keys.limit));
+                1
+            },
+            |n| n.clamp(1, MAX_LIMIT),
+        ),
+    };
+    let stats = stats.unwrap_or_default();
+    let holders = slot_state(0, (token, pttl, holder.unwrap_or_default()))
+        .into_iter()
+        .collect();
+    Found::Lock(Box::new(KeyStatus {
         key: keys.lock.clone(),
-        fence: fence.unwrap_or(0),
+        fence,
         last: LastRun::from_hash(&stats),
         last_success_ms: stats.get("last_success_ms").and_then(|v| v.parse().ok()),
         last_success_duration_ms: stats
@@ -186,7 +247,7 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
         consecutive_failures: stats
             .get("consecutive_failures")
             .and_then(|v| v.parse().ok()),
-        recent,
+        recent: recent.unwrap_or_default(),
         limit: if limit > 1 {
             limit
         } else {
@@ -194,54 +255,66 @@ pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
         },
         stats: Stats::from_hash(&stats),
         holders,
-    })
+        problems,
+        more_slots: limit > 1,
+    }))
 }
 
-/// Every lock under the prefix on one server, held or not (a free lock still has its fence
-/// and stats), found with SCAN (never KEYS).
-fn scan_locks(conn: &mut Conn, prefix: &str) -> redis::RedisResult<BTreeSet<String>> {
-    let mut found = BTreeSet::new();
-    for pattern in scan_patterns(prefix) {
-        let mut cursor: u64 = 0;
-        loop {
-            let mut scan = redis::cmd("SCAN");
-            scan.arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000);
-            let (next, keys): (u64, Vec<String>) = conn.query(&scan)?;
-            found.extend(keys.iter().filter_map(|k| lock_of(k, prefix)));
-            if next == 0 {
-                break;
+/// A held semaphore's other slots, from the replies to `slot_commands`.
+pub fn add_slots(
+    status: &mut KeyStatus,
+    replies: &mut impl Iterator<Item = redis::RedisResult<Value>>,
+) {
+    let lock = status.key.clone();
+    for i in 1..status.limit {
+        let s = slot(&lock, i);
+        let token: Result<Option<String>, String> = typed(replies.next());
+        let pttl: Result<i64, String> = typed(replies.next());
+        let holder: Result<HashMap<String, String>, String> = typed(replies.next());
+        match (token, pttl) {
+            (Ok(token), Ok(pttl)) => {
+                let holder = holder.unwrap_or_else(|why| {
+                    status
+                        .problems
+                        .push(format!("{} (holder): {why}", s.holder));
+                    HashMap::new()
+                });
+                status.holders.extend(slot_state(i, (token, pttl, holder)));
             }
-            cursor = next;
+            (Err(why), _) | (_, Err(why)) => {
+                status
+                    .problems
+                    .push(format!("{} (slot {i}): {why}", s.lock));
+            }
         }
     }
-    Ok(found)
 }
 
-/// The state of the locks `keys` (full lock keys), or of every lock under `prefix` when empty
-/// (on every master of a cluster), in key order.
-pub fn read_all(
-    server: &Server,
-    prefix: &str,
-    keys: &[String],
-) -> redis::RedisResult<Vec<KeyStatus>> {
-    let mut c = server.connect()?;
-    let mut found = keys.to_vec();
-    if found.is_empty() {
-        // Every master of a cluster holds its own share of the keys.
-        let mut all = BTreeSet::new();
-        for mut m in server.masters()? {
-            all.extend(scan_locks(&mut m, prefix)?);
+/// Read one lock's state: one round trip, two for a semaphore that is held. A key that is not a
+/// lock is an error.
+pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
+    let mut p = redis::pipe();
+    commands(&mut p, keys);
+    p.ignore_errors();
+    let replies: Vec<redis::RedisResult<Value>> = conn.query_pipe(&keys.lock, &p)?;
+    let mut status = match parse(keys, &mut replies.into_iter()) {
+        Found::Lock(s) => s,
+        Found::NotALock { why, .. } => {
+            return Err(redis::RedisError::from((
+                redis::ErrorKind::UnexpectedReturnType,
+                "not a lock",
+                why,
+            )));
         }
-        found = all.into_iter().collect();
+    };
+    if status.more_slots {
+        let mut p = redis::pipe();
+        slot_commands(&mut p, &keys.lock, status.limit);
+        p.ignore_errors();
+        let replies: Vec<redis::RedisResult<Value>> = conn.query_pipe(&keys.lock, &p)?;
+        add_slots(&mut status, &mut replies.into_iter());
     }
-    found
-        .iter()
-        .map(|key| read(&mut c, &Keys::new(key)))
-        .collect()
+    Ok(*status)
 }
 
 #[cfg(test)]

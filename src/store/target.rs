@@ -53,6 +53,11 @@ redis[s]+sentinel://[user:pass@]host:port[,host:port...]/SERVICE[/db] or \
 redis[s]+cluster://[user:pass@]host:port[,host:port...]";
 
 impl Target {
+    /// A Redis Cluster: keys live on several nodes.
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.mode, Mode::Cluster { .. })
+    }
+
     /// Parse `--url`. Password precedence: `--password-file`, then the URL, then REDISCLI_AUTH.
     pub fn parse(
         url: &str,

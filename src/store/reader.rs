@@ -1,0 +1,149 @@
+//! Reading every lock under the prefix, for `status`, `check` and the exporter: the lock names
+//! found with SCAN (never KEYS) on every master, then the locks read in key order, many per
+//! pipeline (one round trip per batch, not per key), each handed on as soon as it is read.
+//! Memory grows with the key names, not with the rows. What other programs left under the
+//! prefix is named on one warning line each and never hides the other locks (SPEC 5).
+
+use std::collections::BTreeSet;
+
+use redis::Value;
+
+use super::conn::{Conn, Server};
+use super::keys::{Keys, lock_of, scan_patterns};
+use super::state::{self, Found, KeyStatus};
+use crate::warn;
+
+/// Locks read per pipeline: large enough that the round trip is noise, small enough that one
+/// batch's replies stay a few MB.
+const BATCH: usize = 256;
+
+/// Every lock under `prefix` on one server, held or not (a free lock still has its fence and
+/// stats).
+fn scan_locks(
+    conn: &mut Conn,
+    prefix: &str,
+    found: &mut BTreeSet<String>,
+) -> redis::RedisResult<()> {
+    for pattern in scan_patterns(prefix) {
+        let mut cursor: u64 = 0;
+        loop {
+            let mut scan = redis::cmd("SCAN");
+            scan.arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000);
+            let (next, keys): (u64, Vec<String>) = conn.query(&scan)?;
+            found.extend(keys.iter().filter_map(|k| lock_of(k, prefix)));
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    Ok(())
+}
+
+/// The locks `keys` (full lock keys), or every lock under `prefix` when empty, in key order:
+/// `each` gets every one as it is read. A key that is not a lock, or a lock with a damaged
+/// companion, is named on one warning line (and still handed on, for counting). Err only when
+/// the server cannot be used at all.
+pub fn each(
+    server: &Server,
+    prefix: &str,
+    keys: &[String],
+    mut each: impl FnMut(Found),
+) -> redis::RedisResult<()> {
+    let mut c = server.connect()?;
+    let names: Vec<String> = if keys.is_empty() {
+        let mut all = BTreeSet::new();
+        // Every master of a cluster holds its own share of the keys.
+        for mut m in server.masters()? {
+            scan_locks(&mut m, prefix, &mut all)?;
+        }
+        all.into_iter().collect()
+    } else {
+        keys.to_vec()
+    };
+    // A cluster spreads one batch's keys over its nodes: there, one lock per pipeline (which
+    // follows its slot's redirect).
+    let batch = if server.target.is_cluster() { 1 } else { BATCH };
+    for chunk in names.chunks(batch) {
+        for found in read_batch(&mut c, chunk)? {
+            report(&found);
+            each(found);
+        }
+    }
+    Ok(())
+}
+
+/// What `each` found, collected: the locks in key order, and the keys that are not locks.
+pub fn all(server: &Server, prefix: &str, keys: &[String]) -> redis::RedisResult<Locks> {
+    let mut out = Locks::default();
+    each(server, prefix, keys, |f| match f {
+        Found::Lock(s) => out.locks.push(*s),
+        Found::NotALock { key, .. } => out.unreadable.push(key),
+    })?;
+    Ok(out)
+}
+
+/// Every lock read, and every key under the prefix that is not one.
+#[derive(Debug, Default)]
+pub struct Locks {
+    pub locks: Vec<KeyStatus>,
+    pub unreadable: Vec<String>,
+}
+
+/// One warning line per key that is not a lock and per damaged companion.
+fn report(found: &Found) {
+    match found {
+        Found::NotALock { key, why } => {
+            warn!("unreadable_key"; "{key}: {why}; left out (another program's key under the prefix? use another --prefix)")
+        }
+        Found::Lock(s) => {
+            for p in &s.problems {
+                warn!("damaged_key"; "{}: {p}; shown without it", s.key);
+            }
+        }
+    }
+}
+
+/// One pipeline for the batch's locks, and one more for the other slots of the held
+/// semaphores among them.
+fn read_batch(c: &mut Conn, names: &[String]) -> redis::RedisResult<Vec<Found>> {
+    let Some(first) = names.first() else {
+        return Ok(Vec::new());
+    };
+    let keys: Vec<Keys> = names.iter().map(|n| Keys::new(n)).collect();
+    let mut p = redis::pipe();
+    for k in &keys {
+        state::commands(&mut p, k);
+    }
+    p.ignore_errors();
+    let replies: Vec<redis::RedisResult<Value>> = c.query_pipe(first, &p)?;
+    let mut replies = replies.into_iter();
+    let mut found: Vec<Found> = keys.iter().map(|k| state::parse(k, &mut replies)).collect();
+    let semaphores: Vec<usize> = found
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(f, Found::Lock(s) if s.more_slots))
+        .map(|(i, _)| i)
+        .collect();
+    if !semaphores.is_empty() {
+        let mut p = redis::pipe();
+        for &i in &semaphores {
+            if let Found::Lock(s) = &found[i] {
+                state::slot_commands(&mut p, &s.key, s.limit);
+            }
+        }
+        p.ignore_errors();
+        let replies: Vec<redis::RedisResult<Value>> = c.query_pipe(first, &p)?;
+        let mut replies = replies.into_iter();
+        for &i in &semaphores {
+            if let Found::Lock(s) = &mut found[i] {
+                state::add_slots(s, &mut replies);
+            }
+        }
+    }
+    Ok(found)
+}
