@@ -16,6 +16,7 @@ mod docs;
 mod edge;
 mod exporter;
 mod faults;
+mod foreign_keys;
 mod history;
 mod logs;
 mod prometheus;

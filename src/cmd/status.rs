@@ -13,7 +13,7 @@ use crate::error;
 use crate::exit::Exit;
 use crate::log::secs_ms;
 use crate::store::reader;
-use crate::store::state::KeyStatus;
+use crate::store::state::{KeyStatus, Part};
 use crate::sys::host::unix_ms;
 
 pub fn status(cfg: &StatusConfig) -> Exit {
@@ -73,7 +73,33 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// One lock as `status --json` shows it (SPEC 4). A part whose companion key is damaged is
+/// null, not zero.
 pub fn to_json(r: &KeyStatus) -> Value {
+    let mut v = lock_json(r);
+    let null = |v: &mut Value, field: &str| {
+        if let Some(f) = v.get_mut(field) {
+            *f = Value::Null;
+        }
+    };
+    if r.damaged(Part::Fence) {
+        null(&mut v, "fence");
+    }
+    if r.damaged(Part::Stats) {
+        for field in ["stats", "last", "last_success_ms"] {
+            null(&mut v, field);
+        }
+    }
+    if r.damaged(Part::Runs) {
+        null(&mut v, "recent");
+    }
+    if r.damaged(Part::Limit) {
+        null(&mut v, "limit");
+    }
+    v
+}
+
+fn lock_json(r: &KeyStatus) -> Value {
     let s = &r.stats;
     let first = r.first();
     let holder = first.and_then(|f| f.holder.as_ref());

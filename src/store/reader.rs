@@ -101,8 +101,8 @@ fn report(found: &Found) {
             warn!("unreadable_key"; "{key}: {why}; left out (another program's key under the prefix? use another --prefix)")
         }
         Found::Lock(s) => {
-            for p in &s.problems {
-                warn!("damaged_key"; "{}: {p}; shown without it", s.key);
+            for (_, p) in &s.problems {
+                warn!("damaged_key"; "lock {}: {p}; shown without that part", s.key);
             }
         }
     }

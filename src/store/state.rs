@@ -77,11 +77,29 @@ pub struct KeyStatus {
     pub consecutive_failures: Option<i64>,
     /// The run log's newest entries (at most `RECENT`), newest first.
     pub recent: Vec<RunEntry>,
-    /// Companions that could not be read (their part is left empty): one line each.
-    pub problems: Vec<String>,
+    /// Companions that could not be read (their part is left empty), each with its line.
+    pub problems: Vec<(Part, String)>,
     /// A semaphore with slots held (its limit key is there): slots 1 … N-1 are read by
     /// `slot_commands` and `add_slots`.
     pub more_slots: bool,
+}
+
+/// The parts of a lock kept in its companions, for naming a damaged one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Limit,
+    Holder,
+    Fence,
+    Stats,
+    Runs,
+    Slot,
+}
+
+impl KeyStatus {
+    /// Whether `part` could not be read (it is shown as unknown, not as zero).
+    pub fn damaged(&self, part: Part) -> bool {
+        self.problems.iter().any(|(p, _)| *p == part)
+    }
 }
 
 /// Run-log entries `status` reads per key.
@@ -172,8 +190,13 @@ fn typed<T: redis::FromRedisValue>(r: Option<redis::RedisResult<Value>>) -> Resu
 }
 
 /// A companion's part, or None with its problem noted.
-fn part<T>(problems: &mut Vec<String>, key: &str, what: &str, r: Result<T, String>) -> Option<T> {
-    r.map_err(|why| problems.push(format!("{key} ({what}): {why}")))
+fn part<T>(
+    problems: &mut Vec<(Part, String)>,
+    which: Part,
+    key: &str,
+    r: Result<T, String>,
+) -> Option<T> {
+    r.map_err(|why| problems.push((which, format!("{key}: {why}"))))
         .ok()
 }
 
@@ -189,23 +212,35 @@ fn short(e: &redis::RedisError) -> String {
 /// a lock; a damaged companion leaves its part empty and is named in `problems`.
 pub fn parse(keys: &Keys, replies: &mut impl Iterator<Item = redis::RedisResult<Value>>) -> Found {
     let mut problems = Vec::new();
-    let limit_raw: Option<Option<String>> =
-        part(&mut problems, &keys.limit, "--limit", typed(replies.next()));
+    let limit_raw: Option<Option<String>> = part(
+        &mut problems,
+        Part::Limit,
+        &keys.limit,
+        typed(replies.next()),
+    );
     let token: Result<Option<String>, String> = typed(replies.next());
     let pttl: Result<i64, String> = typed(replies.next());
     let holder: Option<HashMap<String, String>> = part(
         &mut problems,
+        Part::Holder,
         &keys.slots[0].holder,
-        "holder",
         typed(replies.next()),
     );
-    let fence_raw: Option<Option<String>> =
-        part(&mut problems, &keys.fence, "fence", typed(replies.next()));
-    let stats: Option<HashMap<String, String>> =
-        part(&mut problems, &keys.stats, "stats", typed(replies.next()));
+    let fence_raw: Option<Option<String>> = part(
+        &mut problems,
+        Part::Fence,
+        &keys.fence,
+        typed(replies.next()),
+    );
+    let stats: Option<HashMap<String, String>> = part(
+        &mut problems,
+        Part::Stats,
+        &keys.stats,
+        typed(replies.next()),
+    );
     let log =
         typed::<Value>(replies.next()).and_then(|v| runs::parse(v).map_err(|e| e.to_string()));
-    let recent = part(&mut problems, &keys.runs, "run log", log);
+    let recent = part(&mut problems, Part::Runs, &keys.runs, log);
     let (token, pttl) = match (token, pttl) {
         (Ok(t), Ok(p)) => (t, p),
         (Err(why), _) | (_, Err(why)) => {
@@ -218,7 +253,7 @@ pub fn parse(keys: &Keys, replies: &mut impl Iterator<Item = redis::RedisResult<
     let fence = match fence_raw.flatten() {
         None => 0,
         Some(f) => f.parse().unwrap_or_else(|_| {
-            problems.push(format!("{} (fence): not a number: {f:?}", keys.fence));
+            problems.push((Part::Fence, format!("{}: not a number: {f:?}", keys.fence)));
             0
         }),
     };
@@ -226,7 +261,7 @@ pub fn parse(keys: &Keys, replies: &mut impl Iterator<Item = redis::RedisResult<
         None => 1,
         Some(l) => l.parse::<u32>().map_or_else(
             |_| {
-                problems.push(format!("{} (--limit): not a number: {l:?}", keys.limit));
+                problems.push((Part::Limit, format!("{}: not a number: {l:?}", keys.limit)));
                 1
             },
             |n| n.clamp(1, MAX_LIMIT),
@@ -276,7 +311,7 @@ pub fn add_slots(
                 let holder = holder.unwrap_or_else(|why| {
                     status
                         .problems
-                        .push(format!("{} (holder): {why}", s.holder));
+                        .push((Part::Holder, format!("{}: {why}", s.holder)));
                     HashMap::new()
                 });
                 status.holders.extend(slot_state(i, (token, pttl, holder)));
@@ -284,7 +319,7 @@ pub fn add_slots(
             (Err(why), _) | (_, Err(why)) => {
                 status
                     .problems
-                    .push(format!("{} (slot {i}): {why}", s.lock));
+                    .push((Part::Slot, format!("{} (slot {i}): {why}", s.lock)));
             }
         }
     }
