@@ -9,6 +9,7 @@ mod support;
 
 mod bad_input;
 mod chaos;
+mod check_rules;
 mod connections;
 mod contain;
 mod docs;
