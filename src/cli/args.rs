@@ -415,7 +415,8 @@ Examples:
   dlock -q status --format prometheus --output /var/lib/node_exporter/dlock.prom   # textfile collector
 
 Columns: FAIL% = runs that found the lock busy for their whole --wait; P50/P99 = hold time;
-CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99.
+CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99;
+RECENT = the last 10 runs from the run log, oldest left: ✓ ok, ✗ any other end.
 Exit status: 0, or 2 usage, 69 Redis unavailable.";
 
 const RELEASE_HELP: &str = "\
