@@ -74,6 +74,7 @@ fn max_failures_fails_at_k_failed_runs_in_a_row_and_a_success_resets_it_without_
         .spawn();
     job.expect_line("up");
     job.signal(libc::SIGTERM);
+    // 10 s only guards against a hang: dlock forwards the signal and exits at once.
     job.finish(Duration::from_secs(10)).code(143);
     let out = check(&r, &["mf", "never", "--max-failures", "1"]);
     out.code(1);
@@ -153,6 +154,7 @@ fn max_duration_fails_a_job_that_still_holds_the_lock_too_long() {
         .stdout_is_prefix("dlock:stuck: FAILING, held for ")
         .stdout_has("(max duration 200ms); ");
     job.write("x\n");
+    // 10 s only guards against a hang: the job ends as soon as it reads its line.
     job.finish(Duration::from_secs(10)).code(0);
     // Released: the holder is gone, and its run took far less than an hour.
     check(&r, &["stuck", "--max-duration", "1h"])
