@@ -46,7 +46,7 @@ complete -c dlock -n "__fish_dlock_needs_command" -s V -l version -d 'Print vers
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "exporter" -d 'Serve the locks\' Prometheus metrics over HTTP (GET /metrics)'
-complete -c dlock -n "__fish_dlock_needs_command" -f -a "check" -d 'Dead-man\'s switch: did each KEY\'s job succeed (anywhere) within --max-age?'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "completions" -d 'Print a shell completion script to stdout'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -129,7 +129,10 @@ complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-insecure -d
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s h -l help -d 'Print help'
-complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-age -d 'Longest time since each KEY\'s last successful run (job exited 0 under the lock)' -r
+complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-age -d 'Fail when KEY\'s last successful run (job exited 0 under the lock) ended longer ago than D, or it never succeeded' -r
+complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-failures -d 'Fail when KEY\'s last K runs all did not end ok (failed, signal, lost, cap, compare_failure); fewer than K runs pass. K ≥ 1; works with `run --history 0`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand check" -l min-duration -d 'Fail when KEY\'s last successful run took less than D (a job that "succeeded" suspiciously fast); no success yet passes' -r
+complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-duration -d 'Fail when KEY\'s last run held the lock longer than D, or its current holder has held it longer than D (a stuck job)' -r
 complete -c dlock -n "__fish_dlock_using_subcommand check" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand check" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand check" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
@@ -190,7 +193,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand completions" -s h -l help -d
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "exporter" -d 'Serve the locks\' Prometheus metrics over HTTP (GET /metrics)'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "check" -d 'Dead-man\'s switch: did each KEY\'s job succeed (anywhere) within --max-age?'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it'
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "completions" -d 'Print a shell completion script to stdout'
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -466,7 +466,8 @@ fn every_command_works_as_a_least_privilege_user() {
     ])
     .run()
     .code(0)
-    .stderr_has("renewed");
+    .stderr_has("renewed")
+    .stderr_lacks("run log");
     // A waiter blocks on the wake-up list and is woken.
     let mut holder = d()
         .args(["run", "--key", "acl", "--", "sh", "-c", "echo held; read x"])
@@ -492,7 +493,21 @@ fn every_command_works_as_a_least_privilege_user() {
         .finish(std::time::Duration::from_secs(10))
         .code(0)
         .stdout_is("next\n")
-        .stderr_has("was released; retrying at once");
+        .stderr_has("was released; retrying at once")
+        .stderr_lacks("run log");
+    // The run log: each of the three runs appended its entry inside its release (+xadd), and
+    // status reads them back (+xrevrange; without it `recent` would be empty), as this user.
+    assert_eq!(r.cmd(&["XLEN", "{dlock:acl}:runs"]), redis::Value::Int(3));
+    let out = d().args(["status", "--json", "acl"]).run();
+    out.code(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let recent = v[0]["recent"].as_array().unwrap();
+    assert_eq!(recent.len(), 3, "{}", out.stdout);
+    assert!(
+        recent.iter().all(|e| e["outcome"] == "ok"),
+        "{}",
+        out.stdout
+    );
     // A semaphore: acquire, renew and release a slot, the limit record, --hold-at-least on a
     // slot, status of its holders, and release of every slot.
     d().args(["run", "--key", "sem", "--limit", "2", "--ttl", "300ms"])
@@ -553,6 +568,48 @@ fn every_command_works_as_a_least_privilege_user() {
     out.code(69)
         .one_line_error()
         .stderr_has("permission denied by the server's ACL");
+}
+
+/// A user set up from an older README (no +xadd): the run works as before, its lock released
+/// and its `last` recorded; only its run-log entry is missing, said in one warning that names
+/// the command and the rule to add.
+#[test]
+fn a_user_without_xadd_gets_one_warning_and_the_run_succeeds() {
+    let r = RedisServer::start_tcp(&[]);
+    let rules = readme_acl_rules();
+    assert!(rules.iter().any(|w| w == "+xadd"), "{rules:?}");
+    let mut setuser = redis::cmd("ACL");
+    setuser.arg("SETUSER").arg("dlock");
+    for rule in rules.iter().filter(|w| *w != "+xadd") {
+        setuser.arg(rule);
+    }
+    setuser.query::<()>(&mut r.conn()).unwrap();
+    let url = format!("redis://dlock:dlock-pw@127.0.0.1:{}", r.port.unwrap());
+    // -q: warnings and errors only, so every line on stderr is one of them.
+    let out = Dlock::bare()
+        .env("DLOCK_URL", &url)
+        .args(["-q", "run", "--key", "nox", "--", "echo", "ran"])
+        .run();
+    out.code(0).stdout_is("ran\n");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert!(
+        lines.len() == 1
+            && lines[0].starts_with("dlock: warning: ")
+            && lines[0].contains("XADD")
+            && lines[0].contains("add +xadd"),
+        "expected one warning naming XADD and +xadd:\n{}",
+        out.stderr
+    );
+    assert_eq!(r.get("dlock:nox"), None, "the lock was released");
+    assert_eq!(r.cmd(&["EXISTS", "{dlock:nox}:runs"]), redis::Value::Int(0));
+    let out = Dlock::bare()
+        .env("DLOCK_URL", &url)
+        .args(["status", "--json", "nox"])
+        .run();
+    out.code(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v[0]["last"]["outcome"], "ok", "{}", out.stdout);
+    assert_eq!(v[0]["recent"], serde_json::json!([]));
 }
 
 #[test]

@@ -55,6 +55,8 @@ fn the_last_run_and_the_last_success_are_recorded_whatever_host_ran_them() {
     // The table says it the same way.
     let table = dlock(&r).args(["status", "h"]).run();
     assert!(table.stdout.contains("failed(3) "), "{}", table.stdout);
+    // RECENT: the success, then the failure (oldest left), from the run log.
+    assert!(table.stdout.contains("  ✓✗  "), "{}", table.stdout);
     // --no-stats records nothing.
     dlock(&r)
         .args([

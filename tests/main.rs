@@ -10,6 +10,7 @@ mod support;
 mod bad_input;
 mod capture;
 mod chaos;
+mod check_rules;
 mod connections;
 mod contain;
 mod docs;

@@ -105,6 +105,7 @@ fn status_json_has_exactly_the_spec_fields() {
             "last",
             "last_success_ms",
             "limit",
+            "recent",
             "renewals",
             "since_ms",
             "stats",
@@ -112,6 +113,17 @@ fn status_json_has_exactly_the_spec_fields() {
             "ttl_ms"
         ]
     );
+    // SPEC 7b: the run log's newest entries, each with exactly these fields.
+    let recent = s["recent"].as_array().unwrap();
+    assert_eq!(recent.len(), 1, "{s}");
+    let mut fields: Vec<&str> = recent[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    fields.sort();
+    assert_eq!(fields, ["duration_ms", "ended_ms", "exit_code", "outcome"]);
     let stats = &s["stats"];
     for f in [
         "runs",

@@ -182,7 +182,7 @@ pub enum Command {
     /// Serve the locks' Prometheus metrics over HTTP (GET /metrics)
     #[command(after_help = EXPORTER_HELP)]
     Exporter(ExporterArgs),
-    /// Dead-man's switch: did each KEY's job succeed (anywhere) within --max-age?
+    /// Did each KEY's job run, and well? Dead-man's switch (--max-age) and run rules
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
     /// Break a lock: --force whoever holds it, or --token only if that token holds it
@@ -351,18 +351,42 @@ pub struct CheckArgs {
     #[arg(value_name = "KEY", required = true)]
     pub keys: Vec<String>,
 
-    /// Longest time since each KEY's last successful run (job exited 0 under the lock)
-    #[arg(long, value_name = "D", value_parser = parse_duration, required = true)]
-    pub max_age: Duration,
+    /// Fail when KEY's last successful run (job exited 0 under the lock) ended longer ago than
+    /// D, or it never succeeded
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub max_age: Option<Duration>,
+
+    /// Fail when KEY's last K runs all did not end ok (failed, signal, lost, cap,
+    /// compare_failure); fewer than K runs pass. K ≥ 1; works with `run --history 0`
+    #[arg(long, value_name = "K")]
+    pub max_failures: Option<u32>,
+
+    /// Fail when KEY's last successful run took less than D (a job that "succeeded"
+    /// suspiciously fast); no success yet passes
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub min_duration: Option<Duration>,
+
+    /// Fail when KEY's last run held the lock longer than D, or its current holder has held
+    /// it longer than D (a stuck job)
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub max_duration: Option<Duration>,
 }
 
 const CHECK_HELP: &str = "\
+At least one rule; a KEY fails when any of its rules fails. Every limit is inclusive.
+
 Examples:
   dlock check billing:daily --max-age 26h        # the daily job succeeded on some host today
   dlock check reconcile remind --max-age 10m     # several keys: one line each
+  dlock check billing:daily --max-failures 3     # alert on the third failed run in a row
+  dlock check export --min-duration 30s --max-duration 2h   # not suspiciously fast, not stuck
 
-Prints one line per KEY. Exit status: 0 every KEY succeeded within --max-age, 1 one did not
-(never ran, or its last success is older), 2 usage, 69 Redis unavailable.";
+  # crontab: mail root when the nightly job did not succeed, failed twice, or is stuck
+  30 6 * * * dlock -q check billing --max-age 26h --max-failures 2 --max-duration 3h || mail root
+
+Prints one line per KEY with its numbers: every rule's when it passes; when it fails, the
+failing rules' and what the last run did. Exit status: 0 every KEY passes, 1 one fails,
+2 usage (no rule, --max-failures 0), 69 Redis unavailable.";
 
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {
@@ -391,7 +415,8 @@ Examples:
   dlock -q status --format prometheus --output /var/lib/node_exporter/dlock.prom   # textfile collector
 
 Columns: FAIL% = runs that found the lock busy for their whole --wait; P50/P99 = hold time;
-CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99.
+CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99;
+RECENT = the last 10 runs from the run log, oldest left: ✓ ok, ✗ any other end.
 Exit status: 0, or 2 usage, 69 Redis unavailable.";
 
 const RELEASE_HELP: &str = "\

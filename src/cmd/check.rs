@@ -1,10 +1,11 @@
-//! `dlock check`: a dead-man's switch for a schedule spread over many hosts. Only the lock's own
-//! record knows whether the job ran anywhere; this reads it and says, per key, whether a run
-//! succeeded within `--max-age`.
+//! `dlock check`: a dead-man's switch and run rules for a schedule spread over many hosts. Only
+//! the lock's own record knows whether the job ran anywhere and how it went; this reads it and
+//! says, per key, whether every rule given holds (SPEC 7).
 
 use std::io::Write;
+use std::time::Duration;
 
-use crate::cli::config::CheckConfig;
+use crate::cli::config::{CheckConfig, Rules};
 use crate::exit::Exit;
 use crate::log::secs_ms;
 use crate::store::keys::Keys;
@@ -16,8 +17,6 @@ pub fn check(cfg: &CheckConfig) -> Exit {
         Ok(c) => c,
         Err(e) => return cfg.server.unavailable(&e),
     };
-    let now = unix_ms() as i64;
-    let max_ms = i64::try_from(cfg.max_age.as_millis()).unwrap_or(i64::MAX);
     let mut out = String::new();
     let mut failing = 0;
     for key in &cfg.keys {
@@ -25,7 +24,9 @@ pub fn check(cfg: &CheckConfig) -> Exit {
             Ok(s) => s,
             Err(e) => return cfg.server.unavailable(&e),
         };
-        let (ok, line) = verdict(&s, now, max_ms);
+        // Read after the key: a holder's time so far is never ahead of what was read.
+        let now = unix_ms() as i64;
+        let (ok, line) = verdict(&s, now, &cfg.rules);
         if !ok {
             failing += 1;
         }
@@ -40,17 +41,104 @@ pub fn check(cfg: &CheckConfig) -> Exit {
     }
 }
 
-/// Whether `s` had a successful run that ended within `max_ms` of `now`, and the line that
-/// says so: the last success's age (or never) and, when failing, what the last run did.
-fn verdict(s: &KeyStatus, now: i64, max_ms: i64) -> (bool, String) {
-    let max = secs_ms(max_ms);
-    let ok = s.last_success_ms.is_some_and(|t| now - t <= max_ms);
-    let success = match s.last_success_ms {
-        Some(t) => format!("last success {} ago", secs_ms(now - t)),
-        None => "never succeeded".to_string(),
+/// Whether `s` passes every rule in `rules` at `now` (Unix ms, the wall clock, as the record's
+/// times are), and the line that says so with the numbers: every rule's when all pass; else
+/// the failing rules' and what the last run did.
+///
+/// Each limit is inclusive: exactly at it passes, a millisecond past fails; K runs in a row
+/// that did not end ok fail `--max-failures K`, K - 1 pass.
+fn verdict(s: &KeyStatus, now: i64, rules: &Rules) -> (bool, String) {
+    let mut passed = Vec::new();
+    let mut failed = Vec::new();
+    let mut judge = |ok: bool, clause: String| {
+        if ok {
+            passed.push(clause);
+        } else {
+            failed.push(clause);
+        }
     };
-    if ok {
-        return (true, format!("{}: ok, {success} (max age {max})", s.key));
+    if let Some(max) = rules.max_age.map(ms) {
+        match s.last_success_ms {
+            Some(t) => judge(
+                now - t <= max,
+                format!(
+                    "last success {} ago (max age {})",
+                    shown(now - t, max),
+                    limit(max, &[now - t])
+                ),
+            ),
+            None => judge(false, format!("never succeeded (max age {})", secs_ms(max))),
+        }
+    }
+    if let Some(k) = rules.max_failures {
+        // Kept by the release script, so it counts runs with or without a run log; a key
+        // that never ran has none.
+        let n = s.consecutive_failures.unwrap_or(0).max(0);
+        let runs = if n == 1 { "run" } else { "runs" };
+        judge(
+            n < i64::from(k.get()),
+            format!("{n} failed {runs} in a row (max failures {k})"),
+        );
+    }
+    if let Some(min) = rules.min_duration.map(ms) {
+        match s.last_success_duration_ms {
+            Some(took) => judge(
+                took >= min,
+                format!(
+                    "last success took {} (min duration {})",
+                    shown(took, min),
+                    limit(min, &[took])
+                ),
+            ),
+            None => judge(
+                true,
+                format!("no success recorded yet (min duration {})", secs_ms(min)),
+            ),
+        }
+    }
+    if let Some(max) = rules.max_duration.map(ms) {
+        let mut ok = true;
+        let mut parts = Vec::new();
+        let mut values = Vec::new();
+        // The longest current holder (a semaphore has several): a stuck job shows here long
+        // before it ends, if it ever does.
+        let holding = s
+            .holders
+            .iter()
+            .filter_map(|h| h.holder.as_ref())
+            .filter_map(|h| Some((now - h.since_ms?, h)))
+            .max_by_key(|(held, _)| *held);
+        if let Some((held, h)) = holding {
+            ok &= held <= max;
+            values.push(held);
+            parts.push(format!(
+                "held for {} so far by {} pid {}",
+                shown(held, max),
+                h.host,
+                h.pid
+            ));
+        }
+        // A record without its start (damaged) says nothing about the duration.
+        if let Some(l) = s.last.as_ref().filter(|l| l.started_ms > 0) {
+            let took = l.ended_ms - l.started_ms;
+            ok &= took <= max;
+            values.push(took);
+            parts.push(format!("last run took {}", shown(took, max)));
+        }
+        if parts.is_empty() {
+            parts.push("no run recorded".into());
+        }
+        judge(
+            ok,
+            format!(
+                "{} (max duration {})",
+                parts.join(", "),
+                limit(max, &values)
+            ),
+        );
+    }
+    if failed.is_empty() {
+        return (true, format!("{}: ok, {}", s.key, passed.join("; ")));
     }
     let last = match &s.last {
         Some(l) => format!(
@@ -65,16 +153,47 @@ fn verdict(s: &KeyStatus, now: i64, max_ms: i64) -> (bool, String) {
     };
     (
         false,
-        format!("{}: FAILING, {success} (max age {max}); {last}", s.key),
+        format!("{}: FAILING, {}; {last}", s.key, failed.join("; ")),
     )
+}
+
+/// A number a rule compares, as people read it (`1m30s`), or in exact ms where the short
+/// form would read the same as a different limit (`29999ms` against `30000ms`, not `30.0s`
+/// against `30.0s`), so that a failing line always shows why.
+fn shown(value: i64, limit: i64) -> String {
+    if value != limit && secs_ms(value) == secs_ms(limit) {
+        format!("{}ms", value.max(0))
+    } else {
+        secs_ms(value)
+    }
+}
+
+/// A rule's limit, in the same precision as the `values` it is compared with (`shown`).
+fn limit(limit: i64, values: &[i64]) -> String {
+    if values
+        .iter()
+        .any(|&v| v != limit && secs_ms(v) == secs_ms(limit))
+    {
+        format!("{limit}ms")
+    } else {
+        secs_ms(limit)
+    }
+}
+
+/// A rule's limit in ms (flags stop at a year, far inside i64).
+fn ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::stats::Stats;
-    use crate::store::state::LastRun;
+    use crate::store::state::{Holder, LastRun, SlotState};
     use std::collections::HashMap;
+    use std::num::NonZeroU32;
+
+    const NOW: i64 = 100_000_000;
 
     fn status(last_success_ms: Option<i64>, last: Option<LastRun>) -> KeyStatus {
         KeyStatus {
@@ -93,36 +212,240 @@ mod tests {
         }
     }
 
+    /// A run on web-2 that ended 10 s before `NOW` after `took_ms`.
+    fn last(outcome: &str, exit_code: i64, took_ms: i64) -> LastRun {
+        LastRun {
+            outcome: outcome.into(),
+            exit_code,
+            host: "web-2".into(),
+            pid: 42,
+            started_ms: NOW - 10_000 - took_ms,
+            ended_ms: NOW - 10_000,
+        }
+    }
+
+    fn held_since(since_ms: i64) -> SlotState {
+        SlotState {
+            slot: 0,
+            token: "t".into(),
+            ttl_ms: 30_000,
+            holder: Some(Holder {
+                host: "web-3".into(),
+                pid: 7,
+                command: "./stuck.sh".into(),
+                since_ms: Some(since_ms),
+                renewals: Some(2),
+                fence: Some(3),
+            }),
+        }
+    }
+
+    fn d(ms: u64) -> Option<Duration> {
+        Some(Duration::from_millis(ms))
+    }
+
+    fn max_age(ms: u64) -> Rules {
+        Rules {
+            max_age: d(ms),
+            ..Rules::default()
+        }
+    }
+
+    fn max_failures(k: u32) -> Rules {
+        Rules {
+            max_failures: NonZeroU32::new(k),
+            ..Rules::default()
+        }
+    }
+
+    fn min_duration(ms: u64) -> Rules {
+        Rules {
+            min_duration: d(ms),
+            ..Rules::default()
+        }
+    }
+
+    fn max_duration(ms: u64) -> Rules {
+        Rules {
+            max_duration: d(ms),
+            ..Rules::default()
+        }
+    }
+
     #[test]
-    fn a_recent_success_passes_an_old_one_or_none_fails_with_what_the_last_run_did() {
-        let now = 100_000_000;
-        let (ok, line) = verdict(&status(Some(now - 60_000), None), now, 120_000);
+    fn max_age_passes_a_success_at_the_limit_and_fails_one_a_millisecond_older_or_none() {
+        let (ok, line) = verdict(&status(Some(NOW - 60_000), None), NOW, &max_age(120_000));
         assert!(ok, "{line}");
         assert_eq!(
             line,
             "dlock:job: ok, last success 1m00s ago (max age 2m00s)"
         );
-        // Exactly at the limit still passes; a millisecond over fails.
-        assert!(verdict(&status(Some(now - 120_000), None), now, 120_000).0);
-        let failed = LastRun {
-            outcome: "failed".into(),
-            exit_code: 3,
-            host: "web-2".into(),
-            pid: 42,
-            started_ms: now - 12_000,
-            ended_ms: now - 10_000,
-        };
-        let (ok, line) = verdict(&status(Some(now - 120_001), Some(failed)), now, 120_000);
+        assert!(verdict(&status(Some(NOW - 120_000), None), NOW, &max_age(120_000)).0);
+        let failed = last("failed", 3, 2_000);
+        let (ok, line) = verdict(
+            &status(Some(NOW - 120_001), Some(failed)),
+            NOW,
+            &max_age(120_000),
+        );
         assert!(!ok);
         assert_eq!(
             line,
-            "dlock:job: FAILING, last success 2m00s ago (max age 2m00s); last run: failed (exit 3) on web-2 pid 42, ended 10.0s ago"
+            "dlock:job: FAILING, last success 120001ms ago (max age 120000ms); last run: failed (exit 3) on web-2 pid 42, ended 10.0s ago"
         );
-        let (ok, line) = verdict(&status(None, None), now, 120_000);
+        let (ok, line) = verdict(&status(None, None), NOW, &max_age(120_000));
+        assert!(!ok);
+        assert_eq!(
+            line,
+            "dlock:job: FAILING, never succeeded (max age 2m00s); no run recorded (never ran, or only with --no-stats)"
+        );
+    }
+
+    #[test]
+    fn max_failures_passes_k_minus_one_failures_in_a_row_and_fails_k() {
+        let with = |n: Option<i64>| KeyStatus {
+            consecutive_failures: n,
+            ..status(Some(NOW - 60_000), Some(last("signal", 143, 1_000)))
+        };
+        // Never ran (no counter), or fewer than K runs: nothing to fail on.
+        let (ok, line) = verdict(&with(None), NOW, &max_failures(1));
+        assert!(ok, "{line}");
+        assert_eq!(
+            line,
+            "dlock:job: ok, 0 failed runs in a row (max failures 1)"
+        );
+        let (ok, line) = verdict(&with(Some(2)), NOW, &max_failures(3));
+        assert!(ok, "{line}");
+        assert_eq!(
+            line,
+            "dlock:job: ok, 2 failed runs in a row (max failures 3)"
+        );
+        let (ok, line) = verdict(&with(Some(3)), NOW, &max_failures(3));
+        assert!(!ok);
+        assert_eq!(
+            line,
+            "dlock:job: FAILING, 3 failed runs in a row (max failures 3); last run: signal (exit 143) on web-2 pid 42, ended 10.0s ago"
+        );
+        let (ok, line) = verdict(&with(Some(1)), NOW, &max_failures(1));
         assert!(!ok);
         assert!(
-            line.contains("never succeeded") && line.contains("no run recorded"),
+            line.contains(", 1 failed run in a row (max failures 1);"),
             "{line}"
+        );
+        // A success resets the counter to 0.
+        assert!(verdict(&with(Some(0)), NOW, &max_failures(1)).0);
+    }
+
+    #[test]
+    fn min_duration_passes_a_success_that_took_exactly_d_fails_one_a_millisecond_short_and_passes_none()
+     {
+        let took = |ms: Option<i64>| KeyStatus {
+            last_success_duration_ms: ms,
+            ..status(ms.map(|_| NOW - 10_000), Some(last("ok", 0, 1_000)))
+        };
+        let (ok, line) = verdict(&took(Some(30_000)), NOW, &min_duration(30_000));
+        assert!(ok, "{line}");
+        assert_eq!(
+            line,
+            "dlock:job: ok, last success took 30.0s (min duration 30.0s)"
+        );
+        let (ok, line) = verdict(&took(Some(29_999)), NOW, &min_duration(30_000));
+        assert!(!ok);
+        assert_eq!(
+            line,
+            "dlock:job: FAILING, last success took 29999ms (min duration 30000ms); last run: ok (exit 0) on web-2 pid 42, ended 10.0s ago"
+        );
+        let (ok, line) = verdict(&took(None), NOW, &min_duration(30_000));
+        assert!(ok, "{line}");
+        assert_eq!(
+            line,
+            "dlock:job: ok, no success recorded yet (min duration 30.0s)"
+        );
+    }
+
+    #[test]
+    fn max_duration_passes_a_last_run_of_exactly_d_and_fails_one_a_millisecond_longer() {
+        let ran = |took_ms| status(None, Some(last("failed", 1, took_ms)));
+        let (ok, line) = verdict(&ran(60_000), NOW, &max_duration(60_000));
+        assert!(ok, "{line}");
+        assert_eq!(
+            line,
+            "dlock:job: ok, last run took 1m00s (max duration 1m00s)"
+        );
+        let (ok, line) = verdict(&ran(60_001), NOW, &max_duration(60_000));
+        assert!(!ok);
+        assert_eq!(
+            line,
+            "dlock:job: FAILING, last run took 60001ms (max duration 60000ms); last run: failed (exit 1) on web-2 pid 42, ended 10.0s ago"
+        );
+        // Nothing ran yet: nothing took too long.
+        let (ok, line) = verdict(&status(None, None), NOW, &max_duration(60_000));
+        assert!(ok, "{line}");
+        assert_eq!(line, "dlock:job: ok, no run recorded (max duration 1m00s)");
+    }
+
+    #[test]
+    fn max_duration_fails_a_holder_that_has_held_longer_than_d_a_stuck_job() {
+        let holding = |since_ms| KeyStatus {
+            holders: vec![held_since(since_ms)],
+            ..status(None, Some(last("ok", 0, 1_000)))
+        };
+        let (ok, line) = verdict(&holding(NOW - 60_000), NOW, &max_duration(60_000));
+        assert!(ok, "{line}");
+        assert_eq!(
+            line,
+            "dlock:job: ok, held for 1m00s so far by web-3 pid 7, last run took 1.0s (max duration 1m00s)"
+        );
+        let (ok, line) = verdict(&holding(NOW - 60_001), NOW, &max_duration(60_000));
+        assert!(!ok);
+        assert!(
+            line.starts_with(
+                "dlock:job: FAILING, held for 60001ms so far by web-3 pid 7, last run took 1.0s (max duration 60000ms); last run: ok"
+            ),
+            "{line}"
+        );
+        // A semaphore: the longest of its holders counts.
+        let mut sem = holding(NOW - 1_000);
+        sem.holders.push(SlotState {
+            slot: 1,
+            ..held_since(NOW - 90_000)
+        });
+        let (ok, line) = verdict(&sem, NOW, &max_duration(60_000));
+        assert!(!ok && line.contains("held for 1m30s so far"), "{line}");
+        // A holder that is not dlock's (no holder record) has no start to judge.
+        let mut foreign = holding(NOW - 90_000);
+        foreign.holders[0].holder = None;
+        assert!(verdict(&foreign, NOW, &max_duration(60_000)).0);
+    }
+
+    #[test]
+    fn every_rule_given_is_judged_and_only_the_failing_ones_are_named_on_failure() {
+        let s = KeyStatus {
+            last_success_duration_ms: Some(5),
+            consecutive_failures: Some(0),
+            ..status(Some(NOW - 10_000), Some(last("ok", 0, 5)))
+        };
+        let all = Rules {
+            max_age: d(3_600_000),
+            max_failures: NonZeroU32::new(2),
+            min_duration: d(5),
+            max_duration: d(60_000),
+        };
+        let (ok, line) = verdict(&s, NOW, &all);
+        assert!(ok, "{line}");
+        assert_eq!(
+            line,
+            "dlock:job: ok, last success 10.0s ago (max age 1h00m); 0 failed runs in a row (max failures 2); last success took 5ms (min duration 5ms); last run took 5ms (max duration 1m00s)"
+        );
+        let strict = Rules {
+            min_duration: d(6),
+            max_age: d(9_999),
+            ..all
+        };
+        let (ok, line) = verdict(&s, NOW, &strict);
+        assert!(!ok);
+        assert_eq!(
+            line,
+            "dlock:job: FAILING, last success 10000ms ago (max age 9999ms); last success took 5ms (min duration 6ms); last run: ok (exit 0) on web-2 pid 42, ended 10.0s ago"
         );
     }
 }

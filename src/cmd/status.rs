@@ -13,7 +13,8 @@ use crate::error;
 use crate::exit::Exit;
 use crate::log::secs_ms;
 use crate::store::reader;
-use crate::store::state::{KeyStatus, Part};
+use crate::store::runs::RunEntry;
+use crate::store::state::{KeyStatus, Part, RECENT};
 use crate::sys::host::unix_ms;
 
 pub fn status(cfg: &StatusConfig) -> Exit {
@@ -177,6 +178,21 @@ fn last_cell(r: &KeyStatus, now_ms: i64) -> String {
     }
 }
 
+/// The last runs as a strip of marks, oldest left and newest right: `✓` ended ok, `✗` any
+/// other end; at most `RECENT` marks; `-` when the key has no run log.
+fn strip(recent: &[RunEntry]) -> String {
+    if recent.is_empty() {
+        return "-".into();
+    }
+    // `recent` is newest first.
+    recent
+        .iter()
+        .take(RECENT)
+        .rev()
+        .map(|e| if e.outcome == "ok" { '✓' } else { '✗' })
+        .collect()
+}
+
 fn opt_ms(v: Option<u64>) -> String {
     v.map_or("-".into(), |m| secs_ms(m as i64))
 }
@@ -187,7 +203,7 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
     }
     let head = [
         "KEY", "STATE", "HOLDER", "SINCE", "TTL", "RENEWALS", "FENCE", "RUNS", "FAIL%", "P50",
-        "P99", "MAX", "CMP-FAIL", "LOST", "CAP", "REC-TTL", "LAST", "LAST-OK",
+        "P99", "MAX", "CMP-FAIL", "LOST", "CAP", "REC-TTL", "RECENT", "LAST", "LAST-OK",
     ];
     let mut lines: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
     for r in rows {
@@ -245,6 +261,7 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
             s.lost.to_string(),
             s.cap_hits.to_string(),
             opt_ms(s.recommended_ttl_ms()),
+            strip(&r.recent),
             last_cell(r, now_ms),
             r.last_success_ms
                 .map_or("never".into(), |t| format!("{} ago", secs_ms(now_ms - t))),
@@ -275,4 +292,46 @@ fn table(rows: &[KeyStatus], now_ms: i64, prefix: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(outcomes: &[&str]) -> Vec<RunEntry> {
+        outcomes
+            .iter()
+            .map(|o| RunEntry {
+                outcome: (*o).into(),
+                ..RunEntry::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_strip_reads_oldest_left_newest_right_and_keeps_ten_marks() {
+        assert_eq!(strip(&[]), "-", "no run log");
+        // Newest first, as the run log is read.
+        assert_eq!(strip(&runs(&["ok"])), "✓");
+        assert_eq!(
+            strip(&runs(&[
+                "failed",
+                "ok",
+                "lost",
+                "signal",
+                "cap",
+                "compare_failure",
+                "ok"
+            ])),
+            "✓✗✗✗✗✓✗"
+        );
+        let eleven = runs(&[
+            "failed", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "cap",
+        ]);
+        assert_eq!(
+            strip(&eleven),
+            "✓✓✓✓✓✓✓✓✓✗",
+            "the oldest beyond ten is left out"
+        );
+    }
 }

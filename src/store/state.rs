@@ -70,8 +70,7 @@ pub struct KeyStatus {
     /// The last run that held the lock, and when the last successful one ended (Unix ms).
     pub last: Option<LastRun>,
     pub last_success_ms: Option<i64>,
-    /// How long the last successful run held the lock.
-    #[expect(dead_code, reason = "read by `check --min-duration`, next")]
+    /// How long the last successful run held the lock (`check --min-duration`).
     pub last_success_duration_ms: Option<i64>,
     /// Runs since the last success that did not end ok (None: never recorded).
     pub consecutive_failures: Option<i64>,

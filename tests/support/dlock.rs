@@ -368,6 +368,16 @@ impl Output {
     }
 
     #[track_caller]
+    pub fn stdout_has(&self, needle: &str) -> &Self {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}\n{}",
+            self.describe()
+        );
+        self
+    }
+
+    #[track_caller]
     pub fn stdout_is_prefix(&self, prefix: &str) -> &Self {
         assert!(
             self.stdout.starts_with(prefix),

@@ -1,10 +1,11 @@
 //! The other subcommands' arguments, checked: full lock keys, the output format, the token or
 //! slot to break, the address to listen on.
 
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Global, UsageError, full_key};
+use super::{Global, UsageError, fmt_d, full_key, usage};
 use crate::cli::args::{CheckArgs, ExporterArgs, ReleaseArgs, StatusArgs, StatusFormat};
 use crate::store::conn::Server;
 
@@ -26,7 +27,27 @@ pub struct CheckConfig {
     pub server: Server,
     /// Full lock keys, at least one.
     pub keys: Vec<String>,
-    pub max_age: Duration,
+    /// At least one of them is set.
+    pub rules: Rules,
+}
+
+/// What `dlock check` holds each key to (SPEC 7); a key fails when any rule that is set fails.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// The last success ended at most this long ago.
+    pub max_age: Option<Duration>,
+    /// Fewer than K runs in a row did not end ok.
+    pub max_failures: Option<NonZeroU32>,
+    /// The last success took at least this long.
+    pub min_duration: Option<Duration>,
+    /// The last run, and the current holder so far, took at most this long.
+    pub max_duration: Option<Duration>,
+}
+
+impl Rules {
+    fn is_empty(&self) -> bool {
+        *self == Rules::default()
+    }
 }
 
 /// `dlock exporter`.
@@ -69,10 +90,37 @@ pub(super) fn status(g: &Global, a: &StatusArgs) -> Result<StatusConfig, UsageEr
 }
 
 pub(super) fn check(g: &Global, a: &CheckArgs) -> Result<CheckConfig, UsageError> {
+    let max_failures = match a.max_failures.map(NonZeroU32::new) {
+        None => None,
+        Some(Some(k)) => Some(k),
+        Some(None) => usage!(
+            "--max-failures 0 would fail every key: give K ≥ 1 (fail when the last K runs all did not end ok)"
+        ),
+    };
+    let rules = Rules {
+        max_age: a.max_age,
+        max_failures,
+        min_duration: a.min_duration,
+        max_duration: a.max_duration,
+    };
+    if rules.is_empty() {
+        usage!(
+            "check needs at least one rule: --max-age D, --max-failures K, --min-duration D or --max-duration D"
+        );
+    }
+    if let (Some(min), Some(max)) = (rules.min_duration, rules.max_duration)
+        && min > max
+    {
+        usage!(
+            "--min-duration {} is longer than --max-duration {}: no run could pass both; swap or fix them",
+            fmt_d(min),
+            fmt_d(max)
+        );
+    }
     Ok(CheckConfig {
         server: g.server.clone(),
         keys: full_keys(g, &a.keys)?,
-        max_age: a.max_age,
+        rules,
     })
 }
 

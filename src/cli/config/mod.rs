@@ -12,7 +12,7 @@ use crate::log::{Level, io_reason};
 use crate::store::conn::Server;
 use crate::store::target::Target;
 
-pub use commands::{CheckConfig, ExporterConfig, ReleaseConfig, StatusConfig};
+pub use commands::{CheckConfig, ExporterConfig, ReleaseConfig, Rules, StatusConfig};
 pub use run::RunConfig;
 
 /// What to do, checked: one value per subcommand, built from its arguments and the global

@@ -233,3 +233,51 @@ fn keys_are_checked_with_their_prefix() {
     let e = err(&["--key", "a}b", "--", "true"]);
     assert!(e.contains("outside a Redis Cluster hash tag"), "{e}");
 }
+
+/// `dlock check <args>` → the check config, or the usage error's text.
+fn check_cfg(args: &[&str]) -> Result<CheckConfig, String> {
+    let mut argv = vec!["dlock", "check"];
+    argv.extend_from_slice(args);
+    let cli = args::parse(argv).map_err(|e| e.to_string())?;
+    let g = global(&cli.global).map_err(|e| e.0)?;
+    match &cli.command {
+        Command::Check(a) => commands::check(&g, a).map_err(|e| e.0),
+        _ => Err("not a check".into()),
+    }
+}
+
+#[test]
+fn check_takes_any_rule_but_needs_one() {
+    let c = check_cfg(&["job", "--max-failures", "3", "--min-duration", "1s"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.keys, ["dlock:job"]);
+    assert_eq!(
+        c.rules,
+        Rules {
+            max_failures: std::num::NonZeroU32::new(3),
+            min_duration: Some(MS(1_000)),
+            ..Rules::default()
+        }
+    );
+    let e = check_cfg(&["job"]).err().unwrap_or_default();
+    assert_eq!(
+        e,
+        "check needs at least one rule: --max-age D, --max-failures K, --min-duration D or --max-duration D"
+    );
+    let e = check_cfg(&["job", "--max-failures", "0"])
+        .err()
+        .unwrap_or_default();
+    assert!(
+        e.starts_with("--max-failures 0 would fail every key"),
+        "{e}"
+    );
+    let e = check_cfg(&["job", "--min-duration", "2m", "--max-duration", "1m"])
+        .err()
+        .unwrap_or_default();
+    assert!(
+        e.starts_with("--min-duration 2m is longer than --max-duration 1m"),
+        "{e}"
+    );
+    check_cfg(&["job", "--min-duration", "1m", "--max-duration", "1m"])
+        .unwrap_or_else(|e| panic!("{e}"));
+}

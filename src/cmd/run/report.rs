@@ -239,7 +239,17 @@ pub(super) fn released(
 /// The run log could not be written (`err`: the server's reason): the run itself is not
 /// affected, as with the stats.
 pub(super) fn log_failed(runs: &str, err: &str) {
-    let what = if err.contains("NOPERM") {
+    warn!("run_log_failed"; "the run was not added to the run log {runs}: {}", log_failure(err));
+}
+
+/// What the server's refusal of the run log's XADD means, and the fix.
+fn log_failure(err: &str) -> String {
+    // An ACL refusal inside a script: Redis 7.0 says "ERR The user executing the script can't
+    // run this command or subcommand" (naming no command), later servers NOPERM.
+    let acl = err.contains("NOPERM")
+        || err.contains("can't run this command")
+        || err.contains("no permissions to run");
+    if acl {
         format!(
             "the Redis user may not run XADD ({err}); add +xadd to its ACL (README: least privilege)"
         )
@@ -248,8 +258,7 @@ pub(super) fn log_failed(runs: &str, err: &str) {
             .to_string()
     } else {
         err.to_string()
-    };
-    warn!("run_log_failed"; "the run was not added to the run log {runs}: {what}");
+    }
 }
 
 /// `--capture`: output was still being copied `--grace` after the job ended (dlock's stdout or
@@ -259,4 +268,33 @@ pub(super) fn output_dropped(cfg: &RunConfig) {
         "the job's output was still being passed on {} after it ended (is dlock's stdout or stderr read?): the rest is dropped; the run log keeps what was read",
         secs(cfg.limits.grace)
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_acl_refusal_of_xadd_names_the_command_and_the_rule_to_add_whatever_the_server_says() {
+        for err in [
+            // Redis 7.0, inside a script.
+            "ERR The user executing the script can't run this command or subcommand",
+            "NOPERM User dlock has no permissions to run the 'xadd' command",
+            "ERR NOPERM this user has no permissions to run the 'xadd' command",
+        ] {
+            let why = log_failure(err);
+            assert!(
+                why.starts_with("the Redis user may not run XADD (") && why.contains("add +xadd"),
+                "{err}: {why}"
+            );
+        }
+        assert!(
+            log_failure("WRONGTYPE Operation against a key holding the wrong kind of value")
+                .starts_with("that key is not a stream")
+        );
+        assert_eq!(
+            log_failure("OOM command not allowed"),
+            "OOM command not allowed"
+        );
+    }
 }
