@@ -265,9 +265,13 @@ fn history_lists_by_default_and_a_run_prefix_needs_six_characters() {
             run: "3f9a2c".into()
         }
     );
-    let e = history_cfg(&["job", "--run", "3f9a2"]).err().unwrap_or_default();
+    let e = history_cfg(&["job", "--run", "3f9a2"])
+        .err()
+        .unwrap_or_default();
     assert!(e.starts_with("--run \"3f9a2\" is too short"), "{e}");
-    let e = history_cfg(&["job", "--run", "3f9a2c\n"]).err().unwrap_or_default();
+    let e = history_cfg(&["job", "--run", "3f9a2c\n"])
+        .err()
+        .unwrap_or_default();
     assert!(e.starts_with("--run \"3f9a2c\\n\" contains"), "{e}");
     // --run prints one run's output: the list's options make no sense with it.
     for other in [["--json", ""], ["--failed", ""], ["-n", "2"]] {
