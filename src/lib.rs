@@ -22,7 +22,7 @@ use std::io::Write;
 
 use cli::config::{self, Command};
 use cli::{args, docs};
-use cmd::{check, exporter, release, run, status};
+use cmd::{check, exporter, history, release, run, status};
 use exit::Exit;
 
 /// The process entry: set up what dlock needs, run, flush stdout; the exit status.
@@ -76,6 +76,7 @@ where
         Command::Check(cfg) => check::check(&cfg),
         Command::Exporter(cfg) => exporter::exporter(&cfg),
         Command::Release(cfg) => release::release(&cfg),
+        Command::History(cfg) => history::history(&cfg),
         Command::Completions(shell) => completions(shell),
     }
 }

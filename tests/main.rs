@@ -22,6 +22,7 @@ mod history;
 mod logs;
 mod prometheus;
 mod run;
+mod run_log;
 mod scripts;
 mod semaphore;
 mod server_errors;

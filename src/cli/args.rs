@@ -188,6 +188,9 @@ pub enum Command {
     /// Break a lock: --force whoever holds it, or --token only if that token holds it
     #[command(after_help = RELEASE_HELP)]
     Release(ReleaseArgs),
+    /// What happened, run by run: KEY's run log, newest first, or one run's kept output
+    #[command(after_help = HISTORY_HELP)]
+    History(HistoryArgs),
     /// Print a shell completion script to stdout
     Completions {
         /// Shell to generate completions for
@@ -407,6 +410,43 @@ pub struct ReleaseArgs {
     #[arg(long, value_name = "I", requires = "force")]
     pub slot: Option<u32>,
 }
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Business key (without the prefix)
+    #[arg(value_name = "KEY")]
+    pub key: String,
+
+    /// Only the last N runs (counted after --failed) [default: every run the log keeps]
+    #[arg(short = 'n', value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub last: Option<u32>,
+
+    /// Only runs that did not end ok (failed, signal, lost, cap, compare_failure)
+    #[arg(long)]
+    pub failed: bool,
+
+    /// One JSON array, newest first: each run's log entry plus duration_ms; captured output
+    /// as UTF-8 with output_lossy: true when bytes had to be replaced
+    #[arg(long)]
+    pub json: bool,
+
+    /// Print the output kept for run RUN (its id, or a unique prefix of at least 6 characters
+    /// as listed in the RUN column), raw, on stdout. Only runs started with --capture keep any
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["last", "failed", "json"])]
+    pub run: Option<String>,
+}
+
+const HISTORY_HELP: &str = "\
+Examples:
+  dlock history billing:daily                 # every run the log keeps, newest first
+  dlock history billing:daily --failed -n 5   # the last 5 runs that did not end ok
+  dlock history billing:daily --run 3f9a2c    # what that run wrote (run with --capture 64KiB)
+
+Columns: ENDED in local time (TZ), TOOK = how long the run held the lock, EXIT = dlock's exit
+status for that run, RUN = the start of the run id (its DLOCK_TOKEN). The log keeps the last
+--history runs (default 100) of every `dlock run` whose job started.
+Exit status: 0 (also for a key with no log), 1 --run names no run, several, or one without
+kept output, 2 usage, 69 Redis unavailable.";
 
 const STATUS_HELP: &str = "\
 Examples:

@@ -3,6 +3,7 @@
 
 pub(crate) mod check;
 pub(crate) mod exporter;
+pub(crate) mod history;
 pub(crate) mod metrics;
 pub(crate) mod release;
 pub(crate) mod run;

@@ -112,23 +112,84 @@ pub fn parse(v: Value) -> redis::RedisResult<Vec<RunEntry>> {
 
 /// The command that reads the newest `count` entries (all: None).
 pub fn newest(keys: &Keys, count: Option<usize>) -> redis::Cmd {
+    older_than(keys, "+", count)
+}
+
+/// The command that reads up to `count` entries from `end` (an entry id, inclusive, or `+`)
+/// back, newest first.
+fn older_than(keys: &Keys, end: &str, count: Option<usize>) -> redis::Cmd {
     let mut cmd = redis::cmd("XREVRANGE");
-    cmd.arg(&keys.runs).arg("+").arg("-");
+    cmd.arg(&keys.runs).arg(end).arg("-");
     if let Some(n) = count {
         cmd.arg("COUNT").arg(n);
     }
     cmd
 }
 
-/// The key's run log, newest first (at most `count` entries; None: all it keeps).
-#[expect(dead_code, reason = "read by `dlock history`, next")]
+/// Entries per round trip when reading a log page by page: with `--capture 1MiB` one entry can
+/// hold a mebibyte, and a page bounds what one reply holds in memory (64 MiB at worst); a log
+/// without output is a few hundred bytes an entry, so 10,000 entries are 157 round trips.
+pub const PAGE: usize = 64;
+
+/// The id just before `id` (`<ms>-<seq>`), where the next page ends: XREVRANGE's exclusive
+/// `(id` needs Redis 6.2, this works wherever streams do. None before the first possible id,
+/// or for an id that is not a stream id.
+fn id_before(id: &str) -> Option<String> {
+    let (ms, seq) = id.split_once('-')?;
+    let (ms, seq) = (ms.parse::<u64>().ok()?, seq.parse::<u64>().ok()?);
+    match (ms, seq) {
+        (0, 0) => None,
+        (ms, 0) => Some(format!("{}-{}", ms - 1, u64::MAX)),
+        (ms, seq) => Some(format!("{ms}-{}", seq - 1)),
+    }
+}
+
+/// Walk the key's run log newest first, `page` entries per round trip (at most `PAGE`),
+/// handing each entry to `visit` until it returns false or the log ends. Entries appended
+/// meanwhile are not seen (they are newer than the first page); entries trimmed meanwhile are
+/// simply not reached.
+pub fn walk(
+    conn: &mut Conn,
+    keys: &Keys,
+    page: usize,
+    mut visit: impl FnMut(RunEntry) -> bool,
+) -> redis::RedisResult<()> {
+    let page = page.clamp(1, PAGE);
+    let mut end = "+".to_string();
+    loop {
+        let v: Value = conn.query(&older_than(keys, &end, Some(page)))?;
+        let entries = parse(v)?;
+        let more = entries.len() == page;
+        let last = entries.last().map(|e| e.id.clone());
+        for e in entries {
+            if !visit(e) {
+                return Ok(());
+            }
+        }
+        match last.as_deref().and_then(id_before) {
+            Some(before) if more => end = before,
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// The key's run log, newest first (at most `count` entries; None: all it keeps), read page
+/// by page.
 pub fn read(
     conn: &mut Conn,
     keys: &Keys,
     count: Option<usize>,
 ) -> redis::RedisResult<Vec<RunEntry>> {
-    let v: Value = conn.query(&newest(keys, count))?;
-    parse(v)
+    let mut out = Vec::new();
+    if count == Some(0) {
+        return Ok(out);
+    }
+    let page = count.map_or(PAGE, |n| n.min(PAGE));
+    walk(conn, keys, page, |e| {
+        out.push(e);
+        count.is_none_or(|n| out.len() < n)
+    })?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -165,6 +226,22 @@ mod tests {
         assert_eq!(e[0].duration_ms(), 750);
         assert_eq!(e[0].output.as_deref(), Some(&b"\xff\x00x"[..]));
         assert_eq!(e[0].outcome, "failed");
+    }
+
+    #[test]
+    fn the_next_page_ends_just_before_the_last_id_read() {
+        assert_eq!(
+            id_before("1700000000000-3").as_deref(),
+            Some("1700000000000-2")
+        );
+        assert_eq!(
+            id_before("1700000000000-0").as_deref(),
+            Some("1699999999999-18446744073709551615")
+        );
+        assert_eq!(id_before("0-1").as_deref(), Some("0-0"));
+        assert_eq!(id_before("0-0"), None);
+        assert_eq!(id_before("x-1"), None);
+        assert_eq!(id_before("17"), None);
     }
 
     #[test]

@@ -44,3 +44,52 @@ pub fn unix_ms() -> u128 {
         .map(|d| d.as_millis())
         .unwrap_or(0)
 }
+
+/// A moment as the local calendar and clock show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalTime {
+    pub year: i32,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+}
+
+/// Unix second `secs` in this process's time zone (`TZ`, else the system's /etc/localtime), as
+/// the C library's localtime_r computes it; None when it cannot represent the moment.
+pub fn local_time(secs: i64) -> Option<LocalTime> {
+    let t = libc::time_t::try_from(secs).ok()?;
+    // SAFETY: `tm` is plain data (integers and a nullable pointer): all zeroes is a valid value.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r reads `t` and writes only `tm`, both live locals; unlike localtime it
+    // uses no shared static buffer.
+    let r = unsafe { libc::localtime_r(&t, &mut tm) };
+    if r.is_null() {
+        return None;
+    }
+    let part = |v: libc::c_int| u32::try_from(v).ok();
+    Some(LocalTime {
+        year: tm.tm_year.checked_add(1900)?,
+        month: part(tm.tm_mon)? + 1,
+        day: part(tm.tm_mday)?,
+        hour: part(tm.tm_hour)?,
+        minute: part(tm.tm_min)?,
+        second: part(tm.tm_sec)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whatever the zone, a moment's seconds and the calendar's shape hold; the zone's offset
+    /// itself is checked end to end (tests/run_log.rs sets TZ on the dlock process).
+    #[test]
+    fn local_time_gives_a_calendar_moment() {
+        let t = local_time(1_764_558_012).unwrap_or_else(|| panic!("no local time"));
+        assert_eq!(t.second, 12);
+        assert!((2025..=2026).contains(&t.year), "{t:?}");
+        assert!((1..=12).contains(&t.month) && (1..=31).contains(&t.day) && t.hour < 24);
+    }
+}

@@ -1,12 +1,14 @@
 //! The other subcommands' arguments, checked: full lock keys, the output format, the token or
-//! slot to break, the address to listen on.
+//! slot to break, the address to listen on, the run log view.
 
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{Global, UsageError, fmt_d, full_key, usage};
-use crate::cli::args::{CheckArgs, ExporterArgs, ReleaseArgs, StatusArgs, StatusFormat};
+use crate::cli::args::{
+    CheckArgs, ExporterArgs, HistoryArgs, ReleaseArgs, StatusArgs, StatusFormat,
+};
 use crate::store::conn::Server;
 
 /// `dlock status`.
@@ -74,6 +76,33 @@ pub struct ReleaseConfig {
     /// --force --slot I.
     pub slot: Option<u32>,
 }
+
+/// `dlock history`.
+#[derive(Debug)]
+pub struct HistoryConfig {
+    pub server: Server,
+    /// The full lock key.
+    pub key: String,
+    pub view: HistoryView,
+}
+
+/// What `dlock history` prints.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HistoryView {
+    /// The log, newest first: only runs that did not end ok (`failed`, applied first), at most
+    /// `last` of them (None: all), as a table or one JSON array.
+    List {
+        last: Option<usize>,
+        failed: bool,
+        json: bool,
+    },
+    /// One run's kept output, raw: `run` is its id or a prefix of at least `MIN_RUN_PREFIX`.
+    Output { run: String },
+}
+
+/// Shortest `--run` prefix: 6 hex digits make a chance match among 10,000 kept runs unlikely
+/// (1 in 1,700), and an ambiguous one is refused anyway.
+pub const MIN_RUN_PREFIX: usize = 6;
 
 fn full_keys(g: &Global, keys: &[String]) -> Result<Vec<String>, UsageError> {
     keys.iter().map(|k| full_key(g, k)).collect()
@@ -144,5 +173,36 @@ pub(super) fn release(g: &Global, a: &ReleaseArgs) -> Result<ReleaseConfig, Usag
         // --force is the absence of a token; clap makes sure one of the two was given.
         token: a.token.clone().filter(|_| !a.force),
         slot: a.slot,
+    })
+}
+
+pub(super) fn history(g: &Global, a: &HistoryArgs) -> Result<HistoryConfig, UsageError> {
+    let key = full_key(g, &a.key)?;
+    let view = match &a.run {
+        Some(run) => {
+            if let Some(c) = run.chars().find(|c| c.is_whitespace() || c.is_control()) {
+                usage!(
+                    "--run {run:?} contains {c:?}: give a run id as the RUN column of `dlock history {}` shows it",
+                    a.key
+                );
+            }
+            if run.chars().count() < MIN_RUN_PREFIX {
+                usage!(
+                    "--run {run:?} is too short: give the run id or at least its first {MIN_RUN_PREFIX} characters (the RUN column of `dlock history {}`)",
+                    a.key
+                );
+            }
+            HistoryView::Output { run: run.clone() }
+        }
+        None => HistoryView::List {
+            last: a.last.map(|n| n as usize),
+            failed: a.failed,
+            json: a.json,
+        },
+    };
+    Ok(HistoryConfig {
+        server: g.server.clone(),
+        key,
+        view,
     })
 }

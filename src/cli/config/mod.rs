@@ -12,7 +12,9 @@ use crate::log::{Level, io_reason};
 use crate::store::conn::Server;
 use crate::store::target::Target;
 
-pub use commands::{CheckConfig, ExporterConfig, ReleaseConfig, Rules, StatusConfig};
+pub use commands::{
+    CheckConfig, ExporterConfig, HistoryConfig, HistoryView, ReleaseConfig, Rules, StatusConfig,
+};
 pub use run::RunConfig;
 
 /// What to do, checked: one value per subcommand, built from its arguments and the global
@@ -24,6 +26,7 @@ pub enum Command {
     Check(CheckConfig),
     Exporter(ExporterConfig),
     Release(ReleaseConfig),
+    History(HistoryConfig),
     Completions(clap_complete::Shell),
 }
 
@@ -35,6 +38,7 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, UsageError> {
         args::Command::Check(a) => Command::Check(commands::check(g, a)?),
         args::Command::Exporter(a) => Command::Exporter(commands::exporter(g, a)?),
         args::Command::Release(a) => Command::Release(commands::release(g, a)?),
+        args::Command::History(a) => Command::History(commands::history(g, a)?),
         args::Command::Completions { shell } => Command::Completions(*shell),
     })
 }

@@ -281,3 +281,53 @@ fn check_takes_any_rule_but_needs_one() {
     check_cfg(&["job", "--min-duration", "1m", "--max-duration", "1m"])
         .unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// `dlock history <args>` → its config, or the usage error's text (clap's or ours).
+fn history_cfg(args: &[&str]) -> Result<HistoryConfig, String> {
+    let mut argv = vec!["dlock", "history"];
+    argv.extend_from_slice(args);
+    let cli = args::parse(argv).map_err(|e| e.to_string())?;
+    let g = global(&cli.global).map_err(|e| e.0)?;
+    match &cli.command {
+        Command::History(h) => commands::history(&g, h).map_err(|e| e.0),
+        _ => Err("not history".into()),
+    }
+}
+
+#[test]
+fn history_lists_by_default_and_a_run_prefix_needs_six_characters() {
+    let c = history_cfg(&["job", "-n", "5", "--failed"]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.key, "dlock:job");
+    assert_eq!(
+        c.view,
+        HistoryView::List {
+            last: Some(5),
+            failed: true,
+            json: false
+        }
+    );
+    let c = history_cfg(&["job", "--run", "3f9a2c"]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        c.view,
+        HistoryView::Output {
+            run: "3f9a2c".into()
+        }
+    );
+    let e = history_cfg(&["job", "--run", "3f9a2"])
+        .err()
+        .unwrap_or_default();
+    assert!(e.starts_with("--run \"3f9a2\" is too short"), "{e}");
+    let e = history_cfg(&["job", "--run", "3f9a2c\n"])
+        .err()
+        .unwrap_or_default();
+    assert!(e.starts_with("--run \"3f9a2c\\n\" contains"), "{e}");
+    // --run prints one run's output: the list's options make no sense with it.
+    for other in [["--json", ""], ["--failed", ""], ["-n", "2"]] {
+        let mut a = vec!["job", "--run", "3f9a2c"];
+        a.extend(other.iter().filter(|s| !s.is_empty()));
+        assert!(history_cfg(&a).is_err(), "{a:?} was accepted");
+    }
+    assert!(history_cfg(&["job", "-n", "0"]).is_err());
+    let e = history_cfg(&["a b"]).err().unwrap_or_default();
+    assert!(e.starts_with("KEY contains whitespace"), "{e}");
+}

@@ -1,0 +1,323 @@
+//! `dlock history`: what happened, run by run. Reads KEY's run log (SPEC 7b), newest first, and
+//! prints it as a table, as one JSON array, or prints one run's kept output exactly as the job
+//! wrote it. Read-only: one connection, XREVRANGE page by page.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use crate::cli::config::{HistoryConfig, HistoryView};
+use crate::exit::Exit;
+use crate::log::{io_reason, secs_ms};
+use crate::store::conn::{Conn, Server};
+use crate::store::keys::Keys;
+use crate::store::runs::{self, PAGE, RunEntry};
+use crate::sys::host::local_time;
+use crate::{error, warn};
+
+/// `dlock history KEY [-n N] [--failed] [--json] | --run RUN`.
+pub fn history(cfg: &HistoryConfig) -> Exit {
+    crate::log::set_key(&cfg.key);
+    let mut c = match cfg.server.connect() {
+        Ok(c) => c,
+        Err(e) => return cfg.server.unavailable(&e),
+    };
+    let keys = Keys::new(&cfg.key);
+    match &cfg.view {
+        HistoryView::List { last, failed, json } => {
+            let entries = match list(&mut c, &keys, *last, *failed, *json) {
+                Ok(entries) => entries,
+                Err(e) => match unreadable(&keys, &cfg.server, &e) {
+                    Some(exit) => return exit,
+                    None => Vec::new(),
+                },
+            };
+            let out = if *json {
+                let arr: Vec<Value> = entries.iter().map(to_json).collect();
+                format!("{}\n", Value::Array(arr))
+            } else {
+                table(&entries)
+            };
+            print(out.as_bytes())
+        }
+        HistoryView::Output { run } => output(&mut c, &keys, &cfg.server, run),
+    }
+}
+
+/// The runs to show, newest first: with `failed` only those that did not end ok (filtered
+/// before `last` counts them). Kept output is dropped unless JSON shows it.
+fn list(
+    c: &mut Conn,
+    keys: &Keys,
+    last: Option<usize>,
+    failed: bool,
+    json: bool,
+) -> redis::RedisResult<Vec<RunEntry>> {
+    let mut entries = if failed {
+        let mut found = Vec::new();
+        runs::walk(c, keys, PAGE, |mut e| {
+            if e.outcome != "ok" {
+                if !json {
+                    e.output = None;
+                }
+                found.push(e);
+            }
+            last.is_none_or(|n| found.len() < n)
+        })?;
+        found
+    } else {
+        runs::read(c, keys, last)?
+    };
+    if !json {
+        entries.iter_mut().for_each(|e| e.output = None);
+    }
+    Ok(entries)
+}
+
+/// A read that failed: a `:runs` key of another type is what another program left there (SPEC
+/// 5): one warning naming it, and no runs to show (None); anything else is the server's
+/// trouble, exit 69.
+fn unreadable(keys: &Keys, server: &Server, e: &redis::RedisError) -> Option<Exit> {
+    if e.code() == Some("WRONGTYPE") {
+        warn!("unreadable_log"; "{} is not a run log (another program stored a value of another type there), so there are no runs to show; delete or rename that key and the next run starts a new log", keys.runs);
+        return None;
+    }
+    Some(server.unavailable(e))
+}
+
+/// `--run RUN`: the kept output of the one run whose id is RUN or starts with it, raw.
+fn output(c: &mut Conn, keys: &Keys, server: &Server, run: &str) -> Exit {
+    let (mut found, mut matches, mut seen) = (None::<RunEntry>, 0usize, 0usize);
+    let walked = runs::walk(c, keys, PAGE, |e| {
+        seen += 1;
+        if e.run == run {
+            // The whole id: that run, whatever else shares its start.
+            (found, matches) = (Some(e), 1);
+            return false;
+        }
+        if e.run.starts_with(run) {
+            matches += 1;
+            // Only the first match is kept: a second one makes RUN ambiguous anyway.
+            if found.is_none() {
+                found = Some(e);
+            }
+        }
+        true
+    });
+    if let Err(e) = walked
+        && let Some(exit) = unreadable(keys, server, &e)
+    {
+        return exit;
+    }
+    let lock = &keys.lock;
+    let e = match (found, matches) {
+        (Some(e), 1) => e,
+        (None, _) => {
+            error!("unknown_run"; "no run {run} in the run log of {lock} ({seen} runs kept): use a run id from the RUN column of `dlock history`");
+            return Exit::Child(1);
+        }
+        (Some(_), n) => {
+            error!("ambiguous_run", matches = n; "--run {run} matches {n} runs in the run log of {lock}: give more characters of the run id");
+            return Exit::Child(1);
+        }
+    };
+    match &e.output {
+        Some(bytes) => print(bytes),
+        None => {
+            error!("no_output"; "run {} of {lock} kept no output: it ran without --capture; add --capture SIZE (e.g. 64KiB) to the job's `dlock run` to keep the output of its next runs", e.run);
+            Exit::Child(1)
+        }
+    }
+}
+
+fn print(bytes: &[u8]) -> Exit {
+    match std::io::stdout().lock().write_all(bytes) {
+        Ok(()) => Exit::Child(0),
+        Err(e) => {
+            error!("stdout"; "cannot write to stdout: {}", io_reason(&e));
+            Exit::Internal
+        }
+    }
+}
+
+/// One run as `--json` shows it: the entry's fields (SPEC 7b) and `duration_ms`; kept output as
+/// text, with `output_lossy` saying whether bytes that are not UTF-8 had to be replaced
+/// (`--run` prints the exact bytes).
+fn to_json(e: &RunEntry) -> Value {
+    let mut v = json!({
+        "run": e.run,
+        "host": e.host,
+        "pid": e.pid,
+        "slot": e.slot,
+        "fence": e.fence,
+        "command": e.command,
+        "started_ms": e.started_ms,
+        "ended_ms": e.ended_ms,
+        "duration_ms": e.duration_ms(),
+        "outcome": e.outcome,
+        "exit_code": e.exit_code,
+        "renewals": e.renewals,
+        "waited_ms": e.waited_ms,
+    });
+    if let Some(bytes) = &e.output {
+        let text = String::from_utf8_lossy(bytes);
+        v["output_lossy"] = matches!(text, Cow::Owned(_)).into();
+        v["output"] = text.into_owned().into();
+    }
+    if let Some(n) = e.output_bytes {
+        v["output_bytes"] = n.into();
+    }
+    v
+}
+
+/// Characters of the run id the table shows: enough to tell runs apart and to give to --run.
+const SHORT_RUN: usize = 8;
+
+/// Host names longer than this are cut (with `…`) to keep a line within 100 columns; `--json`
+/// has them whole.
+const HOST_WIDTH: usize = 14;
+
+/// Fixed columns, so every line lines up whatever its values: 99 characters with a 14-character
+/// host, a 7-digit pid and a 6-digit fence.
+fn row(c: [&str; 9]) -> String {
+    let [ended, host, pid, slot, took, outcome, exit, fence, run] = c;
+    format!(
+        "{ended:<19}  {host:<HOST_WIDTH$}  {pid:>7}  {slot:>4}  {took:>6}  {outcome:<15}  {exit:>4}  {fence:>6}  {run}\n"
+    )
+}
+
+/// The runs as a table with a header line; nothing at all when there are none.
+fn table(entries: &[RunEntry]) -> String {
+    if entries.is_empty() {
+        return String::new();
+    }
+    let mut out = row([
+        "ENDED", "HOST", "PID", "SLOT", "TOOK", "OUTCOME", "EXIT", "FENCE", "RUN",
+    ]);
+    for e in entries {
+        out.push_str(&row([
+            &when(e.ended_ms),
+            &fit(&e.host, HOST_WIDTH),
+            &e.pid.to_string(),
+            &e.slot.to_string(),
+            &secs_ms(e.duration_ms()),
+            &fit(&e.outcome, 15),
+            &e.exit_code.to_string(),
+            &e.fence.to_string(),
+            &fit(
+                &e.run.chars().take(SHORT_RUN).collect::<String>(),
+                SHORT_RUN,
+            ),
+        ]));
+    }
+    out
+}
+
+/// Unix ms as the local calendar and clock show it, to the second: `2026-12-01 03:00:12`.
+fn when(ms: i64) -> String {
+    match local_time(ms.div_euclid(1000)) {
+        Some(t) => format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+            t.year, t.month, t.day, t.hour, t.minute, t.second
+        ),
+        None => "-".into(),
+    }
+}
+
+/// `s` on one line (control characters shown as `?`: values come from the server), cut to
+/// `width` characters with `…` as the last one when longer.
+fn fit(s: &str, width: usize) -> String {
+    let clean = s.chars().map(|c| if c.is_control() { '?' } else { c });
+    if s.chars().count() <= width {
+        return clean.collect();
+    }
+    clean.take(width - 1).chain(['…']).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(outcome: &str, output: Option<&[u8]>) -> RunEntry {
+        RunEntry {
+            id: "1-0".into(),
+            run: "3f9a2c7e0b1d4e5f8a6b7c8d9e0f1a2b".into(),
+            host: "worker-eu-west-1a-17.example.com".into(),
+            pid: 4_194_304,
+            slot: 0,
+            fence: 123_456,
+            command: "./billing".into(),
+            started_ms: 1_000,
+            ended_ms: 4_661_000,
+            outcome: outcome.into(),
+            exit_code: 125,
+            renewals: 3,
+            waited_ms: 7,
+            output: output.map(<[u8]>::to_vec),
+            output_bytes: output.map(|o| o.len() as i64),
+        }
+    }
+
+    #[test]
+    fn the_table_has_fixed_columns_within_100_characters() {
+        let t = table(&[entry("compare_failure", None), entry("ok", None)]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 3, "{t}");
+        assert!(lines[0].starts_with("ENDED "), "{t}");
+        assert!(lines[0].ends_with("  FENCE  RUN"), "{t}");
+        for l in &lines {
+            assert!(
+                l.chars().count() <= 100,
+                "{} characters: {l}",
+                l.chars().count()
+            );
+        }
+        let cells: Vec<&str> = lines[1].split_whitespace().collect();
+        // ENDED is two words (date, time).
+        assert_eq!(
+            cells[2..],
+            [
+                "worker-eu-wes…",
+                "4194304",
+                "0",
+                "1h17m",
+                "compare_failure",
+                "125",
+                "123456",
+                "3f9a2c7e"
+            ]
+        );
+        // Each column starts where its header does (in characters: the host has a `…`).
+        let col = |l: &str, word: &str| l.find(word).map(|i| l[..i].chars().count());
+        assert_eq!(col(lines[0], "RUN"), col(lines[1], "3f9a2c7e"));
+        assert_eq!(col(lines[0], "OUTCOME"), col(lines[2], "ok "));
+        assert_eq!(
+            col(lines[0], "FENCE"),
+            col(lines[2], "123456").map(|c| c + 1)
+        );
+        assert_eq!(table(&[]), "");
+    }
+
+    #[test]
+    fn values_from_the_server_stay_on_their_line() {
+        assert_eq!(fit("web-1\nX", 14), "web-1?X");
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("abcd", 4), "abcd");
+    }
+
+    #[test]
+    fn json_output_is_text_and_says_when_bytes_were_replaced() {
+        let v = to_json(&entry("failed", Some(b"ok\n")));
+        assert_eq!(v["output"], "ok\n");
+        assert_eq!(v["output_lossy"], false);
+        assert_eq!(v["output_bytes"], 3);
+        assert_eq!(v["duration_ms"], 4_660_000);
+        let v = to_json(&entry("failed", Some(b"\xff\x00a")));
+        assert_eq!(v["output"], "\u{fffd}\u{0}a");
+        assert_eq!(v["output_lossy"], true);
+        let v = to_json(&entry("ok", None));
+        assert!(v.get("output").is_none() && v.get("output_lossy").is_none());
+        assert!(v.get("output_bytes").is_none());
+    }
+}
