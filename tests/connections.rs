@@ -508,6 +508,11 @@ fn every_command_works_as_a_least_privilege_user() {
         "{}",
         out.stdout
     );
+    // `dlock history` reads the whole log the same way, as this user.
+    let out = d().args(["history", "--json", "acl"]).run();
+    out.code(0);
+    let log: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(log.as_array().map(Vec::len), Some(3), "{}", out.stdout);
     // A semaphore: acquire, renew and release a slot, the limit record, --hold-at-least on a
     // slot, status of its holders, and release of every slot.
     d().args(["run", "--key", "sem", "--limit", "2", "--ttl", "300ms"])

@@ -127,3 +127,31 @@ fn a_hash_tagged_keys_run_log_is_never_a_lock_of_its_own() {
     assert_eq!(keys, ["dlock:job{x}"]);
     assert!(!out.stderr.contains("warning"), "{}", out.stderr);
 }
+
+#[test]
+fn check_judges_the_locks_it_can_read_and_fails_a_key_that_is_not_one() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "good", "--", "true"])
+        .run()
+        .code(0);
+    r.cmd(&["HSET", "dlock:bad", "user", "bob"]);
+    let out = dlock(&r)
+        .args(["check", "good", "bad", "--max-age", "1h"])
+        .run();
+    out.code(1);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert!(lines[0].starts_with("dlock:good: ok"), "{}", out.stdout);
+    assert!(
+        lines[1].starts_with("dlock:bad: FAILING") && lines[1].contains("not a dlock lock"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        warnings_naming(&out.stderr, "dlock:bad"),
+        1,
+        "{}",
+        out.stderr
+    );
+}

@@ -8,30 +8,30 @@ use std::time::Duration;
 use crate::cli::config::{CheckConfig, Rules};
 use crate::exit::Exit;
 use crate::log::secs_ms;
-use crate::store::keys::Keys;
-use crate::store::state::{KeyStatus, read};
+use crate::store::reader;
+use crate::store::state::{Found, KeyStatus};
 use crate::sys::host::unix_ms;
 
 pub fn check(cfg: &CheckConfig) -> Exit {
-    let mut c = match cfg.server.connect() {
-        Ok(c) => c,
-        Err(e) => return cfg.server.unavailable(&e),
-    };
     let mut out = String::new();
     let mut failing = 0;
-    for key in &cfg.keys {
-        let s = match read(&mut c, &Keys::new(key)) {
-            Ok(s) => s,
-            Err(e) => return cfg.server.unavailable(&e),
-        };
+    // The keys in the order given; one that is not a lock fails (and was named on a warning
+    // line), the others are judged.
+    let read = reader::each(&cfg.server, "", &cfg.keys, |found| {
         // Read after the key: a holder's time so far is never ahead of what was read.
         let now = unix_ms() as i64;
-        let (ok, line) = verdict(&s, now, &cfg.rules);
+        let (ok, line) = match found {
+            Found::Lock(s) => verdict(&s, now, &cfg.rules),
+            Found::NotALock { key, why } => (false, format!("{key}: FAILING, {why}")),
+        };
         if !ok {
             failing += 1;
         }
         out.push_str(&line);
         out.push('\n');
+    });
+    if let Err(e) = read {
+        return cfg.server.unavailable(&e);
     }
     let _ = std::io::stdout().lock().write_all(out.as_bytes());
     if failing > 0 {
