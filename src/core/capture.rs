@@ -42,6 +42,25 @@ impl Kept {
         self.tail.extend(bytes);
     }
 
+    /// How many more bytes the head takes.
+    pub(crate) fn head_room(&self) -> usize {
+        self.head_cap - self.head.len()
+    }
+
+    /// How many bytes the tail keeps.
+    pub(crate) fn tail_cap(&self) -> usize {
+        self.tail_cap
+    }
+
+    /// `n` bytes of the stream passed unseen: only for bytes after a full head that at least
+    /// `tail_cap` more will follow (so none of them could be in the tail).
+    pub(crate) fn skip(&mut self, n: u64) {
+        if n > 0 {
+            self.total += n;
+            self.tail.clear();
+        }
+    }
+
     /// Bytes the stream had in all.
     pub(crate) fn total(&self) -> u64 {
         self.total
@@ -99,6 +118,22 @@ mod tests {
             assert_eq!(k.bytes(), want);
             assert_eq!(k.total(), 10_000);
         }
+    }
+
+    #[test]
+    fn skipping_what_the_tail_cannot_keep_is_the_same_as_pushing_it() {
+        let stream: Vec<u8> = (0..5000u32).map(|i| (i % 253) as u8).collect();
+        let mut whole = Kept::new(1024);
+        whole.push(&stream);
+        let mut skipped = Kept::new(1024);
+        skipped.push(&stream[..1000]);
+        assert_eq!(skipped.head_room(), 0);
+        // 1000 … 4232 unseen, then the last tail_cap bytes read.
+        let rest = 5000 - skipped.tail_cap();
+        skipped.skip((rest - 1000) as u64);
+        skipped.push(&stream[rest..]);
+        assert_eq!(skipped.bytes(), whole.bytes());
+        assert_eq!(skipped.total(), whole.total());
     }
 
     #[test]

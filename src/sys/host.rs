@@ -30,6 +30,12 @@ pub fn stdout_is_stderr() -> bool {
     }
 }
 
+/// Ask for a pipe of `bytes` (Linux: F_SETPIPE_SZ; an unprivileged process may go up to
+/// /proc/sys/fs/pipe-max-size, 1 MiB by default). False when refused: the pipe keeps its size.
+pub fn widen_pipe(fd: std::os::fd::BorrowedFd<'_>, bytes: usize) -> bool {
+    rustix::pipe::fcntl_setpipe_size(fd, bytes).is_ok()
+}
+
 /// This machine's name, for the holder metadata (uname's node name, as gethostname gives it).
 pub fn hostname() -> String {
     rustix::system::uname()

@@ -6,6 +6,7 @@
 
 pub(crate) mod event;
 pub(crate) mod host;
+pub(crate) mod pipe;
 pub(crate) mod process;
 pub(crate) mod signals;
 mod spawn;

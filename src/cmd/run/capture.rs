@@ -14,9 +14,12 @@ use std::time::{Duration, Instant};
 
 use crate::core::capture::Kept;
 use crate::sys::process::Output;
+use crate::sys::{host, pipe};
 
-/// One read from the job's pipe: the pipe's own default capacity.
-const CHUNK: usize = 64 * 1024;
+/// The job's pipes are widened to this (from Linux's 64 KiB), and read this much at a time:
+/// a job writing fast then costs one read and one write per MiB instead of per 64 KiB, which
+/// keeps the copy near a direct pipe's rate.
+const CHUNK: usize = 1024 * 1024;
 
 /// The copying threads and what they keep.
 pub(super) struct Capture {
@@ -59,6 +62,7 @@ impl Capture {
         let (tx, done) = mpsc::channel();
         let mut threads = Vec::new();
         let (out_r, out_w) = io::pipe()?;
+        host::widen_pipe(out_w.as_fd(), CHUNK);
         threads.push(copy(
             out_r,
             sink(io::stdout().as_fd())?,
@@ -69,6 +73,7 @@ impl Capture {
             None
         } else {
             let (err_r, err_w) = io::pipe()?;
+            host::widen_pipe(err_w.as_fd(), CHUNK);
             threads.push(copy(err_r, sink(io::stderr().as_fd())?, kept.clone(), tx)?);
             Some(err_w)
         };
@@ -131,26 +136,90 @@ fn copy(
     kept: Arc<Mutex<Kept>>,
     done: mpsc::Sender<()>,
 ) -> io::Result<JoinHandle<()>> {
+    // A pipe sink (`dlock run … | cat`) gets the bytes by `tee`, in the kernel.
+    let null = if pipe::is_pipe(&sink) {
+        File::options().write(true).open("/dev/null").ok()
+    } else {
+        None
+    };
     std::thread::Builder::new()
         .name("capture".into())
         .spawn(move || {
             let mut buf = vec![0u8; CHUNK];
-            loop {
-                let n = match pipe.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(_) => break,
-                };
-                if let Ok(mut k) = kept.lock() {
-                    k.push(&buf[..n]);
-                }
-                if sink.write_all(&buf[..n]).is_err() {
-                    // Closing our end of the pipe: the job's next write fails with SIGPIPE.
-                    break;
-                }
+            let teed = match &null {
+                Some(null) => tee_all(&mut pipe, &sink, null, &kept, &mut buf),
+                None => Ok(Passed::Fallback),
+            };
+            if let Ok(Passed::Fallback) = teed {
+                copy_all(&mut pipe, &mut sink, &kept, &mut buf);
             }
             drop(pipe);
             let _ = done.send(());
         })
+}
+
+/// How a copy loop ended.
+enum Passed {
+    /// The job's pipe is at its end, or dlock's output is gone.
+    Done,
+    /// `tee` is not possible here: copy through memory instead.
+    Fallback,
+}
+
+/// Read and write: every byte through dlock's memory.
+fn copy_all(pipe: &mut PipeReader, sink: &mut File, kept: &Mutex<Kept>, buf: &mut [u8]) {
+    loop {
+        let n = match pipe.read(buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        if let Ok(mut k) = kept.lock() {
+            k.push(&buf[..n]);
+        }
+        if sink.write_all(&buf[..n]).is_err() {
+            // Closing our end of the pipe: the job's next write fails with SIGPIPE.
+            return;
+        }
+    }
+}
+
+/// `tee` each batch of the job's bytes into dlock's output pipe, then take the batch out of the
+/// job's pipe: read what the kept head and tail need, discard the rest unseen.
+fn tee_all(
+    pipe: &mut PipeReader,
+    sink: &File,
+    null: &File,
+    kept: &Mutex<Kept>,
+    buf: &mut [u8],
+) -> io::Result<Passed> {
+    let mut first = true;
+    loop {
+        let n = match pipe::tee(&*pipe, sink, buf.len()) {
+            Ok(0) => return Ok(Passed::Done),
+            Ok(n) => n,
+            // Before any byte passed: this kernel or these files cannot tee.
+            Err(e) if first && e.raw_os_error() == Some(libc::EINVAL) => {
+                return Ok(Passed::Fallback);
+            }
+            // dlock's output is gone (EPIPE) or failing: close the job's pipe.
+            Err(e) => return Err(e),
+        };
+        first = false;
+        let (head, tail_cap) = match kept.lock() {
+            Ok(k) => (k.head_room().min(n), k.tail_cap()),
+            Err(_) => (0, 0),
+        };
+        pipe.read_exact(&mut buf[..head])?;
+        let rest = n - head;
+        let unseen = rest.saturating_sub(tail_cap);
+        pipe::discard(&*pipe, null, unseen)?;
+        pipe.read_exact(&mut buf[head..head + rest - unseen])?;
+        if let Ok(mut k) = kept.lock() {
+            k.push(&buf[..head]);
+            k.skip(unseen as u64);
+            k.push(&buf[head..head + rest - unseen]);
+        }
+    }
 }
