@@ -45,7 +45,7 @@ complete -c dlock -n "__fish_dlock_needs_command" -s h -l help -d 'Print help (s
 complete -c dlock -n "__fish_dlock_needs_command" -s V -l version -d 'Print version'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
-complete -c dlock -n "__fish_dlock_needs_command" -f -a "exporter" -d 'Serve the locks\' Prometheus metrics over HTTP (GET /metrics)'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "exporter" -d 'Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
@@ -107,11 +107,13 @@ warn\t''
 info\t''
 debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l json -d 'Same as --format json'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l wide -d 'The table with every metric column (runs, BUSY%, hold-time quantiles, compare failures, lost, cap, recommended TTL, the last run), wider than a terminal'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l listen -d 'Address to serve on (0.0.0.0:9433 in a container, for the Service to reach it)' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l max-age -d 'On the status board, show a last success older than D in red' -r
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
@@ -126,6 +128,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l log-level -d 'L
 warn\t''
 info\t''
 debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l show-output -d 'Show the captured output (`run --capture`) on the board\'s lock pages. It may hold secrets: put the board behind an authenticating proxy first'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
@@ -215,7 +218,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand completions" -s q -l quiet -
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions help" -f -a "exporter" -d 'Serve the locks\' Prometheus metrics over HTTP (GET /metrics)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions help" -f -a "exporter" -d 'Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP'
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions help" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it'
 complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions help" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'

@@ -52,8 +52,8 @@ fn the_last_run_and_the_last_success_are_recorded_whatever_host_ran_them() {
         "recorded {} ms before dlock returned",
         after - ok
     );
-    // The table says it the same way.
-    let table = dlock(&r).args(["status", "h"]).run();
+    // The table says it the same way (LAST is one of --wide's columns).
+    let table = dlock(&r).args(["status", "--wide", "h"]).run();
     assert!(table.stdout.contains("failed(3) "), "{}", table.stdout);
     // RECENT: the success, then the failure (oldest left), from the run log.
     assert!(table.stdout.contains("  ✓✗  "), "{}", table.stdout);

@@ -8,6 +8,7 @@
 mod support;
 
 mod bad_input;
+mod board;
 mod capture;
 mod chaos;
 mod check_rules;

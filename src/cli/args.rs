@@ -179,7 +179,7 @@ pub enum Command {
     /// Show who holds which lock and how each lock behaves over time
     #[command(after_help = STATUS_HELP)]
     Status(StatusArgs),
-    /// Serve the locks' Prometheus metrics over HTTP (GET /metrics)
+    /// Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP
     #[command(after_help = EXPORTER_HELP)]
     Exporter(ExporterArgs),
     /// Did each KEY's job run, and well? Dead-man's switch (--max-age) and run rules
@@ -315,6 +315,11 @@ pub struct StatusArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 
+    /// The table with every metric column (runs, BUSY%, hold-time quantiles, compare failures,
+    /// lost, cap, recommended TTL, the last run), wider than a terminal
+    #[arg(long)]
+    pub wide: bool,
+
     /// Write to FILE instead of stdout, atomically (a temporary file in the same directory,
     /// then rename): for node_exporter's textfile collector
     #[arg(long, value_name = "FILE")]
@@ -337,15 +342,28 @@ pub struct ExporterArgs {
     /// Address to serve on (0.0.0.0:9433 in a container, for the Service to reach it)
     #[arg(long, default_value = "127.0.0.1:9433", value_name = "ADDR")]
     pub listen: String,
+
+    /// On the status board, show a last success older than D in red
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub max_age: Option<Duration>,
+
+    /// Show the captured output (`run --capture`) on the board's lock pages. It may hold
+    /// secrets: put the board behind an authenticating proxy first
+    #[arg(long)]
+    pub show_output: bool,
 }
 
 const EXPORTER_HELP: &str = "\
 Examples:
   dlock exporter --listen 0.0.0.0:9433                 # every lock under the prefix
   dlock exporter billing:daily reconcile --listen :9433
+  dlock exporter --listen :9433 --max-age 26h          # the board marks day-old successes
 
 GET /metrics reads Redis once per scrape, within --connect-timeout and --io-timeout; with Redis
-down it still answers 200 with dlock_up 0. SIGTERM or SIGINT stops it (exit 0).
+down it still answers 200 with dlock_up 0. GET / is the status board (one row per lock, trouble
+on top), GET /locks/KEY one lock with its run log, GET /api/locks the same JSON as
+`status --json`. Requests are served by a few threads, so a scrape never waits behind a page.
+SIGTERM or SIGINT stops it (exit 0).
 Exit status: 0 stopped by a signal, 2 usage (bad or busy --listen address).";
 
 #[derive(Debug, Args)]
@@ -454,7 +472,8 @@ Examples:
   dlock status reconcile --json     # one key, for scripts
   dlock -q status --format prometheus --output /var/lib/node_exporter/dlock.prom   # textfile collector
 
-Columns: FAIL% = runs that found the lock busy for their whole --wait; P50/P99 = hold time;
+The table fits 100 columns; --wide adds every metric. Columns: BUSY% = runs that found the
+lock busy for their whole --wait (not failed jobs: RECENT and LAST show those); P50/P99 = hold time;
 CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99;
 RECENT = the last 10 runs from the run log, oldest left: ✓ ok, ✗ any other end.
 Exit status: 0, or 2 usage, 69 Redis unavailable.";

@@ -234,6 +234,7 @@ mod tests {
                 pid: 7,
                 command: "./stuck.sh".into(),
                 since_ms: Some(since_ms),
+                ttl_ms: Some(30_000),
                 renewals: Some(2),
                 fence: Some(3),
             }),

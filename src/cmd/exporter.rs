@@ -1,18 +1,27 @@
 //! `dlock exporter`: the Prometheus page of `status --format prometheus` over HTTP, read from
-//! Redis once per scrape. A small synchronous server (tiny_http) on the main thread: one scrape
-//! at a time is plenty for a Prometheus server or two, and dlock stays free of an async runtime.
+//! Redis once per scrape, and the status board for people (`board`). A small synchronous
+//! server (tiny_http) with a few worker threads: a scrape never waits behind a page being
+//! rendered, the number of requests in flight stays bounded, and dlock stays free of an async
+//! runtime. The main thread only waits for SIGTERM/SIGINT.
 
 use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::board::{self, Answer};
 use crate::cli::config::ExporterConfig;
 use crate::exit::Exit;
 use crate::store::reader;
 use crate::sys::event::{self, Event};
 use crate::{error, info};
 
-/// How often the loop looks for SIGTERM/SIGINT between requests.
-const SIGNAL_POLL: Duration = Duration::from_millis(100);
+/// Requests served at once: one slow board render or Redis read cannot hold up a scrape, and
+/// a burst cannot open more Redis connections than this.
+const WORKERS: usize = 4;
+
+/// How often an idle worker looks whether the exporter is stopping.
+const STOP_POLL: Duration = Duration::from_millis(100);
 
 pub fn exporter(cfg: &ExporterConfig) -> Exit {
     // Before the server's threads start: they inherit the blocked signals. No helper thread
@@ -26,7 +35,7 @@ pub fn exporter(cfg: &ExporterConfig) -> Exit {
     };
     let (addr, listen) = (&cfg.addr, &cfg.listen);
     let server = match tiny_http::Server::http(addr) {
-        Ok(s) => s,
+        Ok(s) => Arc::new(s),
         Err(e) => {
             error!("usage"; "cannot listen on {listen}: {e}; pick a free HOST:PORT for --listen");
             return Exit::Usage;
@@ -37,56 +46,93 @@ pub fn exporter(cfg: &ExporterConfig) -> Exit {
         .to_ip()
         .map_or_else(|| addr.clone(), |a| a.to_string());
     info!("listening", addr = bound.as_str(); "exporter listening on http://{bound}/metrics");
-    loop {
-        if let Some(Event::Signal(sig)) = rx.try_recv() {
+    info!("board", addr = bound.as_str(); "status board at http://{bound}/");
+    let stop = Arc::new(AtomicBool::new(false));
+    let failed = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|_| {
+                let (server, stop) = (server.clone(), stop.clone());
+                scope.spawn(move || serve(cfg, &server, &stop))
+            })
+            .collect();
+        let sig = loop {
+            if let Ok(Event::Signal(sig)) = rx.recv_timeout(STOP_POLL) {
+                break Some(sig);
+            }
+            if workers.iter().all(|w| w.is_finished()) {
+                break None;
+            }
+        };
+        stop.store(true, Ordering::SeqCst);
+        if let Some(sig) = sig {
             info!("stopped", signal = sig; "{} received: exporter stopped", crate::sys::signals::name(sig));
-            return Exit::Child(0);
         }
-        let request = match server.recv_timeout(SIGNAL_POLL) {
+        sig.is_none()
+    });
+    if failed {
+        Exit::Internal
+    } else {
+        Exit::Child(0)
+    }
+}
+
+/// One worker: answer requests until told to stop.
+fn serve(cfg: &ExporterConfig, server: &tiny_http::Server, stop: &AtomicBool) {
+    while !stop.load(Ordering::SeqCst) {
+        let request = match server.recv_timeout(STOP_POLL) {
             Ok(Some(r)) => r,
             Ok(None) => continue,
             Err(e) => {
                 error!("internal"; "exporter: cannot accept a request: {e}");
-                return Exit::Internal;
+                return;
             }
         };
-        let (code, body, kind) = answer(cfg, request.method(), request.url());
-        let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], kind.as_bytes());
-        let mut response = tiny_http::Response::from_string(body).with_status_code(code);
-        if let Ok(h) = header {
-            response = response.with_header(h);
+        let a = answer(cfg, request.method(), request.url());
+        let mut response = tiny_http::Response::from_data(a.body).with_status_code(a.code);
+        for (name, value) in [
+            ("Content-Type", a.kind),
+            ("Content-Security-Policy", board::CSP),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Cache-Control", "no-store"),
+        ] {
+            if let Ok(h) = tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()) {
+                response = response.with_header(h);
+            }
         }
-        // A scraper that hung up is its own problem.
+        // A client that hung up is its own problem.
         let _ = request.respond(response);
     }
 }
 
-/// Status code, body and content type for one request.
-fn answer(
-    cfg: &ExporterConfig,
-    method: &tiny_http::Method,
-    url: &str,
-) -> (u16, String, &'static str) {
-    const TEXT: &str = "text/plain; charset=utf-8";
-    let path = url.split('?').next().unwrap_or("");
-    match (method, path) {
-        (tiny_http::Method::Get | tiny_http::Method::Head, "/metrics") => {
-            // Redis down (or a bad key): still a page, with dlock_up 0, so the scrape itself
-            // does not fail and an alert can say why. The reason is logged.
-            let page = match reader::all(&cfg.server, &cfg.prefix, &cfg.keys) {
-                Ok(r) => super::metrics::prometheus(&r.locks, true, r.unreadable.len()),
-                Err(e) => {
-                    cfg.server.unavailable(&e);
-                    super::metrics::prometheus(&[], false, 0)
-                }
-            };
-            (200, page, "text/plain; version=0.0.4; charset=utf-8")
-        }
-        (tiny_http::Method::Get | tiny_http::Method::Head, "/") => (
-            200,
-            "dlock exporter: the locks' metrics are at /metrics\n".into(),
-            TEXT,
-        ),
-        _ => (404, "not found: the metrics are at /metrics\n".into(), TEXT),
+/// The answer to one request.
+fn answer(cfg: &ExporterConfig, method: &tiny_http::Method, url: &str) -> Answer {
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    if !matches!(method, tiny_http::Method::Get | tiny_http::Method::Head) {
+        return Answer {
+            code: 405,
+            body: b"read-only: only GET and HEAD\n".to_vec(),
+            kind: "text/plain; charset=utf-8",
+        };
     }
+    if path == "/metrics" {
+        // Redis down (or a bad key): still a page, with dlock_up 0, so the scrape itself does
+        // not fail and an alert can say why. The reason is logged.
+        let page = match reader::all(&cfg.server, &cfg.prefix, &cfg.keys) {
+            Ok(r) => super::metrics::prometheus(&r.locks, true, r.unreadable.len()),
+            Err(e) => {
+                cfg.server.unavailable(&e);
+                super::metrics::prometheus(&[], false, 0)
+            }
+        };
+        return Answer {
+            code: 200,
+            body: page.into_bytes(),
+            kind: "text/plain; version=0.0.4; charset=utf-8",
+        };
+    }
+    board::answer(cfg, path, query).unwrap_or_else(|| Answer {
+        code: 404,
+        body: b"not found: the board is at /, the metrics at /metrics\n".to_vec(),
+        kind: "text/plain; charset=utf-8",
+    })
 }

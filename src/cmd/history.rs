@@ -13,7 +13,7 @@ use crate::log::{io_reason, secs_ms};
 use crate::store::conn::{Conn, Server};
 use crate::store::keys::Keys;
 use crate::store::runs::{self, PAGE, RunEntry};
-use crate::sys::host::local_time;
+use crate::sys::host::local_stamp as when;
 use crate::{error, warn};
 
 /// `dlock history KEY [-n N] [--failed] [--json] | --run RUN`.
@@ -212,17 +212,6 @@ fn table(entries: &[RunEntry]) -> String {
         ]));
     }
     out
-}
-
-/// Unix ms as the local calendar and clock show it, to the second: `2026-12-01 03:00:12`.
-fn when(ms: i64) -> String {
-    match local_time(ms.div_euclid(1000)) {
-        Some(t) => format!(
-            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-            t.year, t.month, t.day, t.hour, t.minute, t.second
-        ),
-        None => "-".into(),
-    }
 }
 
 /// `s` on one line (control characters shown as `?`: values come from the server), cut to

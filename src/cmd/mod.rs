@@ -1,9 +1,11 @@
 //! One module per subcommand: each takes its checked configuration and returns an `Exit`
 //! (`run/init` is `run --contain`'s init inside the job's PID namespace).
 
+pub(crate) mod board;
 pub(crate) mod check;
 pub(crate) mod exporter;
 pub(crate) mod history;
+pub(crate) mod json;
 pub(crate) mod metrics;
 pub(crate) mod release;
 pub(crate) mod run;

@@ -82,7 +82,7 @@ pub fn all(server: &Server, prefix: &str, keys: &[String]) -> redis::RedisResult
     let mut out = Locks::default();
     each(server, prefix, keys, |f| match f {
         Found::Lock(s) => out.locks.push(*s),
-        Found::NotALock { key, .. } => out.unreadable.push(key),
+        Found::NotALock { key, why } => out.unreadable.push((key, why)),
     })?;
     Ok(out)
 }
@@ -91,7 +91,8 @@ pub fn all(server: &Server, prefix: &str, keys: &[String]) -> redis::RedisResult
 #[derive(Debug, Default)]
 pub struct Locks {
     pub locks: Vec<KeyStatus>,
-    pub unreadable: Vec<String>,
+    /// Each key that is not a lock, and why.
+    pub unreadable: Vec<(String, String)>,
 }
 
 /// One warning line per key that is not a lock and per damaged companion.

@@ -18,6 +18,8 @@ pub struct Holder {
     pub pid: i64,
     pub command: String,
     pub since_ms: Option<i64>,
+    /// The lease length the holder asked for (--ttl).
+    pub ttl_ms: Option<i64>,
     pub renewals: Option<i64>,
     pub fence: Option<i64>,
 }
@@ -125,6 +127,7 @@ fn slot_state(slot: u32, (token, pttl, hash): SlotReply) -> Option<SlotState> {
         pid: num("pid").unwrap_or(0),
         command: hash.get("command").cloned().unwrap_or_default(),
         since_ms: num("since_ms"),
+        ttl_ms: num("ttl_ms"),
         renewals: num("renewals"),
         fence: num("fence"),
     });

@@ -85,6 +85,18 @@ pub fn local_time(secs: i64) -> Option<LocalTime> {
     })
 }
 
+/// Unix ms as the local calendar and clock show it, to the second: `2026-12-01 03:00:12`
+/// (`-` when it cannot be shown).
+pub fn local_stamp(ms: i64) -> String {
+    match local_time(ms.div_euclid(1000)) {
+        Some(t) => format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+            t.year, t.month, t.day, t.hour, t.minute, t.second
+        ),
+        None => "-".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

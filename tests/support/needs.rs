@@ -25,6 +25,8 @@ pub enum Need {
     Root,
     /// PID namespaces: root, or unprivileged user namespaces (`--contain`).
     Namespaces,
+    /// Headless Chromium and its WebDriver (`chromium`, `chromedriver`; the status board).
+    Browser,
 }
 
 fn on_path(name: &str) -> bool {
@@ -76,6 +78,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Openssl => on_path("openssl"),
         Need::Root => is_root(),
         Need::Namespaces => is_root() || user_namespaces(),
+        Need::Browser => on_path("chromium") && on_path("chromedriver"),
     };
     (!ok).then_some(match need {
         Need::RedisCli => "needs redis-cli (apt-get install redis-tools)",
@@ -85,6 +88,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Openssl => "needs openssl (apt-get install openssl)",
         Need::Root => "needs root (unshare --pid)",
         Need::Namespaces => "needs root or unprivileged user namespaces (--contain)",
+        Need::Browser => "needs chromium and chromedriver (apt-get install chromium chromium-driver)",
     })
 }
 

@@ -19,6 +19,8 @@ pub struct StatusConfig {
     /// Full lock keys; empty = every lock under the prefix.
     pub keys: Vec<String>,
     pub format: StatusFormat,
+    /// --wide: every metric column in the table.
+    pub wide: bool,
     /// --output FILE, written atomically; None = stdout.
     pub output: Option<PathBuf>,
 }
@@ -63,6 +65,18 @@ pub struct ExporterConfig {
     pub listen: String,
     /// What to bind: ":9433" means every interface, as Prometheus' own flags write it.
     pub addr: String,
+    /// --max-age: the board shows a last success older than this in red.
+    pub max_age: Option<Duration>,
+    /// --show-output: the board shows captured output (it may hold secrets).
+    pub show_output: bool,
+}
+
+impl ExporterConfig {
+    /// The full lock key of a business key asked for in a URL (`/locks/<KEY>`), or None when it
+    /// is not a valid lock name.
+    pub fn lock_key(&self, name: &str) -> Option<String> {
+        super::prefixed(&self.prefix, "KEY", name, "").ok()
+    }
 }
 
 /// `dlock release`.
@@ -114,6 +128,7 @@ pub(super) fn status(g: &Global, a: &StatusArgs) -> Result<StatusConfig, UsageEr
         prefix: g.prefix.clone(),
         keys: full_keys(g, &a.keys)?,
         format: if a.json { StatusFormat::Json } else { a.format },
+        wide: a.wide,
         output: a.output.clone(),
     })
 }
@@ -163,6 +178,8 @@ pub(super) fn exporter(g: &Global, a: &ExporterArgs) -> Result<ExporterConfig, U
             Some(port) => format!("0.0.0.0:{port}"),
             None => a.listen.clone(),
         },
+        max_age: a.max_age,
+        show_output: a.show_output,
     })
 }
 

@@ -170,18 +170,23 @@ fn read_pem(flag: &str, path: Option<&std::path::Path>) -> Result<Option<Vec<u8>
 
 /// The full lock key for a business key given to `status`, `check`, `exporter` or `release`.
 fn full_key(g: &Global, key: &str) -> Result<String, UsageError> {
-    prefixed(g, "KEY", key, "name the lock as given to `dlock run --key`")
+    prefixed(
+        &g.prefix,
+        "KEY",
+        key,
+        "name the lock as given to `dlock run --key`",
+    )
 }
 
 /// The business key `key` (given as `what`) with the prefix, checked: no whitespace or control
 /// characters, not empty (`empty_hint` says what to give), within the length limit, and one
 /// that keeps the lock and its companions in one cluster slot.
-fn prefixed(g: &Global, what: &str, key: &str, empty_hint: &str) -> Result<String, UsageError> {
+fn prefixed(prefix: &str, what: &str, key: &str, empty_hint: &str) -> Result<String, UsageError> {
     check_key_chars(what, key)?;
     if key.is_empty() {
         usage!("{what} is empty; {empty_hint}");
     }
-    let full = format!("{}{}", g.prefix, key);
+    let full = format!("{prefix}{key}");
     if full.len() > MAX_KEY_BYTES {
         usage!(
             "{what} is {} bytes with the prefix; the limit is {MAX_KEY_BYTES}: use a shorter key",

@@ -53,7 +53,7 @@ pub struct RunConfig {
 
 pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
     let key = prefixed(
-        g,
+        &g.prefix,
         "--key",
         &r.key,
         "name the job and its dimension, e.g. --key reconcile:daily",

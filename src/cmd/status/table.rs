@@ -1,0 +1,330 @@
+//! `dlock status`' table: narrow enough for a 100-column terminal by default (state, holder,
+//! TTL, fence, the last runs, last success), every metric with `--wide`. Fixed column widths
+//! (only KEY takes the longest key's width, and is never cut), so rows can be written as they
+//! are read.
+
+use crate::log::secs_ms;
+use crate::store::runs::RunEntry;
+use crate::store::state::{KeyStatus, RECENT};
+
+/// The columns, with the width each takes (0: KEY, the longest key's).
+const NARROW: &[(&str, usize)] = &[
+    ("KEY", 0),
+    ("STATE", 5),
+    ("HOLDER", 22),
+    ("TTL", 6),
+    ("FENCE", 6),
+    ("RECENT", 10),
+    ("LAST-OK", 8),
+];
+
+const WIDE: &[(&str, usize)] = &[
+    ("KEY", 0),
+    ("STATE", 5),
+    ("HOLDER", 40),
+    ("SINCE", 10),
+    ("TTL", 9),
+    ("RENEWALS", 8),
+    ("FENCE", 6),
+    ("RUNS", 6),
+    ("BUSY%", 5),
+    ("P50", 7),
+    ("P99", 7),
+    ("MAX", 7),
+    ("CMP-FAIL", 8),
+    ("LOST", 4),
+    ("CAP", 4),
+    ("REC-TTL", 7),
+    ("RECENT", 10),
+    ("LAST", 18),
+    ("LAST-OK", 10),
+];
+
+/// The whole table: a header, then each lock (a semaphore's other holders on lines of their
+/// own).
+pub fn render(rows: &[KeyStatus], now_ms: i64, prefix: &str, wide: bool) -> String {
+    if rows.is_empty() {
+        return format!("no locks under the prefix {prefix:?}\n");
+    }
+    let key_width = rows
+        .iter()
+        .map(|r| r.key.chars().count())
+        .max()
+        .unwrap_or(3);
+    let t = Table::new(wide, key_width);
+    let mut out = t.header();
+    for r in rows {
+        out.push_str(&t.row(r, now_ms));
+    }
+    out
+}
+
+pub struct Table {
+    columns: &'static [(&'static str, usize)],
+    key_width: usize,
+}
+
+impl Table {
+    pub fn new(wide: bool, key_width: usize) -> Table {
+        Table {
+            columns: if wide { WIDE } else { NARROW },
+            key_width: key_width.max(3),
+        }
+    }
+
+    fn wide(&self) -> bool {
+        self.columns.len() == WIDE.len()
+    }
+
+    fn line(&self, cells: &[String]) -> String {
+        let mut out = String::new();
+        for ((_, width), cell) in self.columns.iter().zip(cells) {
+            let width = if *width == 0 { self.key_width } else { *width };
+            if !out.is_empty() {
+                out.push_str("  ");
+            }
+            out.push_str(cell);
+            out.push_str(&" ".repeat(width.saturating_sub(cell.chars().count())));
+        }
+        let mut out = out.trim_end().to_string();
+        out.push('\n');
+        out
+    }
+
+    pub fn header(&self) -> String {
+        let names: Vec<String> = self.columns.iter().map(|(n, _)| n.to_string()).collect();
+        self.line(&names)
+    }
+
+    /// One lock's line (and its other holders' lines).
+    pub fn row(&self, r: &KeyStatus, now_ms: i64) -> String {
+        let holder_width = self.columns[2].1;
+        let semaphore = r.limit > 1;
+        let state = match (semaphore, r.first().is_some()) {
+            (true, _) => format!("{}/{}", r.holders.len(), r.limit),
+            (false, true) => "held".into(),
+            (false, false) => "free".into(),
+        };
+        let holders: Vec<[String; 4]> = r
+            .holders
+            .iter()
+            .map(|h| {
+                let mut who = match &h.holder {
+                    Some(w) => format!("{}:{} {}", w.host, w.pid, w.command),
+                    None => "(not dlock)".into(),
+                };
+                if semaphore {
+                    who = format!("[{}] {who}", h.slot);
+                }
+                let w = h.holder.as_ref();
+                [
+                    cut(&who, holder_width),
+                    w.and_then(|w| w.since_ms)
+                        .map_or("-".into(), |t| format!("{} ago", secs_ms(now_ms - t))),
+                    match (h.ttl_ms, self.wide()) {
+                        (-1, true) => "no expiry".into(),
+                        (-1, false) => "none".into(),
+                        (t, _) => secs_ms(t),
+                    },
+                    w.and_then(|w| w.renewals)
+                        .map_or("-".into(), |n| n.to_string()),
+                ]
+            })
+            .collect();
+        let dash = || ["-".to_string(), "-".into(), "-".into(), "-".into()];
+        let [holder, since, ttl, renewals] = holders.first().cloned().unwrap_or_else(dash);
+        let s = &r.stats;
+        let last_ok = match (r.last_success_ms, self.wide()) {
+            (None, _) => "never".into(),
+            (Some(t), true) => format!("{} ago", secs_ms(now_ms - t)),
+            (Some(t), false) => secs_ms(now_ms - t),
+        };
+        let cells: Vec<String> = if self.wide() {
+            vec![
+                r.key.clone(),
+                state,
+                holder,
+                since,
+                ttl,
+                renewals,
+                r.fence.to_string(),
+                s.runs.to_string(),
+                s.failure_rate()
+                    .map_or("-".into(), |f| format!("{:.1}", f * 100.0)),
+                opt_ms(s.quantile_ms(0.5)),
+                opt_ms(s.quantile_ms(0.99)),
+                opt_ms((s.samples > 0).then_some(s.max_ms)),
+                s.compare_failures.to_string(),
+                s.lost.to_string(),
+                s.cap_hits.to_string(),
+                opt_ms(s.recommended_ttl_ms()),
+                strip(&r.recent),
+                last_cell(r, now_ms),
+                last_ok,
+            ]
+        } else {
+            vec![
+                r.key.clone(),
+                state,
+                holder,
+                ttl,
+                r.fence.to_string(),
+                strip(&r.recent),
+                last_ok,
+            ]
+        };
+        let mut out = self.line(&cells);
+        for [holder, since, ttl, renewals] in holders.into_iter().skip(1) {
+            let mut more = vec![String::new(), String::new(), holder];
+            if self.wide() {
+                more.extend([since, ttl, renewals]);
+            } else {
+                more.push(ttl);
+            }
+            out.push_str(&self.line(&more));
+        }
+        out
+    }
+}
+
+/// `s` within `width` characters, cut with `…`.
+fn cut(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    s.chars().take(width - 1).chain(['…']).collect()
+}
+
+/// The last run as operators read it: `ok 3m ago`, `failed(3) 10s ago`.
+fn last_cell(r: &KeyStatus, now_ms: i64) -> String {
+    match &r.last {
+        None => "-".into(),
+        Some(l) => {
+            let what = if l.outcome == "ok" {
+                l.outcome.clone()
+            } else {
+                format!("{}({})", l.outcome, l.exit_code)
+            };
+            format!("{what} {} ago", secs_ms(now_ms - l.ended_ms))
+        }
+    }
+}
+
+/// The last runs as a strip of marks, oldest left and newest right: `✓` ended ok, `✗` any
+/// other end; at most `RECENT` marks; `-` when the key has no run log.
+fn strip(recent: &[RunEntry]) -> String {
+    if recent.is_empty() {
+        return "-".into();
+    }
+    // `recent` is newest first.
+    recent
+        .iter()
+        .take(RECENT)
+        .rev()
+        .map(|e| if e.outcome == "ok" { '✓' } else { '✗' })
+        .collect()
+}
+
+fn opt_ms(v: Option<u64>) -> String {
+    v.map_or("-".into(), |m| secs_ms(m as i64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(outcomes: &[&str]) -> Vec<RunEntry> {
+        outcomes
+            .iter()
+            .map(|o| RunEntry {
+                outcome: (*o).into(),
+                ..RunEntry::default()
+            })
+            .collect()
+    }
+
+    fn held(key: &str, command: &str) -> KeyStatus {
+        use crate::store::state::{Holder, SlotState};
+        KeyStatus {
+            key: key.into(),
+            fence: 123_456,
+            stats: crate::core::stats::Stats::from_hash(&Default::default()),
+            limit: 1,
+            holders: vec![SlotState {
+                slot: 0,
+                token: "t".into(),
+                ttl_ms: 29_000,
+                holder: Some(Holder {
+                    host: "web-12.example.internal".into(),
+                    pid: 4_194_304,
+                    command: command.into(),
+                    since_ms: Some(0),
+                    ttl_ms: Some(30_000),
+                    renewals: Some(2),
+                    fence: Some(123_456),
+                }),
+            }],
+            last: None,
+            last_success_ms: Some(0),
+            last_success_duration_ms: None,
+            consecutive_failures: None,
+            recent: runs(&["ok"; 10]),
+            problems: Vec::new(),
+            more_slots: false,
+        }
+    }
+
+    #[test]
+    fn the_narrow_table_fits_100_columns_for_keys_up_to_30_characters_and_never_cuts_a_key() {
+        let key = format!("dlock:{}", "k".repeat(24));
+        assert_eq!(key.chars().count(), 30);
+        let r = held(
+            &key,
+            "/usr/local/bin/reconcile --all --verbose --since yesterday",
+        );
+        let out = render(&[r], 86_400_000 * 3, "dlock:", false);
+        for line in out.lines() {
+            assert!(
+                line.chars().count() <= 100,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        let row = out.lines().nth(1).unwrap_or_default();
+        assert!(row.starts_with(&key), "{row}");
+        assert!(
+            row.contains("web-12.example.intern…"),
+            "the holder is cut: {row}"
+        );
+        // --wide: every metric, BUSY% not FAIL%.
+        let wide = render(&[held(&key, "job")], 0, "dlock:", true);
+        assert!(wide.starts_with("KEY") && wide.contains("BUSY%") && !wide.contains("FAIL%"));
+    }
+
+    #[test]
+    fn the_strip_reads_oldest_left_newest_right_and_keeps_ten_marks() {
+        assert_eq!(strip(&[]), "-", "no run log");
+        // Newest first, as the run log is read.
+        assert_eq!(strip(&runs(&["ok"])), "✓");
+        assert_eq!(
+            strip(&runs(&[
+                "failed",
+                "ok",
+                "lost",
+                "signal",
+                "cap",
+                "compare_failure",
+                "ok"
+            ])),
+            "✓✗✗✗✗✓✗"
+        );
+        let eleven = runs(&[
+            "failed", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok", "cap",
+        ]);
+        assert_eq!(
+            strip(&eleven),
+            "✓✓✓✓✓✓✓✓✓✗",
+            "the oldest beyond ten is left out"
+        );
+    }
+}

@@ -1,0 +1,255 @@
+//! The status board (SPEC 7c), in a real browser: headless Chromium through chromedriver sees
+//! the DOM the page builds under its CSP. What it shows is checked against the server's own
+//! keys; values from the server are text and nothing in them runs.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::browser::Browser;
+use crate::support::needs::Need;
+use crate::support::*;
+
+/// `GET path` over HTTP/1.0: status, headers and body.
+fn get(addr: &str, path: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    let code = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, head.to_string(), body.to_string())
+}
+
+/// The exporter on a free port, and its address.
+fn exporter(r: &RedisServer, extra: &[&str]) -> (Running, String) {
+    let mut e = dlock(r)
+        .args(["exporter", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .spawn();
+    let addr = e.stderr_after("status board at http://");
+    (e, addr.trim_end_matches('/').to_string())
+}
+
+/// Every row of the board as the browser built it: key, state, holder text, run marks, fence.
+fn rows(b: &Browser) -> Vec<Value> {
+    let v = b.eval(
+        "return [...document.querySelectorAll('tr.lock')].map(tr => ({
+            key: tr.dataset.key,
+            name: tr.querySelector('td.key a').textContent,
+            state: tr.querySelector('td.state').textContent,
+            holder: tr.querySelector('td.holder').textContent,
+            marks: tr.querySelectorAll('td.runs rect.run').length,
+            failed: tr.querySelectorAll('td.runs rect.run.failed').length,
+            fence: tr.querySelector('td.fence').textContent,
+        }));",
+    );
+    v.as_array().cloned().unwrap_or_default()
+}
+
+fn row<'a>(rows: &'a [Value], key: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["key"] == key)
+        .unwrap_or_else(|| panic!("{key} not on the board: {rows:?}"))
+}
+
+#[test]
+fn the_board_shows_each_lock_its_holder_and_runs_as_the_server_has_them() {
+    require!(Need::Browser);
+    let r = RedisServer::start();
+    for code in ["0", "0", "3"] {
+        dlock(&r)
+            .args(["run", "--key", "nightly", "--", "sh", "-c"])
+            .args([format!("exit {code}")])
+            .run();
+    }
+    let mut holder = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "deploy",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x",
+        ])
+        .spawn();
+    holder.expect_line("held");
+    let (_e, addr) = exporter(&r, &[]);
+    let b = Browser::start();
+    b.open(&format!("http://{addr}/"));
+    let rows = rows(&b);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    // Trouble on top: nightly's last run failed.
+    assert_eq!(rows[0]["key"], "dlock:nightly", "{rows:?}");
+    let nightly = row(&rows, "dlock:nightly");
+    let fence = r.cmd_string(&["GET", "{dlock:nightly}:fence"]);
+    assert_eq!(nightly["fence"], fence.as_str());
+    let logged: usize = r
+        .cmd_string(&["XLEN", "{dlock:nightly}:runs"])
+        .parse()
+        .unwrap();
+    assert_eq!(nightly["marks"], logged);
+    assert_eq!(nightly["failed"], 1);
+    assert_eq!(nightly["state"], "free");
+    let deploy = row(&rows, "dlock:deploy");
+    assert_eq!(deploy["state"], "held");
+    // The holder as the server's holder hash names it.
+    let host = r.cmd_string(&["HGET", "{dlock:deploy}:holder", "host"]);
+    let pid = r.cmd_string(&["HGET", "{dlock:deploy}:holder", "pid"]);
+    let shown = deploy["holder"].as_str().unwrap_or_default();
+    assert!(shown.contains(&format!("{host}:{pid}")), "{shown}");
+    // The CSS came from dlock itself, under the CSP: the failed mark is painted red.
+    let fill = b.eval(
+        "const m = document.querySelector('rect.run.failed'); return getComputedStyle(m).fill;",
+    );
+    assert_eq!(fill, "rgb(198, 40, 40)");
+    // A screenshot, kept as the test's artifact.
+    let png = b.screenshot();
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::write(dir.join("board.png"), &png).unwrap();
+    holder.write("x\n");
+    holder.finish(Duration::from_secs(10)).code(0);
+}
+
+#[test]
+fn values_from_the_server_are_text_and_nothing_in_them_runs() {
+    require!(Need::Browser);
+    let r = RedisServer::start();
+    let evil = "<img src=x onerror=\"document.title=1\">";
+    dlock(&r)
+        .args(["run", "--key", "x<b>y</b>", "--capture", "1KiB", "--"])
+        .args(["sh", "-c", &format!("echo '{evil}'")])
+        .run()
+        .code(0);
+    let (_e, addr) = exporter(&r, &["--show-output"]);
+    let b = Browser::start();
+    b.open(&format!("http://{addr}/"));
+    let rows = rows(&b);
+    assert_eq!(row(&rows, "dlock:x<b>y</b>")["name"], "x<b>y</b>");
+    assert_eq!(b.eval("return document.querySelectorAll('b').length;"), 0);
+    // The lock's page, with the captured output shown as text.
+    let link = b.eval("return document.querySelector('td.key a').href;");
+    b.open(link.as_str().unwrap());
+    let page = b.eval(
+        "return { title: document.title, imgs: document.querySelectorAll('img').length,
+                  pre: [...document.querySelectorAll('pre')].map(p => p.textContent).join('') };",
+    );
+    assert_eq!(page["imgs"], 0, "{page}");
+    assert!(
+        page["pre"].as_str().unwrap_or_default().contains(evil),
+        "{page}"
+    );
+    assert_eq!(page["title"], "dlock: x<b>y</b>", "{page}");
+    // Without --show-output the output is not on the page at all, and the page says so.
+    let (_e2, addr2) = exporter(&r, &[]);
+    b.open(&format!("http://{addr2}/locks/x%3Cb%3Ey%3C%2Fb%3E"));
+    let text = b.eval("return document.body.textContent;");
+    let text = text.as_str().unwrap_or_default();
+    assert!(!text.contains("onerror"), "{text}");
+    assert!(text.contains("--show-output"), "{text}");
+}
+
+#[test]
+fn the_board_refreshes_itself_and_picks_up_a_new_holder() {
+    require!(Need::Browser);
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "tick", "--", "true"])
+        .run()
+        .code(0);
+    let (_e, addr) = exporter(&r, &[]);
+    let b = Browser::start();
+    b.open(&format!("http://{addr}/"));
+    assert_eq!(row(&rows(&b), "dlock:tick")["state"], "free");
+    let mut holder = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "tick",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x",
+        ])
+        .spawn();
+    holder.expect_line("held");
+    // The page reloads itself every 5 s: within three reloads it must show the holder.
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        if row(&rows(&b), "dlock:tick")["state"] == "held" {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "the board never showed the new holder"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    holder.write("x\n");
+    holder.finish(Duration::from_secs(10)).code(0);
+}
+
+#[test]
+fn the_api_is_status_json_and_unknown_locks_are_404() {
+    let r = RedisServer::start();
+    for k in ["a", "b"] {
+        dlock(&r)
+            .args(["run", "--key", k, "--", "true"])
+            .run()
+            .code(0);
+    }
+    let (_e, addr) = exporter(&r, &[]);
+    let (code, head, api) = get(&addr, "/api/locks");
+    assert_eq!(code, 200);
+    assert!(head.contains("application/json"), "{head}");
+    let status = dlock(&r).args(["status", "--json"]).run();
+    let (a, s): (Value, Value) = (
+        serde_json::from_str(&api).unwrap(),
+        serde_json::from_str(&status.stdout).unwrap(),
+    );
+    assert_eq!(a, s);
+    let (code, head, _) = get(&addr, "/");
+    assert_eq!(code, 200);
+    assert!(
+        head.contains(
+            "Content-Security-Policy: default-src 'none'; style-src 'self'; script-src 'self'"
+        ),
+        "{head}"
+    );
+    for path in ["/locks/nope", "/locks/a%20b", "/nothing"] {
+        let (code, _, body) = get(&addr, path);
+        assert_eq!(code, 404, "{path}");
+        assert_eq!(body.lines().count(), 1, "{path}: {body}");
+    }
+    let (code, _, body) = get(&addr, "/locks/a");
+    assert_eq!(code, 200);
+    assert!(body.contains("dlock:a"));
+}
+
+#[test]
+fn above_a_thousand_locks_the_board_pages() {
+    let r = RedisServer::start();
+    // 1,001 locks that ran once (a fence each), written directly to the server.
+    let mut p = redis::pipe();
+    for i in 0..1001 {
+        p.cmd("SET").arg(format!("{{dlock:k{i:04}}}:fence")).arg(1);
+    }
+    let _: () = p.query(&mut r.conn()).unwrap();
+    let (_e, addr) = exporter(&r, &[]);
+    let (_, _, first) = get(&addr, "/");
+    assert_eq!(first.matches("<tr class=\"lock").count(), 1000);
+    assert!(first.contains("page 1 of 2"), "no pages");
+    let (_, _, second) = get(&addr, "/?page=2");
+    assert_eq!(second.matches("<tr class=\"lock").count(), 1);
+    let (_, _, filtered) = get(&addr, "/?prefix=k000");
+    assert_eq!(filtered.matches("<tr class=\"lock").count(), 10);
+}
