@@ -272,6 +272,11 @@ impl Conn {
         }
     }
 
+    /// Connected to a Redis Cluster (keys live on several nodes).
+    pub fn is_cluster(&self) -> bool {
+        self.target.is_cluster()
+    }
+
     /// Bound every following command by `io`.
     pub fn set_timeouts(&mut self, io: Duration) -> RedisResult<()> {
         self.io = io;

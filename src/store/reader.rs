@@ -44,37 +44,46 @@ fn scan_locks(
     Ok(())
 }
 
-/// The locks `keys` (full lock keys), or every lock under `prefix` when empty, in key order:
-/// `each` gets every one as it is read. A key that is not a lock, or a lock with a damaged
-/// companion, is named on one warning line (and still handed on, for counting). Err only when
-/// the server cannot be used at all.
-pub fn each(
-    server: &Server,
-    prefix: &str,
-    keys: &[String],
-    mut each: impl FnMut(Found),
-) -> redis::RedisResult<()> {
-    let mut c = server.connect()?;
-    let names: Vec<String> = if keys.is_empty() {
-        let mut all = BTreeSet::new();
-        // Every master of a cluster holds its own share of the keys.
-        for mut m in server.masters()? {
-            scan_locks(&mut m, prefix, &mut all)?;
-        }
-        all.into_iter().collect()
-    } else {
-        keys.to_vec()
-    };
+/// The lock names to read: `keys` (full lock keys) as given, or every lock under `prefix`
+/// when empty, in key order (memory: the names, not the locks).
+pub fn names(server: &Server, prefix: &str, keys: &[String]) -> redis::RedisResult<Vec<String>> {
+    if !keys.is_empty() {
+        return Ok(keys.to_vec());
+    }
+    let mut all = BTreeSet::new();
+    // Every master of a cluster holds its own share of the keys.
+    for mut m in server.masters()? {
+        scan_locks(&mut m, prefix, &mut all)?;
+    }
+    Ok(all.into_iter().collect())
+}
+
+/// Read the locks `names`, in order, many per pipeline: `each` gets every one as it is read.
+/// A key that is not a lock, or a lock with a damaged companion, is named on one warning line
+/// (and still handed on, for counting). Err only when the server cannot be used at all.
+pub fn read(c: &mut Conn, names: &[String], mut each: impl FnMut(Found)) -> redis::RedisResult<()> {
     // A cluster spreads one batch's keys over its nodes: there, one lock per pipeline (which
     // follows its slot's redirect).
-    let batch = if server.target.is_cluster() { 1 } else { BATCH };
+    let batch = if c.is_cluster() { 1 } else { BATCH };
     for chunk in names.chunks(batch) {
-        for found in read_batch(&mut c, chunk)? {
+        for found in read_batch(c, chunk)? {
             report(&found);
             each(found);
         }
     }
     Ok(())
+}
+
+/// `names` then `read`: every lock under the prefix (or `keys`), handed to `each` in key order.
+pub fn each(
+    server: &Server,
+    prefix: &str,
+    keys: &[String],
+    each: impl FnMut(Found),
+) -> redis::RedisResult<()> {
+    let mut c = server.connect()?;
+    let names = names(server, prefix, keys)?;
+    read(&mut c, &names, each)
 }
 
 /// What `each` found, collected: the locks in key order, and the keys that are not locks.

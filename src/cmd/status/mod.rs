@@ -2,68 +2,163 @@
 //! locks' own keys, finds locks with SCAN (never KEYS), and works where CONFIG and KEYS are
 //! renamed away.
 
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::cli::args::StatusFormat;
 use crate::cli::config::StatusConfig;
 use crate::error;
 use crate::exit::Exit;
+use crate::store::conn::Conn;
 use crate::store::reader;
-
-mod table;
+use crate::store::state::Found;
 use crate::sys::host::unix_ms;
 
+mod table;
+
 pub fn status(cfg: &StatusConfig) -> Exit {
-    // Keys that are not locks were named on a warning line each: left out, exit 0.
-    let (rows, unreadable) = match reader::all(&cfg.server, &cfg.prefix, &cfg.keys) {
-        Ok(r) => (r.locks, r.unreadable.len()),
+    // Connected and the names found before a byte is written: a server that cannot be used is
+    // one line and no output.
+    let found = cfg
+        .server
+        .connect()
+        .and_then(|c| Ok((c, reader::names(&cfg.server, &cfg.prefix, &cfg.keys)?)));
+    let (mut c, names) = match found {
+        Ok(f) => f,
         Err(e) => return cfg.server.unavailable(&e),
     };
-    let now = unix_ms() as i64;
-    let out = match cfg.format {
-        StatusFormat::Json => format!("{}\n", super::json::array(&rows)),
-        StatusFormat::Prometheus => crate::cmd::metrics::prometheus(&rows, true, unreadable),
-        StatusFormat::Text => table::render(&rows, now, &cfg.prefix, cfg.wide),
+    let written = match &cfg.output {
+        None => {
+            let mut out = BufWriter::new(std::io::stdout().lock());
+            write(cfg, &mut c, &names, &mut out).and_then(|()| out.flush().map_err(Failed::Output))
+        }
+        Some(path) => atomically(path, |w| write(cfg, &mut c, &names, w)),
     };
-    match &cfg.output {
-        None => match std::io::stdout().lock().write_all(out.as_bytes()) {
-            Ok(()) => Exit::Child(0),
-            Err(_) => Exit::Internal,
-        },
-        Some(path) => match write_atomically(path, out.as_bytes()) {
-            Ok(()) => Exit::Child(0),
-            Err(e) => {
+    match written {
+        Ok(()) => Exit::Child(0),
+        Err(Failed::Redis(e)) => cfg.server.unavailable(&e),
+        Err(Failed::Output(e)) => match &cfg.output {
+            Some(path) => {
                 error!("output"; "cannot write --output {}: {}; point it at a file in a writable directory", path.display(), crate::log::io_reason(&e));
                 Exit::Usage
             }
+            // stdout closed (`dlock status | head`): nothing more to say.
+            None => Exit::Internal,
         },
     }
 }
 
-/// Write `bytes` to `path` so that a reader sees the old file or the whole new one, never a
-/// part: a temporary file in the same directory (same file system), then rename over `path`.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Why the output stopped.
+enum Failed {
+    Redis(redis::RedisError),
+    Output(std::io::Error),
+}
+
+/// The locks `names`, read in batches and written as they come: a table or JSON never holds
+/// more than one batch of locks. Prometheus groups the samples by family, so it keeps the
+/// locks (without their run logs) until the end. Keys that are not locks were named on a
+/// warning line each: left out, exit 0.
+fn write(
+    cfg: &StatusConfig,
+    c: &mut Conn,
+    names: &[String],
+    w: &mut dyn Write,
+) -> Result<(), Failed> {
+    let now = unix_ms() as i64;
+    let mut broken: Option<std::io::Error> = None;
+    let mut put = |w: &mut dyn Write, bytes: &[u8]| {
+        if broken.is_none()
+            && let Err(e) = w.write_all(bytes)
+        {
+            broken = Some(e);
+        }
+    };
+    let read = match cfg.format {
+        StatusFormat::Text => {
+            if names.is_empty() {
+                put(
+                    w,
+                    format!("no locks under the prefix {:?}\n", cfg.prefix).as_bytes(),
+                );
+                Ok(())
+            } else {
+                let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+                let t = table::Table::new(cfg.wide, width);
+                put(w, t.header().as_bytes());
+                reader::read(c, names, |found| {
+                    if let Found::Lock(s) = found {
+                        put(w, t.row(&s, now).as_bytes());
+                    }
+                })
+            }
+        }
+        StatusFormat::Json => {
+            put(w, b"[");
+            let mut first = true;
+            let read = reader::read(c, names, |found| {
+                if let Found::Lock(s) = found {
+                    let sep: &[u8] = if first { b"" } else { b"," };
+                    first = false;
+                    put(w, sep);
+                    put(w, super::json::to_json(&s).to_string().as_bytes());
+                }
+            });
+            put(w, b"]\n");
+            read
+        }
+        StatusFormat::Prometheus => {
+            let (mut rows, mut unreadable) = (Vec::new(), 0);
+            let read = reader::read(c, names, |found| match found {
+                Found::Lock(mut s) => {
+                    // The page needs no run log entries: keep the rows small.
+                    s.recent = Vec::new();
+                    rows.push(*s);
+                }
+                Found::NotALock { .. } => unreadable += 1,
+            });
+            if read.is_ok() {
+                let page = super::metrics::prometheus(&rows, true, unreadable);
+                put(w, page.as_bytes());
+            }
+            read
+        }
+    };
+    read.map_err(Failed::Redis)?;
+    match broken {
+        Some(e) => Err(Failed::Output(e)),
+        None => Ok(()),
+    }
+}
+
+/// Write to `path` so that a reader sees the old file or the whole new one, never a part: a
+/// temporary file in the same directory (same file system), then rename over `path`.
+fn atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<(), Failed>,
+) -> Result<(), Failed> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    let Some(name) = path.file_name() else {
+        return Err(Failed::Output(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a file name",
+        )));
+    };
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(name);
     tmp_name.push(format!(".{}.tmp", std::process::id()));
     let tmp = dir.join(tmp_name);
-    let written = std::fs::File::create(&tmp).and_then(|mut f| {
-        f.write_all(bytes)?;
-        f.sync_all()
-    });
-    match written.and_then(|()| std::fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
+    let written = (|| {
+        let mut f = BufWriter::new(std::fs::File::create(&tmp).map_err(Failed::Output)?);
+        fill(&mut f)?;
+        let f = f.into_inner().map_err(|e| Failed::Output(e.into_error()))?;
+        f.sync_all().map_err(Failed::Output)?;
+        std::fs::rename(&tmp, path).map_err(Failed::Output)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
+    written
 }

@@ -41,7 +41,8 @@ const WIDE: &[(&str, usize)] = &[
 ];
 
 /// The whole table: a header, then each lock (a semaphore's other holders on lines of their
-/// own).
+/// own). `status` writes the same header and rows as it reads them.
+#[cfg(test)]
 pub fn render(rows: &[KeyStatus], now_ms: i64, prefix: &str, wide: bool) -> String {
     if rows.is_empty() {
         return format!("no locks under the prefix {prefix:?}\n");
