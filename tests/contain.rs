@@ -52,6 +52,13 @@ fn with_contain_kill_9_leaves_nothing_of_the_job_running() {
             comm(*pid)
         );
     }
+    // Nothing released it: the lease runs out by itself, 30 s after the acquire. A GET sent
+    // after every death was seen still finds it, so the job was dead before any rival could
+    // take the lock.
+    assert!(
+        r.get("dlock:ck9").is_some(),
+        "the lock was gone before the contained job was seen dead"
+    );
 }
 
 /// What the README says survives without --contain: the job's leader dies with dlock
@@ -99,7 +106,10 @@ fn with_contain_a_plain_sleep_gets_the_forwarded_sigterm_and_exit_is_143() {
         assert!(start.elapsed() < HANDSHAKE, "the job never started");
         std::thread::sleep(Duration::from_millis(2));
     }
+    let watch = ServerWatch::start(&r, End::KeyGone("dlock:cst"), Procs::below(job.pid()));
     job.signal(libc::SIGTERM);
+    // The sleep dies on the SIGTERM at once: five seconds only guard against a hang.
+    watch.until_end(Duration::from_secs(5));
     let out = job.finish(Duration::from_secs(5));
     out.code(143)
         .stderr_has("SIGTERM forwarded")
@@ -136,8 +146,12 @@ fn with_contain_exit_codes_and_dlock_variables_are_the_jobs_and_it_is_not_pid_1(
 fn with_contain_dlock_works_as_pid_1_of_a_container() {
     require!(Need::Root);
     let r = RedisServer::start();
-    let (ready, got, code) =
-        sigterm_to_pid_1(&r.url(), &["--mount-proc"], &["--key", "cp1", "--contain"]);
+    let (ready, got, code) = sigterm_to_pid_1_watched(
+        &r.url(),
+        &["--mount-proc"],
+        &["--key", "cp1", "--contain"],
+        Some((&r, "dlock:cp1")),
+    );
     // dlock is PID 1 of the container; in the job's own namespace its init is, and the job 2.
     assert_eq!(ready, "ready 2");
     assert_eq!(got, "got-term", "the job never saw the SIGTERM");
@@ -184,13 +198,15 @@ fn with_contain_a_daemon_the_job_started_is_stopped_before_the_release() {
         .args([daemon_job(r.dir(), false, "sleep 0.5; exit 0")])
         .spawn();
     daemon_pid(&mut job);
-    // init, job shell, its sleep, daemon shell, the daemon's sleep.
+    // init, job shell, its sleep, daemon shell, the daemon's sleep: all recorded.
     let tree = tree_of(job.pid(), 5);
+    let procs = Procs::below(job.pid());
+    assert!(procs.len() >= tree.len(), "{:?} of {tree:?}", procs.pids());
+    // The job sleeps 0.5 s after its handshake, and the init's SIGTERM then takes the daemon
+    // 300 ms: the watch starts with the lock held. Ten seconds only guard against a hang.
+    ServerWatch::start(&r, End::KeyGone("dlock:cdm"), procs).until_end(Duration::from_secs(10));
     let out = job.finish(Duration::from_secs(10));
     out.code(0)
         .stderr_has("processes it started still run in its namespace")
         .stderr_has("released dlock:cdm");
-    for pid in tree {
-        assert!(dead(pid), "pid {pid} ({}) outlived the release", comm(pid));
-    }
 }

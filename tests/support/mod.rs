@@ -15,9 +15,11 @@ mod process;
 pub mod proxy;
 pub mod sentinel;
 mod server;
+mod stopped;
 pub mod tls;
 
 pub use dlock::*;
 pub use lease::*;
 pub use process::*;
 pub use server::*;
+pub use stopped::*;

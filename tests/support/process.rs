@@ -240,6 +240,17 @@ pub fn sigterm_to_pid_1(
     unshare: &[&str],
     run: &[&str],
 ) -> (String, String, Option<i32>) {
+    sigterm_to_pid_1_watched(url, unshare, run, None)
+}
+
+/// `sigterm_to_pid_1`, and with `watch` (the server and the lock key) every process below
+/// dlock must be dead before the key is gone (see `ServerWatch`).
+pub fn sigterm_to_pid_1_watched(
+    url: &str,
+    unshare: &[&str],
+    run: &[&str],
+    watch: Option<(&super::RedisServer, &str)>,
+) -> (String, String, Option<i32>) {
     let mut child = Command::new("unshare")
         .args(["--pid", "--fork", "--kill-child"])
         .args(unshare)
@@ -256,7 +267,16 @@ pub fn sigterm_to_pid_1(
     let next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
     let ready = next();
     // dlock is unshare's one child (PID 1 inside, an ordinary pid out here).
-    signal(children(child.id() as i32)[0], libc::SIGTERM);
+    let dlock = children(child.id() as i32)[0];
+    // The job loops until the SIGTERM below: the watch starts with the lock held.
+    let watch = watch.map(|(r, key)| {
+        super::ServerWatch::start(r, super::End::KeyGone(key), super::Procs::below(dlock))
+    });
+    signal(dlock, libc::SIGTERM);
+    if let Some(w) = watch {
+        // The job exits on its trap within its 50 ms sleep: ten seconds guard against a hang.
+        w.until_end(Duration::from_secs(10));
+    }
     let got = next();
     // The job exits at once on its trap: ten seconds only guard against a hang.
     let code = exit_within(&mut child, Duration::from_secs(10));
