@@ -448,3 +448,28 @@ fn status_and_release_without_redis_are_69() {
             .stderr_has("connection refused");
     }
 }
+
+#[test]
+fn no_histogram_keeps_a_large_fleets_page_small() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "nh", "--", "true"])
+        .run()
+        .code(0);
+    let full = dlock(&r).args(["status", "--format", "prometheus"]).run();
+    let lean = dlock(&r)
+        .args(["status", "--format", "prometheus", "--no-histogram"])
+        .run();
+    let series = |page: &str| page.lines().filter(|l| l.contains("key=")).count();
+    assert!(full.stdout.contains("dlock_hold_seconds_bucket"));
+    assert!(
+        !lean.stdout.contains("dlock_hold_seconds"),
+        "{}",
+        lean.stdout
+    );
+    assert!(
+        lean.stdout
+            .contains("dlock_recommended_ttl_seconds{key=\"dlock:nh\"}")
+    );
+    assert_eq!(series(&full.stdout) - series(&lean.stdout), 34);
+}

@@ -320,6 +320,11 @@ pub struct StatusArgs {
     #[arg(long)]
     pub wide: bool,
 
+    /// Prometheus: leave out the hold-time histogram (34 of a key's 48 series), for a fleet
+    /// whose series count matters; the recommended TTL gauge stays
+    #[arg(long)]
+    pub no_histogram: bool,
+
     /// Write to FILE instead of stdout, atomically (a temporary file in the same directory,
     /// then rename): for node_exporter's textfile collector
     #[arg(long, value_name = "FILE")]
@@ -351,6 +356,11 @@ pub struct ExporterArgs {
     /// secrets: put the board behind an authenticating proxy first
     #[arg(long)]
     pub show_output: bool,
+
+    /// /metrics: leave out the hold-time histogram (34 of a key's 48 series), for a fleet
+    /// whose series count matters; the recommended TTL gauge stays
+    #[arg(long)]
+    pub no_histogram: bool,
 }
 
 const EXPORTER_HELP: &str = "\

@@ -12,7 +12,6 @@ use std::time::Duration;
 use super::board::{self, Answer};
 use crate::cli::config::ExporterConfig;
 use crate::exit::Exit;
-use crate::store::reader;
 use crate::sys::event::{self, Event};
 use crate::{error, info};
 
@@ -117,16 +116,14 @@ fn answer(cfg: &ExporterConfig, method: &tiny_http::Method, url: &str) -> Answer
     if path == "/metrics" {
         // Redis down (or a bad key): still a page, with dlock_up 0, so the scrape itself does
         // not fail and an alert can say why. The reason is logged.
-        let page = match reader::all(&cfg.server, &cfg.prefix, &cfg.keys) {
-            Ok(r) => super::metrics::prometheus(&r.locks, true, r.unreadable.len()),
-            Err(e) => {
-                cfg.server.unavailable(&e);
-                super::metrics::prometheus(&[], false, 0)
-            }
-        };
+        let (page, failed) =
+            super::metrics::page(&cfg.server, &cfg.prefix, &cfg.keys, cfg.histogram);
+        if let Some(e) = failed {
+            cfg.server.unavailable(&e);
+        }
         return Answer {
             code: 200,
-            body: page.into_bytes(),
+            body: page,
             kind: "text/plain; version=0.0.4; charset=utf-8",
         };
     }

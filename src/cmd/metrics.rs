@@ -3,9 +3,9 @@
 //! `exporter`. One family at a time (HELP, TYPE, then one sample per key, label `key`), as
 //! the format requires; checked against the official Python parser in the tests.
 
-use std::fmt::Write;
+use std::io::Write;
 
-use crate::store::state::KeyStatus;
+use crate::store::state::{Found, KeyStatus};
 
 /// A label value: backslash, double quote and newline escaped.
 fn label(v: &str) -> String {
@@ -23,28 +23,114 @@ fn num(v: f64) -> String {
     }
 }
 
-/// A counter family: name, help, and how to read it from a key's stats.
-type Counter = (&'static str, &'static str, fn(&KeyStatus) -> u64);
+/// What the page says of one lock: its numbers only (a few hundred bytes), so that a
+/// fleet's page can be written family by family from 100,000 of them.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    key: String,
+    /// runs, acquired, busy, lost, cap hits, compare failures.
+    counters: [u64; 6],
+    /// The hold-time histogram: (le ms, runs at or below), then the total and the sum (ms).
+    buckets: Vec<(u64, u64)>,
+    total: u64,
+    sum_ms: u64,
+    holders: usize,
+    limit: u32,
+    fence: i64,
+    recommended_ttl_ms: Option<u64>,
+    last_success_ms: Option<i64>,
+    last_exit_code: Option<i64>,
+    last_duration_ms: Option<i64>,
+    consecutive_failures: Option<i64>,
+}
 
-struct Out(String);
+impl Sample {
+    pub fn of(r: &KeyStatus) -> Sample {
+        let s = &r.stats;
+        Sample {
+            key: r.key.clone(),
+            counters: [
+                s.runs,
+                s.acquired,
+                s.busy,
+                s.lost,
+                s.cap_hits,
+                s.compare_failures,
+            ],
+            buckets: s.cumulative_at_doublings(),
+            total: s.histogram_total(),
+            sum_ms: s.sum_ms,
+            holders: r.holders.len(),
+            limit: r.limit,
+            fence: r.fence,
+            recommended_ttl_ms: s.recommended_ttl_ms(),
+            last_success_ms: r.last_success_ms,
+            last_exit_code: r.last.as_ref().map(|l| l.exit_code),
+            last_duration_ms: r.last.as_ref().map(|l| l.ended_ms - l.started_ms),
+            consecutive_failures: r.consecutive_failures,
+        }
+    }
+}
 
-impl Out {
+/// The counter families: name, help, and which of a sample's counters.
+const COUNTERS: [(&str, &str); 6] = [
+    ("dlock_runs_total", "Runs of the key: acquired + busy."),
+    ("dlock_acquired_total", "Runs that got the lock."),
+    (
+        "dlock_busy_total",
+        "Runs that found the lock busy for their whole --wait.",
+    ),
+    ("dlock_lost_total", "Leases lost while the job ran."),
+    ("dlock_cap_hits_total", "Jobs stopped at the renewal cap."),
+    (
+        "dlock_compare_failures_total",
+        "Releases or renewals that found someone else's value.",
+    ),
+];
+
+/// Series a key adds to the page: the counters and gauges, and with the histogram its
+/// buckets (31 doublings and +Inf), sum and count (the README's cardinality figures).
+#[cfg(test)]
+fn series_per_key(histogram: bool) -> usize {
+    let buckets = if histogram { 32 + 2 } else { 0 };
+    COUNTERS.len() + 8 + buckets
+}
+
+/// Writes the page to `w` family by family; the first write error is kept.
+struct Out<'a> {
+    w: &'a mut dyn Write,
+    failed: Option<std::io::Error>,
+}
+
+impl Out<'_> {
+    fn put(&mut self, args: std::fmt::Arguments) {
+        if self.failed.is_none()
+            && let Err(e) = self.w.write_fmt(args)
+        {
+            self.failed = Some(e);
+        }
+    }
+
     fn family(&mut self, name: &str, kind: &str, help: &str) {
-        let _ = writeln!(self.0, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        self.put(format_args!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
     }
 
     fn sample(&mut self, name: &str, key: &str, extra: &str, v: f64) {
-        let _ = writeln!(self.0, "{name}{{key=\"{}\"{extra}}} {}", label(key), num(v));
+        self.put(format_args!(
+            "{name}{{key=\"{}\"{extra}}} {}\n",
+            label(key),
+            num(v)
+        ));
     }
 
     /// One family with one sample per key that has a value.
     fn per_key(
         &mut self,
-        rows: &[KeyStatus],
+        rows: &[Sample],
         name: &str,
         kind: &str,
         help: &str,
-        value: impl Fn(&KeyStatus) -> Option<f64>,
+        value: impl Fn(&Sample) -> Option<f64>,
     ) {
         self.family(name, kind, help);
         for r in rows {
@@ -55,75 +141,56 @@ impl Out {
     }
 }
 
-/// The whole page. `up`: whether Redis could be read; without it there are no key series.
-/// `unreadable`: keys under the prefix that are not locks.
-pub fn prometheus(rows: &[KeyStatus], up: bool, unreadable: usize) -> String {
-    let mut o = Out(String::new());
+/// The whole page, written to `w`. `up`: whether Redis could be read; without it there are no
+/// key series. `unreadable`: keys under the prefix that are not locks. `histogram`: the
+/// hold-time histogram's series (off: `--no-histogram`, for a large fleet's cardinality).
+pub fn prometheus(
+    rows: &[Sample],
+    up: bool,
+    unreadable: usize,
+    histogram: bool,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut o = Out { w, failed: None };
     o.family(
         "dlock_up",
         "gauge",
         "Whether Redis could be read (1) or not (0).",
     );
-    let _ = writeln!(o.0, "dlock_up {}", u8::from(up));
+    o.put(format_args!("dlock_up {}\n", u8::from(up)));
     o.family(
         "dlock_unreadable_keys",
         "gauge",
         "Keys under the prefix that could not be read as locks.",
     );
-    let _ = writeln!(o.0, "dlock_unreadable_keys {unreadable}");
-    let counters: [Counter; 6] = [
-        (
-            "dlock_runs_total",
-            "Runs of the key: acquired + busy.",
-            |r| r.stats.runs,
-        ),
-        ("dlock_acquired_total", "Runs that got the lock.", |r| {
-            r.stats.acquired
-        }),
-        (
-            "dlock_busy_total",
-            "Runs that found the lock busy for their whole --wait.",
-            |r| r.stats.busy,
-        ),
-        ("dlock_lost_total", "Leases lost while the job ran.", |r| {
-            r.stats.lost
-        }),
-        (
-            "dlock_cap_hits_total",
-            "Jobs stopped at the renewal cap.",
-            |r| r.stats.cap_hits,
-        ),
-        (
-            "dlock_compare_failures_total",
-            "Releases or renewals that found someone else's value.",
-            |r| r.stats.compare_failures,
-        ),
-    ];
-    for (name, help, get) in counters {
-        o.per_key(rows, name, "counter", help, |r| Some(get(r) as f64));
+    o.put(format_args!("dlock_unreadable_keys {unreadable}\n"));
+    for (i, (name, help)) in COUNTERS.into_iter().enumerate() {
+        o.per_key(rows, name, "counter", help, |r| Some(r.counters[i] as f64));
     }
-    o.family(
-        "dlock_hold_seconds",
-        "histogram",
-        "How long runs held the lock.",
-    );
-    for r in rows {
-        for (le_ms, count) in r.stats.cumulative_at_doublings() {
-            let le = format!(",le=\"{}\"", num(le_ms as f64 / 1000.0));
-            o.sample("dlock_hold_seconds_bucket", &r.key, &le, count as f64);
-        }
-        let total = r.stats.histogram_total() as f64;
-        o.sample("dlock_hold_seconds_bucket", &r.key, ",le=\"+Inf\"", total);
-        o.sample(
-            "dlock_hold_seconds_sum",
-            &r.key,
-            "",
-            r.stats.sum_ms as f64 / 1000.0,
+    if histogram {
+        o.family(
+            "dlock_hold_seconds",
+            "histogram",
+            "How long runs held the lock.",
         );
-        o.sample("dlock_hold_seconds_count", &r.key, "", total);
+        for r in rows {
+            for &(le_ms, count) in &r.buckets {
+                let le = format!(",le=\"{}\"", num(le_ms as f64 / 1000.0));
+                o.sample("dlock_hold_seconds_bucket", &r.key, &le, count as f64);
+            }
+            let total = r.total as f64;
+            o.sample("dlock_hold_seconds_bucket", &r.key, ",le=\"+Inf\"", total);
+            o.sample(
+                "dlock_hold_seconds_sum",
+                &r.key,
+                "",
+                r.sum_ms as f64 / 1000.0,
+            );
+            o.sample("dlock_hold_seconds_count", &r.key, "", total);
+        }
     }
     o.per_key(rows, "dlock_holders", "gauge", "Slots held now.", |r| {
-        Some(r.holders.len() as f64)
+        Some(r.holders as f64)
     });
     o.per_key(
         rows,
@@ -140,7 +207,7 @@ pub fn prometheus(rows: &[KeyStatus], up: bool, unreadable: usize) -> String {
         "dlock_recommended_ttl_seconds",
         "gauge",
         "3 x p99 hold time.",
-        |r| r.stats.recommended_ttl_ms().map(|ms| ms as f64 / 1000.0),
+        |r| r.recommended_ttl_ms.map(|ms| ms as f64 / 1000.0),
     );
     o.per_key(
         rows,
@@ -154,18 +221,14 @@ pub fn prometheus(rows: &[KeyStatus], up: bool, unreadable: usize) -> String {
         "dlock_last_exit_code",
         "gauge",
         "Exit code of the last run that held the lock.",
-        |r| r.last.as_ref().map(|l| l.exit_code as f64),
+        |r| r.last_exit_code.map(|c| c as f64),
     );
     o.per_key(
         rows,
         "dlock_last_duration_seconds",
         "gauge",
         "How long the last run held the lock.",
-        |r| {
-            r.last
-                .as_ref()
-                .map(|l| (l.ended_ms - l.started_ms) as f64 / 1000.0)
-        },
+        |r| r.last_duration_ms.map(|ms| ms as f64 / 1000.0),
     );
     o.per_key(
         rows,
@@ -174,7 +237,34 @@ pub fn prometheus(rows: &[KeyStatus], up: bool, unreadable: usize) -> String {
         "Runs since the last success that did not end ok.",
         |r| r.consecutive_failures.map(|n| n as f64),
     );
-    o.0
+    match o.failed {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The page of every lock under the prefix (or `keys`), read through the one reader; with
+/// Redis unavailable, the page that says so (`dlock_up 0`) and the error.
+pub fn page(
+    server: &crate::store::conn::Server,
+    prefix: &str,
+    keys: &[String],
+    histogram: bool,
+) -> (Vec<u8>, Option<redis::RedisError>) {
+    let (mut rows, mut unreadable) = (Vec::new(), 0);
+    let read = crate::store::reader::each(server, prefix, keys, |found| match found {
+        Found::Lock(s) => rows.push(Sample::of(&s)),
+        Found::NotALock { .. } => unreadable += 1,
+    });
+    let mut out = Vec::new();
+    let failed = read.err();
+    let up = failed.is_none();
+    if !up {
+        rows.clear();
+    }
+    // Writing into memory cannot fail.
+    let _ = prometheus(&rows, up, unreadable, histogram, &mut out);
+    (out, failed)
 }
 
 #[cfg(test)]
@@ -190,8 +280,57 @@ mod tests {
     }
 
     #[test]
+    fn a_key_costs_48_series_and_14_without_the_histogram() {
+        let mut stats = std::collections::HashMap::new();
+        for (k, v) in [
+            ("runs", "3"),
+            ("h10", "3"),
+            ("hold_count", "3"),
+            ("last_outcome", "ok"),
+            ("last_ended_ms", "9"),
+            ("last_started_ms", "1"),
+            ("last_exit_code", "0"),
+            ("last_success_ms", "9"),
+            ("consecutive_failures", "0"),
+        ] {
+            stats.insert(k.to_string(), v.to_string());
+        }
+        let s = crate::core::stats::Stats::from_hash(&stats);
+        let status = KeyStatus {
+            key: "dlock:k".into(),
+            fence: 3,
+            stats: s,
+            limit: 1,
+            holders: Vec::new(),
+            last: None,
+            last_success_ms: Some(9),
+            last_success_duration_ms: Some(8),
+            consecutive_failures: Some(0),
+            recent: Vec::new(),
+            problems: Vec::new(),
+            more_slots: false,
+        };
+        // `last` comes from the stats hash in a real read; here only the gauges that need it.
+        let mut row = Sample::of(&status);
+        row.last_exit_code = Some(0);
+        row.last_duration_ms = Some(8);
+        row.recommended_ttl_ms = Some(100);
+        for histogram in [true, false] {
+            let mut page = Vec::new();
+            prometheus(std::slice::from_ref(&row), true, 0, histogram, &mut page)
+                .unwrap_or_default();
+            let page = String::from_utf8(page).unwrap_or_default();
+            let series = page.lines().filter(|l| l.contains("key=")).count();
+            assert_eq!(series, series_per_key(histogram), "{page}");
+        }
+        assert_eq!((series_per_key(true), series_per_key(false)), (48, 14));
+    }
+
+    #[test]
     fn down_is_one_gauge_and_every_family_head() {
-        let page = prometheus(&[], false, 0);
+        let mut page = Vec::new();
+        prometheus(&[], false, 0, true, &mut page).unwrap_or_default();
+        let page = String::from_utf8(page).unwrap_or_default();
         assert!(page.starts_with("# HELP dlock_up "), "{page}");
         assert!(page.contains("\ndlock_up 0\n"), "{page}");
         assert!(

@@ -21,6 +21,8 @@ pub struct StatusConfig {
     pub format: StatusFormat,
     /// --wide: every metric column in the table.
     pub wide: bool,
+    /// Prometheus with the hold-time histogram (not --no-histogram).
+    pub histogram: bool,
     /// --output FILE, written atomically; None = stdout.
     pub output: Option<PathBuf>,
 }
@@ -69,6 +71,8 @@ pub struct ExporterConfig {
     pub max_age: Option<Duration>,
     /// --show-output: the board shows captured output (it may hold secrets).
     pub show_output: bool,
+    /// /metrics with the hold-time histogram (not --no-histogram).
+    pub histogram: bool,
 }
 
 impl ExporterConfig {
@@ -129,6 +133,7 @@ pub(super) fn status(g: &Global, a: &StatusArgs) -> Result<StatusConfig, UsageEr
         keys: full_keys(g, &a.keys)?,
         format: if a.json { StatusFormat::Json } else { a.format },
         wide: a.wide,
+        histogram: !a.no_histogram,
         output: a.output.clone(),
     })
 }
@@ -180,6 +185,7 @@ pub(super) fn exporter(g: &Global, a: &ExporterArgs) -> Result<ExporterConfig, U
         },
         max_age: a.max_age,
         show_output: a.show_output,
+        histogram: !a.no_histogram,
     })
 }
 

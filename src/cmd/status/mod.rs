@@ -55,8 +55,8 @@ enum Failed {
 }
 
 /// The locks `names`, read in batches and written as they come: a table or JSON never holds
-/// more than one batch of locks. Prometheus groups the samples by family, so it keeps the
-/// locks (without their run logs) until the end. Keys that are not locks were named on a
+/// more than one batch of locks. Prometheus groups the samples by family, so it keeps each
+/// lock's numbers (`metrics::Sample`, a few hundred bytes) until the end. Keys that are not locks were named on a
 /// warning line each: left out, exit 0.
 fn write(
     cfg: &StatusConfig,
@@ -109,16 +109,14 @@ fn write(
         StatusFormat::Prometheus => {
             let (mut rows, mut unreadable) = (Vec::new(), 0);
             let read = reader::read(c, names, |found| match found {
-                Found::Lock(mut s) => {
-                    // The page needs no run log entries: keep the rows small.
-                    s.recent = Vec::new();
-                    rows.push(*s);
-                }
+                Found::Lock(s) => rows.push(super::metrics::Sample::of(&s)),
                 Found::NotALock { .. } => unreadable += 1,
             });
-            if read.is_ok() {
-                let page = super::metrics::prometheus(&rows, true, unreadable);
-                put(w, page.as_bytes());
+            if read.is_ok()
+                && let Err(e) =
+                    super::metrics::prometheus(&rows, true, unreadable, cfg.histogram, w)
+            {
+                broken = Some(e);
             }
             read
         }
