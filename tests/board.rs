@@ -46,8 +46,8 @@ fn rows(b: &Browser) -> Vec<Value> {
             name: tr.querySelector('td.key a').textContent,
             state: tr.querySelector('td.state').textContent,
             holder: tr.querySelector('td.holder').textContent,
-            marks: tr.querySelectorAll('td.runs rect.run').length,
-            failed: tr.querySelectorAll('td.runs rect.run.failed').length,
+            marks: tr.querySelectorAll('td.runs .strip i').length,
+            failed: tr.querySelectorAll('td.runs .strip i.failed').length,
             fence: tr.querySelector('td.fence').textContent,
         }));",
     );
@@ -108,7 +108,7 @@ fn the_board_shows_each_lock_its_holder_and_runs_as_the_server_has_them() {
     assert!(shown.contains(&format!("{host}:{pid}")), "{shown}");
     // The CSS came from dlock itself, under the CSP: the failed mark is painted red.
     let fill = b.eval(
-        "const m = document.querySelector('rect.run.failed'); return getComputedStyle(m).fill;",
+        "const m = document.querySelector('.strip i.failed'); return getComputedStyle(m).backgroundColor;",
     );
     assert_eq!(fill, "rgb(198, 40, 40)");
     // A screenshot, kept as the test's artifact.
