@@ -253,3 +253,43 @@ fn above_a_thousand_locks_the_board_pages() {
     let (_, _, filtered) = get(&addr, "/?prefix=k000");
     assert_eq!(filtered.matches("<tr class=\"lock").count(), 10);
 }
+
+#[test]
+fn a_request_never_waits_behind_a_slow_page() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "slow", "--", "true"])
+        .run()
+        .code(0);
+    let mut e = dlock(&r)
+        .args(["--io-timeout", "1s", "exporter", "--listen", "127.0.0.1:0"])
+        .spawn();
+    let addr = e.stderr_after("status board at http://");
+    let addr = addr.trim_end_matches('/').to_string();
+    // Redis frozen: the board's read waits for the 1 s I/O timeout...
+    r.pause();
+    let a = addr.clone();
+    let slow = std::thread::spawn(move || {
+        let start = Instant::now();
+        let (code, _, _) = get(&a, "/");
+        (code, start.elapsed())
+    });
+    // ...started first (the slow request is in a worker once the exporter has accepted it;
+    // 100 ms is ample on loopback)...
+    std::thread::sleep(Duration::from_millis(100));
+    let start = Instant::now();
+    let (code, _, css) = get(&addr, "/board.css");
+    let quick = start.elapsed();
+    let (slow_code, slow_took) = slow.join().unwrap();
+    r.resume();
+    // ...while another worker answers at once: far below the 1 s the page waits (500 ms
+    // leaves a loaded machine room).
+    assert_eq!(code, 200);
+    assert!(css.contains(".strip"), "{css}");
+    assert!(quick < Duration::from_millis(500), "waited {quick:?}");
+    assert!(
+        slow_took > quick,
+        "the page was not the slow one: {slow_took:?}"
+    );
+    assert_eq!(slow_code, 503, "Redis frozen past the I/O timeout");
+}
