@@ -7,32 +7,11 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
+use super::help::{CHECK_HELP, EXPORTER_HELP, HISTORY_HELP, RELEASE_HELP, STATUS_HELP, after_help};
+
 /// Longest duration any flag accepts. Far beyond any sane lease, and small enough that
 /// `Instant + d` can never overflow.
 pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
-
-const AFTER_HELP: &str = "\
-Examples:
-  # crontab on every host: each tick runs once, on one host; the others skip quietly
-  * * * * * dlock -q run --key remind --ttl 2m --wait 0 --conflict-exit-code 0 --hold-at-least 50s -- ./remind.sh
-
-  # Kubernetes CronJob container command (password from a mounted secret)
-  command: [\"dlock\", \"--url\", \"redis://redis.infra:6379\", \"--password-file\", \"/secrets/redis\",
-            \"run\", \"--key\", \"billing:daily\", \"--ttl\", \"10m\", \"--\", \"/app/billing\"]
-
-  # one-off, serialised behind whoever holds the lock (wait up to 10 minutes)
-  dlock run --key deploy:web --ttl 2m --wait 10m --shell -- 'make deploy && make smoke'
-
-  # at most 3 report builders across the fleet, each told its slot (0, 1 or 2)
-  dlock run --key reports --limit 3 --wait 1h -- sh -c './build.sh --shard \"$DLOCK_SLOT\"'
-
-  # a job that starts daemons: nothing of it may outlive dlock, even kill -9 dlock
-  dlock run --key reindex --ttl 5m --contain -- ./reindex.sh";
-
-/// Examples, then the exit-code summary (rendered from `exit::TABLE`).
-fn after_help() -> String {
-    format!("{AFTER_HELP}\n\n{}", crate::exit::summary())
-}
 
 /// Guard a shell job with a Redis lease so it never runs twice at the same time.
 #[derive(Debug, Parser)]
@@ -363,19 +342,6 @@ pub struct ExporterArgs {
     pub no_histogram: bool,
 }
 
-const EXPORTER_HELP: &str = "\
-Examples:
-  dlock exporter --listen 0.0.0.0:9433                 # every lock under the prefix
-  dlock exporter billing:daily reconcile --listen :9433
-  dlock exporter --listen :9433 --max-age 26h          # the board marks day-old successes
-
-GET /metrics reads Redis once per scrape, within --connect-timeout and --io-timeout; with Redis
-down it still answers 200 with dlock_up 0. GET / is the status board (one row per lock, trouble
-on top), GET /locks/KEY one lock with its run log, GET /api/locks the same JSON as
-`status --json`. Requests are served by a few threads, so a scrape never waits behind a page.
-SIGTERM or SIGINT stops it (exit 0).
-Exit status: 0 stopped by a signal, 2 usage (bad or busy --listen address).";
-
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Business keys (without the prefix)
@@ -402,22 +368,6 @@ pub struct CheckArgs {
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub max_duration: Option<Duration>,
 }
-
-const CHECK_HELP: &str = "\
-At least one rule; a KEY fails when any of its rules fails. Every limit is inclusive.
-
-Examples:
-  dlock check billing:daily --max-age 26h        # the daily job succeeded on some host today
-  dlock check reconcile remind --max-age 10m     # several keys: one line each
-  dlock check billing:daily --max-failures 3     # alert on the third failed run in a row
-  dlock check export --min-duration 30s --max-duration 2h   # not suspiciously fast, not stuck
-
-  # crontab: mail root when the nightly job did not succeed, failed twice, or is stuck
-  30 6 * * * dlock -q check billing --max-age 26h --max-failures 2 --max-duration 3h || mail root
-
-Prints one line per KEY with its numbers: every rule's when it passes; when it fails, the
-failing rules' and what the last run did. Exit status: 0 every KEY passes, 1 one fails,
-2 usage (no rule, --max-failures 0), 69 Redis unavailable.";
 
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {
@@ -463,40 +413,6 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "RUN", conflicts_with_all = ["last", "failed", "json"])]
     pub run: Option<String>,
 }
-
-const HISTORY_HELP: &str = "\
-Examples:
-  dlock history billing:daily                 # every run the log keeps, newest first
-  dlock history billing:daily --failed -n 5   # the last 5 runs that did not end ok
-  dlock history billing:daily --run 3f9a2c    # what that run wrote (run with --capture 64KiB)
-
-Columns: ENDED in local time (TZ), TOOK = how long the run held the lock, EXIT = dlock's exit
-status for that run, RUN = the start of the run id (its DLOCK_TOKEN). The log keeps the last
---history runs (default 100) of every `dlock run` whose job started.
-Exit status: 0 (also for a key with no log), 1 --run names no run, several, or one without
-kept output, 2 usage, 69 Redis unavailable.";
-
-const STATUS_HELP: &str = "\
-Examples:
-  dlock status                      # every lock under the prefix: holder, TTL, metrics
-  dlock status reconcile --json     # one key, for scripts
-  dlock -q status --format prometheus --output /var/lib/node_exporter/dlock.prom   # textfile collector
-
-The table fits 100 columns; --wide adds every metric. Columns: BUSY% = runs that found the
-lock busy for their whole --wait (not failed jobs: RECENT and LAST show those); P50/P99 = hold time;
-CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99;
-RECENT = the last 10 runs from the run log, oldest left: ✓ ok, ✗ any other end.
-Exit status: 0, or 2 usage, 69 Redis unavailable.";
-
-const RELEASE_HELP: &str = "\
-Examples:
-  dlock release reconcile --force                  # break a stuck lock, print whose it was
-  dlock release reconcile --token \"$DLOCK_TOKEN\"   # only if that acquisition still holds it
-  dlock release reports --force --slot 2           # a semaphore: break slot 2 only
-
-The holder of a broken lock notices at its next renewal and stops its job (exit 125).
-Exit status: 0 released, 1 nothing released (not held, or held by another token), 2 usage,
-69 Redis unavailable.";
 
 /// The renewal cap: a number, or no cap at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,3 +5,4 @@
 pub(crate) mod args;
 pub(crate) mod config;
 pub(crate) mod docs;
+mod help;

@@ -203,15 +203,17 @@ impl Shell<'_> {
         let finish = Finish::unstarted();
         // Whichever slot the lost acquire may have taken.
         for slot in 0..self.keys.limit_n() as u32 {
+            // No run log entry: no run.
             let off = RunLog::off();
-            match release(
+            let (released, _) = release(
                 &mut self.session,
                 self.keys,
                 slot,
                 &self.token,
                 finish,
                 &off,
-            ) {
+            );
+            match released {
                 Released::Yes | Released::Kept => {
                     info!("cleanup"; "removed the lock a lost reply had taken for us");
                     return;

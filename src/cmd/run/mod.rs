@@ -272,7 +272,10 @@ fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128, log
         }
         return exit;
     }
-    let released = lease.release(finish, log);
+    let (released, log_error) = lease.release(finish, log);
+    if let Some(err) = log_error {
+        report::log_failed(&lease.keys.runs, &err);
+    }
     // A compare failure before the deadline: someone took or deleted the key.
     let compare_failure = released == Released::NotOurs && Instant::now() < stop.deadline();
     let advice =

@@ -31,7 +31,8 @@ const RETRY: Retry = Retry {
 
 /// Compare-and-delete with our token (and announce it to waiters), retrying lost replies; the
 /// run is counted and logged (`log`) in the same round trip. A retry after a reply that may
-/// have been executed does not count or log the run again.
+/// have been executed does not count or log the run again. Also: why the run log was not
+/// written, when the server said so.
 pub fn release(
     session: &mut Session,
     keys: &Keys,
@@ -39,7 +40,7 @@ pub fn release(
     token: &str,
     mut finish: Finish,
     log: &RunLog,
-) -> Released {
+) -> (Released, Option<String>) {
     let mut reply_lost = false;
     let answer = session.retry(RETRY, |session| {
         let call = ReleaseCall {
@@ -61,21 +62,23 @@ pub fn release(
         }
         answer
     });
-    if let Ok((_, Some(err))) = &answer {
-        super::report::log_failed(&keys.runs, err);
-    }
-    match answer.map(|(r, _)| r) {
+    let (answer, log_error) = match answer {
+        Ok((r, err)) => (Ok(r), err),
+        Err(f) => (Err(f), None),
+    };
+    let released = match answer {
         Ok(Release::Released) => Released::Yes,
         Ok(Release::Kept) => Released::Kept,
         Ok(Release::NotOurs) if reply_lost => Released::Ambiguous,
         Ok(Release::NotOurs) => Released::NotOurs,
         Err(f) => Released::Unconfirmed(f.reason),
-    }
+    };
+    (released, log_error)
 }
 
 impl Lease {
     /// Give this lease's slot back (see `release`).
-    pub fn release(&mut self, finish: Finish, log: &RunLog) -> Released {
+    pub fn release(&mut self, finish: Finish, log: &RunLog) -> (Released, Option<String>) {
         release(
             &mut self.session,
             &self.keys,
