@@ -1,6 +1,7 @@
 //! Each typed call against its `.lua` file: as many KEYS and ARGV as the script reads.
 
 use super::*;
+use crate::store::runs::ENTRY_ARGS;
 
 /// The highest `NAME[i]` index a script uses.
 fn highest(src: &str, name: &str) -> usize {

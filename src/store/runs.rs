@@ -4,8 +4,70 @@
 
 use redis::Value;
 
+use std::time::Duration;
+
 use super::conn::Conn;
 use super::keys::Keys;
+use super::lock::Finish;
+
+/// A run's entry in the key's run log (SPEC 7b), beyond what `Finish` says.
+#[derive(Debug, Clone, Default)]
+pub struct RunLog {
+    /// --history: entries the log keeps (0: no log).
+    pub keep: u32,
+    pub slot: u32,
+    pub fence: i64,
+    /// The job's command line, at most `MAX_LOGGED_COMMAND` bytes.
+    pub command: String,
+    pub renewals: u32,
+    pub waited: Duration,
+    /// --capture: the kept bytes (head, marker line, tail) and how many the job wrote in all.
+    pub output: Option<(Vec<u8>, u64)>,
+}
+
+/// Longest command line in a run-log entry (SPEC 7b).
+pub const MAX_LOGGED_COMMAND: usize = 1024;
+
+/// How many ARGV the run-log entry takes (release.lua and record.lua read them from a fixed
+/// position through `entry_from`): 11, and the kept output with --capture.
+#[cfg(test)]
+pub const ENTRY_ARGS: usize = 12;
+
+impl RunLog {
+    /// No entry (a run whose job never started, --history 0, --no-stats).
+    pub fn off() -> RunLog {
+        RunLog::default()
+    }
+
+    /// The entry's arguments after outcome and exit code, as `entry_from` reads them.
+    pub(super) fn argv(&self, token: &str, f: &Finish) -> Vec<String> {
+        let [_, _, host, pid, started, ended] = super::lock::history_argv(f);
+        let mut argv = vec![
+            self.keep.to_string(),
+            token.to_string(),
+            host,
+            pid,
+            self.slot.to_string(),
+            self.fence.to_string(),
+            self.command.clone(),
+            started,
+            ended,
+            self.renewals.to_string(),
+            self.waited.as_millis().to_string(),
+        ];
+        argv.push(
+            self.output
+                .as_ref()
+                .map_or(String::new(), |o| o.1.to_string()),
+        );
+        argv
+    }
+
+    /// The kept output: the last ARGV, binary as it is.
+    pub(super) fn blob(&self) -> Option<&[u8]> {
+        self.output.as_ref().map(|o| o.0.as_slice())
+    }
+}
 
 /// One run, as its entry says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -9,8 +9,9 @@ use redis::RedisResult;
 use super::keys::Keys;
 use super::lock::{
     Acquire, AcquireCall, BreakCall, Broken, BusyCall, Finish, Meta, RecordCall, Release,
-    ReleaseCall, Renew, RenewCall, RunLog, WakeCall, call,
+    ReleaseCall, Renew, RenewCall, WakeCall, call,
 };
+use super::runs::RunLog;
 use crate::exit::Exit;
 
 /// A holder ("host pid 1") and a lost run's numbers to call the scripts with; also what the

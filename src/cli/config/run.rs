@@ -8,7 +8,7 @@ use crate::cli::args::{Renewals, RunArgs};
 use crate::core::stop::Limits;
 use crate::store::conn::Server;
 use crate::store::keys::MAX_LIMIT;
-use crate::store::lock::MAX_LOGGED_COMMAND;
+use crate::store::runs::MAX_LOGGED_COMMAND;
 
 /// Shortest lease we accept: below this, one slow round trip eats the whole lease.
 pub const MIN_TTL: Duration = Duration::from_millis(100);

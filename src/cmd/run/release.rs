@@ -5,7 +5,8 @@ use std::time::Duration;
 use super::watchdog::Lease;
 use crate::core::retry::Retry;
 use crate::store::keys::Keys;
-use crate::store::lock::{Finish, Release, ReleaseCall, RunLog};
+use crate::store::lock::{Finish, Release, ReleaseCall};
+use crate::store::runs::RunLog;
 use crate::store::session::Session;
 
 #[derive(Debug, PartialEq, Eq)]
