@@ -585,6 +585,52 @@ fn min_replicas_refuses_to_run_when_replication_stalls() {
     );
 }
 
+/// With `--min-replicas`, a renewal counts only once the replicas have it too: when replication
+/// stalls mid-job, the renewals that only the master has do not extend the lease, and the job
+/// (which ignores SIGTERM) is dead before the replica's copy of the lease runs out, the copy a
+/// failover would promote. Without this, the master's renewals would keep the job running
+/// while the replica's copy expired (bench/failover, variant a-min).
+#[test]
+fn min_replicas_renewals_count_only_what_the_replica_has() {
+    let p = pair();
+    let st = stamps();
+    let mut holder = contender(
+        &p.master.tcp_url(),
+        &st,
+        "mrr",
+        &[
+            "--ttl",
+            "2s",
+            "--renew-every",
+            "500ms",
+            "--max-renewals",
+            "unlimited",
+            "--min-replicas",
+            "1",
+            "--replica-timeout",
+            "200ms",
+        ],
+        30_000,
+        true,
+    );
+    let death = watch_death(first_job_pid(&st));
+    // Replication stalls: the replica's copy of the lease now runs out on its own.
+    p.link.set(Mode::Blackhole);
+    let replica_expiry = p.replica.expiry_ns("dlock:mrr");
+    assert_eq!(
+        holder.wait().unwrap().code(),
+        Some(125),
+        "renewals the replica never got kept the job running"
+    );
+    let seen = death.join().unwrap();
+    let (_, &dead) = seen.iter().next().unwrap();
+    assert!(
+        dead < replica_expiry,
+        "the job outlived the replica's lease by {} ms",
+        (dead - replica_expiry) as f64 / 1e6
+    );
+}
+
 /// The release's reply is lost; meanwhile someone else takes the lock. dlock's retry must not
 /// delete the newcomer's lock, and nothing is leaked.
 #[test]

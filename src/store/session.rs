@@ -86,6 +86,22 @@ impl Session {
         self.with(io, None, |conn| conn.query::<i64>(&wait))
     }
 
+    /// `wait_replicas` for a renewal: the wait and its reply both end by `deadline`.
+    pub fn wait_replicas_within(
+        &mut self,
+        replicas: u32,
+        timeout: Duration,
+        deadline: Instant,
+    ) -> Result<i64, Failure> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        // WAIT 0 would block forever: at least a millisecond.
+        let timeout = timeout.min(left).max(Duration::from_millis(1));
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(replicas).arg(timeout.as_millis().to_string());
+        let io = timeout + self.server.io_timeout;
+        self.with(io, Some(deadline), |conn| conn.query::<i64>(&wait))
+    }
+
     /// `BLPOP lists… ` blocking until `until` (whole seconds, rounded up: Redis before 6.0 takes
     /// no fractions): the list an item came from, or None when nothing came.
     pub fn listen(&mut self, lists: &[&str], until: Instant) -> Result<Option<String>, Failure> {

@@ -87,6 +87,7 @@ pub fn run(cfg: &RunConfig) -> Exit {
         sent,
         limits: cfg.limits,
         stats: cfg.stats,
+        replicas: (cfg.min_replicas > 0).then_some((cfg.min_replicas, cfg.replica_timeout)),
     };
     // The job never started: count the acquisition but no hold time, log nothing.
     let unstarted = |lease: &mut Lease, exit| {
@@ -149,6 +150,7 @@ pub fn run(cfg: &RunConfig) -> Exit {
         sent,
         limits: cfg.limits,
         stats: cfg.stats,
+        replicas: (cfg.min_replicas > 0).then_some((cfg.min_replicas, cfg.replica_timeout)),
     };
     finish(cfg, &mut lease, &sup.stop, started_ms, &log)
 }

@@ -36,6 +36,8 @@ pub struct Lease {
     pub limits: Limits,
     /// Count compare failures in the stats hash.
     pub stats: bool,
+    /// --min-replicas N with --replica-timeout: a renewal counts once N replicas have it.
+    pub replicas: Option<(u32, Duration)>,
 }
 
 impl Watchdog {
@@ -69,6 +71,7 @@ fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
         sent,
         limits: p,
         stats,
+        replicas,
     } = lease;
     let tell = |input: Input| tx.send(Note::Lease(input));
     let mut deadline = lease_end(sent, p.ttl);
@@ -104,7 +107,18 @@ fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
             }
             // Connecting and the reply are both bounded by what is left of the lease.
             let sent = Instant::now();
-            match session.call_within(&renew, Some(deadline)) {
+            let answer = session
+                .call_within(&renew, Some(deadline))
+                .map_err(|f| f.reason)
+                .and_then(|r| match (r, replicas) {
+                    // A renewal that only the master has would not survive a failover: the
+                    // promoted replica's copy runs out one TTL after the last one it got.
+                    (Renew::Renewed, Some((n, timeout))) => {
+                        confirm(&mut session, n, timeout, deadline).map(|()| r)
+                    }
+                    _ => Ok(r),
+                });
+            match answer {
                 Ok(Renew::Renewed) => {
                     count += 1;
                     last_sent = sent;
@@ -118,10 +132,10 @@ fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
                     });
                     return park(session, &stop);
                 }
-                Err(f) => {
+                Err(reason) => {
                     if !reported {
                         reported = true;
-                        let _ = tell(Input::RenewTrouble(f.reason));
+                        let _ = tell(Input::RenewTrouble(reason));
                     }
                     let left = deadline.saturating_duration_since(Instant::now());
                     if stop.recv_timeout(retry_pause(p.ttl).min(left)).is_ok() {
@@ -130,5 +144,23 @@ fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
                 }
             }
         }
+    }
+}
+
+/// `--min-replicas`: have `n` replicas acknowledged the renewal (WAIT, ending by the lease's
+/// deadline)? Else why not, for the operator.
+fn confirm(
+    session: &mut Session,
+    n: u32,
+    timeout: Duration,
+    deadline: Instant,
+) -> Result<(), String> {
+    match session.wait_replicas_within(n, timeout, deadline) {
+        Ok(acked) if acked >= i64::from(n) => Ok(()),
+        Ok(acked) => Err(format!(
+            "only {acked} of {n} replicas acknowledged the renewal within {} (--min-replicas)",
+            crate::log::secs(timeout)
+        )),
+        Err(f) => Err(f.reason),
     }
 }
