@@ -126,6 +126,9 @@ impl Session {
     /// dropped and the next call goes to the new master. A demoted master keeps accepting
     /// writes until Sentinel reconfigures it, so renewals ask before each try.
     pub fn follow_master(&mut self, deadline: Instant) -> bool {
+        if !self.server.target.is_sentinel() {
+            return false;
+        }
         let (ct, io) = (
             self.bound(self.server.connect_timeout, Some(deadline)),
             self.bound(self.server.io_timeout, Some(deadline)),
@@ -135,6 +138,11 @@ impl Session {
             self.conn = None;
         }
         moved
+    }
+
+    /// Behind Sentinel (whose master can move between renewals).
+    pub fn behind_sentinel(&self) -> bool {
+        self.server.target.is_sentinel()
     }
 
     /// Connect if needed and run `f` with every command bounded by `io`; a failure drops the

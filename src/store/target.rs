@@ -53,6 +53,11 @@ redis[s]+sentinel://[user:pass@]host:port[,host:port...]/SERVICE[/db] or \
 redis[s]+cluster://[user:pass@]host:port[,host:port...]";
 
 impl Target {
+    /// Behind Sentinel: the master can move.
+    pub fn is_sentinel(&self) -> bool {
+        matches!(self.mode, Mode::Sentinel { .. })
+    }
+
     /// A Redis Cluster: keys live on several nodes.
     pub fn is_cluster(&self) -> bool {
         matches!(self.mode, Mode::Cluster { .. })

@@ -13,6 +13,11 @@ use crate::store::lock::{Renew, RenewCall};
 use crate::store::session::Session;
 use crate::sys::event::Sender;
 
+/// Behind Sentinel, how often the watchdog asks whether the master moved between renewals:
+/// well inside the time a promoted replica's copy of the lease has left after a failover (a
+/// failover takes a second or more with Sentinel's usual settings).
+const SENTINEL_POLL: Duration = Duration::from_millis(200);
+
 /// Pause between renewal retries while Redis is unreachable: short, so a brief blip does not
 /// cost the lease, yet not a spin (1/20 of the TTL, between 10 ms and 250 ms).
 fn retry_pause(ttl: Duration) -> Duration {
@@ -90,9 +95,27 @@ fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
             return park(session, &stop);
         }
         let next = last_sent + p.renew_every;
-        match stop.recv_timeout(next.saturating_duration_since(Instant::now())) {
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            _ => return session,
+        // Behind Sentinel, also look for a failover while waiting: renewing on the new master
+        // at once keeps the lease that the promoted replica holds, before its copy runs out
+        // (one TTL after the last write it got) and a rival takes the key there.
+        loop {
+            let now = Instant::now();
+            let wake = if session.behind_sentinel() {
+                next.min(now + SENTINEL_POLL)
+            } else {
+                next
+            };
+            match stop.recv_timeout(wake.saturating_duration_since(now)) {
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                _ => return session,
+            }
+            if Instant::now() >= next {
+                break;
+            }
+            if session.follow_master(deadline) {
+                debug!("master_moved"; "the sentinels name a new master: renewing there now");
+                break;
+            }
         }
         let mut reported = false;
         loop {
@@ -133,12 +156,19 @@ fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
                     return park(session, &stop);
                 }
                 Err(reason) => {
+                    // The first retry goes out at once (a connection reset by a restart or a
+                    // failover reconnects now, and finds out now); later ones are paced.
+                    let pause = if reported {
+                        retry_pause(p.ttl)
+                    } else {
+                        Duration::ZERO
+                    };
                     if !reported {
                         reported = true;
                         let _ = tell(Input::RenewTrouble(reason));
                     }
                     let left = deadline.saturating_duration_since(Instant::now());
-                    if stop.recv_timeout(retry_pause(p.ttl).min(left)).is_ok() {
+                    if stop.recv_timeout(pause.min(left)).is_ok() {
                         return session;
                     }
                 }
