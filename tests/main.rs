@@ -14,6 +14,7 @@ mod contain;
 mod docs;
 mod edge;
 mod exporter;
+mod failover;
 mod faults;
 mod history;
 mod logs;
