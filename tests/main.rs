@@ -17,6 +17,7 @@ mod contain;
 mod docs;
 mod edge;
 mod exporter;
+mod failover;
 mod faults;
 mod foreign_keys;
 mod history;

@@ -16,6 +16,8 @@ pub enum Need {
     Tls,
     /// `sqlite3` (the fencing example).
     Sqlite3,
+    /// `python3` (bench/failover, which the failover test runs in its quick mode).
+    Python3,
     /// Python's prometheus_client (the official text-format parser), in DLOCK_TEST_PYTHON or
     /// python3.
     PrometheusParser,
@@ -74,6 +76,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
                 && (std::env::var_os("DLOCK_TEST_TLS_SERVER").is_some() || on_path("redis-server"))
         }
         Need::Sqlite3 => on_path("sqlite3"),
+        Need::Python3 => on_path("python3"),
         Need::PrometheusParser => parser_available(),
         Need::Openssl => on_path("openssl"),
         Need::Root => is_root(),
@@ -84,6 +87,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::RedisCli => "needs redis-cli (apt-get install redis-tools)",
         Need::Tls => "needs openssl and a redis-server built with TLS (apt-get install openssl redis-server, or DLOCK_TEST_TLS_SERVER)",
         Need::Sqlite3 => "needs sqlite3 (apt-get install sqlite3)",
+        Need::Python3 => "needs python3 (apt-get install python3)",
         Need::PrometheusParser => "needs Python's prometheus_client (pip install prometheus-client, or DLOCK_TEST_PYTHON=/path/to/python)",
         Need::Openssl => "needs openssl (apt-get install openssl)",
         Need::Root => "needs root (unshare --pid)",
