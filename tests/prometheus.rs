@@ -496,43 +496,114 @@ fn write_page(r: &RedisServer, file: &str) -> Output {
         .run()
 }
 
+/// The families every page has, each head once, in the order src/cmd/metrics.rs writes them.
+const FAMILIES: [&str; 17] = [
+    "dlock_up",
+    "dlock_unreadable_keys",
+    "dlock_runs_total",
+    "dlock_acquired_total",
+    "dlock_busy_total",
+    "dlock_lost_total",
+    "dlock_cap_hits_total",
+    "dlock_compare_failures_total",
+    "dlock_hold_seconds",
+    "dlock_holders",
+    "dlock_limit",
+    "dlock_fence",
+    "dlock_recommended_ttl_seconds",
+    "dlock_last_success_timestamp_seconds",
+    "dlock_last_exit_code",
+    "dlock_last_duration_seconds",
+    "dlock_consecutive_failures",
+];
+
+/// A whole page for `locks` locks: every family's head exactly once, and it ends with the last
+/// family's last line (the last of one dlock_consecutive_failures sample per lock) and a
+/// newline.
+#[track_caller]
+fn complete(page: &str, locks: usize) {
+    for f in FAMILIES {
+        let head = format!("# TYPE {f} ");
+        assert_eq!(
+            page.matches(&head).count(),
+            1,
+            "{head:?} not once in\n{page}"
+        );
+    }
+    let last = "dlock_consecutive_failures{key=";
+    let lines: Vec<&str> = page.lines().collect();
+    let (before, ending) = lines.split_at(lines.len().saturating_sub(locks));
+    assert!(
+        page.ends_with('\n')
+            && ending.iter().all(|l| l.starts_with(last))
+            && !before.iter().any(|l| l.starts_with(last)),
+        "the page does not end with {locks} samples of {last:?}:\n{page}"
+    );
+}
+
 #[test]
 fn output_replaces_the_file_atomically() {
     let r = RedisServer::start();
-    for i in 0..20 {
+    let ran = |i: usize| {
         dlock(&r)
-            .args(["run", "--key", &format!("k{i}"), "--", "true"])
+            .args(["run", "--key", &format!("k{:02}", i % 5), "--", "true"])
             .run()
             .code(0);
+    };
+    for i in 0..5 {
+        ran(i);
     }
     let file = r.dir().join("dlock.prom");
     let path = file.to_str().unwrap().to_string();
     write_page(&r, &path).code(0).stdout_is("");
-    let whole = std::fs::read_to_string(&file).unwrap();
-    assert!(whole.ends_with('\n') && whole.contains("dlock_up 1"));
-    // A reader racing the writer sees the old page or the new one (the same size: nothing
-    // changes between writes), never a part of one. It reads until the writes are done.
+    let first = std::fs::read_to_string(&file).unwrap();
+    assert!(first.contains("dlock_up 1"));
+    complete(&first, 5);
+    // A reader racing the writes: every page it sees must be one that was written whole.
+    // It keeps each distinct page (a few KB; a few dozen of them) and reads until the writes
+    // are done.
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let reader = {
-        let (file, done, size) = (file.clone(), done.clone(), whole.len());
+        let (file, done) = (file.clone(), done.clone());
         std::thread::spawn(move || {
+            let mut seen = std::collections::HashSet::new();
             let mut reads = 0u64;
             while !done.load(std::sync::atomic::Ordering::SeqCst) {
-                let page = std::fs::read_to_string(&file).unwrap();
-                assert_eq!(page.len(), size, "a partial page was visible");
+                seen.insert(std::fs::read_to_string(&file).unwrap());
                 reads += 1;
             }
-            reads
+            (reads, seen)
         })
     };
-    for _ in 0..30 {
+    // Between writes a run changes the page (a counter, a histogram bucket, a fence, a
+    // duration): each write replaces the file with different content. The page each write put
+    // there is read back by this thread, the only writer, before the next run.
+    let mut written = std::collections::HashSet::from([first]);
+    for i in 0..20 {
+        ran(i);
         write_page(&r, &path).code(0);
+        let page = std::fs::read_to_string(&file).unwrap();
+        complete(&page, 5);
+        assert!(written.insert(page), "write {i} did not change the page");
     }
     done.store(true, std::sync::atomic::Ordering::SeqCst);
-    // Thirty writes are thirty dlock processes (tens of ms); one read takes microseconds, so a
-    // reader that raced them read far more than 100 times. Fewer: it did not race at all.
-    let reads = reader.join().unwrap();
+    let (reads, seen) = reader.join().unwrap();
+    for page in &seen {
+        assert!(
+            written.contains(page),
+            "the reader saw a page that was never written whole ({} bytes):\n{page}",
+            page.len()
+        );
+    }
+    // Twenty writes and twenty runs are forty dlock processes (tens of ms each); one read
+    // takes microseconds, so a reader that raced them read far more than 100 times and saw the
+    // content change at least once. Fewer: it did not race at all.
     assert!(reads > 100, "{reads} reads");
+    assert!(
+        seen.len() >= 2,
+        "the reader saw {} distinct pages",
+        seen.len()
+    );
     // Nothing left behind but the file; a directory that is not there is a usage error.
     let names: Vec<String> = std::fs::read_dir(r.dir())
         .unwrap()
