@@ -687,6 +687,10 @@ fn a_lost_release_reply_leaks_nothing_and_deletes_no_one_elses_lock() {
 
 /// The README's worked example: a stale holder's write is refused by the database.
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "sqlite3"),
+    ignore = "needs sqlite3 (apt-get install sqlite3)"
+)]
 fn the_fencing_example_refuses_a_stale_writer() {
     require!(Need::Sqlite3);
     let r = RedisServer::start();

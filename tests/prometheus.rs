@@ -61,6 +61,10 @@ pub fn value(
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "prometheus_parser"),
+    ignore = "needs Python's prometheus_client (pip install prometheus-client, or DLOCK_TEST_PYTHON=/path/to/python)"
+)]
 fn the_page_parses_and_says_what_the_record_says() {
     require!(Need::PrometheusParser);
     let r = RedisServer::start();
@@ -244,6 +248,10 @@ impl ServerRecord {
 /// histogram (each cumulative bucket from the `h<i>` fields, _sum, _count), the gauges, and the
 /// two without a key label.
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "prometheus_parser"),
+    ignore = "needs Python's prometheus_client (pip install prometheus-client, or DLOCK_TEST_PYTHON=/path/to/python)"
+)]
 fn every_family_is_what_the_server_holds() {
     require!(Need::PrometheusParser);
     let r = RedisServer::start();
