@@ -61,6 +61,10 @@ fn row<'a>(rows: &'a [Value], key: &str) -> &'a Value {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "browser"),
+    ignore = "needs chromium and chromedriver (apt-get install chromium chromium-driver)"
+)]
 fn the_board_shows_each_lock_its_holder_and_runs_as_the_server_has_them() {
     require!(Need::Browser);
     let r = RedisServer::start();
@@ -121,6 +125,10 @@ fn the_board_shows_each_lock_its_holder_and_runs_as_the_server_has_them() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "browser"),
+    ignore = "needs chromium and chromedriver (apt-get install chromium chromium-driver)"
+)]
 fn values_from_the_server_are_text_and_nothing_in_them_runs() {
     require!(Need::Browser);
     let r = RedisServer::start();
@@ -159,6 +167,10 @@ fn values_from_the_server_are_text_and_nothing_in_them_runs() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "browser"),
+    ignore = "needs chromium and chromedriver (apt-get install chromium chromium-driver)"
+)]
 fn the_board_refreshes_itself_and_picks_up_a_new_holder() {
     require!(Need::Browser);
     let r = RedisServer::start();

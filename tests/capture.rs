@@ -331,6 +331,10 @@ fn a_stdout_nobody_reads_delays_no_renewal_stop_or_release() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "namespaces"),
+    ignore = "needs root or unprivileged user namespaces (--contain)"
+)]
 fn capture_works_under_contain() {
     require!(Need::Namespaces);
     let r = RedisServer::start();

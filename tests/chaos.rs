@@ -240,9 +240,29 @@ fn twenty_contenders_with_random_kills_never_overlap() {
     assert_eq!(r.get("dlock:chaos"), None, "a lock was left held");
 }
 
-/// The semaphore under the same chaos: 20 contenders on `--limit 3`, a random one SIGKILLed
-/// (with its job) or SIGTERMed every ~500 ms. Never more than three jobs at once, never two in
-/// one slot, and nothing held once the last lease ran out.
+/// The dlock pids holding `key`'s slots 0 … n-1 now, from the holder hashes on the server.
+fn slot_holder_pids(r: &RedisServer, key: &str, n: u32) -> Vec<i32> {
+    let mut c = r.conn();
+    (0..n)
+        .filter_map(|i| {
+            let hash = match i {
+                0 => format!("{{dlock:{key}}}:holder"),
+                i => format!("{{dlock:{key}}}:holder:{i}"),
+            };
+            redis::cmd("HGET")
+                .arg(hash)
+                .arg("pid")
+                .query::<Option<i32>>(&mut c)
+                .ok()
+                .flatten()
+        })
+        .collect()
+}
+
+/// The semaphore under the same chaos: 20 contenders on `--limit 3`, one dying every ~500 ms:
+/// every other time a slot's holder SIGKILLed mid-job (its slot must then run out before anyone
+/// else takes it), otherwise a random contender, SIGKILLed with its job or SIGTERMed. Never more
+/// than three jobs at once, never two in one slot, and nothing held once the last lease ran out.
 #[test]
 fn twenty_contenders_on_three_slots_with_random_kills_never_share_a_slot() {
     let r = RedisServer::start();
@@ -252,8 +272,10 @@ fn twenty_contenders_on_three_slots_with_random_kills_never_share_a_slot() {
     let mut running: Vec<Child> = Vec::new();
     let mut seen_dead: HashMap<i32, u64> = HashMap::new();
     let mut codes: HashMap<i32, usize> = HashMap::new();
+    let mut killed_jobs: Vec<i32> = Vec::new();
     let start = Instant::now();
     let mut next_kill = start + Duration::from_millis(200);
+    let mut kills = 0u64;
     let extra = [
         "--limit",
         "3",
@@ -270,7 +292,31 @@ fn twenty_contenders_on_three_slots_with_random_kills_never_share_a_slot() {
             running.push(guarded(&r.url(), &st, "chaos3", &extra, &job));
         }
         if Instant::now() >= next_kill {
-            kill_one(&mut rng, &mut running, &mut seen_dead, &mut codes);
+            kills += 1;
+            if kills % 2 == 1 {
+                // A holder of a random slot, as the server's holder hash names it.
+                let holders = slot_holder_pids(&r, "chaos3", 3);
+                let victim = (!holders.is_empty())
+                    .then(|| holders[(rng.next() % holders.len() as u64) as usize])
+                    .and_then(|pid| running.iter().position(|c| c.id() as i32 == pid));
+                if let Some(i) = victim {
+                    // Only mid-job, as in the plain test: one between its job's end and its
+                    // release is let go, and the turn tried again on the next round.
+                    match sigkill_mid_job(&mut running[i], &mut seen_dead) {
+                        Some(jobs) => {
+                            drop(running.remove(i)); // reaped by sigkill_mid_job
+                            killed_jobs.extend(jobs);
+                            *codes.entry(-1).or_default() += 1;
+                        }
+                        None => {
+                            kills -= 1;
+                            continue;
+                        }
+                    }
+                }
+            } else {
+                killed_jobs.extend(kill_one(&mut rng, &mut running, &mut seen_dead, &mut codes));
+            }
             next_kill = Instant::now() + Duration::from_millis(300 + rng.next() % 400);
         }
         reap_exited(&mut running, &mut codes);
@@ -278,11 +324,20 @@ fn twenty_contenders_on_three_slots_with_random_kills_never_share_a_slot() {
     }
     stop_all(running, &mut codes);
     let v = overlap::read(&st.path, &seen_dead);
+    // A holder killed mid-job: its job had started and never wrote its end stamp.
+    let holders_killed = v.iter().filter(|i| i.killed).count();
     eprintln!(
-        "chaos on 3 slots: {} guarded jobs, exits {codes:?}",
+        "chaos on 3 slots: {} guarded jobs, exits {codes:?}, {holders_killed} holders SIGKILLed mid-job",
         v.len()
     );
     assert!(v.len() >= 10, "too few jobs ran: {}", v.len());
+    // A holder is SIGKILLed mid-job about once a second over 10 s (a turn that finds no slot
+    // held passes); three is a floor that makes this a test of killed holders at all, as in the
+    // plain test.
+    assert!(
+        holders_killed >= 3,
+        "only {holders_killed} holders were SIGKILLed mid-job (jobs of SIGKILLed dlocks: {killed_jobs:?})"
+    );
     let o = overlap::slot_overlaps(&v);
     assert!(
         o.is_empty(),
@@ -678,6 +733,10 @@ fn a_lost_release_reply_leaks_nothing_and_deletes_no_one_elses_lock() {
 
 /// The README's worked example: a stale holder's write is refused by the database.
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "sqlite3"),
+    ignore = "needs sqlite3 (apt-get install sqlite3)"
+)]
 fn the_fencing_example_refuses_a_stale_writer() {
     require!(Need::Sqlite3);
     let r = RedisServer::start();

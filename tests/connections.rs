@@ -199,6 +199,10 @@ fn unreachable_sentinels_are_69() {
 use crate::support::cluster::Cluster;
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "redis_cli"),
+    ignore = "needs redis-cli (apt-get install redis-tools)"
+)]
 fn cluster_runs_locks_on_whichever_master_owns_them() {
     require!(Need::RedisCli);
     let c = Cluster::start();
@@ -263,6 +267,10 @@ fn cluster_runs_locks_on_whichever_master_owns_them() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "redis_cli"),
+    ignore = "needs redis-cli (apt-get install redis-tools)"
+)]
 fn cluster_hand_off_and_renewal_work_across_nodes() {
     require!(Need::RedisCli);
     let c = Cluster::start();
@@ -327,6 +335,10 @@ fn cluster_hand_off_and_renewal_work_across_nodes() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "redis_cli"),
+    ignore = "needs redis-cli (apt-get install redis-tools)"
+)]
 fn cluster_follows_ask_during_a_slot_migration() {
     require!(Need::RedisCli);
     let c = Cluster::start();
@@ -618,6 +630,10 @@ fn a_user_without_xadd_gets_one_warning_and_the_run_succeeds() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "redis_cli"),
+    ignore = "needs redis-cli (apt-get install redis-tools)"
+)]
 fn a_cluster_that_is_down_is_69() {
     require!(Need::RedisCli);
     let mut c = Cluster::start();
@@ -678,6 +694,10 @@ fn the_database_in_the_url_is_used() {
 /// While the cluster is down, a run with time left in --wait keeps trying, and runs once the
 /// cluster is back.
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "redis_cli"),
+    ignore = "needs redis-cli (apt-get install redis-tools)"
+)]
 fn a_cluster_that_comes_back_within_wait_is_used() {
     require!(Need::RedisCli);
     let mut c = Cluster::start();

@@ -31,6 +31,10 @@ fn tree_of(dlock_pid: i32, at_least: usize) -> Vec<i32> {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "namespaces"),
+    ignore = "needs root or unprivileged user namespaces (--contain)"
+)]
 fn with_contain_kill_9_leaves_nothing_of_the_job_running() {
     require!(Need::Namespaces);
     let r = RedisServer::start();
@@ -94,6 +98,10 @@ fn without_contain_kill_9_leaves_the_jobs_other_processes_running() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "namespaces"),
+    ignore = "needs root or unprivileged user namespaces (--contain)"
+)]
 fn with_contain_a_plain_sleep_gets_the_forwarded_sigterm_and_exit_is_143() {
     require!(Need::Namespaces);
     let r = RedisServer::start();
@@ -118,6 +126,10 @@ fn with_contain_a_plain_sleep_gets_the_forwarded_sigterm_and_exit_is_143() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "namespaces"),
+    ignore = "needs root or unprivileged user namespaces (--contain)"
+)]
 fn with_contain_exit_codes_and_dlock_variables_are_the_jobs_and_it_is_not_pid_1() {
     require!(Need::Namespaces);
     let r = RedisServer::start();
@@ -143,6 +155,7 @@ fn with_contain_exit_codes_and_dlock_variables_are_the_jobs_and_it_is_not_pid_1(
 /// dlock as PID 1 of a container-like namespace (its own /proc), with the job contained one
 /// level further down: a SIGTERM from outside still reaches the job.
 #[test]
+#[cfg_attr(not(dlock_test_has = "root"), ignore = "needs root (unshare --pid)")]
 fn with_contain_dlock_works_as_pid_1_of_a_container() {
     require!(Need::Root);
     let r = RedisServer::start();
@@ -160,6 +173,10 @@ fn with_contain_dlock_works_as_pid_1_of_a_container() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "namespaces"),
+    ignore = "needs root or unprivileged user namespaces (--contain)"
+)]
 fn where_the_system_refuses_a_pid_namespace_contain_exits_71_before_acquiring() {
     require!(Need::Namespaces);
     let r = RedisServer::start();
@@ -190,6 +207,10 @@ fn where_the_system_refuses_a_pid_namespace_contain_exits_71_before_acquiring() 
 /// Contained or not, whatever the job leaves running is stopped before the release: here by
 /// the init, which SIGTERMs its namespace when the job has exited.
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "namespaces"),
+    ignore = "needs root or unprivileged user namespaces (--contain)"
+)]
 fn with_contain_a_daemon_the_job_started_is_stopped_before_the_release() {
     require!(Need::Namespaces);
     let r = RedisServer::start();

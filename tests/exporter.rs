@@ -27,6 +27,10 @@ fn get(addr: &str, path: &str) -> (u16, String) {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "prometheus_parser"),
+    ignore = "needs Python's prometheus_client (pip install prometheus-client, or DLOCK_TEST_PYTHON=/path/to/python)"
+)]
 fn metrics_are_served_per_scrape_down_is_a_page_too_and_sigterm_stops_it() {
     require!(Need::PrometheusParser);
     let mut r = RedisServer::start();

@@ -1,18 +1,28 @@
 //! Did the job run? The run history in the lock's own record (`last`, `last_success_ms`) and
-//! `dlock check`, the dead-man's switch over it (SPEC section 7). Anchored on the test's own
-//! clock around each run, not on what dlock prints.
+//! `dlock check`, the dead-man's switch over it (SPEC section 7). The record is read back from
+//! the server (HGET on the stats hash) and anchored on the test's own clock around each run, not
+//! on what dlock prints.
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::support::*;
 
-fn status(r: &RedisServer, key: &str) -> Value {
-    let out = dlock(r).args(["status", "--json", key]).run();
-    out.code(0);
-    let v: Value = serde_json::from_str(&out.stdout).unwrap();
-    v[0].clone()
+/// One history field of KEY as the server holds it: HGET on `{dlock:KEY}:stats`, the record
+/// dlock writes in its release, read without dlock.
+fn field(r: &RedisServer, key: &str, name: &str) -> Option<String> {
+    redis::cmd("HGET")
+        .arg(format!("{{dlock:{key}}}:stats"))
+        .arg(name)
+        .query(&mut r.conn())
+        .unwrap()
+}
+
+/// A numeric history field.
+#[track_caller]
+fn num(r: &RedisServer, key: &str, name: &str) -> i64 {
+    let v = field(r, key, name).unwrap_or_else(|| panic!("{name} of {key} not recorded"));
+    v.parse()
+        .unwrap_or_else(|_| panic!("{name} of {key} is not a number: {v:?}"))
 }
 
 fn host() -> String {
@@ -23,30 +33,58 @@ fn host() -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// `dlock run --key KEY -- ARGS` to its end, with the test's clock taken before the start and
+/// after the exit: (dlock's pid, before, after, exit code).
+fn timed_run(r: &RedisServer, key: &str, args: &[&str]) -> (i64, i64, i64, Option<i32>) {
+    let before = unix_ms() as i64;
+    let job = dlock(r)
+        .args(["run", "--key", key, "--"])
+        .args(args)
+        .spawn();
+    let pid = i64::from(job.pid());
+    let out = job.finish(Duration::from_secs(10));
+    (pid, before, unix_ms() as i64, out.status.code())
+}
+
 #[test]
 fn the_last_run_and_the_last_success_are_recorded_whatever_host_ran_them() {
     let r = RedisServer::start();
-    let before = unix_ms() as i64;
-    dlock(&r)
-        .args(["run", "--key", "h", "--", "true"])
-        .run()
-        .code(0);
-    let after = unix_ms() as i64;
-    dlock(&r)
-        .args(["run", "--key", "h", "--", "sh", "-c", "exit 3"])
-        .run()
-        .code(3);
-    let s = status(&r, "h");
-    let last = &s["last"];
-    assert_eq!(last["outcome"], "failed", "{s}");
-    assert_eq!(last["exit_code"], 3);
-    assert_eq!(last["host"].as_str(), Some(host().as_str()));
-    assert!(last["pid"].as_i64().unwrap() > 0);
-    assert!(last["started_ms"].as_i64().unwrap() <= last["ended_ms"].as_i64().unwrap());
+    // The success takes 200 ms, so its end cannot be mistaken for its start.
+    let (_, before, after, code) = timed_run(&r, "h", &["sleep", "0.2"]);
+    assert_eq!(code, Some(0));
+    let ended_ok = num(&r, "h", "last_ended_ms");
+    let (pid, before2, after2, code) = timed_run(&r, "h", &["sh", "-c", "exit 3"]);
+    assert_eq!(code, Some(3));
+    // The record on the server: the second run, by this host and that dlock process, inside
+    // the test's own window around it.
+    assert_eq!(field(&r, "h", "last_outcome").as_deref(), Some("failed"));
+    assert_eq!(num(&r, "h", "last_exit_code"), 3);
+    assert_eq!(field(&r, "h", "last_host"), Some(host()));
+    assert_eq!(
+        num(&r, "h", "last_pid"),
+        pid,
+        "the pid of the dlock that ran"
+    );
+    let (started, ended) = (
+        num(&r, "h", "last_started_ms"),
+        num(&r, "h", "last_ended_ms"),
+    );
+    assert!(
+        before2 <= started && started <= ended && ended <= after2,
+        "{before2} <= started {started} <= ended {ended} <= {after2}"
+    );
     // The success is the first run's end: inside its window, within 50 ms of its exit (the
     // issue's bound; the release is the last thing dlock does, so it is a few ms in practice).
-    let ok = s["last_success_ms"].as_i64().unwrap();
-    assert!(ok >= before && ok <= after, "{before} <= {ok} <= {after}");
+    // Its job ran 200 ms after `before`, so the end is at least that late.
+    let ok = num(&r, "h", "last_success_ms");
+    assert_eq!(
+        ok, ended_ok,
+        "last_success_ms is not the successful run's end"
+    );
+    assert!(
+        ok >= before + 200 && ok <= after,
+        "{before} + 200 <= {ok} <= {after}"
+    );
     assert!(
         after - ok <= 50,
         "recorded {} ms before dlock returned",
@@ -71,7 +109,13 @@ fn the_last_run_and_the_last_success_are_recorded_whatever_host_ran_them() {
         ])
         .run()
         .code(4);
-    assert_eq!(status(&r, "h")["last"]["exit_code"], 3);
+    assert_eq!(num(&r, "h", "last_exit_code"), 3);
+    assert_eq!(num(&r, "h", "last_pid"), pid);
+}
+
+/// The outcome and exit code a run left on the server.
+fn outcome(r: &RedisServer, key: &str) -> (Option<String>, i64) {
+    (field(r, key, "last_outcome"), num(r, key, "last_exit_code"))
 }
 
 #[test]
@@ -93,11 +137,7 @@ fn lost_cap_and_signal_runs_are_recorded_with_their_outcome() {
     job.expect_line("up");
     r.cmd(&["SET", "dlock:lo", "someone-else"]);
     job.finish(Duration::from_secs(10)).code(125);
-    let last = &status(&r, "lo")["last"];
-    assert_eq!(
-        (last["outcome"].as_str(), last["exit_code"].as_i64()),
-        (Some("lost"), Some(125))
-    );
+    assert_eq!(outcome(&r, "lo"), (Some("lost".into()), 125));
 
     dlock(&r)
         .args([
@@ -114,11 +154,7 @@ fn lost_cap_and_signal_runs_are_recorded_with_their_outcome() {
         ])
         .run()
         .code(124);
-    let last = &status(&r, "cp")["last"];
-    assert_eq!(
-        (last["outcome"].as_str(), last["exit_code"].as_i64()),
-        (Some("cap"), Some(124))
-    );
+    assert_eq!(outcome(&r, "cp"), (Some("cap".into()), 124));
 
     let mut job = dlock(&r)
         .args(["run", "--key", "sg", "--", "sh", "-c", "echo up; sleep 30"])
@@ -126,10 +162,9 @@ fn lost_cap_and_signal_runs_are_recorded_with_their_outcome() {
     job.expect_line("up");
     job.signal(libc::SIGTERM);
     job.finish(Duration::from_secs(10)).code(143);
-    let s = status(&r, "sg");
-    assert_eq!(s["last"]["outcome"], "signal");
-    assert_eq!(s["last"]["exit_code"], 143);
-    assert_eq!(s["last_success_ms"], Value::Null);
+    assert_eq!(outcome(&r, "sg"), (Some("signal".into()), 143));
+    // No run of sg ended ok: no success recorded.
+    assert_eq!(field(&r, "sg", "last_success_ms"), None);
 }
 
 #[test]

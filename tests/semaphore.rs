@@ -318,3 +318,112 @@ fn a_killed_holders_slot_goes_to_a_waiter_once_its_lease_ran_out() {
     first.finish(Duration::from_secs(10)).code(0);
     third.finish(Duration::from_secs(10)).code(0);
 }
+
+/// `dlock run --key KEY --limit 3` waiting with its backoff pinned at 30 s (past any bound in
+/// these tests): it can only get a slot by being woken. Its job runs `script`.
+fn woken_only_waiter(r: &RedisServer, key: &str, script: &str) -> Running {
+    dlock(r)
+        .args(["run", "--key", key, "--limit", "3", "--wait", "60s"])
+        .args(["--retry-min", "30s", "--retry-max", "30s"])
+        .args(["--", "sh", "-c", script])
+        .spawn()
+}
+
+/// Handshake: `n` clients are blocked on the server (the waiters' BLPOPs), i.e. the last waiter
+/// started has queued behind the others.
+#[track_caller]
+fn blocked(r: &RedisServer, n: u32) {
+    let start = Instant::now();
+    while blocked_clients(r) < n {
+        assert!(start.elapsed() < HANDSHAKE, "waiter {n} never blocked");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Three slots freed together wake three waiters: each release hands one wake-up to one
+/// blocked waiter, and all three then hold a slot at once (their jobs wait to be told to end,
+/// so none of them freed a slot for another).
+#[test]
+fn three_slots_freed_together_wake_three_waiters() {
+    let r = RedisServer::start();
+    let holders = three_holders(&r, "herd", &[]);
+    let mut waiters: Vec<Running> = (1..=3)
+        .map(|i| {
+            let w = woken_only_waiter(&r, "herd", "echo \"got $DLOCK_SLOT\"; read x");
+            blocked(&r, i);
+            w
+        })
+        .collect();
+    // All three told at once, before any is waited for: the releases land within milliseconds.
+    let mut holders: Vec<Running> = holders.into_iter().map(|(_, h)| h).collect();
+    let freed = Instant::now();
+    for h in &mut holders {
+        h.write("done\n");
+    }
+    for h in holders {
+        h.finish(Duration::from_secs(10)).code(0);
+    }
+    let mut slots: Vec<u32> = waiters
+        .iter_mut()
+        .map(|w| w.expect_line("got ").parse().unwrap())
+        .collect();
+    let took = freed.elapsed();
+    slots.sort();
+    assert_eq!(slots, [0, 1, 2], "each woken waiter holds its own slot");
+    // Without a wake-up a waiter's next try is 30 s away. `expect_line` waits at most
+    // HANDSHAKE (10 s) per waiter; all three in under 15 s (three process exits, three wake-ups,
+    // three acquires: tens of ms unloaded) leaves the 30 s backoff far out of reach even on a
+    // loaded machine, so only wake-ups can have let them in.
+    assert!(
+        took < Duration::from_secs(15),
+        "the waiters got their slots {took:?} after the release"
+    );
+    for mut w in waiters {
+        w.write("done\n");
+        w.finish(Duration::from_secs(10)).code(0);
+    }
+}
+
+/// Waiters on a semaphore are served first come, first served: each one queued behind the last
+/// (a handshake on the server's blocked clients), one slot freed, and every waiter's job ends at
+/// once, so each release wakes the next: the order the jobs ran in is the order they queued in.
+/// Queued 300 ms apart and released 1.5 s after the first queued, as in the plain lock's test
+/// (tests/waiting.rs): a waiter that re-issued its BLPOP every second would lose its place.
+#[test]
+fn semaphore_waiters_are_served_in_the_order_they_queued() {
+    let r = RedisServer::start();
+    let order = r.dir().join("order");
+    let mut holders = three_holders(&r, "queue", &[]);
+    let first_queued = Instant::now();
+    let names = ["w1", "w2", "w3", "w4"];
+    let waiters: Vec<Running> = names
+        .iter()
+        .zip(1..)
+        .map(|(name, i)| {
+            let w = woken_only_waiter(&r, "queue", &format!("echo {name} >> {}", order.display()));
+            blocked(&r, i);
+            std::thread::sleep(Duration::from_millis(300));
+            w
+        })
+        .collect();
+    std::thread::sleep(
+        (first_queued + Duration::from_millis(1500)).saturating_duration_since(Instant::now()),
+    );
+    // One slot frees; the other two stay held, so one slot at a time passes down the queue.
+    let (_, mut h) = holders.remove(0);
+    h.write("done\n");
+    h.finish(Duration::from_secs(10)).code(0);
+    // Each waiter runs only when woken (30 s backoff); ten seconds each is a hang guard.
+    for w in waiters {
+        w.finish(Duration::from_secs(10)).code(0);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&order).unwrap(),
+        "w1\nw2\nw3\nw4\n",
+        "served in another order than queued"
+    );
+    for (_, mut h) in holders {
+        h.write("done\n");
+        h.finish(Duration::from_secs(10)).code(0);
+    }
+}

@@ -249,6 +249,7 @@ fn kill_9_of_dlock_takes_the_job_down() {
 }
 
 #[test]
+#[cfg_attr(not(dlock_test_has = "root"), ignore = "needs root (unshare --pid)")]
 fn as_pid_1_orphans_are_reaped() {
     require!(Need::Root);
     // A PID namespace makes dlock PID 1, as in a container. Orphans of the job re-parent to it.
@@ -297,6 +298,7 @@ fn as_pid_1_orphans_are_reaped() {
 /// outside (the kernel drops signals a namespace init has no handler for; dlock's are blocked
 /// and read from a signalfd, which counts) and forwards it to the job.
 #[test]
+#[cfg_attr(not(dlock_test_has = "root"), ignore = "needs root (unshare --pid)")]
 fn as_pid_1_a_sigterm_from_outside_is_forwarded() {
     require!(Need::Root);
     let r = RedisServer::start();

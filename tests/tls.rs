@@ -12,6 +12,10 @@ fn tls_url(r: &RedisServer) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "tls"),
+    ignore = "needs openssl and a redis-server built with TLS (apt-get install openssl redis-server, or DLOCK_TEST_TLS_SERVER)"
+)]
 fn tls_with_a_private_ca_works() {
     require!(Need::Tls);
     let certs = tls::make();
@@ -41,6 +45,10 @@ fn tls_with_a_private_ca_works() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "tls"),
+    ignore = "needs openssl and a redis-server built with TLS (apt-get install openssl redis-server, or DLOCK_TEST_TLS_SERVER)"
+)]
 fn tls_verification_is_on_by_default() {
     require!(Need::Tls);
     let certs = tls::make();
@@ -67,6 +75,10 @@ fn tls_verification_is_on_by_default() {
 
 /// The handshake failures an operator meets, each named with its fix.
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "tls"),
+    ignore = "needs openssl and a redis-server built with TLS (apt-get install openssl redis-server, or DLOCK_TEST_TLS_SERVER)"
+)]
 fn tls_failures_say_what_is_wrong() {
     require!(Need::Tls);
     let certs = tls::make();
@@ -102,6 +114,10 @@ fn tls_failures_say_what_is_wrong() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "tls"),
+    ignore = "needs openssl and a redis-server built with TLS (apt-get install openssl redis-server, or DLOCK_TEST_TLS_SERVER)"
+)]
 fn tls_insecure_works_and_warns() {
     require!(Need::Tls);
     let certs = tls::make();
@@ -125,6 +141,10 @@ fn tls_insecure_works_and_warns() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "tls"),
+    ignore = "needs openssl and a redis-server built with TLS (apt-get install openssl redis-server, or DLOCK_TEST_TLS_SERVER)"
+)]
 fn mutual_tls_needs_the_client_certificate() {
     require!(Need::Tls);
     let certs = tls::make();
@@ -161,6 +181,10 @@ fn mutual_tls_needs_the_client_certificate() {
 }
 
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "openssl"),
+    ignore = "needs openssl (apt-get install openssl)"
+)]
 fn tls_flags_need_a_tls_url_and_readable_pem_files() {
     require!(Need::Openssl);
     let certs = tls::make();
@@ -217,6 +241,10 @@ fn tls_flags_need_a_tls_url_and_readable_pem_files() {
 
 /// `rediss+sentinel://`: TLS to the sentinel and to the master it names.
 #[test]
+#[cfg_attr(
+    not(dlock_test_has = "tls"),
+    ignore = "needs openssl and a redis-server built with TLS (apt-get install openssl redis-server, or DLOCK_TEST_TLS_SERVER)"
+)]
 fn sentinel_over_tls() {
     require!(Need::Tls);
     let certs = tls::make();
@@ -242,6 +270,10 @@ fn sentinel_over_tls() {
 
 /// `rediss+cluster://`: TLS to the seed and to every node a redirect names.
 #[test]
+#[cfg_attr(
+    not(all(dlock_test_has = "tls", dlock_test_has = "redis_cli")),
+    ignore = "needs openssl and a redis-server built with TLS (apt-get install openssl redis-server, or DLOCK_TEST_TLS_SERVER); needs redis-cli (apt-get install redis-tools)"
+)]
 fn cluster_over_tls() {
     require!(Need::Tls, Need::RedisCli);
     let certs = tls::make();

@@ -1,10 +1,12 @@
 //! What a test needs beyond a Redis server (found or fetched by `examples/redis-server.sh`):
-//! a tool that may be missing on a fresh machine. A test whose need is missing is skipped with
-//! its reason written straight to stderr (the harness captures only the print macros), so a
-//! skip is always visible in the output, never a silent pass; `.ci/run` installs everything
-//! and fails when any test was skipped.
+//! a tool that may be missing on a fresh machine. `build.rs` probes for each when the tests are
+//! built and a test whose tool is missing is compiled ignored, with its reason:
+//! `#[cfg_attr(not(dlock_test_has = "tls"), ignore = "needs …")]`, so cargo's own summary counts
+//! it (`N ignored`) and `cargo test -- --ignored --list` names it; `.ci/run` installs everything
+//! and fails when any test was ignored. `require!` checks again when the test runs: a tool that
+//! was there at build time and is gone now fails the test (`touch build.rs` re-probes), so a
+//! test never returns early and looks green.
 
-use std::io::Write;
 use std::sync::OnceLock;
 
 #[derive(Debug, Clone, Copy)]
@@ -96,24 +98,25 @@ pub fn missing(need: Need) -> Option<&'static str> {
     })
 }
 
-/// Say, visibly, that the running test is skipped and why.
-pub fn skip(reason: &str) {
+/// The running test cannot run here: fail it, naming the reason.
+#[track_caller]
+pub fn gone(reason: &str) -> ! {
     let thread = std::thread::current();
     let name = thread.name().unwrap_or("a test");
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "dlock-test: SKIPPED {name}: {reason}"
+    panic!(
+        "{name} {reason}: it was found when the tests were built and is gone now; \
+         `touch build.rs` probes again (and then ignores the test)"
     );
 }
 
-/// `require!(Need::Tls)`: skip the test (visibly) unless its needs are met.
+/// `require!(Need::Tls)`, first in a test compiled to run because build.rs found its tool:
+/// fail at once (not half-way, not by returning early) if it has gone since.
 #[macro_export]
 macro_rules! require {
     ($($need:expr),+ $(,)?) => {
         $(
             if let Some(why) = $crate::support::needs::missing($need) {
-                $crate::support::needs::skip(why);
-                return;
+                $crate::support::needs::gone(why);
             }
         )+
     };

@@ -1,0 +1,92 @@
+//! Which of the integration tests' optional tools this machine has, as `cfg(dlock_test_has =
+//! "…")` flags: a test whose tool is missing is compiled `#[ignore = "needs …"]`, so cargo's own
+//! summary counts it as ignored and names the reason (`cargo test -- --ignored --list` lists
+//! them), instead of a test that returns early and looks green. Nothing in dlock itself reads
+//! these flags. `.ci/run` installs every tool before building and fails when any test was
+//! ignored. Probed again when PATH, DLOCK_TEST_PYTHON or DLOCK_TEST_TLS_SERVER change; after
+//! installing a tool into a directory already on PATH, `touch build.rs`.
+
+use std::process::{Command, Stdio};
+
+/// Every flag this script may set (the tests name them; rustc checks the spelling).
+const NEEDS: [&str; 8] = [
+    "redis_cli",
+    "tls",
+    "sqlite3",
+    "prometheus_parser",
+    "openssl",
+    "root",
+    "namespaces",
+    "browser",
+];
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|d| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(d.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// Whether `program args…` runs and exits 0 (quietly).
+fn succeeds(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Effective uid 0, from /proc (no libc needed here).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|uids| uids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
+
+fn main() {
+    println!("cargo::rerun-if-changed=build.rs");
+    for var in ["PATH", "DLOCK_TEST_PYTHON", "DLOCK_TEST_TLS_SERVER"] {
+        println!("cargo::rerun-if-env-changed={var}");
+    }
+    let values: Vec<String> = NEEDS.iter().map(|n| format!("\"{n}\"")).collect();
+    println!(
+        "cargo::rustc-check-cfg=cfg(dlock_test_has, values({}))",
+        values.join(", ")
+    );
+    let python = std::env::var("DLOCK_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let tls_server = std::env::var_os("DLOCK_TEST_TLS_SERVER").is_some() || on_path("redis-server");
+    let root = is_root();
+    let found = [
+        ("redis_cli", on_path("redis-cli")),
+        ("tls", on_path("openssl") && tls_server),
+        ("sqlite3", on_path("sqlite3")),
+        (
+            "prometheus_parser",
+            succeeds(&python, &["-c", "import prometheus_client.parser"]),
+        ),
+        ("openssl", on_path("openssl")),
+        ("root", root),
+        (
+            "namespaces",
+            root || succeeds(
+                "unshare",
+                &["--user", "--map-current-user", "--pid", "--fork", "true"],
+            ),
+        ),
+        ("browser", on_path("chromium") && on_path("chromedriver")),
+    ];
+    for (need, ok) in found {
+        debug_assert!(NEEDS.contains(&need));
+        if ok {
+            println!("cargo::rustc-cfg=dlock_test_has=\"{need}\"");
+        }
+    }
+}
