@@ -19,6 +19,10 @@ use crate::support::{dlock_bin, redis_server_bin, signal};
 const VARIANTS: &str = "a,a-long,b,d,e-delayed,e-aof";
 
 #[test]
+#[cfg_attr(
+    not(all(dlock_test_has = "python3", dlock_test_has = "sqlite3")),
+    ignore = "needs python3 and sqlite3 (apt-get install python3 sqlite3)"
+)]
 fn failover_quick_mode_keeps_the_readme_promises() {
     require!(Need::Python3, Need::Sqlite3);
     let dir = tempfile::tempdir().unwrap();

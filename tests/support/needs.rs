@@ -1,10 +1,10 @@
 //! What a test needs beyond a Redis server (found or fetched by `examples/redis-server.sh`):
-//! a tool that may be missing on a fresh machine. `build.rs` probes for each when the tests are
+//! a tool that may be missing on a fresh machine. `tests/support/build.rs` (the package's build script) probes for each when the tests are
 //! built and a test whose tool is missing is compiled ignored, with its reason:
 //! `#[cfg_attr(not(dlock_test_has = "tls"), ignore = "needs …")]`, so cargo's own summary counts
 //! it (`N ignored`) and `cargo test -- --ignored --list` names it; `.ci/run` installs everything
 //! and fails when any test was ignored. `require!` checks again when the test runs: a tool that
-//! was there at build time and is gone now fails the test (`touch build.rs` re-probes), so a
+//! was there at build time and is gone now fails the test (`touch tests/support/build.rs` re-probes), so a
 //! test never returns early and looks green.
 
 use std::sync::OnceLock;
@@ -105,11 +105,11 @@ pub fn gone(reason: &str) -> ! {
     let name = thread.name().unwrap_or("a test");
     panic!(
         "{name} {reason}: it was found when the tests were built and is gone now; \
-         `touch build.rs` probes again (and then ignores the test)"
+         `touch tests/support/build.rs` probes again (and then ignores the test)"
     );
 }
 
-/// `require!(Need::Tls)`, first in a test compiled to run because build.rs found its tool:
+/// `require!(Need::Tls)`, first in a test compiled to run because tests/support/build.rs found its tool:
 /// fail at once (not half-way, not by returning early) if it has gone since.
 #[macro_export]
 macro_rules! require {

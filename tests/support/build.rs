@@ -4,15 +4,16 @@
 //! them), instead of a test that returns early and looks green. Nothing in dlock itself reads
 //! these flags. `.ci/run` installs every tool before building and fails when any test was
 //! ignored. Probed again when PATH, DLOCK_TEST_PYTHON or DLOCK_TEST_TLS_SERVER change; after
-//! installing a tool into a directory already on PATH, `touch build.rs`.
+//! installing a tool into a directory already on PATH, `touch tests/support/build.rs`.
 
 use std::process::{Command, Stdio};
 
 /// Every flag this script may set (the tests name them; rustc checks the spelling).
-const NEEDS: [&str; 8] = [
+const NEEDS: [&str; 9] = [
     "redis_cli",
     "tls",
     "sqlite3",
+    "python3",
     "prometheus_parser",
     "openssl",
     "root",
@@ -52,7 +53,7 @@ fn is_root() -> bool {
 }
 
 fn main() {
-    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=tests/support/build.rs");
     for var in ["PATH", "DLOCK_TEST_PYTHON", "DLOCK_TEST_TLS_SERVER"] {
         println!("cargo::rerun-if-env-changed={var}");
     }
@@ -68,6 +69,7 @@ fn main() {
         ("redis_cli", on_path("redis-cli")),
         ("tls", on_path("openssl") && tls_server),
         ("sqlite3", on_path("sqlite3")),
+        ("python3", on_path("python3")),
         (
             "prometheus_parser",
             succeeds(&python, &["-c", "import prometheus_client.parser"]),
