@@ -45,6 +45,8 @@ struct Shell<'a> {
     tx: Sender<Note>,
     waker: Option<Waker>,
     wait: Wait,
+    /// Why the last try was refused for good (already logged as the error).
+    refused: Option<String>,
 }
 
 pub fn acquire(
@@ -76,6 +78,7 @@ pub fn acquire(
         tx,
         waker: None,
         wait: Wait::new(limits, backoff, Instant::now()),
+        refused: None,
     };
     loop {
         // A signal or wake-up that came in meanwhile counts before the next try.
@@ -132,7 +135,12 @@ impl Shell<'_> {
             }
             Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
             Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
-            Err(f) => Input::Failed(f),
+            Err(f) => {
+                if f.permanent {
+                    self.refused = Some(f.reason.clone());
+                }
+                Input::Failed(f)
+            }
         };
         self.wait.handle(input, Instant::now());
     }
@@ -217,6 +225,12 @@ impl Shell<'_> {
                     return;
                 }
                 Released::NotOurs | Released::Ambiguous => {}
+                // Answered exactly as the acquire was (a port that does not speak Redis, say):
+                // the error line said it all, and such a peer holds no lock of ours.
+                Released::Unconfirmed(reason) if self.refused.as_ref() == Some(&reason) => {
+                    debug!("cleanup_failed"; "the cleanup was refused too: {reason}");
+                    return;
+                }
                 Released::Unconfirmed(reason) => {
                     warn!("cleanup_failed";
                         "an acquire reply was lost and the cleanup failed ({reason}): {} may stay held until its TTL ({}) runs out",
