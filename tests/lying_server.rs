@@ -716,3 +716,16 @@ fn a_lie_to_history() {
         },
     );
 }
+
+/// Found while probing drips inside the I/O timeout: an acquire reply dribbled in a byte every
+/// 150 ms (each read within the 200 ms timeout) took seconds, past the 1 s lease it granted,
+/// and dlock started the job anyway (killing it at once: exit 125). A job must never start on
+/// a lease that is over: 69, nothing run, nothing held. (The wait itself is not bounded by the
+/// I/O timeout: the socket timeout bounds each read, so this case takes the reply's length
+/// times 150 ms, ~4 s.)
+#[test]
+fn an_acquire_reply_later_than_its_lease_starts_no_job() {
+    let r = server();
+    let dir = tempfile::tempdir().unwrap();
+    acquire_case(&r, dir.path(), Lie::Drip(Duration::from_millis(150)), false);
+}

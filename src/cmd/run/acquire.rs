@@ -8,8 +8,10 @@ use super::Note;
 use super::release::{Released, release};
 use super::waker::Waker;
 use crate::cli::config::RunConfig;
+use crate::core::Failure;
 use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
+use crate::core::clock::{hard_stop, lease_end};
 use crate::exit::Exit;
 use crate::log::{ms, secs};
 use crate::store::keys::{Keys, new_token};
@@ -127,7 +129,26 @@ impl Shell<'_> {
             meta: &meta,
             last_try,
         };
+        let ttl = self.cfg.limits.ttl;
         let input = match self.session.call(&call) {
+            // A reply so late that the lease it granted is over (or all but: the job would be
+            // killed at once) covers no job: one that ran before its SIGKILL would run without
+            // a lease. A reply that dribbles in, each byte inside the I/O timeout, can be that
+            // late. The lock may be ours on the server: the cleanup takes it back.
+            Ok(Acquire::Acquired { .. })
+                if Instant::now() >= hard_stop(lease_end(sent, ttl), ttl) =>
+            {
+                Input::Failed(Failure {
+                    permanent: false,
+                    reason: format!(
+                        "the answer came {} after the acquire was sent, too late for its {} lease",
+                        secs(sent.elapsed()),
+                        secs(ttl)
+                    ),
+                    sent: true,
+                    maybe_executed: true,
+                })
+            }
             Ok(Acquire::Acquired { fence, slot }) => {
                 let fresh = Session::new(&self.cfg.server);
                 self.won = Some(std::mem::replace(&mut self.session, fresh));
