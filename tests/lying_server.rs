@@ -383,31 +383,53 @@ fn a_lie_at_a_renewal() {
     let r = server();
     let dir = tempfile::tempdir().unwrap();
     property("renewal", lies(IO), |lie: Lie| {
-        let key = fresh_key("renew");
-        let file = dir.path().join(&key);
-        // Call 1 is the acquire, call 2 the first renewal (333 ms in).
-        let liar = Liar::start(
-            r.tcp_addr(),
-            Target {
-                command: "EVALSHA",
-                nth: 2,
-            },
-            lie.clone(),
-        );
-        let d = through(&liar)
-            .args(["run", "--key", &key, "--ttl", "1s", "--"])
-            .args(job(&file, "0.8"));
-        // The acquire, the job's 0.8 s or a stop within one TTL after its last renewal (at
-        // most 0.8 s + 1 s), a renewal in flight when it ends, and the release.
-        let bound = CALL + Duration::from_millis(1800) + CALL + RELEASE + SLACK;
-        let w = watch(&r, d, &key, &file, bound);
-        lied(&liar, &w.out);
-        judge(&w.out, w.took, bound, &[0, 125], &lie);
-        assert!(w.ran.is_some(), "the job never ran\n{}", w.out.stderr);
-        if w.out.status.code() == Some(125) {
-            w.out.stderr_has("lease");
-        }
+        renewal_case(&r, dir.path(), lie, Duration::ZERO)
     });
+}
+
+/// One renewal case; `extra` widens the bound for a reply that takes longer than the I/O
+/// timeout by design (a drip inside it).
+fn renewal_case(r: &RedisServer, dir: &Path, lie: Lie, extra: Duration) {
+    let key = fresh_key("renew");
+    let file = dir.join(&key);
+    // Call 1 is the acquire, call 2 the first renewal (333 ms in).
+    let liar = Liar::start(
+        r.tcp_addr(),
+        Target {
+            command: "EVALSHA",
+            nth: 2,
+        },
+        lie.clone(),
+    );
+    let d = through(&liar)
+        .args(["run", "--key", &key, "--ttl", "1s", "--"])
+        .args(job(&file, "0.8"));
+    // The acquire, the job's 0.8 s or a stop within one TTL after its last renewal (at most
+    // 0.8 s + 1 s), a renewal in flight when it ends, and the release.
+    let bound = CALL + Duration::from_millis(1800) + CALL + RELEASE + SLACK + extra;
+    let w = watch(r, d, &key, &file, bound);
+    lied(&liar, &w.out);
+    judge(&w.out, w.took, bound, &[0, 125], &lie);
+    assert!(w.ran.is_some(), "the job never ran\n{}", w.out.stderr);
+    if w.out.status.code() == Some(125) {
+        w.out.stderr_has("lease");
+    }
+}
+
+/// A renewal reply dribbled in a byte every 150 ms, each read inside the 200 ms timeout: the
+/// renewal's `:1` (4 bytes) lands only around the lease's end, and the job must be dead before
+/// the lease could end all the same (the supervisor keeps its own clock): 125. The I/O timeout
+/// bounds each read, not a reply; `extra` allows for a longer dribble than this one.
+#[test]
+fn a_renewal_dribbled_inside_the_timeout_still_stops_the_job_in_time() {
+    let r = server();
+    let dir = tempfile::tempdir().unwrap();
+    renewal_case(
+        &r,
+        dir.path(),
+        Lie::Drip(Duration::from_millis(150)),
+        Duration::from_secs(4),
+    );
 }
 
 /// The last script call (the release; no renewal with --max-renewals 0) is answered with a
