@@ -14,7 +14,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 /// What dlock hears instead of the server's reply.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum Lie {
     /// A complete RESP value of the wrong shape (or an error reply): the connection stays in
     /// step, the next reply is the server's again. `garbage`: words in it dlock must not echo.
@@ -22,17 +22,39 @@ pub enum Lie {
         bytes: Vec<u8>,
         garbage: Vec<String>,
     },
-    /// The server's own reply cut short (at `n` modulo its length, at least one byte short),
-    /// then the connection is closed.
+    /// The server's own reply cut short (at `n` modulo its length: from none of it to all but
+    /// its last byte), then the connection is closed.
     Cut(usize),
     /// These bytes (a truncated reply, or an absurd length with too little after it), then the
     /// connection is closed.
     ThenClose(Vec<u8>),
-    /// The server's own reply, one byte every `gap`, slower than dlock's I/O timeout; nothing
-    /// after it on this connection.
+    /// The server's own reply, one byte every `gap` (the generated ones: slower than dlock's
+    /// I/O timeout); nothing after it on this connection.
     Drip(Duration),
     /// No reply, ever, on this connection (it stays open until dlock closes it).
     Silence,
+}
+
+/// Bytes as a failing case shows them: `*1\r\n:7\r\n`, not a list of numbers.
+impl std::fmt::Debug for Lie {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let show = |b: &[u8]| format!("\"{}\"", b.escape_ascii());
+        match self {
+            Lie::Replace { bytes, garbage } if bytes.len() > 200 => write!(
+                f,
+                "Replace({}… {} bytes, garbage {garbage:?})",
+                show(&bytes[..200]),
+                bytes.len()
+            ),
+            Lie::Replace { bytes, garbage } => {
+                write!(f, "Replace({}, garbage {garbage:?})", show(bytes))
+            }
+            Lie::Cut(n) => write!(f, "Cut({n})"),
+            Lie::ThenClose(bytes) => write!(f, "ThenClose({})", show(bytes)),
+            Lie::Drip(gap) => write!(f, "Drip({gap:?})"),
+            Lie::Silence => write!(f, "Silence"),
+        }
+    }
 }
 
 /// Which reply to lie about: the `nth` (1-based) reply to `command`, counted over every
@@ -416,12 +438,13 @@ mod tests {
     #[test]
     fn resp_values_are_measured_whole_or_not_at_all() {
         let v = b"*2\r\n$3\r\nabc\r\n:1\r\n+OK\r\n";
-        assert_eq!(value_len(v, 0), Some(18));
-        assert_eq!(value_len(&v[..17], 0), None);
+        assert_eq!(value_len(v, 0), Some(17));
+        assert_eq!(value_len(&v[..16], 0), None);
+        assert_eq!(value_len(v, 17), Some(5));
         assert_eq!(value_len(b"$-1\r\n", 0), Some(5));
         assert_eq!(
             command(b"*2\r\n$4\r\nping\r\n$1\r\nx\r\n"),
-            Some((22, "PING".into()))
+            Some((21, "PING".into()))
         );
     }
 }
