@@ -751,3 +751,46 @@ fn an_acquire_reply_later_than_its_lease_starts_no_job() {
     let dir = tempfile::tempdir().unwrap();
     acquire_case(&r, dir.path(), Lie::Drip(Duration::from_millis(150)), false);
 }
+
+/// Found while probing a server that refuses every BLPOP: the waker asked again at once,
+/// forever — 4,200 connections and 550 ms of CPU in a one-second wait. A refused BLPOP now
+/// ends the waker with one warning; the wait goes on by retries.
+#[test]
+fn a_refused_blpop_is_not_asked_again_in_a_spin() {
+    let r = server();
+    let key = "refused-blpop";
+    r.cmd(&[
+        "ACL", "SETUSER", "noblpop", "on", ">pw", "~*", "+@all", "-blpop",
+    ]);
+    let mut holder = dlock(&r)
+        .args(["run", "--key", key, "--ttl", "5s", "--"])
+        .args(["sh", "-c", "echo up; read x"])
+        .spawn();
+    holder.expect_line("up");
+    let connections = || -> u64 {
+        r.info("stats", "total_connections_received")
+            .and_then(|n| n.parse().ok())
+            .unwrap()
+    };
+    let before = connections();
+    let url = format!("redis://noblpop:pw@127.0.0.1:{}", r.port.unwrap());
+    let out = Dlock::bare()
+        .args([
+            "--url", &url, "run", "--key", key, "--wait", "1s", "--", "true",
+        ])
+        .spawn()
+        .finish(Duration::from_secs(10));
+    holder.write("x\n");
+    // Busy for the whole second (the holder keeps it), one warning about BLPOP.
+    out.code(75).stderr_has("refuses BLPOP");
+    // Its tries (backoff from 50 ms up to 1 s: a handful) each on the acquire's connection, the
+    // waker's one, the test's own INFO connections: far from thousands.
+    let made = connections() - before;
+    assert!(
+        made < 20,
+        "{made} connections in a one-second wait\n{}",
+        out.stderr
+    );
+    // A spin burnt half a second of CPU; waiting costs next to none.
+    out.cpu_below(Duration::from_millis(200));
+}
