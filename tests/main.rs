@@ -22,6 +22,7 @@ mod faults;
 mod foreign_keys;
 mod history;
 mod logs;
+mod lying_server;
 mod prometheus;
 mod run;
 mod run_log;

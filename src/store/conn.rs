@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use redis::{
     ConnectionAddr, ConnectionInfo, ErrorKind, FromRedisValue, IntoConnectionInfo,
-    RedisConnectionInfo, RedisError, RedisResult, ServerErrorKind,
+    RedisConnectionInfo, RedisError, RedisResult, ServerErrorKind, Value,
 };
 
 use super::fault::{Fault, classify};
@@ -287,17 +287,29 @@ impl Conn {
         self.follow(|c| cmd.query(c))
     }
 
-    /// A pipeline about `key`'s slot. Pipeline errors do not say where a slot moved, so in a
-    /// cluster one single-key command goes first to land on the right node.
-    pub fn query_pipe<T: FromRedisValue>(
+    /// A pipeline about `key`'s slot: each command's reply, a server error among them kept as
+    /// that command's error. Pipeline errors do not say where a slot moved, so in a cluster one
+    /// single-key command goes first to land on the right node.
+    ///
+    /// The first reply that does not come in time, or cannot be read, ends the pipeline with
+    /// its error. (redis-rs's own pipeline reads on after such a failure, waiting the I/O
+    /// timeout once per command still due: a server gone silent held `status` for the timeout
+    /// times the number of commands, minutes for a few hundred locks.)
+    pub fn query_pipe(
         &mut self,
         key: &str,
         p: &redis::Pipeline,
-    ) -> RedisResult<T> {
+    ) -> RedisResult<Vec<RedisResult<Value>>> {
         if matches!(self.target.mode, Mode::Cluster { .. }) {
             self.query::<i64>(redis::cmd("EXISTS").arg(key))?;
         }
-        self.follow(|c| p.query(c))
+        let packed = p.get_packed_pipeline();
+        self.follow(|c| {
+            c.send_packed_command(&packed)?;
+            (0..p.len())
+                .map(|_| c.recv_response().map(Value::extract_error))
+                .collect()
+        })
     }
 
     fn follow<T>(

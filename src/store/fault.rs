@@ -64,9 +64,12 @@ pub fn classify(e: &RedisError) -> Fault {
             "the reply is not the Redis protocol: is --url pointing at a Redis port (and TLS only if the port speaks TLS)?".into(),
         ),
         (ErrorKind::InvalidClientConfig, _) => Fault::Permanent(format!("bad connection settings: {}", one_line(&text))),
-        (ErrorKind::Server(_), _) if !code.is_empty() => {
-            Fault::Permanent(format!("the server refused the command: {code} {}", one_line(detail)))
-        }
+        // Any other error code is the server's refusal, whatever kind redis-rs files it under.
+        _ if !code.is_empty() => Fault::Permanent(format!(
+            "the server refused the command: {} {}",
+            one_line(code),
+            one_line(detail)
+        )),
         _ if e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal() => {
             Fault::Transient(io_text(e))
         }
@@ -120,9 +123,22 @@ fn tls_reason(e: &rustls::Error) -> String {
     }
 }
 
-/// Server and library messages can span lines; a log line must not.
+/// Longest piece of a server's or library's text in a message: the server's words are kept for
+/// the operator, a reply of garbage does not become a screenful.
+const MAX_TEXT: usize = 160;
+
+/// Server and library messages can span lines and hold control characters (an escape
+/// sequence would act on the operator's terminal); a log line must not. Long texts are cut.
 pub fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let clean: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let words = clean.split_whitespace().collect::<Vec<_>>().join(" ");
+    match words.char_indices().nth(MAX_TEXT) {
+        Some((cut, _)) => format!("{}…", &words[..cut]),
+        None => words,
+    }
 }
 
 fn io_text(e: &RedisError) -> String {
@@ -251,6 +267,8 @@ mod tests {
     #[test]
     fn messages_are_one_line_without_os_error_numbers() {
         assert_eq!(one_line("a\n  b\tc"), "a b c");
+        assert_eq!(one_line("x\u{1b}[2Jy\u{7}"), "x [2Jy");
+        assert_eq!(one_line(&"é".repeat(500)).chars().count(), MAX_TEXT + 1);
         assert_eq!(
             without_os_error("Connection refused (os error 111)"),
             "connection refused"

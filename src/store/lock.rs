@@ -138,6 +138,16 @@ fn slot_of(keys: &Keys, i: u32) -> &Slot {
     keys.slots.get(i).unwrap_or(&keys.slots[0])
 }
 
+/// A script's reply that reads as the right type but is none of the answers the script gives
+/// (a lying proxy, a corrupted reply): an error, never a guess at what it meant.
+fn unexpected(script: &str) -> redis::RedisError {
+    redis::RedisError::from((
+        redis::ErrorKind::UnexpectedReturnType,
+        "a reply the script never gives",
+        script.to_string(),
+    ))
+}
+
 /// A duration as a script argument: whole milliseconds.
 fn arg_ms(d: Duration) -> String {
     d.as_millis().to_string()
@@ -195,10 +205,13 @@ impl Call for AcquireCall<'_> {
                 slot: u32::try_from(slot).unwrap_or(0),
             },
             -1 => Acquire::OtherLimit(n),
-            _ => Acquire::Busy {
+            0 => Acquire::Busy {
                 pttl: n,
                 holder: holder.unwrap_or_default(),
             },
+            // Not an answer acquire.lua gives: never read as "busy" (exit 75 for a lock that may
+            // be ours), but as a reply that cannot be trusted.
+            _ => return Err(unexpected("acquire")),
         })
     }
 }
@@ -234,7 +247,8 @@ impl Call for RenewCall<'_> {
         Ok(match read::<i64>(v)? {
             1 => Renew::Renewed,
             0 => Renew::TakenOver,
-            _ => Renew::Gone,
+            -1 => Renew::Gone,
+            _ => return Err(unexpected("renew")),
         })
     }
 }
@@ -313,7 +327,8 @@ impl Call for ReleaseCall<'_> {
         let r = match r {
             1 => Release::Released,
             2 => Release::Kept,
-            _ => Release::NotOurs,
+            0 => Release::NotOurs,
+            _ => return Err(unexpected("release")),
         };
         Ok((r, (!logged.is_empty()).then_some(logged)))
     }

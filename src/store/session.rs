@@ -185,18 +185,21 @@ impl Session {
     }
 
     /// Classify `e`. A command that went out and lost its reply to the network may have run;
-    /// a refusal (including a failed TLS handshake) means it never reached the server.
+    /// so may one whose reply could not be read (no server error code: a malformed reply, or
+    /// one of the wrong type), since the server answered *something* after running it. Only a
+    /// server's refusal (an error code), or a connection that never was, means it did not run.
     fn failure(&self, e: &RedisError, sent: bool) -> Failure {
         let (permanent, reason) = match self.server.target.classify(e) {
             Fault::Permanent(r) => (true, r),
             Fault::Transient(r) => (false, r),
         };
         let lost = e.is_io_error() || e.is_timeout() || e.is_connection_dropped();
+        let unreadable = e.code().is_none();
         Failure {
             permanent,
             reason,
             sent,
-            maybe_executed: sent && !permanent && lost,
+            maybe_executed: sent && ((!permanent && lost) || unreadable),
         }
     }
 }

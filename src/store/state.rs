@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use redis::Value;
 
 use super::conn::Conn;
+use super::fault::one_line;
 use super::keys::{Keys, MAX_LIMIT, slot};
 use super::runs::{self, RunEntry};
 use crate::core::stats::Stats;
@@ -188,7 +189,8 @@ pub fn slot_commands(p: &mut redis::Pipeline, lock: &str, limit: u32) {
 /// A reply as `T`, or why it is not one (a key of another type, an unexpected shape).
 fn typed<T: redis::FromRedisValue>(r: Option<redis::RedisResult<Value>>) -> Result<T, String> {
     let v = r.ok_or("no reply")?.map_err(|e| short(&e))?;
-    redis::from_redis_value(v).map_err(|e| e.to_string())
+    // Not the value itself: it may be anything, of any length.
+    redis::from_redis_value(v).map_err(|_| "a reply of an unexpected type".to_string())
 }
 
 /// A companion's part, or None with its problem noted.
@@ -206,7 +208,11 @@ fn part<T>(
 fn short(e: &redis::RedisError) -> String {
     match e.code() {
         Some("WRONGTYPE") => "a key of another type".to_string(),
-        _ => e.to_string(),
+        Some(code) => format!(
+            "the server answered {}",
+            one_line(&format!("{code} {}", e.detail().unwrap_or("")))
+        ),
+        None => one_line(&e.to_string()),
     }
 }
 
@@ -240,8 +246,7 @@ pub fn parse(keys: &Keys, replies: &mut impl Iterator<Item = redis::RedisResult<
         &keys.stats,
         typed(replies.next()),
     );
-    let log =
-        typed::<Value>(replies.next()).and_then(|v| runs::parse(v).map_err(|e| e.to_string()));
+    let log = typed::<Value>(replies.next()).and_then(|v| runs::parse(v).map_err(|e| short(&e)));
     let recent = part(&mut problems, Part::Runs, &keys.runs, log);
     let (token, pttl) = match (token, pttl) {
         (Ok(t), Ok(p)) => (t, p),

@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod compiled;
 mod dlock;
 mod lease;
+pub mod liar;
 #[macro_use]
 pub mod needs;
 pub mod overlap;

@@ -8,8 +8,10 @@ use super::Note;
 use super::release::{Released, release};
 use super::waker::Waker;
 use crate::cli::config::RunConfig;
+use crate::core::Failure;
 use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
+use crate::core::clock::{hard_stop, lease_end};
 use crate::exit::Exit;
 use crate::log::{ms, secs};
 use crate::store::keys::{Keys, new_token};
@@ -46,6 +48,8 @@ struct Shell<'a> {
     tx: Sender<Note>,
     waker: Option<Waker>,
     wait: Wait,
+    /// Why the last try was refused for good (already logged as the error).
+    refused: Option<String>,
 }
 
 pub fn acquire(
@@ -77,6 +81,7 @@ pub fn acquire(
         tx,
         waker: None,
         wait: Wait::new(limits, backoff, Instant::now()),
+        refused: None,
     };
     loop {
         // A signal or wake-up that came in meanwhile counts before the next try.
@@ -125,7 +130,26 @@ impl Shell<'_> {
             meta: &meta,
             last_try,
         };
+        let ttl = self.cfg.limits.ttl;
         let input = match self.session.call(&call) {
+            // A reply so late that the lease it granted is over (or all but: the job would be
+            // killed at once) covers no job: one that ran before its SIGKILL would run without
+            // a lease. A reply that dribbles in, each byte inside the I/O timeout, can be that
+            // late. The lock may be ours on the server: the cleanup takes it back.
+            Ok(Acquire::Acquired { .. })
+                if Instant::now() >= hard_stop(lease_end(sent, ttl), ttl) =>
+            {
+                Input::Failed(Failure {
+                    permanent: false,
+                    reason: format!(
+                        "the answer came {} after the acquire was sent, too late for its {} lease",
+                        secs(sent.elapsed()),
+                        secs(ttl)
+                    ),
+                    sent: true,
+                    maybe_executed: true,
+                })
+            }
             Ok(Acquire::Acquired { fence, slot }) => {
                 let fresh = Session::new(&self.cfg.server);
                 self.won = Some(std::mem::replace(&mut self.session, fresh));
@@ -133,7 +157,12 @@ impl Shell<'_> {
             }
             Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
             Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
-            Err(f) => Input::Failed(f),
+            Err(f) => {
+                if f.permanent {
+                    self.refused = Some(f.reason.clone());
+                }
+                Input::Failed(f)
+            }
         };
         self.wait.handle(input, Instant::now());
     }
@@ -220,6 +249,12 @@ impl Shell<'_> {
                     return;
                 }
                 Released::NotOurs | Released::Ambiguous => {}
+                // Answered exactly as the acquire was (a port that does not speak Redis, say):
+                // the error line said it all, and such a peer holds no lock of ours.
+                Released::Unconfirmed(reason) if self.refused.as_ref() == Some(&reason) => {
+                    debug!("cleanup_failed"; "the cleanup was refused too: {reason}");
+                    return;
+                }
                 Released::Unconfirmed(reason) => {
                     warn!("cleanup_failed";
                         "an acquire reply was lost and the cleanup failed ({reason}): {} may stay held until its TTL ({}) runs out",

@@ -10,6 +10,7 @@ use crate::store::keys::{Keys, companion};
 use crate::store::lock::WakeCall;
 use crate::store::session::Session;
 use crate::sys::event::Sender;
+use crate::warn;
 
 /// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
 /// one item, and Redis hands it to the longest-blocked waiter only, so a release wakes one
@@ -73,10 +74,21 @@ impl Waker {
                             }
                         }
                         Ok(None) => {}
-                        // Could not connect: the acquire loop's own retries report Redis
-                        // trouble; try again soon. (A failed BLPOP reconnects at once.)
-                        Err(f) if !f.sent => std::thread::sleep(Duration::from_millis(100)),
-                        Err(_) => {}
+                        // The server refuses BLPOP (an ACL without it, a proxy that forbids
+                        // blocking commands): no wake-up can come, and asking again would only
+                        // hammer it (thousands of connections a second, seen). The acquire
+                        // loop's backoff finds the lock free instead.
+                        Err(f) if f.sent && f.permanent => {
+                            warn!("waker_refused";
+                                "the server refuses BLPOP ({}): waiting by retries only; grant blpop (see the README's ACL rules) for prompt hand-offs",
+                                f.reason
+                            );
+                            return;
+                        }
+                        // Could not connect, or the connection broke: the acquire loop's own
+                        // retries report Redis trouble; try again soon, never in a spin. A
+                        // wake-up pushed meanwhile waits in the list.
+                        Err(_) => std::thread::sleep(Duration::from_millis(100)),
                     }
                 }
             });
