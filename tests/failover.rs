@@ -16,7 +16,7 @@ use crate::support::{dlock_bin, redis_server_bin, signal};
 /// The variants run here: every one in the script's SAFE or FENCE_ORDER sets. `c` and `e`
 /// (documented overlaps, fences not promised) take the same code paths as `d` and `e-delayed`
 /// and are left to the full benchmark, which keeps this test within ~90 s.
-const VARIANTS: &str = "a,a-long,b,d,e-delayed,e-aof";
+const VARIANTS: &str = "a,a-min,a-long,b,d,e-delayed,e-aof";
 
 #[test]
 #[cfg_attr(
