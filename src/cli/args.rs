@@ -234,8 +234,9 @@ pub struct RunArgs {
     pub hold_at_least: Duration,
 
     /// After acquiring, wait until N replicas have the lock (Redis WAIT) before starting the
-    /// job; if fewer acknowledge within --replica-timeout, release and exit 69. Closes the
-    /// failover window for a lock that had not reached a replica yet
+    /// job; if fewer acknowledge within --replica-timeout, release and exit 69. Each renewal is
+    /// confirmed the same way (one unconfirmed does not extend the lease). Closes the failover
+    /// window for a lock or a renewal that had not reached a replica yet
     #[arg(long, default_value = "0", value_name = "N")]
     pub min_replicas: u32,
 
