@@ -60,3 +60,6 @@ set -e
 
 step "5. what the server remembers: holders, failure rate, hold times, recommended TTL"
 "$dlock" status
+
+step "6. what happened, run by run: the run log of one key (dlock history; the board serves it too)"
+"$dlock" history deploy
