@@ -2,8 +2,6 @@
 //! the DOM the page builds under its CSP. What it shows is checked against the server's own
 //! keys; values from the server are text and nothing in them runs.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -12,21 +10,7 @@ use crate::support::browser::Browser;
 use crate::support::needs::Need;
 use crate::support::*;
 
-/// `GET path` over HTTP/1.0: status, headers and body.
-fn get(addr: &str, path: &str) -> (u16, String, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).unwrap();
-    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
-    let code = head
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (code, head.to_string(), body.to_string())
-}
+use crate::support::http_get as get;
 
 /// The exporter on a free port, and its address.
 fn exporter(r: &RedisServer, extra: &[&str]) -> (Running, String) {

@@ -2,28 +2,16 @@
 //! scrape; with Redis down still HTTP 200 and `dlock_up 0`, within the I/O timeout; SIGTERM
 //! stops it with exit 0.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use crate::prometheus::{parse, value};
 use crate::support::needs::Need;
 use crate::support::*;
 
-/// `GET path` over HTTP/1.0: status code and body.
+/// `GET path`: status code and body.
 fn get(addr: &str, path: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).unwrap();
-    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
-    let code = head
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (code, body.to_string())
+    let (code, _, body) = http_get(addr, path);
+    (code, body)
 }
 
 #[test]

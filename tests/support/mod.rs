@@ -7,6 +7,7 @@ pub mod browser;
 pub mod cluster;
 pub mod compiled;
 mod dlock;
+mod http;
 mod lease;
 pub mod liar;
 #[macro_use]
@@ -20,6 +21,7 @@ mod stopped;
 pub mod tls;
 
 pub use dlock::*;
+pub use http::*;
 pub use lease::*;
 pub use process::*;
 pub use server::*;
