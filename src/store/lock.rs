@@ -12,13 +12,36 @@ use super::runs::RunLog;
 use super::script::{self, Call, Script, read};
 use crate::exit::Exit;
 
-pub(crate) static ACQUIRE: Script = Script::new(include_str!("scripts/acquire.lua"));
-pub(crate) static RENEW: Script = Script::new(include_str!("scripts/renew.lua"));
-pub(crate) static RELEASE: Script = Script::new(include_str!("scripts/release.lua"));
-pub(crate) static RECORD: Script = Script::new(include_str!("scripts/record.lua"));
-pub(crate) static BUSY: Script = Script::new(include_str!("scripts/busy.lua"));
-pub(crate) static WAKE: Script = Script::new(include_str!("scripts/wake.lua"));
-pub(crate) static BREAK: Script = Script::new(include_str!("scripts/break.lua"));
+/// Each script with the SHA-1 of its source (lib.lua + "\\n" + the file): a unit test
+/// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
+pub(crate) static ACQUIRE: Script = Script::new(
+    include_str!("scripts/acquire.lua"),
+    "ca15646ec0a9790c4c0acfff2e607aa64a63dd9e",
+);
+pub(crate) static RENEW: Script = Script::new(
+    include_str!("scripts/renew.lua"),
+    "81f6c05d1df06488beb5a26a55df343303690ee7",
+);
+pub(crate) static RELEASE: Script = Script::new(
+    include_str!("scripts/release.lua"),
+    "40dad921947db74378fa38894cf9fb4730ffcd51",
+);
+pub(crate) static RECORD: Script = Script::new(
+    include_str!("scripts/record.lua"),
+    "698e435daf0dd207db73003e9c65004be47184ae",
+);
+pub(crate) static BUSY: Script = Script::new(
+    include_str!("scripts/busy.lua"),
+    "d49dffc381b161a218f9234a12b116194cb020ca",
+);
+pub(crate) static WAKE: Script = Script::new(
+    include_str!("scripts/wake.lua"),
+    "52fa0b211bbd6df5d9ba8d97ca2bf728e48b45ec",
+);
+pub(crate) static BREAK: Script = Script::new(
+    include_str!("scripts/break.lua"),
+    "7f5cb6ab70c812d6218c89dee7d4442e18f557f7",
+);
 
 /// Run one script call.
 pub fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
