@@ -16,31 +16,31 @@ use crate::exit::Exit;
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "ca15646ec0a9790c4c0acfff2e607aa64a63dd9e",
+    "925acd20823b79f14b31f9e027e6cf8a75d380db",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "81f6c05d1df06488beb5a26a55df343303690ee7",
+    "991f6c760c6aad205adac909790a6e9639debd7f",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "40dad921947db74378fa38894cf9fb4730ffcd51",
+    "c5a1e488c59f047e57b1d6dbbe17a2c6ecbc1e21",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "698e435daf0dd207db73003e9c65004be47184ae",
+    "d97b4771e4d18aa23395b11225251b881c547bf0",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "d49dffc381b161a218f9234a12b116194cb020ca",
+    "eb24f6bc04376597769dc8f007095b2ff24df2ee",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "52fa0b211bbd6df5d9ba8d97ca2bf728e48b45ec",
+    "c68ea26522a5bb2c78c96bdf3430e5057024ae76",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "7f5cb6ab70c812d6218c89dee7d4442e18f557f7",
+    "74b6a22ad6d8831fd648e1f108c3e0dde51dca68",
 );
 
 /// Run one script call.

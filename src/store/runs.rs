@@ -143,6 +143,31 @@ fn bytes(v: &Value) -> Option<&[u8]> {
     }
 }
 
+/// The short form of the newest runs the scripts keep in the stats hash (`recent`:
+/// "outcome,code,ended,took,host;…", newest first): outcome, exit code, end, duration and host
+/// of each, the rest empty. Malformed items are left out.
+pub fn short(recent: &str) -> Vec<RunEntry> {
+    recent
+        .split(';')
+        .filter_map(|item| {
+            let mut f = item.splitn(5, ',');
+            let outcome = f.next()?.to_string();
+            let exit_code = f.next()?.parse().ok()?;
+            let ended_ms: i64 = f.next()?.parse().ok()?;
+            let took: i64 = f.next()?.parse().ok()?;
+            let host = f.next().unwrap_or_default().to_string();
+            (!outcome.is_empty()).then(|| RunEntry {
+                outcome,
+                exit_code,
+                ended_ms,
+                started_ms: ended_ms - took,
+                host,
+                ..RunEntry::default()
+            })
+        })
+        .collect()
+}
+
 /// XREVRANGE's reply: entries newest first. A reply of another shape is an error.
 pub fn parse(v: Value) -> redis::RedisResult<Vec<RunEntry>> {
     let bad = || {
@@ -170,11 +195,6 @@ pub fn parse(v: Value) -> redis::RedisResult<Vec<RunEntry>> {
             _ => Err(bad()),
         })
         .collect()
-}
-
-/// The command that reads the newest `count` entries (all: None).
-pub fn newest(keys: &Keys, count: Option<usize>) -> redis::Cmd {
-    older_than(keys, "+", count)
 }
 
 /// The command that reads up to `count` entries from `end` (an entry id, inclusive, or `+`)
@@ -304,6 +324,16 @@ mod tests {
         assert_eq!(id_before("0-0"), None);
         assert_eq!(id_before("x-1"), None);
         assert_eq!(id_before("17"), None);
+    }
+
+    #[test]
+    fn the_short_form_reads_newest_first_and_skips_what_it_cannot_read() {
+        let r = short("failed,3,2000,500,web-1;ok,0,1000,100,web-2;junk;ok,x,1,1,h");
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].outcome.as_str(), r[0].exit_code), ("failed", 3));
+        assert_eq!((r[0].duration_ms(), r[0].host.as_str()), (500, "web-1"));
+        assert_eq!(r[1].ended_ms, 1000);
+        assert!(short("").is_empty());
     }
 
     #[test]

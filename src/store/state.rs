@@ -165,7 +165,7 @@ pub enum Found {
 }
 
 /// The commands that read one lock (seven replies, read by `parse`): its limit, value, TTL,
-/// holder, fence, stats and newest run-log entries.
+/// holder, fence, stats (with the newest runs in short) and the run log's length.
 pub fn commands(p: &mut redis::Pipeline, keys: &Keys) {
     p.cmd("GET").arg(&keys.limit);
     p.cmd("GET").arg(&keys.lock).cmd("PTTL").arg(&keys.lock);
@@ -174,7 +174,10 @@ pub fn commands(p: &mut redis::Pipeline, keys: &Keys) {
         .cmd("GET")
         .arg(&keys.fence);
     p.cmd("HGETALL").arg(&keys.stats);
-    p.add_command(runs::newest(keys, Some(RECENT)));
+    // The run log's length only: a key of another type there is named as damaged; its newest
+    // entries come in short from the stats hash (reading the stream would double what a lock
+    // costs to read).
+    p.cmd("XLEN").arg(&keys.runs);
 }
 
 /// The commands that read a held semaphore's other slots (3 replies each).
@@ -246,8 +249,7 @@ pub fn parse(keys: &Keys, replies: &mut impl Iterator<Item = redis::RedisResult<
         &keys.stats,
         typed(replies.next()),
     );
-    let log = typed::<Value>(replies.next()).and_then(|v| runs::parse(v).map_err(|e| short(&e)));
-    let recent = part(&mut problems, Part::Runs, &keys.runs, log);
+    let log: Option<i64> = part(&mut problems, Part::Runs, &keys.runs, typed(replies.next()));
     let (token, pttl) = match (token, pttl) {
         (Ok(t), Ok(p)) => (t, p),
         (Err(why), _) | (_, Err(why)) => {
@@ -289,7 +291,12 @@ pub fn parse(keys: &Keys, replies: &mut impl Iterator<Item = redis::RedisResult<
         consecutive_failures: stats
             .get("consecutive_failures")
             .and_then(|v| v.parse().ok()),
-        recent: recent.unwrap_or_default(),
+        recent: match log {
+            Some(_) => stats
+                .get("recent")
+                .map_or_else(Vec::new, |r| runs::short(r)),
+            None => Vec::new(),
+        },
         limit: if limit > 1 {
             limit
         } else {

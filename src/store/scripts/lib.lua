@@ -45,16 +45,36 @@ local function history(stats, outcome, code, host, pid, started, ended)
   end
 end
 
--- Append one entry to the run log `runs`, a stream kept at exactly `keep` entries (0: no log).
+-- Append one entry to the run log `runs`, a stream kept at exactly `keep` entries (0: no log),
+-- and its short form to `stats`' recent runs.
 -- `entry` holds the fields after the outcome and exit code (SPEC 7b). Best effort like the
 -- stats: returns '' or the server's error (a key of another type, an ACL without XADD), which
 -- dlock turns into one warning; the lock operation it rides with is not affected.
-local function log_run(runs, keep, outcome, code, entry)
+local function log_run(stats, runs, keep, outcome, code, entry)
   if tonumber(keep) <= 0 then return '' end
   local args = {'XADD', runs, 'MAXLEN', keep, '*', 'outcome', outcome, 'exit_code', code}
-  for _, v in ipairs(entry) do args[#args + 1] = v end
+  local f = {}
+  for i, v in ipairs(entry) do
+    args[#args + 1] = v
+    if i % 2 == 0 then f[entry[i - 1]] = v end
+  end
   local r = redis.pcall(unpack(args))
   if type(r) == 'table' and r.err then return r.err end
+  -- The log's newest 10 in short, newest first, in the stats hash: `status` and the board show
+  -- them without reading the stream ("outcome,code,ended,took,host;…").
+  local ended = tonumber(f['ended_ms']) or 0
+  local took = ended - (tonumber(f['started_ms']) or ended)
+  local host = string.gsub(f['host'] or '', '[;,]', '_')
+  local list, n = outcome .. ',' .. code .. ',' .. ended .. ',' .. took .. ',' .. host, 1
+  local prev = redis.pcall('HGET', stats, 'recent')
+  if type(prev) == 'string' then
+    for item in string.gmatch(prev, '[^;]+') do
+      if n >= 10 then break end
+      list = list .. ';' .. item
+      n = n + 1
+    end
+  end
+  redis.pcall('HSET', stats, 'recent', list)
   return ''
 end
 

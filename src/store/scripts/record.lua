@@ -6,4 +6,4 @@
 -- Returns '' or why the run log could not be written.
 record(KEYS[1], ARGV[1], ARGV[2], ARGV[3], false)
 history(KEYS[1], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
-return log_run(KEYS[2], ARGV[10], ARGV[4], ARGV[5], entry_from(11))
+return log_run(KEYS[1], KEYS[2], ARGV[10], ARGV[4], ARGV[5], entry_from(11))

@@ -36,6 +36,6 @@ if ARGV[2] == '1' then
   history(KEYS[3], outcome, code, ARGV[10], ARGV[11], ARGV[12], ARGV[13])
   -- The key's N, for status and metrics once no slot is held.
   redis.pcall('HSET', KEYS[3], 'limit', n)
-  logged = log_run(KEYS[6], ARGV[14], outcome, code, entry_from(15))
+  logged = log_run(KEYS[3], KEYS[6], ARGV[14], outcome, code, entry_from(15))
 end
 return {r, logged}
