@@ -5,6 +5,7 @@
 
 use std::io::Write;
 
+use crate::core::stats::Stats;
 use crate::store::state::{Found, KeyStatus};
 
 /// A label value: backslash, double quote and newline escaped.
@@ -28,16 +29,11 @@ fn num(v: f64) -> String {
 #[derive(Debug, Clone)]
 pub struct Sample {
     key: String,
-    /// runs, acquired, busy, lost, cap hits, compare failures.
-    counters: [u64; 6],
-    /// The hold-time histogram: (le ms, runs at or below), then the total and the sum (ms).
-    buckets: Vec<(u64, u64)>,
-    total: u64,
-    sum_ms: u64,
+    /// The counters and the hold-time histogram, sparse as the stats hash keeps it.
+    stats: Stats,
     holders: usize,
     limit: u32,
     fence: i64,
-    recommended_ttl_ms: Option<u64>,
     last_success_ms: Option<i64>,
     last_exit_code: Option<i64>,
     last_duration_ms: Option<i64>,
@@ -46,24 +42,12 @@ pub struct Sample {
 
 impl Sample {
     pub fn of(r: &KeyStatus) -> Sample {
-        let s = &r.stats;
         Sample {
             key: r.key.clone(),
-            counters: [
-                s.runs,
-                s.acquired,
-                s.busy,
-                s.lost,
-                s.cap_hits,
-                s.compare_failures,
-            ],
-            buckets: s.cumulative_at_doublings(),
-            total: s.histogram_total(),
-            sum_ms: s.sum_ms,
+            stats: r.stats.clone(),
             holders: r.holders.len(),
             limit: r.limit,
             fence: r.fence,
-            recommended_ttl_ms: s.recommended_ttl_ms(),
             last_success_ms: r.last_success_ms,
             last_exit_code: r.last.as_ref().map(|l| l.exit_code),
             last_duration_ms: r.last.as_ref().map(|l| l.ended_ms - l.started_ms),
@@ -165,7 +149,18 @@ pub fn prometheus(
     );
     o.put(format_args!("dlock_unreadable_keys {unreadable}\n"));
     for (i, (name, help)) in COUNTERS.into_iter().enumerate() {
-        o.per_key(rows, name, "counter", help, |r| Some(r.counters[i] as f64));
+        o.per_key(rows, name, "counter", help, |r| {
+            let s = &r.stats;
+            let counters = [
+                s.runs,
+                s.acquired,
+                s.busy,
+                s.lost,
+                s.cap_hits,
+                s.compare_failures,
+            ];
+            Some(counters[i] as f64)
+        });
     }
     if histogram {
         o.family(
@@ -174,17 +169,17 @@ pub fn prometheus(
             "How long runs held the lock.",
         );
         for r in rows {
-            for &(le_ms, count) in &r.buckets {
+            for (le_ms, count) in r.stats.cumulative_at_doublings() {
                 let le = format!(",le=\"{}\"", num(le_ms as f64 / 1000.0));
                 o.sample("dlock_hold_seconds_bucket", &r.key, &le, count as f64);
             }
-            let total = r.total as f64;
+            let total = r.stats.histogram_total() as f64;
             o.sample("dlock_hold_seconds_bucket", &r.key, ",le=\"+Inf\"", total);
             o.sample(
                 "dlock_hold_seconds_sum",
                 &r.key,
                 "",
-                r.sum_ms as f64 / 1000.0,
+                r.stats.sum_ms as f64 / 1000.0,
             );
             o.sample("dlock_hold_seconds_count", &r.key, "", total);
         }
@@ -207,7 +202,7 @@ pub fn prometheus(
         "dlock_recommended_ttl_seconds",
         "gauge",
         "3 x p99 hold time.",
-        |r| r.recommended_ttl_ms.map(|ms| ms as f64 / 1000.0),
+        |r| r.stats.recommended_ttl_ms().map(|ms| ms as f64 / 1000.0),
     );
     o.per_key(
         rows,
@@ -314,7 +309,6 @@ mod tests {
         let mut row = Sample::of(&status);
         row.last_exit_code = Some(0);
         row.last_duration_ms = Some(8);
-        row.recommended_ttl_ms = Some(100);
         for histogram in [true, false] {
             let mut page = Vec::new();
             prometheus(std::slice::from_ref(&row), true, 0, histogram, &mut page)
