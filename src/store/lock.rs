@@ -287,7 +287,7 @@ fn finish_argv(f: &Finish) -> [String; 3] {
 
 /// The history arguments of a finished run: outcome, exit code, host, pid, started and ended
 /// (Unix ms).
-pub(super) fn history_argv(f: &Finish) -> [String; 6] {
+fn history_argv(f: &Finish) -> [String; 6] {
     [
         f.outcome().to_string(),
         f.exit.code().to_string(),
@@ -295,6 +295,29 @@ pub(super) fn history_argv(f: &Finish) -> [String; 6] {
         std::process::id().to_string(),
         f.started_ms.to_string(),
         crate::sys::host::unix_ms().to_string(),
+    ]
+}
+
+/// The run-log entry's arguments after outcome and exit code, as `entry_from` (lib.lua) reads
+/// them: entries to keep, run id, host, pid, slot, fence, command, started, ended, renewals,
+/// waited ms, output bytes ('' without --capture); the kept output goes as the blob.
+fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
+    let [_, _, host, pid, started, ended] = history_argv(f);
+    vec![
+        log.keep.to_string(),
+        token.to_string(),
+        host,
+        pid,
+        log.slot.to_string(),
+        log.fence.to_string(),
+        log.command.clone(),
+        started,
+        ended,
+        log.renewals.to_string(),
+        log.waited.as_millis().to_string(),
+        log.output
+            .as_ref()
+            .map_or(String::new(), |o| o.1.to_string()),
     ]
 }
 
@@ -339,7 +362,7 @@ impl Call for ReleaseCall<'_> {
             self.keys.limit_n().to_string(),
         ];
         argv.extend(history_argv(f));
-        argv.extend(self.log.argv(self.token, f));
+        argv.extend(log_argv(self.log, self.token, f));
         argv
     }
     fn blob(&self) -> Option<&[u8]> {
@@ -377,7 +400,7 @@ impl Call for RecordCall<'_> {
     fn argv(&self) -> Vec<String> {
         let mut argv = finish_argv(self.finish).to_vec();
         argv.extend(history_argv(self.finish));
-        argv.extend(self.log.argv(self.token, self.finish));
+        argv.extend(log_argv(self.log, self.token, self.finish));
         argv
     }
     fn blob(&self) -> Option<&[u8]> {

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use super::conn::Conn;
 use super::keys::Keys;
-use super::lock::Finish;
 
 /// A run's entry in the key's run log (SPEC 7b), beyond what `Finish` says.
 #[derive(Debug, Clone, Default)]
@@ -37,30 +36,6 @@ impl RunLog {
     /// No entry (a run whose job never started, --history 0, --no-stats).
     pub fn off() -> RunLog {
         RunLog::default()
-    }
-
-    /// The entry's arguments after outcome and exit code, as `entry_from` reads them.
-    pub(super) fn argv(&self, token: &str, f: &Finish) -> Vec<String> {
-        let [_, _, host, pid, started, ended] = super::lock::history_argv(f);
-        let mut argv = vec![
-            self.keep.to_string(),
-            token.to_string(),
-            host,
-            pid,
-            self.slot.to_string(),
-            self.fence.to_string(),
-            self.command.clone(),
-            started,
-            ended,
-            self.renewals.to_string(),
-            self.waited.as_millis().to_string(),
-        ];
-        argv.push(
-            self.output
-                .as_ref()
-                .map_or(String::new(), |o| o.1.to_string()),
-        );
-        argv
     }
 
     /// The kept output: the last ARGV, binary as it is.
