@@ -156,3 +156,46 @@ fn at_the_cap_a_daemon_ignoring_sigterm_is_sigkilled_before_the_server_lease_end
         .stderr_has("renewal cap")
         .stderr_has("sent SIGKILL to all of it");
 }
+
+/// A daemon that is stopped (SIGSTOP: a debugger, `kill -STOP`) when the job exits cannot act
+/// on SIGTERM until it is continued: dlock follows the SIGTERM with a SIGCONT through the same
+/// pidfd, so the daemon runs its 300 ms cleanup and exits well inside --grace, instead of
+/// staying stopped until the grace's SIGKILL.
+#[test]
+fn a_stopped_daemon_gets_sigcont_with_its_sigterm_and_exits_inside_the_grace() {
+    let r = RedisServer::start();
+    let script = daemon_job(r.dir(), false, "read x; exit 0");
+    let mut job = dlock(&r)
+        .args([
+            "run", "--key", "dms", "--grace", "5s", "--", "sh", "-c", &script,
+        ])
+        .spawn();
+    let daemon = daemon_pid(&mut job);
+    assert_outside_the_group(daemon, job.pid());
+    signal(daemon, libc::SIGSTOP);
+    let state = || {
+        let stat = std::fs::read_to_string(format!("/proc/{daemon}/stat")).unwrap_or_default();
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_string))
+            .unwrap_or_default()
+    };
+    let start = Instant::now();
+    while state() != "T" {
+        assert!(start.elapsed() < HANDSHAKE, "the daemon never stopped");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let ended = Instant::now();
+    job.write("go\n");
+    let out = job.finish(Duration::from_secs(10));
+    let took = ended.elapsed();
+    out.code(0)
+        .stderr_has(&format!("{daemon} (sh -c"))
+        .stderr_has("released dlock:dms");
+    assert!(dead(daemon));
+    // Its cleanup takes 300 ms; 3 s is room for a loaded machine and still short of the 5 s
+    // grace after which a daemon left stopped would be SIGKILLed.
+    assert!(
+        took < Duration::from_secs(3),
+        "released {took:?} after the job ended"
+    );
+}
