@@ -199,3 +199,60 @@ fn a_stopped_daemon_gets_sigcont_with_its_sigterm_and_exits_inside_the_grace() {
         "released {took:?} after the job ended"
     );
 }
+
+/// A daemon's worker: two levels below the job, outside its group, under a parent that ignores
+/// SIGTERM. The tree walk reaches it through its parent's children list, so it gets the SIGTERM
+/// with everything else and can clean up, instead of only the SIGKILL that follows once its
+/// parent has been SIGKILLed after --grace and it has come back to dlock.
+#[test]
+fn a_daemons_worker_gets_sigterm_while_the_daemon_ignores_it() {
+    let r = RedisServer::start();
+    let d = r.dir().display().to_string();
+    std::fs::write(
+        r.dir().join("worker.sh"),
+        format!(
+            "trap 'echo cleaned > {d}/cleaned; exit 0' TERM\n\
+             echo $$ > {d}/worker.pid\n\
+             while :; do sleep 0.05; done\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        r.dir().join("daemon.sh"),
+        // The worker starts before the daemon ignores SIGTERM: a shell cannot trap a signal
+        // that was ignored when it started.
+        format!(
+            "sh {d}/worker.sh &\ntrap '' TERM\necho > {d}/daemon.ready\n\
+             while :; do sleep 0.05; done\n"
+        ),
+    )
+    .unwrap();
+    let script = format!(
+        "( setsid sh {d}/daemon.sh </dev/null >/dev/null 2>&1 & ); \
+         while [ ! -s {d}/worker.pid ] || [ ! -e {d}/daemon.ready ]; do sleep 0.01; done; \
+         echo ready; read x; exit 0"
+    );
+    let mut job = dlock(&r)
+        .args([
+            "run", "--key", "dmw", "--grace", "1s", "--", "sh", "-c", &script,
+        ])
+        .spawn();
+    job.expect_line("ready");
+    let worker: i32 = std::fs::read_to_string(r.dir().join("worker.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    job.write("x\n");
+    let out = job.finish(Duration::from_secs(10));
+    out.stderr_has("released dlock:dmw");
+    assert!(dead(worker));
+    assert_eq!(
+        std::fs::read_to_string(r.dir().join("cleaned"))
+            .ok()
+            .as_deref(),
+        Some("cleaned\n"),
+        "the daemon's worker never got SIGTERM\n{}",
+        out.stderr
+    );
+}
