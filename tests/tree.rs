@@ -256,3 +256,48 @@ fn a_daemons_worker_gets_sigterm_while_the_daemon_ignores_it() {
         out.stderr
     );
 }
+
+/// While dlock waits out --grace for a leftover that ignores SIGTERM, the job's other processes
+/// that die meanwhile (a background `sleep` that came back to dlock when its subshell exited)
+/// are reaped by the walk as they die: the held leader blocks a plain wait for any child, and
+/// no zombie of the job may linger through the grace.
+#[test]
+fn leftovers_that_die_during_the_grace_are_reaped_at_once() {
+    let r = RedisServer::start();
+    let d = r.dir().display().to_string();
+    let script = format!(
+        "( sleep 300 & echo $! > {d}/orphan.pid ); \
+         sh -c \"trap '' TERM; echo > {d}/stubborn.ready; while :; do sleep 0.05; done\" & \
+         while [ ! -s {d}/orphan.pid ] || [ ! -e {d}/stubborn.ready ]; do sleep 0.01; done; \
+         echo ready; read x; exit 0"
+    );
+    let mut job = dlock(&r)
+        .args([
+            "run", "--key", "dmz", "--grace", "3s", "--", "sh", "-c", &script,
+        ])
+        .spawn();
+    job.expect_line("ready");
+    let orphan: i32 = std::fs::read_to_string(r.dir().join("orphan.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    job.write("x\n");
+    job.expect_stderr("stopping them");
+    // The SIGTERM ends the sleep at once and the walk runs every few ms: 1 s is room for a
+    // loaded machine, well inside the 3 s grace during which dlock keeps walking.
+    let start = Instant::now();
+    while std::path::Path::new(&format!("/proc/{orphan}")).exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "the job's dead sleep (pid {orphan}) stayed a zombie during the grace"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        !dead(job.pid()),
+        "dlock was already done: the grace was not waited out"
+    );
+    job.finish(Duration::from_secs(10))
+        .stderr_has("released dlock:dmz");
+}
