@@ -231,3 +231,49 @@ fn with_contain_a_daemon_the_job_started_is_stopped_before_the_release() {
         .stderr_has("processes it started still run in its namespace")
         .stderr_has("released dlock:cdm");
 }
+
+/// Under --contain, a process the job left behind gets the init's SIGTERM and then up to
+/// --grace to finish, as without --contain: its 300 ms cleanup completes (a SIGKILL would leave
+/// no `cleaned` file), and the release follows as soon as it is gone, not after the whole grace.
+#[test]
+fn with_contain_a_straggler_gets_its_grace_to_clean_up() {
+    require!(Need::Namespaces);
+    let r = RedisServer::start();
+    let dir = r.dir().display().to_string();
+    let straggler = r.dir().join("straggler.sh");
+    // The trap runs once the loop's current `sleep` ends (it gets the SIGTERM too).
+    std::fs::write(
+        &straggler,
+        format!(
+            "trap 'sleep 0.3; echo cleaned > {dir}/cleaned; exit 0' TERM\n\
+             echo up > {dir}/up\n\
+             while :; do sleep 0.05; done\n"
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = dlock(&r)
+        .args(["run", "--key", "cgr", "--contain", "--grace", "5s", "--"])
+        .args(["sh", "-c"])
+        .args([format!(
+            "sh {} & while [ ! -e {dir}/up ]; do sleep 0.01; done; exit 0",
+            straggler.display()
+        )])
+        .run();
+    let took = started.elapsed();
+    out.code(0)
+        .stderr_has("processes it started still run in its namespace")
+        .stderr_has("released dlock:cgr");
+    assert_eq!(
+        std::fs::read_to_string(r.dir().join("cleaned"))
+            .ok()
+            .as_deref(),
+        Some("cleaned\n"),
+        "the straggler was killed before its cleanup, inside its 5 s grace\n{}",
+        out.stderr
+    );
+    // The cleanup takes 300 ms (plus up to 50 ms for the loop's sleep); 3 s is room for a
+    // loaded machine and still well short of the 5 s grace a sweep that waited it out would take.
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert_eq!(r.get("dlock:cgr"), None);
+}

@@ -19,6 +19,7 @@ fn warm_up(r: &RedisServer) {
 fn a_lost_acquire_reply_is_retried_with_the_same_token() {
     let r = RedisServer::start_tcp(&[]);
     warm_up(&r);
+    let evalsha = r.calls("evalsha");
     let proxy = Proxy::start(r.tcp_addr(), Mode::DropReplies);
     let mut job = Dlock::bare()
         .args([
@@ -46,6 +47,16 @@ fn a_lost_acquire_reply_is_retried_with_the_same_token() {
         );
         std::thread::sleep(Duration::from_millis(2));
     };
+    // Replies pass again only once a retry has reached the server too: the key showing up does
+    // not prove the proxy swallowed the first reply yet, and a reply that slipped through would
+    // leave the retry with the same token untested.
+    while r.calls("evalsha") < evalsha + 2 {
+        assert!(
+            start.elapsed() < HANDSHAKE,
+            "the lost acquire was not retried"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
     proxy.set(Mode::Pass);
     let got = job.expect_line("got");
     // Same token, and the fencing counter was incremented once, not twice.

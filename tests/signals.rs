@@ -29,6 +29,44 @@ fn sigterm_is_forwarded_and_the_jobs_own_status_is_kept() {
     assert_eq!(r.get("dlock:term"), None);
 }
 
+/// A job that is stopped (SIGSTOP: a debugger, `kill -STOP`) when dlock forwards SIGTERM cannot
+/// act on it until it is continued: dlock follows the SIGTERM to the job's group with a SIGCONT,
+/// so the job's trap runs and it exits with its own status well inside --grace, instead of
+/// staying stopped until the grace's SIGKILL.
+#[test]
+fn a_stopped_job_gets_sigcont_with_the_forwarded_sigterm() {
+    let r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args(["run", "--key", "stopped", "--grace", "5s", "--", "sh", "-c"])
+        .args(["trap 'exit 7' TERM; echo \"pid $$\"; while :; do sleep 0.05; done"])
+        .spawn();
+    let shell: i32 = job.expect_line("pid ").parse().unwrap();
+    signal(shell, libc::SIGSTOP);
+    let state = || {
+        let stat = std::fs::read_to_string(format!("/proc/{shell}/stat")).unwrap_or_default();
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_string))
+            .unwrap_or_default()
+    };
+    let start = Instant::now();
+    while state() != "T" {
+        assert!(start.elapsed() < HANDSHAKE, "the job never stopped");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let sent = Instant::now();
+    job.signal(libc::SIGTERM);
+    let out = job.finish(Duration::from_secs(10));
+    let took = sent.elapsed();
+    // Exit 7 is the trap's: a job left stopped would die by the grace's SIGKILL (137).
+    out.code(7).stderr_has("SIGTERM forwarded");
+    // 3 s is room for a loaded machine and still short of the 5 s grace.
+    assert!(
+        took < Duration::from_secs(3),
+        "the job ended {took:?} after SIGTERM"
+    );
+    assert_eq!(r.get("dlock:stopped"), None);
+}
+
 #[test]
 fn a_job_killed_by_a_forwarded_signal_exits_128_plus_n() {
     let r = RedisServer::start();

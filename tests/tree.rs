@@ -176,3 +176,148 @@ fn at_the_cap_a_daemon_ignoring_sigterm_is_sigkilled_before_the_server_lease_end
         .stderr_has("renewal cap")
         .stderr_has("sent SIGKILL to all of it");
 }
+
+/// A daemon that is stopped (SIGSTOP: a debugger, `kill -STOP`) when the job exits cannot act
+/// on SIGTERM until it is continued: dlock follows the SIGTERM with a SIGCONT through the same
+/// pidfd, so the daemon runs its 300 ms cleanup and exits well inside --grace, instead of
+/// staying stopped until the grace's SIGKILL.
+#[test]
+fn a_stopped_daemon_gets_sigcont_with_its_sigterm_and_exits_inside_the_grace() {
+    let r = RedisServer::start();
+    let script = daemon_job(r.dir(), false, "read x; exit 0");
+    let mut job = dlock(&r)
+        .args([
+            "run", "--key", "dms", "--grace", "5s", "--", "sh", "-c", &script,
+        ])
+        .spawn();
+    let daemon = daemon_pid(&mut job);
+    assert_outside_the_group(daemon, job.pid());
+    signal(daemon, libc::SIGSTOP);
+    let state = || {
+        let stat = std::fs::read_to_string(format!("/proc/{daemon}/stat")).unwrap_or_default();
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_string))
+            .unwrap_or_default()
+    };
+    let start = Instant::now();
+    while state() != "T" {
+        assert!(start.elapsed() < HANDSHAKE, "the daemon never stopped");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let ended = Instant::now();
+    job.write("go\n");
+    let out = job.finish(Duration::from_secs(10));
+    let took = ended.elapsed();
+    out.code(0)
+        .stderr_has(&format!("{daemon} (sh -c"))
+        .stderr_has("released dlock:dms");
+    assert!(dead(daemon));
+    // Its cleanup takes 300 ms; 3 s is room for a loaded machine and still short of the 5 s
+    // grace after which a daemon left stopped would be SIGKILLed.
+    assert!(
+        took < Duration::from_secs(3),
+        "released {took:?} after the job ended"
+    );
+}
+
+/// A daemon's worker: two levels below the job, outside its group, under a parent that ignores
+/// SIGTERM. The tree walk reaches it through its parent's children list, so it gets the SIGTERM
+/// with everything else and can clean up, instead of only the SIGKILL that follows once its
+/// parent has been SIGKILLed after --grace and it has come back to dlock.
+#[test]
+fn a_daemons_worker_gets_sigterm_while_the_daemon_ignores_it() {
+    let r = RedisServer::start();
+    let d = r.dir().display().to_string();
+    std::fs::write(
+        r.dir().join("worker.sh"),
+        format!(
+            "trap 'echo cleaned > {d}/cleaned; exit 0' TERM\n\
+             echo $$ > {d}/worker.pid\n\
+             while :; do sleep 0.05; done\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        r.dir().join("daemon.sh"),
+        // The worker starts before the daemon ignores SIGTERM: a shell cannot trap a signal
+        // that was ignored when it started.
+        format!(
+            "sh {d}/worker.sh &\ntrap '' TERM\necho > {d}/daemon.ready\n\
+             while :; do sleep 0.05; done\n"
+        ),
+    )
+    .unwrap();
+    let script = format!(
+        "( setsid sh {d}/daemon.sh </dev/null >/dev/null 2>&1 & ); \
+         while [ ! -s {d}/worker.pid ] || [ ! -e {d}/daemon.ready ]; do sleep 0.01; done; \
+         echo ready; read x; exit 0"
+    );
+    let mut job = dlock(&r)
+        .args([
+            "run", "--key", "dmw", "--grace", "1s", "--", "sh", "-c", &script,
+        ])
+        .spawn();
+    job.expect_line("ready");
+    let worker: i32 = std::fs::read_to_string(r.dir().join("worker.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    job.write("x\n");
+    let out = job.finish(Duration::from_secs(10));
+    out.stderr_has("released dlock:dmw");
+    assert!(dead(worker));
+    assert_eq!(
+        std::fs::read_to_string(r.dir().join("cleaned"))
+            .ok()
+            .as_deref(),
+        Some("cleaned\n"),
+        "the daemon's worker never got SIGTERM\n{}",
+        out.stderr
+    );
+}
+
+/// While dlock waits out --grace for a leftover that ignores SIGTERM, the job's other processes
+/// that die meanwhile (a background `sleep` that came back to dlock when its subshell exited)
+/// are reaped by the walk as they die: the held leader blocks a plain wait for any child, and
+/// no zombie of the job may linger through the grace.
+#[test]
+fn leftovers_that_die_during_the_grace_are_reaped_at_once() {
+    let r = RedisServer::start();
+    let d = r.dir().display().to_string();
+    let script = format!(
+        "( sleep 300 & echo $! > {d}/orphan.pid ); \
+         sh -c \"trap '' TERM; echo > {d}/stubborn.ready; while :; do sleep 0.05; done\" & \
+         while [ ! -s {d}/orphan.pid ] || [ ! -e {d}/stubborn.ready ]; do sleep 0.01; done; \
+         echo ready; read x; exit 0"
+    );
+    let mut job = dlock(&r)
+        .args([
+            "run", "--key", "dmz", "--grace", "3s", "--", "sh", "-c", &script,
+        ])
+        .spawn();
+    job.expect_line("ready");
+    let orphan: i32 = std::fs::read_to_string(r.dir().join("orphan.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    job.write("x\n");
+    job.expect_stderr("stopping them");
+    // The SIGTERM ends the sleep at once and the walk runs every few ms: 1 s is room for a
+    // loaded machine, well inside the 3 s grace during which dlock keeps walking.
+    let start = Instant::now();
+    while std::path::Path::new(&format!("/proc/{orphan}")).exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "the job's dead sleep (pid {orphan}) stayed a zombie during the grace"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        !dead(job.pid()),
+        "dlock was already done: the grace was not waited out"
+    );
+    job.finish(Duration::from_secs(10))
+        .stderr_has("released dlock:dmz");
+}

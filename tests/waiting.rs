@@ -271,6 +271,23 @@ fn a_release_leaves_one_wake_up_for_two_seconds() {
     assert!(pttl > 1000 && pttl <= 2000, "wake-up kept {pttl} ms");
 }
 
+/// On `--limit 3` the releases with nobody waiting leave one wake-up per slot, three, kept 2 s:
+/// three waiters that are between their busy answer and their BLPOP when three slots free get
+/// one each. Five runs leave three, not five: wake-ups still do not pile up past the slots.
+#[test]
+fn releases_on_three_slots_leave_three_wake_ups_for_two_seconds() {
+    let r = RedisServer::start();
+    for _ in 0..5 {
+        dlock(&r)
+            .args(["run", "--key", "sem", "--limit", "3", "--", "true"])
+            .run()
+            .code(0);
+    }
+    assert_eq!(r.cmd(&["LLEN", "{dlock:sem}:wake"]), redis::Value::Int(3));
+    let pttl = r.pttl("{dlock:sem}:wake");
+    assert!(pttl > 1000 && pttl <= 2000, "wake-ups kept {pttl} ms");
+}
+
 #[test]
 fn no_notify_polls_instead_of_blocking() {
     let r = RedisServer::start();

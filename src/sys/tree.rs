@@ -184,4 +184,15 @@ mod tests {
         assert!(me.live() && "RSD".contains(me.state), "{me:?}");
         assert!(me.pgrp > 0 && me.ppid > 0);
     }
+
+    /// The check made after a pidfd is opened: yes only for the parent that /proc names, no for
+    /// any other (a number taken by a stranger has another parent) or for a process that is gone.
+    #[test]
+    fn is_child_of_names_only_the_real_parent() {
+        let me = std::process::id() as i32;
+        let parent = stat(me).expect("our own stat").ppid;
+        assert!(is_child_of(me, parent));
+        assert!(!is_child_of(me, me));
+        assert!(!is_child_of(-1, parent));
+    }
 }
