@@ -190,8 +190,8 @@ fn a_stopped_daemon_gets_sigcont_with_its_sigterm_and_exits_inside_the_grace() {
             "run", "--key", "dms", "--grace", "5s", "--", "sh", "-c", &script,
         ])
         .spawn();
-    let daemon = daemon_pid(&mut job);
-    assert_outside_the_group(daemon, job.pid());
+    let (daemon, leader) = daemon_line(&mut job);
+    assert_outside_the_group(daemon, daemon, leader);
     signal(daemon, libc::SIGSTOP);
     let state = || {
         let stat = std::fs::read_to_string(format!("/proc/{daemon}/stat")).unwrap_or_default();
