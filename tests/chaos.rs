@@ -116,6 +116,25 @@ fn holder_pid(url: &str, key: &str) -> Option<i32> {
 
 /// A random contender, holder or waiter, dies: SIGKILLed with its job (the job pids it had
 /// come back), or SIGTERMed.
+/// SIGKILL the holder `running[i]` if its job is running: then it is reaped and gone from
+/// `running`, its job's pids noted as killed and the kill counted (code -1); false when it was
+/// between its job's end and its release (left alone).
+fn kill_mid_job(
+    i: usize,
+    running: &mut Vec<Child>,
+    seen_dead: &mut HashMap<i32, u64>,
+    killed_jobs: &mut Vec<i32>,
+    codes: &mut HashMap<i32, usize>,
+) -> bool {
+    let Some(jobs) = sigkill_mid_job(&mut running[i], seen_dead) else {
+        return false;
+    };
+    drop(running.remove(i)); // reaped by sigkill_mid_job
+    killed_jobs.extend(jobs);
+    *codes.entry(-1).or_default() += 1;
+    true
+}
+
 fn kill_one(
     rng: &mut Rng,
     running: &mut Vec<Child>,
@@ -196,16 +215,15 @@ fn twenty_contenders_with_random_kills_never_overlap() {
                 if let Some(i) = running.iter().position(|c| Some(c.id() as i32) == holder) {
                     // Only mid-job: a holder between its job's end and its release is let go
                     // and tried again on the next round of the loop.
-                    match sigkill_mid_job(&mut running[i], &mut seen_dead) {
-                        Some(jobs) => {
-                            drop(running.remove(i)); // reaped by sigkill_mid_job
-                            killed_jobs.extend(jobs);
-                            *codes.entry(-1).or_default() += 1;
-                        }
-                        None => {
-                            kills -= 1;
-                            continue;
-                        }
+                    if !kill_mid_job(
+                        i,
+                        &mut running,
+                        &mut seen_dead,
+                        &mut killed_jobs,
+                        &mut codes,
+                    ) {
+                        kills -= 1;
+                        continue;
                     }
                 }
             } else {
@@ -302,16 +320,15 @@ fn twenty_contenders_on_three_slots_with_random_kills_never_share_a_slot() {
                 if let Some(i) = victim {
                     // Only mid-job, as in the plain test: one between its job's end and its
                     // release is let go, and the turn tried again on the next round.
-                    match sigkill_mid_job(&mut running[i], &mut seen_dead) {
-                        Some(jobs) => {
-                            drop(running.remove(i)); // reaped by sigkill_mid_job
-                            killed_jobs.extend(jobs);
-                            *codes.entry(-1).or_default() += 1;
-                        }
-                        None => {
-                            kills -= 1;
-                            continue;
-                        }
+                    if !kill_mid_job(
+                        i,
+                        &mut running,
+                        &mut seen_dead,
+                        &mut killed_jobs,
+                        &mut codes,
+                    ) {
+                        kills -= 1;
+                        continue;
                     }
                 }
             } else {

@@ -2,17 +2,23 @@
 //! the validated config or the one-line error.
 
 use super::*;
-use crate::cli::args::{self, Command};
+use crate::cli::args;
 use std::ffi::OsString;
 
-/// `dlock [global…] run <args>` → the run config, or the usage error's text.
-fn run_cfg(args: &[&str]) -> Result<RunConfig, String> {
-    let mut argv = vec!["dlock", "--url", "redis://127.0.0.1:6379", "run"];
+/// `dlock [global…] SUBCOMMAND <args>` → the checked command, or the usage error's text
+/// (clap's or ours).
+fn checked(subcommand: &str, args: &[&str]) -> Result<Command, String> {
+    let mut argv = vec!["dlock", "--url", "redis://127.0.0.1:6379", subcommand];
     argv.extend_from_slice(args);
     let cli = args::parse(argv).map_err(|e| e.to_string())?;
     let g = global(&cli.global).map_err(|e| e.0)?;
-    match &cli.command {
-        Command::Run(r) => run::run(&g, r).map_err(|e| e.0),
+    command(&g, &cli.command).map_err(|e| e.0)
+}
+
+/// `dlock run <args>` → the run config, or the usage error's text.
+fn run_cfg(args: &[&str]) -> Result<RunConfig, String> {
+    match checked("run", args)? {
+        Command::Run(r) => Ok(*r),
         _ => Err("not a run".into()),
     }
 }
@@ -236,12 +242,8 @@ fn keys_are_checked_with_their_prefix() {
 
 /// `dlock check <args>` → the check config, or the usage error's text.
 fn check_cfg(args: &[&str]) -> Result<CheckConfig, String> {
-    let mut argv = vec!["dlock", "check"];
-    argv.extend_from_slice(args);
-    let cli = args::parse(argv).map_err(|e| e.to_string())?;
-    let g = global(&cli.global).map_err(|e| e.0)?;
-    match &cli.command {
-        Command::Check(a) => commands::check(&g, a).map_err(|e| e.0),
+    match checked("check", args)? {
+        Command::Check(c) => Ok(c),
         _ => Err("not a check".into()),
     }
 }
@@ -284,12 +286,8 @@ fn check_takes_any_rule_but_needs_one() {
 
 /// `dlock history <args>` → its config, or the usage error's text (clap's or ours).
 fn history_cfg(args: &[&str]) -> Result<HistoryConfig, String> {
-    let mut argv = vec!["dlock", "history"];
-    argv.extend_from_slice(args);
-    let cli = args::parse(argv).map_err(|e| e.to_string())?;
-    let g = global(&cli.global).map_err(|e| e.0)?;
-    match &cli.command {
-        Command::History(h) => commands::history(&g, h).map_err(|e| e.0),
+    match checked("history", args)? {
+        Command::History(h) => Ok(h),
         _ => Err("not history".into()),
     }
 }
