@@ -9,39 +9,8 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
 use super::runs::RunLog;
-use super::script::{self, Call, Script, read};
+use super::script::{self, ACQUIRE, BREAK, BUSY, Call, RECORD, RELEASE, RENEW, Script, WAKE, read};
 use crate::exit::Exit;
-
-/// Each script with the SHA-1 of its source (lib.lua + "\\n" + the file): a unit test
-/// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
-pub(crate) static ACQUIRE: Script = Script::new(
-    include_str!("scripts/acquire.lua"),
-    "925acd20823b79f14b31f9e027e6cf8a75d380db",
-);
-pub(crate) static RENEW: Script = Script::new(
-    include_str!("scripts/renew.lua"),
-    "991f6c760c6aad205adac909790a6e9639debd7f",
-);
-pub(crate) static RELEASE: Script = Script::new(
-    include_str!("scripts/release.lua"),
-    "c5a1e488c59f047e57b1d6dbbe17a2c6ecbc1e21",
-);
-pub(crate) static RECORD: Script = Script::new(
-    include_str!("scripts/record.lua"),
-    "d97b4771e4d18aa23395b11225251b881c547bf0",
-);
-pub(crate) static BUSY: Script = Script::new(
-    include_str!("scripts/busy.lua"),
-    "eb24f6bc04376597769dc8f007095b2ff24df2ee",
-);
-pub(crate) static WAKE: Script = Script::new(
-    include_str!("scripts/wake.lua"),
-    "c68ea26522a5bb2c78c96bdf3430e5057024ae76",
-);
-pub(crate) static BREAK: Script = Script::new(
-    include_str!("scripts/break.lua"),
-    "74b6a22ad6d8831fd648e1f108c3e0dde51dca68",
-);
 
 /// Run one script call.
 pub fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {

@@ -47,6 +47,37 @@ impl Script {
     }
 }
 
+/// Each script with the SHA-1 of its source (lib.lua + "\\n" + the file): a unit test
+/// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
+pub(crate) static ACQUIRE: Script = Script::new(
+    include_str!("scripts/acquire.lua"),
+    "925acd20823b79f14b31f9e027e6cf8a75d380db",
+);
+pub(crate) static RENEW: Script = Script::new(
+    include_str!("scripts/renew.lua"),
+    "991f6c760c6aad205adac909790a6e9639debd7f",
+);
+pub(crate) static RELEASE: Script = Script::new(
+    include_str!("scripts/release.lua"),
+    "c5a1e488c59f047e57b1d6dbbe17a2c6ecbc1e21",
+);
+pub(crate) static RECORD: Script = Script::new(
+    include_str!("scripts/record.lua"),
+    "d97b4771e4d18aa23395b11225251b881c547bf0",
+);
+pub(crate) static BUSY: Script = Script::new(
+    include_str!("scripts/busy.lua"),
+    "eb24f6bc04376597769dc8f007095b2ff24df2ee",
+);
+pub(crate) static WAKE: Script = Script::new(
+    include_str!("scripts/wake.lua"),
+    "c68ea26522a5bb2c78c96bdf3430e5057024ae76",
+);
+pub(crate) static BREAK: Script = Script::new(
+    include_str!("scripts/break.lua"),
+    "74b6a22ad6d8831fd648e1f108c3e0dde51dca68",
+);
+
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its
 /// reply reads.
 pub(crate) trait Call {
@@ -90,4 +121,31 @@ pub(crate) fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
 /// A reply read as `T`, with redis' own conversion errors.
 pub(crate) fn read<T: FromRedisValue>(v: Value) -> RedisResult<T> {
     Ok(redis::from_redis_value(v)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// EVALSHA names each script by the SHA-1 written next to it: it must be its source's, or a
+    /// server could run another version of the script cached under that name.
+    #[test]
+    fn every_sha_is_the_sha1_of_its_source() {
+        for (name, script) in [
+            ("acquire", &ACQUIRE),
+            ("renew", &RENEW),
+            ("release", &RELEASE),
+            ("record", &RECORD),
+            ("busy", &BUSY),
+            ("wake", &WAKE),
+            ("break", &BREAK),
+        ] {
+            let sha = redis::Script::new(script.source()).get_hash().to_string();
+            assert_eq!(
+                script.sha(),
+                sha,
+                "{name}.lua changed: write \"{sha}\" as its SHA-1 in src/store/script.rs"
+            );
+        }
+    }
 }
