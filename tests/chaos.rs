@@ -513,6 +513,181 @@ fn a_restart_that_loses_data_overlaps_by_at_most_one_renew_period() {
     );
 }
 
+/// When the server restarts empty, the holder's connection is closed with it: dlock sees that
+/// at once and renews then, instead of at its next renewal, finds the key gone and stops the
+/// job. The bound: while the server is down the renewal is retried every TTL/20 (250 ms at most),
+/// so the job ends within that plus its reaction to SIGTERM after the server is back; 1 s says
+/// so with room for a loaded machine. Without the watch the job would run on until the next
+/// renewal, 2 s after the last one (the restart comes right after a renewal or the start).
+const RESTART_REACTION: Duration = Duration::from_secs(1);
+
+/// How many clients the server has connected.
+fn clients(r: &RedisServer) -> usize {
+    match r.cmd(&["CLIENT", "LIST"]) {
+        redis::Value::BulkString(b) => String::from_utf8_lossy(&b).lines().count(),
+        redis::Value::VerbatimString { text, .. } => text.lines().count(),
+        other => panic!("CLIENT LIST: {other:?}"),
+    }
+}
+
+/// `dlock run` (TTL 6 s, renewing every 2 s) of a stamp job at `url`; the server restarts
+/// empty `renewals_first` renewals into it. Returns how long the job ran on after the restart.
+fn job_after_restart(
+    r: &mut RedisServer,
+    url: &str,
+    st: &Stamps,
+    key: &str,
+    renewals_first: u32,
+) -> u64 {
+    let lock = format!("dlock:{key}");
+    let mut holder = contender(
+        url,
+        st,
+        key,
+        &[
+            "--ttl",
+            "6s",
+            "--renew-every",
+            "2s",
+            "--max-renewals",
+            "unlimited",
+        ],
+        30_000,
+        false,
+    );
+    let mut starts = 0;
+    let since = Instant::now();
+    while starts == 0 {
+        starts = std::fs::read_to_string(&st.path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("S "))
+            .count();
+        assert!(since.elapsed() < HANDSHAKE, "no stamp from the job");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // Handshake with the server: a renewal is seen as the lock's PTTL jumping back up.
+    let pttl = |r: &RedisServer| match r.cmd(&["PTTL", &lock]) {
+        redis::Value::Int(n) => n,
+        other => panic!("PTTL: {other:?}"),
+    };
+    for _ in 0..renewals_first {
+        let mut last = pttl(r);
+        let since = Instant::now();
+        loop {
+            let now = pttl(r);
+            if now > last {
+                break;
+            }
+            last = now;
+            assert!(since.elapsed() < HANDSHAKE, "no renewal seen");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    r.restart();
+    let restarted = mono_ns();
+    assert_eq!(
+        holder.wait().unwrap().code(),
+        Some(125),
+        "the lease is lost"
+    );
+    let v = overlap::read(&st.path, &HashMap::new());
+    let job = v.last().expect("the holder's job");
+    assert!(!job.killed, "SIGTERM was enough: {job:?}");
+    job.end.saturating_sub(restarted)
+}
+
+/// Over TCP (the Unix socket in the next test).
+#[test]
+fn a_restart_before_the_first_renewal_stops_the_job_at_once() {
+    let mut r = RedisServer::start_tcp(&[]);
+    let st = stamps();
+    let url = r.tcp_url();
+    let ran_on = job_after_restart(&mut r, &url, &st, "drop0", 0);
+    eprintln!(
+        "the job ran on {:.1} ms after the restart",
+        ran_on as f64 / 1e6
+    );
+    assert!(
+        ran_on < RESTART_REACTION.as_nanos() as u64,
+        "ran on {ran_on} ns"
+    );
+}
+
+#[test]
+fn a_restart_after_a_renewal_stops_the_job_at_once() {
+    let mut r = RedisServer::start();
+    let st = stamps();
+    let url = r.url();
+    let ran_on = job_after_restart(&mut r, &url, &st, "drop1", 1);
+    eprintln!(
+        "the job ran on {:.1} ms after the restart",
+        ran_on as f64 / 1e6
+    );
+    assert!(
+        ran_on < RESTART_REACTION.as_nanos() as u64,
+        "ran on {ran_on} ns"
+    );
+}
+
+/// A holder that waited for the lock had a second connection to the same server (its waker's)
+/// when the job started: the watch still finds its own once that one is gone.
+#[test]
+fn a_restart_stops_a_job_that_waited_for_the_lock() {
+    let mut r = RedisServer::start();
+    let st = stamps();
+    let mut blocker = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "drop2",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x || true",
+        ])
+        .spawn();
+    blocker.expect_line("held");
+    let mut holder = contender(
+        &r.url(),
+        &st,
+        "drop2",
+        &["--ttl", "6s", "--renew-every", "2s", "--wait", "20s"],
+        30_000,
+        false,
+    );
+    wait_for_waiter(&r);
+    blocker.close_stdin();
+    blocker.finish(HANDSHAKE).code(0);
+    first_job_pid(&st);
+    // Handshake: the waker's connection is gone (the server counts the holder's and the
+    // test's own). The watch looks for its socket again every 100 ms while another connection
+    // to the server made it ambiguous: three such periods on from there it has it.
+    let since = Instant::now();
+    while clients(&r) > 2 {
+        assert!(since.elapsed() < HANDSHAKE, "the waker's connection stays");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    r.restart();
+    let restarted = mono_ns();
+    assert_eq!(
+        holder.wait().unwrap().code(),
+        Some(125),
+        "the lease is lost"
+    );
+    let v = overlap::read(&st.path, &HashMap::new());
+    let ran_on = v[0].end.saturating_sub(restarted);
+    eprintln!(
+        "the job ran on {:.1} ms after the restart",
+        ran_on as f64 / 1e6
+    );
+    assert!(
+        ran_on < RESTART_REACTION.as_nanos() as u64,
+        "ran on {ran_on} ns"
+    );
+}
+
 /// A master with a replica behind a proxy (so the test controls replication), and a failover
 /// by promoting the replica after the master dies.
 struct Pair {

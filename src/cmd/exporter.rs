@@ -55,7 +55,7 @@ pub fn exporter(cfg: &ExporterConfig) -> Exit {
             })
             .collect();
         let sig = loop {
-            if let Ok(Event::Signal(sig)) = rx.recv_timeout(STOP_POLL) {
+            if let Ok(Event::Signal(sig)) = rx.recv_timeout(STOP_POLL, None) {
                 break Some(sig);
             }
             if workers.iter().all(|w| w.is_finished()) {

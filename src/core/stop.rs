@@ -54,6 +54,9 @@ pub(crate) enum Input {
     CapReached { count: u32 },
     /// SIGINT, SIGTERM, SIGHUP or SIGQUIT reached dlock.
     Signal(i32),
+    /// The server closed or reset the connection before the first renewal (a restart may have
+    /// lost the lease with it).
+    ConnectionDropped,
 }
 
 /// Why the job is being stopped.
@@ -72,8 +75,9 @@ pub(crate) enum Reason {
 /// What to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Action {
-    /// The first renewal is due: start the renewal thread.
-    StartWatchdog,
+    /// Start the renewal thread: the first renewal is due, or (`at_once`) the connection
+    /// dropped and a renewal now finds out whether the lease survived.
+    StartWatchdog { at_once: bool },
     /// Forward this signal to the job's process group, as a terminal would.
     Forward(i32),
     /// SIGTERM to every process of the job: its group and every other descendant (a daemon
@@ -273,7 +277,8 @@ impl Stop {
         }
         if self.watch_at.is_some_and(|t| now >= t) {
             self.watch_at = None;
-            self.actions.push_back(Action::StartWatchdog);
+            self.actions
+                .push_back(Action::StartWatchdog { at_once: false });
         }
     }
 
@@ -322,7 +327,21 @@ impl Stop {
                 });
             }
             Input::Signal(sig) => self.on_signal(sig, now),
+            Input::ConnectionDropped => {
+                // Only until the renewal thread runs (it watches its connection itself), and
+                // not once the job is over: then the release finds out.
+                if self.watch_at.is_some() && self.leader.is_none() {
+                    self.watch_at = None;
+                    self.actions
+                        .push_back(Action::StartWatchdog { at_once: true });
+                }
+            }
         }
+    }
+
+    /// Until the renewal thread runs, the supervising loop watches the connection for it.
+    pub(crate) fn watches_connection(&self) -> bool {
+        self.watch_at.is_some() && self.leader.is_none()
     }
 
     /// What the run ends with, given how the leader exited (None: never seen).

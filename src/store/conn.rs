@@ -12,6 +12,17 @@ use super::fault::{Fault, classify};
 use super::target::{Mode, Target, host_port};
 use crate::error;
 use crate::exit::Exit;
+use crate::sys::sock::{self, Peer, Socket};
+
+/// A connection's socket as far as the watchdog can poll it (`Conn::socket`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watched {
+    Socket(Socket),
+    /// Not told apart from another connection to the same server yet: look again soon.
+    NotYet,
+    /// Not watched.
+    Never,
+}
 
 /// A server and the bounds on reaching it: what every command connects with.
 #[derive(Debug, Clone)]
@@ -91,12 +102,25 @@ impl Target {
             }
             Mode::Cluster { seeds } => (self.first_reachable(seeds, ct, io)?, None),
         };
+        let peer = match (&self.mode, &node) {
+            (Mode::Direct(ConnectionAddr::Tcp(_, port)), _)
+            | (Mode::Direct(ConnectionAddr::TcpTls { port, .. }), _) => Some(Peer::Tcp(*port)),
+            (Mode::Direct(ConnectionAddr::Unix(path)), _) => Some(Peer::Unix(path.clone())),
+            (Mode::Sentinel { .. }, Some((_, port))) => Some(Peer::Tcp(*port)),
+            // A cluster's connection moves between nodes with the slots: not watched.
+            _ => None,
+        };
         Ok(Conn {
             c,
             target: self.clone(),
             ct,
             io,
             node,
+            watch: Watch {
+                peer,
+                socket: None,
+                looks: 0,
+            },
         })
     }
 
@@ -222,6 +246,7 @@ impl Target {
                     ct,
                     io,
                     node: None,
+                    watch: Watch::none(),
                 })
             })
             .collect()
@@ -255,6 +280,30 @@ pub struct Conn {
     io: Duration,
     /// The master this connection reached through Sentinel.
     node: Option<(String, u16)>,
+    watch: Watch,
+}
+
+/// Finding this connection's socket, for the watchdog to notice a hang-up (`Conn::socket`).
+struct Watch {
+    /// Where the socket goes (None: not watched).
+    peer: Option<Peer>,
+    socket: Option<Socket>,
+    /// Lookups so far; the socket is not told apart while another connection of this process
+    /// goes to the same server (the waker's, which ends right after the acquire).
+    looks: u32,
+}
+
+/// Lookups of one connection's socket before giving up on watching it.
+const MAX_LOOKS: u32 = 20;
+
+impl Watch {
+    fn none() -> Watch {
+        Watch {
+            peer: None,
+            socket: None,
+            looks: 0,
+        }
+    }
 }
 
 /// Redirects followed for one command before giving up (a slot moving twice mid-command is
@@ -269,6 +318,28 @@ impl Conn {
         match (&self.node, self.target.sentinel_master(ct, io)) {
             (Some(mine), Some(now)) => *mine != now,
             _ => false,
+        }
+    }
+
+    /// This connection's socket, to poll for a hang-up; None while it cannot be told apart
+    /// from another connection to the same server (`pending` then says whether to look again
+    /// later), or never (a cluster's connection, or MAX_LOOKS lookups in vain).
+    pub fn socket(&mut self) -> Watched {
+        let w = &mut self.watch;
+        if let Some(s) = w.socket {
+            return Watched::Socket(s);
+        }
+        let Some(peer) = &w.peer else {
+            return Watched::Never;
+        };
+        if w.looks >= MAX_LOOKS {
+            return Watched::Never;
+        }
+        w.looks += 1;
+        w.socket = sock::connected_to(peer);
+        match w.socket {
+            Some(s) => Watched::Socket(s),
+            None => Watched::NotYet,
         }
     }
 
@@ -338,8 +409,9 @@ impl Conn {
                 redis::cmd("ASKING").query::<()>(&mut node)?;
                 return f(&mut node);
             }
-            // MOVED: the slot lives there now; stay.
+            // MOVED: the slot lives there now; stay (and stop watching the old socket).
             self.c = node;
+            self.watch = Watch::none();
         }
     }
 }

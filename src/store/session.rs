@@ -14,8 +14,8 @@ use redis::RedisError;
 use crate::core::Failure;
 use crate::core::retry::Retry;
 
-use super::conn::Conn;
 use super::conn::Server;
+use super::conn::{Conn, Watched};
 use super::fault::Fault;
 use super::keys::Keys;
 use super::script::{self, Call};
@@ -138,6 +138,11 @@ impl Session {
             self.conn = None;
         }
         moved
+    }
+
+    /// The connection's socket, for the watchdog to poll for a hang-up (`Conn::socket`).
+    pub fn socket(&mut self) -> Watched {
+        self.conn.as_mut().map_or(Watched::Never, Conn::socket)
     }
 
     /// Behind Sentinel (whose master can move between renewals).

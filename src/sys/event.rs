@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::sys::signals;
+use crate::sys::sock::{self, Socket};
 
 /// What the loop wakes up for: a signal, the job's exit, or a note `N` from a helper thread
 /// (the caller's own type: `run` sends its renewal results and wake-ups through it).
@@ -26,6 +27,8 @@ pub enum Event<N> {
     ChildExited(ExitStatus),
     /// Sent by a helper thread.
     Note(N),
+    /// The socket the caller asked to watch hung up (`recv_timeout`).
+    HungUp,
 }
 
 /// Nothing arrived in time.
@@ -157,8 +160,13 @@ impl<N> Receiver<N> {
         self.next()
     }
 
-    /// The next event, waiting up to `timeout` for one.
-    pub fn recv_timeout(&self, timeout: Duration) -> Result<Event<N>, Timeout> {
+    /// The next event, waiting up to `timeout` for one; `watch`: also wake when that socket
+    /// hangs up (see `sock::Bell::wait`).
+    pub fn recv_timeout(
+        &self,
+        timeout: Duration,
+        watch: Option<Socket>,
+    ) -> Result<Event<N>, Timeout> {
         let until = Instant::now() + timeout;
         loop {
             self.collect();
@@ -180,6 +188,7 @@ impl<N> Receiver<N> {
                     events: libc::POLLIN,
                     revents: 0,
                 },
+                sock::hang_up_poll(watch),
             ];
             let ts = libc::timespec {
                 tv_sec: left.as_secs().min(i64::MAX as u64) as libc::time_t,
@@ -187,7 +196,10 @@ impl<N> Receiver<N> {
             };
             // SAFETY: fds and ts are live locals; a null sigmask keeps ours. EINTR (a signal
             // not in our set, e.g. SIGWINCH with a handler) just loops.
-            unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+            unsafe { libc::ppoll(fds.as_mut_ptr(), 3, &ts, std::ptr::null()) };
+            if sock::hung_up(&fds[2]) {
+                return Ok(Event::HungUp);
+            }
         }
     }
 

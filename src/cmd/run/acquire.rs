@@ -100,7 +100,7 @@ pub fn acquire(
             error!("internal"; "the acquire loop has neither a next try nor an outcome");
             return Err(Exit::Internal);
         };
-        if let Ok(ev) = events.recv_timeout(next.saturating_duration_since(Instant::now())) {
+        if let Ok(ev) = events.recv_timeout(next.saturating_duration_since(Instant::now()), None) {
             s.event(ev);
         }
     }

@@ -76,7 +76,7 @@ pub fn main(mut args: impl Iterator<Item = OsString>) -> u8 {
     // No timer runs while the job does (dlock outside keeps the lease's): wait for its exit or
     // a signal, an hour at a time.
     let status = loop {
-        match rx.recv_timeout(Duration::from_secs(3600)) {
+        match rx.recv_timeout(Duration::from_secs(3600), None) {
             Ok(Event::Signal(sig)) => {
                 child.signal_group(sig);
             }
@@ -104,7 +104,7 @@ fn sweep(rx: &event::Receiver<Infallible>, grace: Duration) {
     process::signal_namespace(libc::SIGTERM);
     let until = Instant::now() + grace;
     while Instant::now() < until {
-        if let Ok(Event::Signal(_)) = rx.recv_timeout(GROUP_POLL) {
+        if let Ok(Event::Signal(_)) = rx.recv_timeout(GROUP_POLL, None) {
             return;
         }
         // Reaped above as they exit; anyone left?

@@ -5,14 +5,14 @@
 use std::time::Instant;
 
 use super::Note;
-use super::watchdog::{Lease, Watchdog};
+use super::watchdog::{Lease, Watchdog, watched};
 use crate::cli::config::RunConfig;
 use crate::core::stop::{Action, Input, Stop};
 use crate::log::secs;
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::process::Child;
-use crate::{error, warn};
+use crate::{debug, error, warn};
 
 /// The watchdog, from "not yet needed" to running.
 pub(super) enum Watch {
@@ -59,8 +59,15 @@ impl<'a> Supervisor<'a> {
             if self.stop.is_done() {
                 return;
             }
-            let wake = self.stop.poll_timeout(now);
-            let event = rx.recv_timeout(wake.saturating_duration_since(Instant::now()));
+            let mut wake = self.stop.poll_timeout(now);
+            // Until the renewal thread runs, this loop watches its connection for it.
+            let socket = match &mut self.watch {
+                Watch::Pending(Some(p)) if self.stop.watches_connection() => {
+                    watched(&mut p.0.session, now, &mut wake)
+                }
+                _ => None,
+            };
+            let event = rx.recv_timeout(wake.saturating_duration_since(Instant::now()), socket);
             if let Some(input) = event.ok().and_then(input) {
                 self.stop.handle(input, Instant::now());
                 self.act();
@@ -71,7 +78,7 @@ impl<'a> Supervisor<'a> {
     fn act(&mut self) {
         while let Some(action) = self.stop.poll_action() {
             match action {
-                Action::StartWatchdog => self.start_watchdog(),
+                Action::StartWatchdog { at_once } => self.start_watchdog(at_once),
                 Action::Forward(sig) => {
                     self.child.signal_group(sig);
                 }
@@ -96,13 +103,16 @@ impl<'a> Supervisor<'a> {
         }
     }
 
-    fn start_watchdog(&mut self) {
+    fn start_watchdog(&mut self, at_once: bool) {
         let Watch::Pending(pending) = &mut self.watch else {
             return;
         };
         let Some(p) = pending.take() else { return };
         let (lease, tx) = *p;
-        self.watch = match Watchdog::start(lease, tx) {
+        if at_once {
+            debug!("connection_dropped"; "the server closed the connection: renewing now to see whether the lease is still ours");
+        }
+        self.watch = match Watchdog::start(lease, tx, at_once) {
             Ok(w) => Watch::Running(w),
             Err(e) => {
                 // Without a watchdog the lease still bounds the job: it is stopped at the deadline.
@@ -130,6 +140,7 @@ fn input(ev: Event<Note>) -> Option<Input> {
         Event::ChildExited(status) => Some(Input::LeaderExited(status)),
         Event::Signal(sig) => Some(Input::Signal(sig)),
         Event::Note(Note::Lease(input)) => Some(input),
+        Event::HungUp => Some(Input::ConnectionDropped),
         Event::Note(Note::Woken) => None,
     }
 }

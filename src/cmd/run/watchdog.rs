@@ -1,6 +1,6 @@
 //! The watchdog thread that renews the lease (the lease clock itself is `core::clock`).
 
-use std::sync::mpsc;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -8,15 +8,21 @@ use super::Note;
 use crate::core::clock::lease_end;
 use crate::core::stop::{Input, Limits};
 use crate::debug;
+use crate::store::conn::Watched;
 use crate::store::keys::Keys;
 use crate::store::lock::{Renew, RenewCall};
 use crate::store::session::Session;
 use crate::sys::event::Sender;
+use crate::sys::sock::{Bell, Socket, Woke};
 
 /// Behind Sentinel, how often the watchdog asks whether the master moved between renewals:
 /// well inside the time a promoted replica's copy of the lease has left after a failover (a
 /// failover takes a second or more with Sentinel's usual settings).
 const SENTINEL_POLL: Duration = Duration::from_millis(200);
+
+/// While the connection's socket cannot be told apart from another one to the same server (the
+/// waker's, which closes right after the acquire), look for it again this soon.
+const LOOK_AGAIN: Duration = Duration::from_millis(100);
 
 /// Pause between renewal retries while Redis is unreachable: short, so a brief blip does not
 /// cost the lease, yet not a spin (1/20 of the TTL, between 10 ms and 250 ms).
@@ -25,7 +31,7 @@ fn retry_pause(ttl: Duration) -> Duration {
 }
 
 pub struct Watchdog {
-    stop: mpsc::Sender<()>,
+    stop: Arc<Bell>,
     handle: JoinHandle<Session>,
 }
 
@@ -46,28 +52,80 @@ pub struct Lease {
 }
 
 impl Watchdog {
-    pub fn start(lease: Lease, tx: Sender<Note>) -> std::io::Result<Watchdog> {
-        let (stop, stop_rx) = mpsc::channel();
+    /// `at_once`: the first renewal goes out now, not at its time.
+    pub fn start(lease: Lease, tx: Sender<Note>, at_once: bool) -> std::io::Result<Watchdog> {
+        let stop = Arc::new(Bell::new()?);
+        let bell = stop.clone();
         let handle = std::thread::Builder::new()
             .name("watchdog".into())
-            .spawn(move || watch(lease, tx, stop_rx))?;
+            .spawn(move || watch(lease, tx, &bell, at_once))?;
         Ok(Watchdog { stop, handle })
     }
 
     /// Stop renewing and get the session back (None only if the thread panicked).
     pub fn stop(self) -> Option<Session> {
-        let _ = self.stop.send(());
+        self.stop.ring();
         self.handle.join().ok()
     }
 }
 
 /// Block until told to stop; hand back the session (for the release).
-fn park(session: Session, stop: &mpsc::Receiver<()>) -> Session {
-    let _ = stop.recv();
+fn park(session: Session, stop: &Bell) -> Session {
+    while stop.wait(None, Duration::from_secs(3600)) != Woke::Rang {}
     session
 }
 
-fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
+/// Sleep until the renewal due at `next`, or until it is better sent now; false when told to
+/// stop.
+///
+/// Meanwhile, watch the connection: a server that closes or resets it (a restart, a crash, a
+/// failover) may have lost the lease with it, and renewing at once finds out now instead of at
+/// the next renewal. Behind Sentinel, also look for a failover: renewing on the new master at
+/// once keeps the lease that the promoted replica holds, before its copy runs out (one TTL
+/// after the last write it got) and a rival takes the key there.
+fn until_renewal(session: &mut Session, stop: &Bell, next: Instant, deadline: Instant) -> bool {
+    loop {
+        let now = Instant::now();
+        let mut wake = next;
+        if session.behind_sentinel() {
+            wake = wake.min(now + SENTINEL_POLL);
+        }
+        let socket = watched(session, now, &mut wake);
+        match stop.wait(socket, wake.saturating_duration_since(now)) {
+            Woke::Rang => return false,
+            Woke::HungUp => {
+                // The renewal tries the dead connection first: its failure names what
+                // happened (the connection was lost), and the first retry reconnects at once.
+                debug!("connection_dropped"; "the server closed the connection: renewing now to see whether the lease is still ours");
+                return true;
+            }
+            Woke::TimedOut => {}
+        }
+        if Instant::now() >= next {
+            return true;
+        }
+        if session.follow_master(deadline) {
+            debug!("master_moved"; "the sentinels name a new master: renewing there now");
+            return true;
+        }
+    }
+}
+
+/// The session's socket to poll for a hang-up, if it is known; while it is not told apart
+/// from another connection yet, `wake` comes no later than LOOK_AGAIN from `now`.
+pub(super) fn watched(session: &mut Session, now: Instant, wake: &mut Instant) -> Option<Socket> {
+    match session.socket() {
+        Watched::Socket(s) => Some(s),
+        Watched::NotYet => {
+            *wake = (*wake).min(now + LOOK_AGAIN);
+            None
+        }
+        Watched::Never => None,
+    }
+}
+
+/// `at_once`: renew right away (the connection dropped before the thread started).
+fn watch(lease: Lease, tx: Sender<Note>, stop: &Bell, mut at_once: bool) -> Session {
     let Lease {
         mut session,
         keys,
@@ -92,30 +150,12 @@ fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
     loop {
         if p.max_renewals.is_some_and(|cap| count >= cap) {
             let _ = tell(Input::CapReached { count });
-            return park(session, &stop);
+            return park(session, stop);
         }
         let next = last_sent + p.renew_every;
-        // Behind Sentinel, also look for a failover while waiting: renewing on the new master
-        // at once keeps the lease that the promoted replica holds, before its copy runs out
-        // (one TTL after the last write it got) and a rival takes the key there.
-        loop {
-            let now = Instant::now();
-            let wake = if session.behind_sentinel() {
-                next.min(now + SENTINEL_POLL)
-            } else {
-                next
-            };
-            match stop.recv_timeout(wake.saturating_duration_since(now)) {
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                _ => return session,
-            }
-            if Instant::now() >= next {
-                break;
-            }
-            if session.follow_master(deadline) {
-                debug!("master_moved"; "the sentinels name a new master: renewing there now");
-                break;
-            }
+        // `at_once`: the connection dropped before this thread ran (`Input::ConnectionDropped`).
+        if !std::mem::take(&mut at_once) && !until_renewal(&mut session, stop, next, deadline) {
+            return session;
         }
         let mut reported = false;
         loop {
@@ -123,7 +163,7 @@ fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
             if now >= deadline {
                 // Not confirmed in time: the supervisor has stopped the job by now. Never try to
                 // renew past the deadline: that could silently re-acquire a lost lock.
-                return park(session, &stop);
+                return park(session, stop);
             }
             if session.follow_master(deadline) {
                 debug!("master_moved"; "the sentinels name a new master: renewing there");
@@ -153,7 +193,7 @@ fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
                     let _ = tell(Input::Lost {
                         taken_over: lost == Renew::TakenOver,
                     });
-                    return park(session, &stop);
+                    return park(session, stop);
                 }
                 Err(reason) => {
                     // The first retry goes out at once (a connection reset by a restart or a
@@ -168,7 +208,7 @@ fn watch(lease: Lease, tx: Sender<Note>, stop: mpsc::Receiver<()>) -> Session {
                         let _ = tell(Input::RenewTrouble(reason));
                     }
                     let left = deadline.saturating_duration_since(Instant::now());
-                    if stop.recv_timeout(pause.min(left)).is_ok() {
+                    if stop.wait(None, pause.min(left)) == Woke::Rang {
                         return session;
                     }
                 }

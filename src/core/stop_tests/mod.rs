@@ -34,6 +34,8 @@ enum In {
     Lost,
     Cap(u32),
     Signal(i32),
+    /// The server closed the connection.
+    Dropped,
 }
 
 struct Sim {
@@ -79,6 +81,7 @@ impl Sim {
             In::Lost => Input::Lost { taken_over: true },
             In::Cap(count) => Input::CapReached { count },
             In::Signal(s) => Input::Signal(s),
+            In::Dropped => Input::ConnectionDropped,
         }
     }
 
@@ -86,7 +89,8 @@ impl Sim {
     fn drain(&mut self) {
         while let Some(a) = self.stop.poll_action() {
             let name = match &a {
-                Action::StartWatchdog => "watchdog".to_string(),
+                Action::StartWatchdog { at_once: false } => "watchdog".to_string(),
+                Action::StartWatchdog { at_once: true } => "watchdog now".to_string(),
                 Action::Forward(s) => format!("fwd {s}"),
                 Action::Terminate => "TERM".into(),
                 Action::Kill { .. } => "KILL".into(),
@@ -380,4 +384,31 @@ fn what_survives_sigkill_is_killed_again_at_each_probe_without_a_new_report() {
     sim.stop.handle(Input::Group { alive: false }, sim.at(715));
     assert!(sim.stop.is_done());
     assert_eq!(sim.stop.exit(), Exit::Child(0));
+}
+
+#[test]
+fn the_loop_watches_the_connection_only_until_the_renewal_thread_runs_or_the_job_ends() {
+    let t0 = Instant::now();
+    let mut stop = Stop::new(limits(), t0, lease_end(t0, limits().ttl));
+    assert!(stop.watches_connection());
+    stop.on_timeout(t0 + MS(1000));
+    assert_eq!(
+        stop.poll_action(),
+        Some(Action::StartWatchdog { at_once: false })
+    );
+    assert!(!stop.watches_connection(), "the thread watches from here");
+
+    let mut stop = Stop::new(limits(), t0, lease_end(t0, limits().ttl));
+    stop.handle(Input::LeaderExited(ExitStatus::from_raw(0)), t0 + MS(5));
+    assert!(!stop.watches_connection(), "the job is over");
+
+    let no_renewals = Limits {
+        max_renewals: Some(0),
+        ..limits()
+    };
+    let stop = Stop::new(no_renewals, t0, lease_end(t0, limits().ttl));
+    assert!(
+        !stop.watches_connection(),
+        "--max-renewals 0: nothing to renew with"
+    );
 }

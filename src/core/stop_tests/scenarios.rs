@@ -38,6 +38,24 @@ fn check(case: Case) {
 }
 
 scenarios! {
+    a_dropped_connection_starts_the_renewal_thread_at_once: Case {
+        rule: "the server closed the connection before the first renewal: renew at once (a restart may have lost the key), and a lost lease stops the job then",
+        limits: limits(),
+        inputs: vec![(300, In::Dropped), (301, In::Lost)],
+        group_until: None,
+        trace: "300 watchdog now, 301 lost, 301 TERM, 801 KILL, 801 exited",
+        exit: Exit::Lost,
+        done_at: 801,
+    };
+    a_dropped_connection_once_the_thread_runs_or_the_job_ended_changes_nothing: Case {
+        rule: "the renewal thread watches its own connection; after the job's end the release finds out",
+        limits: limits(),
+        inputs: vec![(1500, In::Dropped), (1600, In::Exit(0)), (1700, In::Dropped)],
+        group_until: Some(1600),
+        trace: "1000 watchdog, 1600 exited",
+        exit: Exit::Child(0),
+        done_at: 1600,
+    };
     a_job_shorter_than_the_renewal_period_never_starts_the_renewal_thread: Case {
         rule: "a job shorter than the renewal period never starts the renewal thread",
         limits: limits(),
