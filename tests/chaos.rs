@@ -463,9 +463,11 @@ fn a_slow_then_cut_network_fails_closed() {
     );
 }
 
-/// Redis restarts without its data while a job runs: a waiter acquires on the empty server at
-/// once, and the holder only learns at its next renewal. This is a documented window: the
-/// overlap is bounded by one renewal period (plus the job's reaction to SIGTERM).
+/// Redis restarts without its data while a job runs and a waiter is blocked: both reconnect at
+/// once, and the waiter may acquire on the empty server before the holder's renewal finds the
+/// key gone (the holder watches its connection: see the tests below). This is a documented
+/// window: the overlap is bounded by one renewal period (plus the job's reaction to SIGTERM),
+/// which also holds for a loss the connection does not show.
 #[test]
 fn a_restart_that_loses_data_overlaps_by_at_most_one_renew_period() {
     let mut r = RedisServer::start();

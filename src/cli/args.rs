@@ -200,7 +200,8 @@ pub struct RunArgs {
     #[arg(long, default_value = "1s", value_name = "D", value_parser = parse_duration)]
     pub retry_max: Duration,
 
-    /// Watchdog period: renew the lease this often; must be < --ttl [default: TTL/3]
+    /// Watchdog period: renew the lease this often, and at once when the server closes the
+    /// connection (a restart may have lost the lease); must be < --ttl [default: TTL/3]
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub renew_every: Option<Duration>,
 
