@@ -473,3 +473,47 @@ fn no_histogram_keeps_a_large_fleets_page_small() {
     );
     assert_eq!(series(&full.stdout) - series(&lean.stdout), 34);
 }
+
+/// `status` reads locks many per pipeline with the next batch already sent (src/store/reader.rs);
+/// a held semaphore's other slots take one more round trip. 700 locks (three batches of 256),
+/// the semaphore in the first batch: every lock comes out once, in key order, the semaphore
+/// with both its holders, and the locks after it unaffected.
+#[test]
+fn status_over_several_batches_keeps_key_order_and_a_semaphores_slots() {
+    let r = RedisServer::start();
+    let mut pipe = redis::pipe();
+    for i in 0..700 {
+        pipe.cmd("SET")
+            .arg(format!("{{dlock:b{i:04}}}:fence"))
+            .arg(i + 1)
+            .ignore();
+    }
+    pipe.query::<()>(&mut r.conn()).unwrap();
+    let hold = || {
+        let mut h = dlock(&r)
+            .args(["run", "--key", "b0005", "--limit", "3", "--"])
+            .args(["sh", "-c", "echo held; read x || true"])
+            .spawn();
+        h.expect_line("held");
+        h
+    };
+    let mut first = hold();
+    let mut second = hold();
+    let all = status_json(&r, &[]);
+    let keys: Vec<&str> = all.iter().map(|s| s["key"].as_str().unwrap()).collect();
+    let expected: Vec<String> = (0..700).map(|i| format!("dlock:b{i:04}")).collect();
+    assert_eq!(keys, expected);
+    for (i, s) in all.iter().enumerate() {
+        // The semaphore's fence counted its two acquisitions on from 6.
+        let fence = if i == 5 { 8 } else { i as i64 + 1 };
+        assert_eq!(s["fence"], fence, "{s}");
+    }
+    let sem = &all[5];
+    assert_eq!(sem["limit"], 3, "{sem}");
+    assert_eq!(sem["holders"].as_array().unwrap().len(), 2, "{sem}");
+    for h in [&mut first, &mut second] {
+        h.close_stdin();
+    }
+    first.finish(HANDSHAKE).code(0);
+    second.finish(HANDSHAKE).code(0);
+}

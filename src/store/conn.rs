@@ -383,6 +383,19 @@ impl Conn {
         })
     }
 
+    /// Send a pipeline without reading its replies: `recv_pipe` reads them, in order, after
+    /// those of anything sent before. For one server, not a cluster (no redirects followed).
+    pub fn send_pipe(&mut self, p: &redis::Pipeline) -> RedisResult<()> {
+        self.c.send_packed_command(&p.get_packed_pipeline())
+    }
+
+    /// The next `n` replies (of pipelines sent with `send_pipe`), as `query_pipe` returns them.
+    pub fn recv_pipe(&mut self, n: usize) -> RedisResult<Vec<RedisResult<Value>>> {
+        (0..n)
+            .map(|_| self.c.recv_response().map(Value::extract_error))
+            .collect()
+    }
+
     fn follow<T>(
         &mut self,
         f: impl Fn(&mut redis::Connection) -> RedisResult<T>,

@@ -4,7 +4,7 @@
 //! Memory grows with the key names, not with the rows. What other programs left under the
 //! prefix is named on one warning line each and never hides the other locks (SPEC 5).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 use redis::Value;
 
@@ -61,14 +61,118 @@ pub fn names(server: &Server, prefix: &str, keys: &[String]) -> redis::RedisResu
 /// Read the locks `names`, in order, many per pipeline: `each` gets every one as it is read.
 /// A key that is not a lock, or a lock with a damaged companion, is named on one warning line
 /// (and still handed on, for counting). Err only when the server cannot be used at all.
+///
+/// One batch is always in flight ahead of the one being parsed: the server reads the next
+/// locks while this process parses the last ones, instead of each side waiting for the other
+/// (measured on 100,000 locks: about half of the time was spent waiting).
 pub fn read(c: &mut Conn, names: &[String], mut each: impl FnMut(Found)) -> redis::RedisResult<()> {
-    // A cluster spreads one batch's keys over its nodes: there, one lock per pipeline (which
-    // follows its slot's redirect).
-    let batch = if c.is_cluster() { 1 } else { BATCH };
-    for chunk in names.chunks(batch) {
-        for found in read_batch(c, chunk)? {
-            report(&found);
-            each(found);
+    let mut emit = |found: Vec<Found>| {
+        for f in found {
+            report(&f);
+            each(f);
+        }
+    };
+    if c.is_cluster() {
+        // A cluster spreads one batch's keys over its nodes: there, one lock per pipeline
+        // (which follows its slot's redirect), one at a time.
+        for name in names {
+            emit(read_batch(c, std::slice::from_ref(name))?);
+        }
+        return Ok(());
+    }
+    let mut chunks = names.chunks(BATCH);
+    let mut sent: VecDeque<Batch> = VecDeque::new();
+    if let Some(first) = chunks.next() {
+        sent.push_back(Batch::send(c, first)?);
+    }
+    while let Some(mut batch) = sent.pop_front() {
+        batch.receive(c)?;
+        if let Some(next) = chunks.next() {
+            sent.push_back(Batch::send(c, next)?);
+        }
+        let mut found = batch.parse();
+        let semaphores = held_semaphores(&found);
+        if !semaphores.is_empty() {
+            // The replies of the batch in flight come before the slots': read them first.
+            for b in &mut sent {
+                b.receive(c)?;
+            }
+            read_slots(c, &batch.names[0], &mut found, &semaphores)?;
+        }
+        emit(found);
+    }
+    Ok(())
+}
+
+/// A batch of locks whose commands went out; `replies` once read.
+struct Batch<'a> {
+    names: &'a [String],
+    keys: Vec<Keys>,
+    count: usize,
+    replies: Option<Vec<redis::RedisResult<Value>>>,
+}
+
+impl<'a> Batch<'a> {
+    fn send(c: &mut Conn, names: &'a [String]) -> redis::RedisResult<Batch<'a>> {
+        let keys: Vec<Keys> = names.iter().map(|n| Keys::new(n)).collect();
+        let mut p = redis::pipe();
+        for k in &keys {
+            state::commands(&mut p, k);
+        }
+        c.send_pipe(&p)?;
+        Ok(Batch {
+            names,
+            keys,
+            count: p.len(),
+            replies: None,
+        })
+    }
+
+    fn receive(&mut self, c: &mut Conn) -> redis::RedisResult<()> {
+        if self.replies.is_none() {
+            self.replies = Some(c.recv_pipe(self.count)?);
+        }
+        Ok(())
+    }
+
+    fn parse(&mut self) -> Vec<Found> {
+        let mut replies = self.replies.take().unwrap_or_default().into_iter();
+        self.keys
+            .iter()
+            .map(|k| state::parse(k, &mut replies))
+            .collect()
+    }
+}
+
+/// Which of `found` are semaphores with slots held (their other slots are read separately).
+fn held_semaphores(found: &[Found]) -> Vec<usize> {
+    found
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(f, Found::Lock(s) if s.more_slots))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Read the other slots of the semaphores `which` among `found`, in one pipeline.
+fn read_slots(
+    c: &mut Conn,
+    route: &str,
+    found: &mut [Found],
+    which: &[usize],
+) -> redis::RedisResult<()> {
+    let mut p = redis::pipe();
+    for &i in which {
+        if let Found::Lock(s) = &found[i] {
+            state::slot_commands(&mut p, &s.key, s.limit);
+        }
+    }
+    p.ignore_errors();
+    let replies: Vec<redis::RedisResult<Value>> = c.query_pipe(route, &p)?;
+    let mut replies = replies.into_iter();
+    for &i in which {
+        if let Found::Lock(s) = &mut found[i] {
+            state::add_slots(s, &mut replies);
         }
     }
     Ok(())
@@ -119,7 +223,7 @@ fn report(found: &Found) {
 }
 
 /// One pipeline for the batch's locks, and one more for the other slots of the held
-/// semaphores among them.
+/// semaphores among them (in a cluster, where every lock is read on its own).
 fn read_batch(c: &mut Conn, names: &[String]) -> redis::RedisResult<Vec<Found>> {
     let Some(first) = names.first() else {
         return Ok(Vec::new());
@@ -133,27 +237,9 @@ fn read_batch(c: &mut Conn, names: &[String]) -> redis::RedisResult<Vec<Found>> 
     let replies: Vec<redis::RedisResult<Value>> = c.query_pipe(first, &p)?;
     let mut replies = replies.into_iter();
     let mut found: Vec<Found> = keys.iter().map(|k| state::parse(k, &mut replies)).collect();
-    let semaphores: Vec<usize> = found
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| matches!(f, Found::Lock(s) if s.more_slots))
-        .map(|(i, _)| i)
-        .collect();
+    let semaphores = held_semaphores(&found);
     if !semaphores.is_empty() {
-        let mut p = redis::pipe();
-        for &i in &semaphores {
-            if let Found::Lock(s) = &found[i] {
-                state::slot_commands(&mut p, &s.key, s.limit);
-            }
-        }
-        p.ignore_errors();
-        let replies: Vec<redis::RedisResult<Value>> = c.query_pipe(first, &p)?;
-        let mut replies = replies.into_iter();
-        for &i in &semaphores {
-            if let Found::Lock(s) = &mut found[i] {
-                state::add_slots(s, &mut replies);
-            }
-        }
+        read_slots(c, first, &mut found, &semaphores)?;
     }
     Ok(found)
 }
