@@ -56,7 +56,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand run" -l ttl -d 'Lease length
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l wait -d 'How long to keep trying while the lock is busy; 0 = one try [default: same as --ttl]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l retry-min -d 'Shortest pause between tries (exponential backoff with full jitter)' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l retry-max -d 'Longest pause between tries' -r
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l renew-every -d 'Watchdog period: renew the lease this often; must be < --ttl [default: TTL/3]' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l renew-every -d 'Watchdog period: renew the lease this often, and at once when the server closes the connection (a restart may have lost the lease); must be < --ttl [default: TTL/3]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l max-renewals -d 'Renewal cap: after N renewals the job is stopped before the lease runs out (exit 124). 0 = never renew (hard limit of one TTL); `unlimited` is allowed but a hung job then holds the lock forever' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l grace -d 'Time between SIGTERM and SIGKILL when dlock stops the job; must be < --ttl [default: min(5s, TTL/3)]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l conflict-exit-code -d 'Exit status when the lock stayed busy for the whole --wait (cron users often want 0)' -r
