@@ -289,3 +289,34 @@ fn a_request_never_waits_behind_a_slow_page() {
     );
     assert_eq!(slow_code, 503, "Redis frozen past the I/O timeout");
 }
+
+/// `/api/locks` is streamed (chunked, written as the locks are read in batches) instead of
+/// built whole: over 700 locks (three batches) and HTTP/1.1, the decoded body is still exactly
+/// `status --json`.
+#[test]
+fn the_api_streams_many_locks_chunked_and_still_equals_status_json() {
+    let r = RedisServer::start();
+    let mut pipe = redis::pipe();
+    for i in 0..700 {
+        pipe.cmd("SET")
+            .arg(format!("{{dlock:api{i:04}}}:fence"))
+            .arg(i + 1)
+            .ignore();
+    }
+    pipe.query::<()>(&mut r.conn()).unwrap();
+    let (_e, addr) = exporter(&r, &[]);
+    let (code, head, api) = http11_get(&addr, "/api/locks");
+    assert_eq!(code, 200);
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "{head}"
+    );
+    let status = dlock(&r).args(["status", "--json"]).run();
+    let (a, s): (Value, Value) = (
+        serde_json::from_str(&api).unwrap(),
+        serde_json::from_str(&status.stdout).unwrap(),
+    );
+    assert_eq!(a.as_array().map(Vec::len), Some(700));
+    assert_eq!(a, s);
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::board::{self, Answer};
+use super::board::{self, Answer, Body};
 use crate::cli::config::ExporterConfig;
 use crate::exit::Exit;
 use crate::sys::event::{self, Event};
@@ -87,19 +87,35 @@ fn serve(cfg: &ExporterConfig, server: &tiny_http::Server, stop: &AtomicBool) {
             }
         };
         let a = answer(cfg, request.method(), request.url());
-        let mut response = tiny_http::Response::from_data(a.body).with_status_code(a.code);
-        for (name, value) in [
+        let headers: Vec<tiny_http::Header> = [
             ("Content-Type", a.kind),
             ("Content-Security-Policy", board::CSP),
             ("X-Content-Type-Options", "nosniff"),
             ("Cache-Control", "no-store"),
-        ] {
-            if let Ok(h) = tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()) {
-                response = response.with_header(h);
-            }
-        }
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| {
+            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+        })
+        .collect();
+        let code = tiny_http::StatusCode(a.code);
         // A client that hung up is its own problem.
-        let _ = request.respond(response);
+        let _ = match a.body {
+            Body::Bytes(b) => {
+                let len = b.len();
+                request.respond(tiny_http::Response::new(
+                    code,
+                    headers,
+                    std::io::Cursor::new(b),
+                    Some(len),
+                    None,
+                ))
+            }
+            // No length: sent chunked, as it is written.
+            Body::Stream(r) => {
+                request.respond(tiny_http::Response::new(code, headers, r, None, None))
+            }
+        };
     }
 }
 
@@ -107,11 +123,13 @@ fn serve(cfg: &ExporterConfig, server: &tiny_http::Server, stop: &AtomicBool) {
 fn answer(cfg: &ExporterConfig, method: &tiny_http::Method, url: &str) -> Answer {
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
     if !matches!(method, tiny_http::Method::Get | tiny_http::Method::Head) {
-        return Answer {
-            code: 405,
-            body: b"read-only: only GET and HEAD\n".to_vec(),
-            kind: "text/plain; charset=utf-8",
-        };
+        return Answer::bytes(
+            405,
+            b"read-only: only GET and HEAD
+"
+            .to_vec(),
+            "text/plain; charset=utf-8",
+        );
     }
     if path == "/metrics" {
         // Redis down (or a bad key): still a page, with dlock_up 0, so the scrape itself does
@@ -121,15 +139,15 @@ fn answer(cfg: &ExporterConfig, method: &tiny_http::Method, url: &str) -> Answer
         if let Some(e) = failed {
             cfg.server.unavailable(&e);
         }
-        return Answer {
-            code: 200,
-            body: page,
-            kind: "text/plain; version=0.0.4; charset=utf-8",
-        };
+        return Answer::bytes(200, page, "text/plain; version=0.0.4; charset=utf-8");
     }
-    board::answer(cfg, path, query).unwrap_or_else(|| Answer {
-        code: 404,
-        body: b"not found: the board is at /, the metrics at /metrics\n".to_vec(),
-        kind: "text/plain; charset=utf-8",
+    board::answer(cfg, path, query).unwrap_or_else(|| {
+        Answer::bytes(
+            404,
+            b"not found: the board is at /, the metrics at /metrics
+"
+            .to_vec(),
+            "text/plain; charset=utf-8",
+        )
     })
 }

@@ -1,13 +1,47 @@
 //! A lock as JSON (SPEC 4: the field names are a stable interface), for `status --json` and
 //! the exporter's `/api/locks`.
 
+use std::io::Write;
+
 use serde_json::{Value, json};
 
-use crate::store::state::{KeyStatus, Part};
+use crate::store::conn::Conn;
+use crate::store::reader;
+use crate::store::state::{Found, KeyStatus, Part};
 
-/// Every lock, as one array.
-pub fn array(rows: &[KeyStatus]) -> Value {
-    Value::Array(rows.iter().map(to_json).collect())
+/// The locks `names` as one JSON array, each written to `w` as its batch is read: never more
+/// than one batch of locks in memory (`status --json`, `/api/locks`). The read's result, and
+/// the first write error (after which nothing more is written).
+pub fn write_array(
+    c: &mut Conn,
+    names: &[String],
+    w: &mut dyn Write,
+) -> (redis::RedisResult<()>, Option<std::io::Error>) {
+    let mut broken: Option<std::io::Error> = None;
+    let mut put = |w: &mut dyn Write, bytes: &[u8]| {
+        if broken.is_none()
+            && let Err(e) = w.write_all(bytes)
+        {
+            broken = Some(e);
+        }
+    };
+    put(w, b"[");
+    let mut first = true;
+    let read = reader::read(c, names, |found| {
+        if let Found::Lock(s) = found {
+            let sep: &[u8] = if first { b"" } else { b"," };
+            first = false;
+            put(w, sep);
+            put(w, to_json(&s).to_string().as_bytes());
+        }
+    });
+    put(w, b"]\n");
+    if broken.is_none()
+        && let Err(e) = w.flush()
+    {
+        broken = Some(e);
+    }
+    (read, broken)
 }
 
 /// One lock as `status --json` shows it (SPEC 4). A part whose companion key is damaged is

@@ -10,7 +10,7 @@ use redis::Value;
 
 use super::conn::{Conn, Server};
 use super::keys::{Keys, lock_of, scan_patterns};
-use super::state::{self, Found, KeyStatus};
+use super::state::{self, Found};
 use crate::warn;
 
 /// Locks read per pipeline: large enough that the round trip is noise, small enough that one
@@ -188,24 +188,6 @@ pub fn each(
     let mut c = server.connect()?;
     let names = names(server, prefix, keys)?;
     read(&mut c, &names, each)
-}
-
-/// What `each` found, collected: the locks in key order, and the keys that are not locks.
-pub fn all(server: &Server, prefix: &str, keys: &[String]) -> redis::RedisResult<Locks> {
-    let mut out = Locks::default();
-    each(server, prefix, keys, |f| match f {
-        Found::Lock(s) => out.locks.push(*s),
-        Found::NotALock { key, why } => out.unreadable.push((key, why)),
-    })?;
-    Ok(out)
-}
-
-/// Every lock read, and every key under the prefix that is not one.
-#[derive(Debug, Default)]
-pub struct Locks {
-    pub locks: Vec<KeyStatus>,
-    /// Each key that is not a lock, and why.
-    pub unreadable: Vec<(String, String)>,
 }
 
 /// One warning line per key that is not a lock and per damaged companion.

@@ -21,3 +21,53 @@ pub fn http_get(addr: &str, path: &str) -> (u16, String, String) {
         .unwrap_or(0);
     (code, head.to_string(), body.to_string())
 }
+
+/// `GET path` over HTTP/1.1, as browsers and Prometheus ask (the exporter may answer chunked):
+/// status code, head, and the body with any chunked transfer coding undone.
+pub fn http11_get(addr: &str, path: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    // As above: a guard against a hang only.
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = Vec::new();
+    s.read_to_end(&mut reply).unwrap();
+    let split = reply
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head");
+    let head = String::from_utf8(reply[..split].to_vec()).unwrap();
+    let mut raw = &reply[split + 4..];
+    let code = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    if !head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        return (code, head, String::from_utf8(raw.to_vec()).unwrap());
+    }
+    // Chunks: a hex size line, that many bytes, CRLF; a zero size ends the body.
+    let mut body = Vec::new();
+    loop {
+        let eol = raw
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("a chunk size line");
+        let size_line = std::str::from_utf8(&raw[..eol]).unwrap();
+        let size = usize::from_str_radix(size_line.split(';').next().unwrap().trim(), 16)
+            .expect("a hex chunk size");
+        raw = &raw[eol + 2..];
+        if size == 0 {
+            break;
+        }
+        body.extend_from_slice(&raw[..size]);
+        raw = &raw[size + 2..];
+    }
+    (code, head, String::from_utf8(body).unwrap())
+}

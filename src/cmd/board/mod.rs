@@ -13,7 +13,7 @@ use crate::cli::config::ExporterConfig;
 use crate::store::keys::Keys;
 use crate::store::reader;
 use crate::store::runs::{self, RunEntry};
-use crate::store::state::KeyStatus;
+use crate::store::state::{Found, KeyStatus};
 use crate::sys::host::unix_ms;
 
 /// Rows per page: above this the board pages (and `?prefix=` narrows it) instead of growing.
@@ -29,25 +29,32 @@ pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; 
 /// One answer: status, body, content type.
 pub struct Answer {
     pub code: u16,
-    pub body: Vec<u8>,
+    pub body: Body,
     pub kind: &'static str,
 }
 
+/// A body in memory, or one written while it is sent (chunked): `/api/locks`, which would
+/// otherwise hold every lock at once.
+pub enum Body {
+    Bytes(Vec<u8>),
+    Stream(std::io::PipeReader),
+}
+
 impl Answer {
-    fn html(code: u16, body: String) -> Answer {
+    pub fn bytes(code: u16, body: Vec<u8>, kind: &'static str) -> Answer {
         Answer {
             code,
-            body: body.into_bytes(),
-            kind: "text/html; charset=utf-8",
+            body: Body::Bytes(body),
+            kind,
         }
     }
 
+    fn html(code: u16, body: String) -> Answer {
+        Answer::bytes(code, body.into_bytes(), "text/html; charset=utf-8")
+    }
+
     fn text(code: u16, body: String) -> Answer {
-        Answer {
-            code,
-            body: body.into_bytes(),
-            kind: "text/plain; charset=utf-8",
-        }
+        Answer::bytes(code, body.into_bytes(), "text/plain; charset=utf-8")
     }
 }
 
@@ -58,29 +65,63 @@ const JS: &str = include_str!("board.js");
 pub fn answer(cfg: &ExporterConfig, path: &str, query: &str) -> Option<Answer> {
     Some(match path {
         "/" => overview(cfg, query),
-        "/api/locks" => match reader::all(&cfg.server, &cfg.prefix, &cfg.keys) {
-            Ok(r) => Answer {
-                code: 200,
-                body: format!("{}\n", json::array(&r.locks)).into_bytes(),
-                kind: "application/json",
-            },
-            Err(e) => unavailable(cfg, &e),
-        },
-        "/board.css" => Answer {
-            code: 200,
-            body: CSS.as_bytes().to_vec(),
-            kind: "text/css; charset=utf-8",
-        },
-        "/board.js" => Answer {
-            code: 200,
-            body: JS.as_bytes().to_vec(),
-            kind: "text/javascript; charset=utf-8",
-        },
+        "/api/locks" => api_locks(cfg),
+        "/board.css" => Answer::bytes(200, CSS.as_bytes().to_vec(), "text/css; charset=utf-8"),
+        "/board.js" => Answer::bytes(
+            200,
+            JS.as_bytes().to_vec(),
+            "text/javascript; charset=utf-8",
+        ),
         _ => match path.strip_prefix("/locks/") {
             Some(key) => detail(cfg, key),
             None => return None,
         },
     })
+}
+
+/// `status --json`, streamed: a thread reads the locks batch by batch and writes them into a
+/// pipe the response is sent from, so the exporter never holds more than a batch. Redis is
+/// asked for the names first: a server that cannot be used is a 503, as before; one that fails
+/// half-way ends the body early (not valid JSON: the client sees the cut), and is logged.
+fn api_locks(cfg: &ExporterConfig) -> Answer {
+    let found = cfg
+        .server
+        .connect()
+        .and_then(|c| Ok((c, reader::names(&cfg.server, &cfg.prefix, &cfg.keys)?)));
+    let (mut c, names) = match found {
+        Ok(f) => f,
+        Err(e) => return unavailable(cfg, &e),
+    };
+    let (rx, tx) = match std::io::pipe() {
+        Ok(p) => p,
+        Err(e) => {
+            return Answer::text(
+                500,
+                format!("cannot stream the locks: {}\n", crate::log::io_reason(&e)),
+            );
+        }
+    };
+    let server = cfg.server.clone();
+    let spawned = std::thread::Builder::new()
+        .name("api-locks".into())
+        .spawn(move || {
+            let mut out = std::io::BufWriter::with_capacity(64 * 1024, tx);
+            // A client that hung up is its own problem; Redis failing is the operator's.
+            if let (Err(e), _) = json::write_array(&mut c, &names, &mut out) {
+                server.unavailable(&e);
+            }
+        });
+    match spawned {
+        Ok(_) => Answer {
+            code: 200,
+            body: Body::Stream(rx),
+            kind: "application/json",
+        },
+        Err(e) => Answer::text(
+            500,
+            format!("cannot stream the locks: {}\n", crate::log::io_reason(&e)),
+        ),
+    }
 }
 
 fn unavailable(cfg: &ExporterConfig, e: &redis::RedisError) -> Answer {
@@ -132,40 +173,63 @@ fn param(query: &str, name: &str) -> Option<String> {
     })
 }
 
+/// `GET /`: the locks most in need of a look first, a page of PAGE rows. Read in two passes,
+/// so that the exporter's memory grows with the key names, not with the rows: every lock's
+/// trouble and key first (in batches), then the page's locks again, whole. A lock that changed
+/// in between shows its new state in its old place; one deleted in between is left out.
 fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
-    let read = match reader::all(&cfg.server, &cfg.prefix, &cfg.keys) {
-        Ok(r) => r,
+    let found = cfg
+        .server
+        .connect()
+        .and_then(|c| Ok((c, reader::names(&cfg.server, &cfg.prefix, &cfg.keys)?)));
+    let (mut c, names) = match found {
+        Ok(f) => f,
         Err(e) => return unavailable(cfg, &e),
     };
     let now = unix_ms() as i64;
     let max_age = cfg.max_age.map(|d| d.as_millis() as i64);
     let filter = param(query, "prefix").unwrap_or_default();
-    let mut rows: Vec<(u8, &KeyStatus)> = read
-        .locks
-        .iter()
-        .filter(|s| s.key[cfg.prefix.len().min(s.key.len())..].starts_with(&filter))
-        .map(|s| (trouble(s, now, max_age), s))
-        .collect();
-    rows.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.key.cmp(&b.1.key)));
-    let pages = rows.len().div_ceil(PAGE).max(1);
+    let mut order: Vec<(u8, String)> = Vec::new();
+    let mut unreadable: Vec<(String, String)> = Vec::new();
+    let first = reader::read(&mut c, &names, |f| match f {
+        Found::Lock(s) => {
+            if s.key[cfg.prefix.len().min(s.key.len())..].starts_with(&filter) {
+                order.push((trouble(&s, now, max_age), s.key));
+            }
+        }
+        Found::NotALock { key, why } => unreadable.push((key, why)),
+    });
+    if let Err(e) = first {
+        return unavailable(cfg, &e);
+    }
+    order.sort();
+    let pages = order.len().div_ceil(PAGE).max(1);
     let page_no = param(query, "page")
         .and_then(|p| p.parse::<usize>().ok())
         .unwrap_or(1)
         .clamp(1, pages);
-    let shown: Vec<(u8, &KeyStatus)> = rows
+    let on_page: Vec<&(u8, String)> = order.iter().skip((page_no - 1) * PAGE).take(PAGE).collect();
+    let keys: Vec<String> = on_page.iter().map(|(_, k)| k.clone()).collect();
+    let mut locks: std::collections::HashMap<String, KeyStatus> = std::collections::HashMap::new();
+    if let Err(e) = reader::read(&mut c, &keys, |f| {
+        if let Found::Lock(s) = f {
+            locks.insert(s.key.clone(), *s);
+        }
+    }) {
+        return unavailable(cfg, &e);
+    }
+    let shown: Vec<(u8, &KeyStatus)> = on_page
         .iter()
-        .skip((page_no - 1) * PAGE)
-        .take(PAGE)
-        .copied()
+        .filter_map(|(t, k)| Some((*t, locks.get(k)?)))
         .collect();
     let view = page::Overview {
         prefix: &cfg.prefix,
         filter: &filter,
         rows: &shown,
-        total: rows.len(),
+        total: order.len(),
         page: page_no,
         pages,
-        unreadable: &read.unreadable,
+        unreadable: &unreadable,
         now_ms: now,
         max_age_ms: max_age,
     };

@@ -93,17 +93,8 @@ fn write(
             }
         }
         StatusFormat::Json => {
-            put(w, b"[");
-            let mut first = true;
-            let read = reader::read(c, names, |found| {
-                if let Found::Lock(s) = found {
-                    let sep: &[u8] = if first { b"" } else { b"," };
-                    first = false;
-                    put(w, sep);
-                    put(w, super::json::to_json(&s).to_string().as_bytes());
-                }
-            });
-            put(w, b"]\n");
+            let (read, failed) = super::json::write_array(c, names, w);
+            broken = broken.or(failed);
             read
         }
         StatusFormat::Prometheus => {
