@@ -118,3 +118,40 @@ impl<C: Call> Shape for C {
         (self.keys().len(), self.argv().len() + blob)
     }
 }
+
+/// The release carries the captured output as its last, binary argument, and reads each of
+/// its three answers (the run log's refusal reason, if any, beside it).
+#[test]
+fn the_release_sends_the_output_and_reads_every_answer() {
+    let keys = Keys::new("dlock:job");
+    let finish = Finish::unstarted();
+    let log = RunLog {
+        keep: 100,
+        output: Some((b"job output\n".to_vec(), 11)),
+        ..RunLog::off()
+    };
+    let call = ReleaseCall {
+        keys: &keys,
+        slot: 0,
+        token: "tok",
+        finish: &finish,
+        log: &log,
+    };
+    assert_eq!(call.blob(), Some(&b"job output\n"[..]));
+    let off = RunLog::off();
+    assert_eq!(ReleaseCall { log: &off, ..call }.blob(), None);
+    let reply = |code: i64, why: &str| {
+        ReleaseCall::reply(Value::Array(vec![
+            Value::Int(code),
+            Value::BulkString(why.as_bytes().to_vec()),
+        ]))
+    };
+    assert_eq!(reply(1, "").unwrap(), (Release::Released, None));
+    assert_eq!(reply(2, "").unwrap(), (Release::Kept, None));
+    assert_eq!(reply(0, "").unwrap(), (Release::NotOurs, None));
+    assert_eq!(
+        reply(1, "too big").unwrap(),
+        (Release::Released, Some("too big".to_string()))
+    );
+    assert!(reply(3, "").is_err());
+}
