@@ -348,8 +348,12 @@ impl Conn {
         self.target.is_cluster()
     }
 
-    /// Bound every following command by `io`.
+    /// Bound every following command by `io` (two system calls, saved when the bound is the
+    /// one already set: the common case, each call of a run bounded by --io-timeout alone).
     pub fn set_timeouts(&mut self, io: Duration) -> RedisResult<()> {
+        if io == self.io {
+            return Ok(());
+        }
         self.io = io;
         set_raw_timeouts(&self.c, io)
     }
