@@ -208,3 +208,28 @@ impl Session {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::target::{Target, TlsFiles};
+
+    /// A session connects on its first call, and a failed connect leaves it unconnected (the
+    /// waker's stop and the busy count send nothing then, rather than reconnect).
+    #[test]
+    fn a_session_is_connected_only_after_a_call_got_through() {
+        // Nothing listens on port 1: refused at once.
+        let target = Target::parse("redis://127.0.0.1:1", None, None, TlsFiles::default());
+        let server = Server {
+            target: target.expect("a valid URL"),
+            connect_timeout: Duration::from_millis(200),
+            io_timeout: Duration::from_millis(200),
+        };
+        let mut s = Session::new(&server);
+        assert!(!s.is_connected());
+        let wait = s.wait_replicas(1, Duration::from_millis(1));
+        assert!(wait.is_err());
+        assert!(!s.is_connected());
+        assert_eq!(s.socket(), Watched::Never);
+    }
+}
