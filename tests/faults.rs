@@ -182,6 +182,35 @@ fn a_black_holed_network_stops_the_job_before_the_lease_ends_on_the_server() {
         .stderr_has("SIGKILL");
 }
 
+/// A holder cut off from Redis does not hold up its exit retrying a release after its lease
+/// has ended (the key is expiring by itself): one try, where three were made before. Measured
+/// here: the whole run took 2.1 s with one try, 3.5 s with three. The bound: the lease (2 s)
+/// plus 1 s for the try and a loaded machine.
+#[test]
+fn a_cut_off_holder_tries_its_release_once_after_the_lease_ended() {
+    let r = RedisServer::start_tcp(&[]);
+    let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
+    let start = std::time::Instant::now();
+    let mut job = Dlock::bare()
+        .args([
+            "--url",
+            &proxy.url(),
+            "--io-timeout",
+            "1s",
+            "--connect-timeout",
+            "1s",
+        ])
+        .args(["run", "--key", "cutoff", "--ttl", "2s"])
+        .args(["--", "sh", "-c", "echo up; exec sleep 300"])
+        .spawn();
+    job.expect_line("up");
+    proxy.set(Mode::Blackhole);
+    let out = job.finish(Duration::from_secs(20));
+    let took = start.elapsed();
+    out.code(125).stderr_has("lease not confirmed");
+    assert!(took < Duration::from_secs(3), "exited after {took:?}");
+}
+
 #[test]
 fn a_short_blip_does_not_cost_the_lease() {
     let r = RedisServer::start_tcp(&[]);

@@ -235,6 +235,8 @@ impl Shell<'_> {
         for slot in 0..self.keys.limit_n() as u32 {
             // No run log entry: no run.
             let off = RunLog::off();
+            // The lost acquire went out before now: its lease ends within one TTL from now.
+            let lease_end = Instant::now() + self.cfg.limits.ttl;
             let (released, _) = release(
                 &mut self.session,
                 self.keys,
@@ -242,6 +244,7 @@ impl Shell<'_> {
                 &self.token,
                 finish,
                 &off,
+                lease_end,
             );
             match released {
                 Released::Yes | Released::Kept => {

@@ -91,7 +91,8 @@ pub fn run(cfg: &RunConfig) -> Exit {
     };
     // The job never started: count the acquisition but no hold time, log nothing.
     let unstarted = |lease: &mut Lease, exit| {
-        lease.release(Finish::unstarted(), &RunLog::off());
+        let lease_end = lease.sent + lease.limits.ttl;
+        lease.release(Finish::unstarted(), &RunLog::off(), lease_end);
         exit
     };
     if let Err(exit) = before_job(cfg, &rx, &mut lease) {
@@ -275,7 +276,10 @@ fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128, log
         }
         return exit;
     }
-    let (released, log_error) = lease.release(finish, log);
+    // The lease's end by our clock (from before the last renewal went out): the key expires on
+    // the server by itself at most a round trip later.
+    let lease_end = stop.deadline() + drift(cfg.limits.ttl);
+    let (released, log_error) = lease.release(finish, log, lease_end);
     if let Some(err) = log_error {
         report::log_failed(&lease.keys.runs, &err);
     }

@@ -1,6 +1,6 @@
 //! Giving the lock back: compare-and-delete with our token, retrying a lost reply.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::watchdog::Lease;
 use crate::core::retry::Retry;
@@ -23,17 +23,23 @@ pub enum Released {
 }
 
 /// A release whose reply is lost is tried again: enough to ride out a reconnect, bounded so exit
-/// is never held up for long (each try is bounded by the connect and I/O timeouts).
-const RETRY: Retry = Retry {
-    tries: 3,
-    pause: Duration::from_millis(50),
-    until: None,
-};
+/// is never held up for long (each try is bounded by the connect and I/O timeouts), and never
+/// once the lease has ended on the server: there is nothing left to delete then, and a holder cut
+/// off from Redis (or from every Sentinel) would only hold up its exit (seen: 11 s through three
+/// unreachable Sentinels). The first try still goes out: it also counts and logs the run.
+fn retry(lease_end: Instant) -> Retry {
+    Retry {
+        tries: 3,
+        pause: Duration::from_millis(50),
+        until: Some(lease_end),
+    }
+}
 
 /// Compare-and-delete with our token (and announce it to waiters), retrying lost replies; the
 /// run is counted and logged (`log`) in the same round trip. A retry after a reply that may
 /// have been executed does not count or log the run again. Also: why the run log was not
 /// written, when the server said so.
+/// `lease_end`: when the lease ends (no retry starts after it: the key is expiring by itself).
 pub fn release(
     session: &mut Session,
     keys: &Keys,
@@ -41,9 +47,10 @@ pub fn release(
     token: &str,
     mut finish: Finish,
     log: &RunLog,
+    lease_end: Instant,
 ) -> (Released, Option<String>) {
     let mut reply_lost = false;
-    let answer = session.retry(RETRY, |session| {
+    let answer = session.retry(retry(lease_end), |session| {
         let call = ReleaseCall {
             keys,
             slot,
@@ -78,8 +85,13 @@ pub fn release(
 }
 
 impl Lease {
-    /// Give this lease's slot back (see `release`).
-    pub fn release(&mut self, finish: Finish, log: &RunLog) -> (Released, Option<String>) {
+    /// Give this lease's slot back (see `release`); `lease_end` as there.
+    pub fn release(
+        &mut self,
+        finish: Finish,
+        log: &RunLog,
+        lease_end: Instant,
+    ) -> (Released, Option<String>) {
         release(
             &mut self.session,
             &self.keys,
@@ -87,6 +99,7 @@ impl Lease {
             &self.token,
             finish,
             log,
+            lease_end,
         )
     }
 }
