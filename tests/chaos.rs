@@ -880,6 +880,30 @@ fn min_replicas_renewals_count_only_what_the_replica_has() {
     );
 }
 
+/// The other side of the test above: with a healthy replica, `--min-replicas 1` confirms every
+/// renewal with WAIT and the job runs to its end (exit 0). Anchored on the master's own count
+/// of WAITs: one after the acquire, one per renewal (a 1.6 s job renewed every 300 ms: at least
+/// four renewals).
+#[test]
+fn min_replicas_with_a_healthy_replica_confirms_every_renewal() {
+    let p = pair();
+    let waits = p.master.calls("wait");
+    let out = Dlock::bare()
+        .args(["--url", &p.master.tcp_url(), "-v", "run", "--key", "mrok"])
+        .args(["--ttl", "900ms", "--renew-every", "300ms"])
+        .args(["--max-renewals", "unlimited", "--min-replicas", "1"])
+        .args(["--", "sleep", "1.6"])
+        .run();
+    out.code(0).stderr_lacks("replicas acknowledged");
+    let renewals = out.stderr.matches("dlock: renewed").count() as u64;
+    assert!(renewals >= 4, "{}", out.stderr);
+    assert!(
+        p.master.calls("wait") - waits > renewals,
+        "WAITs: {} for {renewals} renewals",
+        p.master.calls("wait") - waits
+    );
+}
+
 /// The release's reply is lost; meanwhile someone else takes the lock. dlock's retry must not
 /// delete the newcomer's lock, and nothing is leaked.
 #[test]
