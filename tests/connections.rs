@@ -164,6 +164,32 @@ fn a_semaphore_works_through_sentinel() {
     assert_eq!(master.get("{dlock:ssem}:limit"), None);
 }
 
+/// Behind Sentinel the watchdog asks every 200 ms whether the master moved; while it has not,
+/// nothing is renewed early: a job of 3 s under a 6 s lease (renewals due at 2 s and 4 s) ends
+/// 0 after one renewal. The master's own count of script calls says so: the acquire, one
+/// renewal and the release (a watchdog that saw a move at every poll would renew every 200 ms
+/// from 2 s on and hit the renewal cap of 3).
+#[test]
+fn behind_sentinel_an_unmoved_master_gets_no_early_renewal() {
+    let master = RedisServer::start_tcp(&[]);
+    let sentinel = Sentinel::watch(&master, "mymaster", 0);
+    let url = format!("redis+sentinel://127.0.0.1:{}/mymaster", sentinel.port);
+    let scripts = || master.calls("evalsha") + master.calls("eval");
+    let run = |ttl: &str, secs: &str| {
+        Dlock::bare()
+            .env("DLOCK_URL", &url)
+            .args(["run", "--key", "still", "--ttl", ttl, "--", "sleep", secs])
+            .run()
+            .code(0);
+    };
+    // A first run, renewed, loads the three scripts (a NOSCRIPT answer and an EVAL each, the
+    // first time).
+    run("600ms", "0.5");
+    let before = scripts();
+    run("6s", "3");
+    assert_eq!(scripts() - before, 3, "acquire, one renewal, release");
+}
+
 #[test]
 fn an_unknown_sentinel_service_is_69() {
     let (_master, _replica, sentinel) = sentinel_setup();
