@@ -183,6 +183,45 @@ fn a_waiter_woken_while_still_busy_listens_again() {
 /// A waiter that gets the lock by its timer (the lock expired without a release) ends its own
 /// BLPOP before the job starts: left blocked, that connection could swallow the wake-up of this
 /// run's release, meant for the next waiter.
+/// A --wait shorter than --io-timeout still listens for the release: the waker's read is
+/// bounded by its BLPOP's own timeout (2 s, the wait rounded up) plus the I/O bound (3 s), never
+/// by their difference. Backoff pinned at 30 s again, so only the wake-up can hand the lock over
+/// within the 1.5 s wait.
+#[test]
+fn a_short_wait_is_still_woken_by_the_release() {
+    let r = RedisServer::start();
+    let mut holder = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "short",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x || true",
+        ])
+        .spawn();
+    holder.expect_line("held");
+    let mut waiter = dlock(&r)
+        .args([
+            "--io-timeout",
+            "3s",
+            "run",
+            "--key",
+            "short",
+            "--wait",
+            "1500ms",
+        ])
+        .args(["--retry-min", "30s", "--retry-max", "30s"])
+        .args(["--", "sh", "-c", "echo started"])
+        .spawn();
+    wait_for_waiter(&r);
+    holder.close_stdin();
+    waiter.expect_line("started");
+    holder.finish(Duration::from_secs(10)).code(0);
+    waiter.finish(Duration::from_secs(10)).code(0);
+}
+
 #[test]
 fn a_waiter_that_acquires_by_timer_stops_listening_before_the_job_starts() {
     let r = RedisServer::start();
