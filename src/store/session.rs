@@ -189,22 +189,21 @@ impl Session {
         }
     }
 
-    /// Classify `e`. A command that went out and lost its reply to the network may have run;
-    /// so may one whose reply could not be read (no server error code: a malformed reply, or
-    /// one of the wrong type), since the server answered *something* after running it. Only a
-    /// server's refusal (an error code), or a connection that never was, means it did not run.
+    /// Classify `e`. A command that went out may have run unless the server refused it with an
+    /// error code: one whose reply was lost to the network (an I/O error, a timeout, a dropped
+    /// connection: none carries a server code) may have run, and so may one whose reply could
+    /// not be read (a malformed reply, or one of the wrong type), since the server answered
+    /// *something* after running it. A connection that never was means it did not run.
     fn failure(&self, e: &RedisError, sent: bool) -> Failure {
         let (permanent, reason) = match self.server.target.classify(e) {
             Fault::Permanent(r) => (true, r),
             Fault::Transient(r) => (false, r),
         };
-        let lost = e.is_io_error() || e.is_timeout() || e.is_connection_dropped();
-        let unreadable = e.code().is_none();
         Failure {
             permanent,
             reason,
             sent,
-            maybe_executed: sent && ((!permanent && lost) || unreadable),
+            maybe_executed: sent && e.code().is_none(),
         }
     }
 }
@@ -231,5 +230,34 @@ mod tests {
         assert!(wait.is_err());
         assert!(!s.is_connected());
         assert_eq!(s.socket(), Watched::Never);
+    }
+
+    /// What a failure says about whether the command ran: only a server's refusal (an error
+    /// code) or a command never sent rules it out.
+    #[test]
+    fn a_failure_may_have_run_unless_refused_or_never_sent() {
+        let target = Target::parse("redis://127.0.0.1:1", None, None, TlsFiles::default());
+        let server = Server {
+            target: target.expect("a valid URL"),
+            connect_timeout: Duration::from_millis(200),
+            io_timeout: Duration::from_millis(200),
+        };
+        let s = Session::new(&server);
+        let io = |kind| RedisError::from(std::io::Error::from(kind));
+        let refused = RedisError::from((
+            redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError),
+            "WRONGTYPE",
+        ));
+        let unreadable = RedisError::from((redis::ErrorKind::UnexpectedReturnType, "a map"));
+        for e in [
+            io(std::io::ErrorKind::TimedOut),
+            io(std::io::ErrorKind::ConnectionReset),
+            io(std::io::ErrorKind::UnexpectedEof),
+            unreadable,
+        ] {
+            assert!(s.failure(&e, true).maybe_executed, "{e}");
+            assert!(!s.failure(&e, false).maybe_executed, "{e}");
+        }
+        assert!(!s.failure(&refused, true).maybe_executed);
     }
 }
