@@ -237,6 +237,15 @@ fn a_waiter_that_acquires_by_timer_stops_listening_before_the_job_starts() {
     // The item on the waiter's own key went out before the job was started, and Redis ends a
     // BLPOP when the push is executed: no waiting involved.
     assert_eq!(blocked_clients(&r), 0);
+    // The waker took the item on its own key as its stop, not as a wake-up to hand on to the
+    // next waiter: nothing is in the wake list while the job runs. (A hand-on would follow the
+    // BLPOP's end within a millisecond; 200 ms is room for a loaded machine.)
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        r.cmd(&["LLEN", "{dlock:timer}:wake"]),
+        redis::Value::Int(0),
+        "a wake-up was handed on"
+    );
     waiter.close_stdin();
     waiter.finish(Duration::from_secs(10)).code(0);
 }
