@@ -222,6 +222,54 @@ fn a_short_wait_is_still_woken_by_the_release() {
     waiter.finish(Duration::from_secs(10)).code(0);
 }
 
+/// The waker's connection breaks while it waits (the network path reset): it connects again
+/// and keeps listening, so the release still wakes the waiter at once. Backoff pinned at 30 s:
+/// only a wake-up can hand the lock over within the wait.
+#[test]
+fn a_waker_whose_connection_broke_listens_again() {
+    let r = RedisServer::start_tcp(&[]);
+    let proxy =
+        crate::support::proxy::Proxy::start(r.tcp_addr(), crate::support::proxy::Mode::Pass);
+    let mut holder = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "cut",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x || true",
+        ])
+        .spawn();
+    holder.expect_line("held");
+    let mut waiter = Dlock::bare()
+        .args([
+            "--url",
+            &proxy.url(),
+            "run",
+            "--key",
+            "cut",
+            "--wait",
+            "20s",
+        ])
+        .args(["--retry-min", "30s", "--retry-max", "30s"])
+        .args(["--", "sh", "-c", "echo started"])
+        .spawn();
+    wait_for_waiter(&r);
+    proxy.cut();
+    // Handshake: the server saw the old BLPOP go with its connection, then a new one.
+    let since = Instant::now();
+    while blocked_clients(&r) > 0 {
+        assert!(since.elapsed() < HANDSHAKE, "the cut BLPOP stays");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    wait_for_waiter(&r);
+    holder.close_stdin();
+    waiter.expect_line("started");
+    holder.finish(Duration::from_secs(10)).code(0);
+    waiter.finish(Duration::from_secs(10)).code(0);
+}
+
 #[test]
 fn a_waiter_that_acquires_by_timer_stops_listening_before_the_job_starts() {
     let r = RedisServer::start();

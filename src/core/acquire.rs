@@ -162,6 +162,8 @@ pub(crate) struct Wait {
     waker: bool,
     /// The waker delivered a wake-up and waits for word (not blocked in BLPOP).
     parked: bool,
+    /// A try that went out failed and the next went out at once; again only after an answer.
+    retried_at_once: bool,
     outcome: Option<Outcome>,
     actions: VecDeque<Action>,
 }
@@ -182,6 +184,7 @@ impl Wait {
             warned_no_ttl: false,
             waker: false,
             parked: false,
+            retried_at_once: false,
             outcome: None,
             actions: VecDeque::new(),
         }
@@ -255,6 +258,7 @@ impl Wait {
                 self.tries += 1;
                 // Someone else's value: whatever a lost reply did, it did not leave ours there.
                 self.maybe_ours = false;
+                self.retried_at_once = false;
                 if pttl == -1 && !self.warned_no_ttl {
                     self.warned_no_ttl = true;
                     self.report(Report::NoTtl);
@@ -287,6 +291,14 @@ impl Wait {
                 }
                 self.last = Last::Down(f.reason);
                 self.again(now);
+                // A try that went out and failed found a connection the server had closed
+                // while we waited (a restart, an idle timeout, a reset path), or lost its
+                // reply: the next goes out at once, reconnecting, instead of a backoff (or a
+                // whole --retry-max, when a wake-up sent it). Once: then the backoff again.
+                if f.sent && !self.retried_at_once && self.next_try.is_some() {
+                    self.retried_at_once = true;
+                    self.next_try = Some(now);
+                }
             }
             Input::Woken => {
                 self.parked = true;

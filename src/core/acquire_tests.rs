@@ -333,23 +333,26 @@ fn a_signal_ends_the_wait_and_ends_the_blocked_waker() {
 
 #[test]
 fn a_lost_acquire_reply_is_cleaned_up_whatever_ends_the_wait_without_the_lock() {
-    // Then a signal.
+    // Then a signal (the try that went out at once after the lost reply found Redis down).
     let mut sim = Sim::new(limits());
-    sim.run(&[(A::ReplyLost, 0)], &[(50, Input::Signal(libc::SIGINT))]);
+    sim.run(
+        &[(A::ReplyLost, 0), (A::Down, 0)],
+        &[(50, Input::Signal(libc::SIGINT))],
+    );
     assert_eq!(
         sim.trace.join(", "),
-        "0 try, 0 unreachable, 50 signal, 50 cleanup"
+        "0 try, 0 unreachable, 0 try, 50 signal, 50 cleanup"
     );
     // Then a server unreachable to the end.
     let mut sim = Sim::new(limits());
     let mut answers = vec![(A::ReplyLost, 0)];
-    answers.extend(vec![(A::Down, 0); 10]);
+    answers.extend(vec![(A::Down, 0); 11]);
     assert_eq!(sim.run(&answers, &[]), Outcome::Exit(Exit::Unavailable));
     assert_eq!(sim.trace.last().map(String::as_str), Some("1000 cleanup"));
     // Then a refusal.
     let mut sim = Sim::new(limits());
     sim.run(&[(A::ReplyLost, 0), (A::Refused, 0)], &[]);
-    assert_eq!(sim.trace.last().map(String::as_str), Some("100 cleanup"));
+    assert_eq!(sim.trace.last().map(String::as_str), Some("0 cleanup"));
 }
 
 #[test]
@@ -371,7 +374,7 @@ fn a_lost_reply_needs_no_cleanup_once_the_key_answers() {
     // Our own value: the retry with the same token re-confirms it.
     let mut sim = Sim::new(limits());
     let o = sim.run(&[(A::ReplyLost, 0), (A::Free(5), 0)], &[]);
-    assert_eq!(o, acquired(&sim, 5, 100));
+    assert_eq!(o, acquired(&sim, 5, 0));
     assert!(!sim.trace.iter().any(|t| t.contains("cleanup")));
 }
 
@@ -463,4 +466,41 @@ fn a_failure_at_the_end_of_wait_is_not_announced_as_retried() {
     let o = sim.run(&[(A::Down, 0)], &[]);
     assert_eq!(o, Outcome::Exit(Exit::Unavailable));
     assert_eq!(sim.trace.join(", "), "0 try(last), 0 gave-up-down");
+}
+
+/// A try that went out and failed (its connection closed while we waited, or its reply lost) is
+/// followed by one at once, reconnecting; a second failure in a row waits for the backoff, and
+/// an answer makes the next failure quick again. A refused connection (nothing sent) is not
+/// hurried: the server is down, not our connection stale.
+#[test]
+fn a_try_that_went_out_and_failed_is_followed_by_one_at_once_once() {
+    let mut sim = Sim::new(limits());
+    let lost = (A::ReplyLost, 0);
+    let busy = (A::Busy(5000), 0);
+    let o = sim.run(&[lost, lost, busy, lost, (A::Free(3), 0)], &[]);
+    // With the waker up after the busy answer, tries are --retry-max (400 ms) apart.
+    assert_eq!(o, acquired(&sim, 3, 500));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 unreachable, 0 try, 100 try, 100 waker, 500 try, 500 try, \
+         500 stop-waker(blocked, held)"
+    );
+}
+
+/// The case that found it: a waiter's connection was reset while it waited, and the release's
+/// wake-up sent a try down the dead connection. The try after it goes out at once (and the
+/// waker is resumed), not a whole --retry-max later.
+#[test]
+fn a_wake_up_whose_try_found_the_connection_closed_tries_again_at_once() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(
+        &[(A::Busy(5000), 0), (A::ReplyLost, 0), (A::Free(2), 0)],
+        &[(150, Input::Woken)],
+    );
+    assert_eq!(o, acquired(&sim, 2, 150));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 150 woken, 150 try, 150 unreachable, 150 resume, 150 try, \
+         150 stop-waker(blocked, held)"
+    );
 }
