@@ -104,3 +104,37 @@ fn a_busy_listen_address_is_a_usage_error() {
         .one_line_error()
         .stderr_has(&format!("cannot listen on {addr}"));
 }
+
+/// `/metrics` is written as it is made (chunked over HTTP/1.1) instead of built whole in the
+/// exporter's memory: over 700 locks the page still has every key's series, once.
+#[test]
+fn metrics_over_many_locks_are_streamed_with_every_key() {
+    let r = RedisServer::start();
+    let mut pipe = redis::pipe();
+    for i in 0..700 {
+        pipe.cmd("SET")
+            .arg(format!("{{dlock:m{i:04}}}:fence"))
+            .arg(i + 1)
+            .ignore();
+    }
+    pipe.query::<()>(&mut r.conn()).unwrap();
+    let mut exporter = dlock(&r)
+        .args(["exporter", "--listen", "127.0.0.1:0"])
+        .spawn();
+    let addr = exporter.stderr_after("listening on http://");
+    let addr = addr.trim_end_matches("/metrics").to_string();
+    let (code, head, page) = http11_get(&addr, "/metrics");
+    assert_eq!(code, 200);
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "{head}"
+    );
+    assert!(page.contains("\ndlock_up 1\n"), "{page}");
+    let fences: Vec<&str> = page
+        .lines()
+        .filter(|l| l.starts_with("dlock_fence{"))
+        .collect();
+    assert_eq!(fences.len(), 700);
+    assert_eq!(fences[5], "dlock_fence{key=\"dlock:m0005\"} 6");
+}

@@ -125,28 +125,34 @@ fn answer(cfg: &ExporterConfig, method: &tiny_http::Method, url: &str) -> Answer
     if !matches!(method, tiny_http::Method::Get | tiny_http::Method::Head) {
         return Answer::bytes(
             405,
-            b"read-only: only GET and HEAD
-"
-            .to_vec(),
+            b"read-only: only GET and HEAD\n".to_vec(),
             "text/plain; charset=utf-8",
         );
     }
     if path == "/metrics" {
         // Redis down (or a bad key): still a page, with dlock_up 0, so the scrape itself does
-        // not fail and an alert can say why. The reason is logged.
-        let (page, failed) =
-            super::metrics::page(&cfg.server, &cfg.prefix, &cfg.keys, cfg.histogram);
-        if let Some(e) = failed {
-            cfg.server.unavailable(&e);
-        }
-        return Answer::bytes(200, page, "text/plain; version=0.0.4; charset=utf-8");
+        // not fail and an alert can say why. The reason is logged. Written as it is made (the
+        // samples are read first: up or not is known before the first byte).
+        let (server, prefix, keys, histogram) = (
+            cfg.server.clone(),
+            cfg.prefix.clone(),
+            cfg.keys.clone(),
+            cfg.histogram,
+        );
+        return Answer::streamed(
+            "text/plain; version=0.0.4; charset=utf-8",
+            "metrics",
+            move |w| {
+                if let Some(e) = super::metrics::page(&server, &prefix, &keys, histogram, w) {
+                    server.unavailable(&e);
+                }
+            },
+        );
     }
     board::answer(cfg, path, query).unwrap_or_else(|| {
         Answer::bytes(
             404,
-            b"not found: the board is at /, the metrics at /metrics
-"
-            .to_vec(),
+            b"not found: the board is at /, the metrics at /metrics\n".to_vec(),
             "text/plain; charset=utf-8",
         )
     })

@@ -18,29 +18,30 @@ pub fn write_array(
     w: &mut dyn Write,
 ) -> (redis::RedisResult<()>, Option<std::io::Error>) {
     let mut broken: Option<std::io::Error> = None;
-    let mut put = |w: &mut dyn Write, bytes: &[u8]| {
+    let mut first = true;
+    let mut put = |w: &mut dyn Write, f: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>| {
         if broken.is_none()
-            && let Err(e) = w.write_all(bytes)
+            && let Err(e) = f(w)
         {
             broken = Some(e);
         }
     };
-    put(w, b"[");
-    let mut first = true;
+    put(w, &mut |w| w.write_all(b"["));
     let read = reader::read(c, names, |found| {
         if let Found::Lock(s) = found {
             let sep: &[u8] = if first { b"" } else { b"," };
             first = false;
-            put(w, sep);
-            put(w, to_json(&s).to_string().as_bytes());
+            // Serialized straight into the writer: no string per lock.
+            put(w, &mut |w| {
+                w.write_all(sep)?;
+                serde_json::to_writer(&mut *w, &to_json(&s)).map_err(std::io::Error::from)
+            });
         }
     });
-    put(w, b"]\n");
-    if broken.is_none()
-        && let Err(e) = w.flush()
-    {
-        broken = Some(e);
-    }
+    put(w, &mut |w| {
+        w.write_all(b"]\n")?;
+        w.flush()
+    });
     (read, broken)
 }
 

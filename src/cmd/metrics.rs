@@ -16,11 +16,22 @@ fn label(v: &str) -> String {
 }
 
 /// A float as the format writes it.
+#[cfg(test)]
 fn num(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
+    Num(v).to_string()
+}
+
+/// A float as the format writes it, written in place (a page of 100,000 keys has millions).
+struct Num(f64);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0;
+        if v.fract() == 0.0 && v.abs() < 1e15 {
+            write!(f, "{}", v as i64)
+        } else {
+            write!(f, "{v}")
+        }
     }
 }
 
@@ -28,6 +39,7 @@ fn num(v: f64) -> String {
 /// fleet's page can be written family by family from 100,000 of them.
 #[derive(Debug, Clone)]
 pub struct Sample {
+    /// The key, escaped for a label value once (it is written in every series of the key).
     key: String,
     /// The counters and the hold-time histogram, sparse as the stats hash keeps it.
     stats: Stats,
@@ -43,7 +55,7 @@ pub struct Sample {
 impl Sample {
     pub fn of(r: &KeyStatus) -> Sample {
         Sample {
-            key: r.key.clone(),
+            key: label(&r.key),
             stats: r.stats.clone(),
             holders: r.holders.len(),
             limit: r.limit,
@@ -99,12 +111,9 @@ impl Out<'_> {
         self.put(format_args!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
     }
 
+    /// One series; `key` already escaped (`Sample::key`).
     fn sample(&mut self, name: &str, key: &str, extra: &str, v: f64) {
-        self.put(format_args!(
-            "{name}{{key=\"{}\"{extra}}} {}\n",
-            label(key),
-            num(v)
-        ));
+        self.put(format_args!("{name}{{key=\"{key}\"{extra}}} {}\n", Num(v)));
     }
 
     /// One family with one sample per key that has a value.
@@ -168,10 +177,14 @@ pub fn prometheus(
             "histogram",
             "How long runs held the lock.",
         );
+        // The bounds are the same few doublings for every key: each label written once.
+        let mut les: std::collections::HashMap<u64, String> = std::collections::HashMap::new();
         for r in rows {
             for (le_ms, count) in r.stats.cumulative_at_doublings() {
-                let le = format!(",le=\"{}\"", num(le_ms as f64 / 1000.0));
-                o.sample("dlock_hold_seconds_bucket", &r.key, &le, count as f64);
+                let le = les
+                    .entry(le_ms)
+                    .or_insert_with(|| format!(",le=\"{}\"", Num(le_ms as f64 / 1000.0)));
+                o.sample("dlock_hold_seconds_bucket", &r.key, le, count as f64);
             }
             let total = r.stats.histogram_total() as f64;
             o.sample("dlock_hold_seconds_bucket", &r.key, ",le=\"+Inf\"", total);
@@ -240,26 +253,26 @@ pub fn prometheus(
 
 /// The page of every lock under the prefix (or `keys`), read through the one reader; with
 /// Redis unavailable, the page that says so (`dlock_up 0`) and the error.
+/// Written to `w` (a client that hung up is its own problem: a write error just ends it).
 pub fn page(
     server: &crate::store::conn::Server,
     prefix: &str,
     keys: &[String],
     histogram: bool,
-) -> (Vec<u8>, Option<redis::RedisError>) {
+    w: &mut dyn Write,
+) -> Option<redis::RedisError> {
     let (mut rows, mut unreadable) = (Vec::new(), 0);
     let read = crate::store::reader::each(server, prefix, keys, |found| match found {
         Found::Lock(s) => rows.push(Sample::of(&s)),
         Found::NotALock { .. } => unreadable += 1,
     });
-    let mut out = Vec::new();
     let failed = read.err();
     let up = failed.is_none();
     if !up {
         rows.clear();
     }
-    // Writing into memory cannot fail.
-    let _ = prometheus(&rows, up, unreadable, histogram, &mut out);
-    (out, failed)
+    let _ = prometheus(&rows, up, unreadable, histogram, w).and_then(|()| w.flush());
+    failed
 }
 
 #[cfg(test)]

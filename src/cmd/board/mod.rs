@@ -49,6 +49,36 @@ impl Answer {
         }
     }
 
+    /// A 200 whose body `fill` writes on a thread of its own while it is sent (chunked), so
+    /// that it is never whole in memory; a 500 if the thread or its pipe cannot be had.
+    pub fn streamed(
+        kind: &'static str,
+        name: &str,
+        fill: impl FnOnce(&mut dyn std::io::Write) + Send + 'static,
+    ) -> Answer {
+        let cannot = |e: std::io::Error| {
+            Answer::text(
+                500,
+                format!("cannot stream the answer: {}\n", crate::log::io_reason(&e)),
+            )
+        };
+        let (rx, tx) = match std::io::pipe() {
+            Ok(p) => p,
+            Err(e) => return cannot(e),
+        };
+        let spawned = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || fill(&mut std::io::BufWriter::with_capacity(64 * 1024, tx)));
+        match spawned {
+            Ok(_) => Answer {
+                code: 200,
+                body: Body::Stream(rx),
+                kind,
+            },
+            Err(e) => cannot(e),
+        }
+    }
+
     fn html(code: u16, body: String) -> Answer {
         Answer::bytes(code, body.into_bytes(), "text/html; charset=utf-8")
     }
@@ -92,36 +122,13 @@ fn api_locks(cfg: &ExporterConfig) -> Answer {
         Ok(f) => f,
         Err(e) => return unavailable(cfg, &e),
     };
-    let (rx, tx) = match std::io::pipe() {
-        Ok(p) => p,
-        Err(e) => {
-            return Answer::text(
-                500,
-                format!("cannot stream the locks: {}\n", crate::log::io_reason(&e)),
-            );
-        }
-    };
     let server = cfg.server.clone();
-    let spawned = std::thread::Builder::new()
-        .name("api-locks".into())
-        .spawn(move || {
-            let mut out = std::io::BufWriter::with_capacity(64 * 1024, tx);
-            // A client that hung up is its own problem; Redis failing is the operator's.
-            if let (Err(e), _) = json::write_array(&mut c, &names, &mut out) {
-                server.unavailable(&e);
-            }
-        });
-    match spawned {
-        Ok(_) => Answer {
-            code: 200,
-            body: Body::Stream(rx),
-            kind: "application/json",
-        },
-        Err(e) => Answer::text(
-            500,
-            format!("cannot stream the locks: {}\n", crate::log::io_reason(&e)),
-        ),
-    }
+    Answer::streamed("application/json", "api-locks", move |w| {
+        // A client that hung up is its own problem; Redis failing is the operator's.
+        if let (Err(e), _) = json::write_array(&mut c, &names, w) {
+            server.unavailable(&e);
+        }
+    })
 }
 
 fn unavailable(cfg: &ExporterConfig, e: &redis::RedisError) -> Answer {
