@@ -183,10 +183,12 @@ fn a_waiter_woken_while_still_busy_listens_again() {
 /// A waiter that gets the lock by its timer (the lock expired without a release) ends its own
 /// BLPOP before the job starts: left blocked, that connection could swallow the wake-up of this
 /// run's release, meant for the next waiter.
-/// A --wait shorter than --io-timeout still listens for the release: the waker's read is
-/// bounded by its BLPOP's own timeout (2 s, the wait rounded up) plus the I/O bound (3 s), never
-/// by their difference. Backoff pinned at 30 s again, so only the wake-up can hand the lock over
-/// within the 1.5 s wait.
+/// A --wait shorter than --io-timeout, and under a second, still listens for the release: the
+/// waker's BLPOP blocks for the wait rounded up (1 s, never 0: that would block forever, and
+/// a second less would underflow) and its read is bounded by that plus the I/O bound (3 s),
+/// never by their difference. Backoff pinned at 30 s again, so only the wake-up can hand the
+/// lock over within the 900 ms wait (the release follows the waiter's BLPOP at once: the
+/// hand-over takes milliseconds of it).
 #[test]
 fn a_short_wait_is_still_woken_by_the_release() {
     let r = RedisServer::start();
@@ -210,7 +212,7 @@ fn a_short_wait_is_still_woken_by_the_release() {
             "--key",
             "short",
             "--wait",
-            "1500ms",
+            "900ms",
         ])
         .args(["--retry-min", "30s", "--retry-max", "30s"])
         .args(["--", "sh", "-c", "echo started"])
