@@ -427,3 +427,45 @@ fn semaphore_waiters_are_served_in_the_order_they_queued() {
         h.finish(Duration::from_secs(10)).code(0);
     }
 }
+
+/// Each run of a semaphore is logged with the slot it held: two holders at once on --limit 2,
+/// the log read from the server (XRANGE) names slots 0 and 1, each with the fence it ran with.
+#[test]
+fn a_semaphores_run_log_names_each_runs_slot() {
+    let r = RedisServer::start();
+    let hold = || {
+        let mut h = dlock(&r)
+            .args(["run", "--key", "logged", "--limit", "2", "--", "sh", "-c"])
+            .args(["echo \"slot $DLOCK_SLOT $DLOCK_FENCE\"; read x || true"])
+            .spawn();
+        let line = h.expect_line("slot ");
+        (h, line)
+    };
+    let (mut a, first) = hold();
+    let (mut b, second) = hold();
+    for h in [&mut a, &mut b] {
+        h.close_stdin();
+    }
+    a.finish(Duration::from_secs(10)).code(0);
+    b.finish(Duration::from_secs(10)).code(0);
+    let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+        .arg("{dlock:logged}:runs")
+        .arg("-")
+        .arg("+")
+        .query(&mut r.conn())
+        .unwrap();
+    let mut logged: Vec<String> = entries
+        .iter()
+        .map(|(_, fields)| {
+            let f: HashMap<&str, &str> = fields
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            format!("{} {}", f["slot"], f["fence"])
+        })
+        .collect();
+    logged.sort();
+    let mut held = vec![first, second];
+    held.sort();
+    assert_eq!(logged, held);
+}
