@@ -211,6 +211,33 @@ fn a_cut_off_holder_tries_its_release_once_after_the_lease_ended() {
     assert!(took < Duration::from_secs(3), "exited after {took:?}");
 }
 
+/// With `--max-renewals 0` there is nothing to renew with, so a dropped connection is not
+/// watched: a restart of the server while the job runs must not make the supervising loop wake
+/// again and again on the closed socket. The job sleeps 1.5 s after the restart; a loop that
+/// spun on it would burn most of that as CPU, a quiet one a few milliseconds (200 ms is room
+/// for a loaded machine).
+#[test]
+fn a_dropped_connection_without_renewals_is_not_a_spin() {
+    let mut r = RedisServer::start();
+    let mut job = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "norenew",
+            "--max-renewals",
+            "0",
+            "--ttl",
+            "10s",
+        ])
+        .args(["--", "sh", "-c", "echo up; sleep 1.5"])
+        .spawn();
+    job.expect_line("up");
+    r.restart();
+    job.finish(Duration::from_secs(20))
+        .code(0)
+        .cpu_below(Duration::from_millis(200));
+}
+
 #[test]
 fn a_short_blip_does_not_cost_the_lease() {
     let r = RedisServer::start_tcp(&[]);
