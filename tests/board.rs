@@ -296,14 +296,7 @@ fn a_request_never_waits_behind_a_slow_page() {
 #[test]
 fn the_api_streams_many_locks_chunked_and_still_equals_status_json() {
     let r = RedisServer::start();
-    let mut pipe = redis::pipe();
-    for i in 0..700 {
-        pipe.cmd("SET")
-            .arg(format!("{{dlock:api{i:04}}}:fence"))
-            .arg(i + 1)
-            .ignore();
-    }
-    pipe.query::<()>(&mut r.conn()).unwrap();
+    r.many_fences("api", 700);
     let (_e, addr) = exporter(&r, &[]);
     let (code, head, api) = http11_get(&addr, "/api/locks");
     assert_eq!(code, 200);

@@ -532,19 +532,38 @@ fn clients(r: &RedisServer) -> usize {
     }
 }
 
+/// Restart the server empty under `holder`, whose job is the one stamping in `st`: the job
+/// must end by SIGTERM within RESTART_REACTION of the restart, and dlock with 125.
+fn restart_stops_the_job_at_once(r: &mut RedisServer, holder: &mut Child, st: &Stamps) {
+    r.restart();
+    let restarted = mono_ns();
+    assert_eq!(
+        holder.wait().unwrap().code(),
+        Some(125),
+        "the lease is lost"
+    );
+    let v = overlap::read(&st.path, &HashMap::new());
+    let job = v.last().expect("the holder's job");
+    assert!(!job.killed, "SIGTERM was enough: {job:?}");
+    let ran_on = job.end.saturating_sub(restarted);
+    eprintln!(
+        "the job ran on {:.1} ms after the restart",
+        ran_on as f64 / 1e6
+    );
+    assert!(
+        ran_on < RESTART_REACTION.as_nanos() as u64,
+        "ran on {ran_on} ns"
+    );
+}
+
 /// `dlock run` (TTL 6 s, renewing every 2 s) of a stamp job at `url`; the server restarts
-/// empty `renewals_first` renewals into it. Returns how long the job ran on after the restart.
-fn job_after_restart(
-    r: &mut RedisServer,
-    url: &str,
-    st: &Stamps,
-    key: &str,
-    renewals_first: u32,
-) -> u64 {
+/// empty `renewals_first` renewals into it, and the job must stop at once.
+fn restart_under_a_renewing_job(r: &mut RedisServer, url: &str, key: &str, renewals_first: u32) {
+    let st = stamps();
     let lock = format!("dlock:{key}");
     let mut holder = contender(
         url,
-        st,
+        &st,
         key,
         &[
             "--ttl",
@@ -557,17 +576,7 @@ fn job_after_restart(
         30_000,
         false,
     );
-    let mut starts = 0;
-    let since = Instant::now();
-    while starts == 0 {
-        starts = std::fs::read_to_string(&st.path)
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| l.starts_with("S "))
-            .count();
-        assert!(since.elapsed() < HANDSHAKE, "no stamp from the job");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    first_job_pid(&st);
     // Handshake with the server: a renewal is seen as the lock's PTTL jumping back up.
     let pttl = |r: &RedisServer| match r.cmd(&["PTTL", &lock]) {
         redis::Value::Int(n) => n,
@@ -586,50 +595,22 @@ fn job_after_restart(
             std::thread::sleep(Duration::from_millis(5));
         }
     }
-    r.restart();
-    let restarted = mono_ns();
-    assert_eq!(
-        holder.wait().unwrap().code(),
-        Some(125),
-        "the lease is lost"
-    );
-    let v = overlap::read(&st.path, &HashMap::new());
-    let job = v.last().expect("the holder's job");
-    assert!(!job.killed, "SIGTERM was enough: {job:?}");
-    job.end.saturating_sub(restarted)
+    restart_stops_the_job_at_once(r, &mut holder, &st);
 }
 
 /// Over TCP (the Unix socket in the next test).
 #[test]
 fn a_restart_before_the_first_renewal_stops_the_job_at_once() {
     let mut r = RedisServer::start_tcp(&[]);
-    let st = stamps();
     let url = r.tcp_url();
-    let ran_on = job_after_restart(&mut r, &url, &st, "drop0", 0);
-    eprintln!(
-        "the job ran on {:.1} ms after the restart",
-        ran_on as f64 / 1e6
-    );
-    assert!(
-        ran_on < RESTART_REACTION.as_nanos() as u64,
-        "ran on {ran_on} ns"
-    );
+    restart_under_a_renewing_job(&mut r, &url, "drop0", 0);
 }
 
 #[test]
 fn a_restart_after_a_renewal_stops_the_job_at_once() {
     let mut r = RedisServer::start();
-    let st = stamps();
     let url = r.url();
-    let ran_on = job_after_restart(&mut r, &url, &st, "drop1", 1);
-    eprintln!(
-        "the job ran on {:.1} ms after the restart",
-        ran_on as f64 / 1e6
-    );
-    assert!(
-        ran_on < RESTART_REACTION.as_nanos() as u64,
-        "ran on {ran_on} ns"
-    );
+    restart_under_a_renewing_job(&mut r, &url, "drop1", 1);
 }
 
 /// A holder that waited for the lock had a second connection to the same server (its waker's)
@@ -671,23 +652,7 @@ fn a_restart_stops_a_job_that_waited_for_the_lock() {
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_millis(300));
-    r.restart();
-    let restarted = mono_ns();
-    assert_eq!(
-        holder.wait().unwrap().code(),
-        Some(125),
-        "the lease is lost"
-    );
-    let v = overlap::read(&st.path, &HashMap::new());
-    let ran_on = v[0].end.saturating_sub(restarted);
-    eprintln!(
-        "the job ran on {:.1} ms after the restart",
-        ran_on as f64 / 1e6
-    );
-    assert!(
-        ran_on < RESTART_REACTION.as_nanos() as u64,
-        "ran on {ran_on} ns"
-    );
+    restart_stops_the_job_at_once(&mut r, &mut holder, &st);
 }
 
 /// A master with a replica behind a proxy (so the test controls replication), and a failover

@@ -110,14 +110,7 @@ fn a_busy_listen_address_is_a_usage_error() {
 #[test]
 fn metrics_over_many_locks_are_streamed_with_every_key() {
     let r = RedisServer::start();
-    let mut pipe = redis::pipe();
-    for i in 0..700 {
-        pipe.cmd("SET")
-            .arg(format!("{{dlock:m{i:04}}}:fence"))
-            .arg(i + 1)
-            .ignore();
-    }
-    pipe.query::<()>(&mut r.conn()).unwrap();
+    r.many_fences("m", 700);
     let mut exporter = dlock(&r)
         .args(["exporter", "--listen", "127.0.0.1:0"])
         .spawn();

@@ -481,14 +481,7 @@ fn no_histogram_keeps_a_large_fleets_page_small() {
 #[test]
 fn status_over_several_batches_keeps_key_order_and_a_semaphores_slots() {
     let r = RedisServer::start();
-    let mut pipe = redis::pipe();
-    for i in 0..700 {
-        pipe.cmd("SET")
-            .arg(format!("{{dlock:b{i:04}}}:fence"))
-            .arg(i + 1)
-            .ignore();
-    }
-    pipe.query::<()>(&mut r.conn()).unwrap();
+    r.many_fences("b", 700);
     let hold = || {
         let mut h = dlock(&r)
             .args(["run", "--key", "b0005", "--limit", "3", "--"])

@@ -185,9 +185,20 @@ pub fn each(
     keys: &[String],
     each: impl FnMut(Found),
 ) -> redis::RedisResult<()> {
-    let mut c = server.connect()?;
-    let names = names(server, prefix, keys)?;
+    let (mut c, names) = open(server, prefix, keys)?;
     read(&mut c, &names, each)
+}
+
+/// A connection and the lock names to read on it (`names`): what a reader that must know the
+/// server usable before it writes anything (status, the exporter's streamed answers) asks
+/// first, then hands to `read`.
+pub fn open(
+    server: &Server,
+    prefix: &str,
+    keys: &[String],
+) -> redis::RedisResult<(Conn, Vec<String>)> {
+    let c = server.connect()?;
+    Ok((c, names(server, prefix, keys)?))
 }
 
 /// One warning line per key that is not a lock and per damaged companion.

@@ -215,16 +215,19 @@ mod tests {
 
     /// A session connects on its first call, and a failed connect leaves it unconnected (the
     /// waker's stop and the busy count send nothing then, rather than reconnect).
-    #[test]
-    fn a_session_is_connected_only_after_a_call_got_through() {
-        // Nothing listens on port 1: refused at once.
+    /// A server nothing listens on (port 1: refused at once).
+    fn nowhere() -> Server {
         let target = Target::parse("redis://127.0.0.1:1", None, None, TlsFiles::default());
-        let server = Server {
+        Server {
             target: target.expect("a valid URL"),
             connect_timeout: Duration::from_millis(200),
             io_timeout: Duration::from_millis(200),
-        };
-        let mut s = Session::new(&server);
+        }
+    }
+
+    #[test]
+    fn a_session_is_connected_only_after_a_call_got_through() {
+        let mut s = Session::new(&nowhere());
         assert!(!s.is_connected());
         let wait = s.wait_replicas(1, Duration::from_millis(1));
         assert!(wait.is_err());
@@ -236,13 +239,7 @@ mod tests {
     /// code) or a command never sent rules it out.
     #[test]
     fn a_failure_may_have_run_unless_refused_or_never_sent() {
-        let target = Target::parse("redis://127.0.0.1:1", None, None, TlsFiles::default());
-        let server = Server {
-            target: target.expect("a valid URL"),
-            connect_timeout: Duration::from_millis(200),
-            io_timeout: Duration::from_millis(200),
-        };
-        let s = Session::new(&server);
+        let s = Session::new(&nowhere());
         let io = |kind| RedisError::from(std::io::Error::from(kind));
         let refused = RedisError::from((
             redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError),

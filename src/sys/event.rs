@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::sys::signals;
-use crate::sys::sock::{self, Socket};
+use crate::sys::sock::{self, Bell, Socket};
 
 /// What the loop wakes up for: a signal, the job's exit, or a note `N` from a helper thread
 /// (the caller's own type: `run` sends its renewal results and wake-ups through it).
@@ -38,7 +38,7 @@ pub struct Timeout;
 /// The queue helper threads push to; the receiving side is gone once `closed`.
 struct Queue<N> {
     items: Mutex<VecDeque<N>>,
-    bell: OwnedFd,
+    bell: Bell,
     closed: AtomicBool,
 }
 
@@ -63,10 +63,7 @@ impl<N> Sender<N> {
             Ok(mut items) => items.push_back(ev),
             Err(_) => return Err(ev),
         }
-        let one: u64 = 1;
-        // SAFETY: writes 8 bytes from a live local to our eventfd; a full counter (EAGAIN)
-        // still leaves it readable, which is all the bell has to do.
-        unsafe { libc::write(q.bell.as_raw_fd(), (&raw const one).cast(), 8) };
+        q.bell.ring();
         Ok(())
     }
 }
@@ -115,13 +112,7 @@ pub fn channel<N>() -> io::Result<(Sender<N>, Receiver<N>)> {
     }
     // SAFETY: freshly created and owned by nobody else.
     let sigfd = unsafe { OwnedFd::from_raw_fd(sigfd) };
-    // SAFETY: creates a new descriptor, owned below.
-    let bell = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-    if bell < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: as above.
-    let bell = unsafe { OwnedFd::from_raw_fd(bell) };
+    let bell = Bell::new()?;
     let queue = Arc::new(Queue {
         items: Mutex::new(VecDeque::new()),
         bell,
@@ -183,11 +174,7 @@ impl<N> Receiver<N> {
                     events: libc::POLLIN,
                     revents: 0,
                 },
-                libc::pollfd {
-                    fd: self.queue.bell.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
+                self.queue.bell.poll_entry(),
                 sock::hang_up_poll(watch),
             ];
             let ts = libc::timespec {
@@ -212,9 +199,7 @@ impl<N> Receiver<N> {
 
     /// Read what the signalfd and the bell hold: signals become events, SIGCHLD reaps.
     fn collect(&self) {
-        let mut count: u64 = 0;
-        // SAFETY: reads 8 bytes into a live local from our eventfd (EAGAIN when not rung).
-        unsafe { libc::read(self.queue.bell.as_raw_fd(), (&raw mut count).cast(), 8) };
+        self.queue.bell.clear();
         loop {
             // SAFETY: signalfd_siginfo is plain data.
             let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };

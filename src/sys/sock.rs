@@ -100,7 +100,8 @@ pub enum Woke {
     TimedOut,
 }
 
-/// A doorbell one thread rings and another waits on (an eventfd): here, "stop renewing".
+/// A doorbell one thread rings and another waits on (an eventfd): the watchdog's "stop
+/// renewing", and the supervising loop's "a helper thread sent a note" (`event`).
 pub struct Bell(OwnedFd);
 
 impl Bell {
@@ -122,16 +123,26 @@ impl Bell {
         unsafe { libc::write(self.0.as_raw_fd(), (&raw const one).cast(), 8) };
     }
 
-    /// Sleep until the bell rings, `sock` hangs up, or `timeout` passes. The bell stays rung.
+    /// Take the rings so far (the next wait sleeps again until the next ring).
+    pub fn clear(&self) {
+        let mut count: u64 = 0;
+        // SAFETY: reads 8 bytes into a live local from our eventfd (EAGAIN when not rung).
+        unsafe { libc::read(self.0.as_raw_fd(), (&raw mut count).cast(), 8) };
+    }
+
+    /// The poll entry that wakes when the bell rings.
+    pub(crate) fn poll_entry(&self) -> libc::pollfd {
+        libc::pollfd {
+            fd: self.0.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }
+    }
+
+    /// Sleep until the bell rings, `sock` hangs up, or `timeout` passes. The bell stays rung
+    /// until `clear`.
     pub fn wait(&self, sock: Option<Socket>, timeout: Duration) -> Woke {
-        let mut fds = [
-            libc::pollfd {
-                fd: self.0.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            hang_up_poll(sock),
-        ];
+        let mut fds = [self.poll_entry(), hang_up_poll(sock)];
         let ts = libc::timespec {
             tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
             tv_nsec: timeout.subsec_nanos() as libc::c_long,

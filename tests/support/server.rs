@@ -247,6 +247,19 @@ impl RedisServer {
             .map(|v| v.trim().to_string())
     }
 
+    /// `n` free locks `dlock:NAME0000`, `dlock:NAME0001`, … as a run leaves them with only
+    /// their fence (lock i has fence i + 1), in one pipeline: many locks for the batch tests.
+    pub fn many_fences(&self, name: &str, n: usize) {
+        let mut pipe = redis::pipe();
+        for i in 0..n {
+            pipe.cmd("SET")
+                .arg(format!("{{dlock:{name}{i:04}}}:fence"))
+                .arg(i + 1)
+                .ignore();
+        }
+        pipe.query::<()>(&mut self.conn()).expect("SET the fences");
+    }
+
     /// How often `command` ran (`INFO commandstats`), scripts' inner calls included.
     pub fn calls(&self, command: &str) -> u64 {
         self.info("commandstats", &format!("cmdstat_{command}"))

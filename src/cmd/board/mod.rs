@@ -114,10 +114,7 @@ pub fn answer(cfg: &ExporterConfig, path: &str, query: &str) -> Option<Answer> {
 /// asked for the names first: a server that cannot be used is a 503, as before; one that fails
 /// half-way ends the body early (not valid JSON: the client sees the cut), and is logged.
 fn api_locks(cfg: &ExporterConfig) -> Answer {
-    let found = cfg
-        .server
-        .connect()
-        .and_then(|c| Ok((c, reader::names(&cfg.server, &cfg.prefix, &cfg.keys)?)));
+    let found = reader::open(&cfg.server, &cfg.prefix, &cfg.keys);
     let (mut c, names) = match found {
         Ok(f) => f,
         Err(e) => return unavailable(cfg, &e),
@@ -185,10 +182,7 @@ fn param(query: &str, name: &str) -> Option<String> {
 /// trouble and key first (in batches), then the page's locks again, whole. A lock that changed
 /// in between shows its new state in its old place; one deleted in between is left out.
 fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
-    let found = cfg
-        .server
-        .connect()
-        .and_then(|c| Ok((c, reader::names(&cfg.server, &cfg.prefix, &cfg.keys)?)));
+    let found = reader::open(&cfg.server, &cfg.prefix, &cfg.keys);
     let (mut c, names) = match found {
         Ok(f) => f,
         Err(e) => return unavailable(cfg, &e),

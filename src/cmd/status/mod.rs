@@ -19,10 +19,7 @@ mod table;
 pub fn status(cfg: &StatusConfig) -> Exit {
     // Connected and the names found before a byte is written: a server that cannot be used is
     // one line and no output.
-    let found = cfg
-        .server
-        .connect()
-        .and_then(|c| Ok((c, reader::names(&cfg.server, &cfg.prefix, &cfg.keys)?)));
+    let found = reader::open(&cfg.server, &cfg.prefix, &cfg.keys);
     let (mut c, names) = match found {
         Ok(f) => f,
         Err(e) => return cfg.server.unavailable(&e),
