@@ -330,7 +330,7 @@ impl Stop {
             Input::ConnectionDropped => {
                 // Only until the renewal thread runs (it watches its connection itself), and
                 // not once the job is over: then the release finds out.
-                if self.watch_at.is_some() && self.leader.is_none() {
+                if self.watches_connection() {
                     self.watch_at = None;
                     self.actions
                         .push_back(Action::StartWatchdog { at_once: true });
