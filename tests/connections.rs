@@ -190,6 +190,84 @@ fn behind_sentinel_an_unmoved_master_gets_no_early_renewal() {
     assert_eq!(scripts() - before, 3, "acquire, one renewal, release");
 }
 
+/// Behind Sentinel a renewing holder follows a master that moves: the sentinel is told to
+/// watch another server (which has no copy of the lock, as after a failover that lost it) while
+/// the old master stays up and writable, and the holder's renewal reaches the new server, finds
+/// the lease lost there and stops the job. The anchor is the new server's own count of script
+/// calls. A holder that kept its connection would renew on the old master for ever. The bound,
+/// 5 s, is five renewal periods of the 3 s lease (the watchdog asks the sentinel every 200 ms
+/// and before each renewal).
+#[test]
+fn behind_sentinel_a_renewing_holder_follows_a_moved_master() {
+    let master = RedisServer::start_tcp(&[]);
+    let other = RedisServer::start_tcp(&[]);
+    let sentinel = Sentinel::watch(&master, "mymaster", 0);
+    let url = format!("redis+sentinel://127.0.0.1:{}/mymaster", sentinel.port);
+    let mut job = Dlock::bare()
+        .env("DLOCK_URL", &url)
+        .args([
+            "run",
+            "--key",
+            "moved",
+            "--ttl",
+            "3s",
+            "--max-renewals",
+            "unlimited",
+        ])
+        .args(["--", "sleep", "25"])
+        .spawn();
+    // The watchdog runs from the first renewal on.
+    let renewals = || -> i64 {
+        let n: Option<String> = redis::cmd("HGET")
+            .arg("{dlock:moved}:holder")
+            .arg("renewals")
+            .query(&mut master.conn())
+            .unwrap();
+        n.and_then(|r| r.parse().ok()).unwrap_or(0)
+    };
+    let start = std::time::Instant::now();
+    while renewals() == 0 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "no first renewal on the master"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let scripts = || other.calls("evalsha") + other.calls("eval");
+    assert_eq!(scripts(), 0);
+    let mut s = sentinel.conn().unwrap();
+    let _: () = redis::cmd("SENTINEL")
+        .arg("REMOVE")
+        .arg("mymaster")
+        .query(&mut s)
+        .unwrap();
+    let _: () = redis::cmd("SENTINEL")
+        .arg("MONITOR")
+        .arg("mymaster")
+        .arg("127.0.0.1")
+        .arg(other.port.unwrap())
+        .arg(1)
+        .query(&mut s)
+        .unwrap();
+    let moved = std::time::Instant::now();
+    while scripts() == 0 {
+        assert!(
+            moved.elapsed() < std::time::Duration::from_secs(5),
+            "no renewal reached the new master within 5 s of the move"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Lost there: the job is stopped long before its 25 s sleep ends.
+    job.finish(std::time::Duration::from_secs(10))
+        .code(125)
+        .stderr_has("dlock:moved");
+    assert_eq!(
+        other.get("dlock:moved"),
+        None,
+        "re-acquired on the new master"
+    );
+}
+
 #[test]
 fn an_unknown_sentinel_service_is_69() {
     let (_master, _replica, sentinel) = sentinel_setup();
