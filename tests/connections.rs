@@ -203,7 +203,7 @@ fn behind_sentinel_a_renewing_holder_follows_a_moved_master() {
     let other = RedisServer::start_tcp(&[]);
     let sentinel = Sentinel::watch(&master, "mymaster", 0);
     let url = format!("redis+sentinel://127.0.0.1:{}/mymaster", sentinel.port);
-    let mut job = Dlock::bare()
+    let job = Dlock::bare()
         .env("DLOCK_URL", &url)
         .args([
             "run",
