@@ -6,7 +6,7 @@
 
 use std::ffi::{CString, OsString};
 use std::io;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 
 use crate::sys::signals;
 
@@ -98,18 +98,23 @@ impl Image {
             .iter()
             .map(|a| cstr(a.as_bytes()))
             .collect::<Option<Vec<_>>>()?;
-        let mut envp = Vec::new();
+        // One allocation per variable: sized for `k=v` and the NUL that CString adds.
+        let entry = |k: &[u8], v: &[u8]| {
+            let mut kv = Vec::with_capacity(k.len() + v.len() + 2);
+            kv.extend_from_slice(k);
+            kv.push(b'=');
+            kv.extend_from_slice(v);
+            CString::new(kv).ok()
+        };
+        let mut envp = Vec::with_capacity(64);
         for (k, v) in inherited {
             if env.iter().any(|(name, _)| k.as_bytes() == name.as_bytes()) {
                 continue;
             }
-            let mut kv = k.into_vec();
-            kv.push(b'=');
-            kv.extend_from_slice(v.as_bytes());
-            envp.push(cstr(&kv)?);
+            envp.push(entry(k.as_bytes(), v.as_bytes())?);
         }
         for (k, v) in env {
-            envp.push(cstr(format!("{k}={v}").as_bytes())?);
+            envp.push(entry(k.as_bytes(), v.as_bytes())?);
         }
         Some(Image {
             candidates,
