@@ -150,7 +150,11 @@ pub enum LogLevelArg {
     Debug,
 }
 
+/// `defer`: each subcommand's arguments are added only when clap builds that subcommand, so a
+/// run does not build (and a parse does not look through) the arguments of status, exporter,
+/// check, release and history: a tenth of `dlock run -- true`'s instructions.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Acquire the lock, run COMMAND under it, keep it renewed, release it
     #[command(after_help = after_help())]
@@ -468,7 +472,8 @@ fn parse_renewals(s: &str) -> Result<Renewals, String> {
         .map_err(|_| "expected a whole number such as 3, or `unlimited`".into())
 }
 
-/// The clap command, for help, man page and completions.
+/// The clap command, for the man page and completions. A subcommand's own arguments are added
+/// when it is built (`defer` on `Command`): `build()` the whole command, or one subcommand.
 pub fn command() -> clap::Command {
     Cli::command()
 }

@@ -28,7 +28,10 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
     for sub in cmd.get_subcommands() {
         let name = format!("dlock {}", sub.get_name());
         out.extend_from_slice(format!(".SH \"{}\"\n", name.to_uppercase()).as_bytes());
-        let sub_man = clap_mangen::Man::new(sub.clone().bin_name(name));
+        // Built alone: its own arguments added (they are deferred), not the global ones.
+        let mut sub = sub.clone().bin_name(name);
+        sub.build();
+        let sub_man = clap_mangen::Man::new(sub);
         sub_man.render_synopsis_section(&mut out)?;
         sub_man.render_options_section(&mut out)?;
     }
