@@ -190,13 +190,14 @@ fn behind_sentinel_an_unmoved_master_gets_no_early_renewal() {
     assert_eq!(scripts() - before, 3, "acquire, one renewal, release");
 }
 
-/// Behind Sentinel a renewing holder follows a master that moves: the sentinel is told to
-/// watch another server (which has no copy of the lock, as after a failover that lost it) while
-/// the old master stays up and writable, and the holder's renewal reaches the new server, finds
-/// the lease lost there and stops the job. The anchor is the new server's own count of script
-/// calls. A holder that kept its connection would renew on the old master for ever. The bound,
-/// 5 s, is five renewal periods of the 3 s lease (the watchdog asks the sentinel every 200 ms
-/// and before each renewal).
+/// Behind Sentinel a renewing holder follows a master that moves, between renewals: the
+/// sentinel is told to watch another server (which has no copy of the lock, as after a failover
+/// that lost it) right after the first renewal, while the old master stays up and writable; the
+/// holder's renewal reaches the new server, finds the lease lost there and stops the job. The
+/// anchor is the new server's own count of script calls. A holder that kept its connection
+/// would renew on the old master for ever; one that asked the sentinel only before each renewal
+/// would reach the new server 3 s after the first renewal (a 9 s lease). The watchdog asks every
+/// 200 ms: the bound, 1.5 s after the move, is half a renewal period.
 #[test]
 fn behind_sentinel_a_renewing_holder_follows_a_moved_master() {
     let master = RedisServer::start_tcp(&[]);
@@ -210,7 +211,7 @@ fn behind_sentinel_a_renewing_holder_follows_a_moved_master() {
             "--key",
             "moved",
             "--ttl",
-            "3s",
+            "9s",
             "--max-renewals",
             "unlimited",
         ])
@@ -252,8 +253,8 @@ fn behind_sentinel_a_renewing_holder_follows_a_moved_master() {
     let moved = std::time::Instant::now();
     while scripts() == 0 {
         assert!(
-            moved.elapsed() < std::time::Duration::from_secs(5),
-            "no renewal reached the new master within 5 s of the move"
+            moved.elapsed() < std::time::Duration::from_millis(1500),
+            "no renewal reached the new master within 1.5 s of the move"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
