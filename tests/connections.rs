@@ -168,7 +168,10 @@ fn a_semaphore_works_through_sentinel() {
 /// nothing is renewed early: a job of 3 s under a 6 s lease (renewals due at 2 s and 4 s) ends
 /// 0 after one renewal. The master's own count of script calls says so: the acquire, one
 /// renewal and the release (a watchdog that saw a move at every poll would renew every 200 ms
-/// from 2 s on and hit the renewal cap of 3).
+/// from 2 s on and hit the renewal cap of 3). And the sentinel's own command count says the
+/// watchdog asks it every 200 ms, not in a loop: 7 commands seen (the lookup before the
+/// acquire, five polls between the renewal at 2 s and the job's end at 3 s, the test's INFO);
+/// the bound, 40, is more than a 200 ms poll over the job's whole 3 s.
 #[test]
 fn behind_sentinel_an_unmoved_master_gets_no_early_renewal() {
     let master = RedisServer::start_tcp(&[]);
@@ -186,8 +189,11 @@ fn behind_sentinel_an_unmoved_master_gets_no_early_renewal() {
     // first time).
     run("600ms", "0.5");
     let before = scripts();
+    let asked = sentinel.commands();
     run("6s", "3");
     assert_eq!(scripts() - before, 3, "acquire, one renewal, release");
+    let asked = sentinel.commands() - asked;
+    assert!(asked < 40, "{asked} commands: a watchdog asking in a loop");
 }
 
 /// Behind Sentinel a renewing holder follows a master that moves, between renewals: the

@@ -117,6 +117,19 @@ impl Sentinel {
         Ok(c)
     }
 
+    /// The sentinel's own count of the commands clients sent it (INFO stats), this INFO
+    /// included.
+    pub fn commands(&self) -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("stats")
+            .query(&mut self.conn().unwrap())
+            .unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("total_commands_processed:"))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("total_commands_processed in the sentinel's INFO")
+    }
+
     fn wait_replicas(&mut self, name: &str, n: usize) -> bool {
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(20) {
