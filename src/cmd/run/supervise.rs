@@ -63,7 +63,7 @@ impl<'a> Supervisor<'a> {
             // Until the renewal thread runs, this loop watches its connection for it.
             let socket = match &mut self.watch {
                 Watch::Pending(Some(p)) if self.stop.watches_connection() => {
-                    watched(&mut p.0.session, now, &mut wake)
+                    watched(p.0.session.socket(), now, &mut wake)
                 }
                 _ => None,
             };

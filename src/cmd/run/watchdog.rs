@@ -90,7 +90,7 @@ fn until_renewal(session: &mut Session, stop: &Bell, next: Instant, deadline: In
         if session.behind_sentinel() {
             wake = wake.min(now + SENTINEL_POLL);
         }
-        let socket = watched(session, now, &mut wake);
+        let socket = watched(session.socket(), now, &mut wake);
         match stop.wait(socket, wake.saturating_duration_since(now)) {
             Woke::Rang => return false,
             Woke::HungUp => {
@@ -111,10 +111,11 @@ fn until_renewal(session: &mut Session, stop: &Bell, next: Instant, deadline: In
     }
 }
 
-/// The session's socket to poll for a hang-up, if it is known; while it is not told apart
-/// from another connection yet, `wake` comes no later than LOOK_AGAIN from `now`.
-pub(super) fn watched(session: &mut Session, now: Instant, wake: &mut Instant) -> Option<Socket> {
-    match session.socket() {
+/// The socket to poll for a hang-up (`Session::socket`), if it is known; while it is not told
+/// apart from another connection yet, `wake` comes no later than LOOK_AGAIN from `now` (not at
+/// once: the lookups are capped, and a burst of them would give the watch up).
+pub(super) fn watched(socket: Watched, now: Instant, wake: &mut Instant) -> Option<Socket> {
+    match socket {
         Watched::Socket(s) => Some(s),
         Watched::NotYet => {
             *wake = (*wake).min(now + LOOK_AGAIN);
@@ -232,5 +233,26 @@ fn confirm(
             crate::log::secs(timeout)
         )),
         Err(f) => Err(f.reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_socket_not_told_apart_yet_is_looked_for_again_soon_not_at_once() {
+        let now = Instant::now();
+        let later = now + Duration::from_secs(10);
+        let mut wake = later;
+        assert_eq!(watched(Watched::NotYet, now, &mut wake), None);
+        assert_eq!(wake, now + LOOK_AGAIN);
+        let sooner = now + Duration::from_millis(5);
+        let mut wake = sooner;
+        assert_eq!(watched(Watched::NotYet, now, &mut wake), None);
+        assert_eq!(wake, sooner, "an earlier wake-up stays");
+        let mut wake = later;
+        assert_eq!(watched(Watched::Never, now, &mut wake), None);
+        assert_eq!(wake, later, "nothing to look for: no early wake-up");
     }
 }
