@@ -79,7 +79,8 @@ pub fn run(cfg: &RunConfig) -> Exit {
         waited,
         ..RunLog::off()
     };
-    let mut lease = Lease {
+    // The lease on a session: the watchdog renews it while the job runs, the release ends it.
+    let lease_on = |session: Session| Lease {
         session,
         keys: keys.clone(),
         slot,
@@ -89,6 +90,7 @@ pub fn run(cfg: &RunConfig) -> Exit {
         stats: cfg.stats,
         replicas: (cfg.min_replicas > 0).then_some((cfg.min_replicas, cfg.replica_timeout)),
     };
+    let mut lease = lease_on(session);
     // The job never started: count the acquisition but no hold time, log nothing.
     let unstarted = |lease: &mut Lease, exit| {
         let lease_end = lease.sent + lease.limits.ttl;
@@ -143,17 +145,7 @@ pub fn run(cfg: &RunConfig) -> Exit {
         }
         log.output = Some((captured.bytes, captured.total));
     }
-    let mut lease = Lease {
-        session,
-        keys,
-        slot,
-        token,
-        sent,
-        limits: cfg.limits,
-        stats: cfg.stats,
-        replicas: (cfg.min_replicas > 0).then_some((cfg.min_replicas, cfg.replica_timeout)),
-    };
-    finish(cfg, &mut lease, &sup.stop, started_ms, &log)
+    finish(cfg, &mut lease_on(session), &sup.stop, started_ms, &log)
 }
 
 /// What is checked before acquiring: whether --contain is possible here, and a warning for an
