@@ -214,6 +214,46 @@ fn every_run_is_logged_with_the_servers_fence_this_host_and_times_inside_the_tes
     }
 }
 
+/// A run that waited for the lock logs how long it waited: at least the 500 ms the holder kept
+/// the lock after the waiter was seen blocked on the server (the test's clock), at most the
+/// waiter's whole life. Read from the server's stream.
+#[test]
+fn a_run_that_waited_logs_its_wait() {
+    let r = RedisServer::start();
+    let mut holder = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "wt",
+            "--",
+            "sh",
+            "-c",
+            "echo held; read x || true",
+        ])
+        .spawn();
+    holder.expect_line("held");
+    let spawned = std::time::Instant::now();
+    let waiter = dlock(&r)
+        .args(["run", "--key", "wt", "--wait", "20s", "--", "true"])
+        .spawn();
+    while blocked_clients(&r) == 0 {
+        assert!(spawned.elapsed() < Duration::from_secs(10), "no waiter");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    holder.close_stdin();
+    holder.finish(Duration::from_secs(10)).code(0);
+    waiter.finish(Duration::from_secs(10)).code(0);
+    let life = spawned.elapsed().as_millis() as i64;
+    let log = server_log(&r, "{dlock:wt}:runs");
+    let waited: i64 = field(&log[0], "waited_ms").parse().unwrap();
+    assert!(
+        (500..=life).contains(&waited),
+        "waited {waited} ms, lived {life} ms"
+    );
+    assert_eq!(field(&log[1], "waited_ms"), "0", "the holder did not wait");
+}
+
 #[test]
 fn history_3_keeps_exactly_the_last_3_runs_on_the_server() {
     let r = RedisServer::start();
