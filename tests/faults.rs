@@ -448,3 +448,43 @@ fn a_dlock_paused_past_its_lease_reports_no_compare_failure() {
         .stderr_has("had expired by the time the stopped job was gone")
         .stderr_lacks("compare failure");
 }
+
+/// A job that never started (here: --min-replicas with no replica) is released with the same
+/// retries as any other, up to its lease's end: the first release goes into a black-holed
+/// network, the retry through the healed one removes the key. The anchor is the server: the
+/// key is gone when dlock exits, 28 s before its TTL would have removed it.
+#[test]
+fn a_job_that_never_started_still_retries_its_release() {
+    let r = RedisServer::start_tcp(&[]);
+    let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
+    let job = Dlock::bare()
+        .args(["--url", &proxy.url(), "--io-timeout", "500ms", "run"])
+        .args(["--key", "unstarted", "--ttl", "30s"])
+        .args(["--min-replicas", "1", "--replica-timeout", "1s"])
+        .args(["--", "echo", "ran"])
+        .spawn();
+    // Handshake: the WAIT for a replica blocks on the server, so the acquire's reply is in.
+    let start = Instant::now();
+    while blocked_clients(&r) == 0 {
+        assert!(start.elapsed() < HANDSHAKE, "no WAIT");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    proxy.set(Mode::Blackhole);
+    // The WAIT's answer is lost; then the release is sent into the silence.
+    while proxy.dropped_requests() == 0 {
+        assert!(start.elapsed() < HANDSHAKE, "no release sent");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(
+        r.get("dlock:unstarted").is_some(),
+        "released through a black hole"
+    );
+    proxy.set(Mode::Pass);
+    let out = job.finish(Duration::from_secs(10));
+    out.code(69).stdout_is("");
+    assert_eq!(
+        r.get("dlock:unstarted"),
+        None,
+        "the release was not retried"
+    );
+}
