@@ -125,6 +125,28 @@ fn renewal_cap_stops_the_whole_group_before_the_lease_ends_with_124() {
     assert_eq!(r.get("dlock:cap"), None);
 }
 
+/// --hold-at-least keeps the lock after a job that ended early, never after one the renewal cap
+/// stopped: that would hold the lock past the lease the cap allowed. The server's word: the key
+/// is gone when dlock exits (kept, it would have 19 s left).
+#[test]
+fn a_job_stopped_by_the_cap_does_not_keep_the_lock_for_hold_at_least() {
+    let r = RedisServer::start();
+    let out = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "capkeep",
+            "--ttl",
+            "1s",
+            "--max-renewals",
+            "0",
+        ])
+        .args(["--hold-at-least", "20s", "--", "sleep", "30"])
+        .run();
+    out.code(124).stderr_has("renewal cap reached");
+    assert_eq!(r.get("dlock:capkeep"), None, "kept after the cap");
+}
+
 #[test]
 fn zero_renewals_is_a_hard_limit_of_one_ttl() {
     let r = RedisServer::start();
