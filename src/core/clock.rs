@@ -27,6 +27,13 @@ pub(crate) fn lease_end(sent: Instant, ttl: Duration) -> Instant {
     sent + ttl.saturating_sub(drift(ttl))
 }
 
+/// The latest moment the key of a lease that ends locally at `deadline` can still be on the
+/// server (whose clock may run the drift allowance slower): after it, the server has removed
+/// the key by itself. For a lease from `lease_end`, the moment its command was sent plus the TTL.
+pub(crate) fn server_expiry(deadline: Instant, ttl: Duration) -> Instant {
+    deadline + drift(ttl)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,6 +53,14 @@ mod tests {
         assert_eq!(kill_lead(MS(200)), MS(20));
         assert_eq!(kill_lead(MS(500)), MS(50));
         assert_eq!(kill_lead(Duration::from_secs(30)), MS(50));
+    }
+
+    #[test]
+    fn the_server_expiry_is_the_drift_after_the_local_end() {
+        let t0 = Instant::now();
+        let ttl = Duration::from_secs(30);
+        assert_eq!(server_expiry(t0, ttl) - t0, MS(302));
+        assert_eq!(server_expiry(lease_end(t0, ttl), ttl), t0 + ttl);
     }
 
     #[test]

@@ -13,7 +13,7 @@ mod watchdog;
 use std::time::{Duration, Instant};
 
 use crate::cli::config::RunConfig;
-use crate::core::clock::{drift, hard_stop, lease_end};
+use crate::core::clock::{hard_stop, lease_end, server_expiry};
 use crate::core::stats;
 use crate::core::stop::{Input, Stop};
 use crate::exit::Exit;
@@ -93,8 +93,8 @@ pub fn run(cfg: &RunConfig) -> Exit {
     let mut lease = lease_on(session);
     // The job never started: count the acquisition but no hold time, log nothing.
     let unstarted = |lease: &mut Lease, exit| {
-        let lease_end = lease.sent + lease.limits.ttl;
-        lease.release(Finish::unstarted(), &RunLog::off(), lease_end);
+        let expiry = lease.sent + lease.limits.ttl;
+        lease.release(Finish::unstarted(), &RunLog::off(), expiry);
         exit
     };
     if let Err(exit) = before_job(cfg, &rx, &mut lease) {
@@ -268,10 +268,10 @@ fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128, log
         }
         return exit;
     }
-    // The lease's end by our clock (from before the last renewal went out): the key expires on
-    // the server by itself at most a round trip later.
-    let lease_end = stop.deadline() + drift(cfg.limits.ttl);
-    let (released, log_error) = lease.release(finish, log, lease_end);
+    // The lease's end on the server (from before the last renewal went out): after it the key
+    // is gone by itself, and a release is not tried again.
+    let expiry = server_expiry(stop.deadline(), cfg.limits.ttl);
+    let (released, log_error) = lease.release(finish, log, expiry);
     if let Some(err) = log_error {
         report::log_failed(&lease.keys.runs, &err);
     }
@@ -285,8 +285,7 @@ fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128, log
         held: held_for,
         renewals: stop.renewals(),
         keep,
-        expires_in: stop.deadline().saturating_duration_since(Instant::now())
-            + drift(cfg.limits.ttl),
+        expires_in: expiry.saturating_duration_since(Instant::now()),
     };
     report::released(cfg, &end, &released, advice.as_ref());
     // The lock was lost while the job ran: that must not look like success.
