@@ -68,14 +68,7 @@ fn sentinel_finds_the_master_and_follows_a_failover() {
     assert_eq!(sentinel.master_port("mymaster"), replica.port);
     // The promoted replica no longer takes anything from the old master: the renewal count it
     // has now is everything that reached it before the failover.
-    let renewals = || -> i64 {
-        let n: Option<String> = redis::cmd("HGET")
-            .arg("{dlock:sent}:holder")
-            .arg("renewals")
-            .query(&mut replica.conn())
-            .unwrap();
-        n.and_then(|r| r.parse().ok()).unwrap_or(0)
-    };
+    let renewals = || replica.renewals("dlock:sent");
     let start = std::time::Instant::now();
     while replica.info("replication", "role").as_deref() != Some("master") {
         assert!(
@@ -224,16 +217,8 @@ fn behind_sentinel_a_renewing_holder_follows_a_moved_master() {
         .args(["--", "sleep", "25"])
         .spawn();
     // The watchdog runs from the first renewal on.
-    let renewals = || -> i64 {
-        let n: Option<String> = redis::cmd("HGET")
-            .arg("{dlock:moved}:holder")
-            .arg("renewals")
-            .query(&mut master.conn())
-            .unwrap();
-        n.and_then(|r| r.parse().ok()).unwrap_or(0)
-    };
     let start = std::time::Instant::now();
-    while renewals() == 0 {
+    while master.renewals("dlock:moved") == 0 {
         assert!(
             start.elapsed() < std::time::Duration::from_secs(10),
             "no first renewal on the master"

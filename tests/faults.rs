@@ -464,12 +464,9 @@ fn a_job_that_never_started_still_retries_its_release() {
         .args(["--", "echo", "ran"])
         .spawn();
     // Handshake: the WAIT for a replica blocks on the server, so the acquire's reply is in.
-    let start = Instant::now();
-    while blocked_clients(&r) == 0 {
-        assert!(start.elapsed() < HANDSHAKE, "no WAIT");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    wait_for_waiter(&r);
     proxy.set(Mode::Blackhole);
+    let start = Instant::now();
     // The WAIT's answer is lost; then the release is sent into the silence.
     while proxy.dropped_requests() == 0 {
         assert!(start.elapsed() < HANDSHAKE, "no release sent");

@@ -236,10 +236,7 @@ fn a_run_that_waited_logs_its_wait() {
     let waiter = dlock(&r)
         .args(["run", "--key", "wt", "--wait", "20s", "--", "true"])
         .spawn();
-    while blocked_clients(&r) == 0 {
-        assert!(spawned.elapsed() < Duration::from_secs(10), "no waiter");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_for_waiter(&r);
     std::thread::sleep(Duration::from_millis(500));
     holder.close_stdin();
     holder.finish(Duration::from_secs(10)).code(0);

@@ -278,6 +278,17 @@ impl RedisServer {
         before + pttl as u64 * 1_000_000
     }
 
+    /// The renewal count in the holder hash of `lock` (a key without a hash tag), as the server
+    /// has it; 0 when there is none.
+    pub fn renewals(&self, lock: &str) -> i64 {
+        let n: Option<i64> = redis::cmd("HGET")
+            .arg(format!("{{{lock}}}:holder"))
+            .arg("renewals")
+            .query(&mut self.conn())
+            .expect("HGET");
+        n.unwrap_or(0)
+    }
+
     /// Freeze the server (SIGSTOP) right after a renewal of `lock` (a key without a hash tag),
     /// and return the lease's server-side expiry (`expiry_ns`) from just before the
     /// freeze. Freezing soon after a renewal means no later renewal can have landed between the
