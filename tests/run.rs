@@ -549,3 +549,31 @@ fn a_job_before_its_first_renewal_runs_under_one_thread() {
     job.write("x\n");
     job.finish(Duration::from_secs(10)).code(0);
 }
+
+/// The build script links the unwinder statically (tests/support/build.rs): the loader has one
+/// library less to find, map and initialise at every start (BENCHMARKS.md, per-run overhead).
+/// Read from the loader itself (`ldd`).
+#[test]
+fn the_binary_does_not_load_libgcc_s() {
+    let out = std::process::Command::new("ldd")
+        .arg(env!("CARGO_BIN_EXE_dlock"))
+        .output()
+        .unwrap();
+    let libs = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "ldd failed: {libs}");
+    assert!(
+        libs.contains("libc.so"),
+        "not a dynamic glibc build? {libs}"
+    );
+    assert!(
+        !libs.contains("libgcc_s"),
+        "libgcc_s is loaded again: {libs}"
+    );
+}
+
+/// The statically linked unwinder works: a panic in this (unwinding) test build is caught.
+#[test]
+fn a_panic_still_unwinds_with_the_static_unwinder() {
+    let caught = std::panic::catch_unwind(|| panic!("on purpose"));
+    assert!(caught.is_err());
+}

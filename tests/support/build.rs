@@ -1,10 +1,21 @@
-//! Which of the integration tests' optional tools this machine has, as `cfg(dlock_test_has =
-//! "…")` flags: a test whose tool is missing is compiled `#[ignore = "needs …"]`, so cargo's own
-//! summary counts it as ignored and names the reason (`cargo test -- --ignored --list` lists
-//! them), instead of a test that returns early and looks green. Nothing in dlock itself reads
-//! these flags. `.ci/run` installs every tool before building and fails when any test was
-//! ignored. Probed again when PATH, DLOCK_TEST_PYTHON or DLOCK_TEST_TLS_SERVER change; after
-//! installing a tool into a directory already on PATH, `touch tests/support/build.rs`.
+//! The package's build script. Two jobs:
+//!
+//! 1. Link the unwinder statically (libgcc_eh) on glibc Linux, so the dynamic loader does not
+//!    load libgcc_s.so.1 at every start: loading it and running its constructor (which asks
+//!    the CPU for its features; CPUID traps to the hypervisor on a VM, ~4 µs a call) cost ~0.07
+//!    ms of a 2 ms `dlock run -- true` on the benchmark machine (BENCHMARKS.md). Rust's std
+//!    names libgcc_s for dynamic builds; a static library named by this crate comes before it on
+//!    the linker's line, so its `_Unwind_*` symbols are taken from libgcc_eh.a and libgcc_s is
+//!    left out (rustc links with --as-needed). The static build (crt-static) links libgcc_eh
+//!    already; other targets keep their defaults.
+//! 2. Tell the integration tests which of their optional tools this machine has, as
+//!    `cfg(dlock_test_has = "…")` flags: a test whose tool is missing is compiled
+//!    `#[ignore = "needs …"]`, so cargo's own summary counts it as ignored and names the reason
+//!    (`cargo test -- --ignored --list` lists them), instead of a test that returns early and
+//!    looks green. Nothing in dlock itself reads these flags. `.ci/run` installs every tool
+//!    before building and fails when any test was ignored. Probed again when PATH,
+//!    DLOCK_TEST_PYTHON or DLOCK_TEST_TLS_SERVER change; after installing a tool into a
+//!    directory already on PATH, `touch tests/support/build.rs`.
 
 use std::process::{Command, Stdio};
 
@@ -52,8 +63,22 @@ fn is_root() -> bool {
     })
 }
 
+/// Job 1 (see the top): `-bundle` leaves the archive to the final link, where the linker
+/// finds it in the C compiler's own directory, as it finds libgcc_s.
+fn link_unwinder_statically() {
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let static_crt = var("CARGO_CFG_TARGET_FEATURE")
+        .split(',')
+        .any(|f| f == "crt-static");
+    if var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" && !static_crt
+    {
+        println!("cargo::rustc-link-lib=static:-bundle=gcc_eh");
+    }
+}
+
 fn main() {
     println!("cargo::rerun-if-changed=tests/support/build.rs");
+    link_unwinder_statically();
     for var in ["PATH", "DLOCK_TEST_PYTHON", "DLOCK_TEST_TLS_SERVER"] {
         println!("cargo::rerun-if-env-changed={var}");
     }
