@@ -51,20 +51,6 @@ complete -c dlock -n "__fish_dlock_needs_command" -f -a "release" -d 'Break a lo
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "completions" -d 'Print a shell completion script to stdout'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
-json\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
-warn\t''
-info\t''
-debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l key -d 'Business key with its dimension, e.g. reconcile:2026-11-30 (no whitespace, ≤ 512 bytes)' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l ttl -d 'Lease length. Rule of thumb: 3 × the job\'s p99 run time. At least 100ms' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l wait -d 'How long to keep trying while the lock is busy; 0 = one try [default: same as --ttl]' -r
@@ -80,14 +66,32 @@ complete -c dlock -n "__fish_dlock_using_subcommand run" -l replica-timeout -d '
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l limit -d 'Semaphore: at most N jobs hold KEY at once, each in its own slot 0…N-1 (DLOCK_SLOT). Every run with KEY must use the same N' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l history -d 'Keep the last N runs of KEY in its run log (`dlock history`): 0 … 10000, 0 = no run log [default: 100]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l capture -d 'Keep the first quarter and the last three quarters of SIZE bytes of the job\'s stdout+stderr with its run-log entry (16KiB, 1MiB or bytes; 1KiB … 1MiB). The output still goes where it went, but the job sees pipes, not a terminal' -r
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
-complete -c dlock -n "__fish_dlock_using_subcommand run" -s v -l verbose -d 'More log lines on stderr (debug)'
-complete -c dlock -n "__fish_dlock_using_subcommand run" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l shell -d 'Run the command through `sh -c "<args joined by spaces>"`'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-notify -d 'Do not listen for release wake-ups while waiting; retry on the backoff schedule only (for comparison, or where BLPOP is not allowed)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l contain -d 'Run the job in its own PID namespace under a small init, so nothing it started can outlive dlock, even `kill -9 dlock`; exit 71 before acquiring where the system refuses'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l no-stats -d 'Do not record per-key metrics (runs, busy, hold times, ...) for `dlock status`, nor the run history and run log'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand run" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l format -d 'Output: a table, one JSON array (stable field names, see the README), or the Prometheus text format' -r -f -a "text\t''
+json\t''
+prometheus\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l output -d 'Write to FILE instead of stdout, atomically (a temporary file in the same directory, then rename): for node_exporter\'s textfile collector' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
@@ -102,17 +106,15 @@ complete -c dlock -n "__fish_dlock_using_subcommand status" -l log-level -d 'Log
 warn\t''
 info\t''
 debug\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand status" -l format -d 'Output: a table, one JSON array (stable field names, see the README), or the Prometheus text format' -r -f -a "text\t''
-json\t''
-prometheus\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand status" -l output -d 'Write to FILE instead of stdout, atomically (a temporary file in the same directory, then rename): for node_exporter\'s textfile collector' -r -F
-complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
-complete -c dlock -n "__fish_dlock_using_subcommand status" -s v -l verbose -d 'More log lines on stderr (debug)'
-complete -c dlock -n "__fish_dlock_using_subcommand status" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l json -d 'Same as --format json'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l wide -d 'The table with every metric column (runs, BUSY%, hold-time quantiles, compare failures, lost, cap, recommended TTL, the last run), wider than a terminal'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l no-histogram -d 'Prometheus: leave out the hold-time histogram (34 of a key\'s 48 series), for a fleet whose series count matters; the recommended TTL gauge stays'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l listen -d 'Address to serve on (0.0.0.0:9433 in a container, for the Service to reach it)' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l max-age -d 'On the status board, show a last success older than D in red' -r
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
@@ -127,14 +129,16 @@ complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l log-level -d 'L
 warn\t''
 info\t''
 debug\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l listen -d 'Address to serve on (0.0.0.0:9433 in a container, for the Service to reach it)' -r
-complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l max-age -d 'On the status board, show a last success older than D in red' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l show-output -d 'Show the captured output (`run --capture`) on the board\'s lock pages. It may hold secrets: put the board behind an authenticating proxy first'
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l no-histogram -d '/metrics: leave out the hold-time histogram (34 of a key\'s 48 series), for a fleet whose series count matters; the recommended TTL gauge stays'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
-complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l show-output -d 'Show the captured output (`run --capture`) on the board\'s lock pages. It may hold secrets: put the board behind an authenticating proxy first'
-complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l no-histogram -d '/metrics: leave out the hold-time histogram (34 of a key\'s 48 series), for a fleet whose series count matters; the recommended TTL gauge stays'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-age -d 'Fail when KEY\'s last successful run (job exited 0 under the lock) ended longer ago than D, or it never succeeded' -r
+complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-failures -d 'Fail when KEY\'s last K runs all did not end ok (failed, signal, lost, cap, compare_failure); fewer than K runs pass. K ≥ 1; works with `run --history 0`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand check" -l min-duration -d 'Fail when KEY\'s last successful run took less than D (a job that "succeeded" suspiciously fast); no success yet passes' -r
+complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-duration -d 'Fail when KEY\'s last run held the lock longer than D, or its current holder has held it longer than D (a stuck job)' -r
 complete -c dlock -n "__fish_dlock_using_subcommand check" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand check" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand check" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
@@ -149,14 +153,12 @@ complete -c dlock -n "__fish_dlock_using_subcommand check" -l log-level -d 'Log 
 warn\t''
 info\t''
 debug\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-age -d 'Fail when KEY\'s last successful run (job exited 0 under the lock) ended longer ago than D, or it never succeeded' -r
-complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-failures -d 'Fail when KEY\'s last K runs all did not end ok (failed, signal, lost, cap, compare_failure); fewer than K runs pass. K ≥ 1; works with `run --history 0`' -r
-complete -c dlock -n "__fish_dlock_using_subcommand check" -l min-duration -d 'Fail when KEY\'s last successful run took less than D (a job that "succeeded" suspiciously fast); no success yet passes' -r
-complete -c dlock -n "__fish_dlock_using_subcommand check" -l max-duration -d 'Fail when KEY\'s last run held the lock longer than D, or its current holder has held it longer than D (a stuck job)' -r
 complete -c dlock -n "__fish_dlock_using_subcommand check" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand check" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand check" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand check" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l token -d 'Delete the lock only if this token (the holder\'s DLOCK_TOKEN) holds it; for a semaphore, the slot this token holds' -r
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l slot -d 'With --force on a semaphore (--limit N): break only slot I (0…N-1) instead of every slot' -r
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
@@ -171,13 +173,13 @@ complete -c dlock -n "__fish_dlock_using_subcommand release" -l log-level -d 'Lo
 warn\t''
 info\t''
 debug\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand release" -l token -d 'Delete the lock only if this token (the holder\'s DLOCK_TOKEN) holds it; for a semaphore, the slot this token holds' -r
-complete -c dlock -n "__fish_dlock_using_subcommand release" -l slot -d 'With --force on a semaphore (--limit N): break only slot I (0…N-1) instead of every slot' -r
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l force -d 'Delete the lock whoever holds it, and print whose it was'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
-complete -c dlock -n "__fish_dlock_using_subcommand release" -l force -d 'Delete the lock whoever holds it, and print whose it was'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand history" -s n -d 'Only the last N runs (counted after --failed) [default: every run the log keeps]' -r
+complete -c dlock -n "__fish_dlock_using_subcommand history" -l run -d 'Print the output kept for run RUN (its id, or a unique prefix of at least 6 characters as listed in the RUN column), raw, on stdout. Only runs started with --capture keep any' -r
 complete -c dlock -n "__fish_dlock_using_subcommand history" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand history" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand history" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
@@ -192,13 +194,11 @@ complete -c dlock -n "__fish_dlock_using_subcommand history" -l log-level -d 'Lo
 warn\t''
 info\t''
 debug\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand history" -s n -d 'Only the last N runs (counted after --failed) [default: every run the log keeps]' -r
-complete -c dlock -n "__fish_dlock_using_subcommand history" -l run -d 'Print the output kept for run RUN (its id, or a unique prefix of at least 6 characters as listed in the RUN column), raw, on stdout. Only runs started with --capture keep any' -r
+complete -c dlock -n "__fish_dlock_using_subcommand history" -l failed -d 'Only runs that did not end ok (failed, signal, lost, cap, compare_failure)'
+complete -c dlock -n "__fish_dlock_using_subcommand history" -l json -d 'One JSON array, newest first: each run\'s log entry plus duration_ms; captured output as UTF-8 with output_lossy: true when bytes had to be replaced'
 complete -c dlock -n "__fish_dlock_using_subcommand history" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand history" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand history" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
-complete -c dlock -n "__fish_dlock_using_subcommand history" -l failed -d 'Only runs that did not end ok (failed, signal, lost, cap, compare_failure)'
-complete -c dlock -n "__fish_dlock_using_subcommand history" -l json -d 'One JSON array, newest first: each run\'s log entry plus duration_ms; captured output as UTF-8 with output_lossy: true when bytes had to be replaced'
 complete -c dlock -n "__fish_dlock_using_subcommand history" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand completions" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F

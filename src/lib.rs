@@ -50,7 +50,7 @@ where
         Ok(cli) => cli,
         Err(e) => return clap_failure(&e),
     };
-    let global = match config::global(&cli.global) {
+    let global = match config::global(cli.global()) {
         Ok(g) => g,
         Err(e) => {
             error!("usage"; "{e}");

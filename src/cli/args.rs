@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
+use super::argv;
 use super::help::{CHECK_HELP, EXPORTER_HELP, HISTORY_HELP, RELEASE_HELP, STATUS_HELP, after_help};
 
 /// Longest duration any flag accepts. Far beyond any sane lease, and small enough that
@@ -27,13 +28,31 @@ of times, stops the job before the lease can run out, and releases through a com
     max_term_width = 100
 )]
 pub struct Cli {
-    #[command(flatten)]
-    pub global: GlobalArgs,
-
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// The help heading of the options every command takes (`GlobalArgs`).
+const EVERY_COMMAND: &str = "Options of every command (before or after its name)";
+
+impl Cli {
+    /// The options of every command, from whichever command was given.
+    pub fn global(&self) -> &GlobalArgs {
+        match &self.command {
+            Command::Run(a) => &a.global,
+            Command::Status(a) => &a.global,
+            Command::Exporter(a) => &a.global,
+            Command::Check(a) => &a.global,
+            Command::Release(a) => &a.global,
+            Command::History(a) => &a.global,
+            Command::Completions(a) => &a.global,
+        }
+    }
+}
+
+// The options of every command. Each subcommand declares them (flattened, under
+// EVERY_COMMAND); written before the command's name they are moved behind it (`argv::hoist`).
+// (Not a doc comment: clap would make it the about text of every command it is flattened into.)
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS),
@@ -42,7 +61,6 @@ pub struct GlobalArgs {
     /// secrets: command lines are visible in `ps`
     #[arg(
         long,
-        global = true,
         env = "DLOCK_URL",
         default_value = "redis://127.0.0.1:6379",
         value_name = "URL",
@@ -52,18 +70,17 @@ pub struct GlobalArgs {
 
     /// Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password
     /// in the URL. REDISCLI_AUTH is used when neither is given
-    #[arg(long, global = true, env = "DLOCK_PASSWORD_FILE", value_name = "PATH")]
+    #[arg(long, env = "DLOCK_PASSWORD_FILE", value_name = "PATH")]
     pub password_file: Option<PathBuf>,
 
     /// CA certificate (PEM) that signed the server's certificate, for a private CA; the system's
     /// trust store is used otherwise. Needs a rediss:// URL
-    #[arg(long, global = true, env = "DLOCK_TLS_CA", value_name = "FILE")]
+    #[arg(long, env = "DLOCK_TLS_CA", value_name = "FILE")]
     pub tls_ca: Option<PathBuf>,
 
     /// Client certificate (PEM) for mutual TLS; needs --tls-key
     #[arg(
         long,
-        global = true,
         env = "DLOCK_TLS_CERT",
         value_name = "FILE",
         requires = "tls_key"
@@ -73,7 +90,6 @@ pub struct GlobalArgs {
     /// Client private key (PEM) for mutual TLS; needs --tls-cert
     #[arg(
         long,
-        global = true,
         env = "DLOCK_TLS_KEY",
         value_name = "FILE",
         requires = "tls_cert"
@@ -82,40 +98,33 @@ pub struct GlobalArgs {
 
     /// Do not verify the server's certificate (testing only: anyone on the path can impersonate
     /// the server; dlock warns on every run)
-    #[arg(long, global = true, env = "DLOCK_TLS_INSECURE")]
+    #[arg(long, env = "DLOCK_TLS_INSECURE")]
     pub tls_insecure: bool,
 
     /// Namespace prepended to every KEY: lock key = PREFIX + KEY
-    #[arg(
-        long,
-        global = true,
-        env = "DLOCK_PREFIX",
-        default_value = "dlock:",
-        value_name = "P"
-    )]
+    #[arg(long, env = "DLOCK_PREFIX", default_value = "dlock:", value_name = "P")]
     pub prefix: String,
 
     /// Bound on establishing a connection to Redis
-    #[arg(long, global = true, env = "DLOCK_CONNECT_TIMEOUT", default_value = "2s", value_name = "D", value_parser = parse_duration)]
+    #[arg(long, env = "DLOCK_CONNECT_TIMEOUT", default_value = "2s", value_name = "D", value_parser = parse_duration)]
     pub connect_timeout: Duration,
 
     /// Bound on each Redis command; in `run` never more than a third of the TTL
-    #[arg(long, global = true, env = "DLOCK_IO_TIMEOUT", default_value = "2s", value_name = "D", value_parser = parse_duration)]
+    #[arg(long, env = "DLOCK_IO_TIMEOUT", default_value = "2s", value_name = "D", value_parser = parse_duration)]
     pub io_timeout: Duration,
 
     /// More log lines on stderr (debug)
-    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    #[arg(short, long, action = clap::ArgAction::Count, conflicts_with = "quiet")]
     pub verbose: u8,
 
     /// Fewer log lines on stderr: -q warnings and errors only, -qq errors only
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, action = clap::ArgAction::Count)]
     pub quiet: u8,
 
     /// Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level,
     /// event, key, msg and the event's numbers) for Kubernetes log pipelines
     #[arg(
         long,
-        global = true,
         env = "DLOCK_LOG_FORMAT",
         value_enum,
         default_value = "text",
@@ -126,7 +135,6 @@ pub struct GlobalArgs {
     /// Log level when neither -v nor -q is given
     #[arg(
         long = "log-level",
-        global = true,
         env = "DLOCK_LOG",
         value_enum,
         default_value = "info",
@@ -175,11 +183,17 @@ pub enum Command {
     #[command(after_help = HISTORY_HELP)]
     History(HistoryArgs),
     /// Print a shell completion script to stdout
-    Completions {
-        /// Shell to generate completions for
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// Shell to generate completions for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
 }
 
 #[derive(Debug, Args)]
@@ -283,6 +297,9 @@ pub struct RunArgs {
     /// The job to run, after `--`
     #[arg(last = true, value_name = "COMMAND", num_args = 0..)]
     pub command: Vec<OsString>,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
 }
 
 #[derive(Debug, Args)]
@@ -314,6 +331,9 @@ pub struct StatusArgs {
     /// then rename): for node_exporter's textfile collector
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -346,6 +366,9 @@ pub struct ExporterArgs {
     /// whose series count matters; the recommended TTL gauge stays
     #[arg(long)]
     pub no_histogram: bool,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
 }
 
 #[derive(Debug, Args)]
@@ -373,6 +396,9 @@ pub struct CheckArgs {
     /// it longer than D (a stuck job)
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub max_duration: Option<Duration>,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
 }
 
 #[derive(Debug, Args)]
@@ -393,6 +419,9 @@ pub struct ReleaseArgs {
     /// With --force on a semaphore (--limit N): break only slot I (0…N-1) instead of every slot
     #[arg(long, value_name = "I", requires = "force")]
     pub slot: Option<u32>,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
 }
 
 #[derive(Debug, Args)]
@@ -418,6 +447,9 @@ pub struct HistoryArgs {
     /// as listed in the RUN column), raw, on stdout. Only runs started with --capture keep any
     #[arg(long, value_name = "RUN", conflicts_with_all = ["last", "failed", "json"])]
     pub run: Option<String>,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
 }
 
 /// The renewal cap: a number, or no cap at all.
@@ -472,24 +504,37 @@ fn parse_renewals(s: &str) -> Result<Renewals, String> {
         .map_err(|_| "expected a whole number such as 3, or `unlimited`".into())
 }
 
-/// The clap command, for the man page and completions. A subcommand's own arguments are added
-/// when it is built (`defer` on `Command`): `build()` the whole command, or one subcommand.
+/// The clap command, for the man page, completions and the top level's help: the options of
+/// every command are shown at the top level too (where `argv::hoist` accepts them). A
+/// subcommand's own arguments are added when it is built (`defer` on `Command`): `build()` the
+/// whole command, or one subcommand.
 pub fn command() -> clap::Command {
-    Cli::command()
+    GlobalArgs::augment_args(Cli::command().next_help_heading(EVERY_COMMAND))
 }
 
 /// Parse arguments (including the program name).
 ///
-/// As `Cli::try_parse_from`, except that the parser (every subcommand's arguments) and what it
-/// matched are never dropped: dlock parses once and exits, and freeing them piece by piece cost
-/// a tenth of a `dlock run -- true`'s instructions for memory the exit frees anyway.
+/// The options of every command written before its name are moved behind it first
+/// (`argv::hoist`). A line without a command's name (`dlock --help`, `dlock`, a typo first) is
+/// answered by `command()`, whose help lists those options too.
+///
+/// As `Cli::try_parse_from` otherwise, except that the parser (every subcommand's arguments)
+/// and what it matched are never dropped: dlock parses once and exits, and freeing them piece
+/// by piece cost a tenth of a `dlock run -- true`'s instructions for memory the exit frees
+/// anyway.
 pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    use clap::{CommandFactory, FromArgMatches};
-    let mut cmd = std::mem::ManuallyDrop::new(Cli::command());
+    use clap::FromArgMatches;
+    let mut args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cmd = if argv::hoist(&mut args) {
+        Cli::command()
+    } else {
+        command()
+    };
+    let mut cmd = std::mem::ManuallyDrop::new(cmd);
     let mut matches = std::mem::ManuallyDrop::new(cmd.try_get_matches_from_mut(args)?);
     Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut cmd))
 }
@@ -501,6 +546,74 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         command().debug_assert();
+    }
+
+    /// `argv::hoist` knows the options of every command by name: exactly GlobalArgs's.
+    #[test]
+    fn hoist_knows_every_option_of_every_command() {
+        let g = GlobalArgs::augment_args(clap::Command::new("g"));
+        let mut values = Vec::new();
+        let mut flags = Vec::new();
+        let mut shorts = Vec::new();
+        for a in g.get_arguments() {
+            let long = format!(
+                "--{}",
+                a.get_long()
+                    .unwrap_or_else(|| panic!("{a} has no long name"))
+            );
+            if a.get_action().takes_values() {
+                assert_eq!(a.get_short(), None, "{a}: a short option with a value");
+                values.push(long);
+            } else {
+                flags.push(long);
+                shorts.extend(a.get_short());
+            }
+        }
+        assert_eq!(values, argv::VALUE_OPTIONS);
+        assert_eq!(flags, argv::FLAG_OPTIONS);
+        assert_eq!(shorts, argv::SHORT_FLAGS);
+    }
+
+    fn global_of(line: &[String]) -> String {
+        match parse(line) {
+            Ok(cli) => format!("{:?}", cli.global()),
+            Err(e) => format!("error: {}", e.kind()),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            failure_persistence: None,
+            ..Default::default()
+        })]
+        /// Options of every command mean the same before the command's name as after it.
+        #[test]
+        fn every_command_options_mean_the_same_before_or_after_the_name(
+            picks in proptest::collection::vec((0usize..14, proptest::bool::ANY), 0..6),
+            sub in 0usize..3,
+        ) {
+            let options: [&[&str]; 14] = [
+                &["--url", "redis://h:1"], &["--url=redis://h:2"], &["--password-file", "/p"],
+                &["--tls-ca", "/ca"], &["--tls-cert", "/c", "--tls-key", "/k"],
+                &["--tls-insecure"], &["--prefix", "p:"], &["--connect-timeout", "3s"],
+                &["--io-timeout=4s"], &["-q"], &["-vv"], &["--quiet"],
+                &["--log-format", "json"], &["--log-level", "debug"],
+            ];
+            let (name, rest): (&str, &[&str]) =
+                [("run", &["--key", "k", "--", "true"][..]), ("status", &[][..]), ("release", &["k", "--force"][..])][sub];
+            let (mut before, mut after) = (Vec::new(), Vec::new());
+            for (i, first) in &picks {
+                let words = options[*i].iter().map(|w| w.to_string());
+                if *first { before.extend(words) } else { after.extend(words) }
+            }
+            let all_after: Vec<String> = ["dlock", name].iter().map(|w| w.to_string())
+                .chain(before.iter().cloned()).chain(after.iter().cloned())
+                .chain(rest.iter().map(|w| w.to_string())).collect();
+            let split: Vec<String> = std::iter::once("dlock".to_string())
+                .chain(before.iter().cloned()).chain(std::iter::once(name.to_string()))
+                .chain(after.iter().cloned()).chain(rest.iter().map(|w| w.to_string())).collect();
+            proptest::prop_assert_eq!(global_of(&split), global_of(&all_after));
+        }
     }
 
     #[test]

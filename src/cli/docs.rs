@@ -25,12 +25,18 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
     man.render_synopsis_section(&mut out)?;
     man.render_description_section(&mut out)?;
     man.render_options_section(&mut out)?;
+    // The options of every command are in the OPTIONS section once, not in every command's.
+    let every: Vec<clap::Id> = cmd.get_arguments().map(|a| a.get_id().clone()).collect();
     for sub in cmd.get_subcommands() {
         let name = format!("dlock {}", sub.get_name());
         out.extend_from_slice(format!(".SH \"{}\"\n", name.to_uppercase()).as_bytes());
-        // Built alone: its own arguments added (they are deferred), not the global ones.
+        // Built alone: its own arguments added (they are deferred).
         let mut sub = sub.clone().bin_name(name);
         sub.build();
+        let sub = sub.mut_args(|a| {
+            let every = every.contains(a.get_id());
+            a.hide(every)
+        });
         let sub_man = clap_mangen::Man::new(sub);
         sub_man.render_synopsis_section(&mut out)?;
         sub_man.render_options_section(&mut out)?;

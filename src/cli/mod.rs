@@ -3,6 +3,7 @@
 //! (`docs`). The exit-code table they render is the crate's own (`crate::exit`).
 
 pub(crate) mod args;
+mod argv;
 pub(crate) mod config;
 pub(crate) mod docs;
 mod help;

@@ -39,7 +39,7 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, UsageError> {
         args::Command::Exporter(a) => Command::Exporter(commands::exporter(g, a)?),
         args::Command::Release(a) => Command::Release(commands::release(g, a)?),
         args::Command::History(a) => Command::History(commands::history(g, a)?),
-        args::Command::Completions { shell } => Command::Completions(*shell),
+        args::Command::Completions(a) => Command::Completions(a.shell),
     })
 }
 

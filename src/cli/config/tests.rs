@@ -11,7 +11,7 @@ fn checked(subcommand: &str, args: &[&str]) -> Result<Command, String> {
     let mut argv = vec!["dlock", "--url", "redis://127.0.0.1:6379", subcommand];
     argv.extend_from_slice(args);
     let cli = args::parse(argv).map_err(|e| e.to_string())?;
-    let g = global(&cli.global).map_err(|e| e.0)?;
+    let g = global(cli.global()).map_err(|e| e.0)?;
     command(&g, &cli.command).map_err(|e| e.0)
 }
 
