@@ -61,17 +61,40 @@ const SH: &std::ffi::CStr = c"/bin/sh";
 /// Stack for the child between clone and exec: it only makes a handful of system calls.
 const CHILD_STACK: usize = 64 * 1024;
 
+/// The environment dlock inherited, as the C library holds it: "NAME=value" entries, copied
+/// (one allocation each; `std::env::vars_os` would make three: name, value and the entry).
+fn inherited_env() -> Vec<CString> {
+    unsafe extern "C" {
+        static environ: *const *const libc::c_char;
+    }
+    let mut out = Vec::with_capacity(64);
+    // SAFETY: `environ` is the C library's NULL-terminated array of NUL-terminated strings.
+    // Only setenv, putenv and unsetenv change it, and nothing in dlock calls them
+    // (`std::env::set_var` is unsafe in this edition, unsafe code outside `sys` is a build
+    // error, and `sys` never sets a variable), so the array and its strings stay as they are
+    // while they are copied here.
+    unsafe {
+        let mut p = environ;
+        while !p.is_null() && !(*p).is_null() {
+            out.push(std::ffi::CStr::from_ptr(*p).to_owned());
+            p = p.add(1);
+        }
+    }
+    out
+}
+
 impl Image {
     pub(super) fn new(argv: &[OsString], env: &[(&str, String)]) -> Option<Image> {
-        Image::prepare(argv, env, std::env::var_os("PATH"), std::env::vars_os())
+        Image::prepare(argv, env, std::env::var_os("PATH"), inherited_env())
     }
 
-    /// `new` with dlock's PATH and environment given, so the preparation is unit-tested.
+    /// `new` with dlock's PATH and environment ("NAME=value" entries) given, so the
+    /// preparation is unit-tested.
     fn prepare(
         argv: &[OsString],
         env: &[(&str, String)],
         path: Option<OsString>,
-        inherited: impl Iterator<Item = (OsString, OsString)>,
+        inherited: Vec<CString>,
     ) -> Option<Image> {
         let cstr = |b: &[u8]| CString::new(b).ok();
         let program = argv.first()?.as_bytes();
@@ -106,12 +129,17 @@ impl Image {
             kv.extend_from_slice(v);
             CString::new(kv).ok()
         };
-        let mut envp = Vec::with_capacity(64);
-        for (k, v) in inherited {
-            if env.iter().any(|(name, _)| k.as_bytes() == name.as_bytes()) {
+        let mut envp = Vec::with_capacity(inherited.len() + env.len());
+        for kv in inherited {
+            let name = kv
+                .to_bytes()
+                .split(|&b| b == b'=')
+                .next()
+                .unwrap_or_default();
+            if env.iter().any(|(ours, _)| name == ours.as_bytes()) {
                 continue;
             }
-            envp.push(entry(k.as_bytes(), v.as_bytes())?);
+            envp.push(kv);
         }
         for (k, v) in env {
             envp.push(entry(k.as_bytes(), v.as_bytes())?);
@@ -381,7 +409,7 @@ mod tests {
     #[test]
     fn a_bare_name_is_looked_up_on_path_in_order_as_execvp_does() {
         let path = Some(OsString::from("/opt/bin::/usr/bin"));
-        let image = Image::prepare(&os(&["job", "a b"]), &[], path, std::iter::empty());
+        let image = Image::prepare(&os(&["job", "a b"]), &[], path, Vec::new());
         let image = image.unwrap_or_else(|| panic!("prepared"));
         // An empty PATH entry is the current directory.
         assert_eq!(
@@ -390,7 +418,7 @@ mod tests {
         );
         assert_eq!(strings(&image.argv), ["job", "a b"]);
         // No PATH at all: the system default.
-        let image = Image::prepare(&os(&["job"]), &[], None, std::iter::empty());
+        let image = Image::prepare(&os(&["job"]), &[], None, Vec::new());
         let candidates = image.map(|i| strings(&i.candidates)).unwrap_or_default();
         assert_eq!(candidates, ["/bin/job", "/usr/bin/job"]);
     }
@@ -398,30 +426,46 @@ mod tests {
     #[test]
     fn a_name_with_a_slash_is_the_only_candidate() {
         let path = Some(OsString::from("/opt/bin"));
-        let image = Image::prepare(&os(&["./job"]), &[], path, std::iter::empty());
+        let image = Image::prepare(&os(&["./job"]), &[], path, Vec::new());
         let candidates = image.map(|i| strings(&i.candidates)).unwrap_or_default();
         assert_eq!(candidates, ["./job"]);
     }
 
     #[test]
     fn dlocks_variables_replace_stale_ones_and_the_rest_is_inherited() {
-        let inherited = [("HOME", "/root"), ("DLOCK_TOKEN", "stale")]
-            .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let inherited = ["HOME=/root", "DLOCK_TOKEN=stale", "DLOCK_TOKENS=kept"]
+            .map(|kv| CString::new(kv).unwrap_or_default());
         let env = [("DLOCK_TOKEN", "fresh".to_string())];
-        let image = Image::prepare(&os(&["job"]), &env, None, inherited.into_iter());
+        let image = Image::prepare(&os(&["job"]), &env, None, inherited.to_vec());
         let envp = image.map(|i| strings(&i.envp)).unwrap_or_default();
-        assert_eq!(envp, ["HOME=/root", "DLOCK_TOKEN=fresh"]);
+        assert_eq!(
+            envp,
+            ["HOME=/root", "DLOCK_TOKENS=kept", "DLOCK_TOKEN=fresh"]
+        );
+    }
+
+    /// What the C library holds is what std reads: every variable, once, as NAME=value.
+    #[test]
+    fn the_inherited_environment_is_what_std_sees() {
+        let mut ours = strings(&inherited_env());
+        let mut std: Vec<String> = std::env::vars_os()
+            .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+            .collect();
+        ours.sort();
+        std.sort();
+        assert!(!std.is_empty());
+        assert_eq!(ours, std);
     }
 
     #[test]
     fn a_nul_byte_cannot_be_prepared() {
-        let image = Image::prepare(&os(&["job", "a\0b"]), &[], None, std::iter::empty());
+        let image = Image::prepare(&os(&["job", "a\0b"]), &[], None, Vec::new());
         assert!(image.is_none());
     }
 
     #[test]
     fn contained_as_root_is_a_pid_namespace_and_otherwise_a_user_namespace_mapping_us() {
-        let image = || Image::prepare(&os(&["job"]), &[], None, std::iter::empty());
+        let image = || Image::prepare(&os(&["job"]), &[], None, Vec::new());
         let root = image().and_then(|i| i.contained_as(0, 0));
         let ns = root
             .and_then(|i| i.ns)
