@@ -5,6 +5,8 @@
  *   stamp MS      append "S <id> <fence> <pid> <ns>" at start and "E <id> <ns>" after working
  *                 MS ms, or on SIGTERM (then exit 143)
  *   stamp -i MS   the same, but SIGTERM is ignored: only SIGKILL ends it early (no E stamp)
+ *   stamp -s MS   the same as `stamp MS`, its id followed by "." and DLOCK_SLOT (a semaphore's
+ *                 jobs, paired per slot), without a shell started in front of the job to say so
  *   stamp -b      heartbeat: overwrite the file with the current time every ~1 ms, forever,
  *                 ignoring SIGTERM; what is left in the file after SIGKILL is its last beat
  *
@@ -69,7 +71,14 @@ int main(int argc, char **argv) {
     if (!id) id = "-";
     if (argc == 2 && strcmp(argv[1], "-b") == 0) beat();
     int stubborn = argc == 3 && strcmp(argv[1], "-i") == 0;
-    if (argc != 2 && !stubborn) return 2;
+    int slotted = argc == 3 && strcmp(argv[1], "-s") == 0;
+    if (argc != 2 && !stubborn && !slotted) return 2;
+    char slot_id[128];
+    if (slotted) {
+        const char *slot = getenv("DLOCK_SLOT");
+        snprintf(slot_id, sizeof slot_id, "%s.%s", id, slot ? slot : "?");
+        id = slot_id;
+    }
     long work_ms = atol(argv[argc - 1]);
     const char *fence = getenv("DLOCK_FENCE");
 
