@@ -127,16 +127,19 @@ pub fn emit(level: Level, event: &str, fields: &[(&str, Value)], msg: std::fmt::
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
-/// `event; "format", args` or `event, name = value, ...; "format", args`.
+/// `event; "format", args` or `event, name = value, ...; "format", args`. Neither the fields
+/// nor the arguments are evaluated when the level is off (`-q` runs format no durations).
 #[macro_export]
 macro_rules! log_at {
     ($level:expr, $event:literal $(, $k:ident = $v:expr)* ; $($t:tt)*) => {
-        $crate::log::emit(
-            $level,
-            $event,
-            &[$((stringify!($k), $crate::log::Value::from($v))),*],
-            format_args!($($t)*),
-        )
+        if $crate::log::enabled($level) {
+            $crate::log::emit(
+                $level,
+                $event,
+                &[$((stringify!($k), $crate::log::Value::from($v))),*],
+                format_args!($($t)*),
+            )
+        }
     };
 }
 #[macro_export]
@@ -204,5 +207,18 @@ mod tests {
         assert_eq!(secs(ms(245_000)), "4m05s");
         assert_eq!(secs(ms(7_380_000)), "2h03m");
         assert_eq!(secs_ms(-5), "0ms");
+    }
+
+    /// A line below the level costs nothing: its fields and arguments are not evaluated.
+    #[test]
+    fn a_line_below_the_level_is_not_evaluated() {
+        assert!(!enabled(Level::Debug), "the default level is info");
+        let evaluated = std::cell::Cell::new(0);
+        let count = || {
+            evaluated.set(evaluated.get() + 1);
+            1
+        };
+        crate::debug!("test", n = count(); "{}", count());
+        assert_eq!(evaluated.get(), 0);
     }
 }
