@@ -102,7 +102,7 @@ fn has_hash_tag(key: &str) -> bool {
 
 /// The lock a key found under the prefix belongs to: the lock key itself, or a companion's
 /// lock (None: not dlock's).
-pub fn lock_of(key: &str, prefix: &str) -> Option<String> {
+pub fn lock_of<'k>(key: &'k str, prefix: &str) -> Option<&'k str> {
     // A semaphore's other slots: `{lock}:slot:2`, `{lock}:holder:2`.
     let key = match key.rsplit_once(':') {
         Some((base, n))
@@ -114,22 +114,25 @@ pub fn lock_of(key: &str, prefix: &str) -> Option<String> {
         }
         _ => key,
     };
+    // Compared in place, without building the companion's name (`status` asks this of every
+    // key a SCAN finds: hundreds of thousands).
     for suffix in SUFFIXES {
-        if let Some(base) = key.strip_suffix(&format!(":{suffix}")) {
-            // `{lock}:suffix`
-            if let Some(inner) = base.strip_prefix('{').and_then(|b| b.strip_suffix('}'))
-                && inner.starts_with(prefix)
-                && companion(inner, suffix) == key
-            {
-                return Some(inner.to_string());
-            }
-            // `lock:suffix` for a lock with its own hash tag
-            if base.starts_with(prefix) && companion(base, suffix) == key {
-                return Some(base.to_string());
-            }
+        let Some(base) = key.strip_suffix(suffix).and_then(|b| b.strip_suffix(':')) else {
+            continue;
+        };
+        // `{lock}:suffix`, the companion of a lock without a hash tag of its own
+        if let Some(inner) = base.strip_prefix('{').and_then(|b| b.strip_suffix('}'))
+            && inner.starts_with(prefix)
+            && !has_hash_tag(inner)
+        {
+            return Some(inner);
+        }
+        // `lock:suffix` for a lock with its own hash tag
+        if base.starts_with(prefix) && has_hash_tag(base) {
+            return Some(base);
         }
     }
-    (key.starts_with(prefix) && !key.starts_with('{')).then(|| key.to_string())
+    (key.starts_with(prefix) && !key.starts_with('{')).then_some(key)
 }
 
 /// SCAN MATCH patterns that find every key of the locks under `prefix`: the lock keys (and the
@@ -188,40 +191,22 @@ mod tests {
 
     #[test]
     fn companions_map_back_to_their_lock() {
-        assert_eq!(lock_of("dlock:job", "dlock:").as_deref(), Some("dlock:job"));
-        assert_eq!(
-            lock_of("{dlock:job}:fence", "dlock:").as_deref(),
-            Some("dlock:job")
-        );
-        assert_eq!(
-            lock_of("{dlock:job}:stats", "dlock:").as_deref(),
-            Some("dlock:job")
-        );
-        assert_eq!(
-            lock_of("dlock:{b}:holder", "dlock:").as_deref(),
-            Some("dlock:{b}")
-        );
-        assert_eq!(
-            lock_of("{dlock:job}:slot:2", "dlock:").as_deref(),
-            Some("dlock:job")
-        );
-        assert_eq!(
-            lock_of("dlock:{b}:holder:12", "dlock:").as_deref(),
-            Some("dlock:{b}")
-        );
-        assert_eq!(
-            lock_of("{dlock:job}:limit", "dlock:").as_deref(),
-            Some("dlock:job")
-        );
-        assert_eq!(
-            lock_of("{dlock:job}:runs", "dlock:").as_deref(),
-            Some("dlock:job")
-        );
-        assert_eq!(
-            lock_of("dlock:{b}:runs", "dlock:").as_deref(),
-            Some("dlock:{b}")
-        );
+        assert_eq!(lock_of("dlock:job", "dlock:"), Some("dlock:job"));
+        assert_eq!(lock_of("{dlock:job}:fence", "dlock:"), Some("dlock:job"));
+        assert_eq!(lock_of("{dlock:job}:stats", "dlock:"), Some("dlock:job"));
+        assert_eq!(lock_of("dlock:{b}:holder", "dlock:"), Some("dlock:{b}"));
+        assert_eq!(lock_of("{dlock:job}:slot:2", "dlock:"), Some("dlock:job"));
+        assert_eq!(lock_of("dlock:{b}:holder:12", "dlock:"), Some("dlock:{b}"));
+        assert_eq!(lock_of("{dlock:job}:limit", "dlock:"), Some("dlock:job"));
+        assert_eq!(lock_of("{dlock:job}:runs", "dlock:"), Some("dlock:job"));
+        assert_eq!(lock_of("dlock:{b}:runs", "dlock:"), Some("dlock:{b}"));
         assert_eq!(lock_of("{other:job}:fence", "dlock:"), None);
+        // A lock with a hash tag has `lock:suffix` companions, never `{lock}:suffix` ones.
+        assert_eq!(lock_of("{dlock:{b}}:fence", "dlock:"), None);
+        assert_eq!(
+            lock_of("dlock:job:fence", "dlock:"),
+            Some("dlock:job:fence")
+        );
         assert_eq!(lock_of("{dlock:x}:released", "dlock:"), None);
     }
 

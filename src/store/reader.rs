@@ -34,7 +34,12 @@ fn scan_locks(
                 .arg("COUNT")
                 .arg(1000);
             let (next, keys): (u64, Vec<String>) = conn.query(&scan)?;
-            found.extend(keys.iter().filter_map(|k| lock_of(k, prefix)));
+            // Most locks have several companions: a name is copied only the first time.
+            for name in keys.iter().filter_map(|k| lock_of(k, prefix)) {
+                if !found.contains(name) {
+                    found.insert(name.to_string());
+                }
+            }
             if next == 0 {
                 break;
             }
