@@ -201,6 +201,9 @@ mod tests {
         assert_eq!(lock_of("{dlock:job}:runs", "dlock:"), Some("dlock:job"));
         assert_eq!(lock_of("dlock:{b}:runs", "dlock:"), Some("dlock:{b}"));
         assert_eq!(lock_of("{other:job}:fence", "dlock:"), None);
+        assert_eq!(lock_of("other:job", "dlock:"), None);
+        // Only a slot's or a slot holder's number is taken off.
+        assert_eq!(lock_of("{dlock:job}:fence:5", "dlock:"), None);
         // A lock with a hash tag has `lock:suffix` companions, never `{lock}:suffix` ones.
         assert_eq!(lock_of("{dlock:{b}}:fence", "dlock:"), None);
         assert_eq!(
