@@ -1,18 +1,18 @@
-//! The command-line surface, declared with clap derive. Only declarations and value parsers
-//! live here; every rule that spans several flags lives in `config.rs`.
+//! The command-line surface, declared with clap derive: the commands and their own options
+//! (the options of every command are in `global`, the value parsers in `values`). Every rule
+//! that spans several flags lives in `config`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use super::argv;
+pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{CHECK_HELP, EXPORTER_HELP, HISTORY_HELP, RELEASE_HELP, STATUS_HELP, after_help};
-
-/// Longest duration any flag accepts. Far beyond any sane lease, and small enough that
-/// `Instant + d` can never overflow.
-pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+pub use super::values::Renewals;
+use super::values::{parse_duration, parse_renewals, parse_size};
 
 /// Guard a shell job with a Redis lease so it never runs twice at the same time.
 #[derive(Debug, Parser)]
@@ -48,114 +48,6 @@ impl Cli {
             Command::Completions(a) => &a.global,
         }
     }
-}
-
-// The options of every command. Each subcommand declares them (flattened, under
-// EVERY_COMMAND); written before the command's name they are moved behind it (`argv::hoist`).
-// (Not a doc comment: clap would make it the about text of every command it is flattened into.)
-#[derive(Debug, Args)]
-pub struct GlobalArgs {
-    /// Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS),
-    /// redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db]
-    /// or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for
-    /// secrets: command lines are visible in `ps`
-    #[arg(
-        long,
-        env = "DLOCK_URL",
-        default_value = "redis://127.0.0.1:6379",
-        value_name = "URL",
-        hide_env_values = true
-    )]
-    pub url: String,
-
-    /// Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password
-    /// in the URL. REDISCLI_AUTH is used when neither is given
-    #[arg(long, env = "DLOCK_PASSWORD_FILE", value_name = "PATH")]
-    pub password_file: Option<PathBuf>,
-
-    /// CA certificate (PEM) that signed the server's certificate, for a private CA; the system's
-    /// trust store is used otherwise. Needs a rediss:// URL
-    #[arg(long, env = "DLOCK_TLS_CA", value_name = "FILE")]
-    pub tls_ca: Option<PathBuf>,
-
-    /// Client certificate (PEM) for mutual TLS; needs --tls-key
-    #[arg(
-        long,
-        env = "DLOCK_TLS_CERT",
-        value_name = "FILE",
-        requires = "tls_key"
-    )]
-    pub tls_cert: Option<PathBuf>,
-
-    /// Client private key (PEM) for mutual TLS; needs --tls-cert
-    #[arg(
-        long,
-        env = "DLOCK_TLS_KEY",
-        value_name = "FILE",
-        requires = "tls_cert"
-    )]
-    pub tls_key: Option<PathBuf>,
-
-    /// Do not verify the server's certificate (testing only: anyone on the path can impersonate
-    /// the server; dlock warns on every run)
-    #[arg(long, env = "DLOCK_TLS_INSECURE")]
-    pub tls_insecure: bool,
-
-    /// Namespace prepended to every KEY: lock key = PREFIX + KEY
-    #[arg(long, env = "DLOCK_PREFIX", default_value = "dlock:", value_name = "P")]
-    pub prefix: String,
-
-    /// Bound on establishing a connection to Redis
-    #[arg(long, env = "DLOCK_CONNECT_TIMEOUT", default_value = "2s", value_name = "D", value_parser = parse_duration)]
-    pub connect_timeout: Duration,
-
-    /// Bound on each Redis command; in `run` never more than a third of the TTL
-    #[arg(long, env = "DLOCK_IO_TIMEOUT", default_value = "2s", value_name = "D", value_parser = parse_duration)]
-    pub io_timeout: Duration,
-
-    /// More log lines on stderr (debug)
-    #[arg(short, long, action = clap::ArgAction::Count, conflicts_with = "quiet")]
-    pub verbose: u8,
-
-    /// Fewer log lines on stderr: -q warnings and errors only, -qq errors only
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    pub quiet: u8,
-
-    /// Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level,
-    /// event, key, msg and the event's numbers) for Kubernetes log pipelines
-    #[arg(
-        long,
-        env = "DLOCK_LOG_FORMAT",
-        value_enum,
-        default_value = "text",
-        value_name = "FORMAT"
-    )]
-    pub log_format: LogFormatArg,
-
-    /// Log level when neither -v nor -q is given
-    #[arg(
-        long = "log-level",
-        env = "DLOCK_LOG",
-        value_enum,
-        default_value = "info",
-        value_name = "LEVEL",
-        hide = true
-    )]
-    pub log_level: LogLevelArg,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormatArg {
-    Text,
-    Json,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogLevelArg {
-    Error,
-    Warn,
-    Info,
-    Debug,
 }
 
 /// `defer`: each subcommand's arguments are added only when clap builds that subcommand, so a
@@ -452,58 +344,6 @@ pub struct HistoryArgs {
     pub global: GlobalArgs,
 }
 
-/// The renewal cap: a number, or no cap at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Renewals {
-    Capped(u32),
-    Unlimited,
-}
-
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s.trim())
-        .map_err(|e| format!("{e} (a duration looks like 500ms, 30s, 1m30s)"))?;
-    if d > MAX_DURATION {
-        return Err("longer than a year; use a shorter duration".into());
-    }
-    Ok(d)
-}
-
-/// Smallest and largest --capture SIZE.
-pub const CAPTURE_RANGE: std::ops::RangeInclusive<usize> = 1024..=1024 * 1024;
-
-/// A byte size as operators write it: `16KiB`, `1MiB`, or plain bytes.
-fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let (num, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => t.split_at(i),
-        None => (t, ""),
-    };
-    let scale = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1024,
-        "m" | "mb" | "mib" => 1024 * 1024,
-        _ => return Err("a size looks like 16KiB, 1MiB or 4096 (bytes)".into()),
-    };
-    let n = num
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .ok_or("a size looks like 16KiB, 1MiB or 4096 (bytes)")?;
-    if !CAPTURE_RANGE.contains(&n) {
-        return Err("out of range: use 1KiB … 1MiB".into());
-    }
-    Ok(n)
-}
-
-fn parse_renewals(s: &str) -> Result<Renewals, String> {
-    if s.eq_ignore_ascii_case("unlimited") {
-        return Ok(Renewals::Unlimited);
-    }
-    s.parse::<u32>()
-        .map(Renewals::Capped)
-        .map_err(|_| "expected a whole number such as 3, or `unlimited`".into())
-}
-
 /// The clap command, for the man page, completions and the top level's help: the options of
 /// every command are shown at the top level too (where `argv::hoist` accepts them). A
 /// subcommand's own arguments are added when it is built (`defer` on `Command`): `build()` the
@@ -614,23 +454,5 @@ mod tests {
                 .chain(after.iter().cloned()).chain(rest.iter().map(|w| w.to_string())).collect();
             proptest::prop_assert_eq!(global_of(&split), global_of(&all_after));
         }
-    }
-
-    #[test]
-    fn durations_and_renewals_parse() {
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        assert!(parse_duration("ten").is_err());
-        assert!(parse_duration("400d").is_err());
-        assert_eq!(parse_renewals("unlimited"), Ok(Renewals::Unlimited));
-        assert_eq!(parse_renewals("0"), Ok(Renewals::Capped(0)));
-        assert!(parse_renewals("-1").is_err());
-        assert_eq!(parse_size("16KiB"), Ok(16 * 1024));
-        assert_eq!(parse_size("1MiB"), Ok(1024 * 1024));
-        assert_eq!(parse_size("1024"), Ok(1024));
-        assert!(parse_size("1023").is_err());
-        assert!(parse_size("2MiB").is_err());
-        assert!(parse_size("16 parsecs").is_err());
-        assert!(parse_size("99999999999999999999").is_err());
     }
 }

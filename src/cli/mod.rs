@@ -1,4 +1,6 @@
-//! The command line: the clap definition (`args`), the checked configuration built from it
+//! The command line: the clap definition (`args`: the commands; `global`: the options of every
+//! command; `values`: what a flag's value may be), the line as clap gets it (`argv`: those
+//! options moved behind the command's name), the checked configuration built from it
 //! (`config`: one value per subcommand), and the man page and completions generated from them
 //! (`docs`). The exit-code table they render is the crate's own (`crate::exit`).
 
@@ -6,4 +8,6 @@ pub(crate) mod args;
 mod argv;
 pub(crate) mod config;
 pub(crate) mod docs;
+mod global;
 mod help;
+mod values;

@@ -1,0 +1,82 @@
+//! What a flag's value may be: durations, sizes, the renewal cap (clap's value parsers).
+
+use std::time::Duration;
+
+/// Longest duration any flag accepts. Far beyond any sane lease, and small enough that
+/// `Instant + d` can never overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// The renewal cap: a number, or no cap at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Renewals {
+    Capped(u32),
+    Unlimited,
+}
+
+pub(super) fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|e| format!("{e} (a duration looks like 500ms, 30s, 1m30s)"))?;
+    if d > MAX_DURATION {
+        return Err("longer than a year; use a shorter duration".into());
+    }
+    Ok(d)
+}
+
+/// Smallest and largest --capture SIZE.
+pub const CAPTURE_RANGE: std::ops::RangeInclusive<usize> = 1024..=1024 * 1024;
+
+/// A byte size as operators write it: `16KiB`, `1MiB`, or plain bytes.
+pub(super) fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        _ => return Err("a size looks like 16KiB, 1MiB or 4096 (bytes)".into()),
+    };
+    let n = num
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or("a size looks like 16KiB, 1MiB or 4096 (bytes)")?;
+    if !CAPTURE_RANGE.contains(&n) {
+        return Err("out of range: use 1KiB … 1MiB".into());
+    }
+    Ok(n)
+}
+
+pub(super) fn parse_renewals(s: &str) -> Result<Renewals, String> {
+    if s.eq_ignore_ascii_case("unlimited") {
+        return Ok(Renewals::Unlimited);
+    }
+    s.parse::<u32>()
+        .map(Renewals::Capped)
+        .map_err(|_| "expected a whole number such as 3, or `unlimited`".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_renewals_parse() {
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("400d").is_err());
+        assert_eq!(parse_renewals("unlimited"), Ok(Renewals::Unlimited));
+        assert_eq!(parse_renewals("0"), Ok(Renewals::Capped(0)));
+        assert!(parse_renewals("-1").is_err());
+        assert_eq!(parse_size("16KiB"), Ok(16 * 1024));
+        assert_eq!(parse_size("1MiB"), Ok(1024 * 1024));
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert!(parse_size("1023").is_err());
+        assert!(parse_size("2MiB").is_err());
+        assert!(parse_size("16 parsecs").is_err());
+        assert!(parse_size("99999999999999999999").is_err());
+    }
+}
