@@ -856,9 +856,20 @@ fn min_replicas_renewals_count_only_what_the_replica_has() {
 fn min_replicas_with_a_healthy_replica_confirms_every_renewal() {
     let p = pair();
     let waits = p.master.calls("wait");
+    // --replica-timeout 1s (the default is 100 ms): a healthy replica answers in milliseconds
+    // on a quiet machine, but under a mutation run's load one answer took longer than 100 ms
+    // (2026-12-01) and the run exited 69. This test counts WAITs; it does not time them. The
+    // TTL leaves room for it (the timeout must stay under half the TTL).
     let out = Dlock::bare()
         .args(["--url", &p.master.tcp_url(), "-v", "run", "--key", "mrok"])
-        .args(["--ttl", "900ms", "--renew-every", "300ms"])
+        .args([
+            "--ttl",
+            "3s",
+            "--renew-every",
+            "300ms",
+            "--replica-timeout",
+            "1s",
+        ])
         .args(["--max-renewals", "unlimited", "--min-replicas", "1"])
         .args(["--", "sleep", "1.6"])
         .run();
