@@ -92,13 +92,17 @@ fn daemon_tree(job: &mut Running) -> (Procs, i32) {
 #[test]
 fn a_daemon_the_job_started_is_stopped_before_the_release_and_the_lock_held_until_it_died() {
     let r = RedisServer::start();
-    let script = daemon_job(r.dir(), false, "exit 0");
+    // The job exits when the test has recorded its processes (a line on stdin): the daemon's
+    // child dies at its SIGTERM at once, and a job that exited right away let dlock's sweep
+    // win that race under CI's load (2026-12-01).
+    let script = daemon_job(r.dir(), false, "read x; exit 0");
     let mut job = dlock(&r)
         .args([
             "run", "--key", "dmn", "--ttl", "5s", "--", "sh", "-c", &script,
         ])
         .spawn();
     let (procs, daemon) = daemon_tree(&mut job);
+    job.write("go\n");
     // The job has exited; the daemon takes 300 ms to die after its SIGTERM, so the watch starts
     // with the lock still held. HANDSHAKE only guards against a hang.
     ServerWatch::start(&r, End::KeyGone("dlock:dmn"), procs).until_end(HANDSHAKE);
