@@ -206,6 +206,14 @@ fn each_bad_input_is_one_line_exit_2_and_touches_nothing() {
             ],
             "--password-file /nonexistent/pw: cannot read it",
         ),
+        // An option of every command on both sides of the command's name: as any option given
+        // twice.
+        (
+            vec![
+                "--prefix", "a:", "run", "--prefix", "b:", "--key", "k", "--", "true",
+            ],
+            "'--prefix <P>' cannot be used multiple times",
+        ),
     ];
     for (args, needle) in cases {
         dlock(&r)

@@ -577,3 +577,26 @@ fn a_panic_still_unwinds_with_the_static_unwinder() {
     let caught = std::panic::catch_unwind(|| panic!("on purpose"));
     assert!(caught.is_err());
 }
+
+/// The options of every command mean the same before the command's name as after it (they are
+/// moved behind it before parsing): read from the server, the prefix and the quiet level of
+/// `dlock --prefix p: -q run` are those given.
+#[test]
+fn options_of_every_command_work_before_the_command_name() {
+    let r = RedisServer::start();
+    for args in [
+        &["--prefix", "early:", "-q", "run", "--key", "k", "--"][..],
+        &["run", "--prefix", "early:", "-q", "--key", "k", "--"][..],
+    ] {
+        let out = dlock(&r)
+            .args(args)
+            .args(["sh", "-c", "echo $DLOCK_KEY"])
+            .run();
+        out.code(0).stdout_is("early:k\n");
+        assert_eq!(out.stderr, "", "-q: no log lines ({args:?})");
+        assert_eq!(
+            r.get("{early:k}:fence").as_deref(),
+            Some(if args[0] == "run" { "2" } else { "1" })
+        );
+    }
+}
