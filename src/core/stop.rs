@@ -27,6 +27,13 @@ use crate::exit::Exit;
 /// for "the group is gone".
 pub(crate) const GROUP_POLL: Duration = Duration::from_millis(5);
 
+/// How far into the job the supervising loop begins to watch the connection. Finding its
+/// socket means reading /proc/self/fd, which with the clean-up of what that leaves in /proc at
+/// exit cost ~0.2 ms, an eighth of a `dlock run -- true` (BENCHMARKS.md): a job that ends
+/// sooner never needs the watch. A hang-up before then is seen at this time (the socket stays
+/// hung up), still long before the first renewal would find out.
+pub(crate) const FIRST_LOOK: Duration = Duration::from_millis(100);
+
 /// The run's timing settings.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -256,6 +263,10 @@ impl Stop {
         if let Some(t) = self.watch_at {
             wake = wake.min(t);
         }
+        let look = self.started + FIRST_LOOK;
+        if self.watching() && now < look {
+            wake = wake.min(look);
+        }
         wake
     }
 
@@ -330,7 +341,7 @@ impl Stop {
             Input::ConnectionDropped => {
                 // Only until the renewal thread runs (it watches its connection itself), and
                 // not once the job is over: then the release finds out.
-                if self.watches_connection() {
+                if self.watching() {
                     self.watch_at = None;
                     self.actions
                         .push_back(Action::StartWatchdog { at_once: true });
@@ -339,8 +350,13 @@ impl Stop {
         }
     }
 
-    /// Until the renewal thread runs, the supervising loop watches the connection for it.
-    pub(crate) fn watches_connection(&self) -> bool {
+    /// Until the renewal thread runs, the supervising loop watches the connection for it, from
+    /// FIRST_LOOK into the job on.
+    pub(crate) fn watches_connection(&self, now: Instant) -> bool {
+        self.watching() && now >= self.started + FIRST_LOOK
+    }
+
+    fn watching(&self) -> bool {
         self.watch_at.is_some() && self.leader.is_none()
     }
 

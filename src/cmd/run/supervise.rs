@@ -62,7 +62,7 @@ impl<'a> Supervisor<'a> {
             let mut wake = self.stop.poll_timeout(now);
             // Until the renewal thread runs, this loop watches its connection for it.
             let socket = match &mut self.watch {
-                Watch::Pending(Some(p)) if self.stop.watches_connection() => {
+                Watch::Pending(Some(p)) if self.stop.watches_connection(now) => {
                     watched(p.0.session.socket(), now, &mut wake)
                 }
                 _ => None,

@@ -285,7 +285,11 @@ fn forwarding_reports_when_sigkill_follows_and_kill_says_how_long_it_waited() {
 #[test]
 fn the_machine_wakes_for_its_next_rule_and_polls_only_once_sigkill_is_out() {
     let mut sim = Sim::new(limits(), None);
-    // First the renewal thread, then SIGTERM time.
+    // First the connection's watch, then the renewal thread, then SIGTERM time.
+    assert_eq!(sim.stop.poll_timeout(sim.now), sim.t0 + FIRST_LOOK);
+    sim.now = sim.t0 + FIRST_LOOK;
+    sim.stop.on_timeout(sim.now);
+    assert_eq!(sim.stop.poll_action(), None, "the watch is the loop's, not an action");
     assert_eq!(sim.stop.poll_timeout(sim.now), sim.at(1000));
     sim.now = sim.at(1000);
     sim.stop.on_timeout(sim.now);
@@ -389,18 +393,22 @@ fn what_survives_sigkill_is_killed_again_at_each_probe_without_a_new_report() {
 #[test]
 fn the_loop_watches_the_connection_only_until_the_renewal_thread_runs_or_the_job_ends() {
     let t0 = Instant::now();
+    let look = t0 + FIRST_LOOK;
     let mut stop = Stop::new(limits(), t0, lease_end(t0, limits().ttl));
-    assert!(stop.watches_connection());
+    assert!(stop.watches_connection(look));
     stop.on_timeout(t0 + MS(1000));
     assert_eq!(
         stop.poll_action(),
         Some(Action::StartWatchdog { at_once: false })
     );
-    assert!(!stop.watches_connection(), "the thread watches from here");
+    assert!(
+        !stop.watches_connection(t0 + MS(1000)),
+        "the thread watches from here"
+    );
 
     let mut stop = Stop::new(limits(), t0, lease_end(t0, limits().ttl));
     stop.handle(Input::LeaderExited(ExitStatus::from_raw(0)), t0 + MS(5));
-    assert!(!stop.watches_connection(), "the job is over");
+    assert!(!stop.watches_connection(look), "the job is over");
 
     let no_renewals = Limits {
         max_renewals: Some(0),
@@ -408,7 +416,37 @@ fn the_loop_watches_the_connection_only_until_the_renewal_thread_runs_or_the_job
     };
     let stop = Stop::new(no_renewals, t0, lease_end(t0, limits().ttl));
     assert!(
-        !stop.watches_connection(),
+        !stop.watches_connection(look),
         "--max-renewals 0: nothing to renew with"
     );
+}
+
+/// A job shorter than FIRST_LOOK never has its connection's socket looked up (a read of
+/// /proc/self/fd); a longer one has the loop wake at FIRST_LOOK to begin watching.
+#[test]
+fn the_loop_begins_to_watch_the_connection_at_the_first_look() {
+    let t0 = Instant::now();
+    let look = t0 + FIRST_LOOK;
+    let stop = Stop::new(limits(), t0, lease_end(t0, limits().ttl));
+    assert!(!stop.watches_connection(t0));
+    assert!(!stop.watches_connection(look - MS(1)));
+    assert!(stop.watches_connection(look));
+    assert_eq!(stop.poll_timeout(t0), look, "wakes to begin the watch");
+    assert_eq!(stop.poll_timeout(look - MS(1)), look);
+    assert!(
+        stop.poll_timeout(look) > look,
+        "then waits for the next timer, not the past look: {:?}",
+        stop.poll_timeout(look) - t0
+    );
+
+    // Nothing to watch for: no wake-up at the first look either.
+    let mut stop = Stop::new(limits(), t0, lease_end(t0, limits().ttl));
+    stop.handle(Input::LeaderExited(ExitStatus::from_raw(0)), t0 + MS(5));
+    assert!(stop.poll_timeout(t0 + MS(5)) <= t0 + MS(5) + GROUP_POLL);
+    let no_renewals = Limits {
+        max_renewals: Some(0),
+        ..limits()
+    };
+    let stop = Stop::new(no_renewals, t0, lease_end(t0, limits().ttl));
+    assert!(stop.poll_timeout(t0) > look);
 }
