@@ -21,7 +21,7 @@ use std::ffi::OsString;
 use std::io::Write;
 
 use cli::config::{self, Command};
-use cli::{args, docs};
+use cli::{docs, line};
 use cmd::{check, exporter, history, release, run, status};
 use exit::Exit;
 
@@ -46,7 +46,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match args::parse(args) {
+    let cli = match line::parse(args) {
         Ok(cli) => cli,
         Err(e) => return clap_failure(&e),
     };

@@ -8,11 +8,14 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use super::argv;
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{CHECK_HELP, EXPORTER_HELP, HISTORY_HELP, RELEASE_HELP, STATUS_HELP, after_help};
 pub use super::values::Renewals;
-use super::values::{parse_duration, parse_renewals, parse_size};
+use super::values::{
+    DEFAULT_CONFLICT_EXIT_CODE, DEFAULT_HOLD_AT_LEAST, DEFAULT_LIMIT, DEFAULT_MAX_RENEWALS,
+    DEFAULT_MIN_REPLICAS, DEFAULT_REPLICA_TIMEOUT, DEFAULT_RETRY_MAX, DEFAULT_RETRY_MIN,
+    DEFAULT_TTL, parse_duration, parse_renewals, parse_size,
+};
 
 /// Guard a shell job with a Redis lease so it never runs twice at the same time.
 #[derive(Debug, Parser)]
@@ -95,7 +98,7 @@ pub struct RunArgs {
     pub key: String,
 
     /// Lease length. Rule of thumb: 3 × the job's p99 run time. At least 100ms
-    #[arg(long, default_value = "30s", value_name = "D", value_parser = parse_duration)]
+    #[arg(long, default_value = DEFAULT_TTL, value_name = "D", value_parser = parse_duration)]
     pub ttl: Duration,
 
     /// How long to keep trying while the lock is busy; 0 = one try [default: same as --ttl]
@@ -103,11 +106,11 @@ pub struct RunArgs {
     pub wait: Option<Duration>,
 
     /// Shortest pause between tries (exponential backoff with full jitter)
-    #[arg(long, default_value = "50ms", value_name = "D", value_parser = parse_duration)]
+    #[arg(long, default_value = DEFAULT_RETRY_MIN, value_name = "D", value_parser = parse_duration)]
     pub retry_min: Duration,
 
     /// Longest pause between tries
-    #[arg(long, default_value = "1s", value_name = "D", value_parser = parse_duration)]
+    #[arg(long, default_value = DEFAULT_RETRY_MAX, value_name = "D", value_parser = parse_duration)]
     pub retry_max: Duration,
 
     /// Watchdog period: renew the lease this often, and at once when the server closes the
@@ -118,7 +121,7 @@ pub struct RunArgs {
     /// Renewal cap: after N renewals the job is stopped before the lease runs out (exit 124).
     /// 0 = never renew (hard limit of one TTL); `unlimited` is allowed but a hung job then holds
     /// the lock forever
-    #[arg(long, default_value = "3", value_name = "N", value_parser = parse_renewals, allow_negative_numbers = true)]
+    #[arg(long, default_value = DEFAULT_MAX_RENEWALS, value_name = "N", value_parser = parse_renewals, allow_negative_numbers = true)]
     pub max_renewals: Renewals,
 
     /// Time between SIGTERM and SIGKILL when dlock stops the job; must be < --ttl
@@ -129,7 +132,7 @@ pub struct RunArgs {
     /// Exit status when the lock stayed busy for the whole --wait (cron users often want 0)
     #[arg(
         long,
-        default_value = "75",
+        default_value = DEFAULT_CONFLICT_EXIT_CODE,
         value_name = "N",
         allow_negative_numbers = true
     )]
@@ -141,18 +144,18 @@ pub struct RunArgs {
 
     /// Keep the lock until D after acquisition even if the job ends sooner, so the same cron
     /// tick on another host (with a slightly different clock) is skipped. 0 = release at once
-    #[arg(long, default_value = "0", value_name = "D", value_parser = parse_duration)]
+    #[arg(long, default_value = DEFAULT_HOLD_AT_LEAST, value_name = "D", value_parser = parse_duration)]
     pub hold_at_least: Duration,
 
     /// After acquiring, wait until N replicas have the lock (Redis WAIT) before starting the
     /// job; if fewer acknowledge within --replica-timeout, release and exit 69. Each renewal is
     /// confirmed the same way (one unconfirmed does not extend the lease). Closes the failover
     /// window for a lock or a renewal that had not reached a replica yet
-    #[arg(long, default_value = "0", value_name = "N")]
+    #[arg(long, default_value = DEFAULT_MIN_REPLICAS, value_name = "N")]
     pub min_replicas: u32,
 
     /// How long --min-replicas waits for the replicas' acknowledgement
-    #[arg(long, default_value = "100ms", value_name = "D", value_parser = parse_duration)]
+    #[arg(long, default_value = DEFAULT_REPLICA_TIMEOUT, value_name = "D", value_parser = parse_duration)]
     pub replica_timeout: Duration,
 
     /// Do not listen for release wake-ups while waiting; retry on the backoff schedule only
@@ -162,7 +165,7 @@ pub struct RunArgs {
 
     /// Semaphore: at most N jobs hold KEY at once, each in its own slot 0…N-1 (DLOCK_SLOT).
     /// Every run with KEY must use the same N
-    #[arg(long, default_value = "1", value_name = "N")]
+    #[arg(long, default_value = DEFAULT_LIMIT, value_name = "N")]
     pub limit: u32,
 
     /// Run the job in its own PID namespace under a small init, so nothing it started can
@@ -352,28 +355,17 @@ pub fn command() -> clap::Command {
     GlobalArgs::augment_args(Cli::command().next_help_heading(EVERY_COMMAND))
 }
 
-/// Parse arguments (including the program name).
-///
-/// The options of every command written before its name are moved behind it first
-/// (`argv::hoist`). A line without a command's name (`dlock --help`, `dlock`, a typo first) is
-/// answered by `command()`, whose help lists those options too.
+/// `args` (hoisted; `named`: they have a command's name) as clap parses them. A line without a
+/// command's name (`dlock --help`, `dlock`, a typo first) is answered by `command()`, whose
+/// help lists the options of every command too.
 ///
 /// As `Cli::try_parse_from` otherwise, except that the parser (every subcommand's arguments)
 /// and what it matched are never dropped: dlock parses once and exits, and freeing them piece
 /// by piece cost a tenth of a `dlock run -- true`'s instructions for memory the exit frees
 /// anyway.
-pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
-where
-    I: IntoIterator<Item = T>,
-    T: Into<OsString> + Clone,
-{
+pub(super) fn with_clap(args: Vec<OsString>, named: bool) -> Result<Cli, clap::Error> {
     use clap::FromArgMatches;
-    let mut args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let cmd = if argv::hoist(&mut args) {
-        Cli::command()
-    } else {
-        command()
-    };
+    let cmd = if named { Cli::command() } else { command() };
     let mut cmd = std::mem::ManuallyDrop::new(cmd);
     let mut matches = std::mem::ManuallyDrop::new(cmd.try_get_matches_from_mut(args)?);
     Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut cmd))
@@ -381,6 +373,8 @@ where
 
 #[cfg(test)]
 mod tests {
+    use super::super::argv;
+    use super::super::line::parse;
     use super::*;
 
     #[test]

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::values::parse_duration;
+use super::values::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_IO_TIMEOUT, DEFAULT_LOG_FORMAT, DEFAULT_LOG_LEVEL,
+    DEFAULT_PREFIX, DEFAULT_URL, parse_duration,
+};
 
 // The options of every command. Each subcommand declares them (flattened, under
 // EVERY_COMMAND); written before the command's name they are moved behind it (`argv::hoist`).
@@ -20,7 +23,7 @@ pub struct GlobalArgs {
     #[arg(
         long,
         env = "DLOCK_URL",
-        default_value = "redis://127.0.0.1:6379",
+        default_value = DEFAULT_URL,
         value_name = "URL",
         hide_env_values = true
     )]
@@ -60,15 +63,15 @@ pub struct GlobalArgs {
     pub tls_insecure: bool,
 
     /// Namespace prepended to every KEY: lock key = PREFIX + KEY
-    #[arg(long, env = "DLOCK_PREFIX", default_value = "dlock:", value_name = "P")]
+    #[arg(long, env = "DLOCK_PREFIX", default_value = DEFAULT_PREFIX, value_name = "P")]
     pub prefix: String,
 
     /// Bound on establishing a connection to Redis
-    #[arg(long, env = "DLOCK_CONNECT_TIMEOUT", default_value = "2s", value_name = "D", value_parser = parse_duration)]
+    #[arg(long, env = "DLOCK_CONNECT_TIMEOUT", default_value = DEFAULT_CONNECT_TIMEOUT, value_name = "D", value_parser = parse_duration)]
     pub connect_timeout: Duration,
 
     /// Bound on each Redis command; in `run` never more than a third of the TTL
-    #[arg(long, env = "DLOCK_IO_TIMEOUT", default_value = "2s", value_name = "D", value_parser = parse_duration)]
+    #[arg(long, env = "DLOCK_IO_TIMEOUT", default_value = DEFAULT_IO_TIMEOUT, value_name = "D", value_parser = parse_duration)]
     pub io_timeout: Duration,
 
     /// More log lines on stderr (debug)
@@ -85,7 +88,7 @@ pub struct GlobalArgs {
         long,
         env = "DLOCK_LOG_FORMAT",
         value_enum,
-        default_value = "text",
+        default_value = DEFAULT_LOG_FORMAT,
         value_name = "FORMAT"
     )]
     pub log_format: LogFormatArg,
@@ -95,7 +98,7 @@ pub struct GlobalArgs {
         long = "log-level",
         env = "DLOCK_LOG",
         value_enum,
-        default_value = "info",
+        default_value = DEFAULT_LOG_LEVEL,
         value_name = "LEVEL",
         hide = true
     )]

@@ -1,6 +1,7 @@
 //! The command line: the clap definition (`args`: the commands; `global`: the options of every
 //! command; `values`: what a flag's value may be), the line as clap gets it (`argv`: those
-//! options moved behind the command's name), the checked configuration built from it
+//! options moved behind the command's name; `fast`: the everyday `run` line read without clap,
+//! into the same value), the checked configuration built from it
 //! (`config`: one value per subcommand), and the man page and completions generated from them
 //! (`docs`). The exit-code table they render is the crate's own (`crate::exit`).
 
@@ -8,6 +9,8 @@ pub(crate) mod args;
 mod argv;
 pub(crate) mod config;
 pub(crate) mod docs;
+mod fast;
 mod global;
 mod help;
+pub(crate) mod line;
 mod values;

@@ -6,6 +6,24 @@ use std::time::Duration;
 /// `Instant + d` can never overflow.
 pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
 
+// The defaults of `run`'s options and of the options of every command, as clap shows and
+// applies them (`default_value = …`); `fast` applies the same ones to the lines it reads.
+pub(super) const DEFAULT_TTL: &str = "30s";
+pub(super) const DEFAULT_RETRY_MIN: &str = "50ms";
+pub(super) const DEFAULT_RETRY_MAX: &str = "1s";
+pub(super) const DEFAULT_MAX_RENEWALS: &str = "3";
+pub(super) const DEFAULT_CONFLICT_EXIT_CODE: &str = "75";
+pub(super) const DEFAULT_HOLD_AT_LEAST: &str = "0";
+pub(super) const DEFAULT_MIN_REPLICAS: &str = "0";
+pub(super) const DEFAULT_REPLICA_TIMEOUT: &str = "100ms";
+pub(super) const DEFAULT_LIMIT: &str = "1";
+pub(super) const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
+pub(super) const DEFAULT_PREFIX: &str = "dlock:";
+pub(super) const DEFAULT_CONNECT_TIMEOUT: &str = "2s";
+pub(super) const DEFAULT_IO_TIMEOUT: &str = "2s";
+pub(super) const DEFAULT_LOG_FORMAT: &str = "text";
+pub(super) const DEFAULT_LOG_LEVEL: &str = "info";
+
 /// The renewal cap: a number, or no cap at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Renewals {

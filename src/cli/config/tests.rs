@@ -2,7 +2,7 @@
 //! the validated config or the one-line error.
 
 use super::*;
-use crate::cli::args;
+use crate::cli::line;
 use std::ffi::OsString;
 
 /// `dlock [global…] SUBCOMMAND <args>` → the checked command, or the usage error's text
@@ -10,7 +10,7 @@ use std::ffi::OsString;
 fn checked(subcommand: &str, args: &[&str]) -> Result<Command, String> {
     let mut argv = vec!["dlock", "--url", "redis://127.0.0.1:6379", subcommand];
     argv.extend_from_slice(args);
-    let cli = args::parse(argv).map_err(|e| e.to_string())?;
+    let cli = line::parse(argv).map_err(|e| e.to_string())?;
     let g = global(cli.global()).map_err(|e| e.0)?;
     command(&g, &cli.command).map_err(|e| e.0)
 }

@@ -289,7 +289,11 @@ fn the_machine_wakes_for_its_next_rule_and_polls_only_once_sigkill_is_out() {
     assert_eq!(sim.stop.poll_timeout(sim.now), sim.t0 + FIRST_LOOK);
     sim.now = sim.t0 + FIRST_LOOK;
     sim.stop.on_timeout(sim.now);
-    assert_eq!(sim.stop.poll_action(), None, "the watch is the loop's, not an action");
+    assert_eq!(
+        sim.stop.poll_action(),
+        None,
+        "the watch is the loop's, not an action"
+    );
     assert_eq!(sim.stop.poll_timeout(sim.now), sim.at(1000));
     sim.now = sim.at(1000);
     sim.stop.on_timeout(sim.now);
