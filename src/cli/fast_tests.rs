@@ -95,6 +95,50 @@ fn everyday_lines_are_read_without_clap_and_as_clap_reads_them() {
     }
 }
 
+/// Each option it knows is read here, alone on a line, as clap reads it (a reader that sent
+/// one of them to clap would still be right, but slow).
+#[test]
+fn every_option_it_knows_is_read_without_clap() {
+    let options: [&[&str]; 28] = [
+        &["--ttl", "10s"],
+        &["--wait", "0"],
+        &["--retry-min", "10ms"],
+        &["--retry-max", "2s"],
+        &["--renew-every", "3s"],
+        &["--max-renewals", "unlimited"],
+        &["--grace", "1s"],
+        &["--conflict-exit-code", "0"],
+        &["--hold-at-least", "1m"],
+        &["--min-replicas", "1"],
+        &["--replica-timeout", "50ms"],
+        &["--limit", "2"],
+        &["--history", "5"],
+        &["--capture", "1MiB"],
+        &["--url", "redis://h:1"],
+        &["--prefix", "p:"],
+        &["--connect-timeout", "1s"],
+        &["--io-timeout", "1s"],
+        &["--log-format", "json"],
+        &["--log-level", "warn"],
+        &["--shell"],
+        &["--no-notify"],
+        &["--contain"],
+        &["--no-stats"],
+        &["--quiet"],
+        &["--verbose"],
+        &["-q"],
+        &["-vv"],
+    ];
+    for option in options {
+        let mut words = vec!["dlock", "run", "--key", "k"];
+        words.extend_from_slice(option);
+        words.extend_from_slice(&["--", "j"]);
+        let args = line(&words);
+        let fast = run_line(&args, real_env).unwrap_or_else(|| panic!("{option:?} went to clap"));
+        assert_eq!(format!("{fast:?}"), by_clap(&args), "{option:?}");
+    }
+}
+
 /// Help, errors, repeats and the rarer options are clap's.
 #[test]
 fn other_lines_go_to_clap() {
