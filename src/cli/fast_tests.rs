@@ -14,6 +14,11 @@ fn line(words: &[&str]) -> Vec<OsString> {
     words.iter().map(OsString::from).collect()
 }
 
+/// A line written with spaces between its words.
+fn spaced(words: &str) -> Vec<OsString> {
+    words.split(' ').map(OsString::from).collect()
+}
+
 /// What clap makes of the (hoisted) line: the `Cli`, or its error's kind.
 fn by_clap(args: &[OsString]) -> String {
     match with_clap(args.to_vec(), true) {
@@ -30,65 +35,14 @@ fn real_env(var: &str) -> Option<OsString> {
 #[test]
 fn everyday_lines_are_read_without_clap_and_as_clap_reads_them() {
     for words in [
-        &["dlock", "-q", "run", "--key", "ov", "--", "true"][..],
-        &[
-            "dlock",
-            "run",
-            "--key",
-            "reconcile:2026-11-30",
-            "--ttl",
-            "10m",
-            "--",
-            "./job.sh",
-        ],
-        &[
-            "dlock",
-            "run",
-            "--key=k",
-            "--wait=0",
-            "--no-stats",
-            "--shell",
-            "--",
-            "a",
-            "-x",
-        ],
-        &[
-            "dlock",
-            "--url",
-            "redis://h:1",
-            "run",
-            "-qq",
-            "--key",
-            "k",
-            "--limit",
-            "3",
-            "--",
-            "j",
-        ],
-        &[
-            "dlock",
-            "run",
-            "--key",
-            "k",
-            "--history",
-            "0",
-            "--capture",
-            "16KiB",
-            "--",
-            "j",
-        ],
-        &[
-            "dlock",
-            "run",
-            "--key",
-            "k",
-            "--history",
-            "10000",
-            "--",
-            "j",
-        ],
+        "dlock -q run --key ov -- true",
+        "dlock run --key reconcile:2026-11-30 --ttl 10m -- ./job.sh",
+        "dlock run --key=k --wait=0 --no-stats --shell -- a -x",
+        "dlock --url redis://h:1 run -qq --key k --limit 3 -- j",
+        "dlock run --key k --history 0 --capture 16KiB -- j",
+        "dlock run --key k --history 10000 -- j",
     ] {
-        let mut args = line(words);
+        let mut args = spaced(words);
         assert!(hoist(&mut args));
         let fast = run_line(&args, real_env).unwrap_or_else(|| panic!("{words:?}"));
         assert_eq!(format!("{fast:?}"), by_clap(&args), "{words:?}");
@@ -143,41 +97,24 @@ fn every_option_it_knows_is_read_without_clap() {
 #[test]
 fn other_lines_go_to_clap() {
     for words in [
-        &["dlock", "run", "--help"][..],
-        &["dlock", "run", "--key", "k", "--help", "--", "j"],
-        &["dlock", "run", "--key", "k", "-h", "--", "j"],
-        &["dlock", "run", "--key", "k", "--"],
-        &["dlock", "run", "--key", "k", "j"],
-        &["dlock", "run", "--ttl", "1s", "--", "j"],
-        &["dlock", "run", "--key", "k", "--key", "k", "--", "j"],
-        &["dlock", "run", "--key", "k", "--ttl", "ten", "--", "j"],
-        &["dlock", "run", "--key", "-k", "--", "j"],
-        &[
-            "dlock",
-            "run",
-            "--key",
-            "k",
-            "--max-renewals",
-            "-1",
-            "--",
-            "j",
-        ],
-        &["dlock", "run", "--key", "k", "-q", "-v", "--", "j"],
-        &["dlock", "run", "--key", "k", "--tls-insecure", "--", "j"],
-        &[
-            "dlock",
-            "run",
-            "--key",
-            "k",
-            "--password-file",
-            "/p",
-            "--",
-            "j",
-        ],
-        &["dlock", "run", "--key", "k", "--shell=yes", "--", "j"],
-        &["dlock", "status", "--key", "k", "--", "j"],
+        "dlock run --help",
+        "dlock run --key k --help -- j",
+        "dlock run --key k -h -- j",
+        "dlock run --key k --",
+        "dlock run --key k j",
+        "dlock run --ttl 1s -- j",
+        "dlock run --key k --key k -- j",
+        "dlock run --key k --ttl ten -- j",
+        "dlock run --key -k -- j",
+        "dlock run --key k --max-renewals -1 -- j",
+        "dlock run --key k -q -v -- j",
+        "dlock run --key k --tls-insecure -- j",
+        "dlock run --key k --password-file /p -- j",
+        "dlock run --key k --shell=yes -- j",
+        "dlock status --key k -- j",
     ] {
-        assert!(run_line(&line(words), |_| None).is_none(), "{words:?}");
+        let args = spaced(words);
+        assert!(run_line(&args, |_| None).is_none(), "{words:?}");
     }
 }
 
