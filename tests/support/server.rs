@@ -222,26 +222,38 @@ impl RedisServer {
             .unwrap_or_else(|e| panic!("connect to test redis: {e}\n{}", self.log()))
     }
 
+    /// A read-only command of the test's own, on a new connection, asked again when the wait
+    /// for its reply was interrupted: a read with a timeout (SO_RCVTIMEO) fails with EINTR,
+    /// even without a signal handler, when the process is stopped and continued (signal(7)).
+    /// Seen once in CI (INFO, 2026-12-01). Only for commands that change nothing.
+    fn ask<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd, what: &str) -> T {
+        let mut tries = 0;
+        loop {
+            match cmd.query(&mut self.conn()) {
+                Err(e)
+                    if tries < 3
+                        && std::error::Error::source(&e)
+                            .and_then(|s| s.downcast_ref::<std::io::Error>())
+                            .is_some_and(|io| io.kind() == std::io::ErrorKind::Interrupted) =>
+                {
+                    tries += 1;
+                }
+                r => return r.unwrap_or_else(|e| panic!("{what}: {e}")),
+            }
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<String> {
-        redis::cmd("GET")
-            .arg(key)
-            .query(&mut self.conn())
-            .expect("GET")
+        self.ask(redis::cmd("GET").arg(key), "GET")
     }
 
     pub fn pttl(&self, key: &str) -> i64 {
-        redis::cmd("PTTL")
-            .arg(key)
-            .query(&mut self.conn())
-            .expect("PTTL")
+        self.ask(redis::cmd("PTTL").arg(key), "PTTL")
     }
 
     /// One field of `INFO section` (e.g. `blocked_clients`, `role`), as text.
     pub fn info(&self, section: &str, field: &str) -> Option<String> {
-        let info: String = redis::cmd("INFO")
-            .arg(section)
-            .query(&mut self.conn())
-            .expect("INFO");
+        let info: String = self.ask(redis::cmd("INFO").arg(section), "INFO");
         info.lines()
             .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
             .map(|v| v.trim().to_string())
@@ -281,11 +293,12 @@ impl RedisServer {
     /// The renewal count in the holder hash of `lock` (a key without a hash tag), as the server
     /// has it; 0 when there is none.
     pub fn renewals(&self, lock: &str) -> i64 {
-        let n: Option<i64> = redis::cmd("HGET")
-            .arg(format!("{{{lock}}}:holder"))
-            .arg("renewals")
-            .query(&mut self.conn())
-            .expect("HGET");
+        let n: Option<i64> = self.ask(
+            redis::cmd("HGET")
+                .arg(format!("{{{lock}}}:holder"))
+                .arg("renewals"),
+            "HGET",
+        );
         n.unwrap_or(0)
     }
 
