@@ -517,8 +517,9 @@ fn a_restart_that_loses_data_overlaps_by_at_most_one_renew_period() {
 
 /// When the server restarts empty, the holder's connection is closed with it: dlock sees that
 /// at once and renews then, instead of at its next renewal, finds the key gone and stops the
-/// job. The bound: while the server is down the renewal is retried every TTL/20 (250 ms at most),
-/// so the job ends within that plus its reaction to SIGTERM after the server is back; 1 s says
+/// job. The bound: the watch begins 100 ms into the job (a restart before then is seen at
+/// 100 ms), and while the server is down the renewal is retried every TTL/20 (250 ms at most),
+/// so the job ends within those plus its reaction to SIGTERM after the server is back; 1 s says
 /// so with room for a loaded machine. Without the watch the job would run on until the next
 /// renewal, 2 s after the last one (the restart comes right after a renewal or the start).
 const RESTART_REACTION: Duration = Duration::from_secs(1);

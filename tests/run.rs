@@ -600,3 +600,39 @@ fn options_of_every_command_work_before_the_command_name() {
         );
     }
 }
+
+/// The everyday line (read without clap: `cli::fast`), options from the line and from the
+/// environment together, means on the server what it says: the prefix from DLOCK_PREFIX, the
+/// key, the lease (--ttl 7s: the lock's PTTL, read while the job waits for its line, is at
+/// most 7,000 ms, and more than 2,000: the handshake takes far less than 5 s), the run log
+/// (--history 2: 2 entries after 3 runs) and -q (no log lines).
+#[test]
+fn an_everyday_run_line_means_on_the_server_what_it_says() {
+    let r = RedisServer::start();
+    let line = || {
+        dlock(&r).env("DLOCK_PREFIX", "envp:").args([
+            "-q",
+            "run",
+            "--key",
+            "k",
+            "--ttl",
+            "7s",
+            "--history=2",
+            "--",
+        ])
+    };
+    let mut job = line()
+        .args(["sh", "-c", "echo \"key $DLOCK_KEY\"; read x || true"])
+        .spawn();
+    job.expect_line("key envp:k");
+    let pttl = r.pttl("envp:k");
+    assert!(pttl > 2_000 && pttl <= 7_000, "PTTL {pttl}");
+    let out = job.finish(HANDSHAKE);
+    out.code(0);
+    assert_eq!(out.stderr, "", "-q: no log lines");
+    for _ in 0..2 {
+        line().args(["true"]).run().code(0);
+    }
+    assert_eq!(r.cmd_string(&["XLEN", "{envp:k}:runs"]), "2");
+    assert_eq!(r.get("dlock:k"), None, "nothing under the default prefix");
+}

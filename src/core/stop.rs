@@ -31,7 +31,9 @@ pub(crate) const GROUP_POLL: Duration = Duration::from_millis(5);
 /// socket means reading /proc/self/fd, which with the clean-up of what that leaves in /proc at
 /// exit cost ~0.2 ms, an eighth of a `dlock run -- true` (BENCHMARKS.md): a job that ends
 /// sooner never needs the watch. A hang-up before then is seen at this time (the socket stays
-/// hung up), still long before the first renewal would find out.
+/// hung up), still long before the first renewal would find out. Also the pace of the looks
+/// after it while the socket cannot be told apart from another connection to the same server
+/// (the waker's, which closes right after the acquire): a hang-up is seen at most this late.
 pub(crate) const FIRST_LOOK: Duration = Duration::from_millis(100);
 
 /// The run's timing settings.

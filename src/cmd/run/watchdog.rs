@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::Note;
 use crate::core::clock::lease_end;
-use crate::core::stop::{Input, Limits};
+use crate::core::stop::{FIRST_LOOK, Input, Limits};
 use crate::debug;
 use crate::store::conn::Watched;
 use crate::store::keys::Keys;
@@ -19,10 +19,6 @@ use crate::sys::sock::{Bell, Socket, Woke};
 /// well inside the time a promoted replica's copy of the lease has left after a failover (a
 /// failover takes a second or more with Sentinel's usual settings).
 const SENTINEL_POLL: Duration = Duration::from_millis(200);
-
-/// While the connection's socket cannot be told apart from another one to the same server (the
-/// waker's, which closes right after the acquire), look for it again this soon.
-const LOOK_AGAIN: Duration = Duration::from_millis(100);
 
 /// Pause between renewal retries while Redis is unreachable: short, so a brief blip does not
 /// cost the lease, yet not a spin (1/20 of the TTL, between 10 ms and 250 ms).
@@ -112,13 +108,13 @@ fn until_renewal(session: &mut Session, stop: &Bell, next: Instant, deadline: In
 }
 
 /// The socket to poll for a hang-up (`Session::socket`), if it is known; while it is not told
-/// apart from another connection yet, `wake` comes no later than LOOK_AGAIN from `now` (not at
+/// apart from another connection yet, `wake` comes no later than FIRST_LOOK from `now` (not at
 /// once: the lookups are capped, and a burst of them would give the watch up).
 pub(super) fn watched(socket: Watched, now: Instant, wake: &mut Instant) -> Option<Socket> {
     match socket {
         Watched::Socket(s) => Some(s),
         Watched::NotYet => {
-            *wake = (*wake).min(now + LOOK_AGAIN);
+            *wake = (*wake).min(now + FIRST_LOOK);
             None
         }
         Watched::Never => None,
@@ -246,7 +242,7 @@ mod tests {
         let later = now + Duration::from_secs(10);
         let mut wake = later;
         assert_eq!(watched(Watched::NotYet, now, &mut wake), None);
-        assert_eq!(wake, now + LOOK_AGAIN);
+        assert_eq!(wake, now + FIRST_LOOK);
         let sooner = now + Duration::from_millis(5);
         let mut wake = sooner;
         assert_eq!(watched(Watched::NotYet, now, &mut wake), None);
