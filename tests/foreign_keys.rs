@@ -64,6 +64,35 @@ fn a_foreign_key_under_the_prefix_hides_no_lock() {
     assert!(out.stdout.contains("dlock:real"));
 }
 
+/// Found when SCAN's replies were read as strings: one key name that is not UTF-8 anywhere under
+/// the prefix failed the whole reply, and `status` exited 69 blaming the server's protocol.
+#[test]
+fn a_key_name_that_is_not_utf8_hides_no_lock() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "real", "--", "true"])
+        .run()
+        .code(0);
+    r.cmd_bytes(&[b"SET", b"dlock:caf\xe9".as_slice(), b"1"]);
+    r.cmd_bytes(&[b"SET", b"{dlock:\xff}:fence".as_slice(), b"1"]);
+    // Not under the prefix: no warning.
+    r.cmd_bytes(&[b"SET", b"other:dlock:\xfe".as_slice(), b"1"]);
+    for format in ["text", "json", "prometheus"] {
+        let out = dlock(&r).args(["status", "--format", format]).run();
+        out.code(0);
+        assert!(
+            out.stdout.contains("dlock:real"),
+            "{format}: {}",
+            out.stdout
+        );
+        for k in ["dlock:caf\u{fffd}", "{dlock:\u{fffd}}:fence"] {
+            assert_eq!(warnings_naming(&out.stderr, k), 1, "{k}: {}", out.stderr);
+        }
+        assert!(out.stderr.contains("not UTF-8"), "{}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 2, "{}", out.stderr);
+    }
+}
+
 #[test]
 fn a_lock_with_a_damaged_companion_is_shown_with_the_rest_null() {
     let r = RedisServer::start();

@@ -594,7 +594,7 @@ fn readable_server() -> RedisServer {
 
 /// The commands `status` and `check` send: SCAN (status without KEY), and the
 /// pipeline of each lock (GET limit, GET lock, PTTL, HGETALL holder, GET fence, HGETALL
-/// stats, XREVRANGE runs).
+/// stats, XLEN runs).
 fn read_target() -> impl Strategy<Value = Target> {
     prop::sample::select(vec![
         ("SCAN", 1),
@@ -604,8 +604,8 @@ fn read_target() -> impl Strategy<Value = Target> {
         ("PTTL", 1),
         ("HGETALL", 1),
         ("HGETALL", 2),
-        ("XREVRANGE", 1),
-        ("XREVRANGE", 2),
+        ("XLEN", 1),
+        ("XLEN", 2),
     ])
     .prop_map(|(command, nth)| Target { command, nth })
 }

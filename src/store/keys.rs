@@ -135,11 +135,13 @@ pub fn lock_of<'k>(key: &'k str, prefix: &str) -> Option<&'k str> {
     (key.starts_with(prefix) && !key.starts_with('{')).then_some(key)
 }
 
-/// SCAN MATCH patterns that find every key of the locks under `prefix`: the lock keys (and the
-/// companions of hash-tagged ones), and the `{lock}:suffix` companions.
-pub fn scan_patterns(prefix: &str) -> [String; 2] {
-    let escaped = glob_escape(prefix);
-    [format!("{escaped}*"), format!("{{{escaped}*")]
+/// The SCAN MATCH pattern that finds every key of the locks under `prefix` in one pass over the
+/// key space: the lock keys (and the companions of hash-tagged ones) start with the prefix, the
+/// `{lock}:suffix` companions with `{` and the prefix. Two anchored patterns would walk the
+/// whole key space twice; keys with the prefix further in come back too and `lock_of` drops
+/// them.
+pub fn scan_pattern(prefix: &str) -> String {
+    format!("*{}*", glob_escape(prefix))
 }
 
 /// Escape glob metacharacters so a prefix matches only itself in SCAN MATCH.
@@ -216,10 +218,7 @@ mod tests {
     #[test]
     fn glob_metacharacters_are_escaped() {
         assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
-        assert_eq!(
-            scan_patterns("a*"),
-            ["a\\**".to_string(), "{a\\**".to_string()]
-        );
+        assert_eq!(scan_pattern("a*"), "*a\\**");
     }
 
     #[test]

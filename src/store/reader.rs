@@ -6,10 +6,10 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use redis::Value;
+use redis::{ErrorKind, RedisError, RedisResult, Value};
 
 use super::conn::{Conn, Server};
-use super::keys::{Keys, lock_of, scan_patterns};
+use super::keys::{Keys, lock_of, scan_pattern};
 use super::state::{self, Found};
 use crate::warn;
 
@@ -17,36 +17,85 @@ use crate::warn;
 /// batch's replies stay a few MB.
 const BATCH: usize = 256;
 
+/// Keys SCAN looks at per call: each call blocks the server for about a millisecond.
+const SCAN_COUNT: usize = 1000;
+
 /// Every lock under `prefix` on one server, held or not (a free lock still has its fence and
-/// stats).
-fn scan_locks(
-    conn: &mut Conn,
-    prefix: &str,
-    found: &mut HashSet<String>,
-) -> redis::RedisResult<()> {
-    for pattern in scan_patterns(prefix) {
-        let mut cursor: u64 = 0;
-        loop {
-            let mut scan = redis::cmd("SCAN");
-            scan.arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000);
-            let (next, keys): (u64, Vec<String>) = conn.query(&scan)?;
-            // Most locks have several companions: a name is copied only the first time.
-            for name in keys.iter().filter_map(|k| lock_of(k, prefix)) {
-                if !found.contains(name) {
-                    found.insert(name.to_string());
+/// stats), added to `found`. Each page's next SCAN goes out before the page's keys are looked
+/// at: the server walks on through its key space while this process sorts out the last page.
+fn scan_locks(conn: &mut Conn, prefix: &str, found: &mut HashSet<String>) -> RedisResult<()> {
+    let pattern = scan_pattern(prefix);
+    let page = |cursor: &[u8]| {
+        let mut p = redis::pipe();
+        p.cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(SCAN_COUNT);
+        p
+    };
+    conn.send_pipe(&page(b"0"))?;
+    loop {
+        let reply = conn
+            .recv_pipe(1)?
+            .into_iter()
+            .next()
+            .unwrap_or(Ok(Value::Nil))?;
+        let (cursor, keys) = scan_page(reply)?;
+        let more = cursor != b"0";
+        if more {
+            conn.send_pipe(&page(&cursor))?;
+        }
+        for key in &keys {
+            let Value::BulkString(key) = key else {
+                return Err(not_a_scan_reply());
+            };
+            match std::str::from_utf8(key) {
+                // Most locks have several companions: a name is copied only the first time.
+                Ok(key) => {
+                    if let Some(name) = lock_of(key, prefix)
+                        && !found.contains(name)
+                    {
+                        found.insert(name.to_string());
+                    }
                 }
+                // No lock's name is anything but UTF-8 (dlock takes it from its command line).
+                Err(_) if under(key, prefix) => {
+                    warn!("unreadable_key"; "{}: a key name that is not UTF-8; left out (another program's key under the prefix? use another --prefix)", String::from_utf8_lossy(key))
+                }
+                Err(_) => {}
             }
-            if next == 0 {
-                break;
-            }
-            cursor = next;
+        }
+        if !more {
+            return Ok(());
         }
     }
-    Ok(())
+}
+
+/// A SCAN reply's cursor and keys.
+fn scan_page(reply: Value) -> RedisResult<(Vec<u8>, Vec<Value>)> {
+    match reply {
+        Value::Array(parts) => match <[Value; 2]>::try_from(parts) {
+            Ok([Value::BulkString(cursor), Value::Array(keys)]) => Ok((cursor, keys)),
+            _ => Err(not_a_scan_reply()),
+        },
+        _ => Err(not_a_scan_reply()),
+    }
+}
+
+fn not_a_scan_reply() -> RedisError {
+    RedisError::from((
+        ErrorKind::UnexpectedReturnType,
+        "SCAN answered with a reply of another shape",
+    ))
+}
+
+/// Whether a key's bytes put it under the prefix (`prefix…` or `{prefix…`).
+fn under(key: &[u8], prefix: &str) -> bool {
+    key.strip_prefix(b"{")
+        .unwrap_or(key)
+        .starts_with(prefix.as_bytes())
 }
 
 /// The lock names to read: `keys` (full lock keys) as given, or every lock under `prefix`

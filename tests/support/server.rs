@@ -344,6 +344,15 @@ impl RedisServer {
         c.query(&mut self.conn()).expect("redis command")
     }
 
+    /// A command whose arguments need not be UTF-8 (a key name another program chose).
+    pub fn cmd_bytes(&self, args: &[&[u8]]) -> redis::Value {
+        let mut c = redis::Cmd::new();
+        for a in args {
+            c.arg(*a);
+        }
+        c.query(&mut self.conn()).expect("redis command")
+    }
+
     /// A command whose reply reads as a string.
     pub fn cmd_string(&self, args: &[&str]) -> String {
         let mut c = redis::cmd(args[0]);
