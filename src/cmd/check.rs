@@ -190,7 +190,6 @@ mod tests {
     use super::*;
     use crate::core::stats::Stats;
     use crate::store::state::{Holder, LastRun, SlotState};
-    use std::collections::HashMap;
     use std::num::NonZeroU32;
 
     const NOW: i64 = 100_000_000;
@@ -199,7 +198,7 @@ mod tests {
         KeyStatus {
             key: "dlock:job".into(),
             fence: 3,
-            stats: Stats::from_hash(&HashMap::new()),
+            stats: Stats::default(),
             limit: 1,
             holders: Vec::new(),
             last,

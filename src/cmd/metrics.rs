@@ -289,8 +289,7 @@ mod tests {
 
     #[test]
     fn a_key_costs_48_series_and_14_without_the_histogram() {
-        let mut stats = std::collections::HashMap::new();
-        for (k, v) in [
+        let s = crate::core::stats::Stats::from_fields([
             ("runs", "3"),
             ("h10", "3"),
             ("hold_count", "3"),
@@ -300,10 +299,7 @@ mod tests {
             ("last_exit_code", "0"),
             ("last_success_ms", "9"),
             ("consecutive_failures", "0"),
-        ] {
-            stats.insert(k.to_string(), v.to_string());
-        }
-        let s = crate::core::stats::Stats::from_hash(&stats);
+        ]);
         let status = KeyStatus {
             key: "dlock:k".into(),
             fence: 3,

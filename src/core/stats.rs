@@ -3,7 +3,6 @@
 //! hits. Hold times go into a fixed log-spaced histogram (four buckets per doubling, so any
 //! percentile read back is at most 19% above the true value) instead of storing every sample.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 /// Buckets per doubling of the hold time: bucket i holds (2^((i-1)/4), 2^(i/4)] ms. Integer
@@ -70,25 +69,33 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub fn from_hash(h: &HashMap<String, String>) -> Stats {
-        let n = |k: &str| h.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        let mut buckets: Vec<(u32, u64)> = h
-            .iter()
-            .filter_map(|(k, v)| Some((k.strip_prefix('h')?.parse().ok()?, v.parse().ok()?)))
-            .collect();
-        buckets.sort_unstable();
-        Stats {
-            runs: n("runs"),
-            acquired: n("acquired"),
-            busy: n("busy"),
-            lost: n("lost"),
-            cap_hits: n("cap_hits"),
-            compare_failures: n("compare_failures"),
-            samples: n("hold_count"),
-            max_ms: n("hold_max_ms"),
-            sum_ms: n("hold_sum_ms"),
-            buckets,
+    /// The stats hash's fields, in any order, each looked at once (a field named twice counts
+    /// as its last value; fields that are not counters are left to others).
+    pub fn from_fields<'a>(fields: impl IntoIterator<Item = (&'a str, &'a str)>) -> Stats {
+        let mut s = Stats::default();
+        let n = |v: &str| v.parse::<u64>().unwrap_or(0);
+        for (k, v) in fields {
+            match k {
+                "runs" => s.runs = n(v),
+                "acquired" => s.acquired = n(v),
+                "busy" => s.busy = n(v),
+                "lost" => s.lost = n(v),
+                "cap_hits" => s.cap_hits = n(v),
+                "compare_failures" => s.compare_failures = n(v),
+                "hold_count" => s.samples = n(v),
+                "hold_max_ms" => s.max_ms = n(v),
+                "hold_sum_ms" => s.sum_ms = n(v),
+                _ => {
+                    if let Some(i) = k.strip_prefix('h').and_then(|i| i.parse().ok())
+                        && let Ok(count) = v.parse()
+                    {
+                        s.buckets.push((i, count));
+                    }
+                }
+            }
         }
+        s.buckets.sort_unstable();
+        s
     }
 
     /// Runs that found the lock busy for their whole --wait, as a fraction of all runs.
@@ -159,7 +166,63 @@ impl Stats {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// How the stats hash was read until it was read field by field: into a map first.
+    fn read_as_a_map(h: &HashMap<String, String>) -> Stats {
+        let n = |k: &str| h.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let mut buckets: Vec<(u32, u64)> = h
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix('h')?.parse().ok()?, v.parse().ok()?)))
+            .collect();
+        buckets.sort_unstable();
+        Stats {
+            runs: n("runs"),
+            acquired: n("acquired"),
+            busy: n("busy"),
+            lost: n("lost"),
+            cap_hits: n("cap_hits"),
+            compare_failures: n("compare_failures"),
+            samples: n("hold_count"),
+            max_ms: n("hold_max_ms"),
+            sum_ms: n("hold_sum_ms"),
+            buckets,
+        }
+    }
+
+    fn pairs(h: &HashMap<String, String>) -> impl Iterator<Item = (&str, &str)> {
+        h.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    proptest! {
+        /// Any hash a server may hold (counters, buckets, the last run's fields, others' fields;
+        /// numbers, garbage, overflow), in any order: read field by field, what a map gave.
+        #[test]
+        fn read_field_by_field_as_read_through_a_map(h in prop::collection::hash_map(
+            prop::sample::select(vec![
+                "runs", "acquired", "busy", "lost", "cap_hits", "compare_failures", "hold_count",
+                "hold_max_ms", "hold_sum_ms", "h0", "h4", "h20", "h020", "h123", "h", "hx",
+                "h-1", "h4294967296", "last_outcome", "recent", "other",
+            ]).prop_map(String::from),
+            prop::sample::select(vec![
+                "", "0", "1", "17", "-3", "x", " 5", "18446744073709551615",
+                "18446744073709551616",
+            ]).prop_map(String::from),
+            0..24,
+        )) {
+            prop_assert_eq!(Stats::from_fields(pairs(&h)), read_as_a_map(&h));
+        }
+    }
+
+    #[test]
+    fn a_field_named_twice_counts_as_its_last_value() {
+        let s = Stats::from_fields([("runs", "3"), ("busy", "1"), ("runs", "5")]);
+        assert_eq!((s.runs, s.busy), (5, 1));
+    }
 
     fn stats_of(samples_ms: &[u64]) -> Stats {
         let mut h: HashMap<String, String> = HashMap::new();
@@ -171,7 +234,7 @@ mod tests {
         h.insert("hold_count".into(), samples_ms.len().to_string());
         let max = samples_ms.iter().max().copied().unwrap_or(0);
         h.insert("hold_max_ms".into(), max.to_string());
-        Stats::from_hash(&h)
+        Stats::from_fields(pairs(&h))
     }
 
     #[test]

@@ -249,7 +249,7 @@ mod tests {
         KeyStatus {
             key: key.into(),
             fence: 123_456,
-            stats: crate::core::stats::Stats::from_hash(&Default::default()),
+            stats: crate::core::stats::Stats::default(),
             limit: 1,
             holders: vec![SlotState {
                 slot: 0,
