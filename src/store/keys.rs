@@ -78,11 +78,19 @@ pub fn slot(lock: &str, i: u32) -> Slot {
 /// `{lock}:suffix`, or `lock:suffix` when the lock key already carries a hash tag, so both hash
 /// to the same Redis Cluster slot.
 pub fn companion(lock: &str, suffix: &str) -> String {
-    if has_hash_tag(lock) {
-        format!("{lock}:{suffix}")
-    } else {
-        format!("{{{lock}}}:{suffix}")
+    // Pieces pushed, not format!: `status` names seven companions for each of its locks.
+    let wrap = !has_hash_tag(lock);
+    let mut key = String::with_capacity(lock.len() + suffix.len() + 3);
+    if wrap {
+        key.push('{');
     }
+    key.push_str(lock);
+    if wrap {
+        key.push('}');
+    }
+    key.push(':');
+    key.push_str(suffix);
+    key
 }
 
 /// A lock key without a hash tag is wrapped as `{lock}`; that only hashes like the lock key
