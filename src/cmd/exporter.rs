@@ -23,6 +23,7 @@ const WORKERS: usize = 4;
 const STOP_POLL: Duration = Duration::from_millis(100);
 
 pub fn exporter(cfg: &ExporterConfig) -> Exit {
+    crate::sys::host::one_malloc_arena();
     // Before the server's threads start: they inherit the blocked signals. No helper thread
     // sends notes.
     let (_tx, rx) = match event::channel::<Infallible>() {

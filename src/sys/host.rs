@@ -17,6 +17,21 @@ pub fn prepare_process() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
+/// One malloc arena for the whole process, for a long-running server (the exporter). glibc gives
+/// each thread that allocates its own arena, and each arena keeps what its largest request
+/// freed: the exporter's workers take requests in turn, so over 100,000 locks its RSS grew with
+/// every worker that answered `/metrics` (120 MB after 18 requests, still rising); with one
+/// arena it levels off after the first few (49 MB). The workers wait on the network and
+/// on Redis, not on each other's allocations. Other C libraries: nothing to do.
+pub fn one_malloc_arena() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only changes a tunable of the allocator; called before the exporter
+    // starts its threads.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 /// Are dlock's stdout and stderr the same file (a terminal, `>log 2>&1`, one pipe)? Then one
 /// pipe carries both of the job's streams under `--capture`, and their order is kept exactly.
 pub fn stdout_is_stderr() -> bool {
