@@ -91,6 +91,25 @@ fn a_key_name_that_is_not_utf8_hides_no_lock() {
         assert!(out.stderr.contains("not UTF-8"), "{}", out.stderr);
         assert_eq!(out.stderr.lines().count(), 2, "{}", out.stderr);
     }
+    // Counted as keys that are not locks, as any other.
+    let out = dlock(&r).args(["status", "--format", "prometheus"]).run();
+    assert!(
+        out.stdout.contains("\ndlock_unreadable_keys 2\n"),
+        "{}",
+        out.stdout
+    );
+    // Without a lock under the prefix they are still named.
+    for k in ["fence", "stats", "runs", "wake"] {
+        r.cmd(&["DEL", &format!("{{dlock:real}}:{k}")]);
+    }
+    let out = dlock(&r).args(["status"]).run();
+    out.code(0);
+    assert!(
+        out.stdout.contains("no locks under the prefix"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stderr.lines().count(), 2, "{}", out.stderr);
 }
 
 #[test]

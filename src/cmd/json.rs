@@ -14,7 +14,7 @@ use crate::store::state::{Found, KeyStatus, Part};
 /// the first write error (after which nothing more is written).
 pub fn write_array(
     c: &mut Conn,
-    names: &[String],
+    names: &reader::Names,
     w: &mut dyn Write,
 ) -> (redis::RedisResult<()>, Option<std::io::Error>) {
     let mut broken: Option<std::io::Error> = None;

@@ -212,7 +212,7 @@ fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
     let on_page: Vec<&(u8, String)> = order.iter().skip((page_no - 1) * PAGE).take(PAGE).collect();
     let keys: Vec<String> = on_page.iter().map(|(_, k)| k.clone()).collect();
     let mut locks: std::collections::HashMap<String, KeyStatus> = std::collections::HashMap::new();
-    if let Err(e) = reader::read(&mut c, &keys, |f| {
+    if let Err(e) = reader::read(&mut c, &keys.into(), |f| {
         if let Found::Lock(s) = f {
             locks.insert(s.key.clone(), *s);
         }

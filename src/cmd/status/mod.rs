@@ -58,7 +58,7 @@ enum Failed {
 fn write(
     cfg: &StatusConfig,
     c: &mut Conn,
-    names: &[String],
+    names: &reader::Names,
     w: &mut dyn Write,
 ) -> Result<(), Failed> {
     let now = unix_ms() as i64;
@@ -72,22 +72,23 @@ fn write(
     };
     let read = match cfg.format {
         StatusFormat::Text => {
-            if names.is_empty() {
+            if names.locks.is_empty() {
                 put(
                     w,
                     format!("no locks under the prefix {:?}\n", cfg.prefix).as_bytes(),
                 );
-                Ok(())
-            } else {
-                let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-                let t = table::Table::new(cfg.wide, width);
-                put(w, t.header().as_bytes());
-                reader::read(c, names, |found| {
-                    if let Found::Lock(s) = found {
-                        put(w, t.row(&s, now).as_bytes());
-                    }
-                })
             }
+            let width = names.locks.iter().map(|n| n.chars().count()).max();
+            let t = table::Table::new(cfg.wide, width.unwrap_or(0));
+            if width.is_some() {
+                put(w, t.header().as_bytes());
+            }
+            // Read even without locks: the keys that are not locks are named.
+            reader::read(c, names, |found| {
+                if let Found::Lock(s) = found {
+                    put(w, t.row(&s, now).as_bytes());
+                }
+            })
         }
         StatusFormat::Json => {
             let (read, failed) = super::json::write_array(c, names, w);
