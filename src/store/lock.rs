@@ -1,6 +1,7 @@
 //! The lock protocol: what each script is called with and what its reply means. Every call
 //! names its KEYS and ARGV in one struct, in the order the script's header documents (a test
 //! checks the counts against the `.lua` files, and loads every script into a real server).
+//! The calls that end a run (release.lua, record.lua) are in `finish`.
 
 use std::time::Duration;
 
@@ -8,9 +9,7 @@ use redis::{RedisResult, Value};
 
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
-use super::runs::RunLog;
-use super::script::{self, ACQUIRE, BREAK, BUSY, Call, RECORD, RELEASE, RENEW, Script, WAKE, read};
-use crate::exit::Exit;
+use super::script::{self, ACQUIRE, BREAK, BUSY, Call, RENEW, Script, WAKE, read};
 
 /// Run one script call.
 pub fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
@@ -51,66 +50,6 @@ pub struct Meta {
     pub since_ms: u128,
 }
 
-/// What the release (or the record of a run without release) writes.
-#[derive(Debug, Clone, Copy)]
-pub struct Finish {
-    /// Time from the acquire to now: the hold time.
-    pub hold: Duration,
-    /// What dlock exits with for this run: the stats counter (lost, cap) and the history's
-    /// outcome and exit code are read from it.
-    pub exit: Exit,
-    /// --hold-at-least: keep the lock this much longer instead of deleting it.
-    pub keep: Duration,
-    /// Record metrics (false with --no-stats, and on retries of a possibly-executed release).
-    pub stats: bool,
-    /// Unix ms when the lock was taken, for the history.
-    pub started_ms: u128,
-}
-
-impl Finish {
-    /// A run whose job never started: nothing to record.
-    pub fn unstarted() -> Finish {
-        Finish {
-            hold: Duration::ZERO,
-            exit: Exit::Child(0),
-            keep: Duration::ZERO,
-            stats: false,
-            started_ms: 0,
-        }
-    }
-
-    /// The stats counter the run bumps ('' for none).
-    fn counter(&self) -> &'static str {
-        match self.exit {
-            Exit::Cap => "cap_hits",
-            Exit::Lost => "lost",
-            _ => "",
-        }
-    }
-
-    /// How the run ended, as the history (`last` in `status`) names it; a compare failure at
-    /// release turns it into `compare_failure` in the script.
-    fn outcome(&self) -> &'static str {
-        match self.exit {
-            Exit::Child(0) => "ok",
-            Exit::Signal(_) => "signal",
-            Exit::Cap => "cap",
-            Exit::Lost => "lost",
-            // The job exited non-zero, or could not be started.
-            _ => "failed",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Release {
-    Released,
-    /// Still ours; expiry set to the --hold-at-least remainder.
-    Kept,
-    /// The key held someone else's token or was gone.
-    NotOurs,
-}
-
 /// The result of `dlock release`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Broken {
@@ -125,14 +64,14 @@ pub enum Broken {
 }
 
 /// Slot `i` of `keys` (slot 0 for a number out of range, which callers never pass).
-fn slot_of(keys: &Keys, i: u32) -> &Slot {
+pub(super) fn slot_of(keys: &Keys, i: u32) -> &Slot {
     let i = usize::try_from(i).unwrap_or(0);
     keys.slots.get(i).unwrap_or(&keys.slots[0])
 }
 
 /// A script's reply that reads as the right type but is none of the answers the script gives
 /// (a lying proxy, a corrupted reply): an error, never a guess at what it meant.
-fn unexpected(script: &str) -> redis::RedisError {
+pub(super) fn unexpected(script: &str) -> redis::RedisError {
     redis::RedisError::from((
         redis::ErrorKind::UnexpectedReturnType,
         "a reply the script never gives",
@@ -141,11 +80,11 @@ fn unexpected(script: &str) -> redis::RedisError {
 }
 
 /// A duration as a script argument: whole milliseconds.
-fn arg_ms(d: Duration) -> String {
+pub(super) fn arg_ms(d: Duration) -> String {
     d.as_millis().to_string()
 }
 
-fn flag(on: bool) -> String {
+pub(super) fn flag(on: bool) -> String {
     if on { "1" } else { "0" }.to_string()
 }
 
@@ -242,142 +181,6 @@ impl Call for RenewCall<'_> {
             -1 => Renew::Gone,
             _ => return Err(unexpected("renew")),
         })
-    }
-}
-
-/// The stats arguments of a finished run: hold ms, histogram field, outcome counter.
-fn finish_argv(f: &Finish) -> [String; 3] {
-    [
-        arg_ms(f.hold),
-        crate::core::stats::bucket_field(f.hold),
-        f.counter().to_string(),
-    ]
-}
-
-/// The history arguments of a finished run: outcome, exit code, host, pid, started and ended
-/// (Unix ms).
-fn history_argv(f: &Finish) -> [String; 6] {
-    [
-        f.outcome().to_string(),
-        f.exit.code().to_string(),
-        crate::sys::host::hostname(),
-        std::process::id().to_string(),
-        f.started_ms.to_string(),
-        crate::sys::host::unix_ms().to_string(),
-    ]
-}
-
-/// The run-log entry's arguments after outcome and exit code, as `entry_from` (lib.lua) reads
-/// them: entries to keep, run id, host, pid, slot, fence, command, started, ended, renewals,
-/// waited ms, output bytes ('' without --capture); the kept output goes as the blob.
-fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
-    let [_, _, host, pid, started, ended] = history_argv(f);
-    vec![
-        log.keep.to_string(),
-        token.to_string(),
-        host,
-        pid,
-        log.slot.to_string(),
-        log.fence.to_string(),
-        log.command.clone(),
-        started,
-        ended,
-        log.renewals.to_string(),
-        log.waited.as_millis().to_string(),
-        log.output
-            .as_ref()
-            .map_or(String::new(), |o| o.1.to_string()),
-    ]
-}
-
-/// release.lua: compare-and-delete (or keep, with --hold-at-least), wake a waiter, count the
-/// run and log it. The reply: how the release went, and why the run log was not written.
-pub struct ReleaseCall<'a> {
-    pub keys: &'a Keys,
-    pub slot: u32,
-    pub token: &'a str,
-    pub finish: &'a Finish,
-    pub log: &'a RunLog,
-}
-
-impl Call for ReleaseCall<'_> {
-    type Reply = (Release, Option<String>);
-    fn script(&self) -> &'static Script {
-        &RELEASE
-    }
-    fn keys(&self) -> Vec<&str> {
-        let (k, s) = (self.keys, slot_of(self.keys, self.slot));
-        let mut keys = vec![
-            s.lock.as_str(),
-            &s.holder,
-            &k.stats,
-            &k.wake,
-            &k.limit,
-            &k.runs,
-        ];
-        keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
-        keys
-    }
-    fn argv(&self) -> Vec<String> {
-        let f = self.finish;
-        let [hold, field, outcome] = finish_argv(f);
-        let mut argv = vec![
-            self.token.to_string(),
-            flag(f.stats),
-            arg_ms(f.keep),
-            hold,
-            field,
-            outcome,
-            self.keys.limit_n().to_string(),
-        ];
-        argv.extend(history_argv(f));
-        argv.extend(log_argv(self.log, self.token, f));
-        argv
-    }
-    fn blob(&self) -> Option<&[u8]> {
-        self.log.blob()
-    }
-    fn reply(v: Value) -> RedisResult<(Release, Option<String>)> {
-        let (r, logged): (i64, String) = read(v)?;
-        let r = match r {
-            1 => Release::Released,
-            2 => Release::Kept,
-            0 => Release::NotOurs,
-            _ => return Err(unexpected("release")),
-        };
-        Ok((r, (!logged.is_empty()).then_some(logged)))
-    }
-}
-
-/// record.lua: count and log a run that ends without a release (its lease was lost). The
-/// reply: why the run log was not written.
-pub struct RecordCall<'a> {
-    pub keys: &'a Keys,
-    pub token: &'a str,
-    pub finish: &'a Finish,
-    pub log: &'a RunLog,
-}
-
-impl Call for RecordCall<'_> {
-    type Reply = Option<String>;
-    fn script(&self) -> &'static Script {
-        &RECORD
-    }
-    fn keys(&self) -> Vec<&str> {
-        vec![&self.keys.stats, &self.keys.runs]
-    }
-    fn argv(&self) -> Vec<String> {
-        let mut argv = finish_argv(self.finish).to_vec();
-        argv.extend(history_argv(self.finish));
-        argv.extend(log_argv(self.log, self.token, self.finish));
-        argv
-    }
-    fn blob(&self) -> Option<&[u8]> {
-        self.log.blob()
-    }
-    fn reply(v: Value) -> RedisResult<Option<String>> {
-        let logged: String = read(v)?;
-        Ok((!logged.is_empty()).then_some(logged))
     }
 }
 

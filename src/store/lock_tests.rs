@@ -1,7 +1,8 @@
 //! Each typed call against its `.lua` file: as many KEYS and ARGV as the script reads.
 
 use super::*;
-use crate::store::runs::ENTRY_ARGS;
+use crate::store::finish::{Finish, RecordCall, Release, ReleaseCall};
+use crate::store::runs::{ENTRY_ARGS, RunLog};
 
 /// The highest `NAME[i]` index a script uses.
 fn highest(src: &str, name: &str) -> usize {

@@ -1,10 +1,11 @@
 //! Redis: where it is (`target`: URL forms, TLS, credentials), talking to it (`conn`: timeouts,
 //! Sentinel, Cluster redirects), what its failures mean (`fault`), the key layout (`keys`),
 //! the Lua scripts (`scripts/*.lua`, run by `script`) and the lock protocol's typed calls
-//! (`lock`).
+//! (`lock`, and `finish` for the calls that end a run).
 
 pub(crate) mod conn;
 pub(crate) mod fault;
+pub(crate) mod finish;
 pub(crate) mod keys;
 pub(crate) mod lock;
 pub(crate) mod reader;

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use redis::RedisResult;
 
+use super::finish::{Finish, RecordCall, Release, ReleaseCall};
 use super::keys::Keys;
 use super::lock::{
-    Acquire, AcquireCall, BreakCall, Broken, BusyCall, Finish, Meta, RecordCall, Release,
-    ReleaseCall, Renew, RenewCall, WakeCall, call,
+    Acquire, AcquireCall, BreakCall, Broken, BusyCall, Meta, Renew, RenewCall, WakeCall, call,
 };
 use super::runs::RunLog;
 use crate::exit::Exit;

@@ -4,8 +4,8 @@ use std::time::{Duration, Instant};
 
 use super::watchdog::Lease;
 use crate::core::retry::Retry;
+use crate::store::finish::{Finish, Release, ReleaseCall};
 use crate::store::keys::Keys;
-use crate::store::lock::{Finish, Release, ReleaseCall};
 use crate::store::runs::RunLog;
 use crate::store::session::Session;
 
