@@ -10,6 +10,7 @@ pub(crate) mod clock;
 pub(crate) mod retry;
 pub(crate) mod stats;
 pub(crate) mod stop;
+mod stop_events;
 
 /// What a failed Redis call means, as the store's session classifies it and the machines read
 /// it.

@@ -20,6 +20,7 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use super::clock::{hard_stop, kill_lead};
+pub(crate) use super::stop_events::{Action, Input, Limits, Reason, Report};
 use crate::exit::Exit;
 
 /// Once SIGKILL is out, or while the leader has exited but its group lives on, look this
@@ -35,126 +36,6 @@ pub(crate) const GROUP_POLL: Duration = Duration::from_millis(5);
 /// after it while the socket cannot be told apart from another connection to the same server
 /// (the waker's, which closes right after the acquire): a hang-up is seen at most this late.
 pub(crate) const FIRST_LOOK: Duration = Duration::from_millis(100);
-
-/// The run's timing settings.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    pub ttl: Duration,
-    pub grace: Duration,
-    pub renew_every: Duration,
-    /// None: unlimited. Some(0): no renewal thread at all.
-    pub max_renewals: Option<u32>,
-}
-
-/// What happened.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Input {
-    /// The job's leader process exited and was reaped.
-    LeaderExited(ExitStatus),
-    /// Whether any process of the job's group still exists (asked for by `wants_group`).
-    Group { alive: bool },
-    /// A renewal succeeded: the local lease now ends at `deadline`.
-    Renewed { deadline: Instant, count: u32 },
-    /// A renewal attempt could not reach Redis; the renewal thread keeps trying.
-    RenewTrouble(String),
-    /// A renewal found the key gone or someone else's.
-    Lost { taken_over: bool },
-    /// The renewal cap is reached: the current lease end is final.
-    CapReached { count: u32 },
-    /// SIGINT, SIGTERM, SIGHUP or SIGQUIT reached dlock.
-    Signal(i32),
-    /// The server closed or reset the connection before the first renewal (a restart may have
-    /// lost the lease with it).
-    ConnectionDropped,
-}
-
-/// Why the job is being stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reason {
-    /// Renewal found the key gone or someone else's.
-    Lost,
-    /// Renewal could not be confirmed before the lease would end.
-    Unconfirmed,
-    /// Renewal cap reached; the lease ends.
-    Cap,
-    /// A signal to dlock, forwarded.
-    Signal(i32),
-}
-
-/// What to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Action {
-    /// Start the renewal thread: the first renewal is due, or (`at_once`) the connection
-    /// dropped and a renewal now finds out whether the lease survived.
-    StartWatchdog { at_once: bool },
-    /// Forward this signal to the job's process group, as a terminal would.
-    Forward(i32),
-    /// SIGTERM to every process of the job: its group and every other descendant (a daemon
-    /// that left the group with `setsid`).
-    Terminate,
-    /// SIGKILL every process of the job; `after` is how long it had since SIGTERM, for the log
-    /// line.
-    Kill { after: Duration },
-    /// SIGKILL again whatever of the job is still found (a process that forked while the
-    /// first SIGKILL went round), without a new log line.
-    KillAgain,
-    /// Tell the operator.
-    Report(Report),
-}
-
-/// Facts worth a log line, with their numbers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Report {
-    Exited {
-        status: ExitStatus,
-        ran: Duration,
-    },
-    Renewed {
-        count: u32,
-        cap: Option<u32>,
-        ran: Duration,
-    },
-    /// `term_before`: how long before the lease end the job gets SIGTERM.
-    RenewTrouble {
-        reason: String,
-        left: Duration,
-        term_before: Duration,
-    },
-    Lost {
-        taken_over: bool,
-        ran: Duration,
-    },
-    CapReached {
-        count: u32,
-        ran: Duration,
-        term_in: Duration,
-        end_in: Duration,
-    },
-    /// SIGTERM now at the renewal cap; `limit` = renewals × renew period + TTL.
-    StopCap {
-        ran: Duration,
-        renewals: u32,
-        limit: Duration,
-        kill_in: Duration,
-    },
-    /// SIGTERM now: no renewal confirmed and the lease ends in `left`.
-    StopUnconfirmed {
-        trouble: Option<String>,
-        ran: Duration,
-        left: Duration,
-        kill_in: Duration,
-    },
-    Forwarded {
-        signal: i32,
-        kill_in: Duration,
-    },
-    /// The same signal again while stopping: SIGKILL follows.
-    Escalated {
-        signal: i32,
-    },
-    /// The leader exited and other processes of the job remain: they are stopped too.
-    Stragglers,
-}
 
 #[derive(Debug)]
 pub(crate) struct Stop {
