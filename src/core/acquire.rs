@@ -410,5 +410,5 @@ impl Wait {
 }
 
 #[cfg(test)]
-#[path = "acquire_tests.rs"]
+#[path = "acquire_tests/mod.rs"]
 mod tests;
