@@ -393,6 +393,12 @@ impl Conn {
         self.c.send_packed_command(&p.get_packed_pipeline())
     }
 
+    /// Send commands already packed (`redis::Cmd::write_packed_command`, one after another),
+    /// as `send_pipe` sends a pipeline.
+    pub fn send_packed(&mut self, packed: &[u8]) -> RedisResult<()> {
+        self.c.send_packed_command(packed)
+    }
+
     /// The next `n` replies (of pipelines sent with `send_pipe`), as `query_pipe` returns them.
     pub fn recv_pipe(&mut self, n: usize) -> RedisResult<Vec<RedisResult<Value>>> {
         (0..n)

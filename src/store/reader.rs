@@ -198,6 +198,29 @@ pub fn read(c: &mut Conn, names: &Names, mut each: impl FnMut(Found)) -> RedisRe
     Ok(())
 }
 
+/// Single-key commands packed one after another for one pipeline, through one reused
+/// `redis::Cmd`: a batch is 256 locks of seven commands, and a `Cmd` of its own for each (two
+/// allocations, then two more as it grows) was a tenth of what reading a lock cost.
+#[derive(Default)]
+struct Packed {
+    bytes: Vec<u8>,
+    cmd: redis::Cmd,
+    len: usize,
+}
+
+impl Packed {
+    fn add(&mut self, command: &str, key: &str) {
+        self.cmd.clear();
+        self.cmd.arg(command).arg(key);
+        self.cmd.write_packed_command(&mut self.bytes);
+        self.len += 1;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// A batch of locks whose commands went out; `replies` once read.
 struct Batch<'a> {
     names: &'a [String],
@@ -209,11 +232,13 @@ struct Batch<'a> {
 impl<'a> Batch<'a> {
     fn send(c: &mut Conn, names: &'a [String]) -> redis::RedisResult<Batch<'a>> {
         let keys: Vec<Keys> = names.iter().map(|n| Keys::new(n)).collect();
-        let mut p = redis::pipe();
+        let mut p = Packed::default();
         for k in &keys {
-            state::commands(&mut p, k);
+            for (command, key) in state::commands(k) {
+                p.add(command, key);
+            }
         }
-        c.send_pipe(&p)?;
+        c.send_packed(&p.bytes)?;
         Ok(Batch {
             names,
             keys,
@@ -313,8 +338,8 @@ fn read_batch(c: &mut Conn, names: &[String]) -> redis::RedisResult<Vec<Found>> 
     };
     let keys: Vec<Keys> = names.iter().map(|n| Keys::new(n)).collect();
     let mut p = redis::pipe();
-    for k in &keys {
-        state::commands(&mut p, k);
+    for (command, key) in keys.iter().flat_map(state::commands) {
+        p.cmd(command).arg(key);
     }
     p.ignore_errors();
     let replies: Vec<redis::RedisResult<Value>> = c.query_pipe(first, &p)?;

@@ -175,20 +175,29 @@ pub enum Found {
     },
 }
 
-/// The commands that read one lock (seven replies, read by `parse`): its limit, value, TTL,
-/// holder, fence, stats (with the newest runs in short) and the run log's length.
-pub fn commands(p: &mut redis::Pipeline, keys: &Keys) {
-    p.cmd("GET").arg(&keys.limit);
-    p.cmd("GET").arg(&keys.lock).cmd("PTTL").arg(&keys.lock);
-    p.cmd("HGETALL")
-        .arg(&keys.slots[0].holder)
-        .cmd("GET")
-        .arg(&keys.fence);
-    p.cmd("HGETALL").arg(&keys.stats);
-    // The run log's length only: a key of another type there is named as damaged; its newest
-    // entries come in short from the stats hash (reading the stream would double what a lock
-    // costs to read).
-    p.cmd("XLEN").arg(&keys.runs);
+/// The commands that read one lock, each a command and its one key (seven replies, read by
+/// `parse`): its limit, value, TTL, holder, fence, stats (with the newest runs in short) and the
+/// run log's length (a key of another type there is named as damaged; its newest entries come
+/// in short from the stats hash: reading the stream would double what a lock costs to read).
+pub fn commands(keys: &Keys) -> [(&'static str, &str); 7] {
+    [
+        ("GET", &keys.limit),
+        ("GET", &keys.lock),
+        ("PTTL", &keys.lock),
+        ("HGETALL", &keys.slots[0].holder),
+        ("GET", &keys.fence),
+        ("HGETALL", &keys.stats),
+        ("XLEN", &keys.runs),
+    ]
+}
+
+/// `commands` as a pipeline of their own.
+fn pipeline(keys: &Keys) -> redis::Pipeline {
+    let mut p = redis::pipe();
+    for (command, key) in commands(keys) {
+        p.cmd(command).arg(key);
+    }
+    p
 }
 
 /// The commands that read a held semaphore's other slots (3 replies each).
@@ -348,8 +357,7 @@ pub fn add_slots(
 /// Read one lock's state: one round trip, two for a semaphore that is held. A key that is not a
 /// lock is an error.
 pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
-    let mut p = redis::pipe();
-    commands(&mut p, keys);
+    let mut p = pipeline(keys);
     p.ignore_errors();
     let replies: Vec<redis::RedisResult<Value>> = conn.query_pipe(&keys.lock, &p)?;
     let mut status = match parse(keys, &mut replies.into_iter()) {
