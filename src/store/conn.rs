@@ -387,19 +387,14 @@ impl Conn {
         })
     }
 
-    /// Send a pipeline without reading its replies: `recv_pipe` reads them, in order, after
-    /// those of anything sent before. For one server, not a cluster (no redirects followed).
-    pub fn send_pipe(&mut self, p: &redis::Pipeline) -> RedisResult<()> {
-        self.c.send_packed_command(&p.get_packed_pipeline())
-    }
-
-    /// Send commands already packed (`redis::Cmd::write_packed_command`, one after another),
-    /// as `send_pipe` sends a pipeline.
+    /// Send commands already packed (`redis::Cmd::write_packed_command`, one after another)
+    /// without reading their replies: `recv_pipe` reads them, in order, after those of anything
+    /// sent before. For one server, not a cluster (no redirects followed).
     pub fn send_packed(&mut self, packed: &[u8]) -> RedisResult<()> {
         self.c.send_packed_command(packed)
     }
 
-    /// The next `n` replies (of pipelines sent with `send_pipe`), as `query_pipe` returns them.
+    /// The next `n` replies (of commands sent with `send_packed`), as `query_pipe` returns them.
     pub fn recv_pipe(&mut self, n: usize) -> RedisResult<Vec<RedisResult<Value>>> {
         (0..n)
             .map(|_| self.c.recv_response().map(Value::extract_error))

@@ -31,16 +31,15 @@ fn scan_locks(
 ) -> RedisResult<()> {
     let pattern = scan_pattern(prefix);
     let page = |cursor: &[u8]| {
-        let mut p = redis::pipe();
-        p.cmd("SCAN")
+        redis::cmd("SCAN")
             .arg(cursor)
             .arg("MATCH")
             .arg(&pattern)
             .arg("COUNT")
-            .arg(SCAN_COUNT);
-        p
+            .arg(SCAN_COUNT)
+            .get_packed_command()
     };
-    conn.send_pipe(&page(b"0"))?;
+    conn.send_packed(&page(b"0"))?;
     loop {
         let reply = conn
             .recv_pipe(1)?
@@ -50,7 +49,7 @@ fn scan_locks(
         let (cursor, keys) = scan_page(reply)?;
         let more = cursor != b"0";
         if more {
-            conn.send_pipe(&page(&cursor))?;
+            conn.send_packed(&page(&cursor))?;
         }
         for key in &keys {
             let Value::BulkString(key) = key else {
@@ -337,10 +336,7 @@ fn read_batch(c: &mut Conn, names: &[String]) -> redis::RedisResult<Vec<Found>> 
         return Ok(Vec::new());
     };
     let keys: Vec<Keys> = names.iter().map(|n| Keys::new(n)).collect();
-    let mut p = redis::pipe();
-    for (command, key) in keys.iter().flat_map(state::commands) {
-        p.cmd(command).arg(key);
-    }
+    let mut p = state::pipeline(&keys);
     p.ignore_errors();
     let replies: Vec<redis::RedisResult<Value>> = c.query_pipe(first, &p)?;
     let mut replies = replies.into_iter();

@@ -191,10 +191,10 @@ pub fn commands(keys: &Keys) -> [(&'static str, &str); 7] {
     ]
 }
 
-/// `commands` as a pipeline of their own.
-fn pipeline(keys: &Keys) -> redis::Pipeline {
+/// `commands` of each of `locks`, as one pipeline.
+pub fn pipeline<'a>(locks: impl IntoIterator<Item = &'a Keys>) -> redis::Pipeline {
     let mut p = redis::pipe();
-    for (command, key) in commands(keys) {
+    for (command, key) in locks.into_iter().flat_map(commands) {
         p.cmd(command).arg(key);
     }
     p
@@ -357,7 +357,7 @@ pub fn add_slots(
 /// Read one lock's state: one round trip, two for a semaphore that is held. A key that is not a
 /// lock is an error.
 pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
-    let mut p = pipeline(keys);
+    let mut p = pipeline([keys]);
     p.ignore_errors();
     let replies: Vec<redis::RedisResult<Value>> = conn.query_pipe(&keys.lock, &p)?;
     let mut status = match parse(keys, &mut replies.into_iter()) {
