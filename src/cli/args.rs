@@ -14,7 +14,7 @@ pub use super::values::Renewals;
 use super::values::{
     DEFAULT_CONFLICT_EXIT_CODE, DEFAULT_HOLD_AT_LEAST, DEFAULT_LIMIT, DEFAULT_MAX_RENEWALS,
     DEFAULT_MIN_REPLICAS, DEFAULT_REPLICA_TIMEOUT, DEFAULT_RETRY_MAX, DEFAULT_RETRY_MIN,
-    DEFAULT_TTL, parse_duration, parse_renewals, parse_size,
+    DEFAULT_TTL, MAX_HISTORY, parse_duration, parse_renewals, parse_size,
 };
 
 /// Guard a shell job with a Redis lease so it never runs twice at the same time.
@@ -180,7 +180,7 @@ pub struct RunArgs {
 
     /// Keep the last N runs of KEY in its run log (`dlock history`): 0 … 10000, 0 = no run log
     /// [default: 100]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_HISTORY)))]
     pub history: Option<u32>,
 
     /// Keep the first quarter and the last three quarters of SIZE bytes of the job's

@@ -11,7 +11,7 @@
 //! clap might read otherwise (one starting with `-`) or that does not parse, a line without
 //! `--` or without a job, a missing --key, -q with -v, and the rarer options (--password-file,
 //! TLS client certificates, --tls-insecure) from the line or the environment. A property test
-//! (`args::tests`) checks that on every line this reads, clap reads the same.
+//! (`fast_tests.rs`) checks that on every line this reads, clap reads the same.
 
 use std::ffi::OsString;
 
@@ -21,8 +21,8 @@ use super::args::{Cli, Command, GlobalArgs, LogFormatArg, LogLevelArg, RunArgs};
 use super::values::*;
 
 /// The options of every command that may come from the environment, as clap reads them
-/// there (`env = …`): each counts as `--NAME VALUE` when the line does not have it. A test in
-/// `args` keeps this list equal to the clap definition's.
+/// there (`env = …`): each counts as `--NAME VALUE` when the line does not have it. A test
+/// (`fast_tests.rs`) keeps this list equal to the clap definition's.
 pub(super) const ENV: [(&str, &str); 11] = [
     ("DLOCK_URL", "url"),
     ("DLOCK_PASSWORD_FILE", "password-file"),
@@ -181,7 +181,7 @@ fn set(r: &mut RunArgs, name: &str, v: &str) -> Option<()> {
         "min-replicas" => r.min_replicas = v.parse().ok()?,
         "replica-timeout" => r.replica_timeout = d()?,
         "limit" => r.limit = v.parse().ok()?,
-        "history" => r.history = Some(v.parse().ok().filter(|n| *n <= 10_000)?),
+        "history" => r.history = Some(v.parse().ok().filter(|n| *n <= MAX_HISTORY)?),
         "capture" => r.capture = Some(parse_size(v).ok()?),
         "url" => r.global.url = v.into(),
         "prefix" => r.global.prefix = v.into(),

@@ -24,6 +24,9 @@ pub(super) const DEFAULT_IO_TIMEOUT: &str = "2s";
 pub(super) const DEFAULT_LOG_FORMAT: &str = "text";
 pub(super) const DEFAULT_LOG_LEVEL: &str = "info";
 
+/// The most runs `--history` keeps in a key's run log.
+pub(super) const MAX_HISTORY: u32 = 10_000;
+
 /// The renewal cap: a number, or no cap at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Renewals {

@@ -199,6 +199,10 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
         /// Any hash a server may hold (counters, buckets, the last run's fields, others' fields;
         /// numbers, garbage, overflow), in any order: read field by field, what a map gave.
         #[test]
