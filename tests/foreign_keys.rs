@@ -94,13 +94,28 @@ fn a_key_name_that_is_not_utf8_hides_no_lock() {
         assert!(out.stderr.contains("not UTF-8"), "{}", out.stderr);
         assert_eq!(out.stderr.lines().count(), 2, "{}", out.stderr);
     }
-    // Counted as keys that are not locks, as any other.
+    // Counted as keys that are not locks, as any other: by status and the exporter's
+    // /metrics, and listed on the board.
     let out = dlock(&r).args(["status", "--format", "prometheus"]).run();
     assert!(
         out.stdout.contains("\ndlock_unreadable_keys 2\n"),
         "{}",
         out.stdout
     );
+    let mut exporter = dlock(&r)
+        .args(["exporter", "--listen", "127.0.0.1:0"])
+        .spawn();
+    let addr = exporter.stderr_after("listening on http://");
+    let addr = addr.trim_end_matches("/metrics");
+    let (code, _, metrics) = http_get(addr, "/metrics");
+    assert_eq!(code, 200);
+    assert!(metrics.contains("\ndlock_unreadable_keys 2\n"), "{metrics}");
+    let (code, _, board) = http_get(addr, "/");
+    assert_eq!(code, 200);
+    for k in ["dlock:caf\u{fffd}", "{dlock:\u{fffd}}:fence"] {
+        assert!(board.contains(k), "{k} not on the board: {board}");
+    }
+    drop(exporter);
     // Without a lock under the prefix they are still named.
     for k in ["fence", "stats", "runs", "wake"] {
         r.cmd(&["DEL", &format!("{{dlock:real}}:{k}")]);

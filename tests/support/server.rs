@@ -337,27 +337,23 @@ impl RedisServer {
     }
 
     pub fn cmd(&self, args: &[&str]) -> redis::Value {
-        let mut c = redis::cmd(args[0]);
-        for a in &args[1..] {
-            c.arg(*a);
-        }
-        c.query(&mut self.conn()).expect("redis command")
+        self.query(args.iter().map(|a| a.as_bytes()))
     }
 
     /// A command whose arguments need not be UTF-8 (a key name another program chose).
     pub fn cmd_bytes(&self, args: &[&[u8]]) -> redis::Value {
-        let mut c = redis::Cmd::new();
-        for a in args {
-            c.arg(*a);
-        }
-        c.query(&mut self.conn()).expect("redis command")
+        self.query(args.iter().copied())
     }
 
     /// A command whose reply reads as a string.
     pub fn cmd_string(&self, args: &[&str]) -> String {
-        let mut c = redis::cmd(args[0]);
-        for a in &args[1..] {
-            c.arg(*a);
+        self.query(args.iter().map(|a| a.as_bytes()))
+    }
+
+    fn query<'a, T: redis::FromRedisValue>(&self, args: impl Iterator<Item = &'a [u8]>) -> T {
+        let mut c = redis::Cmd::new();
+        for a in args {
+            c.arg(a);
         }
         c.query(&mut self.conn()).expect("redis command")
     }
