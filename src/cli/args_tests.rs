@@ -1,0 +1,78 @@
+//! Unit tests of the clap definition.
+
+use super::super::argv;
+use super::super::line::parse;
+use super::*;
+
+#[test]
+fn clap_definition_is_consistent() {
+    command().debug_assert();
+}
+
+/// `argv::hoist` knows the options of every command by name: exactly GlobalArgs's.
+#[test]
+fn hoist_knows_every_option_of_every_command() {
+    let g = GlobalArgs::augment_args(clap::Command::new("g"));
+    let mut values = Vec::new();
+    let mut flags = Vec::new();
+    let mut shorts = Vec::new();
+    for a in g.get_arguments() {
+        let long = format!(
+            "--{}",
+            a.get_long()
+                .unwrap_or_else(|| panic!("{a} has no long name"))
+        );
+        if a.get_action().takes_values() {
+            assert_eq!(a.get_short(), None, "{a}: a short option with a value");
+            values.push(long);
+        } else {
+            flags.push(long);
+            shorts.extend(a.get_short());
+        }
+    }
+    assert_eq!(values, argv::VALUE_OPTIONS);
+    assert_eq!(flags, argv::FLAG_OPTIONS);
+    assert_eq!(shorts, argv::SHORT_FLAGS);
+}
+
+fn global_of(line: &[String]) -> String {
+    match parse(line) {
+        Ok(cli) => format!("{:?}", cli.global()),
+        Err(e) => format!("error: {}", e.kind()),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        failure_persistence: None,
+        ..Default::default()
+    })]
+    /// Options of every command mean the same before the command's name as after it.
+    #[test]
+    fn every_command_options_mean_the_same_before_or_after_the_name(
+        picks in proptest::collection::vec((0usize..14, proptest::bool::ANY), 0..6),
+        sub in 0usize..3,
+    ) {
+        let options: [&[&str]; 14] = [
+            &["--url", "redis://h:1"], &["--url=redis://h:2"], &["--password-file", "/p"],
+            &["--tls-ca", "/ca"], &["--tls-cert", "/c", "--tls-key", "/k"],
+            &["--tls-insecure"], &["--prefix", "p:"], &["--connect-timeout", "3s"],
+            &["--io-timeout=4s"], &["-q"], &["-vv"], &["--quiet"],
+            &["--log-format", "json"], &["--log-level", "debug"],
+        ];
+        let (name, rest): (&str, &[&str]) =
+            [("run", &["--key", "k", "--", "true"][..]), ("status", &[][..]), ("release", &["k", "--force"][..])][sub];
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        for (i, first) in &picks {
+            let words = options[*i].iter().map(|w| w.to_string());
+            if *first { before.extend(words) } else { after.extend(words) }
+        }
+        let all_after: Vec<String> = ["dlock", name].iter().map(|w| w.to_string())
+            .chain(before.iter().cloned()).chain(after.iter().cloned())
+            .chain(rest.iter().map(|w| w.to_string())).collect();
+        let split: Vec<String> = std::iter::once("dlock".to_string())
+            .chain(before.iter().cloned()).chain(std::iter::once(name.to_string()))
+            .chain(after.iter().cloned()).chain(rest.iter().map(|w| w.to_string())).collect();
+        proptest::prop_assert_eq!(global_of(&split), global_of(&all_after));
+    }
+}

@@ -1,0 +1,263 @@
+//! Unit tests of `dlock check`'s verdicts.
+
+use super::*;
+use crate::core::stats::Stats;
+use crate::store::state::{Holder, LastRun, SlotState};
+use std::num::NonZeroU32;
+
+const NOW: i64 = 100_000_000;
+
+fn status(last_success_ms: Option<i64>, last: Option<LastRun>) -> KeyStatus {
+    KeyStatus {
+        key: "dlock:job".into(),
+        fence: 3,
+        stats: Stats::default(),
+        limit: 1,
+        holders: Vec::new(),
+        last,
+        last_success_ms,
+        last_success_duration_ms: None,
+        consecutive_failures: None,
+        recent: Vec::new(),
+        problems: Vec::new(),
+        more_slots: false,
+    }
+}
+
+/// A run on web-2 that ended 10 s before `NOW` after `took_ms`.
+fn last(outcome: &str, exit_code: i64, took_ms: i64) -> LastRun {
+    LastRun {
+        outcome: outcome.into(),
+        exit_code,
+        host: "web-2".into(),
+        pid: 42,
+        started_ms: NOW - 10_000 - took_ms,
+        ended_ms: NOW - 10_000,
+    }
+}
+
+fn held_since(since_ms: i64) -> SlotState {
+    SlotState {
+        slot: 0,
+        token: "t".into(),
+        ttl_ms: 30_000,
+        holder: Some(Holder {
+            host: "web-3".into(),
+            pid: 7,
+            command: "./stuck.sh".into(),
+            since_ms: Some(since_ms),
+            ttl_ms: Some(30_000),
+            renewals: Some(2),
+            fence: Some(3),
+        }),
+    }
+}
+
+fn d(ms: u64) -> Option<Duration> {
+    Some(Duration::from_millis(ms))
+}
+
+fn max_age(ms: u64) -> Rules {
+    Rules {
+        max_age: d(ms),
+        ..Rules::default()
+    }
+}
+
+fn max_failures(k: u32) -> Rules {
+    Rules {
+        max_failures: NonZeroU32::new(k),
+        ..Rules::default()
+    }
+}
+
+fn min_duration(ms: u64) -> Rules {
+    Rules {
+        min_duration: d(ms),
+        ..Rules::default()
+    }
+}
+
+fn max_duration(ms: u64) -> Rules {
+    Rules {
+        max_duration: d(ms),
+        ..Rules::default()
+    }
+}
+
+#[test]
+fn max_age_passes_a_success_at_the_limit_and_fails_one_a_millisecond_older_or_none() {
+    let (ok, line) = verdict(&status(Some(NOW - 60_000), None), NOW, &max_age(120_000));
+    assert!(ok, "{line}");
+    assert_eq!(
+        line,
+        "dlock:job: ok, last success 1m00s ago (max age 2m00s)"
+    );
+    assert!(verdict(&status(Some(NOW - 120_000), None), NOW, &max_age(120_000)).0);
+    let failed = last("failed", 3, 2_000);
+    let (ok, line) = verdict(
+        &status(Some(NOW - 120_001), Some(failed)),
+        NOW,
+        &max_age(120_000),
+    );
+    assert!(!ok);
+    assert_eq!(
+        line,
+        "dlock:job: FAILING, last success 120001ms ago (max age 120000ms); last run: failed (exit 3) on web-2 pid 42, ended 10.0s ago"
+    );
+    let (ok, line) = verdict(&status(None, None), NOW, &max_age(120_000));
+    assert!(!ok);
+    assert_eq!(
+        line,
+        "dlock:job: FAILING, never succeeded (max age 2m00s); no run recorded (never ran, or only with --no-stats)"
+    );
+}
+
+#[test]
+fn max_failures_passes_k_minus_one_failures_in_a_row_and_fails_k() {
+    let with = |n: Option<i64>| KeyStatus {
+        consecutive_failures: n,
+        ..status(Some(NOW - 60_000), Some(last("signal", 143, 1_000)))
+    };
+    // Never ran (no counter), or fewer than K runs: nothing to fail on.
+    let (ok, line) = verdict(&with(None), NOW, &max_failures(1));
+    assert!(ok, "{line}");
+    assert_eq!(
+        line,
+        "dlock:job: ok, 0 failed runs in a row (max failures 1)"
+    );
+    let (ok, line) = verdict(&with(Some(2)), NOW, &max_failures(3));
+    assert!(ok, "{line}");
+    assert_eq!(
+        line,
+        "dlock:job: ok, 2 failed runs in a row (max failures 3)"
+    );
+    let (ok, line) = verdict(&with(Some(3)), NOW, &max_failures(3));
+    assert!(!ok);
+    assert_eq!(
+        line,
+        "dlock:job: FAILING, 3 failed runs in a row (max failures 3); last run: signal (exit 143) on web-2 pid 42, ended 10.0s ago"
+    );
+    let (ok, line) = verdict(&with(Some(1)), NOW, &max_failures(1));
+    assert!(!ok);
+    assert!(
+        line.contains(", 1 failed run in a row (max failures 1);"),
+        "{line}"
+    );
+    // A success resets the counter to 0.
+    assert!(verdict(&with(Some(0)), NOW, &max_failures(1)).0);
+}
+
+#[test]
+fn min_duration_passes_a_success_that_took_exactly_d_fails_one_a_millisecond_short_and_passes_none()
+{
+    let took = |ms: Option<i64>| KeyStatus {
+        last_success_duration_ms: ms,
+        ..status(ms.map(|_| NOW - 10_000), Some(last("ok", 0, 1_000)))
+    };
+    let (ok, line) = verdict(&took(Some(30_000)), NOW, &min_duration(30_000));
+    assert!(ok, "{line}");
+    assert_eq!(
+        line,
+        "dlock:job: ok, last success took 30.0s (min duration 30.0s)"
+    );
+    let (ok, line) = verdict(&took(Some(29_999)), NOW, &min_duration(30_000));
+    assert!(!ok);
+    assert_eq!(
+        line,
+        "dlock:job: FAILING, last success took 29999ms (min duration 30000ms); last run: ok (exit 0) on web-2 pid 42, ended 10.0s ago"
+    );
+    let (ok, line) = verdict(&took(None), NOW, &min_duration(30_000));
+    assert!(ok, "{line}");
+    assert_eq!(
+        line,
+        "dlock:job: ok, no success recorded yet (min duration 30.0s)"
+    );
+}
+
+#[test]
+fn max_duration_passes_a_last_run_of_exactly_d_and_fails_one_a_millisecond_longer() {
+    let ran = |took_ms| status(None, Some(last("failed", 1, took_ms)));
+    let (ok, line) = verdict(&ran(60_000), NOW, &max_duration(60_000));
+    assert!(ok, "{line}");
+    assert_eq!(
+        line,
+        "dlock:job: ok, last run took 1m00s (max duration 1m00s)"
+    );
+    let (ok, line) = verdict(&ran(60_001), NOW, &max_duration(60_000));
+    assert!(!ok);
+    assert_eq!(
+        line,
+        "dlock:job: FAILING, last run took 60001ms (max duration 60000ms); last run: failed (exit 1) on web-2 pid 42, ended 10.0s ago"
+    );
+    // Nothing ran yet: nothing took too long.
+    let (ok, line) = verdict(&status(None, None), NOW, &max_duration(60_000));
+    assert!(ok, "{line}");
+    assert_eq!(line, "dlock:job: ok, no run recorded (max duration 1m00s)");
+}
+
+#[test]
+fn max_duration_fails_a_holder_that_has_held_longer_than_d_a_stuck_job() {
+    let holding = |since_ms| KeyStatus {
+        holders: vec![held_since(since_ms)],
+        ..status(None, Some(last("ok", 0, 1_000)))
+    };
+    let (ok, line) = verdict(&holding(NOW - 60_000), NOW, &max_duration(60_000));
+    assert!(ok, "{line}");
+    assert_eq!(
+        line,
+        "dlock:job: ok, held for 1m00s so far by web-3 pid 7, last run took 1.0s (max duration 1m00s)"
+    );
+    let (ok, line) = verdict(&holding(NOW - 60_001), NOW, &max_duration(60_000));
+    assert!(!ok);
+    assert!(
+        line.starts_with(
+            "dlock:job: FAILING, held for 60001ms so far by web-3 pid 7, last run took 1.0s (max duration 60000ms); last run: ok"
+        ),
+        "{line}"
+    );
+    // A semaphore: the longest of its holders counts.
+    let mut sem = holding(NOW - 1_000);
+    sem.holders.push(SlotState {
+        slot: 1,
+        ..held_since(NOW - 90_000)
+    });
+    let (ok, line) = verdict(&sem, NOW, &max_duration(60_000));
+    assert!(!ok && line.contains("held for 1m30s so far"), "{line}");
+    // A holder that is not dlock's (no holder record) has no start to judge.
+    let mut foreign = holding(NOW - 90_000);
+    foreign.holders[0].holder = None;
+    assert!(verdict(&foreign, NOW, &max_duration(60_000)).0);
+}
+
+#[test]
+fn every_rule_given_is_judged_and_only_the_failing_ones_are_named_on_failure() {
+    let s = KeyStatus {
+        last_success_duration_ms: Some(5),
+        consecutive_failures: Some(0),
+        ..status(Some(NOW - 10_000), Some(last("ok", 0, 5)))
+    };
+    let all = Rules {
+        max_age: d(3_600_000),
+        max_failures: NonZeroU32::new(2),
+        min_duration: d(5),
+        max_duration: d(60_000),
+    };
+    let (ok, line) = verdict(&s, NOW, &all);
+    assert!(ok, "{line}");
+    assert_eq!(
+        line,
+        "dlock:job: ok, last success 10.0s ago (max age 1h00m); 0 failed runs in a row (max failures 2); last success took 5ms (min duration 5ms); last run took 5ms (max duration 1m00s)"
+    );
+    let strict = Rules {
+        min_duration: d(6),
+        max_age: d(9_999),
+        ..all
+    };
+    let (ok, line) = verdict(&s, NOW, &strict);
+    assert!(!ok);
+    assert_eq!(
+        line,
+        "dlock:job: FAILING, last success 10000ms ago (max age 9999ms); last success took 5ms (min duration 6ms); last run: ok (exit 0) on web-2 pid 42, ended 10.0s ago"
+    );
+}
