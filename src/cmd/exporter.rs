@@ -131,8 +131,8 @@ fn answer(cfg: &ExporterConfig, method: &tiny_http::Method, url: &str) -> Answer
         );
     }
     if path == "/metrics" {
-        // Redis down (or a bad key): still a page, with dlock_up 0, so the scrape itself does
-        // not fail and an alert can say why. The reason is logged. Written as it is made (the
+        // Redis down, or answering what says it cannot be used (SPEC 5): still a page, with
+        // dlock_up 0, so the scrape itself does not fail and an alert can say why. The reason is logged. Written as it is made (the
         // samples are read first: up or not is known before the first byte).
         let (server, prefix, keys, histogram) = (
             cfg.server.clone(),
@@ -144,7 +144,8 @@ fn answer(cfg: &ExporterConfig, method: &tiny_http::Method, url: &str) -> Answer
             "text/plain; version=0.0.4; charset=utf-8",
             "metrics",
             move |w| {
-                if let Some(e) = super::metrics::page(&server, &prefix, &keys, histogram, w) {
+                // A client that hung up is its own problem; Redis failing is the operator's.
+                if let (Some(e), _) = super::metrics::page(&server, &prefix, &keys, histogram, w) {
                     server.unavailable(&e);
                 }
             },

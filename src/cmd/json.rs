@@ -5,7 +5,6 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::store::conn::Conn;
 use crate::store::reader;
 use crate::store::state::{Found, KeyStatus, Part};
 
@@ -13,8 +12,7 @@ use crate::store::state::{Found, KeyStatus, Part};
 /// than one batch of locks in memory (`status --json`, `/api/locks`). The read's result, and
 /// the first write error (after which nothing more is written).
 pub fn write_array(
-    c: &mut Conn,
-    names: &reader::Names,
+    locks: &mut reader::Locks,
     w: &mut dyn Write,
 ) -> (redis::RedisResult<()>, Option<std::io::Error>) {
     let mut broken: Option<std::io::Error> = None;
@@ -27,7 +25,7 @@ pub fn write_array(
         }
     };
     put(w, &mut |w| w.write_all(b"["));
-    let read = reader::read(c, names, |found| {
+    let read = locks.read(|found| {
         if let Found::Lock(s) = found {
             let sep: &[u8] = if first { b"" } else { b"," };
             first = false;

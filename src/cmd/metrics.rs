@@ -151,12 +151,15 @@ pub fn prometheus(
         "Whether Redis could be read (1) or not (0).",
     );
     o.put(format_args!("dlock_up {}\n", u8::from(up)));
-    o.family(
-        "dlock_unreadable_keys",
-        "gauge",
-        "Keys under the prefix that could not be read as locks.",
-    );
-    o.put(format_args!("dlock_unreadable_keys {unreadable}\n"));
+    // Unknown while Redis cannot be read: no figure rather than a reassuring 0.
+    if up {
+        o.family(
+            "dlock_unreadable_keys",
+            "gauge",
+            "Keys under the prefix that could not be read as locks.",
+        );
+        o.put(format_args!("dlock_unreadable_keys {unreadable}\n"));
+    }
     for (i, (name, help)) in COUNTERS.into_iter().enumerate() {
         o.per_key(rows, name, "counter", help, |r| {
             let s = &r.stats;
@@ -251,16 +254,17 @@ pub fn prometheus(
     }
 }
 
-/// The page of every lock under the prefix (or `keys`), read through the one reader; with
-/// Redis unavailable, the page that says so (`dlock_up 0`) and the error.
-/// Written to `w` (a client that hung up is its own problem: a write error just ends it).
+/// The page of every lock under the prefix (or `keys`), read through the one reader, written
+/// to `w`; with Redis unavailable (an outage, or a reply that says the server cannot be used:
+/// SPEC 5), the page that says so — `dlock_up 0`, no lock series — and the error. The locks are
+/// all read before the first byte is written. Returns the server's failure and the write's.
 pub fn page(
     server: &crate::store::conn::Server,
     prefix: &str,
     keys: &[String],
     histogram: bool,
     w: &mut dyn Write,
-) -> Option<redis::RedisError> {
+) -> (Option<redis::RedisError>, std::io::Result<()>) {
     let (mut rows, mut unreadable) = (Vec::new(), 0);
     let read = crate::store::reader::each(server, prefix, keys, |found| match found {
         Found::Lock(s) => rows.push(Sample::of(&s)),
@@ -271,8 +275,8 @@ pub fn page(
     if !up {
         rows.clear();
     }
-    let _ = prometheus(&rows, up, unreadable, histogram, w).and_then(|()| w.flush());
-    failed
+    let wrote = prometheus(&rows, up, unreadable, histogram, w).and_then(|()| w.flush());
+    (failed, wrote)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use redis::{ErrorKind, RedisError};
 
+use super::reply::NEVER_SENT;
 use crate::log::without_os_error;
 
 /// How a failed Redis call should be handled.
@@ -33,48 +34,80 @@ pub fn classify(e: &RedisError) -> Fault {
     let code = e.code().unwrap_or("");
     let detail = e.detail().unwrap_or("").trim();
     let text = e.to_string();
+    // The server's own words, for the operator (one line, cut if long: advice follows them).
+    let said = cut(&format!("{code} {detail}"), MAX_SAID);
+    const PASSWORD: &str = "set the password: --password-file, DLOCK_URL or REDISCLI_AUTH";
     match (e.kind(), code) {
-        (ErrorKind::AuthenticationFailed, _) | (_, "WRONGPASS" | "NOAUTH") => Fault::Permanent(
-            "authentication failed: check the password (--password-file, the URL, or REDISCLI_AUTH) and the user name"
-                .into(),
-        ),
+        (_, "NOAUTH") => Fault::Permanent(format!(
+            "authentication required (the server answered {said}): {PASSWORD}"
+        )),
+        (ErrorKind::AuthenticationFailed, _) | (_, "WRONGPASS") => Fault::Permanent(format!(
+            "authentication failed (the server answered {}): {PASSWORD}, and check the user name",
+            if said.is_empty() { one_line(&text) } else { said }
+        )),
+        // Redis (6.2.? and later) answers a client that has not authenticated and sends a
+        // command of more than a few arguments with this, and closes the connection: it never
+        // says NOAUTH then.
+        (_, "ERR" | "") if detail.starts_with("Protocol error: unauthenticated") => {
+            Fault::Permanent(format!(
+                "authentication required (the server answered {said}, as Redis does to a client that sent no password): {PASSWORD}"
+            ))
+        }
         (_, "READONLY") => Fault::Permanent(
             "the server is a read-only replica: point --url at the primary (master), or use a redis+sentinel:// URL that finds it"
                 .into(),
         ),
-        (_, "OOM") => Fault::Permanent(
-            "the server is out of memory (maxmemory reached) and refuses writes: free memory or raise maxmemory"
-                .into(),
-        ),
+        (_, "OOM") => Fault::Permanent(format!(
+            "the server is out of memory (maxmemory reached) and refuses writes ({said}): free memory or raise maxmemory"
+        )),
         (_, "NOPERM") => Fault::Permanent(format!(
-            "permission denied by the server's ACL ({}): grant the commands and key pattern listed in the README",
-            one_line(detail)
+            "permission denied by the server's ACL ({said}): {}",
+            match quoted(detail) {
+                Some(command) => format!(
+                    "grant this user the {command:?} command; the README's ACL rule set (Connecting: ACL) lists every command and key pattern dlock needs"
+                ),
+                None => "grant the commands and key pattern of the README's ACL rule set (Connecting: ACL)".to_string(),
+            }
         )),
         (ErrorKind::MasterNameNotFoundBySentinel, _) => Fault::Permanent(format!(
             "no sentinel knows a master named {detail:?}: check the SERVICE name in --url (SENTINEL MASTERS lists them)"
         )),
-        (_, "LOADING") => Fault::Transient("the server is loading its dataset".into()),
-        (_, "BUSY") => Fault::Transient("the server is busy running a script".into()),
-        (_, "MASTERDOWN") => Fault::Transient("the replica's link to its master is down".into()),
-        (_, "TRYAGAIN") => Fault::Transient("cluster slot migrating (TRYAGAIN)".into()),
-        (_, "CLUSTERDOWN") => Fault::Transient("the cluster is down (CLUSTERDOWN)".into()),
+        (_, "LOADING" | "BUSY" | "MASTERDOWN") => {
+            Fault::Transient(format!("the server is not ready: {said}"))
+        }
+        (_, "TRYAGAIN" | "CLUSTERDOWN") => {
+            Fault::Transient(format!("the cluster is not ready: {said}"))
+        }
         (_, "MOVED" | "ASK") => Fault::Transient(format!("cluster redirect ({code} {detail})")),
         (ErrorKind::Io, _) => Fault::Transient(io_text(e)),
-        (ErrorKind::Parse | ErrorKind::UnexpectedReturnType, _) => Fault::Permanent(
+        (ErrorKind::Parse, _) => Fault::Permanent(
             "the reply is not the Redis protocol: is --url pointing at a Redis port (and TLS only if the port speaks TLS)?".into(),
         ),
+        (ErrorKind::UnexpectedReturnType, _) => Fault::Permanent(format!(
+            "the reply is not one Redis sends{}: is --url pointing at a Redis server, not another service or a proxy that changes replies?",
+            // Only dlock's own words (`reply::never_sent`): redis-rs's may quote the reply.
+            if text.starts_with(NEVER_SENT) { format!(" ({})", one_line(detail)) } else { String::new() }
+        )),
         (ErrorKind::InvalidClientConfig, _) => Fault::Permanent(format!("bad connection settings: {}", one_line(&text))),
         // Any other error code is the server's refusal, whatever kind redis-rs files it under.
-        _ if !code.is_empty() => Fault::Permanent(format!(
-            "the server refused the command: {} {}",
-            one_line(code),
-            one_line(detail)
-        )),
+        _ if !code.is_empty() => Fault::Permanent(format!("the server refused the command: {said}")),
         _ if e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal() => {
             Fault::Transient(io_text(e))
         }
         _ => Fault::Permanent(format!("unexpected reply: {}", one_line(&text))),
     }
+}
+
+/// The first name in single quotes in a server's message (NOPERM's command: "… to run the
+/// 'get' command").
+fn quoted(detail: &str) -> Option<&str> {
+    let (_, rest) = detail.split_once('\'')?;
+    let (name, _) = rest.split_once('\'')?;
+    // A command's name (`get`, `client|setinfo`), nothing a hostile reply could smuggle in.
+    let plain = name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"|-_.".contains(&b));
+    (plain && !name.is_empty() && name.len() <= 40).then_some(name)
 }
 
 /// The TLS library's own error behind a failure, if any. redis-rs keeps the handshake's I/O
@@ -127,15 +160,23 @@ fn tls_reason(e: &rustls::Error) -> String {
 /// the operator, a reply of garbage does not become a screenful.
 const MAX_TEXT: usize = 160;
 
+/// Longest piece of a server's error quoted before dlock's advice about it.
+const MAX_SAID: usize = 100;
+
 /// Server and library messages can span lines and hold control characters (an escape
 /// sequence would act on the operator's terminal); a log line must not. Long texts are cut.
 pub fn one_line(s: &str) -> String {
+    cut(s, MAX_TEXT)
+}
+
+/// `one_line`, cut after `max` characters.
+fn cut(s: &str, max: usize) -> String {
     let clean: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     let words = clean.split_whitespace().collect::<Vec<_>>().join(" ");
-    match words.char_indices().nth(MAX_TEXT) {
+    match words.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &words[..cut]),
         None => words,
     }
@@ -177,7 +218,18 @@ mod tests {
                 "WRONGPASS invalid username-password pair",
                 "authentication failed",
             ),
-            ("NOAUTH Authentication required.", "authentication failed"),
+            (
+                "NOAUTH Authentication required.",
+                "authentication required (the server answered NOAUTH Authentication required.): set the password: --password-file, DLOCK_URL or REDISCLI_AUTH",
+            ),
+            (
+                "ERR Protocol error: unauthenticated multibulk length",
+                "authentication required (the server answered ERR Protocol error: unauthenticated multibulk length",
+            ),
+            (
+                "ERR Protocol error: unauthenticated bulk length",
+                "set the password: --password-file, DLOCK_URL or REDISCLI_AUTH",
+            ),
             (
                 "READONLY You can't write against a read only replica.",
                 "read-only replica",
@@ -188,7 +240,15 @@ mod tests {
             ),
             (
                 "NOPERM this user has no permissions to run the 'evalsha' command",
-                "ACL",
+                "grant this user the \"evalsha\" command; the README's ACL rule set",
+            ),
+            (
+                "NOPERM No permissions to access a key",
+                "(NOPERM No permissions to access a key): grant the commands and key pattern of the README's ACL rule set",
+            ),
+            (
+                "MISCONF Errors writing to the AOF file",
+                "the server refused the command: MISCONF Errors writing to the AOF file",
             ),
             ("ERR unknown command 'EVALSHA'", "refused the command: ERR"),
         ] {
@@ -197,6 +257,54 @@ mod tests {
                 f => panic!("{reply}: {f:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_server_not_ready_says_so_in_its_own_words() {
+        for (reply, said) in [
+            (
+                "LOADING Redis is loading the dataset in memory",
+                "the server is not ready: LOADING Redis is loading the dataset in memory",
+            ),
+            (
+                "BUSY Redis is busy running a script.",
+                "the server is not ready: BUSY Redis is busy",
+            ),
+            (
+                "MASTERDOWN Link with MASTER is down",
+                "the server is not ready: MASTERDOWN",
+            ),
+            (
+                "CLUSTERDOWN The cluster is down",
+                "the cluster is not ready: CLUSTERDOWN",
+            ),
+        ] {
+            match classify(&server(reply)) {
+                Fault::Transient(r) => assert!(r.starts_with(said), "{reply}: {r}"),
+                f => panic!("{reply}: {f:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_reply_redis_never_sends_is_named_without_its_content() {
+        let e = crate::store::reply::never_sent("GET", "a status reply");
+        match classify(&e) {
+            Fault::Permanent(r) => assert!(
+                r.starts_with(
+                    "the reply is not one Redis sends (GET was answered with a status reply)"
+                ),
+                "{r}"
+            ),
+            f => panic!("{f:?}"),
+        }
+        // redis-rs's own conversion errors may quote the reply: not shown.
+        let theirs = RedisError::from((
+            ErrorKind::UnexpectedReturnType,
+            "Response was of incompatible type",
+            "zqgarbage".to_string(),
+        ));
+        assert!(!classify(&theirs).reason().contains("zqgarbage"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub(crate) mod finish;
 pub(crate) mod keys;
 pub(crate) mod lock;
 pub(crate) mod reader;
+mod reply;
 pub(crate) mod runs;
 mod script;
 pub(crate) mod session;

@@ -120,7 +120,7 @@ impl From<Vec<String>> for Names {
 
 /// The lock names to read: `keys` (full lock keys) as given, or every lock under `prefix`
 /// when empty, in key order (memory: the names, not the locks).
-pub fn names(server: &Server, prefix: &str, keys: &[String]) -> RedisResult<Names> {
+fn names(server: &Server, prefix: &str, keys: &[String]) -> RedisResult<Names> {
     if !keys.is_empty() {
         return Ok(Names::from(keys.to_vec()));
     }
@@ -139,62 +139,132 @@ pub fn names(server: &Server, prefix: &str, keys: &[String]) -> RedisResult<Name
     Ok(Names { locks, not_utf8 })
 }
 
-/// Read the locks `names`, in order, many per pipeline: `each` gets every one as it is read.
-/// A key that is not a lock, or a lock with a damaged companion, is named on one warning line
-/// (and still handed on, for counting); the names that are not UTF-8 come first, as keys that
-/// are not locks. Err only when the server cannot be used at all.
+/// The locks to read, on one connection: `open` finds their names and reads the first batch, so
+/// a server that cannot be used (SPEC 5) is known before the caller writes a byte; `read` hands
+/// on every lock, in order, many per pipeline.
 ///
 /// One batch is always in flight ahead of the one being parsed: the server reads the next
 /// locks while this process parses the last ones, instead of each side waiting for the other
 /// (measured on 100,000 locks: about half of the time was spent waiting).
-pub fn read(c: &mut Conn, names: &Names, mut each: impl FnMut(Found)) -> RedisResult<()> {
-    let mut emit = |found: Vec<Found>| {
-        for f in found {
-            report(&f);
-            each(f);
-        }
-    };
-    emit(
-        names
+pub struct Locks {
+    c: Conn,
+    names: Names,
+    /// The next lock (by index in `names.locks`) to send commands for.
+    next: usize,
+    sent: VecDeque<Batch>,
+    /// Read but not handed on yet: the names that are not UTF-8 and the first batch.
+    ready: Vec<Found>,
+}
+
+/// Connect, find the lock names (`keys`, full lock keys, as given; or every lock under `prefix`
+/// when empty) and read the first batch of them. Err: the server cannot be used.
+pub fn open(server: &Server, prefix: &str, keys: &[String]) -> RedisResult<Locks> {
+    let c = server.connect()?;
+    let names = names(server, prefix, keys)?;
+    Locks::primed(c, names)
+}
+
+impl Locks {
+    fn primed(c: Conn, names: Names) -> RedisResult<Locks> {
+        let ready = names
             .not_utf8
             .iter()
             .map(|key| Found::NotALock {
                 key: key.clone(),
                 why: "a key name that is not UTF-8 (no lock's name can be)".to_string(),
             })
-            .collect(),
-    );
-    let names = &names.locks;
-    if c.is_cluster() {
-        // A cluster spreads one batch's keys over its nodes: there, one lock per pipeline
-        // (which follows its slot's redirect), one at a time.
-        for name in names {
-            emit(read_batch(c, std::slice::from_ref(name))?);
+            .collect();
+        let mut locks = Locks {
+            c,
+            names,
+            next: 0,
+            sent: VecDeque::new(),
+            ready,
+        };
+        if let Some(first) = locks.next_batch()? {
+            locks.ready.extend(first);
         }
-        return Ok(());
+        Ok(locks)
     }
-    let mut chunks = names.chunks(BATCH);
-    let mut sent: VecDeque<Batch> = VecDeque::new();
-    if let Some(first) = chunks.next() {
-        sent.push_back(Batch::send(c, first)?);
+
+    /// The lock names read (in key order), and those that are not UTF-8.
+    pub fn names(&self) -> &Names {
+        &self.names
     }
-    while let Some(mut batch) = sent.pop_front() {
+
+    /// Hand every lock to `each` as it is read, in key order. A key that is not a lock, or a lock
+    /// with a damaged companion, is named on one warning line (and still handed on, for
+    /// counting); the names that are not UTF-8 come first, as keys that are not locks. Err when
+    /// the server cannot be used: an outage, or a reply that says so (SPEC 5).
+    pub fn read(&mut self, mut each: impl FnMut(Found)) -> RedisResult<()> {
+        let mut found = std::mem::take(&mut self.ready);
+        loop {
+            for f in found {
+                report(&f);
+                each(f);
+            }
+            match self.next_batch()? {
+                Some(more) => found = more,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Read `names` next, on the same connection (the board's second pass over a page of locks).
+    pub fn then(mut self, names: Vec<String>) -> RedisResult<Locks> {
+        // Replies still due on the connection come before the new ones: none are, after `read`.
+        for b in &mut self.sent {
+            b.receive(&mut self.c)?;
+        }
+        Locks::primed(self.c, Names::from(names))
+    }
+
+    /// The next batch of locks, read; None after the last.
+    fn next_batch(&mut self) -> RedisResult<Option<Vec<Found>>> {
+        let c = &mut self.c;
+        if c.is_cluster() {
+            // A cluster spreads one batch's keys over its nodes: there, one lock per pipeline
+            // (which follows its slot's redirect), one at a time.
+            let Some(name) = self.names.locks.get(self.next) else {
+                return Ok(None);
+            };
+            self.next += 1;
+            return read_batch(c, std::slice::from_ref(name)).map(Some);
+        }
+        if self.sent.is_empty()
+            && let Some(first) = send_next(c, &self.names.locks, &mut self.next)?
+        {
+            self.sent.push_back(first);
+        }
+        let Some(mut batch) = self.sent.pop_front() else {
+            return Ok(None);
+        };
         batch.receive(c)?;
-        if let Some(next) = chunks.next() {
-            sent.push_back(Batch::send(c, next)?);
+        if let Some(next) = send_next(c, &self.names.locks, &mut self.next)? {
+            self.sent.push_back(next);
         }
-        let mut found = batch.parse();
+        let mut found = batch.parse()?;
         let semaphores = held_semaphores(&found);
         if !semaphores.is_empty() {
             // The replies of the batch in flight come before the slots': read them first.
-            for b in &mut sent {
+            for b in &mut self.sent {
                 b.receive(c)?;
             }
-            read_slots(c, &batch.names[0], &mut found, &semaphores)?;
+            read_slots(c, &batch.keys[0].lock, &mut found, &semaphores)?;
         }
-        emit(found);
+        Ok(Some(found))
     }
-    Ok(())
+}
+
+/// Send the commands of the batch of `names` from `next` on, if any are left.
+fn send_next(c: &mut Conn, names: &[String], next: &mut usize) -> RedisResult<Option<Batch>> {
+    let end = (*next + BATCH).min(names.len());
+    if *next >= end {
+        return Ok(None);
+    }
+    let batch = Batch::send(c, &names[*next..end])?;
+    *next = end;
+    Ok(Some(batch))
 }
 
 /// Single-key commands packed one after another for one pipeline, through one reused
@@ -221,15 +291,14 @@ impl Packed {
 }
 
 /// A batch of locks whose commands went out; `replies` once read.
-struct Batch<'a> {
-    names: &'a [String],
+struct Batch {
     keys: Vec<Keys>,
     count: usize,
     replies: Option<Vec<redis::RedisResult<Value>>>,
 }
 
-impl<'a> Batch<'a> {
-    fn send(c: &mut Conn, names: &'a [String]) -> redis::RedisResult<Batch<'a>> {
+impl Batch {
+    fn send(c: &mut Conn, names: &[String]) -> redis::RedisResult<Batch> {
         let keys: Vec<Keys> = names.iter().map(|n| Keys::new(n)).collect();
         let mut p = Packed::default();
         for k in &keys {
@@ -239,7 +308,6 @@ impl<'a> Batch<'a> {
         }
         c.send_packed(&p.bytes)?;
         Ok(Batch {
-            names,
             keys,
             count: p.len(),
             replies: None,
@@ -253,7 +321,7 @@ impl<'a> Batch<'a> {
         Ok(())
     }
 
-    fn parse(&mut self) -> Vec<Found> {
+    fn parse(&mut self) -> redis::RedisResult<Vec<Found>> {
         let mut replies = self.replies.take().unwrap_or_default().into_iter();
         self.keys
             .iter()
@@ -290,29 +358,20 @@ fn read_slots(
     let mut replies = replies.into_iter();
     for &i in which {
         if let Found::Lock(s) = &mut found[i] {
-            state::add_slots(s, &mut replies);
+            state::add_slots(s, &mut replies)?;
         }
     }
     Ok(())
 }
 
-/// `names` then `read`: every lock under the prefix (or `keys`), handed to `each` in key order.
+/// `open` then `read`: every lock under the prefix (or `keys`), handed to `each` in key order.
 pub fn each(
     server: &Server,
     prefix: &str,
     keys: &[String],
     each: impl FnMut(Found),
 ) -> redis::RedisResult<()> {
-    let (mut c, names) = open(server, prefix, keys)?;
-    read(&mut c, &names, each)
-}
-
-/// A connection and the lock names to read on it (`names`): what a reader that must know the
-/// server usable before it writes anything (status, the exporter's streamed answers) asks
-/// first, then hands to `read`.
-pub fn open(server: &Server, prefix: &str, keys: &[String]) -> RedisResult<(Conn, Names)> {
-    let c = server.connect()?;
-    Ok((c, names(server, prefix, keys)?))
+    open(server, prefix, keys)?.read(each)
 }
 
 /// One warning line per key that is not a lock and per damaged companion.
@@ -340,7 +399,10 @@ fn read_batch(c: &mut Conn, names: &[String]) -> redis::RedisResult<Vec<Found>> 
     p.ignore_errors();
     let replies: Vec<redis::RedisResult<Value>> = c.query_pipe(first, &p)?;
     let mut replies = replies.into_iter();
-    let mut found: Vec<Found> = keys.iter().map(|k| state::parse(k, &mut replies)).collect();
+    let mut found = keys
+        .iter()
+        .map(|k| state::parse(k, &mut replies))
+        .collect::<RedisResult<Vec<Found>>>()?;
     let semaphores = held_semaphores(&found);
     if !semaphores.is_empty() {
         read_slots(c, first, &mut found, &semaphores)?;

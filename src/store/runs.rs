@@ -145,14 +145,12 @@ pub fn short(recent: &str) -> Vec<RunEntry> {
 
 /// XREVRANGE's reply: entries newest first. A reply of another shape is an error.
 pub fn parse(v: Value) -> redis::RedisResult<Vec<RunEntry>> {
-    let bad = || {
-        redis::RedisError::from((
-            redis::ErrorKind::UnexpectedReturnType,
-            "not a run log (a stream of entries)",
-        ))
-    };
+    let bad = || super::reply::never_sent("XREVRANGE", "a reply of another shape");
     let Value::Array(items) = v else {
-        return Err(bad());
+        return Err(super::reply::never_sent(
+            "XREVRANGE",
+            super::reply::kind(&v),
+        ));
     };
     items
         .iter()

@@ -116,10 +116,20 @@ impl Session {
     }
 
     /// The lock's state (token, TTL, holder, fence, stats) in one round trip.
+    /// Err also when the key is not a lock (its reason).
     pub fn state(&mut self, keys: &Keys) -> Result<KeyStatus, Failure> {
-        self.with(self.server.io_timeout, None, |conn| {
+        let found = self.with(self.server.io_timeout, None, |conn| {
             super::state::read(conn, keys)
-        })
+        })?;
+        match found {
+            super::state::Found::Lock(s) => Ok(*s),
+            super::state::Found::NotALock { why, .. } => Err(Failure {
+                permanent: true,
+                reason: why,
+                sent: true,
+                maybe_executed: false,
+            }),
+        }
     }
 
     /// Behind Sentinel: has the master moved since we connected? Then the connection is

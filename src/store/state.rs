@@ -2,13 +2,14 @@
 //! trip (which also reads the key's `--limit`); a semaphore's other slots in a second one.
 //! `status` shows it; `run` reads the stats for its advice; `release` reads the limit.
 
-use redis::Value;
+use redis::{RedisResult, Value};
 
 use super::conn::Conn;
-use super::fault::one_line;
 use super::keys::{Keys, MAX_LIMIT, slot};
+use super::reply::{self, AboutKey};
 use super::runs::{self, RunEntry};
 use crate::core::stats::Stats;
+use crate::warn;
 
 /// Who holds a lock, from the holder hash (only when it matches the lock's token).
 #[derive(Debug, Clone, Default)]
@@ -159,9 +160,17 @@ fn parse_limit(v: Option<&str>) -> u32 {
 }
 
 /// Read the key's `--limit`: 1 unless a semaphore of N slots holds any.
-pub fn limit(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<u32> {
-    let v: Option<String> = conn.query(redis::cmd("GET").arg(&keys.limit))?;
-    Ok(parse_limit(v.as_deref()))
+/// A limit key of another type reads as a plain lock, with a warning; a reply Redis never sends
+/// to GET is the server's failure.
+pub fn limit(conn: &mut Conn, keys: &Keys) -> RedisResult<u32> {
+    let v: Value = conn.query(redis::cmd("GET").arg(&keys.limit))?;
+    match reply::checked("GET", Some(Ok(v)))?.and_then(reply::text) {
+        Ok(v) => Ok(parse_limit(v.as_deref())),
+        Err(why) => {
+            warn!("damaged_key"; "{}: {why}; read as a plain lock (--limit 1)", keys.limit);
+            Ok(1)
+        }
+    }
 }
 
 /// What reading a key under the prefix found.
@@ -209,74 +218,72 @@ pub fn slot_commands(p: &mut redis::Pipeline, lock: &str, limit: u32) {
     }
 }
 
-/// A reply as `T`, or why it is not one (a key of another type, an unexpected shape).
-fn typed<T: redis::FromRedisValue>(r: Option<redis::RedisResult<Value>>) -> Result<T, String> {
-    let v = r.ok_or("no reply")?.map_err(|e| short(&e))?;
-    // Not the value itself: it may be anything, of any length.
-    redis::from_redis_value(v).map_err(|_| "a reply of an unexpected type".to_string())
-}
-
 /// A companion's part, or None with its problem noted.
 fn part<T>(
     problems: &mut Vec<(Part, String)>,
     which: Part,
     key: &str,
-    r: Result<T, String>,
+    r: AboutKey<T>,
 ) -> Option<T> {
     r.map_err(|why| problems.push((which, format!("{key}: {why}"))))
         .ok()
 }
 
-/// A server error as the few words an operator needs ("WRONGTYPE ...").
-fn short(e: &redis::RedisError) -> String {
-    match e.code() {
-        Some("WRONGTYPE") => "a key of another type".to_string(),
-        Some(code) => format!(
-            "the server answered {}",
-            one_line(&format!("{code} {}", e.detail().unwrap_or("")))
-        ),
-        None => one_line(&e.to_string()),
-    }
+/// The next reply, to GET: the value as text (None: no key), or the key's problem; Err: the
+/// server's failure.
+fn next_text(
+    replies: &mut impl Iterator<Item = RedisResult<Value>>,
+) -> RedisResult<AboutKey<Option<String>>> {
+    Ok(reply::checked("GET", replies.next())?.and_then(reply::text))
+}
+
+/// The next reply, to PTTL or XLEN (`command`).
+fn next_int(
+    command: &str,
+    replies: &mut impl Iterator<Item = RedisResult<Value>>,
+) -> RedisResult<AboutKey<i64>> {
+    Ok(reply::checked(command, replies.next())?.map(reply::int))
+}
+
+/// The next reply, to HGETALL.
+fn next_hash(
+    replies: &mut impl Iterator<Item = RedisResult<Value>>,
+) -> RedisResult<AboutKey<Fields>> {
+    Ok(reply::checked("HGETALL", replies.next())?.and_then(reply::fields))
 }
 
 /// One lock from the replies to `commands` (in order). A lock key that is not a string is not
-/// a lock; a damaged companion leaves its part empty and is named in `problems`.
-pub fn parse(keys: &Keys, replies: &mut impl Iterator<Item = redis::RedisResult<Value>>) -> Found {
+/// a lock; a damaged companion leaves its part empty and is named in `problems`. Err: a reply
+/// that says the server cannot be used (SPEC 5), whichever of the lock's replies it was.
+pub fn parse(
+    keys: &Keys,
+    replies: &mut impl Iterator<Item = RedisResult<Value>>,
+) -> RedisResult<Found> {
     let mut problems = Vec::new();
-    let limit_raw: Option<Option<String>> = part(
-        &mut problems,
-        Part::Limit,
-        &keys.limit,
-        typed(replies.next()),
-    );
-    let token: Result<Option<String>, String> = typed(replies.next());
-    let pttl: Result<i64, String> = typed(replies.next());
-    let holder: Option<Fields> = part(
+    let limit_raw = part(&mut problems, Part::Limit, &keys.limit, next_text(replies)?);
+    let token = next_text(replies)?;
+    let pttl = next_int("PTTL", replies)?;
+    let holder = part(
         &mut problems,
         Part::Holder,
         &keys.slots[0].holder,
-        typed(replies.next()),
+        next_hash(replies)?,
     );
-    let fence_raw: Option<Option<String>> = part(
+    let fence_raw = part(&mut problems, Part::Fence, &keys.fence, next_text(replies)?);
+    let stats = part(&mut problems, Part::Stats, &keys.stats, next_hash(replies)?);
+    let log = part(
         &mut problems,
-        Part::Fence,
-        &keys.fence,
-        typed(replies.next()),
+        Part::Runs,
+        &keys.runs,
+        next_int("XLEN", replies)?,
     );
-    let stats: Option<Fields> = part(
-        &mut problems,
-        Part::Stats,
-        &keys.stats,
-        typed(replies.next()),
-    );
-    let log: Option<i64> = part(&mut problems, Part::Runs, &keys.runs, typed(replies.next()));
     let (token, pttl) = match (token, pttl) {
         (Ok(t), Ok(p)) => (t, p),
         (Err(why), _) | (_, Err(why)) => {
-            return Found::NotALock {
+            return Ok(Found::NotALock {
                 key: keys.lock.clone(),
                 why: format!("not a dlock lock ({why}; a lock is a string holding a token)"),
-            };
+            });
         }
     };
     let fence = match fence_raw.flatten() {
@@ -300,7 +307,7 @@ pub fn parse(keys: &Keys, replies: &mut impl Iterator<Item = redis::RedisResult<
     let holders = slot_state(0, (token, pttl, holder.unwrap_or_default()))
         .into_iter()
         .collect();
-    Found::Lock(Box::new(KeyStatus {
+    Ok(Found::Lock(Box::new(KeyStatus {
         key: keys.lock.clone(),
         fence,
         last: LastRun::from_fields(&stats),
@@ -321,20 +328,21 @@ pub fn parse(keys: &Keys, replies: &mut impl Iterator<Item = redis::RedisResult<
         holders,
         problems,
         more_slots: limit > 1,
-    }))
+    })))
 }
 
-/// A held semaphore's other slots, from the replies to `slot_commands`.
+/// A held semaphore's other slots, from the replies to `slot_commands`. Err: the server's
+/// failure.
 pub fn add_slots(
     status: &mut KeyStatus,
-    replies: &mut impl Iterator<Item = redis::RedisResult<Value>>,
-) {
+    replies: &mut impl Iterator<Item = RedisResult<Value>>,
+) -> RedisResult<()> {
     let lock = status.key.clone();
     for i in 1..status.limit {
         let s = slot(&lock, i);
-        let token: Result<Option<String>, String> = typed(replies.next());
-        let pttl: Result<i64, String> = typed(replies.next());
-        let holder: Result<Fields, String> = typed(replies.next());
+        let token = next_text(replies)?;
+        let pttl = next_int("PTTL", replies)?;
+        let holder = next_hash(replies)?;
         match (token, pttl) {
             (Ok(token), Ok(pttl)) => {
                 let holder = holder.unwrap_or_else(|why| {
@@ -352,32 +360,26 @@ pub fn add_slots(
             }
         }
     }
+    Ok(())
 }
 
-/// Read one lock's state: one round trip, two for a semaphore that is held. A key that is not a
-/// lock is an error.
-pub fn read(conn: &mut Conn, keys: &Keys) -> redis::RedisResult<KeyStatus> {
+/// Read one lock's state: one round trip, two for a semaphore that is held. Err: the server
+/// cannot be used.
+pub fn read(conn: &mut Conn, keys: &Keys) -> RedisResult<Found> {
     let mut p = pipeline([keys]);
     p.ignore_errors();
-    let replies: Vec<redis::RedisResult<Value>> = conn.query_pipe(&keys.lock, &p)?;
-    let mut status = match parse(keys, &mut replies.into_iter()) {
-        Found::Lock(s) => s,
-        Found::NotALock { why, .. } => {
-            return Err(redis::RedisError::from((
-                redis::ErrorKind::UnexpectedReturnType,
-                "not a lock",
-                why,
-            )));
-        }
-    };
-    if status.more_slots {
+    let replies: Vec<RedisResult<Value>> = conn.query_pipe(&keys.lock, &p)?;
+    let mut found = parse(keys, &mut replies.into_iter())?;
+    if let Found::Lock(status) = &mut found
+        && status.more_slots
+    {
         let mut p = redis::pipe();
         slot_commands(&mut p, &keys.lock, status.limit);
         p.ignore_errors();
-        let replies: Vec<redis::RedisResult<Value>> = conn.query_pipe(&keys.lock, &p)?;
-        add_slots(&mut status, &mut replies.into_iter());
+        let replies: Vec<RedisResult<Value>> = conn.query_pipe(&keys.lock, &p)?;
+        add_slots(status, &mut replies.into_iter())?;
     }
-    Ok(*status)
+    Ok(found)
 }
 
 #[cfg(test)]

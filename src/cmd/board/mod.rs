@@ -114,30 +114,37 @@ pub fn answer(cfg: &ExporterConfig, path: &str, query: &str) -> Option<Answer> {
 /// asked for the names first: a server that cannot be used is a 503, as before; one that fails
 /// half-way ends the body early (not valid JSON: the client sees the cut), and is logged.
 fn api_locks(cfg: &ExporterConfig) -> Answer {
-    let found = reader::open(&cfg.server, &cfg.prefix, &cfg.keys);
-    let (mut c, names) = match found {
-        Ok(f) => f,
-        Err(e) => return unavailable(cfg, &e),
+    let mut locks = match reader::open(&cfg.server, &cfg.prefix, &cfg.keys) {
+        Ok(l) => l,
+        Err(e) => return unavailable(cfg, &e, Page::Text),
     };
     let server = cfg.server.clone();
     Answer::streamed("application/json", "api-locks", move |w| {
         // A client that hung up is its own problem; Redis failing is the operator's.
-        if let (Err(e), _) = json::write_array(&mut c, &names, w) {
+        if let (Err(e), _) = json::write_array(&mut locks, w) {
             server.unavailable(&e);
         }
     })
 }
 
-fn unavailable(cfg: &ExporterConfig, e: &redis::RedisError) -> Answer {
+/// How an answer that Redis cannot be read is given: a page with the banner, or one line.
+enum Page {
+    Html,
+    Text,
+}
+
+/// Redis cannot be read (an outage, or a reply that says so: SPEC 5): logged, and a 503 that
+/// says why — never a board or a list that looks healthy and empty.
+fn unavailable(cfg: &ExporterConfig, e: &redis::RedisError, page: Page) -> Answer {
     cfg.server.unavailable(e);
-    Answer::text(
-        503,
-        format!(
-            "cannot read Redis at {}: {}\n",
-            cfg.server.target,
-            cfg.server.target.classify(e).reason()
-        ),
-    )
+    let (target, reason) = (
+        cfg.server.target.to_string(),
+        cfg.server.target.classify(e).reason().to_string(),
+    );
+    match page {
+        Page::Html => Answer::html(503, page::outage(&target, &reason, unix_ms() as i64)),
+        Page::Text => Answer::text(503, format!("cannot read Redis at {target}: {reason}\n")),
+    }
 }
 
 /// How much a lock needs a look, most first: held longer than its recommended TTL (stuck?),
@@ -182,17 +189,16 @@ fn param(query: &str, name: &str) -> Option<String> {
 /// trouble and key first (in batches), then the page's locks again, whole. A lock that changed
 /// in between shows its new state in its old place; one deleted in between is left out.
 fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
-    let found = reader::open(&cfg.server, &cfg.prefix, &cfg.keys);
-    let (mut c, names) = match found {
-        Ok(f) => f,
-        Err(e) => return unavailable(cfg, &e),
+    let mut locks = match reader::open(&cfg.server, &cfg.prefix, &cfg.keys) {
+        Ok(l) => l,
+        Err(e) => return unavailable(cfg, &e, Page::Html),
     };
     let now = unix_ms() as i64;
     let max_age = cfg.max_age.map(|d| d.as_millis() as i64);
     let filter = param(query, "prefix").unwrap_or_default();
     let mut order: Vec<(u8, String)> = Vec::new();
     let mut unreadable: Vec<(String, String)> = Vec::new();
-    let first = reader::read(&mut c, &names, |f| match f {
+    let first = locks.read(|f| match f {
         Found::Lock(s) => {
             if s.key[cfg.prefix.len().min(s.key.len())..].starts_with(&filter) {
                 order.push((trouble(&s, now, max_age), s.key));
@@ -201,7 +207,7 @@ fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
         Found::NotALock { key, why } => unreadable.push((key, why)),
     });
     if let Err(e) = first {
-        return unavailable(cfg, &e);
+        return unavailable(cfg, &e, Page::Html);
     }
     order.sort();
     let pages = order.len().div_ceil(PAGE).max(1);
@@ -211,17 +217,21 @@ fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
         .clamp(1, pages);
     let on_page: Vec<&(u8, String)> = order.iter().skip((page_no - 1) * PAGE).take(PAGE).collect();
     let keys: Vec<String> = on_page.iter().map(|(_, k)| k.clone()).collect();
-    let mut locks: std::collections::HashMap<String, KeyStatus> = std::collections::HashMap::new();
-    if let Err(e) = reader::read(&mut c, &keys.into(), |f| {
-        if let Found::Lock(s) = f {
-            locks.insert(s.key.clone(), *s);
-        }
-    }) {
-        return unavailable(cfg, &e);
+    let mut shown_locks: std::collections::HashMap<String, KeyStatus> =
+        std::collections::HashMap::new();
+    let second = locks.then(keys).and_then(|mut page| {
+        page.read(|f| {
+            if let Found::Lock(s) = f {
+                shown_locks.insert(s.key.clone(), *s);
+            }
+        })
+    });
+    if let Err(e) = second {
+        return unavailable(cfg, &e, Page::Html);
     }
     let shown: Vec<(u8, &KeyStatus)> = on_page
         .iter()
-        .filter_map(|(t, k)| Some((*t, locks.get(k)?)))
+        .filter_map(|(t, k)| Some((*t, shown_locks.get(k)?)))
         .collect();
     let view = page::Overview {
         prefix: &cfg.prefix,
@@ -244,15 +254,15 @@ fn detail(cfg: &ExporterConfig, raw: &str) -> Answer {
     };
     let mut c = match cfg.server.connect() {
         Ok(c) => c,
-        Err(e) => return unavailable(cfg, &e),
+        Err(e) => return unavailable(cfg, &e, Page::Html),
     };
     let keys = Keys::new(&full);
     let state = match crate::store::state::read(&mut c, &keys) {
-        Ok(s) => s,
-        Err(e) if e.kind() == redis::ErrorKind::UnexpectedReturnType => {
-            return Answer::text(404, format!("{full} is not a dlock lock\n"));
+        Ok(Found::Lock(s)) => *s,
+        Ok(Found::NotALock { why, .. }) => {
+            return Answer::text(404, format!("{full}: {why}\n"));
         }
-        Err(e) => return unavailable(cfg, &e),
+        Err(e) => return unavailable(cfg, &e, Page::Html),
     };
     let known = state.fence > 0
         || !state.holders.is_empty()
@@ -261,7 +271,12 @@ fn detail(cfg: &ExporterConfig, raw: &str) -> Answer {
     if !known {
         return Answer::text(404, format!("no lock {full} under the prefix\n"));
     }
-    let log: Vec<RunEntry> = runs::read(&mut c, &keys, Some(DETAIL_RUNS)).unwrap_or_default();
+    let log: Vec<RunEntry> = match runs::read(&mut c, &keys, Some(DETAIL_RUNS)) {
+        Ok(log) => log,
+        // A run log of another type is that key's trouble (no runs to show), not Redis's.
+        Err(e) if e.code() == Some("WRONGTYPE") => Vec::new(),
+        Err(e) => return unavailable(cfg, &e, Page::Html),
+    };
     let view = page::Detail {
         name: &name,
         lock: &state,

@@ -55,6 +55,23 @@ fn frame(title: &str, body: Markup) -> String {
     .into_string()
 }
 
+/// The page instead of the board when Redis cannot be read (SPEC 5: monitoring never fails
+/// open): a banner with the reason, no lock list. Served with status 503; it refreshes like the
+/// board, so it turns back into the board when Redis can be read again.
+pub fn outage(target: &str, reason: &str, now_ms: i64) -> String {
+    let body = html! {
+        header {
+            h1 { "dlock" }
+            p class="meta" { "read " (local_stamp(now_ms)) " · refreshes every 5 s" }
+        }
+        div class="banner" role="alert" {
+            strong { "Redis cannot be read: no lock is shown." }
+            " " code { (target) } ": " (reason)
+        }
+    };
+    frame("dlock board: Redis cannot be read", body)
+}
+
 /// The business key (as `--key` takes it) of a full lock key.
 fn business<'a>(prefix: &str, key: &'a str) -> &'a str {
     key.strip_prefix(prefix).unwrap_or(key)

@@ -9,39 +9,58 @@ use crate::cli::args::StatusFormat;
 use crate::cli::config::StatusConfig;
 use crate::error;
 use crate::exit::Exit;
-use crate::store::conn::Conn;
 use crate::store::reader;
 use crate::store::state::Found;
 use crate::sys::host::unix_ms;
 
+use super::metrics;
+
 mod table;
 
 pub fn status(cfg: &StatusConfig) -> Exit {
-    // Connected and the names found before a byte is written: a server that cannot be used is
-    // one line and no output.
-    let found = reader::open(&cfg.server, &cfg.prefix, &cfg.keys);
-    let (mut c, names) = match found {
-        Ok(f) => f,
+    if cfg.format == StatusFormat::Prometheus {
+        return prometheus(cfg);
+    }
+    // Connected, the names found and the first locks read before a byte is written: a server
+    // that cannot be used is one line and no output.
+    let mut locks = match reader::open(&cfg.server, &cfg.prefix, &cfg.keys) {
+        Ok(l) => l,
         Err(e) => return cfg.server.unavailable(&e),
     };
-    let written = match &cfg.output {
+    match to_output(cfg, |w| write(cfg, &mut locks, w)) {
+        Ok(()) => Exit::Child(0),
+        Err(failed) => failed.exit(cfg),
+    }
+}
+
+/// `--format prometheus`: the page is written whether Redis could be read or not — with
+/// `dlock_up 0` and no lock series when not (then exit 69), so that a textfile collector
+/// reading `--output` never keeps serving the last `dlock_up 1` of a fleet it cannot see.
+fn prometheus(cfg: &StatusConfig) -> Exit {
+    let mut down = None;
+    let written = to_output(cfg, |w| {
+        let (failed, wrote) = metrics::page(&cfg.server, &cfg.prefix, &cfg.keys, cfg.histogram, w);
+        down = failed;
+        wrote.map_err(Failed::Output)
+    });
+    match (written, down) {
+        (Err(failed), _) => failed.exit(cfg),
+        (Ok(()), Some(e)) => cfg.server.unavailable(&e),
+        (Ok(()), None) => Exit::Child(0),
+    }
+}
+
+/// Fill stdout, or `--output` atomically.
+fn to_output(
+    cfg: &StatusConfig,
+    fill: impl FnOnce(&mut dyn Write) -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    match &cfg.output {
         None => {
             let mut out = BufWriter::new(std::io::stdout().lock());
-            write(cfg, &mut c, &names, &mut out).and_then(|()| out.flush().map_err(Failed::Output))
+            fill(&mut out).and_then(|()| out.flush().map_err(Failed::Output))
         }
-        Some(path) => atomically(path, |w| write(cfg, &mut c, &names, w)),
-    };
-    match written {
-        Ok(()) => Exit::Child(0),
-        Err(Failed::Redis(e)) => cfg.server.unavailable(&e),
-        Err(Failed::Output(e)) => match &cfg.output {
-            Some(path) => {
-                error!("output"; "cannot write --output {}: {}; point it at a file in a writable directory", path.display(), crate::log::io_reason(&e));
-                Exit::Usage
-            }
-            // stdout closed (`dlock status | head`): nothing more to say.
-            None => Exit::Internal,
-        },
+        Some(path) => atomically(path, fill),
     }
 }
 
@@ -51,16 +70,24 @@ enum Failed {
     Output(std::io::Error),
 }
 
-/// The locks `names`, read in batches and written as they come: a table or JSON never holds
-/// more than one batch of locks. Prometheus groups the samples by family, so it keeps each
-/// lock's numbers (`metrics::Sample`, a few hundred bytes) until the end. Keys that are not locks were named on a
-/// warning line each: left out, exit 0.
-fn write(
-    cfg: &StatusConfig,
-    c: &mut Conn,
-    names: &reader::Names,
-    w: &mut dyn Write,
-) -> Result<(), Failed> {
+impl Failed {
+    fn exit(self, cfg: &StatusConfig) -> Exit {
+        match (self, &cfg.output) {
+            (Failed::Redis(e), _) => cfg.server.unavailable(&e),
+            (Failed::Output(e), Some(path)) => {
+                error!("output"; "cannot write --output {}: {}; point it at a file in a writable directory", path.display(), crate::log::io_reason(&e));
+                Exit::Usage
+            }
+            // stdout closed (`dlock status | head`): nothing more to say.
+            (Failed::Output(_), None) => Exit::Internal,
+        }
+    }
+}
+
+/// The locks, read in batches and written as they come: a table or JSON never holds more than
+/// one batch of locks. Keys that are not locks were named on a warning line each: left out,
+/// exit 0.
+fn write(cfg: &StatusConfig, locks: &mut reader::Locks, w: &mut dyn Write) -> Result<(), Failed> {
     let now = unix_ms() as i64;
     let mut broken: Option<std::io::Error> = None;
     let mut put = |w: &mut dyn Write, bytes: &[u8]| {
@@ -71,43 +98,30 @@ fn write(
         }
     };
     let read = match cfg.format {
-        StatusFormat::Text => {
-            if names.locks.is_empty() {
+        StatusFormat::Json => {
+            let (read, failed) = super::json::write_array(locks, w);
+            broken = broken.or(failed);
+            read
+        }
+        _ => {
+            let names = &locks.names().locks;
+            if names.is_empty() {
                 put(
                     w,
                     format!("no locks under the prefix {:?}\n", cfg.prefix).as_bytes(),
                 );
             }
-            let width = names.locks.iter().map(|n| n.chars().count()).max();
+            let width = names.iter().map(|n| n.chars().count()).max();
             let t = table::Table::new(cfg.wide, width.unwrap_or(0));
             if width.is_some() {
                 put(w, t.header().as_bytes());
             }
             // Read even without locks: the keys that are not locks are named.
-            reader::read(c, names, |found| {
+            locks.read(|found| {
                 if let Found::Lock(s) = found {
                     put(w, t.row(&s, now).as_bytes());
                 }
             })
-        }
-        StatusFormat::Json => {
-            let (read, failed) = super::json::write_array(c, names, w);
-            broken = broken.or(failed);
-            read
-        }
-        StatusFormat::Prometheus => {
-            let (mut rows, mut unreadable) = (Vec::new(), 0);
-            let read = reader::read(c, names, |found| match found {
-                Found::Lock(s) => rows.push(super::metrics::Sample::of(&s)),
-                Found::NotALock { .. } => unreadable += 1,
-            });
-            if read.is_ok()
-                && let Err(e) =
-                    super::metrics::prometheus(&rows, true, unreadable, cfg.histogram, w)
-            {
-                broken = Some(e);
-            }
-            read
         }
     };
     read.map_err(Failed::Redis)?;
