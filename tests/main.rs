@@ -24,6 +24,7 @@ mod history;
 mod logs;
 mod lying_server;
 mod prometheus;
+mod refusing_server;
 mod run;
 mod run_log;
 mod scripts;

@@ -298,7 +298,7 @@ fn end_of(b: &[u8], at: usize) -> Option<usize> {
 
 /// A complete command (an array of bulk strings) at the start of `b`: its length and name,
 /// upper-case.
-fn command(b: &[u8]) -> Option<(usize, String)> {
+pub fn command(b: &[u8]) -> Option<(usize, String)> {
     let len = value_len(b, 0)?;
     if b.first() != Some(&b'*') {
         // An inline command: its first word.

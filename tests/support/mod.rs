@@ -7,6 +7,7 @@ pub mod browser;
 pub mod cluster;
 pub mod compiled;
 mod dlock;
+pub mod fake;
 mod http;
 mod lease;
 pub mod liar;
