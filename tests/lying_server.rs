@@ -27,7 +27,7 @@ use crate::support::*;
 const IO: Duration = Duration::from_millis(200);
 /// One script call at most: a connect, the EVALSHA and, on NOSCRIPT, the EVAL.
 const CALL: Duration = Duration::from_millis(200 + 2 * 200);
-/// The release and the cleanup of a lost acquire reply: three tries with 50 ms between.
+/// The release: three tries with 50 ms between (the cleanup of a lost acquire reply: one).
 const RELEASE: Duration = Duration::from_millis(3 * 600 + 2 * 50);
 /// Starting processes and scheduling them on a loaded two-core machine: not dlock's time, but
 /// inside each measured span.

@@ -32,6 +32,7 @@ mod semaphore;
 mod server_errors;
 mod server_finder;
 mod signals;
+mod silent_server;
 mod stats;
 mod status;
 mod tls;

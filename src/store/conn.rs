@@ -8,7 +8,7 @@ use redis::{
     RedisConnectionInfo, RedisError, RedisResult, ServerErrorKind, Value,
 };
 
-use super::fault::{Fault, classify};
+use super::fault::{Fault, classify, not_tls};
 use super::target::{Mode, Target, host_port};
 use crate::error;
 use crate::exit::Exit;
@@ -60,6 +60,10 @@ impl Target {
         ct: Duration,
         io: Duration,
     ) -> RedisResult<redis::Connection> {
+        let tls_addr = match &addr {
+            ConnectionAddr::TcpTls { host, port, .. } => Some(format!("{host}:{port}")),
+            _ => None,
+        };
         let info: ConnectionInfo = addr
             .into_connection_info()?
             .set_redis_settings(self.redis.clone());
@@ -71,7 +75,19 @@ impl Target {
             }
             None => redis::Client::open(info)?,
         };
-        let conn = client.get_connection_with_timeout(nonzero(ct))?;
+        let mut conn = client.get_connection_with_timeout(nonzero(ct))?;
+        if let Some(addr) = tls_addr {
+            // redis-rs leaves the TLS handshake to the first command, where a port that does not
+            // speak TLS held it for the whole I/O timeout, and a server that refused the session
+            // (no client certificate) looked as if the command might have run. A PING here
+            // settles the session within the connect timeout: any reply proves it, an error
+            // reply too (a user without +ping, no password yet: the next command says so).
+            set_raw_timeouts(&conn, ct)?;
+            match redis::cmd("PING").query::<Value>(&mut conn) {
+                Err(e) if e.code().is_none() => return Err(not_tls(e, &addr)),
+                _ => {}
+            }
+        }
         set_raw_timeouts(&conn, io)?;
         Ok(conn)
     }

@@ -24,6 +24,12 @@ impl Fault {
 }
 
 pub fn classify(e: &RedisError) -> Fault {
+    if e.to_string().starts_with(NO_TLS_ANSWER) {
+        return Fault::Permanent(format!(
+            "{NO_TLS_ANSWER} {}: is this a TLS port? (rediss:// is TLS, redis:// is not)",
+            one_line(e.detail().unwrap_or(""))
+        ));
+    }
     // A TLS failure never carries a server code: the handshake did not get that far.
     if let Some(tls) = tls_cause(e) {
         return Fault::Permanent(format!(
@@ -108,6 +114,24 @@ fn quoted(detail: &str) -> Option<&str> {
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"|-_.".contains(&b));
     (plain && !name.is_empty() && name.len() <= 40).then_some(name)
+}
+
+/// How the error of a TLS handshake that got no TLS answer begins (`not_tls`).
+const NO_TLS_ANSWER: &str = "no TLS answer";
+
+/// The error of a TLS handshake with `addr` (HOST:PORT) that failed with `e`, if what came back
+/// (or did not, within the connect timeout) was no TLS at all: a plain-text port answers a
+/// ClientHello with an error reply or with nothing. A certificate's trouble stays `e`.
+pub fn not_tls(e: RedisError, addr: &str) -> RedisError {
+    let no_tls = match tls_cause(&e) {
+        Some(tls) => matches!(tls, rustls::Error::InvalidMessage(_)),
+        None => e.is_timeout() || e.is_connection_dropped() || e.kind() == ErrorKind::Io,
+    };
+    if no_tls {
+        RedisError::from((ErrorKind::Io, NO_TLS_ANSWER, format!("from {addr}")))
+    } else {
+        e
+    }
 }
 
 /// The TLS library's own error behind a failure, if any. redis-rs keeps the handshake's I/O

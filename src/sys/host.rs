@@ -112,6 +112,14 @@ pub fn local_stamp(ms: i64) -> String {
     }
 }
 
+/// The local time of day of `ms` (Unix ms): `HH:MM:SS`, for a log line about the next minutes.
+pub fn clock_time(ms: i64) -> String {
+    match local_time(ms.div_euclid(1000)) {
+        Some(t) => format!("{:02}:{:02}:{:02}", t.hour, t.minute, t.second),
+        None => "-".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

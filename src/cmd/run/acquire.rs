@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::Note;
-use super::release::{Released, release};
+use super::release::{Released, once, release};
 use super::waker::Waker;
 use crate::cli::config::RunConfig;
 use crate::core::Failure;
@@ -20,7 +20,7 @@ use crate::store::lock::{Acquire, AcquireCall, BusyCall, Meta};
 use crate::store::runs::RunLog;
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
-use crate::sys::host::{hostname, unix_ms};
+use crate::sys::host::{clock_time, hostname, unix_ms};
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
 
@@ -245,7 +245,7 @@ impl Shell<'_> {
                 &self.token,
                 finish,
                 &off,
-                lease_end,
+                once(lease_end),
             );
             match released {
                 Released::Yes | Released::Kept => {
@@ -260,9 +260,12 @@ impl Shell<'_> {
                     return;
                 }
                 Released::Unconfirmed(reason) => {
+                    // The lease of the lost acquire began before now: it ends within a TTL.
+                    let by = unix_ms() as i64 + ms(self.cfg.limits.ttl) as i64;
                     warn!("cleanup_failed";
-                        "an acquire reply was lost and the cleanup failed ({reason}): {} may stay held until its TTL ({}) runs out",
+                        "{}: an acquire's reply was lost and its cleanup failed ({reason}): the acquire may or may not have reached the server; if it did, the lock frees itself by {} (its {} TTL)",
                         self.keys.lock,
+                        clock_time(by),
                         secs(self.cfg.limits.ttl)
                     );
                     return;

@@ -27,10 +27,23 @@ pub enum Released {
 /// once the lease has ended on the server: there is nothing left to delete then, and a holder cut
 /// off from Redis (or from every Sentinel) would only hold up its exit (seen: 11 s through three
 /// unreachable Sentinels). The first try still goes out: it also counts and logs the run.
-fn retry(lease_end: Instant) -> Retry {
+pub fn retry(lease_end: Instant) -> Retry {
     Retry {
         tries: 3,
         pause: Duration::from_millis(50),
+        until: Some(lease_end),
+    }
+}
+
+/// The cleanup of an acquire whose reply was lost is one compare-and-delete (SPEC 2.1): the
+/// server that lost one reply is likely to lose the next, and each more try would hold up
+/// dlock's exit by the connect and I/O timeouts (seen: 6 s of retries after a 2 s try against a
+/// server that accepted connections and never answered). If it fails, the lock frees itself by
+/// its TTL.
+pub fn once(lease_end: Instant) -> Retry {
+    Retry {
+        tries: 1,
+        pause: Duration::ZERO,
         until: Some(lease_end),
     }
 }
@@ -39,7 +52,8 @@ fn retry(lease_end: Instant) -> Retry {
 /// run is counted and logged (`log`) in the same round trip. A retry after a reply that may
 /// have been executed does not count or log the run again. Also: why the run log was not
 /// written, when the server said so.
-/// `lease_end`: when the lease ends (no retry starts after it: the key is expiring by itself).
+/// `policy`: how often to try (`retry`, `once`); no retry starts after the lease's end (the
+/// key is expiring by itself).
 pub fn release(
     session: &mut Session,
     keys: &Keys,
@@ -47,10 +61,10 @@ pub fn release(
     token: &str,
     mut finish: Finish,
     log: &RunLog,
-    lease_end: Instant,
+    policy: Retry,
 ) -> (Released, Option<String>) {
     let mut reply_lost = false;
-    let answer = session.retry(retry(lease_end), |session| {
+    let answer = session.retry(policy, |session| {
         let call = ReleaseCall {
             keys,
             slot,
@@ -99,7 +113,7 @@ impl Lease {
             &self.token,
             finish,
             log,
-            lease_end,
+            retry(lease_end),
         )
     }
 }
