@@ -91,7 +91,7 @@ pub const TABLE: &[Row] = &[
     Row {
         code: "69",
         short: "69 Redis unavailable",
-        long: "Redis could not be reached or used before the job started (refused, timeout, auth, read-only replica, OOM, script refused)",
+        long: "Redis could not be reached or used before the job started (refused, timeout, auth, ACL, not ready, read-only replica, OOM, script refused, a reply Redis never sends); for `status`, `check`, `history`, `release`: Redis could not be read",
     },
     Row {
         code: "70",
