@@ -164,7 +164,7 @@ fn an_acl_user_without_get_is_told_which_command_to_grant() {
         .stderr_has("the README's ACL rule set");
 }
 
-/// LOADING, BUSY and MASTERDOWN from a fake server: the read commands report them at once (69,
+/// LOADING, BUSY, MASTERDOWN, TRYAGAIN and CLUSTERDOWN from a fake server: the read commands report them at once (69,
 /// "the server is not ready" and its words); `run` retries within --wait, then exits 69 naming
 /// the state, its job never started.
 #[test]
@@ -181,6 +181,14 @@ fn a_server_not_ready_is_reported_at_once_by_reads_and_retried_by_run() {
         (
             b"-MASTERDOWN Link with MASTER is down\r\n",
             "the server is not ready: MASTERDOWN",
+        ),
+        (
+            b"-TRYAGAIN Multiple keys request during rehashing of slot\r\n",
+            "the cluster is not ready: TRYAGAIN",
+        ),
+        (
+            b"-CLUSTERDOWN The cluster is down\r\n",
+            "the cluster is not ready: CLUSTERDOWN",
         ),
     ] {
         let fake = Fake::start(Some(reply));
