@@ -743,7 +743,7 @@ fn a_cluster_that_is_down_is_69() {
     out.code(69)
         .one_line_error()
         .stdout_is("")
-        .stderr_has("the cluster is down (CLUSTERDOWN)");
+        .stderr_has("the cluster is not ready: CLUSTERDOWN The cluster is down");
 }
 
 /// A database number in the URL (`/N` for TCP, `?db=N` for a Unix socket) is where the lock and
