@@ -71,7 +71,7 @@ where
         }
     };
     match command {
-        Command::Run(cfg) => run::run(&cfg),
+        Command::Run(cfg) => run::run(cfg),
         Command::Status(cfg) => status::status(&cfg),
         Command::Check(cfg) => check::check(&cfg),
         Command::Exporter(cfg) => exporter::exporter(&cfg),

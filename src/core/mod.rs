@@ -7,10 +7,21 @@ pub(crate) mod acquire;
 pub(crate) mod backoff;
 pub(crate) mod capture;
 pub(crate) mod clock;
+pub(crate) mod renew;
 pub(crate) mod retry;
 pub(crate) mod stats;
 pub(crate) mod stop;
 mod stop_events;
+
+/// A run's timing settings, as the stop and renewal machines read them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub ttl: std::time::Duration,
+    pub grace: std::time::Duration,
+    pub renew_every: std::time::Duration,
+    /// None: unlimited. Some(0): no renewal thread at all.
+    pub max_renewals: Option<u32>,
+}
 
 /// What a failed Redis call means, as the store's session classifies it and the machines read
 /// it.

@@ -2,17 +2,9 @@
 //! happened (`Input`), what to do (`Action`) and the facts worth a log line (`Report`).
 
 use std::process::ExitStatus;
-use std::time::{Duration, Instant};
 
-/// The run's timing settings.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    pub ttl: Duration,
-    pub grace: Duration,
-    pub renew_every: Duration,
-    /// None: unlimited. Some(0): no renewal thread at all.
-    pub max_renewals: Option<u32>,
-}
+pub(crate) use super::Limits;
+use std::time::{Duration, Instant};
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Eq)]

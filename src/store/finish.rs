@@ -100,7 +100,7 @@ fn history_argv(f: &Finish) -> [String; 6] {
 fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
     let [_, _, host, pid, started, ended] = history_argv(f);
     vec![
-        log.keep.to_string(),
+        log.history.to_string(),
         token.to_string(),
         host,
         pid,

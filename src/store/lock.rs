@@ -210,7 +210,7 @@ impl Call for BusyCall<'_> {
 pub struct WakeCall<'a> {
     pub list: &'a str,
     /// How many wake-ups the list may hold: the key's slots (1 for a waiter's own key).
-    pub keep: usize,
+    pub room: usize,
 }
 
 impl Call for WakeCall<'_> {
@@ -222,7 +222,7 @@ impl Call for WakeCall<'_> {
         vec![self.list]
     }
     fn argv(&self) -> Vec<String> {
-        vec![self.keep.to_string()]
+        vec![self.room.to_string()]
     }
     fn reply(v: Value) -> RedisResult<()> {
         read::<i64>(v).map(drop)

@@ -41,7 +41,7 @@ fn every_call_matches_its_script() {
     };
     let check = |c: &dyn Shape, per_slot: usize| check_with(c, per_slot, 0);
     let log = RunLog {
-        keep: 100,
+        history: 100,
         output: Some((b"out".to_vec(), 3)),
         ..RunLog::off()
     };
@@ -90,7 +90,7 @@ fn every_call_matches_its_script() {
     check(
         &WakeCall {
             list: &keys.wake,
-            keep: N,
+            room: N,
         },
         0,
     );
@@ -127,7 +127,7 @@ fn the_release_sends_the_output_and_reads_every_answer() {
     let keys = Keys::new("dlock:job");
     let finish = Finish::unstarted();
     let log = RunLog {
-        keep: 100,
+        history: 100,
         output: Some((b"job output\n".to_vec(), 11)),
         ..RunLog::off()
     };

@@ -13,7 +13,7 @@ use super::keys::Keys;
 #[derive(Debug, Clone, Default)]
 pub struct RunLog {
     /// --history: entries the log keeps (0: no log).
-    pub keep: u32,
+    pub history: u32,
     pub slot: u32,
     pub fence: i64,
     /// The job's command line, at most `MAX_LOGGED_COMMAND` bytes.

@@ -87,7 +87,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     )?;
     // Both log the run: the smoke run's log keeps two entries.
     let log = RunLog {
-        keep: 2,
+        history: 2,
         command: "check".into(),
         output: Some((b"out\xff".to_vec(), 4)),
         ..RunLog::off()
@@ -116,7 +116,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
             &mut c,
             &WakeCall {
                 list: &keys.wake,
-                keep: 1,
+                room: 1,
             },
         )
         .map(|()| true),

@@ -243,9 +243,9 @@ impl Image {
             // stay blocked across exec, so none sent before it reads them is lost (a
             // namespace init drops signals it has no handler for).
             mask: if self.ns.is_some() {
-                let mut keep = signals::FORWARDED.to_vec();
-                keep.push(libc::SIGCHLD);
-                signals::set_of(&keep)
+                let mut blocked = signals::FORWARDED.to_vec();
+                blocked.push(libc::SIGCHLD);
+                signals::set_of(&blocked)
             } else {
                 signals::set_of(&[])
             },

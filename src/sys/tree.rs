@@ -111,8 +111,8 @@ const MAX_WALK: usize = 100_000;
 
 /// dlock's live descendants, parents before their children. `skip` (the init of `--contain`)
 /// is walked through but not listed. Zombies that are dlock's own children are handed to
-/// `reap`, except `keep` (the job's leader, held until its group is gone).
-pub fn descendants(keep: i32, skip: Option<i32>, mut reap: impl FnMut(i32)) -> Vec<Descendant> {
+/// `reap`, except `leader` (the job's, held until its group is gone).
+pub fn descendants(leader: i32, skip: Option<i32>, mut reap: impl FnMut(i32)) -> Vec<Descendant> {
     let me = std::process::id() as i32;
     let mut todo: Vec<(i32, i32)> = own_children().into_iter().map(|p| (p, me)).collect();
     todo.reverse();
@@ -134,7 +134,7 @@ pub fn descendants(keep: i32, skip: Option<i32>, mut reap: impl FnMut(i32)) -> V
                 }
                 todo.extend(children(pid).into_iter().rev().map(|c| (c, pid)));
             }
-            Some(_) if parent == me && pid != keep => reap(pid),
+            Some(_) if parent == me && pid != leader => reap(pid),
             _ => {}
         }
     }

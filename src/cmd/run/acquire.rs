@@ -2,16 +2,18 @@
 //! for (connecting when needed), feeds back the answers, wake-ups and signals, and carries out
 //! the machine's actions (waker, busy count, cleanup of a lost reply) and reports.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Note;
+use super::held::Held;
 use super::release::{Released, once, release};
 use super::waker::Waker;
 use crate::cli::config::RunConfig;
 use crate::core::Failure;
 use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
-use crate::core::clock::{hard_stop, lease_end};
+use crate::core::clock::{hard_stop, lease_end, server_expiry};
 use crate::exit::Exit;
 use crate::log::{ms, secs};
 use crate::store::finish::Finish;
@@ -23,19 +25,6 @@ use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{clock_time, hostname, unix_ms};
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
-
-/// A lock we hold.
-pub struct Held {
-    /// Connected: the winning acquire's connection serves the lease.
-    pub session: Session,
-    pub token: String,
-    pub fence: i64,
-    /// The slot held (0 for a plain lock).
-    pub slot: u32,
-    /// When the acquiring command was sent: the lease is measured from here.
-    pub sent: Instant,
-    pub waited: Duration,
-}
 
 struct Shell<'a> {
     cfg: &'a RunConfig,
@@ -53,12 +42,45 @@ struct Shell<'a> {
     refused: Option<String>,
 }
 
+/// Take the lock `keys` names: the connection that won it and what the run holds, or the exit
+/// status of a run that got no lock.
 pub fn acquire(
+    cfg: &Arc<RunConfig>,
+    keys: Keys,
+    events: &Receiver<Note>,
+    tx: Sender<Note>,
+) -> Result<(Session, Held), Exit> {
+    let won = take(cfg, &keys, events, tx)?;
+    Ok((
+        won.session,
+        Held {
+            cfg: Arc::clone(cfg),
+            keys,
+            token: won.token,
+            slot: won.slot,
+            fence: won.fence,
+            sent: won.sent,
+            waited: won.waited,
+        },
+    ))
+}
+
+/// What the winning try got.
+struct Won {
+    session: Session,
+    token: String,
+    fence: i64,
+    slot: u32,
+    sent: Instant,
+    waited: Duration,
+}
+
+fn take(
     cfg: &RunConfig,
     keys: &Keys,
     events: &Receiver<Note>,
     tx: Sender<Note>,
-) -> Result<Box<Held>, Exit> {
+) -> Result<Won, Exit> {
     let limits = Limits {
         wait: cfg.wait,
         retry_max: cfg.retry_max,
@@ -206,7 +228,7 @@ impl Shell<'_> {
         }
     }
 
-    fn finish(&mut self, outcome: Outcome) -> Result<Box<Held>, Exit> {
+    fn finish(&mut self, outcome: Outcome) -> Result<Won, Exit> {
         match outcome {
             Outcome::Acquired {
                 fence,
@@ -214,14 +236,14 @@ impl Shell<'_> {
                 sent,
                 waited,
             } => match self.won.take() {
-                Some(session) => Ok(Box::new(Held {
+                Some(session) => Ok(Won {
                     session,
-                    token: self.token.clone(),
+                    token: std::mem::take(&mut self.token),
                     fence,
                     slot,
                     sent,
                     waited,
-                })),
+                }),
                 None => Err(Exit::Internal),
             },
             Outcome::Exit(exit) => Err(exit),
@@ -236,8 +258,10 @@ impl Shell<'_> {
         for slot in 0..self.keys.limit_n() as u32 {
             // No run log entry: no run.
             let off = RunLog::off();
-            // The lost acquire went out before now: its lease ends within one TTL from now.
-            let lease_end = Instant::now() + self.cfg.limits.ttl;
+            // The lost acquire went out before now: its key is gone from the server within one
+            // TTL from now.
+            let ttl = self.cfg.limits.ttl;
+            let gone_by = server_expiry(lease_end(Instant::now(), ttl), ttl);
             let (released, _) = release(
                 &mut self.session,
                 self.keys,
@@ -245,7 +269,7 @@ impl Shell<'_> {
                 &self.token,
                 finish,
                 &off,
-                once(lease_end),
+                once(gone_by),
             );
             match released {
                 Released::Yes | Released::Kept => {

@@ -3,6 +3,7 @@
 
 mod acquire;
 mod capture;
+mod held;
 pub(crate) mod init;
 mod release;
 mod report;
@@ -10,10 +11,11 @@ mod supervise;
 mod waker;
 mod watchdog;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::cli::config::RunConfig;
-use crate::core::clock::{hard_stop, lease_end, server_expiry};
+use crate::core::clock::{hard_stop, server_expiry};
 use crate::core::stats;
 use crate::core::stop::{Input, Stop};
 use crate::exit::Exit;
@@ -27,11 +29,10 @@ use crate::sys::host;
 use crate::sys::process::{self, Child};
 use crate::sys::signals;
 use crate::{debug, error, info, warn};
-use acquire::Held;
 use capture::Capture;
-use release::Released;
-use supervise::{Supervisor, Watch};
-use watchdog::Lease;
+use held::Held;
+use release::{Released, release_held};
+use supervise::Supervisor;
 
 /// What `run`'s helper threads tell the main loop: the waker's wake-up while it waits for the
 /// lock, the watchdog's renewal results (already the stop machine's input) while the job runs.
@@ -41,7 +42,7 @@ pub(crate) enum Note {
     Lease(Input),
 }
 
-pub fn run(cfg: &RunConfig) -> Exit {
+pub fn run(cfg: Box<RunConfig>) -> Exit {
     // First, before any thread starts: the signal mask is inherited.
     let (tx, rx) = match crate::sys::event::channel() {
         Ok(c) => c,
@@ -50,55 +51,42 @@ pub fn run(cfg: &RunConfig) -> Exit {
             return Exit::Internal;
         }
     };
-    if let Err(exit) = preflight(cfg) {
+    let cfg: Arc<RunConfig> = Arc::from(cfg);
+    if let Err(exit) = preflight(&cfg) {
         return exit;
     }
     let keys = Keys::with_limit(&cfg.key, cfg.limit);
     crate::log::set_key(&keys.lock);
-    let held = match acquire::acquire(cfg, &keys, &rx, tx.clone()) {
-        Ok(h) => h,
+    let (mut session, held) = match acquire::acquire(&cfg, keys, &rx, tx.clone()) {
+        Ok(won) => won,
         Err(exit) => return exit,
     };
-    report::acquired(cfg, &keys.lock, held.fence, held.slot, held.waited);
+    let held = Arc::new(held);
+    report::acquired(&cfg, &held.keys.lock, held.fence, held.slot, held.waited);
     // Wall time of the acquisition, for the run's history.
     let started_ms = crate::sys::host::unix_ms().saturating_sub(held.sent.elapsed().as_millis());
-    let Held {
-        session,
-        token,
-        fence,
-        slot,
-        sent,
-        waited,
-    } = *held;
     // The run's log entry; renewals and output are filled in at the end.
     let mut log = RunLog {
-        keep: cfg.history,
-        slot,
-        fence,
+        history: cfg.history,
+        slot: held.slot,
+        fence: held.fence,
         command: cfg.log_command.clone(),
-        waited,
+        waited: held.waited,
         ..RunLog::off()
     };
-    // The lease on a session: the watchdog renews it while the job runs, the release ends it.
-    let lease_on = |session: Session| Lease {
-        session,
-        keys: keys.clone(),
-        slot,
-        token: token.clone(),
-        sent,
-        limits: cfg.limits,
-        stats: cfg.stats,
-        replicas: (cfg.min_replicas > 0).then_some((cfg.min_replicas, cfg.replica_timeout)),
-    };
-    let mut lease = lease_on(session);
     // The job never started: count the acquisition but no hold time, log nothing.
-    let unstarted = |lease: &mut Lease, exit| {
-        let expiry = lease.sent + lease.limits.ttl;
-        lease.release(Finish::unstarted(), &RunLog::off(), expiry);
+    let unstarted = |session: &mut Session, exit| {
+        release_held(
+            session,
+            &held,
+            Finish::unstarted(),
+            &RunLog::off(),
+            held.first_expiry(),
+        );
         exit
     };
-    if let Err(exit) = before_job(cfg, &rx, &mut lease) {
-        return unstarted(&mut lease, exit);
+    if let Err(exit) = before_job(&cfg, &rx, &mut session, &held) {
+        return unstarted(&mut session, exit);
     }
     let capture = match cfg
         .capture
@@ -108,16 +96,15 @@ pub fn run(cfg: &RunConfig) -> Exit {
         Some(Ok(c)) => Some(c),
         Some(Err(e)) => {
             error!("internal"; "--capture: cannot set up the pipes for the job's output: {}", io_reason(&e));
-            return unstarted(&mut lease, Exit::Internal);
+            return unstarted(&mut session, Exit::Internal);
         }
     };
-    let deadline = lease_end(sent, cfg.limits.ttl);
-    let child = match spawn(cfg, &lease, fence, deadline, capture.as_ref().map(|c| &c.1)) {
+    let child = match spawn(&held, capture.as_ref().map(|c| &c.1)) {
         Ok(c) => {
             rx.watch_child(c.pid, c.hold_leader);
             c
         }
-        Err(exit) => return unstarted(&mut lease, exit),
+        Err(exit) => return unstarted(&mut session, exit),
     };
     // The job has its ends of the pipes; with ours closed, the copies end when the job's last
     // process is gone.
@@ -126,14 +113,13 @@ pub fn run(cfg: &RunConfig) -> Exit {
 
     // The watchdog thread starts when the stop machine says the first renewal is due: a job
     // shorter than that (the common cron case) never pays for it, and with --max-renewals 0
-    // it never starts; the session then waits here for the release.
-    let watch = Watch::Pending(Some(Box::new((lease, tx))));
-    let mut sup = Supervisor::new(cfg, &child, sent, deadline, watch);
+    // it never starts; the session then waits in the supervisor for the release.
+    let mut sup = Supervisor::new(&held, &child, session, tx);
     sup.supervise(&rx);
     // The group is gone: its id may be given out again once the leader is reaped.
     child.reap_leader();
     // None only if the renewal thread panicked: the release then starts a fresh session.
-    let session = sup
+    let mut session = sup
         .take_session()
         .unwrap_or_else(|| Session::new(&cfg.server));
     child.restore_tty();
@@ -141,11 +127,11 @@ pub fn run(cfg: &RunConfig) -> Exit {
     if let Some(c) = capture {
         let captured = c.finish(cfg.limits.grace);
         if captured.unwritten {
-            report::output_dropped(cfg);
+            report::output_dropped(&cfg);
         }
         log.output = Some((captured.bytes, captured.total));
     }
-    finish(cfg, &mut lease_on(session), &sup.stop, started_ms, &log)
+    finish(&mut session, &held, &sup.stop, started_ms, &log)
 }
 
 /// What is checked before acquiring: whether --contain is possible here, and a warning for an
@@ -170,7 +156,12 @@ fn preflight(cfg: &RunConfig) -> Result<(), Exit> {
 /// With the lock held, before the job starts: a signal that arrived during the last try means
 /// the job never starts; with --min-replicas, the lock must be on N replicas first, or a
 /// failover could hand it to someone else at once.
-fn before_job(cfg: &RunConfig, rx: &Receiver<Note>, lease: &mut Lease) -> Result<(), Exit> {
+fn before_job(
+    cfg: &RunConfig,
+    rx: &Receiver<Note>,
+    session: &mut Session,
+    held: &Held,
+) -> Result<(), Exit> {
     if let Some(Event::Signal(sig)) = rx.try_recv() {
         info!("signal_before_start", signal = sig; "{} before the job started: releasing", signals::name(sig));
         return Err(Exit::Signal(sig));
@@ -178,11 +169,8 @@ fn before_job(cfg: &RunConfig, rx: &Receiver<Note>, lease: &mut Lease) -> Result
     if cfg.min_replicas == 0 {
         return Ok(());
     }
-    let lock = &lease.keys.lock;
-    let acked = match lease
-        .session
-        .wait_replicas(cfg.min_replicas, cfg.replica_timeout)
-    {
+    let lock = &held.keys.lock;
+    let acked = match session.wait_replicas(cfg.min_replicas, cfg.replica_timeout) {
         Ok(n) => n,
         Err(f) => {
             error!("replicas"; "cannot confirm replication of {lock} ({}): releasing, the job does not run (exit 69)", f.reason);
@@ -203,23 +191,18 @@ fn before_job(cfg: &RunConfig, rx: &Receiver<Note>, lease: &mut Lease) -> Result
 
 /// Start the job (under `--contain`'s init when asked) with what it is told about its lease,
 /// its output into `--capture`'s pipes when asked.
-fn spawn(
-    cfg: &RunConfig,
-    lease: &Lease,
-    fence: i64,
-    deadline: Instant,
-    capture: Option<&capture::JobEnds>,
-) -> Result<Child, Exit> {
-    let kill_at = hard_stop(deadline, cfg.limits.ttl);
+fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, Exit> {
+    let cfg = &held.cfg;
+    let kill_at = hard_stop(held.first_deadline(), cfg.limits.ttl);
     let wall_deadline = crate::sys::host::unix_ms()
         + kill_at
             .saturating_duration_since(Instant::now())
             .as_millis();
     let env = [
-        ("DLOCK_KEY", lease.keys.lock.clone()),
-        ("DLOCK_TOKEN", lease.token.clone()),
-        ("DLOCK_FENCE", fence.to_string()),
-        ("DLOCK_SLOT", lease.slot.to_string()),
+        ("DLOCK_KEY", held.keys.lock.clone()),
+        ("DLOCK_TOKEN", held.token.clone()),
+        ("DLOCK_FENCE", held.fence.to_string()),
+        ("DLOCK_SLOT", held.slot.to_string()),
         ("DLOCK_LIMIT", cfg.limit.to_string()),
         ("DLOCK_TTL_MS", cfg.limits.ttl.as_millis().to_string()),
         ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
@@ -236,8 +219,9 @@ fn spawn(
 
 /// The job is over: release (or, for a lease found lost, only record the run), say how it
 /// went, and the exit status.
-fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128, log: &RunLog) -> Exit {
-    let held_for = lease.sent.elapsed();
+fn finish(session: &mut Session, held: &Held, stop: &Stop, started_ms: u128, log: &RunLog) -> Exit {
+    let cfg = &held.cfg;
+    let held_for = held.sent.elapsed();
     let mut exit = stop.exit();
     // --hold-at-least: an early finish keeps the lock for the rest of that time.
     let keep = match exit {
@@ -254,15 +238,15 @@ fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128, log
     if stop.definitely_lost() {
         // Not ours any more: nothing to release, but the run still counts (best effort).
         let record = RecordCall {
-            keys: &lease.keys,
-            token: &lease.token,
+            keys: &held.keys,
+            token: &held.token,
             finish: &finish,
             log,
         };
         if cfg.stats {
-            match lease.session.call(&record) {
+            match session.call(&record) {
                 Ok(None) => {}
-                Ok(Some(err)) => report::log_failed(&lease.keys.runs, &err),
+                Ok(Some(err)) => report::log_failed(&held.keys.runs, &err),
                 Err(f) => debug!("stats_failed"; "could not record the lost run: {}", f.reason),
             }
         }
@@ -271,17 +255,16 @@ fn finish(cfg: &RunConfig, lease: &mut Lease, stop: &Stop, started_ms: u128, log
     // The lease's end on the server (from before the last renewal went out): after it the key
     // is gone by itself, and a release is not tried again.
     let expiry = server_expiry(stop.deadline(), cfg.limits.ttl);
-    let (released, log_error) = lease.release(finish, log, expiry);
+    let (released, log_error) = release_held(session, held, finish, log, expiry);
     if let Some(err) = log_error {
-        report::log_failed(&lease.keys.runs, &err);
+        report::log_failed(&held.keys.runs, &err);
     }
     // A compare failure before the deadline: someone took or deleted the key.
     let compare_failure = released == Released::NotOurs && Instant::now() < stop.deadline();
-    let advice =
-        compare_failure.then(|| ttl_advice(&mut lease.session, cfg, &lease.keys, held_for));
+    let advice = compare_failure.then(|| ttl_advice(session, cfg, &held.keys, held_for));
     let end = report::End {
-        lock: &lease.keys.lock,
-        slot_of: report::slot_label(cfg, lease.slot),
+        lock: &held.keys.lock,
+        slot_of: report::slot_label(cfg, held.slot),
         held: held_for,
         renewals: stop.renewals(),
         keep,

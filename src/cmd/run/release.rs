@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::watchdog::Lease;
+use super::held::Held;
 use crate::core::retry::Retry;
 use crate::store::finish::{Finish, Release, ReleaseCall};
 use crate::store::keys::Keys;
@@ -98,22 +98,22 @@ pub fn release(
     (released, log_error)
 }
 
-impl Lease {
-    /// Give this lease's slot back (see `release`); `lease_end` as there.
-    pub fn release(
-        &mut self,
-        finish: Finish,
-        log: &RunLog,
-        lease_end: Instant,
-    ) -> (Released, Option<String>) {
-        release(
-            &mut self.session,
-            &self.keys,
-            self.slot,
-            &self.token,
-            finish,
-            log,
-            retry(lease_end),
-        )
-    }
+/// Give `held`'s slot back on `session` (see `release`, with `retry`'s tries); no retry after
+/// `lease_end`.
+pub fn release_held(
+    session: &mut Session,
+    held: &Held,
+    finish: Finish,
+    log: &RunLog,
+    lease_end: Instant,
+) -> (Released, Option<String>) {
+    release(
+        session,
+        &held.keys,
+        held.slot,
+        &held.token,
+        finish,
+        log,
+        retry(lease_end),
+    )
 }

@@ -2,11 +2,12 @@
 //! machine asks, sends the signals, starts the renewal thread and logs the machine's reports.
 //! Every decision is the machine's.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::Note;
-use super::watchdog::{Lease, Watchdog, watched};
-use crate::cli::config::RunConfig;
+use super::held::Held;
+use super::watchdog::{Watchdog, watched};
 use crate::core::stop::{Action, Input, Stop};
 use crate::log::secs;
 use crate::store::session::Session;
@@ -14,35 +15,34 @@ use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::process::Child;
 use crate::{debug, error, warn};
 
-/// The watchdog, from "not yet needed" to running.
-pub(super) enum Watch {
-    /// Starts when the machine says the first renewal is due.
-    Pending(Option<Box<(Lease, Sender<Note>)>>),
-    Running(Watchdog),
-    /// The thread could not start (its session went with it), or the session was handed over.
-    Gone,
-}
-
 pub(super) struct Supervisor<'a> {
-    cfg: &'a RunConfig,
+    held: &'a Arc<Held>,
     child: &'a Child,
-    watch: Watch,
+    /// For the watchdog thread, once it starts.
+    tx: Sender<Note>,
+    /// The lease's connection until the watchdog starts (the machine says when the first
+    /// renewal is due; meanwhile this loop watches the connection), then the watchdog's. Both
+    /// None when the thread could not start (the session went with it) or after `take_session`.
+    session: Option<Session>,
+    watchdog: Option<Watchdog>,
     pub(super) stop: Stop,
 }
 
 impl<'a> Supervisor<'a> {
+    /// Supervise `child` under `held`'s lease, renewed on `session`.
     pub(super) fn new(
-        cfg: &'a RunConfig,
+        held: &'a Arc<Held>,
         child: &'a Child,
-        started: Instant,
-        deadline: Instant,
-        watch: Watch,
+        session: Session,
+        tx: Sender<Note>,
     ) -> Self {
         Supervisor {
-            cfg,
+            held,
             child,
-            watch,
-            stop: Stop::new(cfg.limits, started, deadline),
+            tx,
+            session: Some(session),
+            watchdog: None,
+            stop: Stop::new(held.cfg.limits, held.sent, held.first_deadline()),
         }
     }
 
@@ -61,9 +61,9 @@ impl<'a> Supervisor<'a> {
             }
             let mut wake = self.stop.poll_timeout(now);
             // Until the renewal thread runs, this loop watches its connection for it.
-            let socket = match &mut self.watch {
-                Watch::Pending(Some(p)) if self.stop.watches_connection(now) => {
-                    watched(p.0.session.socket(), now, &mut wake)
+            let socket = match &mut self.session {
+                Some(session) if self.stop.watches_connection(now) => {
+                    watched(session.socket(), now, &mut wake)
                 }
                 _ => None,
             };
@@ -97,39 +97,36 @@ impl<'a> Supervisor<'a> {
                     self.child.signal_job(libc::SIGKILL);
                 }
                 Action::Report(r) => {
-                    super::report::report(self.cfg, &r, || self.child.leftovers());
+                    super::report::report(&self.held.cfg, &r, || self.child.leftovers());
                 }
             }
         }
     }
 
     fn start_watchdog(&mut self, at_once: bool) {
-        let Watch::Pending(pending) = &mut self.watch else {
+        let Some(session) = self.session.take() else {
             return;
         };
-        let Some(p) = pending.take() else { return };
-        let (lease, tx) = *p;
         if at_once {
             debug!("connection_dropped"; "the server closed the connection: renewing now to see whether the lease is still ours");
         }
-        self.watch = match Watchdog::start(lease, tx, at_once) {
-            Ok(w) => Watch::Running(w),
+        let (held, tx) = (Arc::clone(self.held), self.tx.clone());
+        match Watchdog::start(held, session, tx, at_once) {
+            Ok(w) => self.watchdog = Some(w),
             Err(e) => {
                 // Without a watchdog the lease still bounds the job: it is stopped at the deadline.
                 error!("internal";
                     "cannot start the renewal thread ({e}); the job will be stopped when the first lease ends"
                 );
-                Watch::Gone
             }
-        };
+        }
     }
 
     /// Stop renewing and hand over the session for the release.
     pub(super) fn take_session(&mut self) -> Option<Session> {
-        match std::mem::replace(&mut self.watch, Watch::Gone) {
-            Watch::Running(w) => w.stop(),
-            Watch::Pending(p) => p.map(|p| p.0.session),
-            Watch::Gone => None,
+        match self.watchdog.take() {
+            Some(w) => w.stop(),
+            None => self.session.take(),
         }
     }
 }

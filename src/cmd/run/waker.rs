@@ -61,7 +61,7 @@ impl Waker {
                             // Not ours to take any more: hand it on.
                             let _ = session.call(&WakeCall {
                                 list: &wake,
-                                keep: slots,
+                                room: slots,
                             });
                             return;
                         }
@@ -120,12 +120,12 @@ impl Waker {
         if !session.is_connected() {
             return;
         }
-        let (list, keep) = match (parked, held) {
+        let (list, room) = match (parked, held) {
             (true, true) => return,
             // Put back the wake-up it took: the next waiter's.
             (true, false) => (&self.wake, self.slots),
             (false, _) => (&self.own, 1),
         };
-        let _ = session.call(&WakeCall { list, keep });
+        let _ = session.call(&WakeCall { list, room });
     }
 }

@@ -1,0 +1,249 @@
+//! When to renew the lease while the job runs: the watchdog's schedule as a state machine with
+//! no I/O, beside `acquire` and `stop`. The watchdog thread (`cmd::run::watchdog`) feeds it what
+//! happened (`handle`), lets it act on its timers (`on_timeout`), carries out what it asks for
+//! (`poll_action`) and sleeps until `poll_timeout`, watching the connection meanwhile when
+//! `watches_connection` says so.
+//!
+//! The rules (SPEC 2.3–2.6):
+//! - a renewal goes out `--renew-every` after the last one that was confirmed was sent (the
+//!   acquire's send for the first), and its lease is measured from its own send (`lease_end`);
+//! - at once instead, when the connection hangs up (a restart or failover may have lost the
+//!   lease) or, behind Sentinel, when the master moved: the watchdog looks every
+//!   `SENTINEL_POLL` between renewals;
+//! - a renewal that fails is tried again at once (a reset connection reconnects and finds out
+//!   now), then every `retry_pause` (TTL/20, 10–250 ms), never past the lease's local end:
+//!   renewing after it could silently re-acquire a lost lock;
+//! - after `--max-renewals` confirmed renewals the schedule ends (the supervisor stops the job
+//!   before the lease does); so does a lost lease or one not confirmed before its end.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use super::Limits;
+use super::clock::lease_end;
+use super::stop::Input as Tell;
+
+/// Behind Sentinel, how often the watchdog asks whether the master moved between renewals:
+/// well inside the time a promoted replica's copy of the lease has left after a failover (a
+/// failover takes a second or more with Sentinel's usual settings).
+pub(crate) const SENTINEL_POLL: Duration = Duration::from_millis(200);
+
+/// Pause between renewal retries while Redis is unreachable: short, so a brief blip does not
+/// cost the lease, yet not a spin (1/20 of the TTL, between 10 ms and 250 ms).
+pub(crate) fn retry_pause(ttl: Duration) -> Duration {
+    (ttl / 20).clamp(Duration::from_millis(10), Duration::from_millis(250))
+}
+
+/// What happened, as the watchdog saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// The renewal sent at `sent` was confirmed (and, with --min-replicas, acknowledged).
+    Renewed { sent: Instant },
+    /// The renewal found the key gone or someone else's.
+    Lost { taken_over: bool },
+    /// The renewal could not be confirmed (unreachable, refused, too few replicas): why.
+    Failed(String),
+    /// The server closed or reset the connection while the watchdog waited.
+    HungUp,
+    /// The sentinels were asked (`Action::LookForMaster`): whether the master moved.
+    Looked { moved: bool },
+}
+
+/// What the watchdog should do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Send a renewal now (on the current master), bounded by `deadline`, the lease's local
+    /// end; then `handle` its answer.
+    Renew { deadline: Instant },
+    /// Ask the sentinels whether the master moved; then `handle(Event::Looked { .. })`.
+    LookForMaster,
+    /// Tell the stop machine.
+    Tell(Tell),
+    /// The schedule is over: renew no more, hold the session for the release.
+    Park,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Until the renewal due at `next`; behind Sentinel, looking at `look`.
+    Waiting {
+        next: Instant,
+        look: Option<Instant>,
+    },
+    /// A renewal is out (`Action::Renew`); `reported`: its trouble was told.
+    Sending {
+        reported: bool,
+    },
+    /// The next try of a renewal that failed goes out at `at`.
+    Retrying {
+        at: Instant,
+    },
+    Parked,
+}
+
+#[derive(Debug)]
+pub(crate) struct Renewal {
+    limits: Limits,
+    sentinel: bool,
+    /// The local end of the lease (from the send of the last confirmed renewal).
+    deadline: Instant,
+    /// When the last confirmed renewal (or the acquire) was sent.
+    last_sent: Instant,
+    count: u32,
+    state: State,
+    actions: VecDeque<Action>,
+}
+
+impl Renewal {
+    /// The schedule of a lease granted by a command sent at `sent`, starting at `now`;
+    /// `sentinel`: behind Sentinel (its master can move); `at_once`: renew now (the connection
+    /// dropped before the watchdog started).
+    pub(crate) fn new(
+        limits: Limits,
+        sent: Instant,
+        sentinel: bool,
+        at_once: bool,
+        now: Instant,
+    ) -> Renewal {
+        let mut r = Renewal {
+            limits,
+            sentinel,
+            deadline: lease_end(sent, limits.ttl),
+            last_sent: sent,
+            count: 0,
+            state: State::Parked,
+            actions: VecDeque::new(),
+        };
+        if at_once && !r.capped() {
+            r.try_now(now, false);
+        } else {
+            r.wait(now);
+        }
+        r
+    }
+
+    /// The local end of the current lease.
+    pub(crate) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    pub(crate) fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// When to call `on_timeout` next; None while a renewal is out or after the schedule ended.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        match self.state {
+            State::Waiting { next, look } => Some(look.map_or(next, |l| l.min(next))),
+            State::Retrying { at } => Some(at),
+            State::Sending { .. } | State::Parked => None,
+        }
+    }
+
+    /// Whether a hang-up of the connection matters now (between renewals).
+    pub(crate) fn watches_connection(&self) -> bool {
+        matches!(self.state, State::Waiting { .. })
+    }
+
+    pub(crate) fn on_timeout(&mut self, now: Instant) {
+        match self.state {
+            State::Waiting { next, .. } if now >= next => self.try_now(now, false),
+            State::Waiting {
+                next,
+                look: Some(l),
+            } if now >= l => {
+                self.state = State::Waiting { next, look: None };
+                self.actions.push_back(Action::LookForMaster);
+            }
+            State::Retrying { at } if now >= at => self.try_now(now, true),
+            _ => {}
+        }
+    }
+
+    pub(crate) fn handle(&mut self, event: Event, now: Instant) {
+        match (self.state, event) {
+            (State::Sending { .. }, Event::Renewed { sent }) => {
+                self.count += 1;
+                self.last_sent = sent;
+                self.deadline = lease_end(sent, self.limits.ttl);
+                self.tell(Tell::Renewed {
+                    deadline: self.deadline,
+                    count: self.count,
+                });
+                self.wait(now);
+            }
+            (State::Sending { .. }, Event::Lost { taken_over }) => {
+                self.tell(Tell::Lost { taken_over });
+                self.park();
+            }
+            (State::Sending { reported }, Event::Failed(reason)) => {
+                if reported {
+                    let at = (now + retry_pause(self.limits.ttl)).min(self.deadline);
+                    self.state = State::Retrying { at };
+                } else {
+                    // The first retry goes out at once: a connection reset by a restart or a
+                    // failover reconnects now, and finds out now.
+                    self.tell(Tell::RenewTrouble(reason));
+                    self.state = State::Retrying { at: now };
+                }
+            }
+            (State::Waiting { .. }, Event::HungUp | Event::Looked { moved: true }) => {
+                self.try_now(now, false);
+            }
+            (State::Waiting { next, look: None }, Event::Looked { moved: false }) => {
+                self.state = State::Waiting {
+                    next,
+                    look: Some(now + SENTINEL_POLL),
+                };
+            }
+            _ => {}
+        }
+    }
+
+    /// Until the next renewal: `--renew-every` after the last confirmed one was sent, unless
+    /// the cap is reached.
+    fn wait(&mut self, now: Instant) {
+        if self.capped() {
+            self.tell(Tell::CapReached { count: self.count });
+            self.park();
+            return;
+        }
+        self.state = State::Waiting {
+            next: self.last_sent + self.limits.renew_every,
+            look: self.sentinel.then(|| now + SENTINEL_POLL),
+        };
+    }
+
+    fn capped(&self) -> bool {
+        self.limits
+            .max_renewals
+            .is_some_and(|cap| self.count >= cap)
+    }
+
+    /// Send a renewal now, unless the lease has ended: not confirmed in time, the supervisor
+    /// has stopped the job by now, and a renewal past the end could silently re-acquire a lost
+    /// lock. `reported`: this renewal's trouble was already told.
+    fn try_now(&mut self, now: Instant, reported: bool) {
+        if now >= self.deadline {
+            self.park();
+            return;
+        }
+        self.state = State::Sending { reported };
+        self.actions.push_back(Action::Renew {
+            deadline: self.deadline,
+        });
+    }
+
+    fn tell(&mut self, t: Tell) {
+        self.actions.push_back(Action::Tell(t));
+    }
+
+    fn park(&mut self) {
+        self.state = State::Parked;
+        self.actions.push_back(Action::Park);
+    }
+}
+
+#[cfg(test)]
+#[path = "renew_tests.rs"]
+mod tests;
