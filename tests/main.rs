@@ -35,4 +35,5 @@ mod stats;
 mod status;
 mod tls;
 mod tree;
+mod usage_messages;
 mod waiting;
