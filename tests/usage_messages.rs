@@ -117,3 +117,55 @@ fn usage_errors_point_at_their_own_commands_help() {
             .stderr_has(" (see dlock --help)");
     }
 }
+
+/// `run`'s job written without `--`: the line to type instead, with dlock's URL password left
+/// out, and the job never started.
+#[test]
+fn a_job_without_the_separator_is_shown_the_line_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    let ran = ran.to_str().unwrap();
+    let out = Dlock::bare().args(["run", "--key", "k", "true"]).run();
+    out.code(2).one_line_error();
+    assert_eq!(
+        out.stderr,
+        "dlock: error: put the job after --: dlock run --key k -- true\n"
+    );
+    Dlock::bare()
+        .args([
+            "run", "--key", "k", "--ttl", "1m", "-q", "sh", "-c", "echo hi",
+        ])
+        .run()
+        .code(2)
+        .one_line_error()
+        .stderr_has("put the job after --: dlock run --key k --ttl 1m -q -- sh -c 'echo hi'");
+    for line in [
+        &[
+            "--url",
+            "redis://u:hunter2@h",
+            "run",
+            "--key",
+            "k",
+            "touch",
+            ran,
+        ][..],
+        &[
+            "run",
+            "--url=redis://:hunter2@h",
+            "--key",
+            "k",
+            "touch",
+            ran,
+        ],
+    ] {
+        Dlock::bare()
+            .args(line)
+            .run()
+            .code(2)
+            .one_line_error()
+            .stderr_has(&format!("--key k -- touch {ran}"))
+            .stderr_has("***@h")
+            .stderr_lacks("hunter2");
+    }
+    assert!(!std::path::Path::new(ran).exists(), "the job ran");
+}

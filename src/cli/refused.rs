@@ -8,6 +8,7 @@
 //!   tips "to pass '-1' as a value, use '-- -1'". The value goes through the option's own parser
 //!   instead, as `--ttl=-1s` does ("durations cannot be negative"), or, when it would be a fine
 //!   value, the line says to write it `--key=-x`;
+//! - `run`'s job written without `--` (`dlock run --key k true`): the line with `--` put in;
 //! - clap's tip to write `-- -x` after an unknown option is dropped.
 
 use std::ffi::OsString;
@@ -17,6 +18,7 @@ use clap::CommandFactory;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use super::args::{Cli, with_clap};
+use crate::store::target::redact;
 
 /// clap's error, with the line it refused.
 #[derive(Debug)]
@@ -91,6 +93,46 @@ impl Refused {
             )),
         }
     }
+
+    /// `run`'s job written without `--`: the line with `--` before the first word that is
+    /// neither an option nor an option's value.
+    fn job_without_separator(&self, sub: &clap::Command, invalid: &str) -> Option<String> {
+        let words: Vec<&str> = self
+            .line
+            .iter()
+            .map(|w| w.to_str())
+            .collect::<Option<_>>()?;
+        let mut i = 2;
+        while let Some(word) = words.get(i) {
+            if *word == "--" {
+                return None;
+            }
+            if !word.starts_with('-') || *word == "-" {
+                break;
+            }
+            let with_value = !word.contains('=') && Self::takes_next(sub, word).is_some();
+            i += if with_value { 2 } else { 1 };
+        }
+        if words.get(i) != Some(&invalid) {
+            return None;
+        }
+        let mut shown = vec!["dlock".to_string()];
+        for (j, word) in words.iter().enumerate().skip(1) {
+            if j == i {
+                shown.push("--".into());
+            }
+            // dlock's URL may hold a password: never printed.
+            let word = if j < i && words[j - 1] == "--url" {
+                redact(word)
+            } else if let Some(url) = word.strip_prefix("--url=").filter(|_| j < i) {
+                format!("--url={}", redact(url))
+            } else {
+                word.to_string()
+            };
+            shown.push(shell_word(&word));
+        }
+        Some(format!("put the job after --: {}", shown.join(" ")))
+    }
 }
 
 impl fmt::Display for Refused {
@@ -108,10 +150,14 @@ impl fmt::Display for Refused {
             _ => None,
         };
         if let (Some(sub), Some(invalid)) = (&sub, invalid) {
-            if invalid.starts_with('-')
-                && let Some(line) = self.hyphen_value(sub, invalid)
+            if invalid.starts_with('-') {
+                if let Some(line) = self.hyphen_value(sub, invalid) {
+                    return write!(f, "{line} (see {help})");
+                }
+            } else if sub.get_name() == "run"
+                && let Some(line) = self.job_without_separator(sub, invalid)
             {
-                return write!(f, "{line} (see {help})");
+                return f.write_str(&line);
             }
         }
         write!(
@@ -138,4 +184,32 @@ fn clap_words(rendered: &str) -> String {
         parts.push(line.strip_prefix("error: ").unwrap_or(line));
     }
     parts.join(" ")
+}
+
+/// `word` as a shell reads it back: as it is when it has nothing the shell would change,
+/// else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,{}".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_the_shell_would_change_are_quoted() {
+        assert_eq!(shell_word("./job.sh"), "./job.sh");
+        assert_eq!(shell_word("echo hi"), "'echo hi'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+    }
 }
