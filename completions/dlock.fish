@@ -173,7 +173,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand release" -l log-level -d 'Lo
 warn\t''
 info\t''
 debug\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand release" -l force -d 'Delete the lock whoever holds it, and print whose it was'
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l force -d 'Delete the lock whoever holds it, and print whose it was (this or --token is required)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'

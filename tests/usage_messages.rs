@@ -169,3 +169,13 @@ fn a_job_without_the_separator_is_shown_the_line_with_it() {
     }
     assert!(!std::path::Path::new(ran).exists(), "the job ran");
 }
+
+#[test]
+fn release_without_force_or_token_names_both() {
+    Dlock::bare()
+        .args(["release", "reconcile"])
+        .run()
+        .code(2)
+        .one_line_error()
+        .stderr_has("release needs --force (break the lock whoever holds it) or --token TOKEN (only if that acquisition still holds it), e.g. dlock release reconcile --force");
+}

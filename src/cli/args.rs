@@ -302,8 +302,8 @@ pub struct ReleaseArgs {
     #[arg(value_name = "KEY")]
     pub key: String,
 
-    /// Delete the lock whoever holds it, and print whose it was
-    #[arg(long, conflicts_with = "token", required_unless_present = "token")]
+    /// Delete the lock whoever holds it, and print whose it was (this or --token is required)
+    #[arg(long, conflicts_with = "token")]
     pub force: bool,
 
     /// Delete the lock only if this token (the holder's DLOCK_TOKEN) holds it; for a
