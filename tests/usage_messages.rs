@@ -179,3 +179,26 @@ fn release_without_force_or_token_names_both() {
         .one_line_error()
         .stderr_has("release needs --force (break the lock whoever holds it) or --token TOKEN (only if that acquisition still holds it), e.g. dlock release reconcile --force");
 }
+
+/// The database part of the URL, not a number: said so, the password never printed.
+#[test]
+fn a_database_that_is_not_a_number_is_named() {
+    for url in [
+        "redis://host/abc",
+        "redis://u:hunter2@host:6379/abc",
+        "redis+unix:///tmp/redis.sock?db=two",
+        "redis+sentinel://:hunter2@s1:26379/mymaster/abc",
+    ] {
+        for sub in ["status", "run"] {
+            Dlock::bare()
+                .args(line_of(sub, &[]))
+                .env("DLOCK_URL", url)
+                .run()
+                .code(2)
+                .one_line_error()
+                .stderr_has(": the database in the URL must be a number, as in redis://host:6379/2")
+                .stderr_lacks("hunter2")
+                .stderr_lacks("invalid client config");
+        }
+    }
+}
