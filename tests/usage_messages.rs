@@ -202,3 +202,52 @@ fn a_database_that_is_not_a_number_is_named() {
         }
     }
 }
+
+/// Braces only as a hash tag: `run` refuses a key whose braces do not pair up, one line, and
+/// nothing on the server; a key with a tag runs.
+#[test]
+fn run_refuses_a_key_with_an_unpaired_brace_and_runs_one_with_a_tag() {
+    let r = RedisServer::start();
+    for (key, problem) in [
+        ("a{b", "a '{' that no '}' closes"),
+        ("{a", "a '{' that no '}' closes"),
+        ("{a}b}", "a '}' that closes no '{'"),
+    ] {
+        dlock(&r)
+            .args(["run", "--key", key, "--", "true"])
+            .run()
+            .code(2)
+            .one_line_error()
+            .stderr_has(&format!("--key dlock:{key}: {problem}; braces only mark a Redis Cluster hash tag: pair them as in reports:{{eu}}:daily, or leave them out"));
+    }
+    dlock(&r)
+        .args(["run", "--key", "a}b", "--", "true"])
+        .run()
+        .code(2)
+        .one_line_error()
+        .stderr_has("outside a Redis Cluster hash tag");
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut r.conn()).unwrap();
+    assert!(keys.is_empty(), "refused keys left keys behind: {keys:?}");
+    dlock(&r)
+        .args(["run", "--key", "reports:{eu}:daily", "--", "true"])
+        .run()
+        .code(0);
+    assert_eq!(
+        r.get("dlock:reports:{eu}:daily:fence").as_deref(),
+        Some("1")
+    );
+}
+
+#[test]
+fn key_help_says_the_limit_counts_the_prefix() {
+    let out = Dlock::bare().args(["run", "--help"]).run();
+    out.code(0);
+    let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains(
+            "at most 512 bytes counting the --prefix, braces only as a Redis Cluster hash tag"
+        ),
+        "{}",
+        out.stdout
+    );
+}

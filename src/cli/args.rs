@@ -93,7 +93,8 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Business key with its dimension, e.g. reconcile:2026-11-30 (no whitespace, ≤ 512 bytes)
+    /// Business key with its dimension, e.g. reconcile:2026-11-30: no whitespace, at most 512
+    /// bytes counting the --prefix, braces only as a Redis Cluster hash tag ({name})
     #[arg(long, value_name = "KEY")]
     pub key: String,
 
