@@ -33,6 +33,7 @@ mod server_finder;
 mod signals;
 mod stats;
 mod status;
+mod status_width;
 mod tls;
 mod tree;
 mod usage_messages;
