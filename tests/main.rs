@@ -24,6 +24,7 @@ mod history;
 mod logs;
 mod lying_server;
 mod prometheus;
+mod recent_runs;
 mod run;
 mod run_log;
 mod scripts;
