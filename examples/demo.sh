@@ -58,7 +58,7 @@ wait $!
 echo "exit status: $?"
 set -e
 
-step "5. what the server remembers: holders, failure rate, hold times, recommended TTL"
+step "5. what the server remembers: each lock's state, holder, TTL, fence, last runs and last success (--wide adds failure rate, hold times, recommended TTL)"
 "$dlock" status
 
 step "6. what happened, run by run: the run log of one key (dlock history; the board serves it too)"
