@@ -11,6 +11,8 @@ if [ "${1:-}" = "--server" ] && [ -n "${2:-}" ]; then
 fi
 server=$(examples/redis-server.sh)
 
+# Quiet, so the demo's output stays the demo's; said first, so a first build is not a hang.
+echo "building dlock (the first build takes a few minutes)"
 cargo build --quiet --locked
 dlock=$PWD/target/debug/dlock
 

@@ -263,3 +263,21 @@ fn every_variable_the_code_reads_is_in_the_man_page() {
         );
     }
 }
+
+/// The demo builds dlock quietly: it says so first, or a first build looks like a hang.
+#[test]
+fn the_demo_says_it_is_building_before_its_quiet_build() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.sh");
+    let demo = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = demo.lines().map(str::trim).collect();
+    let build = lines
+        .iter()
+        .position(|l| l.starts_with("cargo build") && l.contains("--quiet"))
+        .expect("the demo builds dlock with cargo build --quiet");
+    assert!(
+        lines[..build].iter().any(|l| l.starts_with("echo")
+            && l.contains("building dlock (the first build takes a few minutes)")),
+        "nothing said before `{}`",
+        lines[build]
+    );
+}
