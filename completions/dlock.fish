@@ -51,7 +51,7 @@ complete -c dlock -n "__fish_dlock_needs_command" -f -a "release" -d 'Break a lo
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "completions" -d 'Print a shell completion script to stdout'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c dlock -n "__fish_dlock_using_subcommand run" -l key -d 'Business key with its dimension, e.g. reconcile:2026-11-30 (no whitespace, ≤ 512 bytes)' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l key -d 'Business key with its dimension, e.g. reconcile:2026-11-30: no whitespace, at most 512 bytes counting the --prefix, braces only as a Redis Cluster hash tag ({name})' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l ttl -d 'Lease length. Rule of thumb: 3 × the job\'s p99 run time. At least 100ms' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l wait -d 'How long to keep trying while the lock is busy; 0 = one try [default: same as --ttl]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l retry-min -d 'Shortest pause between tries (exponential backoff with full jitter)' -r
@@ -173,7 +173,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand release" -l log-level -d 'Lo
 warn\t''
 info\t''
 debug\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand release" -l force -d 'Delete the lock whoever holds it, and print whose it was'
+complete -c dlock -n "__fish_dlock_using_subcommand release" -l force -d 'Delete the lock whoever holds it, and print whose it was (this or --token is required)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'

@@ -11,6 +11,8 @@ if [ "${1:-}" = "--server" ] && [ -n "${2:-}" ]; then
 fi
 server=$(examples/redis-server.sh)
 
+# Quiet, so the demo's output stays the demo's; said first, so a first build is not a hang.
+echo "building dlock (the first build takes a few minutes)"
 cargo build --quiet --locked
 dlock=$PWD/target/debug/dlock
 
@@ -58,7 +60,7 @@ wait $!
 echo "exit status: $?"
 set -e
 
-step "5. what the server remembers: holders, failure rate, hold times, recommended TTL"
+step "5. what the server remembers: each lock's state, holder, TTL, fence, last runs and last success (--wide adds failure rate, hold times, recommended TTL)"
 "$dlock" status
 
 step "6. what happened, run by run: the run log of one key (dlock history; the board serves it too)"

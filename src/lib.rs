@@ -90,46 +90,34 @@ fn completions(shell: clap_complete::Shell) -> Exit {
 }
 
 /// Help and version go to stdout as usual; usage errors become one line on stderr, exit 2.
-fn clap_failure(e: &clap::Error) -> Exit {
+fn clap_failure(refused: &cli::refused::Refused) -> Exit {
     use clap::error::ErrorKind;
-    match e.kind() {
+    match refused.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
-            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            let _ = refused.error.print();
+            if refused.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 Exit::Usage
             } else {
                 Exit::Child(0)
             }
         }
         _ => {
-            error!("usage"; "{}", clap_message(&e.render().to_string()));
+            error!("usage"; "{refused}");
             Exit::Usage
         }
     }
-}
-
-/// clap's multi-line message as one line: drop the usage block and the "try --help" footer.
-fn clap_message(rendered: &str) -> String {
-    let mut parts = Vec::new();
-    for line in rendered.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with("Usage:") || line.starts_with("For more information")
-        {
-            continue;
-        }
-        parts.push(line.strip_prefix("error: ").unwrap_or(line).to_string());
-    }
-    let mut msg = parts.join(" ");
-    msg.push_str(" (see dlock --help)");
-    msg
 }
 
 /// What `cargo bench` (benches/hot.rs) and the generated-docs test reach from outside; nothing
 /// else is public, so the compiler flags dead code.
 #[doc(hidden)]
 pub mod api {
+    /// The clap definition, for the tests that walk it (every duration option, every option
+    /// and variable named in the docs).
+    #[cfg(feature = "test-support")]
+    pub use crate::cli::args::command;
     pub use crate::cli::docs::{SHELLS, completions, man_page};
     pub use crate::core::backoff::Backoff;
     pub use crate::core::stats::bucket_field;

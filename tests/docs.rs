@@ -1,5 +1,7 @@
-//! The committed man page and completions are exactly what the clap definition generates, and
-//! the README's exit-code table is the one `dlock --help` and the man page are rendered from.
+//! The committed man page and completions are exactly what the clap definition generates, the
+//! README's exit-code table is the one `dlock --help` and the man page are rendered from, and
+//! every option, variable and command the clap definition, the code and a real job know of is
+//! named in the man page and the README.
 //! Regenerate with: DLOCK_UPDATE_DOCS=1 cargo test --test integration docs
 
 use std::path::Path;
@@ -54,5 +56,228 @@ fn readme_exit_table_is_the_one_in_the_code() {
     assert!(
         readme[start..end] == table,
         "README.md's exit-status table differs from src/exit.rs TABLE: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration docs` and commit the result"
+    );
+}
+
+/// The man page as text: roff's `\-` read as `-`.
+fn man() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("man/dlock.1");
+    std::fs::read_to_string(path).unwrap().replace("\\-", "-")
+}
+
+fn readme() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The man page's section `name`, up to the next `.SH`.
+fn man_section<'m>(man: &'m str, name: &str) -> &'m str {
+    let start = [format!(".SH {name}\n"), format!(".SH \"{name}\"\n")]
+        .iter()
+        .find_map(|h| man.find(h.as_str()).map(|i| i + h.len()))
+        .unwrap_or_else(|| panic!("the man page has no {name} section"));
+    let end = man[start..].find("\n.SH ").map_or(man.len(), |i| start + i);
+    &man[start..end]
+}
+
+/// The README's section that starts with the line `heading`, up to the next heading of its
+/// level or above.
+fn readme_section<'r>(readme: &'r str, heading: &str) -> &'r str {
+    let start = readme
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("README has no {heading:?}"))
+        + heading.len()
+        + 2;
+    let level = heading.split(' ').next().unwrap_or("#").len();
+    let end = readme[start..]
+        .match_indices("\n#")
+        .map(|(i, _)| start + i)
+        .find(|&i| {
+            readme[i + 1..]
+                .split(' ')
+                .next()
+                .is_some_and(|h| h.len() <= level)
+        })
+        .unwrap_or(readme.len());
+    &readme[start..end]
+}
+
+/// The bullet of the README's options summary that starts with `start`, up to the next one.
+fn bullet<'o>(options: &'o str, start: &str) -> &'o str {
+    let from = options
+        .find(&format!("\n- {start}"))
+        .unwrap_or_else(|| panic!("README's ## Options has no bullet \"- {start}\""));
+    let rest = &options[from + 1..];
+    let end = [rest.find("\n- "), rest.find("\n\n")]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// `text` names `word` whole: `--max` is not named by `--max-age`, nor DLOCK_LOG by DLOCK_LOG_FORMAT.
+fn names(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(i, _)| {
+        !text[i + word.len()..]
+            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    })
+}
+
+/// Every option (long flag) of every command and every variable it is read from, walked from
+/// the clap definition, is in the man page (a variable in its ENVIRONMENT) and in the README's
+/// options summary: in its command's bullet there, or, for an option of every command, in
+/// theirs. An option hidden from --help (--log-level) needs only its variable.
+#[test]
+fn every_option_and_its_variable_are_in_the_man_page_and_the_readme_options() {
+    let (man, readme) = (man(), readme());
+    let environment = man_section(&man, "ENVIRONMENT");
+    let summary = readme_section(&readme, "## Options");
+    let top = dlock::api::command();
+    let every: Vec<&str> = top.get_arguments().map(|a| a.get_id().as_str()).collect();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for sub in top.get_subcommands() {
+        let mut sub = sub.clone();
+        sub.build();
+        let name = sub.get_name();
+        for arg in sub.get_arguments() {
+            if ["help", "version"].contains(&arg.get_id().as_str()) {
+                continue;
+            }
+            let options = || {
+                if every.contains(&arg.get_id().as_str()) {
+                    bullet(summary, "**Options of every command**")
+                } else {
+                    bullet(summary, &format!("**`{name}"))
+                }
+            };
+            if let Some(long) = arg.get_long().filter(|_| !arg.is_hide_set()) {
+                let long = format!("--{long}");
+                if !names(&man, &long) {
+                    missing.push(format!("{name} {long}: not in the man page"));
+                }
+                if !names(options(), &long) {
+                    missing.push(format!(
+                        "{name} {long}: not in its bullet of README's ## Options"
+                    ));
+                }
+                checked += 1;
+            }
+            if let Some(var) = arg.get_env().and_then(|v| v.to_str()) {
+                if !names(environment, var) {
+                    missing.push(format!("{name} {var}: not in the man page's ENVIRONMENT"));
+                }
+                if !names(options(), var) {
+                    missing.push(format!(
+                        "{name} {var}: not in its bullet of README's ## Options"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} options seen");
+    assert!(missing.is_empty(), "{missing:#?}");
+}
+
+/// The man page's EXIT STATUS says how each command exits, not only `run`.
+#[test]
+fn the_man_pages_exit_status_covers_every_command() {
+    let man = man();
+    let exit = man_section(&man, "EXIT STATUS");
+    for sub in dlock::api::command().get_subcommands() {
+        let name = format!("dlock {}", sub.get_name());
+        assert!(names(exit, &name), "EXIT STATUS lacks {name}:\n{exit}");
+    }
+}
+
+/// Every variable dlock sets for the job, as a real job sees it, is in the man page's
+/// ENVIRONMENT and in the README's table of them.
+#[test]
+fn every_variable_the_job_sees_is_in_the_man_page_and_the_readme() {
+    let (man, readme) = (man(), readme());
+    let environment = man_section(&man, "ENVIRONMENT");
+    let table = readme_section(&readme, "### The job's environment");
+    let r = crate::support::RedisServer::start();
+    // --url, not DLOCK_URL: every DLOCK_ variable the job sees is then one dlock set.
+    let out = crate::support::Dlock::bare()
+        .args(["-q", "--url", &r.url(), "run", "--key", "env", "--", "env"])
+        .run();
+    out.code(0);
+    let set: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .filter(|k| k.starts_with("DLOCK_"))
+        .collect();
+    assert!(set.len() >= 7, "{}", out.stdout);
+    for var in set {
+        assert!(
+            names(environment, var),
+            "the man page's ENVIRONMENT lacks {var}"
+        );
+        assert!(
+            names(table, &format!("`{var}`")),
+            "README's job environment lacks {var}"
+        );
+    }
+}
+
+/// Every variable the code reads by name (`env::var("…")`, `env::var_os("…")`, outside the
+/// clap definition: REDISCLI_AUTH, PATH, …) is in the man page's ENVIRONMENT.
+#[test]
+fn every_variable_the_code_reads_is_in_the_man_page() {
+    fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let man = man();
+    let environment = man_section(&man, "ENVIRONMENT");
+    let mut files = Vec::new();
+    sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut read = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for call in ["env::var(\"", "env::var_os(\""] {
+            for (i, _) in text.match_indices(call) {
+                let rest = &text[i + call.len()..];
+                let name = &rest[..rest.find('"').unwrap()];
+                read.push((name.to_string(), file.display().to_string()));
+            }
+        }
+    }
+    assert!(read.iter().any(|(n, _)| n == "REDISCLI_AUTH"), "{read:?}");
+    for (name, file) in read {
+        assert!(
+            names(environment, &name),
+            "{file} reads {name}, which the man page's ENVIRONMENT does not name"
+        );
+    }
+}
+
+/// The demo builds dlock quietly: it says so first, or a first build looks like a hang.
+#[test]
+fn the_demo_says_it_is_building_before_its_quiet_build() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.sh");
+    let demo = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = demo.lines().map(str::trim).collect();
+    let build = lines
+        .iter()
+        .position(|l| l.starts_with("cargo build") && l.contains("--quiet"))
+        .expect("the demo builds dlock with cargo build --quiet");
+    assert!(
+        lines[..build].iter().any(|l| l.starts_with("echo")
+            && l.contains("building dlock (the first build takes a few minutes)")),
+        "nothing said before `{}`",
+        lines[build]
     );
 }

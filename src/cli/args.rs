@@ -93,7 +93,8 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Business key with its dimension, e.g. reconcile:2026-11-30 (no whitespace, ≤ 512 bytes)
+    /// Business key with its dimension, e.g. reconcile:2026-11-30: no whitespace, at most 512
+    /// bytes counting the --prefix, braces only as a Redis Cluster hash tag ({name})
     #[arg(long, value_name = "KEY")]
     pub key: String,
 
@@ -302,8 +303,8 @@ pub struct ReleaseArgs {
     #[arg(value_name = "KEY")]
     pub key: String,
 
-    /// Delete the lock whoever holds it, and print whose it was
-    #[arg(long, conflicts_with = "token", required_unless_present = "token")]
+    /// Delete the lock whoever holds it, and print whose it was (this or --token is required)
+    #[arg(long, conflicts_with = "token")]
     pub force: bool,
 
     /// Delete the lock only if this token (the holder's DLOCK_TOKEN) holds it; for a

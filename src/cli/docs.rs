@@ -52,18 +52,92 @@ fn man_extra() -> String {
 }
 
 const MAN_EXTRA: &str = r#".PP
-\fBdlock release\fR exits 0 when it released the lock, 1 when nothing was released (not held, or held by another token), 2 on usage errors and 69 when Redis is unavailable. \fBdlock status\fR exits 0, 2 or 69.
+The codes above are \fBdlock run\fR's. The other commands exit:
+.TP
+\fBdlock status\fR
+0 printed (also with no locks, and with keys under the prefix that are not locks, each named on stderr); 2 usage, or \-\-output cannot be written; 69 Redis unavailable; 70 stdout closed early.
+.TP
+\fBdlock check\fR
+0 every KEY passes its rules; 1 at least one fails (one line per KEY on stdout either way); 2 usage (no rule, \-\-max\-failures 0); 69 Redis unavailable.
+.TP
+\fBdlock history\fR
+0 printed (also for a key with no run log); 1 \-\-run names no run, several, or one without kept output; 2 usage; 69 Redis unavailable; 70 stdout closed early.
+.TP
+\fBdlock release\fR
+0 released; 1 nothing released (not held, or held by another token); 2 usage; 69 Redis unavailable.
+.TP
+\fBdlock exporter\fR
+0 stopped by SIGTERM or SIGINT; 2 usage (a bad or busy \-\-listen address); 70 internal. Redis being down is no exit: /metrics answers dlock_up 0 and the board says why.
+.TP
+\fBdlock completions\fR
+0 printed; 2 usage (an unknown shell).
 .SH ENVIRONMENT
-The job sees DLOCK_KEY (full lock key), DLOCK_TOKEN (this acquisition's token), DLOCK_FENCE (fencing token, strictly increasing per key), DLOCK_TTL_MS and DLOCK_DEADLINE_MS (Unix ms by which dlock will have stopped the job if renewals run out).
+Each option of every command may come from a variable; the command line wins.
+.TP
+\fBDLOCK_URL\fR
+\-\-url (default redis://127.0.0.1:6379)
+.TP
+\fBDLOCK_PASSWORD_FILE\fR
+\-\-password\-file
+.TP
+\fBREDISCLI_AUTH\fR
+the Redis password when neither \-\-password\-file nor the URL gives one (as redis\-cli reads it)
+.TP
+\fBDLOCK_TLS_CA\fR, \fBDLOCK_TLS_CERT\fR, \fBDLOCK_TLS_KEY\fR
+\-\-tls\-ca, \-\-tls\-cert, \-\-tls\-key
+.TP
+\fBDLOCK_TLS_INSECURE\fR
+\-\-tls\-insecure: true or false
+.TP
+\fBDLOCK_PREFIX\fR
+\-\-prefix (default dlock:)
+.TP
+\fBDLOCK_CONNECT_TIMEOUT\fR, \fBDLOCK_IO_TIMEOUT\fR
+\-\-connect\-timeout, \-\-io\-timeout (default 2s each)
+.TP
+\fBDLOCK_LOG_FORMAT\fR
+\-\-log\-format: text or json
+.TP
+\fBDLOCK_LOG\fR
+the log level when neither \-v nor \-q is given: error, warn, info (default) or debug
+.TP
+\fBPATH\fR
+where \fBdlock run\fR looks for a COMMAND without a slash
+.TP
+\fBTZ\fR
+the time zone of \fBdlock history\fR's ENDED column (else the system's)
 .PP
-dlock reads DLOCK_URL, DLOCK_PASSWORD_FILE, REDISCLI_AUTH, DLOCK_PREFIX, DLOCK_CONNECT_TIMEOUT, DLOCK_IO_TIMEOUT, DLOCK_LOG_FORMAT (text, json) and DLOCK_LOG (error, warn, info, debug).
+\fBdlock run\fR gives the job its own environment (DLOCK_URL and REDISCLI_AUTH included) and sets:
+.TP
+\fBDLOCK_KEY\fR
+the full lock key (prefix + KEY)
+.TP
+\fBDLOCK_TOKEN\fR
+this acquisition's token, the lock's value (what \fBdlock release \-\-token\fR takes)
+.TP
+\fBDLOCK_FENCE\fR
+fencing token: an integer that strictly increases with every acquisition of the key
+.TP
+\fBDLOCK_SLOT\fR
+the slot this run holds, 0 … N\-1 with \-\-limit N (0 for a plain lock)
+.TP
+\fBDLOCK_LIMIT\fR
+N of \-\-limit (1 for a plain lock)
+.TP
+\fBDLOCK_TTL_MS\fR
+the lease length in ms
+.TP
+\fBDLOCK_DEADLINE_MS\fR
+Unix time (ms) by which dlock will have stopped the job if no renewal is confirmed
 .SH EXAMPLES
 .nf
 # crontab: each tick runs once, on one host; the others skip quietly
 * * * * * dlock \-q run \-\-key remind \-\-ttl 2m \-\-wait 0 \-\-conflict\-exit\-code 0 \-\-hold\-at\-least 50s \-\- ./remind.sh
 
-# who holds what, and how each lock behaves (failure rate, hold times, recommended TTL)
+# who holds what: state, holder, TTL, fence, the last runs and the last success of each lock
 dlock status
+# and how each lock behaves: failure rate (BUSY%), hold times, compare failures, recommended TTL
+dlock status \-\-wide
 dlock status \-\-json reconcile
 
 # break a stuck lock (its holder stops its job at the next renewal)

@@ -66,10 +66,12 @@ Examples:
   dlock status reconcile --json     # one key, for scripts
   dlock -q status --format prometheus --output /var/lib/node_exporter/dlock.prom   # textfile collector
 
-The table fits 100 columns; --wide adds every metric. Columns: BUSY% = runs that found the
+The table fits 100 columns (a key over 30 characters is shortened in the middle with …);
+--wide adds every metric and shows keys whole. Columns: BUSY% = runs that found the
 lock busy for their whole --wait (not failed jobs: RECENT and LAST show those); P50/P99 = hold time;
 CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99;
-RECENT = the last 10 runs from the run log, oldest left: ✓ ok, ✗ any other end.
+RECENT = the run log's last runs (up to 10, no more than --history keeps), oldest left:
+✓ ok, ✗ any other end.
 Exit status: 0, or 2 usage, 69 Redis unavailable.";
 
 pub const RELEASE_HELP: &str = "\

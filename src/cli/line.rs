@@ -5,10 +5,12 @@
 use std::ffi::OsString;
 
 use super::args::{Cli, with_clap};
+use super::refused::Refused;
 use super::{argv, fast};
 
-/// Parse arguments (including the program name).
-pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+/// Parse arguments (including the program name). A refused line carries clap's error and
+/// the line, to say it in one line.
+pub fn parse<I, T>(args: I) -> Result<Cli, Refused>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -18,5 +20,5 @@ where
     if named && let Some(cli) = fast::run_line(&args, |var| std::env::var_os(var)) {
         return Ok(cli);
     }
-    with_clap(args, named)
+    with_clap(args.clone(), named).map_err(|e| Refused::new(e, args, named))
 }

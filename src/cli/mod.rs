@@ -3,7 +3,7 @@
 //! options moved behind the command's name; `fast`: the everyday `run` line read without clap,
 //! into the same value), the checked configuration built from it
 //! (`config`: one value per subcommand), and the man page and completions generated from them
-//! (`docs`). The exit-code table they render is the crate's own (`crate::exit`).
+//! (`docs`), and the one line a refused line gets (`refused`). The exit-code table they render is the crate's own (`crate::exit`).
 
 pub(crate) mod args;
 mod argv;
@@ -13,4 +13,5 @@ mod fast;
 mod global;
 mod help;
 pub(crate) mod line;
+pub(crate) mod refused;
 mod values;

@@ -34,9 +34,21 @@ pub enum Renewals {
     Unlimited,
 }
 
+/// How a duration is written, said after every duration that does not parse.
+const DURATION_FORMS: &str = "(a duration looks like 500ms, 30s, 1m30s)";
+
+/// A duration option's value. `--ttl=-1s` reaches this as it is; `--ttl -1s`, which clap
+/// refuses (a word starting with '-' is an option to it), `refused` reads again as `--ttl=-1s`.
 pub(super) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s.trim())
-        .map_err(|e| format!("{e} (a duration looks like 500ms, 30s, 1m30s)"))?;
+    let s = s.trim();
+    if s.strip_prefix('-')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+    {
+        return Err(format!(
+            "durations cannot be negative; give 0 or more {DURATION_FORMS}"
+        ));
+    }
+    let d = humantime::parse_duration(s).map_err(|e| format!("{e} {DURATION_FORMS}"))?;
     if d > MAX_DURATION {
         return Err("longer than a year; use a shorter duration".into());
     }
@@ -89,6 +101,13 @@ mod tests {
         assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert!(parse_duration("ten").is_err());
         assert!(parse_duration("400d").is_err());
+        for negative in ["-1s", "-1", "-0.5s", " -30s"] {
+            let e = parse_duration(negative).err().unwrap_or_default();
+            assert!(
+                e.starts_with("durations cannot be negative"),
+                "{negative}: {e}"
+            );
+        }
         assert_eq!(parse_renewals("unlimited"), Ok(Renewals::Unlimited));
         assert_eq!(parse_renewals("0"), Ok(Renewals::Capped(0)));
         assert!(parse_renewals("-1").is_err());

@@ -76,7 +76,8 @@ pub struct KeyStatus {
     pub last_success_duration_ms: Option<i64>,
     /// Runs since the last success that did not end ok (None: never recorded).
     pub consecutive_failures: Option<i64>,
-    /// The run log's newest entries (at most `RECENT`), newest first.
+    /// The run log's newest entries (at most `RECENT`, and no more than the log keeps), newest
+    /// first.
     pub recent: Vec<RunEntry>,
     /// Companions that could not be read (their part is left empty), each with its line.
     pub problems: Vec<(Part, String)>,
@@ -315,8 +316,14 @@ pub fn parse(
         last_success_duration_ms: get(&stats, "last_success_duration_ms")
             .and_then(|v| v.parse().ok()),
         consecutive_failures: get(&stats, "consecutive_failures").and_then(|v| v.parse().ok()),
+        // The stats hash keeps ten whatever --history is; no more than the log keeps, so that
+        // RECENT and `dlock history` tell of the same runs under `--history 3`.
         recent: match log {
-            Some(_) => get(&stats, "recent").map_or_else(Vec::new, runs::short),
+            Some(kept) => {
+                let mut recent = get(&stats, "recent").map_or_else(Vec::new, runs::short);
+                recent.truncate(usize::try_from(kept).unwrap_or(0));
+                recent
+            }
             None => Vec::new(),
         },
         limit: if limit > 1 {

@@ -82,9 +82,22 @@ impl Target {
                 let Some(parsed) = redis::parse_redis_url(url) else {
                     return Err(bad("not a valid URL"));
                 };
+                let unix = parsed.scheme().ends_with("unix");
                 let has_host = parsed.host_str().is_some_and(|h| !h.is_empty());
-                if !parsed.scheme().ends_with("unix") && !has_host {
+                if !unix && !has_host {
                     return Err(bad("missing host"));
+                }
+                // The redis crate says only "invalid client config" about it.
+                let db = if unix {
+                    parsed
+                        .query_pairs()
+                        .find(|(k, _)| k == "db")
+                        .map(|(_, v)| v.into_owned())
+                } else {
+                    Some(parsed.path().trim_matches('/').to_string()).filter(|p| !p.is_empty())
+                };
+                if db.is_some_and(|db| db.parse::<i64>().is_err()) {
+                    return Err(not_a_db(&redacted));
                 }
                 let info = url
                     .into_connection_info()
@@ -130,9 +143,7 @@ impl Target {
                     }
                 };
                 if let Some(db) = segs.next() {
-                    let db: i64 = db
-                        .parse()
-                        .map_err(|_| bad("the database must be a number"))?;
+                    let db: i64 = db.parse().map_err(|_| not_a_db(&redacted))?;
                     if !sentinel && db != 0 {
                         return Err(bad("Redis Cluster has only database 0"));
                     }
@@ -206,6 +217,13 @@ impl Target {
     pub(super) fn is_sentinel_or_cluster(&self) -> bool {
         !matches!(self.mode, Mode::Direct(_))
     }
+}
+
+/// The database part of the URL (`/db`, `?db=N`) is not a number.
+fn not_a_db(redacted: &str) -> String {
+    format!(
+        "--url {redacted}: the database in the URL must be a number, as in redis://host:6379/2 (redis+unix:///path/to/sock?db=2)"
+    )
 }
 
 /// `[auth@]hosts[/path]` of a multi-host URL.
@@ -323,6 +341,19 @@ mod tests {
         ] {
             let e = parse(bad).err().unwrap_or_default();
             assert!(e.starts_with("--url"), "{bad}: {e}");
+        }
+        for bad in [
+            "redis://h/abc",
+            "rediss://:pw@h:6380/1x",
+            "redis+unix:///tmp/r.sock?db=two",
+            "redis+sentinel://s1/mymaster/abc",
+        ] {
+            let e = parse(bad).err().unwrap_or_default();
+            assert!(
+                e.contains(": the database in the URL must be a number, as in")
+                    && !e.contains("pw"),
+                "{bad}: {e}"
+            );
         }
         let e = parse("redis://:sekrit@h:notaport")
             .err()

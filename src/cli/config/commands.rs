@@ -190,10 +190,17 @@ pub(super) fn exporter(g: &Global, a: &ExporterArgs) -> Result<ExporterConfig, U
 }
 
 pub(super) fn release(g: &Global, a: &ReleaseArgs) -> Result<ReleaseConfig, UsageError> {
+    let key = full_key(g, &a.key)?;
+    if !a.force && a.token.is_none() {
+        usage!(
+            "release needs --force (break the lock whoever holds it) or --token TOKEN (only if that acquisition still holds it), e.g. dlock release {} --force",
+            a.key
+        );
+    }
     Ok(ReleaseConfig {
         server: g.server.clone(),
-        key: full_key(g, &a.key)?,
-        // --force is the absence of a token; clap makes sure one of the two was given.
+        key,
+        // --force is the absence of a token; one of the two was given (above).
         token: a.token.clone().filter(|_| !a.force),
         slot: a.slot,
     })

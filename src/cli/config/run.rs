@@ -58,6 +58,11 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         &r.key,
         "name the job and its dimension, e.g. --key reconcile:daily",
     )?;
+    if let Some(problem) = unpaired_brace(&key) {
+        usage!(
+            "--key {key}: {problem}; braces only mark a Redis Cluster hash tag: pair them as in reports:{{eu}}:daily, or leave them out"
+        );
+    }
     if r.ttl < MIN_TTL {
         usage!(
             "--ttl {} is below the 100ms minimum; use at least 100ms (rule of thumb: 3 × the job's p99 run time)",
@@ -198,6 +203,24 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         log_command,
         command_line,
     })
+}
+
+/// What is wrong with the braces of a lock key that `run` would create: each `{` must be closed
+/// by a `}` before the next `{`. Such a key would work (its companions hash with it), but the
+/// README promises braces only as a hash tag, and `a{b` is a typo far more often than a name.
+/// Only `run` refuses it: `status`, `release`, `history` and `check` still reach a lock an older
+/// dlock made with one.
+fn unpaired_brace(key: &str) -> Option<&'static str> {
+    let mut open = false;
+    for c in key.chars() {
+        match (c, open) {
+            ('{', true) => return Some("a '{' inside a '{…}'"),
+            ('}', false) => return Some("a '}' that closes no '{'"),
+            ('{', false) | ('}', true) => open = !open,
+            _ => {}
+        }
+    }
+    open.then_some("a '{' that no '}' closes")
 }
 
 /// Longest command line stored in the holder metadata.

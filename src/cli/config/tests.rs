@@ -238,6 +238,26 @@ fn keys_are_checked_with_their_prefix() {
     );
     let e = err(&["--key", "a}b", "--", "true"]);
     assert!(e.contains("outside a Redis Cluster hash tag"), "{e}");
+    for (key, problem) in [
+        ("a{b", "a '{' that no '}' closes"),
+        ("{a", "a '{' that no '}' closes"),
+        ("{a}b}", "a '}' that closes no '{'"),
+        ("{{a}}", "a '{' inside a '{…}'"),
+        ("{a}{b", "a '{' that no '}' closes"),
+    ] {
+        let e = err(&["--key", key, "--", "true"]);
+        assert!(
+            e.starts_with(&format!("--key dlock:{key}: {problem}; braces only mark")),
+            "{key}: {e}"
+        );
+    }
+    for key in ["{billing}:daily", "x:{eu}:y", "{a}{b}"] {
+        let c = run_cfg(&["--key", key, "--", "true"]).unwrap_or_else(|e| panic!("{key}: {e}"));
+        assert_eq!(c.key, format!("dlock:{key}"));
+    }
+    // Only `run` makes locks: the others still reach one an older dlock named so.
+    let release = checked("release", &["a{b", "--force"]);
+    assert!(release.is_ok(), "{release:?}");
 }
 
 /// `dlock check <args>` → the check config, or the usage error's text.

@@ -1,7 +1,8 @@
 //! `dlock status`' table: narrow enough for a 100-column terminal by default (state, holder,
 //! TTL, fence, the last runs, last success), every metric with `--wide`. Fixed column widths
-//! (only KEY takes the longest key's width, and is never cut), so rows can be written as they
-//! are read.
+//! (KEY takes the longest key's width, at most `NARROW_KEY` by default, where a longer key is
+//! shortened in the middle; `--wide` and `--json` show it whole), so rows can be written as
+//! they are read.
 
 use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
@@ -17,6 +18,10 @@ const NARROW: &[(&str, usize)] = &[
     ("RECENT", 10),
     ("LAST-OK", 8),
 ];
+
+/// Widest KEY of the default table: with the other columns and their two-space gaps (69
+/// columns) a line stays within 100 columns whatever the keys.
+const NARROW_KEY: usize = 30;
 
 const WIDE: &[(&str, usize)] = &[
     ("KEY", 0),
@@ -66,10 +71,15 @@ pub struct Table {
 }
 
 impl Table {
+    /// `key_width`: the longest key's, in characters.
     pub fn new(wide: bool, key_width: usize) -> Table {
         Table {
             columns: if wide { WIDE } else { NARROW },
-            key_width: key_width.max(3),
+            key_width: if wide {
+                key_width.max(3)
+            } else {
+                key_width.clamp(3, NARROW_KEY)
+            },
         }
     }
 
@@ -165,7 +175,7 @@ impl Table {
             ]
         } else {
             vec![
-                r.key.clone(),
+                cut_middle(&r.key, self.key_width),
                 state,
                 holder,
                 ttl,
@@ -194,6 +204,22 @@ fn cut(s: &str, width: usize) -> String {
         return s.to_string();
     }
     s.chars().take(width - 1).chain(['…']).collect()
+}
+
+/// `s` within `width` characters, its middle replaced by `…`: a key's start (prefix, job) and
+/// its end (the dimension: a date, a shard) both tell keys apart.
+fn cut_middle(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width {
+        return s.to_string();
+    }
+    let tail = (width - 1) / 2;
+    let head = width - 1 - tail;
+    s.chars()
+        .take(head)
+        .chain(['…'])
+        .chain(s.chars().skip(n - tail))
+        .collect()
 }
 
 /// The last run as operators read it: `ok 3m ago`, `failed(3) 10s ago`.
@@ -276,7 +302,7 @@ mod tests {
     }
 
     #[test]
-    fn the_narrow_table_fits_100_columns_for_keys_up_to_30_characters_and_never_cuts_a_key() {
+    fn the_narrow_table_fits_100_columns_and_keeps_a_key_of_30_characters_whole() {
         let key = format!("dlock:{}", "k".repeat(24));
         assert_eq!(key.chars().count(), 30);
         let r = held(
@@ -300,6 +326,25 @@ mod tests {
         // --wide: every metric, BUSY% not FAIL%.
         let wide = render(&[held(&key, "job")], 0, "dlock:", true);
         assert!(wide.starts_with("KEY") && wide.contains("BUSY%") && !wide.contains("FAIL%"));
+    }
+
+    #[test]
+    fn a_longer_key_is_shortened_in_the_middle_to_keep_100_columns_but_not_with_wide() {
+        let key = format!("dlock:{}:2026-11-30", "k".repeat(100));
+        let out = render(&[held(&key, "job")], 0, "dlock:", false);
+        for line in out.lines() {
+            assert!(line.chars().count() <= 100, "{line}");
+        }
+        let row = out.lines().nth(1).unwrap_or_default();
+        assert!(
+            row.starts_with("dlock:kkkkkkkkk…kkk:2026-11-30  held"),
+            "{row}"
+        );
+        let wide = render(&[held(&key, "job")], 0, "dlock:", true);
+        assert!(wide.lines().nth(1).unwrap_or_default().starts_with(&key));
+        assert_eq!(cut_middle("abcdef", 6), "abcdef");
+        assert_eq!(cut_middle("abcdefg", 6), "abc…fg");
+        assert_eq!(cut_middle("abcdefg", 5), "ab…fg");
     }
 
     #[test]
