@@ -24,6 +24,7 @@ use cli::config::{self, Command};
 use cli::{docs, line};
 use cmd::{check, exporter, history, release, run, status};
 use exit::Exit;
+use log::{error, warn};
 
 /// The process entry: set up what dlock needs, run, flush stdout; the exit status.
 pub fn entry() -> u8 {

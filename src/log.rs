@@ -129,7 +129,6 @@ pub fn emit(level: Level, event: &str, fields: &[(&str, Value)], msg: std::fmt::
 
 /// `event; "format", args` or `event, name = value, ...; "format", args`. Neither the fields
 /// nor the arguments are evaluated when the level is off (`-q` runs format no durations).
-#[macro_export]
 macro_rules! log_at {
     ($level:expr, $event:literal $(, $k:ident = $v:expr)* ; $($t:tt)*) => {
         if $crate::log::enabled($level) {
@@ -142,22 +141,23 @@ macro_rules! log_at {
         }
     };
 }
-#[macro_export]
 macro_rules! error {
-    ($($t:tt)*) => { $crate::log_at!($crate::log::Level::Error, $($t)*) };
+    ($($t:tt)*) => { $crate::log::log_at!($crate::log::Level::Error, $($t)*) };
 }
-#[macro_export]
-macro_rules! warn {
-    ($($t:tt)*) => { $crate::log_at!($crate::log::Level::Warn, $($t)*) };
+macro_rules! warning {
+    ($($t:tt)*) => { $crate::log::log_at!($crate::log::Level::Warn, $($t)*) };
 }
-#[macro_export]
 macro_rules! info {
-    ($($t:tt)*) => { $crate::log_at!($crate::log::Level::Info, $($t)*) };
+    ($($t:tt)*) => { $crate::log::log_at!($crate::log::Level::Info, $($t)*) };
 }
-#[macro_export]
 macro_rules! debug {
-    ($($t:tt)*) => { $crate::log_at!($crate::log::Level::Debug, $($t)*) };
+    ($($t:tt)*) => { $crate::log::log_at!($crate::log::Level::Debug, $($t)*) };
 }
+// Crate-private, as `usage!` is in cli/config: the log macros are no part of dlock's API, and
+// every layer imports them from here (`use crate::log::warn`), downhill.
+pub(crate) use {debug, error, info, log_at};
+// `warn` is also a built-in attribute: the macro is defined under another name.
+pub(crate) use warning as warn;
 
 /// A duration as operators read it, the one human format of logs and `status`: "350ms",
 /// "1.2s", "4m05s", "2h03m".
@@ -218,7 +218,7 @@ mod tests {
             evaluated.set(evaluated.get() + 1);
             1
         };
-        crate::debug!("test", n = count(); "{}", count());
+        crate::log::debug!("test", n = count(); "{}", count());
         assert_eq!(evaluated.get(), 0);
     }
 }

@@ -12,8 +12,8 @@ use std::time::Duration;
 use super::board::{self, Answer, Body};
 use crate::cli::config::ExporterConfig;
 use crate::exit::Exit;
+use crate::log::{error, info};
 use crate::sys::event::{self, Event};
-use crate::{error, info};
 
 /// Requests served at once: one slow board render or Redis read cannot hold up a scrape, and
 /// a burst cannot open more Redis connections than this.

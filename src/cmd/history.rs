@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 
 use crate::cli::config::{HistoryConfig, HistoryView};
 use crate::exit::Exit;
+use crate::log::{error, warn};
 use crate::log::{io_reason, secs_ms};
 use crate::store::conn::{Conn, Server};
 use crate::store::keys::Keys;
 use crate::store::runs::{self, PAGE, RunEntry};
 use crate::sys::host::local_stamp as when;
-use crate::{error, warn};
 
 /// `dlock history KEY [-n N] [--failed] [--json] | --run RUN`.
 pub fn history(cfg: &HistoryConfig) -> Exit {

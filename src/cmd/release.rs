@@ -8,12 +8,12 @@ use std::io::Write;
 use crate::cli::config::ReleaseConfig;
 use crate::exit::Exit;
 use crate::log::secs_ms;
+use crate::log::{error, info};
 use crate::store::conn::Conn;
 use crate::store::keys::Keys;
 use crate::store::lock::{self, BreakCall, Broken};
 use crate::store::state;
 use crate::sys::host::unix_ms;
-use crate::{error, info};
 
 /// `dlock release KEY --force [--slot I] | --token T`.
 pub fn release(cfg: &ReleaseConfig) -> Exit {

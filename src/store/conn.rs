@@ -10,8 +10,8 @@ use redis::{
 
 use super::fault::{Fault, classify, not_tls};
 use super::target::{Mode, Target, host_port};
-use crate::error;
 use crate::exit::Exit;
+use crate::log::error;
 use crate::sys::sock::{self, Peer, Socket};
 
 /// A connection's socket as far as the watchdog can poll it (`Conn::socket`).

@@ -11,7 +11,7 @@ use redis::{ErrorKind, RedisError, RedisResult, Value};
 use super::conn::{Conn, Server};
 use super::keys::{Keys, lock_of, scan_pattern};
 use super::state::{self, Found};
-use crate::warn;
+use crate::log::warn;
 
 /// Locks read per pipeline: large enough that the round trip is noise, small enough that one
 /// batch's replies stay a few MB.

@@ -9,7 +9,7 @@ use super::keys::{Keys, MAX_LIMIT, slot};
 use super::reply::{self, AboutKey};
 use super::runs::{self, RunEntry};
 use crate::core::stats::Stats;
-use crate::warn;
+use crate::log::warn;
 
 /// Who holds a lock, from the holder hash (only when it matches the lock's token).
 #[derive(Debug, Clone, Default)]

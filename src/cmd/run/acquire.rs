@@ -15,6 +15,7 @@ use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
 use crate::core::clock::{hard_stop, lease_end, server_expiry};
 use crate::exit::Exit;
+use crate::log::{debug, error, info, warn};
 use crate::log::{ms, secs};
 use crate::store::finish::Finish;
 use crate::store::keys::{Keys, new_token};
@@ -24,7 +25,6 @@ use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{clock_time, hostname, unix_ms};
 use crate::sys::signals;
-use crate::{debug, error, info, warn};
 
 struct Shell<'a> {
     cfg: &'a RunConfig,

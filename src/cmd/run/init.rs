@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use super::report::spawn_failed;
 use crate::core::stop::GROUP_POLL;
 use crate::exit::Exit;
+use crate::log::{error, warn};
 use crate::sys::event::{self, Event};
 use crate::sys::process;
-use crate::{error, warn};
 
 /// The first argument that makes dlock this init.
 pub const ARG: &str = "__contain-init";

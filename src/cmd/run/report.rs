@@ -8,10 +8,10 @@ use super::release::Released;
 use crate::cli::config::RunConfig;
 use crate::core::stop::Report;
 use crate::exit::Exit;
+use crate::log::{debug, error, info, warn};
 use crate::log::{ms, secs};
 use crate::sys::process::SpawnError;
 use crate::sys::signals;
-use crate::{debug, error, info, warn};
 
 /// `leftovers` lists the job's processes that are still running (asked only for that report).
 pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Vec<(i32, String)>) {

@@ -10,10 +10,10 @@ use super::held::Held;
 use super::watchdog::{Watchdog, watched};
 use crate::core::stop::{Action, Input, Stop};
 use crate::log::secs;
+use crate::log::{debug, error, warn};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::process::Child;
-use crate::{debug, error, warn};
 
 pub(super) struct Supervisor<'a> {
     held: &'a Arc<Held>,

@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use super::Note;
 use crate::cli::config::RunConfig;
+use crate::log::warn;
 use crate::store::keys::{Keys, companion};
 use crate::store::lock::WakeCall;
 use crate::store::session::Session;
 use crate::sys::event::Sender;
-use crate::warn;
 
 /// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
 /// one item, and Redis hands it to the longest-blocked waiter only, so a release wakes one

@@ -11,7 +11,7 @@ use super::Note;
 use super::held::Held;
 use crate::core::renew::{Action, Event, Renewal};
 use crate::core::stop::FIRST_LOOK;
-use crate::debug;
+use crate::log::debug;
 use crate::store::conn::Watched;
 use crate::store::lock::{Renew, RenewCall};
 use crate::store::session::Session;

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use crate::cli::args::StatusFormat;
 use crate::cli::config::StatusConfig;
-use crate::error;
 use crate::exit::Exit;
+use crate::log::error;
 use crate::store::reader;
 use crate::store::state::Found;
 use crate::sys::host::unix_ms;
