@@ -175,45 +175,4 @@ pub fn roff() -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_matches_spec() {
-        assert_eq!(Exit::Signal(15).code(), 143);
-        assert_eq!(Exit::Signal(9).code(), 137);
-        assert_eq!(Exit::Busy(0).code(), 0);
-        assert_eq!(Exit::Busy(75).code(), 75);
-        assert_eq!(Exit::Cap.code(), 124);
-        assert_eq!(Exit::Lost.code(), 125);
-        assert_eq!(Exit::Usage.code(), 2);
-        assert_eq!(Exit::Unavailable.code(), 69);
-    }
-
-    /// The table operators read names the codes `Exit::code` returns, in order.
-    #[test]
-    fn the_written_table_matches_the_codes() {
-        let numbers: Vec<&str> = TABLE
-            .iter()
-            .flat_map(|r| r.code.split(" / "))
-            .filter(|c| c.starts_with(|c: char| c.is_ascii_digit()) && !c.contains('+'))
-            .collect();
-        let codes = [
-            Exit::USAGE,
-            Exit::UNAVAILABLE,
-            Exit::INTERNAL,
-            Exit::NO_CONTAIN,
-            Exit::BUSY_DEFAULT,
-            Exit::CAP,
-            Exit::LOST,
-            Exit::NOT_EXECUTABLE,
-            Exit::NOT_FOUND,
-        ]
-        .map(|c| c.to_string());
-        assert_eq!(numbers, codes);
-        assert_eq!(
-            summary(),
-            "Exit status: the job's own, or 2 usage, 69 Redis unavailable, 70 internal, 71 --contain refused, 75 busy, 124 renewal cap reached, 125 lease lost, 126 not executable, 127 not found, 128+N signal."
-        );
-    }
-}
+mod tests;

@@ -373,5 +373,4 @@ pub(super) fn with_clap(args: Vec<OsString>, named: bool) -> Result<Cli, clap::E
 }
 
 #[cfg(test)]
-#[path = "args_tests.rs"]
 mod tests;

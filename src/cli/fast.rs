@@ -11,7 +11,7 @@
 //! clap might read otherwise (one starting with `-`) or that does not parse, a line without
 //! `--` or without a job, a missing --key, -q with -v, and the rarer options (--password-file,
 //! TLS client certificates, --tls-insecure) from the line or the environment. A property test
-//! (`fast_tests.rs`) checks that on every line this reads, clap reads the same.
+//! (`fast/tests.rs`) checks that on every line this reads, clap reads the same.
 
 use std::ffi::OsString;
 
@@ -22,7 +22,7 @@ use super::values::*;
 
 /// The options of every command that may come from the environment, as clap reads them
 /// there (`env = …`): each counts as `--NAME VALUE` when the line does not have it. A test
-/// (`fast_tests.rs`) keeps this list equal to the clap definition's.
+/// (`fast/tests.rs`) keeps this list equal to the clap definition's.
 pub(super) const ENV: [(&str, &str); 11] = [
     ("DLOCK_URL", "url"),
     ("DLOCK_PASSWORD_FILE", "password-file"),
@@ -195,5 +195,4 @@ fn set(r: &mut RunArgs, name: &str, v: &str) -> Option<()> {
 }
 
 #[cfg(test)]
-#[path = "fast_tests.rs"]
 mod tests;

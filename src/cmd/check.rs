@@ -186,5 +186,4 @@ fn ms(d: Duration) -> i64 {
 }
 
 #[cfg(test)]
-#[path = "check_tests.rs"]
 mod tests;

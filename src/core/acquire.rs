@@ -410,5 +410,4 @@ impl Wait {
 }
 
 #[cfg(test)]
-#[path = "acquire_tests/mod.rs"]
 mod tests;

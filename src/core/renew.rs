@@ -245,5 +245,4 @@ impl Renewal {
 }
 
 #[cfg(test)]
-#[path = "renew_tests.rs"]
 mod tests;

@@ -353,5 +353,4 @@ impl Stop {
 }
 
 #[cfg(test)]
-#[path = "stop_tests/mod.rs"]
 mod tests;

@@ -280,5 +280,4 @@ impl Call for BreakCall<'_> {
 }
 
 #[cfg(test)]
-#[path = "lock_tests.rs"]
 mod tests;

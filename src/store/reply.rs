@@ -128,5 +128,4 @@ pub fn kind(v: &Value) -> &'static str {
 }
 
 #[cfg(test)]
-#[path = "reply_tests.rs"]
 mod tests;

@@ -395,5 +395,4 @@ unsafe fn fail(ctx: &mut ChildCtx) -> libc::c_int {
 }
 
 #[cfg(test)]
-#[path = "spawn_tests.rs"]
 mod tests;

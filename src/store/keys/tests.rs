@@ -1,0 +1,64 @@
+use super::*;
+
+#[test]
+fn companions_share_the_slot() {
+    assert_eq!(companion("dlock:job", "fence"), "{dlock:job}:fence");
+    assert_eq!(companion("dlock:{job}", "fence"), "dlock:{job}:fence");
+    assert_eq!(companion("dlock:a{b", "fence"), "{dlock:a{b}:fence");
+    // "{}" is not a hash tag, and wrapping would hash "dlock:{" instead: refused.
+    assert!(layout_problem("dlock:{}x").is_some());
+    assert!(layout_problem("dlock:{x}").is_none());
+}
+
+#[test]
+fn slot_zero_is_the_plain_lock_and_every_slot_shares_its_cluster_slot() {
+    let k = Keys::with_limit("dlock:job", 3);
+    assert_eq!(k.limit_n(), 3);
+    assert_eq!(k.slots[0].lock, "dlock:job");
+    assert_eq!(k.slots[0].holder, "{dlock:job}:holder");
+    assert_eq!(k.slots[2].lock, "{dlock:job}:slot:2");
+    assert_eq!(k.slots[2].holder, "{dlock:job}:holder:2");
+    assert_eq!(k.limit, "{dlock:job}:limit");
+    assert_eq!(Keys::new("dlock:job").limit_n(), 1);
+    assert_eq!(
+        Keys::with_limit("dlock:{a}", 2).slots[1].lock,
+        "dlock:{a}:slot:1"
+    );
+}
+
+#[test]
+fn companions_map_back_to_their_lock() {
+    assert_eq!(lock_of("dlock:job", "dlock:"), Some("dlock:job"));
+    assert_eq!(lock_of("{dlock:job}:fence", "dlock:"), Some("dlock:job"));
+    assert_eq!(lock_of("{dlock:job}:stats", "dlock:"), Some("dlock:job"));
+    assert_eq!(lock_of("dlock:{b}:holder", "dlock:"), Some("dlock:{b}"));
+    assert_eq!(lock_of("{dlock:job}:slot:2", "dlock:"), Some("dlock:job"));
+    assert_eq!(lock_of("dlock:{b}:holder:12", "dlock:"), Some("dlock:{b}"));
+    assert_eq!(lock_of("{dlock:job}:limit", "dlock:"), Some("dlock:job"));
+    assert_eq!(lock_of("{dlock:job}:runs", "dlock:"), Some("dlock:job"));
+    assert_eq!(lock_of("dlock:{b}:runs", "dlock:"), Some("dlock:{b}"));
+    assert_eq!(lock_of("{other:job}:fence", "dlock:"), None);
+    assert_eq!(lock_of("other:job", "dlock:"), None);
+    // Only a slot's or a slot holder's number is taken off.
+    assert_eq!(lock_of("{dlock:job}:fence:5", "dlock:"), None);
+    // A lock with a hash tag has `lock:suffix` companions, never `{lock}:suffix` ones.
+    assert_eq!(lock_of("{dlock:{b}}:fence", "dlock:"), None);
+    assert_eq!(
+        lock_of("dlock:job:fence", "dlock:"),
+        Some("dlock:job:fence")
+    );
+    assert_eq!(lock_of("{dlock:x}:released", "dlock:"), None);
+}
+
+#[test]
+fn glob_metacharacters_are_escaped() {
+    assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
+    assert_eq!(scan_pattern("a*"), "*a\\**");
+}
+
+#[test]
+fn tokens_are_unique_and_long() {
+    let (a, b) = (new_token(), new_token());
+    assert_ne!(a, b);
+    assert_eq!(a.len(), 32);
+}

@@ -1,0 +1,47 @@
+use super::*;
+use crate::store::target::{Target, TlsFiles};
+
+/// A session connects on its first call, and a failed connect leaves it unconnected (the
+/// waker's stop and the busy count send nothing then, rather than reconnect).
+/// A server nothing listens on (port 1: refused at once).
+fn nowhere() -> Server {
+    let target = Target::parse("redis://127.0.0.1:1", None, None, TlsFiles::default());
+    Server {
+        target: target.expect("a valid URL"),
+        connect_timeout: Duration::from_millis(200),
+        io_timeout: Duration::from_millis(200),
+    }
+}
+
+#[test]
+fn a_session_is_connected_only_after_a_call_got_through() {
+    let mut s = Session::new(&nowhere());
+    assert!(!s.is_connected());
+    let wait = s.wait_replicas(1, Duration::from_millis(1));
+    assert!(wait.is_err());
+    assert!(!s.is_connected());
+    assert_eq!(s.socket(), Watched::Never);
+}
+
+/// What a failure says about whether the command ran: only a server's refusal (an error
+/// code) or a command never sent rules it out.
+#[test]
+fn a_failure_may_have_run_unless_refused_or_never_sent() {
+    let s = Session::new(&nowhere());
+    let io = |kind| RedisError::from(std::io::Error::from(kind));
+    let refused = RedisError::from((
+        redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError),
+        "WRONGTYPE",
+    ));
+    let unreadable = RedisError::from((redis::ErrorKind::UnexpectedReturnType, "a map"));
+    for e in [
+        io(std::io::ErrorKind::TimedOut),
+        io(std::io::ErrorKind::ConnectionReset),
+        io(std::io::ErrorKind::UnexpectedEof),
+        unreadable,
+    ] {
+        assert!(s.failure(&e, true).maybe_executed, "{e}");
+        assert!(!s.failure(&e, false).maybe_executed, "{e}");
+    }
+    assert!(!s.failure(&refused, true).maybe_executed);
+}
