@@ -35,4 +35,7 @@ pub(crate) struct Failure {
     pub sent: bool,
     /// It may have run before its reply was lost (I/O error, timeout, dropped connection).
     pub maybe_executed: bool,
+    /// The server is down and says so at once (connection refused or reset), not silent: a
+    /// retry soon finds it back as soon as it is.
+    pub refused: bool,
 }

@@ -128,6 +128,7 @@ impl Session {
                 reason: why,
                 sent: true,
                 maybe_executed: false,
+                refused: false,
             }),
         }
     }
@@ -181,6 +182,7 @@ impl Session {
                 reason: "no connection".into(),
                 sent: false,
                 maybe_executed: false,
+                refused: false,
             });
         };
         match conn.set_timeouts(io).and_then(|()| f(conn)) {
@@ -214,8 +216,26 @@ impl Session {
             reason,
             sent,
             maybe_executed: sent && e.code().is_none(),
+            refused: refused(e),
         }
     }
+}
+
+/// Whether `e` says the server is down and says so at once: a connect refused (or a Unix
+/// socket gone), or a connection reset or aborted. Not a timeout: a silent network.
+fn refused(e: &RedisError) -> bool {
+    // redis-rs keeps the I/O error in an `Arc<dyn Error>` (`fault::tls_cause` opens it too).
+    type Shared = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+    let io = std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref::<Shared>())
+        .and_then(|s| s.downcast_ref::<std::io::Error>());
+    e.is_connection_refusal()
+        || io.is_some_and(|io| {
+            matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted
+            )
+        })
 }
 
 #[cfg(test)]

@@ -171,6 +171,7 @@ impl Shell<'_> {
                     ),
                     sent: true,
                     maybe_executed: true,
+                    refused: false,
                 })
             }
             Ok(Acquire::Acquired { fence, slot }) => {

@@ -144,13 +144,13 @@ fn renew_once(
     let sent = Instant::now();
     let answer = session
         .call_within(renew, Some(deadline))
-        .map_err(|f| f.reason)
+        .map_err(|f| (f.reason, f.refused))
         .and_then(|r| match (r, replicas) {
             // A renewal that only the master has would not survive a failover: the promoted
             // replica's copy runs out one TTL after the last one it got.
-            (Renew::Renewed, Some((n, timeout))) => {
-                confirm(session, n, timeout, deadline).map(|()| r)
-            }
+            (Renew::Renewed, Some((n, timeout))) => confirm(session, n, timeout, deadline)
+                .map(|()| r)
+                .map_err(|reason| (reason, false)),
             _ => Ok(r),
         });
     match answer {
@@ -158,7 +158,7 @@ fn renew_once(
         Ok(lost) => Event::Lost {
             taken_over: lost == Renew::TakenOver,
         },
-        Err(reason) => Event::Failed(reason),
+        Err((reason, refused)) => Event::Failed { reason, refused },
     }
 }
 

@@ -112,6 +112,7 @@ impl Sim {
                         reason,
                         sent,
                         maybe_executed,
+                        refused: !permanent,
                     })
                 };
                 let input = match answer {

@@ -121,7 +121,13 @@ fn a_failed_renewal_is_told_once_retried_at_once_then_paced() {
     r.on_timeout(t0 + MS(1000));
     actions(&mut r);
     let t = t0 + MS(1010);
-    r.handle(Event::Failed("connection lost".into()), t);
+    r.handle(
+        Event::Failed {
+            reason: "connection lost".into(),
+            refused: false,
+        },
+        t,
+    );
     assert_eq!(
         actions(&mut r),
         vec![Action::Tell(Tell::RenewTrouble("connection lost".into()))]
@@ -131,7 +137,13 @@ fn a_failed_renewal_is_told_once_retried_at_once_then_paced() {
     r.on_timeout(t);
     assert_eq!(actions(&mut r), renew_until(deadline));
     let t = t + MS(5);
-    r.handle(Event::Failed("connection refused".into()), t);
+    r.handle(
+        Event::Failed {
+            reason: "timed out".into(),
+            refused: false,
+        },
+        t,
+    );
     assert_eq!(actions(&mut r), vec![], "told once");
     assert_eq!(r.poll_timeout(), Some(t + MS(150)), "then TTL/20");
     r.on_timeout(t + MS(149));
@@ -144,7 +156,13 @@ fn a_failed_renewal_is_told_once_retried_at_once_then_paced() {
     actions(&mut r);
     r.on_timeout(sent + MS(1000));
     actions(&mut r);
-    r.handle(Event::Failed("timed out".into()), sent + MS(1100));
+    r.handle(
+        Event::Failed {
+            reason: "timed out".into(),
+            refused: false,
+        },
+        sent + MS(1100),
+    );
     assert_eq!(
         actions(&mut r),
         vec![Action::Tell(Tell::RenewTrouble("timed out".into()))]
@@ -157,12 +175,24 @@ fn no_renewal_goes_out_at_or_past_the_lease_end() {
     let mut r = Renewal::new(limits(Some(3)), t0, false, false, t0);
     let deadline = lease_end(t0, MS(3000));
     r.on_timeout(t0 + MS(1000));
-    r.handle(Event::Failed("timed out".into()), t0 + MS(1000));
+    r.handle(
+        Event::Failed {
+            reason: "timed out".into(),
+            refused: false,
+        },
+        t0 + MS(1000),
+    );
     r.on_timeout(t0 + MS(1000));
     actions(&mut r);
     // 100 ms before the end a retry would come 150 ms later: it comes at the end, and parks.
     let t = deadline - MS(100);
-    r.handle(Event::Failed("timed out".into()), t);
+    r.handle(
+        Event::Failed {
+            reason: "timed out".into(),
+            refused: false,
+        },
+        t,
+    );
     assert_eq!(r.poll_timeout(), Some(deadline));
     r.on_timeout(deadline);
     assert_eq!(
@@ -209,7 +239,13 @@ fn a_hang_up_between_renewals_renews_at_once() {
     r.handle(Event::HungUp, t0 + MS(300));
     assert_eq!(actions(&mut r), renew_until(lease_end(t0, MS(3000))));
     // While a renewal is out or a retry waits, a hang-up changes nothing: the retry reconnects.
-    r.handle(Event::Failed("connection lost".into()), t0 + MS(301));
+    r.handle(
+        Event::Failed {
+            reason: "connection lost".into(),
+            refused: false,
+        },
+        t0 + MS(301),
+    );
     actions(&mut r);
     r.handle(Event::HungUp, t0 + MS(301));
     assert_eq!(actions(&mut r), vec![]);
@@ -229,6 +265,8 @@ fn behind_sentinel_the_master_is_looked_for_every_200ms_between_renewals() {
     );
     let mut r = Renewal::new(limits(Some(3)), t0, true, false, t0);
     assert_eq!(r.poll_timeout(), Some(t0 + MS(200)));
+    r.on_timeout(t0 + MS(199));
+    assert_eq!(actions(&mut r), vec![], "not before its time");
     r.on_timeout(t0 + MS(200));
     assert_eq!(actions(&mut r), vec![Action::LookForMaster]);
     r.handle(Event::Looked { moved: false }, t0 + MS(210));
@@ -260,10 +298,77 @@ fn an_answer_nobody_asked_for_changes_nothing() {
     for e in [
         Event::Renewed { sent: t0 },
         Event::Lost { taken_over: true },
-        Event::Failed("x".into()),
+        Event::Failed {
+            reason: "x".into(),
+            refused: false,
+        },
     ] {
         r.handle(e, t0 + MS(10));
         assert_eq!(actions(&mut r), vec![]);
         assert_eq!(r.poll_timeout(), Some(t0 + MS(1000)));
     }
+}
+
+fn refused() -> Event {
+    Event::Failed {
+        reason: "connection refused".into(),
+        refused: true,
+    }
+}
+
+#[test]
+fn while_the_server_refuses_connections_the_retries_come_every_10ms() {
+    assert_eq!(REFUSED_PAUSE, MS(10));
+    let t0 = Instant::now();
+    let mut r = Renewal::new(limits(Some(3)), t0, false, false, t0);
+    let deadline = lease_end(t0, MS(3000));
+    r.on_timeout(t0 + MS(1000));
+    actions(&mut r);
+    // The server was killed: the renewal on the old connection finds it closed (not a
+    // refusal), the reconnect at once is refused, and from then on every 10 ms, not 150.
+    let t = t0 + MS(1000);
+    r.handle(
+        Event::Failed {
+            reason: "connection lost".into(),
+            refused: false,
+        },
+        t,
+    );
+    assert_eq!(r.poll_timeout(), Some(t));
+    r.on_timeout(t);
+    actions(&mut r);
+    r.handle(refused(), t + MS(1));
+    assert_eq!(r.poll_timeout(), Some(t + MS(11)));
+    // A try that times out (a silent network) goes back to TTL/20.
+    r.on_timeout(t + MS(11));
+    actions(&mut r);
+    r.handle(
+        Event::Failed {
+            reason: "timed out".into(),
+            refused: false,
+        },
+        t + MS(511),
+    );
+    assert_eq!(r.poll_timeout(), Some(t + MS(661)));
+    // Bounded: from the first refusal to the lease's end, at most one try per 10 ms, and no
+    // try at or after the end.
+    let mut now = t + MS(661);
+    let mut tries = 0;
+    while let Some(at) = r.poll_timeout() {
+        now = now.max(at);
+        r.on_timeout(now);
+        for a in actions(&mut r) {
+            if let Action::Renew { .. } = a {
+                tries += 1;
+                assert!(now < deadline);
+                r.handle(refused(), now);
+            }
+        }
+    }
+    let window = deadline - (t + MS(661));
+    assert!(
+        tries as u128 <= window.as_millis() / 10 + 1,
+        "{tries} tries"
+    );
+    assert!(tries >= 100, "{tries} tries in {window:?}");
 }

@@ -6,6 +6,7 @@ fn failure(permanent: bool) -> Failure {
         reason: "test".into(),
         sent: true,
         maybe_executed: !permanent,
+        refused: false,
     }
 }
 

@@ -45,3 +45,35 @@ fn a_failure_may_have_run_unless_refused_or_never_sent() {
     }
     assert!(!s.failure(&refused, true).maybe_executed);
 }
+
+/// Which failures say the server is down and says so at once (the renewal's fast pace): a
+/// refused connect (or a Unix socket gone) and a reset; never a timeout, a server's error
+/// reply, or an answer cut off.
+#[test]
+fn a_refused_or_reset_connection_is_told_apart_from_a_silent_one() {
+    let s = Session::new(&nowhere());
+    let io = |kind| RedisError::from(std::io::Error::from(kind));
+    use std::io::ErrorKind::*;
+    for kind in [
+        ConnectionRefused,
+        ConnectionReset,
+        ConnectionAborted,
+        NotFound,
+    ] {
+        assert!(s.failure(&io(kind), false).refused, "{kind:?}");
+    }
+    for kind in [TimedOut, WouldBlock, UnexpectedEof, BrokenPipe] {
+        assert!(!s.failure(&io(kind), true).refused, "{kind:?}");
+    }
+    let loading = RedisError::from((
+        redis::ErrorKind::Server(redis::ServerErrorKind::BusyLoading),
+        "LOADING",
+    ));
+    assert!(!s.failure(&loading, true).refused);
+    // A real connect to a port nobody listens on.
+    let mut real = Session::new(&nowhere());
+    match real.wait_replicas(1, Duration::from_millis(1)) {
+        Err(f) => assert!(f.refused && !f.sent, "{f:?}"),
+        Ok(n) => panic!("port 1 answered WAIT with {n}"),
+    }
+}
