@@ -364,13 +364,14 @@ fn in_terminal_cmd(
     r: &RedisServer,
     cmd: &str,
 ) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
-    let mut child = std::process::Command::new("script")
+    let mut script = std::process::Command::new("script");
+    script
         .args(["-qec", cmd, "/dev/null"])
         .env("DLOCK_URL", r.url())
         .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("script(1) from util-linux");
+        .stdout(std::process::Stdio::piped());
+    fresh_start(&mut script, true);
+    let mut child = script.spawn().expect("script(1) from util-linux");
     let rx = stdout_lines(&mut child);
     (child, rx)
 }

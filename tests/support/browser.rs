@@ -70,12 +70,13 @@ impl Browser {
     /// refused).
     pub fn start() -> Browser {
         let port = free_port();
-        let driver = Command::new("chromedriver")
+        let mut driver = Command::new("chromedriver");
+        driver
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start chromedriver");
+            .stderr(Stdio::null());
+        super::fresh_start(&mut driver, true);
+        let driver = driver.spawn().expect("start chromedriver");
         // chromedriver answers /status within a second or two; 20 s only guards a hang.
         let until = Instant::now() + Duration::from_secs(20);
         while request(port, "GET", "/status", None).is_err() {

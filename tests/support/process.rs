@@ -3,10 +3,88 @@
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::{HANDSHAKE, overlap};
+
+/// The signals a runner may pass down ignored or blocked (`nohup` ignores SIGHUP; a
+/// non-interactive shell's `cmd &` ignores SIGINT and SIGQUIT) and that the tests send or
+/// expect to work: a child of the suite starts with them at their defaults, as it would from a
+/// terminal, however the suite itself was started.
+const RESET: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// Start `cmd` the same way whoever runs the suite: `RESET`'s signals at their defaults and
+/// unblocked; with `die_with_test`, also killed (SIGKILL) when the thread that starts it ends
+/// (PR_SET_PDEATHSIG: the test's thread, for a child started by the test), so a failed,
+/// panicking or killed test leaves no process behind. A later `pre_exec` (`Dlock::ignoring`)
+/// still applies after this one.
+pub fn fresh_start(cmd: &mut Command, die_with_test: bool) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: only async-signal-safe calls (signal, sigemptyset, sigaddset, sigprocmask,
+    // prctl, getppid, _exit) in the forked child before exec, on locals.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in RESET {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::sigaddset(&mut set, sig);
+            }
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            if die_with_test {
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                // The suite died before the prctl: no death signal will come.
+                if libc::getppid() != parent {
+                    libc::_exit(127);
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The process groups of the processes below `pid` other than the suite's own: the job's
+/// group, which dlock made, and any its processes made.
+pub fn groups_below(pid: i32) -> Vec<i32> {
+    // SAFETY: getpgrp has no memory effects.
+    let own = unsafe { libc::getpgrp() };
+    let mut groups: Vec<i32> = descendants(pid)
+        .into_iter()
+        .filter_map(pgid)
+        .filter(|&g| g > 0 && g != own)
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    groups
+}
+
+/// The process group of `pid` (None when it is gone).
+fn pgid(pid: i32) -> Option<i32> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name: state, ppid, pgrp.
+    s.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
+}
+
+/// SIGKILL every process of each group (a group already gone is no error).
+pub fn kill_groups(groups: &[i32]) {
+    for &g in groups {
+        // SAFETY: plain kill(2) of a process group; g > 0 and not the suite's own.
+        unsafe { libc::kill(-g, libc::SIGKILL) };
+    }
+}
 
 pub fn signal(pid: i32, sig: i32) {
     // SAFETY: plain kill(2).
@@ -128,6 +206,7 @@ fn sigkill(child: &mut Child, jobs: Vec<i32>, seen_dead: &mut HashMap<i32, u64>)
 /// fails (a hang is a failure, not a stuck suite).
 #[track_caller]
 pub fn output_within(cmd: &mut Command, within: Duration) -> std::process::Output {
+    fresh_start(cmd, true);
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -251,8 +330,8 @@ pub fn sigterm_to_pid_1_watched(
     run: &[&str],
     watch: Option<(&super::RedisServer, &str)>,
 ) -> (String, String, Option<i32>) {
-    let mut child = Command::new("unshare")
-        .args(["--pid", "--fork", "--kill-child"])
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--pid", "--fork", "--kill-child"])
         .args(unshare)
         .arg(super::dlock_bin())
         .arg("run")
@@ -260,9 +339,9 @@ pub fn sigterm_to_pid_1_watched(
         .args(["--", "sh", "-c"])
         .arg("trap 'echo got-term; exit 7' TERM; echo \"ready $$\"; while :; do sleep 0.05; done")
         .env("DLOCK_URL", url)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stdout(Stdio::piped());
+    fresh_start(&mut cmd, true);
+    let mut child = cmd.spawn().unwrap();
     let rx = stdout_lines(&mut child);
     let next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
     let ready = next();
