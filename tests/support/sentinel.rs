@@ -85,13 +85,14 @@ impl Sentinel {
             } else {
                 redis_server_bin()
             };
-            let child = Command::new(bin)
-                .arg(&conf)
+            let mut cmd = Command::new(bin);
+            cmd.arg(&conf)
                 .arg("--sentinel")
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("redis-server --sentinel");
+                .stderr(Stdio::null());
+            // As the data nodes: it must not outlive a test killed outright.
+            super::fresh_start(&mut cmd, true);
+            let child = cmd.spawn().expect("redis-server --sentinel");
             let mut s = Sentinel {
                 child: Some(child),
                 dir,
