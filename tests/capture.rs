@@ -243,10 +243,9 @@ fn into_a_pipe_the_bytes_pass_in_the_kernel_and_the_kept_head_and_tail_are_the_s
         "\"$0\" -q run --key cap2 --capture 16KiB -- sh -c '{ALTERNATING}' 2>&1 | cat > {}",
         file.display()
     );
-    let mut sh = std::process::Command::new("sh");
+    let mut sh = test_command("sh");
     sh.args(["-c", &script, dlock_bin()])
         .env("DLOCK_URL", r.url());
-    fresh_start(&mut sh, true);
     let status = sh.status().unwrap();
     assert!(status.success());
     let merged: String = (0..100).map(|i| chunk(i).repeat(2)).collect();

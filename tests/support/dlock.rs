@@ -6,7 +6,7 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use super::{RedisServer, fresh_start, groups_below, kill_groups, signal};
+use super::{RedisServer, groups_below, kill_groups, signal, test_command};
 
 /// The mark .ci/run gives every process the suite starts (inherited from the runner), to find
 /// any left alive after it: kept, unlike the other DLOCK_ variables.
@@ -30,15 +30,14 @@ pub struct Dlock {
 
 impl Dlock {
     /// `dlock` with no server configured, started as from a terminal whatever the runner
-    /// ignores or blocks, and killed if the test's thread ends first (`fresh_start`).
+    /// ignores or blocks, and killed if the test's thread ends first (`test_command`).
     pub fn bare() -> Dlock {
-        let mut cmd = Command::new(dlock_bin());
+        let mut cmd = test_command(dlock_bin());
         for (k, _) in std::env::vars() {
             if (k.starts_with("DLOCK_") && k != RUN_MARK) || k == "REDISCLI_AUTH" {
                 cmd.env_remove(k);
             }
         }
-        fresh_start(&mut cmd, true);
         Dlock {
             cmd,
             shown: vec!["dlock".into()],
@@ -58,8 +57,8 @@ impl Dlock {
         self
     }
 
-    /// Start dlock with `sig` ignored, as `nohup` or a non-interactive shell's `&` would (this
-    /// runs after `fresh_start`'s reset).
+    /// Start dlock with `sig` ignored, as `nohup` or a non-interactive shell's `&` would (set
+    /// before `test_command`'s setpriv execs dlock, and kept by that exec).
     pub fn ignoring(mut self, sig: i32) -> Dlock {
         use std::os::unix::process::CommandExt;
         // SAFETY: signal() in the forked child before exec is async-signal-safe.

@@ -3,52 +3,62 @@
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::{HANDSHAKE, overlap};
 
-/// The signals a runner may pass down ignored or blocked (`nohup` ignores SIGHUP; a
-/// non-interactive shell's `cmd &` ignores SIGINT and SIGQUIT) and that the tests send or
-/// expect to work: a child of the suite starts with them at their defaults, as it would from a
-/// terminal, however the suite itself was started.
+/// The signals a runner may pass down ignored (`nohup` ignores SIGHUP; a non-interactive
+/// shell's `cmd &` ignores SIGINT and SIGQUIT) and that the tests send or expect to work: a
+/// child of the suite starts with them at their defaults, as it would from a terminal, however
+/// the suite itself was started.
 const RESET: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
-/// Start `cmd` the same way whoever runs the suite: `RESET`'s signals at their defaults and
-/// unblocked; with `die_with_test`, also killed (SIGKILL) when the thread that starts it ends
-/// (PR_SET_PDEATHSIG: the test's thread, for a child started by the test), so a failed,
-/// panicking or killed test leaves no process behind. A later `pre_exec` (`Dlock::ignoring`)
-/// still applies after this one.
-pub fn fresh_start(cmd: &mut Command, die_with_test: bool) {
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: only async-signal-safe calls (signal, sigemptyset, sigaddset, sigprocmask,
-    // prctl, getppid, _exit) in the forked child before exec, on locals.
-    unsafe {
-        cmd.pre_exec(move || {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            for sig in RESET {
-                libc::signal(sig, libc::SIG_DFL);
-                libc::sigaddset(&mut set, sig);
-            }
-            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            if die_with_test {
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
-                // The suite died before the prctl: no death signal will come.
-                if libc::getppid() != parent {
-                    libc::_exit(127);
+/// The handler `RESET`'s signals get in the suite's own process when it was started with them
+/// ignored: it does nothing, so the suite goes on ignoring them in effect.
+extern "C" fn do_nothing(_: libc::c_int) {}
+
+/// Every child of the suite starts with `RESET`'s signals at their defaults. An ignored signal
+/// stays ignored across exec and a handled one does not, so each of them that the suite was
+/// started with ignored gets `do_nothing` as its handler here, once for the whole process; a
+/// signal at its default is left alone. (The signal mask std::process already empties in every
+/// child.) Done without `pre_exec`, which would make std fork the whole test process for every
+/// child instead of posix_spawn: 80 ms a child while one test holds 800 MB, enough to starve
+/// the chaos tests' kill loops.
+fn children_get_default_signals() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in RESET {
+            // SAFETY: reads, then sets, this process's disposition of one signal; the handler
+            // does nothing, so it is async-signal-safe.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+                {
+                    let mut sa: libc::sigaction = std::mem::zeroed();
+                    sa.sa_sigaction =
+                        do_nothing as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                    sa.sa_flags = libc::SA_RESTART;
+                    libc::sigemptyset(&mut sa.sa_mask);
+                    libc::sigaction(sig, &sa, std::ptr::null_mut());
                 }
             }
-            Ok(())
-        });
-    }
+        }
+    });
+}
+
+/// `program` as the suite starts what may outlive a failed test (dlock, servers, the browser's
+/// driver, wrappers that start dlock): with `RESET`'s signals at their defaults whatever the
+/// runner ignores or blocks, and killed (SIGKILL) when the thread that starts it ends — the
+/// test's own, so a failed, panicking or killed test leaves no process behind. The death signal
+/// (PR_SET_PDEATHSIG) is set by util-linux's `setpriv`, which then execs `program` in the same
+/// process (same pid), so std can still posix_spawn (see `children_get_default_signals`).
+pub fn test_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    children_get_default_signals();
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--pdeathsig", "KILL", "--"]).arg(program);
+    cmd
 }
 
 /// The process groups of the processes below `pid` other than the suite's own: the job's
@@ -206,7 +216,6 @@ fn sigkill(child: &mut Child, jobs: Vec<i32>, seen_dead: &mut HashMap<i32, u64>)
 /// fails (a hang is a failure, not a stuck suite).
 #[track_caller]
 pub fn output_within(cmd: &mut Command, within: Duration) -> std::process::Output {
-    fresh_start(cmd, true);
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -330,7 +339,7 @@ pub fn sigterm_to_pid_1_watched(
     run: &[&str],
     watch: Option<(&super::RedisServer, &str)>,
 ) -> (String, String, Option<i32>) {
-    let mut cmd = Command::new("unshare");
+    let mut cmd = test_command("unshare");
     cmd.args(["--pid", "--fork", "--kill-child"])
         .args(unshare)
         .arg(super::dlock_bin())
@@ -340,7 +349,6 @@ pub fn sigterm_to_pid_1_watched(
         .arg("trap 'echo got-term; exit 7' TERM; echo \"ready $$\"; while :; do sleep 0.05; done")
         .env("DLOCK_URL", url)
         .stdout(Stdio::piped());
-    fresh_start(&mut cmd, true);
     let mut child = cmd.spawn().unwrap();
     let rx = stdout_lines(&mut child);
     let next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
