@@ -6,7 +6,7 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use super::{RedisServer, groups_below, kill_groups, signal, test_command};
+use super::{Group, RedisServer, groups_below, kill_groups, signal, test_command};
 
 /// The mark .ci/run gives every process the suite starts (inherited from the runner), to find
 /// any left alive after it: kept, unlike the other DLOCK_ variables.
@@ -154,7 +154,7 @@ pub struct Running {
     seen: Vec<String>,
     /// The job's process groups, noted when the test SIGKILLs dlock (which then cannot stop
     /// them): killed on drop.
-    groups: Mutex<Vec<i32>>,
+    groups: Mutex<Vec<Group>>,
 }
 
 /// How long a handshake line may take: the job prints it right after start, so this only

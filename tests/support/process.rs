@@ -61,38 +61,56 @@ pub fn test_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     cmd
 }
 
+/// A process group as it was seen: its id and the start time of its leader (the process whose
+/// pid the id is), when that was alive. Pids here wrap at 32,768: a group seen long ago may be
+/// gone and its id taken by another test's job, whose leader then started later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Group {
+    id: i32,
+    leader_start: Option<u64>,
+}
+
 /// The process groups of the processes below `pid` other than the suite's own: the job's
 /// group, which dlock made, and any its processes made.
-pub fn groups_below(pid: i32) -> Vec<i32> {
+pub fn groups_below(pid: i32) -> Vec<Group> {
     // SAFETY: getpgrp has no memory effects.
     let own = unsafe { libc::getpgrp() };
-    let mut groups: Vec<i32> = descendants(pid)
+    let mut groups: Vec<Group> = descendants(pid)
         .into_iter()
-        .filter_map(pgid)
-        .filter(|&g| g > 0 && g != own)
+        .filter_map(|p| stat_field(p, 2))
+        .filter(|&g| g > 0 && g != own as u64)
+        .map(|g| Group {
+            id: g as i32,
+            leader_start: stat_field(g as i32, 19),
+        })
         .collect();
     groups.sort_unstable();
     groups.dedup();
     groups
 }
 
-/// The process group of `pid` (None when it is gone).
-fn pgid(pid: i32) -> Option<i32> {
+/// Field `n` (counted from 0 after the command name: state, ppid, pgrp, …, starttime at 19)
+/// of /proc/PID/stat as a number; None when the process is gone.
+fn stat_field(pid: i32, n: usize) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command name: state, ppid, pgrp.
     s.rsplit(')')
         .next()?
         .split_whitespace()
-        .nth(2)?
+        .nth(n)?
         .parse()
         .ok()
 }
 
-/// SIGKILL every process of each group (a group already gone is no error).
-pub fn kill_groups(groups: &[i32]) {
-    for &g in groups {
-        // SAFETY: plain kill(2) of a process group; g > 0 and not the suite's own.
-        unsafe { libc::kill(-g, libc::SIGKILL) };
+/// SIGKILL every process of each group still there, unless its id now names a group whose
+/// leader started after the group was seen (the id was taken again).
+pub fn kill_groups(groups: &[Group]) {
+    for g in groups {
+        let now = stat_field(g.id, 19);
+        if now.is_some() && now != g.leader_start {
+            continue;
+        }
+        // SAFETY: plain kill(2) of a process group; the id is > 0 and not the suite's own.
+        unsafe { libc::kill(-g.id, libc::SIGKILL) };
     }
 }
 
