@@ -150,6 +150,117 @@ fn values_from_the_server_are_text_and_nothing_in_them_runs() {
     assert!(text.contains("--show-output"), "{text}");
 }
 
+/// `<b>x</b>`, percent-encoded for a URL: the board's filter, and the start of the held lock's
+/// name.
+const MARKUP: &str = "%3Cb%3Ex%3C%2Fb%3E";
+
+/// Markup wherever the server lets another program put it while a lock is held: the lock's
+/// name (`<b>x</b>held`), the command line its holder hash names (`echo "<b>x</b>"`), and a key
+/// under the prefix that is not a lock (`dlock:<b>x</b>foreign`, a hash). The holder runs until
+/// the returned dlock is told to end (a line on its stdin).
+fn markup_while_held(r: &RedisServer) -> Running {
+    let mut holder = dlock(r)
+        .args(["run", "--key", "<b>x</b>held", "--", "sh", "-c"])
+        .args(["echo \"<b>x</b>\"; read x"])
+        .spawn();
+    holder.expect_line("<b>x</b>");
+    r.cmd(&["HSET", "dlock:<b>x</b>foreign", "f", "v"]);
+    holder
+}
+
+/// The board (filtered by `?prefix=<b>x</b>`) and the held lock's page, as HTML text: the markup
+/// is there only escaped, in every place it is shown (a holder cell written unescaped once
+/// passed every board test). Needs no browser.
+#[test]
+fn markup_in_a_held_lock_its_command_a_foreign_key_and_the_filter_is_escaped_in_the_html() {
+    let r = RedisServer::start();
+    let mut holder = markup_while_held(&r);
+    let (_e, addr) = exporter(&r, &[]);
+    let (code, _, board) = get(&addr, &format!("/?prefix={MARKUP}"));
+    assert_eq!(code, 200, "{board}");
+    let (code, _, detail) = get(&addr, &format!("/locks/{MARKUP}held"));
+    assert_eq!(code, 200, "{detail}");
+    let escaped = "&lt;b&gt;x&lt;/b&gt;";
+    for (page, html) in [("/", &board), ("/locks/…", &detail)] {
+        assert!(
+            !html.contains("<b>") && !html.contains("</b>"),
+            "{page}: markup from the server is in the page unescaped:\n{html}"
+        );
+        // The holder's command line (maud escapes the quotes too).
+        assert!(
+            html.contains(&format!("echo &quot;{escaped}&quot;; read x")),
+            "{page}: no escaped command line:\n{html}"
+        );
+    }
+    // The filter, the held lock's name and the foreign key, each shown as text.
+    for shown in [
+        format!("starting with <code>{escaped}</code>"),
+        format!(">{escaped}held</a>"),
+        format!("<code>dlock:{escaped}foreign</code>"),
+    ] {
+        assert!(board.contains(&shown), "{shown} not on the board:\n{board}");
+    }
+    for shown in [
+        format!("<title>dlock: {escaped}held</title>"),
+        format!("<code>dlock:{escaped}held</code>"),
+    ] {
+        assert!(
+            detail.contains(&shown),
+            "{shown} not on the page:\n{detail}"
+        );
+    }
+    holder.write("x\n");
+    holder.finish(Duration::from_secs(10)).code(0);
+}
+
+/// The same pages in a browser, with the page's own script and CSP in force: no element the
+/// markup names exists, and the text shows it as it is.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "browser"),
+    ignore = "needs chromium and chromedriver (apt-get install chromium chromium-driver)"
+)]
+fn markup_in_a_held_lock_its_command_a_foreign_key_and_the_filter_makes_no_element() {
+    require!(Need::Browser);
+    let r = RedisServer::start();
+    let mut holder = markup_while_held(&r);
+    let (_e, addr) = exporter(&r, &[]);
+    let b = Browser::start();
+    b.open(&format!("http://{addr}/?prefix={MARKUP}"));
+    assert_eq!(b.eval("return document.querySelectorAll('b').length;"), 0);
+    let rows = rows(&b);
+    assert_eq!(
+        rows.len(),
+        1,
+        "only the held lock starts with the filter: {rows:?}"
+    );
+    let held = row(&rows, "dlock:<b>x</b>held");
+    assert_eq!(held["name"], "<b>x</b>held");
+    assert_eq!(held["state"], "held");
+    let who = held["holder"].as_str().unwrap_or_default();
+    assert!(who.contains("echo \"<b>x</b>\"; read x"), "{who}");
+    let text = b.eval("return document.body.textContent;");
+    let text = text.as_str().unwrap_or_default();
+    assert!(text.contains("starting with <b>x</b>"), "{text}");
+    assert!(text.contains("dlock:<b>x</b>foreign"), "{text}");
+    b.open(&format!("http://{addr}/locks/{MARKUP}held"));
+    let page = b.eval(
+        "return { bs: document.querySelectorAll('b').length, title: document.title,
+                  holder: document.querySelector('table.holders').textContent };",
+    );
+    assert_eq!(page["bs"], 0, "{page}");
+    assert_eq!(page["title"], "dlock: <b>x</b>held", "{page}");
+    assert!(
+        page["holder"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("echo \"<b>x</b>\"; read x"),
+        "{page}"
+    );
+    holder.write("x\n");
+    holder.finish(Duration::from_secs(10)).code(0);
+}
+
 #[test]
 #[cfg_attr(
     not(dlock_test_has = "browser"),

@@ -122,6 +122,90 @@ fn both_streams_pass_through_byte_exact_and_the_total_is_counted() {
     assert_eq!(text(&e, "outcome"), "ok");
 }
 
+/// Stdout the digits of `ALTERNATING`, stderr the same rounds in letters (`tr 0-9 a-j`): the
+/// two streams' bytes can be told apart wherever they end up.
+const TWO_ALPHABETS: &str = r#"i=0; while [ $i -lt 100 ]; do printf "%01000d" $i; printf "%01000d" $i | tr 0-9 a-j >&2; i=$((i+1)); done"#;
+
+/// `one_stream` as TWO_ALPHABETS writes it to stderr.
+fn in_letters(stream: &str) -> String {
+    stream.bytes().map(|b| (b - b'0' + b'a') as char).collect()
+}
+
+/// With stdout and stderr in two files, dlock reads two pipes, and which pipe's bytes it reads
+/// first is up to the scheduler: the kept output is the first SIZE/4 bytes of some interleaving
+/// of the two streams, the marker line, and the last 3·SIZE/4. So each stream's share of the
+/// kept head must be that stream's own first bytes, and its share of the tail its last ones,
+/// byte for byte; and `history --run` gives back exactly what the server keeps.
+#[test]
+fn two_files_keep_each_streams_own_first_and_last_bytes() {
+    let r = RedisServer::start();
+    let args = [
+        "-q",
+        "run",
+        "--key",
+        "cap2f",
+        "--capture",
+        "16KiB",
+        "--",
+        "sh",
+        "-c",
+        TWO_ALPHABETS,
+    ];
+    let (code, out, err) = run_into_files(&r, &args, false);
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+    let (stdout, stderr) = (one_stream(), in_letters(&one_stream()));
+    assert!(out == stdout.as_bytes(), "stdout differs");
+    assert!(err == stderr.as_bytes(), "stderr differs");
+    let e = last_entry(&r, "cap2f");
+    assert_eq!(text(&e, "output_bytes"), "200000");
+    let kept = &e["output"];
+    let (size, total) = (16 * 1024, 200_000);
+    let marker = format!("\n[dlock: {} bytes left out]\n", total - size);
+    assert_eq!(kept.len(), size + marker.len());
+    let (head, rest) = kept.split_at(size / 4);
+    let (mark, tail) = rest.split_at(marker.len());
+    assert_eq!(String::from_utf8_lossy(mark), marker);
+    let only = |bytes: &[u8], digits: bool| -> String {
+        bytes
+            .iter()
+            .filter(|b| b.is_ascii_digit() == digits)
+            .map(|&b| b as char)
+            .collect()
+    };
+    for (name, stream, digits) in [("stdout", &stdout, true), ("stderr", &stderr, false)] {
+        let (h, t) = (only(head, digits), only(tail, digits));
+        assert!(
+            stream.starts_with(&h),
+            "the head's {} bytes of {name} are not its first ones: {h:?}",
+            h.len()
+        );
+        assert!(
+            stream.ends_with(&t),
+            "the tail's {} bytes of {name} are not its last ones: {t:?}",
+            t.len()
+        );
+    }
+    // Nothing else in head or tail: every byte is one stream's.
+    assert!(
+        head.iter()
+            .chain(tail)
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'j').contains(b)),
+        "bytes of neither stream kept"
+    );
+    let run = text(&e, "run");
+    let mut h = dlock(&r).args(["history", "cap2f", "--run", &run]);
+    let back = h.cmd.output().unwrap();
+    assert!(
+        back.status.success(),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    assert!(
+        back.stdout == *kept,
+        "history --run differs from the server's entry"
+    );
+}
+
 #[test]
 fn one_file_for_both_streams_is_one_pipe_with_the_exact_order_head_and_tail() {
     let r = RedisServer::start();
@@ -159,11 +243,10 @@ fn into_a_pipe_the_bytes_pass_in_the_kernel_and_the_kept_head_and_tail_are_the_s
         "\"$0\" -q run --key cap2 --capture 16KiB -- sh -c '{ALTERNATING}' 2>&1 | cat > {}",
         file.display()
     );
-    let status = std::process::Command::new("sh")
-        .args(["-c", &script, dlock_bin()])
-        .env("DLOCK_URL", r.url())
-        .status()
-        .unwrap();
+    let mut sh = test_command("sh");
+    sh.args(["-c", &script, dlock_bin()])
+        .env("DLOCK_URL", r.url());
+    let status = sh.status().unwrap();
     assert!(status.success());
     let merged: String = (0..100).map(|i| chunk(i).repeat(2)).collect();
     assert!(

@@ -849,6 +849,45 @@ fn min_replicas_renewals_count_only_what_the_replica_has() {
     );
 }
 
+/// The renewal confirmation of `--min-replicas` by another route than the test above (a stalled
+/// link in a proxy): replication goes straight from master to replica, and the replica itself
+/// stops acknowledging — frozen (SIGSTOP) right after a renewal reached it. The master still
+/// takes every renewal after that, but WAIT confirms none: the job, which ignores SIGTERM, must
+/// be dead before the lease the replica last got runs out (read on the replica just before it
+/// froze), the copy a failover would promote, and dlock must say why it stopped.
+#[test]
+fn min_replicas_a_replica_that_stops_acknowledging_stops_the_job_in_time() {
+    let master = RedisServer::start_tcp(&[]);
+    let port = master.port.unwrap().to_string();
+    let replica = RedisServer::start_tcp(&["--replicaof", "127.0.0.1", &port]);
+    wait_in_sync(&replica);
+    let mut job = Dlock::bare()
+        .args(["--url", &master.tcp_url(), "run", "--key", "mrfrozen"])
+        .args([
+            "--ttl",
+            "2s",
+            "--renew-every",
+            "500ms",
+            "--max-renewals",
+            "unlimited",
+        ])
+        .args(["--min-replicas", "1", "--replica-timeout", "200ms"])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "trap '' TERM; echo \"pids $$ $$\"; exec sleep 30",
+        ])
+        .spawn();
+    let (leader, _) = pids(&job.expect_line("pids"));
+    let expiry = replica.freeze_after_renewal("dlock:mrfrozen", Duration::from_millis(500));
+    assert_dead_before(&[leader], expiry);
+    replica.resume();
+    job.finish(Duration::from_secs(10))
+        .code(125)
+        .stderr_has("only 0 of 1 replicas acknowledged the renewal");
+}
+
 /// The other side of the test above: with a healthy replica, `--min-replicas 1` confirms every
 /// renewal with WAIT and the job runs to its end (exit 0). Anchored on the master's own count
 /// of WAITs: one after the acquire, one per renewal (a 1.6 s job renewed every 300 ms: at least

@@ -3,7 +3,6 @@
 //! it; exit 71 before acquiring where the system refuses. CI runs as root; the refusal is
 //! made real by a user namespace whose PID-namespace limit is 0.
 
-use std::process::Command;
 use std::time::Duration;
 
 use crate::support::needs::Need;
@@ -183,7 +182,7 @@ fn where_the_system_refuses_a_pid_namespace_contain_exits_71_before_acquiring() 
     // A user namespace in which no PID namespace may be made: the limit is per namespace, so
     // the machine's own stays as it is.
     let out = output_within(
-        Command::new("unshare")
+        test_command("unshare")
             .args(["--user", "--map-root-user", "sh", "-c"])
             .arg("echo 0 > /proc/sys/user/max_pid_namespaces && exec \"$0\" run --key crf --contain -- touch \"$1\"")
             .arg(dlock_bin())

@@ -7,11 +7,11 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::support::needs::Need;
-use crate::support::{dlock_bin, redis_server_bin, signal};
+use crate::support::{dlock_bin, redis_server_bin, signal, test_command};
 
 /// The variants run here: every one in the script's SAFE or FENCE_ORDER sets. `c` and `e`
 /// (documented overlaps, fences not promised) take the same code paths as `d` and `e-delayed`
@@ -28,7 +28,8 @@ fn failover_quick_mode_keeps_the_readme_promises() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("failover.json");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/failover");
-    let mut child = Command::new("python3")
+    let mut bench = test_command("python3");
+    bench
         .arg(&script)
         .args([
             "--trials",
@@ -47,9 +48,8 @@ fn failover_quick_mode_keeps_the_readme_promises() {
         .arg(&results)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 bench/failover");
+        .stderr(Stdio::piped());
+    let mut child = bench.spawn().expect("python3 bench/failover");
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out = std::thread::spawn(move || {

@@ -238,6 +238,50 @@ fn a_dropped_connection_without_renewals_is_not_a_spin() {
         .cpu_below(Duration::from_millis(200));
 }
 
+/// The watchdog watches its connection between renewals (src/cmd/run/watchdog.rs): over TCP a
+/// server that dies closes it with a FIN, which poll reports as POLLRDHUP alone (a Unix socket
+/// also reports POLLHUP, which poll sets unasked: a poll that asked for no events passed both
+/// Unix-socket restart tests). Here the server is killed, not restarted, right after the first
+/// renewal, over TCP: dlock must try to renew at once, and say so, instead of at the next
+/// renewal 3 s later. The bound: the kill comes within a few milliseconds of the renewal (the
+/// handshake polls the server's count), so anything under half the 3 s period is the watch,
+/// with room for a loaded machine. Then the server comes back empty on the same port, and the
+/// next retry (TTL/20 = 250 ms on) finds the lock gone: 125.
+#[test]
+fn over_tcp_a_server_killed_after_a_renewal_is_seen_at_once() {
+    let mut r = RedisServer::start_tcp(&[]);
+    let mut job = Dlock::bare()
+        .args(["--url", &r.tcp_url(), "run", "--key", "tcpkill"])
+        .args([
+            "--ttl",
+            "9s",
+            "--renew-every",
+            "3s",
+            "--max-renewals",
+            "unlimited",
+        ])
+        .args(["--", "sh", "-c", "echo up; exec sleep 60"])
+        .spawn();
+    job.expect_line("up");
+    let start = Instant::now();
+    while r.renewals("dlock:tcpkill") < 1 {
+        assert!(start.elapsed() < HANDSHAKE, "no first renewal (due at 3 s)");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    r.kill();
+    let killed = Instant::now();
+    job.expect_stderr("renewal failed");
+    let seen = killed.elapsed();
+    assert!(
+        seen < Duration::from_millis(1500),
+        "the lost connection was seen {seen:?} after the kill: at the next renewal, not at once"
+    );
+    r.restart();
+    job.finish(Duration::from_secs(10))
+        .code(125)
+        .stderr_has("renewal failed");
+}
+
 #[test]
 fn a_short_blip_does_not_cost_the_lease() {
     let r = RedisServer::start_tcp(&[]);

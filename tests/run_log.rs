@@ -386,6 +386,59 @@ fn a_run_whose_lock_was_broken_mid_job_is_logged_as_lost() {
     assert_eq!(table_rows(&out)[0][6..8], ["lost", "125"]);
 }
 
+/// A job that ends well (exit 0) after its lock was broken (`release --force`) and taken by
+/// another holder between renewals: only the release can notice, by its compare, and the run
+/// is a compare failure (exit 125), not the job's own `ok`. The log on the server says so, and
+/// so `history --failed` lists it and `status`' RECENT marks it failed (.ci/lua-mutants:
+/// release-logs-the-jobs-outcome).
+#[test]
+fn a_compare_failure_at_release_is_logged_as_such_and_counts_as_failed() {
+    let r = RedisServer::start();
+    let holder = |r: &RedisServer| {
+        let mut job = dlock(r)
+            .args(["run", "--key", "cfl", "--", "sh", "-c", "echo up; read x"])
+            .spawn();
+        job.expect_line("up");
+        job
+    };
+    let mut first = holder(&r);
+    dlock(&r).args(["release", "cfl", "--force"]).run().code(0);
+    // The first renewal would come at 10 s (TTL 30 s): the second holder's lock is still
+    // there when the first job ends.
+    let mut second = holder(&r);
+    first.write("x\n");
+    first
+        .finish(Duration::from_secs(10))
+        .code(125)
+        .stderr_has("compare failure: dlock:cfl was no longer ours at release");
+    let log = server_log(&r, "{dlock:cfl}:runs");
+    assert_eq!(log.len(), 1);
+    assert_eq!(
+        (field(&log[0], "outcome"), field(&log[0], "exit_code")),
+        ("compare_failure".to_string(), "125".to_string())
+    );
+    assert_eq!(field(&log[0], "fence"), "1", "the first holder's run");
+    let failed = history_json(&r, &["cfl", "--failed"]);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(
+        (
+            failed[0]["outcome"].as_str(),
+            failed[0]["exit_code"].as_i64()
+        ),
+        (Some("compare_failure"), Some(125))
+    );
+    let out = dlock(&r).args(["history", "cfl", "--failed"]).run();
+    assert_eq!(table_rows(&out)[0][6..9], ["compare_failure", "125", "1"]);
+    // RECENT, oldest left: the compare failure, then the second holder's clean run.
+    second.write("x\n");
+    second.finish(Duration::from_secs(10)).code(0);
+    let status = dlock(&r).args(["status", "cfl"]).run();
+    status.code(0);
+    assert!(status.stdout.contains("  ✗✓  "), "{}", status.stdout);
+    let out = dlock(&r).args(["history", "cfl", "--failed"]).run();
+    assert_eq!(table_rows(&out).len(), 1, "{}", out.stdout);
+}
+
 #[test]
 fn a_hash_tagged_keys_log_sits_next_to_it_and_is_not_a_lock_of_its_own() {
     let r = RedisServer::start();

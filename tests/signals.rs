@@ -293,7 +293,7 @@ fn as_pid_1_orphans_are_reaped() {
     // A PID namespace makes dlock PID 1, as in a container. Orphans of the job re-parent to it.
     let r = RedisServer::start();
     // --kill-child: should dlock hang, the bounded wait kills unshare and the namespace with it.
-    let mut unshare = std::process::Command::new("unshare");
+    let mut unshare = test_command("unshare");
     unshare
         .args([
             "--pid",
@@ -364,13 +364,13 @@ fn in_terminal_cmd(
     r: &RedisServer,
     cmd: &str,
 ) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
-    let mut child = std::process::Command::new("script")
+    let mut script = test_command("script");
+    script
         .args(["-qec", cmd, "/dev/null"])
         .env("DLOCK_URL", r.url())
         .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("script(1) from util-linux");
+        .stdout(std::process::Stdio::piped());
+    let mut child = script.spawn().expect("script(1) from util-linux");
     let rx = stdout_lines(&mut child);
     (child, rx)
 }

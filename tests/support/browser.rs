@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -70,12 +70,12 @@ impl Browser {
     /// refused).
     pub fn start() -> Browser {
         let port = free_port();
-        let driver = Command::new("chromedriver")
+        let mut driver = super::test_command("chromedriver");
+        driver
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start chromedriver");
+            .stderr(Stdio::null());
+        let driver = driver.spawn().expect("start chromedriver");
         // chromedriver answers /status within a second or two; 20 s only guards a hang.
         let until = Instant::now() + Duration::from_secs(20);
         while request(port, "GET", "/status", None).is_err() {

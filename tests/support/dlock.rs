@@ -6,7 +6,11 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use super::{RedisServer, signal};
+use super::{Group, RedisServer, groups_below, kill_groups, signal, test_command};
+
+/// The mark .ci/run gives every process the suite starts (inherited from the runner), to find
+/// any left alive after it: kept, unlike the other DLOCK_ variables.
+const RUN_MARK: &str = "DLOCK_TEST_RUN";
 
 pub fn dlock_bin() -> &'static str {
     env!("CARGO_BIN_EXE_dlock")
@@ -25,11 +29,12 @@ pub struct Dlock {
 }
 
 impl Dlock {
-    /// `dlock` with no server configured.
+    /// `dlock` with no server configured, started as from a terminal whatever the runner
+    /// ignores or blocks, and killed if the test's thread ends first (`test_command`).
     pub fn bare() -> Dlock {
-        let mut cmd = Command::new(dlock_bin());
+        let mut cmd = test_command(dlock_bin());
         for (k, _) in std::env::vars() {
-            if k.starts_with("DLOCK_") || k == "REDISCLI_AUTH" {
+            if (k.starts_with("DLOCK_") && k != RUN_MARK) || k == "REDISCLI_AUTH" {
                 cmd.env_remove(k);
             }
         }
@@ -52,7 +57,8 @@ impl Dlock {
         self
     }
 
-    /// Start dlock with `sig` ignored, as `nohup` or a non-interactive shell's `&` would.
+    /// Start dlock with `sig` ignored, as `nohup` or a non-interactive shell's `&` would (set
+    /// before `test_command`'s setpriv execs dlock, and kept by that exec).
     pub fn ignoring(mut self, sig: i32) -> Dlock {
         use std::os::unix::process::CommandExt;
         // SAFETY: signal() in the forked child before exec is async-signal-safe.
@@ -133,6 +139,7 @@ impl Dlock {
             stderr: collected,
             stderr_done: Some(stderr_done),
             seen: Vec::new(),
+            groups: Mutex::new(Vec::new()),
         }
     }
 }
@@ -145,6 +152,9 @@ pub struct Running {
     stderr: Arc<Mutex<String>>,
     stderr_done: Option<std::thread::JoinHandle<()>>,
     seen: Vec<String>,
+    /// The job's process groups, noted when the test SIGKILLs dlock (which then cannot stop
+    /// them): killed on drop.
+    groups: Mutex<Vec<Group>>,
 }
 
 /// How long a handshake line may take: the job prints it right after start, so this only
@@ -165,7 +175,7 @@ impl Running {
                 l
             }
             Err(_) => {
-                let _ = self.child.kill();
+                self.end_all();
                 let out = self.drain_stderr();
                 panic!(
                     "no line from the job of `{}` within {HANDSHAKE:?}\nstdout so far: {:?}\nstderr:\n{out}",
@@ -197,8 +207,33 @@ impl Running {
         self.stdin = None;
     }
 
+    /// Send `sig` to dlock. Before a SIGKILL, which leaves the job's processes to themselves
+    /// (its leader dies with dlock, the rest may not), their groups are noted for the drop.
     pub fn signal(&self, sig: i32) {
+        if sig == libc::SIGKILL {
+            self.note_groups();
+        }
         signal(self.pid(), sig);
+    }
+
+    /// End dlock and everything below it that is still running: the job's groups are read
+    /// while dlock still has them as descendants, then dlock is killed, then the groups.
+    fn end_all(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.note_groups();
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let groups = std::mem::take(&mut *self.groups.lock().unwrap_or_else(|p| p.into_inner()));
+        kill_groups(&groups);
+    }
+
+    fn note_groups(&self) {
+        let below = groups_below(self.pid());
+        self.groups
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(below);
     }
 
     /// Everything dlock wrote to stderr; complete once dlock has exited.
@@ -234,7 +269,7 @@ impl Running {
         let start = Instant::now();
         while !self.stderr.lock().expect("stderr").contains(needle) {
             if start.elapsed() > HANDSHAKE {
-                let _ = self.child.kill();
+                self.end_all();
                 let out = self.drain_stderr();
                 panic!("`{}` never logged {needle:?}\nstderr:\n{out}", self.shown);
             }
@@ -265,8 +300,7 @@ impl Running {
                 };
             }
             if start.elapsed() > within {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
+                self.end_all();
                 let stderr = self.drain_stderr();
                 panic!(
                     "`{}` did not exit within {within:?}\nstderr:\n{stderr}",
@@ -278,12 +312,11 @@ impl Running {
     }
 }
 
+/// A test that ends with dlock still running (it failed, or did not need the end) ends its
+/// job too, and a job whose dlock the test SIGKILLed: no process outlives its test.
 impl Drop for Running {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.end_all();
     }
 }
 

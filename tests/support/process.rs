@@ -8,6 +8,112 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::{HANDSHAKE, overlap};
 
+/// The signals a runner may pass down ignored (`nohup` ignores SIGHUP; a non-interactive
+/// shell's `cmd &` ignores SIGINT and SIGQUIT) and that the tests send or expect to work: a
+/// child of the suite starts with them at their defaults, as it would from a terminal, however
+/// the suite itself was started.
+const RESET: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// The handler `RESET`'s signals get in the suite's own process when it was started with them
+/// ignored: it does nothing, so the suite goes on ignoring them in effect.
+extern "C" fn do_nothing(_: libc::c_int) {}
+
+/// Every child of the suite starts with `RESET`'s signals at their defaults. An ignored signal
+/// stays ignored across exec and a handled one does not, so each of them that the suite was
+/// started with ignored gets `do_nothing` as its handler here, once for the whole process; a
+/// signal at its default is left alone. (The signal mask std::process already empties in every
+/// child.) Done without `pre_exec`, which would make std fork the whole test process for every
+/// child instead of posix_spawn: 80 ms a child while one test holds 800 MB, enough to starve
+/// the chaos tests' kill loops.
+fn children_get_default_signals() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in RESET {
+            // SAFETY: reads, then sets, this process's disposition of one signal; the handler
+            // does nothing, so it is async-signal-safe.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+                {
+                    let mut sa: libc::sigaction = std::mem::zeroed();
+                    sa.sa_sigaction =
+                        do_nothing as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                    sa.sa_flags = libc::SA_RESTART;
+                    libc::sigemptyset(&mut sa.sa_mask);
+                    libc::sigaction(sig, &sa, std::ptr::null_mut());
+                }
+            }
+        }
+    });
+}
+
+/// `program` as the suite starts what may outlive a failed test (dlock, servers, the browser's
+/// driver, wrappers that start dlock): with `RESET`'s signals at their defaults whatever the
+/// runner ignores or blocks, and killed (SIGKILL) when the thread that starts it ends — the
+/// test's own, so a failed, panicking or killed test leaves no process behind. The death signal
+/// (PR_SET_PDEATHSIG) is set by util-linux's `setpriv`, which then execs `program` in the same
+/// process (same pid), so std can still posix_spawn (see `children_get_default_signals`).
+pub fn test_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    children_get_default_signals();
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--pdeathsig", "KILL", "--"]).arg(program);
+    cmd
+}
+
+/// A process group as it was seen: its id and the start time of its leader (the process whose
+/// pid the id is), when that was alive. Pids here wrap at 32,768: a group seen long ago may be
+/// gone and its id taken by another test's job, whose leader then started later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Group {
+    id: i32,
+    leader_start: Option<u64>,
+}
+
+/// The process groups of the processes below `pid` other than the suite's own: the job's
+/// group, which dlock made, and any its processes made.
+pub fn groups_below(pid: i32) -> Vec<Group> {
+    // SAFETY: getpgrp has no memory effects.
+    let own = unsafe { libc::getpgrp() };
+    let mut groups: Vec<Group> = descendants(pid)
+        .into_iter()
+        .filter_map(|p| stat_field(p, 2))
+        .filter(|&g| g > 0 && g != own as u64)
+        .map(|g| Group {
+            id: g as i32,
+            leader_start: stat_field(g as i32, 19),
+        })
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    groups
+}
+
+/// Field `n` (counted from 0 after the command name: state, ppid, pgrp, …, starttime at 19)
+/// of /proc/PID/stat as a number; None when the process is gone.
+fn stat_field(pid: i32, n: usize) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(n)?
+        .parse()
+        .ok()
+}
+
+/// SIGKILL every process of each group still there, unless its id now names a group whose
+/// leader started after the group was seen (the id was taken again).
+pub fn kill_groups(groups: &[Group]) {
+    for g in groups {
+        let now = stat_field(g.id, 19);
+        if now.is_some() && now != g.leader_start {
+            continue;
+        }
+        // SAFETY: plain kill(2) of a process group; the id is > 0 and not the suite's own.
+        unsafe { libc::kill(-g.id, libc::SIGKILL) };
+    }
+}
+
 pub fn signal(pid: i32, sig: i32) {
     // SAFETY: plain kill(2).
     unsafe { libc::kill(pid, sig) };
@@ -251,8 +357,8 @@ pub fn sigterm_to_pid_1_watched(
     run: &[&str],
     watch: Option<(&super::RedisServer, &str)>,
 ) -> (String, String, Option<i32>) {
-    let mut child = Command::new("unshare")
-        .args(["--pid", "--fork", "--kill-child"])
+    let mut cmd = test_command("unshare");
+    cmd.args(["--pid", "--fork", "--kill-child"])
         .args(unshare)
         .arg(super::dlock_bin())
         .arg("run")
@@ -260,9 +366,8 @@ pub fn sigterm_to_pid_1_watched(
         .args(["--", "sh", "-c"])
         .arg("trap 'echo got-term; exit 7' TERM; echo \"ready $$\"; while :; do sleep 0.05; done")
         .env("DLOCK_URL", url)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
     let rx = stdout_lines(&mut child);
     let next = || rx.recv_timeout(HANDSHAKE).unwrap_or_default();
     let ready = next();

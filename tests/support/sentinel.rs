@@ -1,6 +1,6 @@
 //! A real Redis Sentinel (redis-server --sentinel) watching a test master.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{RedisServer, redis_server_bin, tls_server_bin};
@@ -85,13 +85,13 @@ impl Sentinel {
             } else {
                 redis_server_bin()
             };
-            let child = Command::new(bin)
-                .arg(&conf)
+            // As the data nodes: it must not outlive a test killed outright.
+            let mut cmd = super::test_command(bin);
+            cmd.arg(&conf)
                 .arg("--sentinel")
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("redis-server --sentinel");
+                .stderr(Stdio::null());
+            let child = cmd.spawn().expect("redis-server --sentinel");
             let mut s = Sentinel {
                 child: Some(child),
                 dir,

@@ -159,12 +159,13 @@ impl RedisServer {
 
     fn try_launch(&mut self) -> bool {
         let _ = std::fs::remove_file(&self.socket);
-        let child = Command::new(&self.bin)
-            .args(self.args())
+        // Dropped, the fixture kills its server; a test killed outright cannot, and the
+        // server must not outlive it (parent-death signal).
+        let mut cmd = super::test_command(&self.bin);
+        cmd.args(self.args())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
+            .stderr(Stdio::null());
+        let child = cmd.spawn().unwrap_or_else(|e| {
                 panic!(
                     "cannot start `{}` ({e}): install it (apt-get install redis-server) or set DLOCK_TEST_REDIS_SERVER",
                     self.bin
