@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -107,9 +108,14 @@ impl Dlock {
             .expect("spawn dlock");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, lines) = mpsc::channel();
+        let discard = Arc::new(AtomicBool::new(false));
+        let dropping = discard.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
+                if dropping.load(Ordering::Relaxed) {
+                    continue;
+                }
                 if tx.send(line).is_err() {
                     break;
                 }
@@ -140,6 +146,7 @@ impl Dlock {
             stderr_done: Some(stderr_done),
             seen: Vec::new(),
             groups: Mutex::new(Vec::new()),
+            discard,
         }
     }
 }
@@ -155,6 +162,8 @@ pub struct Running {
     /// The job's process groups, noted when the test SIGKILLs dlock (which then cannot stop
     /// them): killed on drop.
     groups: Mutex<Vec<Group>>,
+    /// Stdout is still read (dlock never blocks on it) but no longer kept (`discard_stdout`).
+    discard: Arc<AtomicBool>,
 }
 
 /// How long a handshake line may take: the job prints it right after start, so this only
@@ -183,6 +192,13 @@ impl Running {
                 );
             }
         }
+    }
+
+    /// Read the job's stdout from now on without keeping it: for a job that writes without
+    /// pause (`yes`), whose every line kept cost the test process 850 MB, which made every
+    /// process it started afterwards slow to fork.
+    pub fn discard_stdout(&self) {
+        self.discard.store(true, Ordering::Relaxed);
     }
 
     /// Wait for a line starting with `prefix`; returns the rest.
