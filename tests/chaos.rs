@@ -3,69 +3,20 @@
 //! A short profile runs by default; DLOCK_CHAOS_LONG=1 runs the long one.
 
 use std::collections::HashMap;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use crate::support::compiled;
 use crate::support::needs::Need;
-use crate::support::overlap::{self, Interval, mono_ns};
+use crate::support::overlap::{
+    self, Interval, Stamps, contender, first_job_pid, guarded, mono_ns, stamps,
+};
 use crate::support::proxy::{Mode, Proxy};
 use crate::support::sentinel::wait_in_sync;
 use crate::support::*;
 
 fn long() -> bool {
     std::env::var_os("DLOCK_CHAOS_LONG").is_some()
-}
-
-struct Stamps {
-    _dir: tempfile::TempDir,
-    path: std::path::PathBuf,
-}
-
-fn stamps() -> Stamps {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("stamps");
-    Stamps { _dir: dir, path }
-}
-
-/// A fresh name for one run: its stamps carry it (STAMP_ID, inherited by the job).
-fn next_id() -> String {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    format!("run{}", N.fetch_add(1, Ordering::SeqCst))
-}
-
-/// `dlock run` of a stamp job working `ms`, as a plain child process. `stubborn`: the job
-/// ignores SIGTERM, so only dlock's SIGKILL ends it early.
-fn contender(
-    url: &str,
-    stamps: &Stamps,
-    key: &str,
-    extra: &[&str],
-    ms: u64,
-    stubborn: bool,
-) -> Child {
-    let mut job = vec![compiled::stamp().to_string_lossy().into_owned()];
-    job.extend(stubborn.then(|| "-i".to_string()));
-    job.push(ms.to_string());
-    guarded(url, stamps, key, extra, &job)
-}
-
-/// `dlock run -q --key KEY EXTRA -- JOB` with the stamps' file and a fresh run id, as a plain
-/// child process with no output.
-fn guarded(url: &str, stamps: &Stamps, key: &str, extra: &[&str], job: &[String]) -> Child {
-    let mut c = Dlock::bare().cmd;
-    c.env("DLOCK_URL", url)
-        .env("STAMP_FILE", &stamps.path)
-        .env("STAMP_ID", next_id())
-        .args(["-q", "run", "--key", key])
-        .args(extra)
-        .arg("--")
-        .args(job)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    c.spawn().expect("spawn dlock")
 }
 
 #[track_caller]
@@ -371,22 +322,6 @@ fn twenty_contenders_on_three_slots_with_random_kills_never_share_a_slot() {
         "{dlock:chaos3}:limit",
     ] {
         assert_eq!(r.get(k), None, "{k} left held");
-    }
-}
-
-/// The pid of the job that wrote the first start stamp, once it has.
-fn first_job_pid(st: &Stamps) -> i32 {
-    let start = Instant::now();
-    loop {
-        let text = std::fs::read_to_string(&st.path).unwrap_or_default();
-        if let Some(pid) = text
-            .lines()
-            .find_map(|l| l.strip_prefix("S ")?.split(' ').nth(2)?.parse().ok())
-        {
-            return pid;
-        }
-        assert!(start.elapsed() < HANDSHAKE, "no stamp from the job");
-        std::thread::sleep(Duration::from_millis(1));
     }
 }
 

@@ -26,6 +26,7 @@ mod lying_server;
 mod prometheus;
 mod recent_runs;
 mod refusing_server;
+mod restart;
 mod run;
 mod run_log;
 mod scripts;

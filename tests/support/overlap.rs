@@ -8,6 +8,11 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use super::{Dlock, HANDSHAKE, compiled};
 
 /// CLOCK_MONOTONIC in ns, the clock the stamp jobs use.
 pub fn mono_ns() -> u64 {
@@ -153,4 +158,76 @@ pub fn max_concurrent(v: &[Interval]) -> usize {
         most = most.max(now);
     }
     most as usize
+}
+
+/// A file the stamp jobs of one test append to (in a temporary directory of its own).
+pub struct Stamps {
+    _dir: tempfile::TempDir,
+    pub path: std::path::PathBuf,
+}
+
+pub fn stamps() -> Stamps {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stamps");
+    Stamps { _dir: dir, path }
+}
+
+/// A fresh name for one run: its stamps carry it (STAMP_ID, inherited by the job).
+fn next_id() -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!("run{}", N.fetch_add(1, Ordering::SeqCst))
+}
+
+/// `dlock run` of a stamp job working `ms`, as a plain child process. `stubborn`: the job
+/// ignores SIGTERM, so only dlock's SIGKILL ends it early.
+pub fn contender(
+    url: &str,
+    stamps: &Stamps,
+    key: &str,
+    extra: &[&str],
+    ms: u64,
+    stubborn: bool,
+) -> Child {
+    let mut job = vec![compiled::stamp().to_string_lossy().into_owned()];
+    job.extend(stubborn.then(|| "-i".to_string()));
+    job.push(ms.to_string());
+    guarded(url, stamps, key, extra, &job)
+}
+
+/// `dlock run -q --key KEY EXTRA -- JOB` with the stamps' file and a fresh run id, as a plain
+/// child process with no output.
+pub fn guarded(url: &str, stamps: &Stamps, key: &str, extra: &[&str], job: &[String]) -> Child {
+    let mut c = Dlock::bare().cmd;
+    c.env("DLOCK_URL", url)
+        .env("STAMP_FILE", &stamps.path)
+        .env("STAMP_ID", next_id())
+        .args(["-q", "run", "--key", key])
+        .args(extra)
+        .arg("--")
+        .args(job)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    c.spawn().expect("spawn dlock")
+}
+
+/// The pid of the job that wrote the first start stamp, once it has.
+pub fn first_job_pid(st: &Stamps) -> i32 {
+    first_job(st).0
+}
+
+/// The pid and start time (`mono_ns`) of the job that wrote the first start stamp, once it has.
+pub fn first_job(st: &Stamps) -> (i32, u64) {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&st.path).unwrap_or_default();
+        if let Some(job) = text.lines().find_map(|l| {
+            let f: Vec<&str> = l.strip_prefix("S ")?.split(' ').collect();
+            Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
+        }) {
+            return job;
+        }
+        assert!(start.elapsed() < HANDSHAKE, "no stamp from the job");
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }

@@ -396,6 +396,42 @@ impl RedisServer {
         self.launch();
     }
 
+    /// Kill the server (SIGKILL: no data saved) and start it again on the same port, watching
+    /// the port with a connect every millisecond: returns the monotonic time (ns, as
+    /// `overlap::mono_ns`) of the last connect refused before one was accepted, a moment at or
+    /// before the server's return. Returns as soon as the port accepts (ready: PING answered).
+    pub fn restart_watching_the_port(&mut self) -> u64 {
+        self.kill();
+        let addr = self.tcp_addr();
+        let _ = std::fs::remove_file(&self.socket);
+        let mut cmd = super::test_command(&self.bin);
+        cmd.args(self.args())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        self.child = Some(cmd.spawn().expect("start redis-server again"));
+        let start = Instant::now();
+        let mut refused = super::overlap::mono_ns();
+        loop {
+            let t = super::overlap::mono_ns();
+            if std::net::TcpStream::connect(addr).is_ok() {
+                break;
+            }
+            refused = t;
+            assert!(
+                start.elapsed() < SERVER_START,
+                "redis-server did not come back\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Accepting: an empty server answers at once.
+        let mut c = self.conn();
+        redis::cmd("PING")
+            .query::<String>(&mut c)
+            .expect("PING after the restart");
+        refused
+    }
+
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }
