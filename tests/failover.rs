@@ -39,7 +39,7 @@ fn failover_quick_mode_keeps_the_readme_promises() {
             "--check",
             "--no-render",
         ])
-        .arg("--no-rejoin")
+        .args(["--no-rejoin", "--no-outage"])
         .arg("--dlock")
         .arg(dlock_bin())
         .arg("--redis-server")
