@@ -402,14 +402,16 @@ fn a_stepped_wall_clock_changes_no_deadline() {
     );
 }
 
-/// While Redis is unreachable the watchdog retries quickly but never spins: every TTL/20
-/// (100 ms for a 2 s lease), from the moment the connection drops (the proxy closes it when
-/// its server dies; dlock renews at once) until the lease ends (~1.93 s): at most 20 tries, 17
-/// seen (each try takes a little time too). Each try is one connect to the proxy, whose server
-/// is gone. Fewer than 12 would be a pause well above TTL/20 (the 250 ms cap, for one: 8);
-/// more than 20 would be a spin.
+/// While the server is down and says so at once, the watchdog retries every 10 ms but never
+/// spins: here the proxy accepts each connect and closes it (its server is gone). The window:
+/// from the kill, right after the job's start (the dropped connection is renewed on at once),
+/// to the job's SIGTERM at the lease's hard stop minus --grace (2 s TTL: 1.928 s − 0.667 s =
+/// 1.26 s; `sleep` dies on it and the run ends), then the release's 3 tries. At most 127 + 3
+/// connects at one per 10 ms; each try also waits for the proxy's accept loop (it looks every
+/// 2 ms) and its upstream connect, so fewer are seen (105–109 here). The TTL/20 pace this
+/// replaced (100 ms) made at most 13 + 3: more than 60 says the fast pace is on.
 #[test]
-fn renewal_retries_are_paced_while_redis_is_down() {
+fn renewal_retries_come_every_10ms_while_the_server_refuses() {
     let mut r = RedisServer::start_tcp(&[]);
     let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
     let mut job = Dlock::bare()
@@ -424,7 +426,33 @@ fn renewal_retries_are_paced_while_redis_is_down() {
         .stderr_has("lease not confirmed");
     let tries = proxy.accepted() - before;
     eprintln!("{tries} reconnects");
-    assert!((12..=20).contains(&tries), "{tries} reconnects");
+    assert!((60..=130).contains(&tries), "{tries} reconnects");
+}
+
+/// A network gone silent (the proxy swallows everything: a connect is accepted, no reply ever
+/// comes) keeps the TTL/20 pace (100 ms for a 2 s lease): each try waits the I/O timeout
+/// (20 ms here), then 100 ms. The window: from the first renewal (TTL/3, 667 ms: no hang-up
+/// announces a silence) to the job's SIGTERM at 1.26 s (as above), 0.6 s: about 5 tries, then
+/// the release's 3 (8 seen here). Fewer than 4 would be a pause well above TTL/20; the 10 ms
+/// pace of a refusal would make about 20 + 3.
+#[test]
+fn renewal_retries_keep_ttl_20_on_a_silent_network() {
+    let r = RedisServer::start_tcp(&[]);
+    let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
+    let mut job = Dlock::bare()
+        .args(["--url", &proxy.url(), "--io-timeout", "20ms"])
+        .args(["run", "--key", "silent", "--ttl", "2s"])
+        .args(["--", "sh", "-c", "echo up; exec sleep 300"])
+        .spawn();
+    job.expect_line("up");
+    proxy.set(Mode::Blackhole);
+    let before = proxy.accepted();
+    job.finish(Duration::from_secs(10))
+        .code(125)
+        .stderr_has("lease not confirmed");
+    let tries = proxy.accepted() - before;
+    eprintln!("{tries} reconnects");
+    assert!((4..=12).contains(&tries), "{tries} reconnects");
 }
 
 /// One connection serves a whole run, renewals included: the watchdog hands its connection

@@ -222,20 +222,10 @@ impl Session {
 }
 
 /// Whether `e` says the server is down and says so at once: a connect refused (or a Unix
-/// socket gone), or a connection reset or aborted. Not a timeout: a silent network.
+/// socket gone), or a connection the peer reset or closed (a proxy whose server is gone does
+/// that to every new one). Not a timeout: a silent network.
 fn refused(e: &RedisError) -> bool {
-    // redis-rs keeps the I/O error in an `Arc<dyn Error>` (`fault::tls_cause` opens it too).
-    type Shared = std::sync::Arc<dyn std::error::Error + Send + Sync>;
-    let io = std::error::Error::source(e)
-        .and_then(|s| s.downcast_ref::<Shared>())
-        .and_then(|s| s.downcast_ref::<std::io::Error>());
-    e.is_connection_refusal()
-        || io.is_some_and(|io| {
-            matches!(
-                io.kind(),
-                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted
-            )
-        })
+    !e.is_timeout() && (e.is_connection_refusal() || e.is_connection_dropped())
 }
 
 #[cfg(test)]

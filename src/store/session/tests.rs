@@ -47,8 +47,8 @@ fn a_failure_may_have_run_unless_refused_or_never_sent() {
 }
 
 /// Which failures say the server is down and says so at once (the renewal's fast pace): a
-/// refused connect (or a Unix socket gone) and a reset; never a timeout, a server's error
-/// reply, or an answer cut off.
+/// refused connect (or a Unix socket gone), a connection reset or closed by the peer; never a
+/// timeout or a server's error reply.
 #[test]
 fn a_refused_or_reset_connection_is_told_apart_from_a_silent_one() {
     let s = Session::new(&nowhere());
@@ -59,10 +59,12 @@ fn a_refused_or_reset_connection_is_told_apart_from_a_silent_one() {
         ConnectionReset,
         ConnectionAborted,
         NotFound,
+        UnexpectedEof,
+        BrokenPipe,
     ] {
         assert!(s.failure(&io(kind), false).refused, "{kind:?}");
     }
-    for kind in [TimedOut, WouldBlock, UnexpectedEof, BrokenPipe] {
+    for kind in [TimedOut, WouldBlock] {
         assert!(!s.failure(&io(kind), true).refused, "{kind:?}");
     }
     let loading = RedisError::from((
