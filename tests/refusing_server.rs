@@ -92,16 +92,22 @@ fn every_lock_read_is_an_outage(base: &impl Fn() -> Dlock, reason: &str) {
     no_stdout(&["release", "k", "--force"]);
 }
 
-/// A Redis with `requirepass` and no password given: every path is 69 naming the password
-/// (the key is there: read with the password, the same commands see it).
-#[test]
-fn a_server_that_wants_a_password_is_an_outage_everywhere() {
+/// A server with `requirepass` and a lock `k` that ran once, with the password.
+fn wants_a_password() -> RedisServer {
     let r = RedisServer::with_args(&["--requirepass", "the-password"]);
     dlock(&r)
         .env("REDISCLI_AUTH", "the-password")
         .args(["run", "--key", "k", "--", "true"])
         .run()
         .code(0);
+    r
+}
+
+/// A Redis with `requirepass` and no password given: every path is 69 naming the password
+/// (the key is there: read with the password, the same commands see it).
+#[test]
+fn a_server_that_wants_a_password_is_an_outage_everywhere() {
+    let r = wants_a_password();
     every_read_path_is_an_outage(|| dlock(&r), PASSWORD_FIX);
     // The same reads with the password find the lock the refused ones never showed.
     dlock(&r)
@@ -246,12 +252,7 @@ fn a_server_answering_ok_to_everything_is_not_a_healthy_fleet() {
 /// `dlock_up 0` (a textfile collector must not keep serving the last `dlock_up 1`), and exits 69.
 #[test]
 fn a_prometheus_file_says_down_when_the_server_refuses() {
-    let r = RedisServer::with_args(&["--requirepass", "the-password"]);
-    dlock(&r)
-        .env("REDISCLI_AUTH", "the-password")
-        .args(["run", "--key", "k", "--", "true"])
-        .run()
-        .code(0);
+    let r = wants_a_password();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("dlock.prom");
     let f = file.to_str().unwrap();

@@ -11,7 +11,7 @@ use super::{Group, RedisServer, groups_below, kill_groups, signal, test_command}
 
 /// The mark .ci/run gives every process the suite starts (inherited from the runner), to find
 /// any left alive after it: kept, unlike the other DLOCK_ variables.
-const RUN_MARK: &str = "DLOCK_TEST_RUN";
+pub const RUN_MARK: &str = "DLOCK_TEST_RUN";
 
 pub fn dlock_bin() -> &'static str {
     env!("CARGO_BIN_EXE_dlock")
