@@ -354,7 +354,10 @@ fn while_the_server_refuses_connections_the_retries_come_every_10ms() {
     // try at or after the end.
     let mut now = t + MS(661);
     let mut tries = 0;
-    while let Some(at) = r.poll_timeout() {
+    for step in 0.. {
+        // A schedule that never ends would loop here: 10,000 steps is 50 times its tries.
+        assert!(step < 10_000, "the schedule never ended");
+        let Some(at) = r.poll_timeout() else { break };
         now = now.max(at);
         r.on_timeout(now);
         for a in actions(&mut r) {
