@@ -19,6 +19,8 @@ pub enum Exit {
     NoContain,
     /// The lock stayed busy for the whole --wait; carries --conflict-exit-code.
     Busy(u8),
+    /// --every: the window already has a success; carries --not-due-exit-code.
+    NotDue(u8),
     /// Renewal cap reached: the job was stopped before the lease ran out.
     Cap,
     /// Lease lost: taken over, deleted, or not confirmable before it could expire.
@@ -35,6 +37,7 @@ impl Exit {
     pub const INTERNAL: u8 = 70;
     pub const NO_CONTAIN: u8 = 71;
     pub const BUSY_DEFAULT: u8 = 75;
+    pub const NOT_DUE_DEFAULT: u8 = 0;
     pub const CAP: u8 = 124;
     pub const LOST: u8 = 125;
     pub const NOT_EXECUTABLE: u8 = 126;
@@ -42,7 +45,7 @@ impl Exit {
 
     pub fn code(self) -> u8 {
         match self {
-            Exit::Child(c) | Exit::Busy(c) => c,
+            Exit::Child(c) | Exit::Busy(c) | Exit::NotDue(c) => c,
             // Signal numbers on Linux are 1..=64, so 128 + N always fits in a byte.
             Exit::Signal(n) => u8::try_from(128 + n.clamp(0, 127)).unwrap_or(255),
             Exit::Usage => Self::USAGE,
@@ -107,6 +110,11 @@ pub const TABLE: &[Row] = &[
         code: "75",
         short: "75 busy",
         long: "the lock stayed busy for the whole `--wait` (or the value of `--conflict-exit-code`)",
+    },
+    Row {
+        code: "0",
+        short: "0 not due (--every)",
+        long: "`--every`: this window already had a successful run, so nothing ran (or the value of `--not-due-exit-code`)",
     },
     Row {
         code: "124",

@@ -554,7 +554,7 @@ fn a_capped_run_is_logged_with_its_outcome_and_renewals() {
 
 /// Every command a client other than the monitor sends while one uncontended run happens,
 /// from the server's MONITOR feed (script-internal calls, shown as `[0 lua]`, left out).
-fn client_commands_during(r: &RedisServer, run: impl FnOnce()) -> Vec<String> {
+pub(crate) fn client_commands_during(r: &RedisServer, run: impl FnOnce()) -> Vec<String> {
     use std::io::{BufRead, BufReader, Write};
     let path = r.url().trim_start_matches("redis+unix://").to_string();
     let path = path.split('?').next().unwrap().to_string();

@@ -165,10 +165,9 @@ fn max_duration_fails_a_job_that_still_holds_the_lock_too_long() {
 #[test]
 fn check_without_a_rule_or_with_max_failures_0_is_a_usage_error() {
     let r = RedisServer::start();
-    check(&r, &["job"])
-        .code(2)
-        .one_line_error()
-        .stderr_has("--max-age D, --max-failures K, --min-duration D or --max-duration D");
+    check(&r, &["job"]).code(2).one_line_error().stderr_has(
+        "--max-age D, --max-failures K, --min-duration D, --max-duration D or --missed-windows N",
+    );
     check(&r, &["job", "--max-failures", "0"])
         .code(2)
         .one_line_error()

@@ -621,6 +621,15 @@ fn every_command_works_as_a_least_privilege_user() {
     out.code(0);
     let log: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(log.as_array().map(Vec::len), Some(3), "{}", out.stdout);
+    // --every: the window from the server's clock (+time) and the done record; the second try
+    // in the window runs nothing.
+    for (out, said) in [("ran\n", "released"), ("", "done in this window")] {
+        d().args(["run", "--key", "per", "--every", "1h", "--", "echo", "ran"])
+            .run()
+            .code(0)
+            .stdout_is(out)
+            .stderr_has(said);
+    }
     // A semaphore: acquire, renew and release a slot, the limit record, --hold-at-least on a
     // slot, status of its holders, and release of every slot.
     d().args(["run", "--key", "sem", "--limit", "2", "--ttl", "300ms"])

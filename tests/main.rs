@@ -16,6 +16,7 @@ mod connections;
 mod contain;
 mod docs;
 mod edge;
+mod every;
 mod exporter;
 mod failover;
 mod faults;

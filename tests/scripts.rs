@@ -18,7 +18,10 @@ fn every_script_runs_on_a_real_server() {
             "record",
             "wake",
             "acquire (again)",
-            "break"
+            "break",
+            "acquire (--every)",
+            "release (--every)",
+            "acquire (not due)"
         ]
     );
     // What the scripts counted landed where `dlock status` reads it: two acquisitions, two busy

@@ -110,7 +110,8 @@ fn status_json_has_exactly_the_spec_fields() {
             "since_ms",
             "stats",
             "token",
-            "ttl_ms"
+            "ttl_ms",
+            "window"
         ]
     );
     // SPEC 7b: the run log's newest entries, each with exactly these fields.

@@ -16,6 +16,9 @@ use super::values::{
     DEFAULT_MIN_REPLICAS, DEFAULT_REPLICA_TIMEOUT, DEFAULT_RETRY_MAX, DEFAULT_RETRY_MIN,
     DEFAULT_TTL, MAX_HISTORY, parse_duration, parse_renewals, parse_size,
 };
+use super::values::{
+    DEFAULT_EVERY_OFFSET, DEFAULT_NOT_DUE_EXIT_CODE, DEFAULT_SPLAY, parse_every, parse_splay,
+};
 
 /// Guard a shell job with a Redis lease so it never runs twice at the same time.
 #[derive(Debug, Parser)]
@@ -190,6 +193,27 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub capture: Option<usize>,
 
+    /// Once per period: at most one successful run of KEY per window of D (1s … 366d), on the
+    /// Redis server's clock, windows from the Unix epoch in UTC. A window with a success is
+    /// done: later tries in it run nothing (--not-due-exit-code); a failed run records nothing,
+    /// so the next try runs the job again
+    #[arg(long, value_name = "D", value_parser = parse_every)]
+    pub every: Option<Duration>,
+
+    /// Shift the --every windows: --every 1d --every-offset 2h = daily from 02:00 UTC (epoch
+    /// weeks start on Thursday: Monday weeks are --every 7d --every-offset 4d)
+    #[arg(long, default_value = DEFAULT_EVERY_OFFSET, value_name = "D", value_parser = parse_duration)]
+    pub every_offset: Duration,
+
+    /// Exit status of a try whose --every window is already done ("nothing to do")
+    #[arg(long, default_value = DEFAULT_NOT_DUE_EXIT_CODE, value_name = "N", allow_negative_numbers = true)]
+    pub not_due_exit_code: u8,
+
+    /// Sleep a random time in [0, D) before the first try (D ≤ 1h), outside --wait: spreads a
+    /// fleet's cron minute, and which host wins an --every window
+    #[arg(long, default_value = DEFAULT_SPLAY, value_name = "D", value_parser = parse_splay)]
+    pub splay: Duration,
+
     /// The job to run, after `--`
     #[arg(last = true, value_name = "COMMAND", num_args = 0..)]
     pub command: Vec<OsString>,
@@ -292,6 +316,11 @@ pub struct CheckArgs {
     /// it longer than D (a stuck job)
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub max_duration: Option<Duration>,
+
+    /// Fail when KEY's last N complete `run --every` windows all went without a success (a
+    /// success in the current window passes), or KEY never ran with --every. N ≥ 1
+    #[arg(long, value_name = "N")]
+    pub missed_windows: Option<u32>,
 
     #[command(flatten, next_help_heading = EVERY_COMMAND)]
     pub global: GlobalArgs,

@@ -17,6 +17,9 @@ pub(super) const DEFAULT_HOLD_AT_LEAST: &str = "0";
 pub(super) const DEFAULT_MIN_REPLICAS: &str = "0";
 pub(super) const DEFAULT_REPLICA_TIMEOUT: &str = "100ms";
 pub(super) const DEFAULT_LIMIT: &str = "1";
+pub(super) const DEFAULT_EVERY_OFFSET: &str = "0";
+pub(super) const DEFAULT_NOT_DUE_EXIT_CODE: &str = "0";
+pub(super) const DEFAULT_SPLAY: &str = "0";
 pub(super) const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
 pub(super) const DEFAULT_PREFIX: &str = "dlock:";
 pub(super) const DEFAULT_CONNECT_TIMEOUT: &str = "2s";
@@ -80,6 +83,48 @@ pub(super) fn parse_size(s: &str) -> Result<usize, String> {
         return Err("out of range: use 1KiB … 1MiB".into());
     }
     Ok(n)
+}
+
+/// Shortest and longest `--every` period.
+pub const EVERY_RANGE: std::ops::RangeInclusive<Duration> =
+    Duration::from_secs(1)..=Duration::from_secs(366 * 24 * 3600);
+
+/// Longest `--splay`.
+pub const MAX_SPLAY: Duration = Duration::from_secs(3600);
+
+/// An `--every` period: a duration in fixed units (humantime's `month` and `y` are 30.44 and
+/// 365.25 days, so a window would not start where an operator expects), 1s … 366d, whole
+/// milliseconds.
+pub(super) fn parse_every(s: &str) -> Result<Duration, String> {
+    let units = s
+        .split(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
+        .filter(|u| !u.is_empty());
+    for u in units {
+        if matches!(u, "M" | "month" | "months" | "y" | "year" | "years") {
+            return Err(format!(
+                "`{u}` is not a fixed length; write the period in days or less (e.g. 30d, 365d)"
+            ));
+        }
+    }
+    let d = parse_duration(s)?;
+    if !EVERY_RANGE.contains(&d) {
+        return Err("out of range: use 1s … 366d".into());
+    }
+    if d.subsec_nanos() % 1_000_000 != 0 {
+        return Err("use whole milliseconds (windows are counted in ms)".into());
+    }
+    Ok(d)
+}
+
+/// A `--splay` duration: 0 … 1h.
+pub(super) fn parse_splay(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d > MAX_SPLAY {
+        return Err(
+            "longer than 1h; a splay spreads a fleet's start over seconds or minutes".into(),
+        );
+    }
+    Ok(d)
 }
 
 pub(super) fn parse_renewals(s: &str) -> Result<Renewals, String> {

@@ -10,7 +10,7 @@ use crate::exit::Exit;
 use crate::log::secs_ms;
 use crate::store::reader;
 use crate::store::state::{Found, KeyStatus};
-use crate::sys::host::unix_ms;
+use crate::sys::host::{unix_ms, utc_stamp};
 
 pub fn check(cfg: &CheckConfig) -> Exit {
     let mut out = String::new();
@@ -137,6 +137,10 @@ fn verdict(s: &KeyStatus, now: i64, rules: &Rules) -> (bool, String) {
             ),
         );
     }
+    if let Some(n) = rules.missed_windows {
+        let (ok, clause) = windows(s, now, n.get());
+        judge(ok, clause);
+    }
     if failed.is_empty() {
         return (true, format!("{}: ok, {}", s.key, passed.join("; ")));
     }
@@ -156,6 +160,46 @@ fn verdict(s: &KeyStatus, now: i64, rules: &Rules) -> (bool, String) {
         format!("{}: FAILING, {}; {last}", s.key, failed.join("; ")),
     )
 }
+
+/// `--missed-windows N`: whether a success is recorded in the last N complete --every windows
+/// (or the current one, which makes up for them) at `now`, and the clause that says so.
+fn windows(s: &KeyStatus, now: i64, n: u32) -> (bool, String) {
+    let rule = format!("missed windows {n}");
+    let Some(w) = &s.window else {
+        return (false, format!("never ran with --every ({rule})"));
+    };
+    let period = w.every.period_ms();
+    let current = w.every.window_of(u64::try_from(now).unwrap_or(0));
+    let first = current.saturating_sub(period.saturating_mul(u64::from(n)));
+    let every = secs_ms(period as i64);
+    match &w.done {
+        None => (
+            false,
+            format!("never succeeded in an --every {every} window ({rule})"),
+        ),
+        Some(d) if d.window_ms >= first => (
+            true,
+            format!(
+                "last success in the window of {} (every {every}; {rule})",
+                utc_stamp(d.window_ms, period >= DAY_MS)
+            ),
+        ),
+        Some(d) => {
+            let missed = (current - d.window_ms) / period - 1;
+            let windows = if missed == 1 { "window" } else { "windows" };
+            (
+                false,
+                format!(
+                    "no success in the last {missed} {windows} of {every} since {} (last in the window of {}; {rule})",
+                    utc_stamp(d.window_ms + period, period >= DAY_MS),
+                    utc_stamp(d.window_ms, period >= DAY_MS)
+                ),
+            )
+        }
+    }
+}
+
+const DAY_MS: u64 = 86_400_000;
 
 /// A number a rule compares, as people read it (`1m30s`), or in exact ms where the short
 /// form would read the same as a different limit (`29999ms` against `30000ms`, not `30.0s`

@@ -119,13 +119,37 @@ pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
                 p99: s.quantile_ms(0.99),
             },
             lost: s.lost,
+            not_due: s.not_due,
             recommended_ttl_ms: s.recommended_ttl_ms(),
             runs: s.runs,
             samples: s.samples,
         }),
         token: first.map(|f| f.token.as_str()),
         ttl_ms: first.map(|f| f.ttl_ms),
+        window: r.window.as_ref().map(|w| {
+            let done = w.done.as_ref();
+            WindowJson {
+                done_host: done.map(|d| d.host.as_str()),
+                done_ms: done.map(|d| d.at_ms),
+                done_run: done.map(|d| d.run.as_str()),
+                every_ms: w.every.period_ms(),
+                offset_ms: w.every.offset_ms(),
+                start_ms: done.map(|d| d.window_ms),
+            }
+        }),
     }
+}
+
+/// `--every`: the period and the last window with a success (`start_ms`: that window's start,
+/// server time; `done_ms`: its release's server time).
+#[derive(Serialize)]
+struct WindowJson<'a> {
+    done_host: Option<&'a str>,
+    done_ms: Option<u64>,
+    done_run: Option<&'a str>,
+    every_ms: u64,
+    offset_ms: u64,
+    start_ms: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -144,6 +168,7 @@ struct LockJson<'a> {
     stats: Option<StatsJson>,
     token: Option<&'a str>,
     ttl_ms: Option<i64>,
+    window: Option<WindowJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -193,6 +218,7 @@ struct StatsJson {
     failure_rate: Option<f64>,
     hold_ms: HoldJson,
     lost: u64,
+    not_due: u64,
     recommended_ttl_ms: Option<u64>,
     runs: u64,
     samples: u64,

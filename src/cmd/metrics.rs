@@ -50,6 +50,9 @@ pub struct Sample {
     last_exit_code: Option<i64>,
     last_duration_ms: Option<i64>,
     consecutive_failures: Option<i64>,
+    /// --every: the period and the start of the last window with a success (ms).
+    every_ms: Option<u64>,
+    window_done_ms: Option<u64>,
 }
 
 impl Sample {
@@ -64,6 +67,12 @@ impl Sample {
             last_exit_code: r.last.as_ref().map(|l| l.exit_code),
             last_duration_ms: r.last.as_ref().map(|l| l.ended_ms - l.started_ms),
             consecutive_failures: r.consecutive_failures,
+            every_ms: r.window.as_ref().map(|w| w.every.period_ms()),
+            window_done_ms: r
+                .window
+                .as_ref()
+                .and_then(|w| w.done.as_ref())
+                .map(|d| d.window_ms),
         }
     }
 }
@@ -85,7 +94,8 @@ const COUNTERS: [(&str, &str); 6] = [
 ];
 
 /// Series a key adds to the page: the counters and gauges, and with the histogram its
-/// buckets (31 doublings and +Inf), sum and count (the README's cardinality figures).
+/// buckets (31 doublings and +Inf), sum and count (the README's cardinality figures); a key
+/// run with --every has up to three more.
 #[cfg(test)]
 fn series_per_key(histogram: bool) -> usize {
     let buckets = if histogram { 32 + 2 } else { 0 };
@@ -248,10 +258,39 @@ pub fn prometheus(
         "Runs since the last success that did not end ok.",
         |r| r.consecutive_failures.map(|n| n as f64),
     );
+    // --every's three, only for the keys that run with it (and only on a page with such a
+    // key): the other keys' series and a page without --every stay as they were.
+    if rows.iter().any(|r| r.every_ms.is_some()) {
+        every_families(&mut o, rows);
+    }
     match o.failed {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+fn every_families(o: &mut Out, rows: &[Sample]) {
+    o.per_key(
+        rows,
+        "dlock_not_due_total",
+        "counter",
+        "--every tries that found their window done (not in dlock_runs_total).",
+        |r| r.every_ms.map(|_| r.stats.not_due as f64),
+    );
+    o.per_key(
+        rows,
+        "dlock_every_seconds",
+        "gauge",
+        "The --every period.",
+        |r| r.every_ms.map(|ms| ms as f64 / 1000.0),
+    );
+    o.per_key(
+        rows,
+        "dlock_window_last_done_seconds",
+        "gauge",
+        "Start of the last --every window with a success (Unix time, server clock).",
+        |r| r.window_done_ms.map(|ms| ms as f64 / 1000.0),
+    );
 }
 
 /// The page of every lock under the prefix (or `keys`), read through the one reader, written

@@ -37,6 +37,19 @@ pub(crate) struct Limits {
     pub stats: bool,
     /// --conflict-exit-code.
     pub conflict_exit: u8,
+    /// --not-due-exit-code.
+    pub not_due_exit: u8,
+}
+
+/// --every: the current window already has a success, so this try runs nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NotDue {
+    /// The window's start (Unix ms, server time).
+    pub window_ms: u64,
+    /// The success: when its release was recorded (server Unix ms), its run id and host.
+    pub done_ms: u64,
+    pub run: String,
+    pub host: String,
 }
 
 /// What a try or the world said.
@@ -50,6 +63,8 @@ pub(crate) enum Input {
     },
     /// KEY is in use with another `--limit`: this one (nothing was taken).
     OtherLimit(i64),
+    /// --every: the window is done (nothing was taken).
+    NotDue(NotDue),
     /// Someone else holds it: `pttl` ms left on their lease (-1: no expiry); `holder` is
     /// "host pid N" for a dlock holder.
     Busy { pttl: i64, holder: String },
@@ -97,6 +112,11 @@ pub(crate) enum Report {
     /// KEY is held with `--limit recorded`.
     OtherLimit {
         recorded: i64,
+    },
+    /// --every: nothing to do in this window; exit `code`.
+    NotDue {
+        not_due: NotDue,
+        code: u8,
     },
     Woken,
     SignalWhileWaiting {
@@ -253,6 +273,13 @@ impl Wait {
                 self.tries += 1;
                 self.report(Report::OtherLimit { recorded });
                 self.give_up(Exit::Usage);
+            }
+            Input::NotDue(not_due) => {
+                // Done for this window: no waiting, whatever --wait says.
+                self.tries += 1;
+                let code = self.limits.not_due_exit;
+                self.report(Report::NotDue { not_due, code });
+                self.give_up(Exit::NotDue(code));
             }
             Input::Busy { pttl, holder } => {
                 self.tries += 1;

@@ -60,6 +60,8 @@ pub struct Stats {
     pub lost: u64,
     pub cap_hits: u64,
     pub compare_failures: u64,
+    /// --every: tries that found their window done (not runs: runs = acquired + busy).
+    pub not_due: u64,
     /// Finished runs whose hold time was recorded.
     pub samples: u64,
     pub max_ms: u64,
@@ -78,6 +80,7 @@ impl Stats {
             match k {
                 "runs" => s.runs = n(v),
                 "acquired" => s.acquired = n(v),
+                "not_due" => s.not_due = n(v),
                 "busy" => s.busy = n(v),
                 "lost" => s.lost = n(v),
                 "cap_hits" => s.cap_hits = n(v),

@@ -96,7 +96,8 @@ fn history_argv(f: &Finish) -> [String; 6] {
 
 /// The run-log entry's arguments after outcome and exit code, as `entry_from` (lib.lua) reads
 /// them: entries to keep, run id, host, pid, slot, fence, command, started, ended, renewals,
-/// waited ms, output bytes ('' without --capture); the kept output goes as the blob.
+/// waited ms, --every window ('' without --every), output bytes ('' without --capture); the
+/// kept output goes as the blob.
 fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
     let [_, _, host, pid, started, ended] = history_argv(f);
     vec![
@@ -111,6 +112,7 @@ fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
         ended,
         log.renewals.to_string(),
         log.waited.as_millis().to_string(),
+        log.window.map_or(String::new(), |w| w.to_string()),
         log.output
             .as_ref()
             .map_or(String::new(), |o| o.1.to_string()),
@@ -141,6 +143,7 @@ impl Call for ReleaseCall<'_> {
             &k.wake,
             &k.limit,
             &k.runs,
+            &k.done,
         ];
         keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
         keys

@@ -14,6 +14,8 @@ pub struct Keys {
     pub limit: String,
     /// The run log: a stream of the last `--history` runs (SPEC 7b); no TTL.
     pub runs: String,
+    /// `--every`: the period, its offset and the last window with a success (SPEC 7d); no TTL.
+    pub done: String,
     /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` itself
     /// and `{lock}:holder`, so `--limit 1` is the plain lock with its layout unchanged.
     pub slots: Vec<Slot>,
@@ -32,7 +34,9 @@ pub const MAX_LIMIT: u32 = 1000;
 
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
 /// a slot number: `{lock}:slot:2`).
-pub const SUFFIXES: [&str; 7] = ["fence", "holder", "stats", "wake", "limit", "slot", "runs"];
+pub const SUFFIXES: [&str; 8] = [
+    "fence", "holder", "stats", "wake", "limit", "slot", "runs", "done",
+];
 
 impl Keys {
     /// The plain lock (`--limit 1`).
@@ -49,6 +53,7 @@ impl Keys {
             wake: companion(lock, "wake"),
             limit: companion(lock, "limit"),
             runs: companion(lock, "runs"),
+            done: companion(lock, "done"),
             slots: (0..limit.max(1)).map(|i| slot(lock, i)).collect(),
         }
     }
@@ -78,7 +83,7 @@ pub fn slot(lock: &str, i: u32) -> Slot {
 /// `{lock}:suffix`, or `lock:suffix` when the lock key already carries a hash tag, so both hash
 /// to the same Redis Cluster slot.
 pub fn companion(lock: &str, suffix: &str) -> String {
-    // Pieces pushed, not format!: `status` names seven companions for each of its locks.
+    // Pieces pushed, not format!: `status` names eight companions for each of its locks.
     let wrap = !has_hash_tag(lock);
     let mut key = String::with_capacity(lock.len() + suffix.len() + 3);
     if wrap {

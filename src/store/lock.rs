@@ -10,6 +10,8 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
 use super::script::{self, ACQUIRE, BREAK, BUSY, Call, RENEW, Script, WAKE, read};
+use crate::core::acquire::NotDue;
+use crate::core::every::Every;
 
 /// Run one script call.
 pub fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
@@ -22,7 +24,11 @@ pub enum Acquire {
         fence: i64,
         /// The slot taken (0 for a plain lock).
         slot: u32,
+        /// --every: the start of the run's window (Unix ms, server time).
+        window: Option<u64>,
     },
+    /// --every: the current window already has a success.
+    NotDue(NotDue),
     /// Held by someone else; `pttl` ms left on their lease (-1: no expiry at all); `holder` is
     /// "host pid N" when a dlock holds it, empty otherwise.
     Busy { pttl: i64, holder: String },
@@ -98,6 +104,8 @@ pub struct AcquireCall<'a> {
     pub meta: &'a Meta,
     /// A busy answer ends the run: count it as a busy run in the same round trip.
     pub last_try: bool,
+    /// --every: decide whether the current window is due, in the same round trip.
+    pub every: Option<Every>,
 }
 
 impl Call for AcquireCall<'_> {
@@ -107,7 +115,7 @@ impl Call for AcquireCall<'_> {
     }
     fn keys(&self) -> Vec<&str> {
         let k = self.keys;
-        let mut keys = vec![k.fence.as_str(), &k.stats, &k.limit];
+        let mut keys = vec![k.fence.as_str(), &k.stats, &k.limit, &k.done];
         for s in &k.slots {
             keys.push(&s.lock);
             keys.push(&s.holder);
@@ -126,15 +134,30 @@ impl Call for AcquireCall<'_> {
             m.since_ms.to_string(),
             flag(self.last_try),
             self.keys.limit_n().to_string(),
+            self.every.map_or(0, |e| e.period_ms()).to_string(),
+            self.every.map_or(0, |e| e.offset_ms()).to_string(),
         ]
     }
     fn reply(v: Value) -> RedisResult<Acquire> {
-        let (ok, n, holder, slot): (i64, i64, Option<String>, i64) = read(v)?;
+        let (ok, n, holder, slot, window): (i64, i64, Option<String>, i64, i64) = read(v)?;
         Ok(match ok {
             1 => Acquire::Acquired {
                 fence: n,
                 slot: u32::try_from(slot).unwrap_or(0),
+                window: u64::try_from(window).ok(),
             },
+            2 => {
+                let text = holder.unwrap_or_default();
+                let mut parts = text.splitn(3, '\n');
+                let mut next = || parts.next().unwrap_or_default().to_string();
+                let (at, run, host) = (next(), next(), next());
+                Acquire::NotDue(NotDue {
+                    window_ms: u64::try_from(n).map_err(|_| unexpected("acquire"))?,
+                    done_ms: at.parse().unwrap_or(0),
+                    run,
+                    host,
+                })
+            }
             -1 => Acquire::OtherLimit(n),
             0 => Acquire::Busy {
                 pttl: n,

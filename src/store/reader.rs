@@ -268,7 +268,7 @@ fn send_next(c: &mut Conn, names: &[String], next: &mut usize) -> RedisResult<Op
 }
 
 /// Single-key commands packed one after another for one pipeline, through one reused
-/// `redis::Cmd`: a batch is 256 locks of seven commands, and a `Cmd` of its own for each (two
+/// `redis::Cmd`: a batch is 256 locks of eight commands, and a `Cmd` of its own for each (two
 /// allocations, then two more as it grows) was a tenth of what reading a lock cost.
 #[derive(Default)]
 struct Packed {

@@ -20,6 +20,8 @@ pub struct RunLog {
     pub command: String,
     pub renewals: u32,
     pub waited: Duration,
+    /// --every: the start of the run's window (Unix ms, server time).
+    pub window: Option<u64>,
     /// --capture: the kept bytes (head, marker line, tail) and how many the job wrote in all.
     pub output: Option<(Vec<u8>, u64)>,
 }
@@ -28,9 +30,9 @@ pub struct RunLog {
 pub const MAX_LOGGED_COMMAND: usize = 1024;
 
 /// How many ARGV the run-log entry takes (release.lua and record.lua read them from a fixed
-/// position through `entry_from`): 11, and the kept output with --capture.
+/// position through `entry_from`): 12, and the kept output with --capture.
 #[cfg(test)]
-pub const ENTRY_ARGS: usize = 12;
+pub const ENTRY_ARGS: usize = 13;
 
 impl RunLog {
     /// No entry (a run whose job never started, --history 0, --no-stats).

@@ -51,31 +51,31 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "925acd20823b79f14b31f9e027e6cf8a75d380db",
+    "4292a6e528ad8c6404ab2ab5a9d018db14c67129",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "991f6c760c6aad205adac909790a6e9639debd7f",
+    "9c04d9d0b6adac9984cfbc1e1ab5912d96dfe6b4",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "c5a1e488c59f047e57b1d6dbbe17a2c6ecbc1e21",
+    "7611cd758cc9ab646a0cb139c0d3c0969ae0a84a",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "d97b4771e4d18aa23395b11225251b881c547bf0",
+    "3dfab3f22cd9b680ce2498bdae17f1302eb583b9",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "eb24f6bc04376597769dc8f007095b2ff24df2ee",
+    "413dc61acc3dbf6b76494f9548fe6796ae84c817",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "c68ea26522a5bb2c78c96bdf3430e5057024ae76",
+    "aab596f57b44d4b39a6cd8b1fcf9ec0b0ffcc99a",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "74b6a22ad6d8831fd648e1f108c3e0dde51dca68",
+    "7bdef9a80516b4057525a88319dce1b280ffae81",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

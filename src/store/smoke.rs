@@ -12,6 +12,7 @@ use super::lock::{
     Acquire, AcquireCall, BreakCall, Broken, BusyCall, Meta, Renew, RenewCall, WakeCall, call,
 };
 use super::runs::RunLog;
+use crate::core::every::Every;
 use crate::exit::Exit;
 
 /// A holder ("host pid 1") and a lost run's numbers to call the scripts with; also what the
@@ -60,6 +61,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         stats: true,
         meta: &meta,
         last_try,
+        every: None,
     };
     let renew = RenewCall {
         keys: &keys,
@@ -71,7 +73,13 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     let got = call(&mut c, &acquire(false));
     run(
         "acquire",
-        got.map(|a| a == Acquire::Acquired { fence: 1, slot: 0 }),
+        got.map(|a| {
+            a == Acquire::Acquired {
+                fence: 1,
+                slot: 0,
+                window: None,
+            }
+        }),
     )?;
     run("renew", call(&mut c, &renew).map(|r| r == Renew::Renewed))?;
     let mut rival = AcquireCall {
@@ -124,7 +132,13 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     rival.last_try = false;
     run(
         "acquire (again)",
-        call(&mut c, &rival).map(|a| a == Acquire::Acquired { fence: 2, slot: 0 }),
+        call(&mut c, &rival).map(|a| {
+            a == Acquire::Acquired {
+                fence: 2,
+                slot: 0,
+                window: None,
+            }
+        }),
     )?;
     let brk = BreakCall {
         keys: &keys,
@@ -134,5 +148,46 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     let broken = call(&mut c, &brk)
         .map(|b| matches!(b, Broken::Released { ref token, .. } if token == "rival"));
     run("break", broken)?;
+    // --every: the window comes from the server's clock (TIME), a success makes it done and
+    // the next try finds it so.
+    let timed = AcquireCall {
+        every: Some(Every {
+            period: Duration::from_secs(3600),
+            offset: Duration::ZERO,
+        }),
+        // Not counted: the counts above stay what the test reads (the window is recorded
+        // with --no-stats too).
+        stats: false,
+        ..acquire(false)
+    };
+    let window = match call(&mut c, &timed) {
+        Ok(Acquire::Acquired { window, .. }) => window,
+        _ => None,
+    };
+    run("acquire (--every)", Ok(window.is_some()))?;
+    let ok = Finish {
+        exit: Exit::Child(0),
+        stats: false,
+        ..finish
+    };
+    let log = RunLog {
+        window,
+        ..RunLog::off()
+    };
+    let release = ReleaseCall {
+        keys: &keys,
+        slot: 0,
+        token,
+        finish: &ok,
+        log: &log,
+    };
+    run(
+        "release (--every)",
+        call(&mut c, &release).map(|r| r == (Release::Released, None)),
+    )?;
+    let not_due = call(&mut c, &timed).map(
+        |a| matches!(a, Acquire::NotDue(ref d) if Some(d.window_ms) == window && d.run == token),
+    );
+    run("acquire (not due)", not_due)?;
     Ok(ran)
 }

@@ -8,6 +8,9 @@ use super::conn::Conn;
 use super::keys::{Keys, MAX_LIMIT, slot};
 use super::reply::{self, AboutKey};
 use super::runs::{self, RunEntry};
+use std::time::Duration;
+
+use crate::core::every::Every;
 use crate::core::stats::Stats;
 use crate::log::warn;
 
@@ -50,6 +53,60 @@ impl LastRun {
     }
 }
 
+/// `--every`: the key's period and its last window with a success, from the done record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    pub every: Every,
+    /// The start of the last window with a success (Unix ms, server time), its release's
+    /// server time, run id and host; None before the first success.
+    pub done: Option<WindowDone>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowDone {
+    pub window_ms: u64,
+    pub at_ms: u64,
+    pub run: String,
+    pub host: String,
+}
+
+impl Window {
+    fn from_fields(h: &[(String, String)]) -> Result<Option<Window>, String> {
+        if h.is_empty() {
+            return Ok(None);
+        }
+        let num = |k: &str| get(h, k).and_then(|v| v.parse::<u64>().ok());
+        let (Some(every_ms), Some(offset_ms)) = (num("every_ms"), num("offset_ms")) else {
+            return Err("not a dlock --every record (no every_ms and offset_ms)".into());
+        };
+        if every_ms == 0 || offset_ms >= every_ms {
+            return Err(format!(
+                "not a dlock --every record (every_ms {every_ms}, offset_ms {offset_ms})"
+            ));
+        }
+        let done = num("window_ms").map(|window_ms| WindowDone {
+            window_ms,
+            at_ms: num("done_ms").unwrap_or(0),
+            run: get(h, "run").unwrap_or_default().to_string(),
+            host: get(h, "host").unwrap_or_default().to_string(),
+        });
+        Ok(Some(Window {
+            every: Every {
+                period: Duration::from_millis(every_ms),
+                offset: Duration::from_millis(offset_ms),
+            },
+            done,
+        }))
+    }
+
+    /// Whether the window holding `now_ms` has its success.
+    pub fn done_now(&self, now_ms: u64) -> bool {
+        self.done
+            .as_ref()
+            .is_some_and(|d| d.window_ms >= self.every.window_of(now_ms))
+    }
+}
+
 /// One held slot of a key (slot 0 for a plain lock).
 #[derive(Debug, Clone)]
 pub struct SlotState {
@@ -76,6 +133,8 @@ pub struct KeyStatus {
     pub last_success_duration_ms: Option<i64>,
     /// Runs since the last success that did not end ok (None: never recorded).
     pub consecutive_failures: Option<i64>,
+    /// `--every`: the period and the last window with a success (None: never run with it).
+    pub window: Option<Window>,
     /// The run log's newest entries (at most `RECENT`, and no more than the log keeps), newest
     /// first.
     pub recent: Vec<RunEntry>,
@@ -95,6 +154,7 @@ pub enum Part {
     Stats,
     Runs,
     Slot,
+    Done,
 }
 
 impl KeyStatus {
@@ -185,11 +245,12 @@ pub enum Found {
     },
 }
 
-/// The commands that read one lock, each a command and its one key (seven replies, read by
-/// `parse`): its limit, value, TTL, holder, fence, stats (with the newest runs in short) and the
+/// The commands that read one lock, each a command and its one key (eight replies, read by
+/// `parse`): its limit, value, TTL, holder, fence, stats (with the newest runs in short), the
 /// run log's length (a key of another type there is named as damaged; its newest entries come
-/// in short from the stats hash: reading the stream would double what a lock costs to read).
-pub fn commands(keys: &Keys) -> [(&'static str, &str); 7] {
+/// in short from the stats hash: reading the stream would double what a lock costs to read)
+/// and the `--every` record.
+pub fn commands(keys: &Keys) -> [(&'static str, &str); 8] {
     [
         ("GET", &keys.limit),
         ("GET", &keys.lock),
@@ -198,6 +259,7 @@ pub fn commands(keys: &Keys) -> [(&'static str, &str); 7] {
         ("GET", &keys.fence),
         ("HGETALL", &keys.stats),
         ("XLEN", &keys.runs),
+        ("HGETALL", &keys.done),
     ]
 }
 
@@ -278,6 +340,13 @@ pub fn parse(
         &keys.runs,
         next_int("XLEN", replies)?,
     );
+    let done = part(&mut problems, Part::Done, &keys.done, next_hash(replies)?);
+    let window = done.and_then(|h| {
+        Window::from_fields(&h)
+            .map_err(|why| problems.push((Part::Done, format!("{}: {why}", keys.done))))
+            .ok()
+            .flatten()
+    });
     let (token, pttl) = match (token, pttl) {
         (Ok(t), Ok(p)) => (t, p),
         (Err(why), _) | (_, Err(why)) => {
@@ -316,6 +385,7 @@ pub fn parse(
         last_success_duration_ms: get(&stats, "last_success_duration_ms")
             .and_then(|v| v.parse().ok()),
         consecutive_failures: get(&stats, "consecutive_failures").and_then(|v| v.parse().ok()),
+        window,
         // The stats hash keeps ten whatever --history is; no more than the log keeps, so that
         // RECENT and `dlock history` tell of the same runs under `--history 3`.
         recent: match log {

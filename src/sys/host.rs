@@ -80,12 +80,27 @@ pub struct LocalTime {
 /// Unix second `secs` in this process's time zone (`TZ`, else the system's /etc/localtime), as
 /// the C library's localtime_r computes it; None when it cannot represent the moment.
 pub fn local_time(secs: i64) -> Option<LocalTime> {
+    calendar(secs, false)
+}
+
+/// Unix second `secs` on the UTC calendar and clock (gmtime_r).
+pub fn utc_time(secs: i64) -> Option<LocalTime> {
+    calendar(secs, true)
+}
+
+fn calendar(secs: i64, utc: bool) -> Option<LocalTime> {
     let t = libc::time_t::try_from(secs).ok()?;
     // SAFETY: `tm` is plain data (integers and a nullable pointer): all zeroes is a valid value.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: localtime_r reads `t` and writes only `tm`, both live locals; unlike localtime it
-    // uses no shared static buffer.
-    let r = unsafe { libc::localtime_r(&t, &mut tm) };
+    // SAFETY: localtime_r and gmtime_r read `t` and write only `tm`, both live locals; unlike
+    // localtime and gmtime they use no shared static buffer.
+    let r = unsafe {
+        if utc {
+            libc::gmtime_r(&t, &mut tm)
+        } else {
+            libc::localtime_r(&t, &mut tm)
+        }
+    };
     if r.is_null() {
         return None;
     }
@@ -108,6 +123,20 @@ pub fn local_stamp(ms: i64) -> String {
             "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
             t.year, t.month, t.day, t.hour, t.minute, t.second
         ),
+        None => "-".into(),
+    }
+}
+
+/// Unix ms in UTC, to the second: `10:00:03 UTC`, or with the date first (`2026-12-02 10:00:03
+/// UTC`) when `date`; `-` when it cannot be shown.
+pub fn utc_stamp(ms: u64, date: bool) -> String {
+    let t = i64::try_from(ms / 1000).ok().and_then(utc_time);
+    match t {
+        Some(t) if date => format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+            t.year, t.month, t.day, t.hour, t.minute, t.second
+        ),
+        Some(t) => format!("{:02}:{:02}:{:02} UTC", t.hour, t.minute, t.second),
         None => "-".into(),
     }
 }

@@ -48,6 +48,8 @@ pub struct Rules {
     pub min_duration: Option<Duration>,
     /// The last run, and the current holder so far, took at most this long.
     pub max_duration: Option<Duration>,
+    /// `--every`: not all of the last N complete windows went without a success.
+    pub missed_windows: Option<NonZeroU32>,
 }
 
 impl Rules {
@@ -146,15 +148,23 @@ pub(super) fn check(g: &Global, a: &CheckArgs) -> Result<CheckConfig, UsageError
             "--max-failures 0 would fail every key: give K ≥ 1 (fail when the last K runs all did not end ok)"
         ),
     };
+    let missed_windows = match a.missed_windows.map(NonZeroU32::new) {
+        None => None,
+        Some(Some(n)) => Some(n),
+        Some(None) => usage!(
+            "--missed-windows 0 would fail every key: give N ≥ 1 (fail when the last N --every windows all had no success)"
+        ),
+    };
     let rules = Rules {
         max_age: a.max_age,
         max_failures,
         min_duration: a.min_duration,
         max_duration: a.max_duration,
+        missed_windows,
     };
     if rules.is_empty() {
         usage!(
-            "check needs at least one rule: --max-age D, --max-failures K, --min-duration D or --max-duration D"
+            "check needs at least one rule: --max-age D, --max-failures K, --min-duration D, --max-duration D or --missed-windows N"
         );
     }
     if let (Some(min), Some(max)) = (rules.min_duration, rules.max_duration)

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::{Global, UsageError, fmt_d, prefixed, usage};
 use crate::cli::args::{Renewals, RunArgs};
+use crate::core::every::Every;
 use crate::core::stop::Limits;
 use crate::store::conn::Server;
 use crate::store::keys::MAX_LIMIT;
@@ -49,6 +50,12 @@ pub struct RunConfig {
     pub log_command: String,
     /// The job's command line as shown in `dlock status` (truncated).
     pub command_line: String,
+    /// --every / --every-offset: once per window.
+    pub every: Option<Every>,
+    /// --not-due-exit-code.
+    pub not_due_exit_code: u8,
+    /// --splay: the longest random sleep before the first try (0: none).
+    pub splay: Duration,
 }
 
 pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
@@ -170,6 +177,45 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
             }
         );
     }
+    let every = match r.every {
+        Some(period) => {
+            if r.every_offset >= period {
+                usage!(
+                    "--every-offset {} must be shorter than --every {}: it shifts where each window starts",
+                    fmt_d(r.every_offset),
+                    fmt_d(period)
+                );
+            }
+            if !r.hold_at_least.is_zero() {
+                usage!(
+                    "--every and --hold-at-least both keep a job to once per tick; --every records each window's success itself: drop --hold-at-least"
+                );
+            }
+            if r.limit > 1 {
+                usage!(
+                    "--every with --limit {} is not supported: a window is done after one success; drop one of them",
+                    r.limit
+                );
+            }
+            Some(Every {
+                period,
+                offset: r.every_offset,
+            })
+        }
+        None => {
+            if !r.every_offset.is_zero() {
+                usage!(
+                    "--every-offset shifts the --every windows; give --every too (e.g. --every 1d --every-offset 2h)"
+                );
+            }
+            if r.not_due_exit_code != 0 {
+                usage!(
+                    "--not-due-exit-code is the status of a try whose --every window is done; give --every too"
+                );
+            }
+            None
+        }
+    };
     // At most 1 KiB with the ellipsis.
     let log_command = command_line(&argv, MAX_LOGGED_COMMAND - '…'.len_utf8());
     let command_line = command_line(&argv, MAX_COMMAND_BYTES);
@@ -202,6 +248,9 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         capture: r.capture,
         log_command,
         command_line,
+        every,
+        not_due_exit_code: r.not_due_exit_code,
+        splay: r.splay,
     })
 }
 

@@ -284,7 +284,7 @@ fn check_takes_any_rule_but_needs_one() {
     let e = check_cfg(&["job"]).err().unwrap_or_default();
     assert_eq!(
         e,
-        "check needs at least one rule: --max-age D, --max-failures K, --min-duration D or --max-duration D"
+        "check needs at least one rule: --max-age D, --max-failures K, --min-duration D, --max-duration D or --missed-windows N"
     );
     let e = check_cfg(&["job", "--max-failures", "0"])
         .err()

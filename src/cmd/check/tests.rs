@@ -18,6 +18,7 @@ fn status(last_success_ms: Option<i64>, last: Option<LastRun>) -> KeyStatus {
         last_success_ms,
         last_success_duration_ms: None,
         consecutive_failures: None,
+        window: None,
         recent: Vec::new(),
         problems: Vec::new(),
         more_slots: false,
@@ -242,6 +243,7 @@ fn every_rule_given_is_judged_and_only_the_failing_ones_are_named_on_failure() {
         max_failures: NonZeroU32::new(2),
         min_duration: d(5),
         max_duration: d(60_000),
+        missed_windows: None,
     };
     let (ok, line) = verdict(&s, NOW, &all);
     assert!(ok, "{line}");
@@ -260,4 +262,70 @@ fn every_rule_given_is_judged_and_only_the_failing_ones_are_named_on_failure() {
         line,
         "dlock:job: FAILING, last success 10000ms ago (max age 9999ms); last success took 5ms (min duration 6ms); last run: ok (exit 0) on web-2 pid 42, ended 10.0s ago"
     );
+}
+
+/// KEY run with `--every 10s` (offset 0), its last success in the window starting at
+/// `done_window` (None: none yet).
+fn every_10s(done_window: Option<u64>) -> KeyStatus {
+    use crate::core::every::Every;
+    use crate::store::state::{Window, WindowDone};
+    KeyStatus {
+        window: Some(Window {
+            every: Every {
+                period: Duration::from_secs(10),
+                offset: Duration::ZERO,
+            },
+            done: done_window.map(|w| WindowDone {
+                window_ms: w,
+                at_ms: w + 3_000,
+                run: "r".into(),
+                host: "web-2".into(),
+            }),
+        }),
+        ..status(None, None)
+    }
+}
+
+fn missed(n: u32) -> Rules {
+    Rules {
+        missed_windows: NonZeroU32::new(n),
+        ..Rules::default()
+    }
+}
+
+/// NOW (100,000,000 ms) starts a window: the complete ones before it start at NOW - 10 s,
+/// NOW - 20 s, … With `--missed-windows 2`, a success in NOW - 20 s passes and one in NOW - 30 s
+/// fails; a success in the current window passes whatever came before.
+#[test]
+fn missed_windows_counts_complete_windows_back_from_the_current_one() {
+    let at = |w: i64| every_10s(Some(w as u64));
+    assert!(verdict(&at(NOW - 20_000), NOW, &missed(2)).0);
+    let (ok, line) = verdict(&at(NOW - 30_000), NOW, &missed(2));
+    assert!(!ok, "{line}");
+    assert!(
+        line.contains("no success in the last 2 windows of 10.0s"),
+        "{line}"
+    );
+    assert!(line.contains("missed windows 2"), "{line}");
+    assert!(verdict(&at(NOW), NOW, &missed(1)).0);
+    // One millisecond before NOW, NOW's window is not yet the current one: the complete ones
+    // start at NOW - 20 s, NOW - 30 s, …
+    assert!(!verdict(&at(NOW - 30_000), NOW - 1, &missed(1)).0);
+    assert!(verdict(&at(NOW - 30_000), NOW - 1, &missed(2)).0);
+    // --missed-windows 1: the previous window must have its success.
+    assert!(verdict(&at(NOW - 10_000), NOW, &missed(1)).0);
+    assert!(!verdict(&at(NOW - 20_000), NOW, &missed(1)).0);
+}
+
+#[test]
+fn missed_windows_fails_a_key_that_never_succeeded_or_never_ran_with_every() {
+    let (ok, line) = verdict(&every_10s(None), NOW, &missed(1));
+    assert!(!ok);
+    assert!(
+        line.contains("never succeeded in an --every 10.0s window"),
+        "{line}"
+    );
+    let (ok, line) = verdict(&status(Some(NOW), None), NOW, &missed(1));
+    assert!(!ok);
+    assert!(line.contains("never ran with --every"), "{line}");
 }

@@ -31,6 +31,7 @@ fn a_key_costs_48_series_and_14_without_the_histogram() {
         last_success_ms: Some(9),
         last_success_duration_ms: Some(8),
         consecutive_failures: Some(0),
+        window: None,
         recent: Vec::new(),
         problems: Vec::new(),
         more_slots: false,

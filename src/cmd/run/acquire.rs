@@ -23,7 +23,7 @@ use crate::store::lock::{Acquire, AcquireCall, BusyCall, Meta};
 use crate::store::runs::RunLog;
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
-use crate::sys::host::{clock_time, hostname, unix_ms};
+use crate::sys::host::{clock_time, hostname, unix_ms, utc_stamp};
 use crate::sys::signals;
 
 struct Shell<'a> {
@@ -32,8 +32,9 @@ struct Shell<'a> {
     token: String,
     /// Tries go out here (a failure drops its connection: the next try reconnects).
     session: Session,
-    /// The winning try's session, kept for the job's lease.
+    /// The winning try's session, kept for the job's lease, and its --every window.
     won: Option<Session>,
+    window: Option<u64>,
     meta: Meta,
     tx: Sender<Note>,
     waker: Option<Waker>,
@@ -61,6 +62,7 @@ pub fn acquire(
             fence: won.fence,
             sent: won.sent,
             waited: won.waited,
+            window: won.window,
         },
     ))
 }
@@ -73,6 +75,7 @@ struct Won {
     slot: u32,
     sent: Instant,
     waited: Duration,
+    window: Option<u64>,
 }
 
 fn take(
@@ -87,6 +90,7 @@ fn take(
         notify: !cfg.no_notify,
         stats: cfg.stats,
         conflict_exit: cfg.conflict_exit_code,
+        not_due_exit: cfg.not_due_exit_code,
     };
     let backoff = Backoff::seeded_from_os(cfg.retry_min, cfg.retry_max);
     let mut s = Shell {
@@ -95,6 +99,7 @@ fn take(
         token: new_token(),
         session: Session::new(&cfg.server),
         won: None,
+        window: None,
         meta: Meta {
             host: hostname(),
             pid: std::process::id(),
@@ -152,6 +157,7 @@ impl Shell<'_> {
             stats: self.cfg.stats,
             meta: &meta,
             last_try,
+            every: self.cfg.every,
         };
         let ttl = self.cfg.limits.ttl;
         let input = match self.session.call(&call) {
@@ -174,11 +180,17 @@ impl Shell<'_> {
                     refused: false,
                 })
             }
-            Ok(Acquire::Acquired { fence, slot }) => {
+            Ok(Acquire::Acquired {
+                fence,
+                slot,
+                window,
+            }) => {
                 let fresh = Session::new(&self.cfg.server);
                 self.won = Some(std::mem::replace(&mut self.session, fresh));
+                self.window = window;
                 Input::Acquired { fence, slot, sent }
             }
+            Ok(Acquire::NotDue(not_due)) => Input::NotDue(not_due),
             Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
             Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
             Err(f) => {
@@ -244,6 +256,7 @@ impl Shell<'_> {
                     slot,
                     sent,
                     waited,
+                    window: self.window,
                 }),
                 None => Err(Exit::Internal),
             },
@@ -320,6 +333,18 @@ impl Shell<'_> {
                     self.cfg.limit
                 )
             }
+            Report::NotDue { not_due, code } => {
+                let next = self.cfg.every.map_or(0, |e| e.next(not_due.window_ms));
+                // Windows of a day or more start on another date.
+                let date = self.cfg.every.is_some_and(|e| e.period_ms() >= 86_400_000);
+                let run = short_run(&not_due.run);
+                info!("not_due", window_ms = not_due.window_ms, done_ms = not_due.done_ms, next_ms = next, exit = code;
+                    "done in this window (ok {} on {}, run {run}); next window {}; nothing to do, exit {code}",
+                    utc_stamp(not_due.done_ms, date),
+                    not_due.host,
+                    utc_stamp(next, date)
+                )
+            }
             Report::Woken => debug!("woken"; "{lock} was released; retrying at once"),
             Report::SignalWhileWaiting { signal, waited } => {
                 info!("signal_while_waiting", signal = signal, waited_ms = ms(waited);
@@ -373,5 +398,14 @@ impl Shell<'_> {
                 )
             }
         }
+    }
+}
+
+/// A run id as the not-due line shows it: its first 8 hex digits and an ellipsis (`history
+/// --run` takes the whole id).
+fn short_run(run: &str) -> String {
+    match run.get(..8) {
+        Some(head) if run.len() > 8 => format!("{head}…"),
+        _ => run.to_string(),
     }
 }

@@ -21,6 +21,8 @@ pub struct Held {
     pub sent: Instant,
     /// How long the acquire waited for the lock.
     pub waited: Duration,
+    /// --every: the start of the run's window (Unix ms, server time).
+    pub window: Option<u64>,
 }
 
 impl Held {

@@ -57,6 +57,9 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
     }
     let keys = Keys::with_limit(&cfg.key, cfg.limit);
     crate::log::set_key(&keys.lock);
+    if let Err(exit) = splay(&cfg, &rx) {
+        return exit;
+    }
     let (mut session, held) = match acquire::acquire(&cfg, keys, &rx, tx.clone()) {
         Ok(won) => won,
         Err(exit) => return exit,
@@ -72,6 +75,7 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
         fence: held.fence,
         command: cfg.log_command.clone(),
         waited: held.waited,
+        window: held.window,
         ..RunLog::off()
     };
     // The job never started: count the acquisition but no hold time, log nothing.
@@ -132,6 +136,35 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
         log.output = Some((captured.bytes, captured.total));
     }
     finish(&mut session, &held, &sup.stop, started_ms, &log)
+}
+
+/// --splay: sleep a uniform random time in [0, D) before the first try, outside --wait. A
+/// signal ends it at once, with nothing sent to Redis.
+fn splay(cfg: &RunConfig, rx: &Receiver<Note>) -> Result<(), Exit> {
+    if cfg.splay.is_zero() {
+        return Ok(());
+    }
+    let bytes = uuid::Uuid::new_v4().into_bytes();
+    let mut seed = [0u8; 8];
+    seed.copy_from_slice(&bytes[..8]);
+    let nanos = u64::try_from(cfg.splay.as_nanos()).unwrap_or(u64::MAX);
+    let sleep = Duration::from_nanos(u64::from_le_bytes(seed) % nanos);
+    info!("splay", splay_ms = ms(sleep); "splay {} (--splay {})", secs(sleep), secs(cfg.splay));
+    let until = Instant::now() + sleep;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        if let Ok(Event::Signal(sig)) = rx.recv_timeout(left, None) {
+            info!("signal_while_waiting", signal = sig;
+                "{} during the splay: stopped before trying for {}; nothing held",
+                signals::name(sig),
+                cfg.key
+            );
+            return Err(Exit::Signal(sig));
+        }
+    }
 }
 
 /// What is checked before acquiring: whether --contain is possible here, and a warning for an

@@ -43,6 +43,7 @@ const WIDE: &[(&str, usize)] = &[
     ("RECENT", 10),
     ("LAST", 18),
     ("LAST-OK", 10),
+    ("EVERY", 24),
 ];
 
 /// The whole table: a header, then each lock (a semaphore's other holders on lines of their
@@ -111,10 +112,18 @@ impl Table {
     pub fn row(&self, r: &KeyStatus, now_ms: i64) -> String {
         let holder_width = self.columns[2].1;
         let semaphore = r.limit > 1;
-        let state = match (semaphore, r.first().is_some()) {
-            (true, _) => format!("{}/{}", r.holders.len(), r.limit),
-            (false, true) => "held".into(),
-            (false, false) => "free".into(),
+        // --every: a free lock says whether the current window (on this host's clock) has
+        // its success: `done`, or `due` (the next try runs the job).
+        let window = r
+            .window
+            .as_ref()
+            .map(|w| w.done_now(u64::try_from(now_ms).unwrap_or(0)));
+        let state = match (semaphore, r.first().is_some(), window) {
+            (true, _, _) => format!("{}/{}", r.holders.len(), r.limit),
+            (false, true, _) => "held".into(),
+            (false, false, Some(true)) => "done".into(),
+            (false, false, Some(false)) => "due".into(),
+            (false, false, None) => "free".into(),
         };
         let holders: Vec<[String; 4]> = r
             .holders
@@ -172,6 +181,7 @@ impl Table {
                 strip(&r.recent),
                 last_cell(r, now_ms),
                 last_ok,
+                every_cell(r, now_ms),
             ]
         } else {
             vec![
@@ -234,6 +244,26 @@ fn last_cell(r: &KeyStatus, now_ms: i64) -> String {
             };
             format!("{what} {} ago", secs_ms(now_ms - l.ended_ms))
         }
+    }
+}
+
+/// `--every` in full: the period (and offset), and the last window with a success: `1h+2h ok
+/// 14m ago on web-2`, `1d never ok`; `-` without --every.
+fn every_cell(r: &KeyStatus, now_ms: i64) -> String {
+    let Some(w) = &r.window else {
+        return "-".into();
+    };
+    let mut period = secs_ms(w.every.period_ms() as i64);
+    if w.every.offset_ms() > 0 {
+        period = format!("{period}+{}", secs_ms(w.every.offset_ms() as i64));
+    }
+    match &w.done {
+        None => format!("{period} never ok"),
+        Some(d) => format!(
+            "{period} ok {} ago on {}",
+            secs_ms(now_ms - d.at_ms as i64),
+            d.host
+        ),
     }
 }
 

@@ -17,6 +17,7 @@ fn limits() -> Limits {
         notify: true,
         stats: true,
         conflict_exit: 75,
+        not_due_exit: 0,
     }
 }
 
@@ -151,6 +152,7 @@ fn report_name(r: &Report) -> &'static str {
         Report::Unreachable { .. } => "unreachable",
         Report::Refused { .. } => "refused",
         Report::OtherLimit { .. } => "other-limit",
+        Report::NotDue { .. } => "not-due",
         Report::Woken => "woken",
         Report::SignalWhileWaiting { .. } => "signal",
         Report::GaveUpBusy { .. } => "gave-up-busy",

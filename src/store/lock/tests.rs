@@ -52,8 +52,9 @@ fn every_call_matches_its_script() {
         stats: true,
         meta: &meta,
         last_try: false,
+        every: None,
     };
-    // acquire.lua names slot 0's keys (KEYS[4], KEYS[5]) through its helpers.
+    // acquire.lua names slot 0's keys (KEYS[5], KEYS[6]) through its helpers.
     check(&acquire, 2);
     check(
         &RenewCall {

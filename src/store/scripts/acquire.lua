@@ -1,23 +1,45 @@
 -- Acquire one of the key's N slots (N = --limit; 1 is the plain lock, whose one slot is the
 -- lock key itself), or re-confirm ours after a lost reply (the same token is retried).
--- KEYS: fence, stats, limit, then slot 0's lock key and holder hash, slot 1's, … slot N-1's.
+-- KEYS: fence, stats, limit, done, then slot 0's lock key and holder hash, slot 1's, … slot
+--   N-1's.
 -- ARGV: token, ttl ms, stats ('1'/'0'), host, pid, command, since (Unix ms), last try ('1': a
 --   busy answer ends the run, so it is counted here as a busy run: the common `--wait 0` skip
---   costs one command, not two), N.
--- Returns {1, fence, '', slot} when a slot is ours; {0, pttl, 'host pid N', -1} when every
+--   costs one command, not two), N, then --every's period and offset in ms ('0': no --every).
+-- Returns {1, fence, '', slot, window} when a slot is ours (window: the start of the --every
+-- window the run belongs to, -1 without --every); {0, pttl, 'host pid N', -1, -1} when every
 -- slot is held (pttl: the soonest one frees; who: its holder, '' if not a dlock); {-1, M, '',
--- -1} when KEY is in use with another --limit M (nothing changed).
+-- -1, -1} when KEY is in use with another --limit M (nothing changed); {2, window, 'done ms
+-- \n run \n host', -1, -1} when the current --every window already has a success (nothing
+-- changed but the not-due counter).
 local n = tonumber(ARGV[9])
-local function lock(i) return KEYS[4 + 2 * i] end
-local function holder(i) return KEYS[5 + 2 * i] end
+local function lock(i) return KEYS[5 + 2 * i] end
+local function holder(i) return KEYS[6 + 2 * i] end
 
 -- Every run with KEY must use the same N while any slot is held. The limit key records N
 -- (never for a plain lock) and lives at least as long as every slot.
 local recorded = redis.call('GET', KEYS[3])
 if recorded then
-  if tonumber(recorded) ~= n then return {-1, tonumber(recorded) or 0, '', -1} end
+  if tonumber(recorded) ~= n then return {-1, tonumber(recorded) or 0, '', -1, -1} end
 elseif n > 1 and redis.call('EXISTS', lock(0)) == 1 then
-  return {-1, 1, '', -1}
+  return {-1, 1, '', -1, -1}
+end
+
+-- --every: the window holding the server's time now, and whether it already has a success.
+-- The done key is strict, like the fence: one of another type stops the script here, before
+-- anything is written.
+local every, window = tonumber(ARGV[10]), -1
+if every > 0 then
+  window = current_window(every, tonumber(ARGV[11]))
+  local done = redis.call('HMGET', KEYS[4], 'window_ms', 'done_ms', 'run', 'host', 'every_ms', 'offset_ms')
+  if tonumber(done[1]) == window then
+    if ARGV[3] == '1' then bump(KEYS[2], 'not_due') end
+    return {2, window, (done[2] or '') .. '\n' .. (done[3] or '') .. '\n' .. (done[4] or ''), -1, -1}
+  end
+  -- The period, for status and check before the first success.
+  if done[5] ~= ARGV[10] or done[6] ~= ARGV[11] then
+    redis.call('HSET', KEYS[4], 'every_ms', ARGV[10])
+    redis.call('HSET', KEYS[4], 'offset_ms', ARGV[11])
+  end
 end
 
 local free = nil
@@ -27,7 +49,9 @@ for i = 0, n - 1 do
     redis.call('PEXPIRE', lock(i), ARGV[2])
     redis.call('PEXPIRE', holder(i), ARGV[2])
     if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
-    return {1, tonumber(redis.call('GET', KEYS[1]) or '0'), '', i}
+    -- A retry after a lost reply: the run's window is the one its first acquire recorded.
+    if every > 0 then window = tonumber(redis.call('HGET', holder(i), 'window_ms') or window) end
+    return {1, tonumber(redis.call('GET', KEYS[1]) or '0'), '', i, window}
   end
   if not v and not free then free = i end
 end
@@ -45,7 +69,7 @@ if not free then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
   end
   if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[2]) end
-  return {0, best, who, -1}
+  return {0, best, who, -1, -1}
 end
 
 -- The fence first: should it fail (not an integer), the script stops with the lock untouched.
@@ -61,7 +85,8 @@ redis.call('HSET', h, 'since_ms', ARGV[7])
 redis.call('HSET', h, 'ttl_ms', ARGV[2])
 redis.call('HSET', h, 'fence', f)
 redis.call('HSET', h, 'renewals', 0)
+if every > 0 then redis.call('HSET', h, 'window_ms', window) end
 redis.call('PEXPIRE', h, ARGV[2])
 if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
 if ARGV[3] == '1' and bump(KEYS[2], 'runs') then bump(KEYS[2], 'acquired') end
-return {1, f, '', free}
+return {1, f, '', free, window}

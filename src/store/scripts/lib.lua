@@ -79,20 +79,46 @@ local function log_run(stats, runs, keep, outcome, code, entry)
 end
 
 -- The run log's entry fields from ARGV[first …]: run id, host, pid, slot, fence, command,
--- started and ended (Unix ms), renewals, waited ms, then, with --capture, the output's total
--- byte count and the kept bytes (absent without it).
+-- started and ended (Unix ms), renewals, waited ms, the --every window's start ('' without
+-- --every), then, with --capture, the output's total byte count and the kept bytes (absent
+-- without it).
+local ENTRY_NAMES = {'run', 'host', 'pid', 'slot', 'fence', 'command', 'started_ms', 'ended_ms',
+  'renewals', 'waited_ms', 'window_ms', 'output_bytes', 'output'}
 local function entry_from(first)
-  local names = {'run', 'host', 'pid', 'slot', 'fence', 'command', 'started_ms', 'ended_ms',
-    'renewals', 'waited_ms', 'output_bytes', 'output'}
   local e = {}
-  for i, name in ipairs(names) do
+  for i, name in ipairs(ENTRY_NAMES) do
     local v = ARGV[first + i - 1]
-    if v ~= nil and not (i >= 11 and ARGV[first + 10] == '') then
+    -- window_ms only with --every, the output only with --capture.
+    local absent = (i == 11 and v == '') or (i >= 12 and ARGV[first + 11] == '')
+    if v ~= nil and not absent then
       e[#e + 1] = name
       e[#e + 1] = v
     end
   end
   return e
+end
+
+-- The server's time in Unix ms (TIME). Where a server still replicates scripts verbatim
+-- (Redis 3.2–6.2 with lua-replicate-commands no), a script that writes after TIME must first
+-- switch to replicating its effects; later servers always do, and keep the call as a no-op.
+-- Only the --every path calls this, before its first write.
+local function server_ms()
+  if redis.replicate_commands then redis.replicate_commands() end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The start of the --every window [k·every + offset, (k+1)·every + offset) holding now.
+local function current_window(every, offset)
+  local now = server_ms()
+  return now - ((now - offset) % every)
+end
+
+-- One field of the run-log entry whose fields start at ARGV[first] (see entry_from).
+local function entry_field(first, name)
+  for i, n in ipairs(ENTRY_NAMES) do
+    if n == name then return ARGV[first + i - 1] end
+  end
 end
 
 -- Wake the longest-waiting waiter. At most `keep` items (the key's slots, 1 for a plain lock: a

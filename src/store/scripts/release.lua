@@ -1,18 +1,35 @@
--- Compare-and-delete our slot, wake one waiter, count the run and log it.
--- KEYS: the slot's lock key, its holder hash, stats, wake, limit, runs, then the lock key of
---   every slot 0 … N-1 (the limit key goes with the last held slot).
+-- Compare-and-delete our slot, wake one waiter, count the run and log it; with --every, a
+-- success records its window in the done key.
+-- KEYS: the slot's lock key, its holder hash, stats, wake, limit, runs, done, then the lock key
+--   of every slot 0 … N-1 (the limit key goes with the last held slot).
 -- ARGV: token, stats ('1'/'0'), keep ms (--hold-at-least: > 0 keeps the slot that much longer
 --   instead of deleting it), hold ms, histogram field, outcome counter ('' for none), N, then
 --   the history: outcome (ok, failed, signal, cap), exit code, host, pid, started and ended
 --   (Unix ms). A compare failure is recorded as outcome compare_failure (exit 0 becomes 125).
 --   Then the run log: entries to keep (--history; 0 = none), and the entry's fields from
 --   the 15th ARGV on: run id, host, pid, slot, fence, command, started, ended, renewals, waited ms,
---   output bytes ('' without --capture), and the kept output (only with --capture).
+--   --every window start ('' without --every), output bytes ('' without --capture), and the
+--   kept output (only with --capture).
 -- Returns {1 released, 2 kept for ARGV[3] ms, 0 not ours (or gone); '' or why the run log
 --   could not be written}.
 local n = tonumber(ARGV[7])
+local ours = redis.call('GET', KEYS[1]) == ARGV[1]
+-- --every: a success while the lock was still ours records its window (the one its acquire
+-- fell in), unless a later one is already recorded. Strict, like the fence, and first: a done
+-- key of another type stops the script before the lock is touched.
+local window = entry_field(15, 'window_ms')
+if ours and window ~= '' and ARGV[8] == 'ok' then
+  local prev = tonumber(redis.call('HGET', KEYS[7], 'window_ms') or '-1')
+  if tonumber(window) > prev then
+    local at = server_ms()
+    for _, kv in ipairs({{'window_ms', window}, {'done_ms', string.format('%.0f', at)},
+        {'run', entry_field(15, 'run')}, {'host', ARGV[10]}}) do
+      redis.call('HSET', KEYS[7], kv[1], kv[2])
+    end
+  end
+end
 local r = 0
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if ours then
   if tonumber(ARGV[3]) > 0 then
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
     redis.call('PEXPIRE', KEYS[2], ARGV[3])
@@ -24,7 +41,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     r = 1
   end
 end
-if n > 1 and r ~= 2 then drop_limit_if_free(KEYS[5], 7, n) end
+if n > 1 and r ~= 2 then drop_limit_if_free(KEYS[5], 8, n) end
 local logged = ''
 if ARGV[2] == '1' then
   record(KEYS[3], ARGV[4], ARGV[5], ARGV[6], r == 0)

@@ -35,6 +35,7 @@ fn held(key: &str, command: &str) -> KeyStatus {
         last_success_ms: Some(0),
         last_success_duration_ms: None,
         consecutive_failures: None,
+        window: None,
         recent: runs(&["ok"; 10]),
         problems: Vec::new(),
         more_slots: false,

@@ -1,0 +1,42 @@
+//! `--every`'s windows (SPEC 7d): `[k·period + offset, (k+1)·period + offset)` in Unix ms on the
+//! Redis server's clock. The acquire script decides with the same arithmetic on the server
+//! (lib.lua's `current_window`); this is the client's copy, for the not-due line, `status` and
+//! `check --missed-windows`.
+
+use std::time::Duration;
+
+/// `--every D --every-offset O`, checked: 1s ≤ D ≤ 366d in whole ms, 0 ≤ O < D.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Every {
+    pub period: Duration,
+    pub offset: Duration,
+}
+
+impl Every {
+    pub(crate) fn period_ms(&self) -> u64 {
+        u64::try_from(self.period.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+
+    pub(crate) fn offset_ms(&self) -> u64 {
+        u64::try_from(self.offset.as_millis()).unwrap_or(0)
+    }
+
+    /// The start of the window holding `now_ms`.
+    pub(crate) fn window_of(&self, now_ms: u64) -> u64 {
+        let (p, o) = (self.period_ms(), self.offset_ms() % self.period_ms());
+        // Shifted by a whole period, so no step goes below 0; a time before the first offset
+        // (only within one period of the epoch) gets 0.
+        let shifted = now_ms.saturating_add(p - o);
+        (shifted - shifted % p + o).saturating_sub(p)
+    }
+
+    /// The start of the window after the one starting at `start`.
+    pub(crate) fn next(&self, start: u64) -> u64 {
+        start.saturating_add(self.period_ms())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,61 @@
+use super::*;
+
+fn every(period_ms: u64, offset_ms: u64) -> Every {
+    Every {
+        period: Duration::from_millis(period_ms),
+        offset: Duration::from_millis(offset_ms),
+    }
+}
+
+const HOUR: u64 = 3_600_000;
+const DAY: u64 = 24 * HOUR;
+
+#[test]
+fn a_window_starts_at_a_multiple_of_the_period_from_the_epoch() {
+    let e = every(HOUR, 0);
+    // 2026-12-02 10:17:03.250 UTC.
+    let now = 1_796_206_623_250;
+    assert_eq!(e.window_of(now), 1_796_205_600_000);
+    assert_eq!(e.next(e.window_of(now)), 1_796_209_200_000);
+}
+
+#[test]
+fn a_window_holds_its_start_but_not_its_end() {
+    let e = every(HOUR, 0);
+    let start = 1_796_205_600_000;
+    assert_eq!(e.window_of(start), start);
+    assert_eq!(e.window_of(start - 1), start - HOUR);
+    assert_eq!(e.window_of(start + HOUR - 1), start);
+    assert_eq!(e.window_of(start + HOUR), start + HOUR);
+}
+
+#[test]
+fn the_offset_shifts_every_window() {
+    // Daily from 02:00 UTC: at 01:59 the window is yesterday's.
+    let e = every(DAY, 2 * HOUR);
+    let midnight = 1_796_169_600_000; // 2026-12-02 00:00 UTC
+    assert_eq!(e.window_of(midnight + 2 * HOUR), midnight + 2 * HOUR);
+    assert_eq!(
+        e.window_of(midnight + 2 * HOUR - 1),
+        midnight + 2 * HOUR - DAY
+    );
+    assert_eq!(e.window_of(midnight + 23 * HOUR), midnight + 2 * HOUR);
+}
+
+#[test]
+fn monday_weeks_are_seven_days_shifted_by_four() {
+    // The epoch was a Thursday; 2026-11-30 was a Monday.
+    let e = every(7 * DAY, 4 * DAY);
+    let monday = 1_795_996_800_000;
+    assert_eq!(e.window_of(monday + 3 * DAY), monday);
+    assert_eq!(e.window_of(monday - 1), monday - 7 * DAY);
+}
+
+#[test]
+fn times_before_the_first_offset_get_zero_and_the_first_window_starts_at_it() {
+    let e = every(10, 4);
+    assert_eq!(e.window_of(3), 0);
+    assert_eq!(e.window_of(4), 4);
+    assert_eq!(e.window_of(13), 4);
+    assert_eq!(e.window_of(14), 14);
+}
