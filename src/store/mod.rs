@@ -17,3 +17,4 @@ pub(crate) mod session;
 pub(crate) mod smoke;
 pub(crate) mod state;
 pub(crate) mod target;
+pub(crate) mod window;

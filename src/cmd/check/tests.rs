@@ -268,7 +268,7 @@ fn every_rule_given_is_judged_and_only_the_failing_ones_are_named_on_failure() {
 /// `done_window` (None: none yet).
 fn every_10s(done_window: Option<u64>) -> KeyStatus {
     use crate::core::every::Every;
-    use crate::store::state::{Window, WindowDone};
+    use crate::store::window::{Window, WindowDone};
     KeyStatus {
         window: Some(Window {
             every: Every {
