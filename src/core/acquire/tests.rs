@@ -33,6 +33,8 @@ enum A {
     Refused,
     /// KEY is held with this other --limit.
     OtherLimit(i64),
+    /// --every: the window already has its success.
+    NotDue,
 }
 
 struct Sim {
@@ -123,6 +125,12 @@ impl Sim {
                         sent,
                     },
                     A::OtherLimit(m) => Input::OtherLimit(m),
+                    A::NotDue => Input::NotDue(NotDue {
+                        window_ms: 3_600_000,
+                        done_ms: 3_603_000,
+                        run: "r".into(),
+                        host: "web-2".into(),
+                    }),
                     A::Busy(pttl) => Input::Busy {
                         pttl,
                         holder: "h pid 1".into(),
@@ -287,6 +295,36 @@ fn a_key_in_use_with_another_limit_is_a_usage_error_at_once_even_while_waiting()
         sim.trace
             .join(", ")
             .ends_with("other-limit, 400 stop-waker(blocked, not held)"),
+        "{:?}",
+        sim.trace
+    );
+}
+
+#[test]
+fn a_window_already_done_ends_at_once_with_the_not_due_code_whatever_wait_says() {
+    let mut sim = Sim::new(Limits {
+        not_due_exit: 9,
+        ..limits()
+    });
+    let o = sim.run(&[(A::NotDue, 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::NotDue(9)));
+    assert_eq!(sim.trace.join(", "), "0 try, 0 not-due");
+    // A woken waiter decides again: its next try finds the window done (the holder ran it)
+    // and ends there, the waker stopped, nothing counted as busy.
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::Busy(5000), 0), (A::NotDue, 0)], &[(30, Input::Woken)]);
+    assert_eq!(o, Outcome::Exit(Exit::NotDue(0)));
+    assert_eq!(sim.wait.tries(), 2);
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 30 woken, 30 try, 30 not-due, 30 stop-waker(parked, not held)"
+    );
+    // A reply lost before: the lock may be ours, so it is cleaned up.
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::ReplyLost, 0), (A::NotDue, 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::NotDue(0)));
+    assert!(
+        sim.trace.join(", ").ends_with("not-due, 0 cleanup"),
         "{:?}",
         sim.trace
     );
