@@ -339,7 +339,7 @@ impl Shell<'_> {
                 let date = self.cfg.every.is_some_and(|e| e.period_ms() >= 86_400_000);
                 let run = short_run(&not_due.run);
                 info!("not_due", window_ms = not_due.window_ms, done_ms = not_due.done_ms, next_ms = next, exit = code;
-                    "done in this window (ok {} on {}, run {run}); next window {}; nothing to do, exit {code}",
+                    "{lock}: done in this window (ok {} on {}, run {run}); next window {}; nothing to run, exit {code}",
                     utc_stamp(not_due.done_ms, date),
                     not_due.host,
                     utc_stamp(next, date)
