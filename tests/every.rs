@@ -143,6 +143,14 @@ fn a_failed_run_records_nothing_and_the_next_try_in_the_window_runs_again() {
     assert_eq!(runs_in(&file), ["first", "second"]);
     let entry = last_entry(&r, "retry");
     assert_eq!(done(&r, "retry", "run"), Some(entry["run"].clone()));
+    // `history --json` shows each run's window, the failed one's too.
+    let out = dlock(&r).args(["history", "--json", "retry"]).run();
+    out.code(0);
+    let log: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let window = done(&r, "retry", "window_ms").unwrap();
+    for e in log.as_array().unwrap() {
+        assert_eq!(e["window_ms"].to_string(), window, "{e}");
+    }
     // Done now: a third try runs nothing.
     dlock(&r)
         .args(every)

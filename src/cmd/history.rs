@@ -168,6 +168,9 @@ fn to_json(e: &RunEntry) -> Value {
     if let Some(n) = e.output_bytes {
         v["output_bytes"] = n.into();
     }
+    if let Some(w) = e.window_ms {
+        v["window_ms"] = w.into();
+    }
     v
 }
 

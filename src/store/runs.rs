@@ -65,6 +65,8 @@ pub struct RunEntry {
     pub exit_code: i64,
     pub renewals: i64,
     pub waited_ms: i64,
+    /// With --every: the start of the run's window (Unix ms, server time).
+    pub window_ms: Option<i64>,
     /// With --capture: the kept bytes, exactly as the job wrote them.
     pub output: Option<Vec<u8>>,
     pub output_bytes: Option<i64>,
@@ -103,6 +105,7 @@ impl RunEntry {
                 b"exit_code" => e.exit_code = num(),
                 b"renewals" => e.renewals = num(),
                 b"waited_ms" => e.waited_ms = num(),
+                b"window_ms" => e.window_ms = Some(num()),
                 b"output" => e.output = Some(value.to_vec()),
                 b"output_bytes" => e.output_bytes = Some(num()),
                 _ => {}
