@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod compiled;
 mod dlock;
 pub mod fake;
+pub mod healthchecks;
 mod http;
 mod lease;
 pub mod liar;

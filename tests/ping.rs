@@ -1,0 +1,525 @@
+//! `run --ping URL` (SPEC 7d) against a real Healthchecks server (`support::healthchecks`):
+//! what the server recorded — kind, exit status, rid, body, order — is the anchor, never what
+//! dlock prints about itself. Each test pings a check of its own.
+
+use std::time::{Duration, Instant};
+
+use crate::support::healthchecks::{BODY_LIMIT, Check, Ping, healthchecks};
+use crate::support::*;
+
+/// The run id of KEY's newest run-log entry, as Healthchecks shows it (hyphenated UUID).
+fn last_rid(r: &RedisServer, key: &str) -> String {
+    let v: Vec<(String, Vec<(String, String)>)> = redis::cmd("XREVRANGE")
+        .arg(format!("{{dlock:{key}}}:runs"))
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(1)
+        .query(&mut r.conn())
+        .unwrap();
+    let entry: std::collections::HashMap<String, String> =
+        v.into_iter().next().unwrap().1.into_iter().collect();
+    let t = &entry["run"];
+    format!(
+        "{}-{}-{}-{}-{}",
+        &t[..8],
+        &t[8..12],
+        &t[12..16],
+        &t[16..20],
+        &t[20..]
+    )
+}
+
+/// Every string in a reply, appended to `out`.
+fn texts(v: &redis::Value, out: &mut String) {
+    use redis::Value;
+    match v {
+        Value::BulkString(b) => out.push_str(&String::from_utf8_lossy(b)),
+        Value::SimpleString(s) => out.push_str(s),
+        Value::Array(a) | Value::Set(a) => a.iter().for_each(|x| texts(x, out)),
+        Value::Map(m) => m.iter().for_each(|(k, x)| {
+            texts(k, out);
+            texts(x, out);
+        }),
+        other => out.push_str(&format!("{other:?}")),
+    }
+    out.push(' ');
+}
+
+fn kinds(pings: &[Ping]) -> Vec<String> {
+    pings
+        .iter()
+        .map(|p| match (&p.kind, p.exitstatus) {
+            (Some(k), Some(e)) => format!("{k} {e}"),
+            (Some(k), None) => k.clone(),
+            (None, Some(e)) => format!("success {e}"),
+            (None, None) => "success".into(),
+        })
+        .collect()
+}
+
+/// `dlock run --key KEY --ping URL ARGS… -- JOB…`
+fn pinged(r: &RedisServer, key: &str, check: &Check, args: &[&str], job: &[&str]) -> Dlock {
+    dlock(r)
+        .args(["run", "--key", key, "--ping", &check.url])
+        .args(args)
+        .args(["--"])
+        .args(job)
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn a_run_pings_start_and_success_with_its_run_id() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("success");
+    let r = RedisServer::start();
+    pinged(&r, "ok", &check, &["--capture", "16KiB"], &["echo", "done"])
+        .run()
+        .code(0);
+    let rid = last_rid(&r, "ok");
+    let (status, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["start", "success 0"], "{pings:#?}");
+    for p in &pings {
+        assert_eq!(p.rid.as_deref(), Some(rid.as_str()), "{pings:#?}");
+        assert!(p.ua.starts_with("dlock/"), "{pings:#?}");
+    }
+    assert_eq!(status, "up");
+    let body = pings[1].body.clone().unwrap();
+    assert!(
+        body.starts_with("dlock: dlock:ok on ")
+            && body.contains(" slot 0 fence 1 took ")
+            && body.contains(" outcome ok\n"),
+        "{body}"
+    );
+    assert!(body.ends_with("done\n"), "{body}");
+    // The rid Healthchecks shows finds the run's output.
+    dlock(&r)
+        .args(["history", "ok", "--run", &rid])
+        .run()
+        .code(0)
+        .stdout_is("done\n");
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn a_failed_job_pings_its_exit_status_and_the_tail_of_its_output() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("fail");
+    let r = RedisServer::start();
+    let job = "for i in $(seq 1 400); do echo \"line $i of the job\"; done; exit 3";
+    pinged(
+        &r,
+        "fails",
+        &check,
+        &["--capture", "64KiB"],
+        &["sh", "-c", job],
+    )
+    .run()
+    .code(3);
+    let (status, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["start", "fail 3"], "{pings:#?}");
+    assert_eq!(status, "down");
+    let body = pings[1].body.clone().unwrap();
+    assert!(body.starts_with("dlock: dlock:fails on "), "{body}");
+    assert!(body.lines().next().unwrap().ends_with("outcome failed"));
+    assert_eq!(body.lines().last(), Some("line 400 of the job"), "{body}");
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn output_longer_than_the_servers_body_limit_is_cut_to_its_tail() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("limit");
+    let r = RedisServer::start();
+    // 4,000 bytes of output, the last line marked, against the server's limit of 1,000
+    // (which its Ping-Body-Limit header says; dlock's default would send 10,000).
+    let job = "for i in $(seq 1 199); do echo \"filler line $i\"; done | head -c 3980; echo; echo 'the very last line'";
+    pinged(
+        &r,
+        "limit",
+        &check,
+        &["--capture", "16KiB"],
+        &["sh", "-c", job],
+    )
+    .run()
+    .code(0);
+    let (_, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["start", "success 0"], "{pings:#?}");
+    let body = pings[1].body.clone().unwrap();
+    assert!(body.len() <= BODY_LIMIT, "{} bytes", body.len());
+    // The server would have cut the end off a longer body: the tail arrived, so dlock cut it.
+    assert!(body.ends_with("the very last line\n"), "{body}");
+    assert!(body.starts_with("dlock: dlock:limit on "), "{body}");
+    assert!(
+        body.len() > BODY_LIMIT - 40,
+        "{} bytes: the room was used",
+        body.len()
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn a_lost_lease_pings_125() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("lost");
+    let r = RedisServer::start();
+    let mut job = pinged(
+        &r,
+        "lost",
+        &check,
+        &["--ttl", "1s"],
+        &["sh", "-c", "echo \"pids $$ $$\"; exec sleep 300"],
+    )
+    .spawn();
+    job.expect_line("pids");
+    r.cmd(&["DEL", "dlock:lost"]);
+    job.finish(Duration::from_secs(20)).code(125);
+    let (_, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["start", "fail 125"], "{pings:#?}");
+    let body = pings[1].body.clone().unwrap();
+    assert!(body.ends_with("outcome lost"), "{body}");
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn a_command_not_found_pings_127_with_the_error_and_no_start() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("notfound");
+    let r = RedisServer::start();
+    pinged(&r, "nf", &check, &[], &["/nonexistent/job"])
+        .run()
+        .code(127);
+    let (_, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["fail 127"], "{pings:#?}");
+    let body = pings[0].body.clone().unwrap();
+    assert!(
+        body.starts_with("dlock: error: command not found: /nonexistent/job"),
+        "{body}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn three_contenders_at_once_ping_once() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("contenders");
+    let r = RedisServer::start();
+    // The winner's job takes 1 s, so the other two find the lock busy (--wait 0: exit 75).
+    let tries: Vec<Running> = (0..3)
+        .map(|_| pinged(&r, "three", &check, &["--wait", "0"], &["sleep", "1"]).spawn())
+        .collect();
+    let mut codes: Vec<i32> = tries
+        .into_iter()
+        .map(|t| t.finish(Duration::from_secs(20)).status.code().unwrap())
+        .collect();
+    codes.sort();
+    assert_eq!(codes, [0, 75, 75]);
+    let (_, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["start", "success 0"], "{pings:#?}");
+    assert_eq!(pings[0].rid, pings[1].rid);
+}
+
+/// A relay to `upstream` that holds each request for `/start` back for `delay` before passing
+/// it on (then forwards both ways): a start ping whose round trip is longer than the job.
+/// Its threads block in accept and read and end with the test binary.
+fn slow_start_relay(upstream: &str, delay: Duration) -> String {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = upstream.to_string();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let upstream = upstream.clone();
+            std::thread::spawn(move || {
+                let mut client = client;
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match client.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let line = String::from_utf8_lossy(
+                    &head[..head.iter().position(|b| *b == b'\n').unwrap_or(0)],
+                )
+                .into_owned();
+                if line.contains("/start?") {
+                    std::thread::sleep(delay);
+                }
+                let Ok(mut server) = TcpStream::connect(&upstream) else {
+                    return;
+                };
+                if server.write_all(&head).is_err() {
+                    return;
+                }
+                let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut c2, &mut s2);
+                    let _ = s2.shutdown(std::net::Shutdown::Write);
+                });
+                let _ = std::io::copy(&mut server, &mut client);
+                let _ = client.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn a_job_shorter_than_the_start_pings_round_trip_is_ended_after_its_start() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let r = RedisServer::start();
+    // The start ping reaches the server 700 ms late; the job (`true`) and the release take a
+    // few ms. The server numbers pings as it records them: the start must still come first
+    // (700 ms is well inside the wait for the start's answer, --connect-timeout +
+    // --io-timeout = 4 s by default).
+    let relay = slow_start_relay(
+        hc.base.trim_start_matches("http://"),
+        Duration::from_millis(700),
+    );
+    let check = hc.check("short");
+    let url = check.url.replace(&hc.base, &relay);
+    dlock(&r)
+        .args(["run", "--key", "short", "--ping", &url, "--", "true"])
+        .run()
+        .code(0)
+        .stderr_lacks("warning");
+    let (status, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["start", "success 0"], "{pings:#?}");
+    assert!(pings[0].n < pings[1].n, "{pings:#?}");
+    assert_eq!(status, "up");
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn busy_and_not_due_tries_send_nothing() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("quiet");
+    let r = RedisServer::start();
+    // Busy: another run (without --ping) holds the lock.
+    let mut holder = dlock(&r)
+        .args(["run", "--key", "busy", "--", "sh", "-c"])
+        .args(["echo \"pids $$ $$\"; exec sleep 300"])
+        .spawn();
+    holder.expect_line("pids");
+    pinged(&r, "busy", &check, &["--wait", "0"], &["true"])
+        .run()
+        .code(75);
+    holder.signal(libc::SIGTERM);
+    holder.finish(Duration::from_secs(10));
+    let (_, pings) = hc.pings(&check);
+    assert!(pings.is_empty(), "{pings:#?}");
+    // Not due: the first run of the window pings, the second runs nothing and sends nothing.
+    pinged(&r, "daily", &check, &["--every", "1d"], &["true"])
+        .run()
+        .code(0);
+    pinged(&r, "daily", &check, &["--every", "1d"], &["true"])
+        .run()
+        .code(0)
+        .stderr_has("done in this window");
+    let (_, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["start", "success 0"], "{pings:#?}");
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn a_dead_monitor_costs_one_warning_and_at_most_ten_seconds() {
+    require!(needs::Need::Healthchecks);
+    let r = RedisServer::start();
+    // A port nobody listens on: every try is refused at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let secret = "5bd0a1c4-6f1e-4b9a-9d0e-2f3c4b5a6d7e";
+    let url = format!("http://127.0.0.1:{port}/ping/{secret}");
+    let started = Instant::now();
+    let out = dlock(&r)
+        .args([
+            "run", "--key", "dead", "--ping", &url, "--", "sh", "-c", "exit 3",
+        ])
+        .run();
+    let took = started.elapsed();
+    out.code(3).stderr_lacks(secret);
+    let warnings: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning: --ping"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", out.stderr);
+    assert!(
+        warnings[0].contains(&format!("http://127.0.0.1:{port}/…")),
+        "{}",
+        warnings[0]
+    );
+    // The end phase is bounded by 10 s; with refusals it takes under a second (three tries,
+    // 250 + 500 ms apart). 2 s on top for dlock itself on a loaded machine.
+    assert!(took < Duration::from_secs(12), "took {took:?}");
+    // The release did not wait for the ping: the lock is free.
+    assert_eq!(r.get("dlock:dead"), None);
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn the_ping_url_is_never_logged_nor_stored_in_redis() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("secret");
+    let r = RedisServer::start();
+    for format in ["text", "json"] {
+        let out = pinged(
+            &r,
+            "secret",
+            &check,
+            &["-v", "--log-format", format, "--capture", "1KiB"],
+            &["sh", "-c", "echo out; exit 4"],
+        )
+        .run();
+        out.code(4).stderr_lacks(&check.code);
+        assert!(out.stderr.contains("127.0.0.1"), "{}", out.stderr);
+    }
+    let (_, pings) = hc.pings(&check);
+    assert_eq!(pings.len(), 4, "{pings:#?}");
+    // Every value of every key on the server.
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut r.conn()).unwrap();
+    assert!(!keys.is_empty());
+    for key in keys {
+        let kind = r.cmd_string(&["TYPE", &key]);
+        let value = match kind.as_str() {
+            "string" => r.cmd(&["GET", &key]),
+            "hash" => r.cmd(&["HGETALL", &key]),
+            "list" => r.cmd(&["LRANGE", &key, "0", "-1"]),
+            "set" => r.cmd(&["SMEMBERS", &key]),
+            "zset" => r.cmd(&["ZRANGE", &key, "0", "-1"]),
+            "stream" => r.cmd(&["XRANGE", &key, "-", "+"]),
+            other => panic!("{key}: {other}"),
+        };
+        let mut text = key.clone();
+        texts(&value, &mut text);
+        assert!(!text.contains(&check.code), "{text}");
+        assert!(!text.contains("/ping/"), "{text}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn https_proxy_is_used_and_no_proxy_bypasses_it() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("proxy");
+    let r = RedisServer::start();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let proxied = |no_proxy: &str| {
+        let mut d = pinged(&r, "proxy", &check, &[], &["true"]);
+        for var in [
+            "ALL_PROXY",
+            "all_proxy",
+            "https_proxy",
+            "HTTP_PROXY",
+            "http_proxy",
+        ] {
+            d = d.env(var, "");
+        }
+        d.env("HTTPS_PROXY", &format!("http://127.0.0.1:{dead}"))
+            .env("NO_PROXY", no_proxy)
+            .env("no_proxy", no_proxy)
+            .run()
+    };
+    // Through a proxy that is down: the pings fail, the job does not.
+    proxied("").code(0).stderr_has("warning: --ping");
+    assert!(hc.pings(&check).1.is_empty());
+    // NO_PROXY names the server: straight there.
+    proxied("127.0.0.1").code(0).stderr_lacks("--ping");
+    assert_eq!(kinds(&hc.pings(&check).1), ["start", "success 0"]);
+}
+
+#[test]
+fn bad_ping_values_are_refused_in_one_line() {
+    let r = RedisServer::start();
+    let secret = "5bd0a1c4-6f1e-4b9a-9d0e-2f3c4b5a6d7e";
+    for (value, says) in [
+        (String::new(), "is empty"),
+        (
+            format!("hc-ping.com/{secret}"),
+            "is not an http:// or https:// URL",
+        ),
+        (
+            format!("ftp://hc-ping.com/{secret}"),
+            "is not an http:// or https:// URL",
+        ),
+        (
+            format!("https://hc-ping.com/{secret}?create=1"),
+            "has a query",
+        ),
+        (format!("https:///{secret}"), "has no host"),
+    ] {
+        let out = dlock(&r)
+            .args(["run", "--key", "bad", "--ping", &value, "--", "true"])
+            .run();
+        out.code(2)
+            .one_line_error()
+            .stderr_has("--ping (or DLOCK_PING_URL) ")
+            .stderr_has(says)
+            .stderr_lacks(secret);
+    }
+    // From the environment alike.
+    dlock(&r)
+        .env("DLOCK_PING_URL", &format!("ftp://hc-ping.com/{secret}"))
+        .args(["run", "--key", "bad", "--", "true"])
+        .run()
+        .code(2)
+        .one_line_error()
+        .stderr_has("--ping (or DLOCK_PING_URL) is not an http")
+        .stderr_lacks(secret);
+    // Nothing was acquired.
+    assert_eq!(r.cmd_string(&["DBSIZE"]), "0");
+}
