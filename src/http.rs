@@ -114,6 +114,10 @@ fn system_roots() -> Result<ureq::tls::RootCerts, String> {
 fn failed(e: &ureq::Error) -> Reply {
     use ureq::{Error, Timeout};
     let (connection, reason) = match e {
+        // rustls' handshake errors reach ureq as I/O errors.
+        Error::Io(io) if io.get_ref().is_some_and(|e| e.is::<rustls::Error>()) => {
+            (false, format!("TLS: {}", io_reason(io)))
+        }
         Error::Io(io) => (
             matches!(
                 io.kind(),

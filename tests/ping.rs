@@ -523,3 +523,102 @@ fn bad_ping_values_are_refused_in_one_line() {
     // Nothing was acquired.
     assert_eq!(r.cmd_string(&["DBSIZE"]), "0");
 }
+
+/// An https front for the Healthchecks server (which speaks http only): TLS with `certs`'
+/// server certificate for 127.0.0.1, each request passed on with `Connection: close` and the
+/// answer passed back. Its threads end with the test binary.
+fn https_front(upstream: &str, certs: &tls::Certs) -> String {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&certs.server_cert)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(&certs.server_key).unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = std::sync::Arc::new(
+        rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = upstream.to_string();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let (config, upstream) = (config.clone(), upstream.clone());
+            std::thread::spawn(move || {
+                let conn = rustls::ServerConnection::new(config).unwrap();
+                let mut tls = rustls::StreamOwned::new(conn, client);
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                // The head, then as many body bytes as Content-Length says.
+                let complete = |r: &[u8]| {
+                    let Some(end) = r.windows(4).position(|w| w == b"\r\n\r\n") else {
+                        return false;
+                    };
+                    let head = String::from_utf8_lossy(&r[..end]).to_lowercase();
+                    let length = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                    r.len() >= end + 4 + length
+                };
+                while !complete(&request) {
+                    match tls.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let line_end = request.iter().position(|b| *b == b'\n').unwrap() + 1;
+                request.splice(line_end..line_end, b"Connection: close\r\n".iter().copied());
+                let mut server = TcpStream::connect(&upstream).unwrap();
+                server.write_all(&request).unwrap();
+                let mut answer = Vec::new();
+                server.read_to_end(&mut answer).unwrap();
+                let _ = tls.write_all(&answer);
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    format!("https://{addr}")
+}
+
+#[test]
+#[cfg_attr(
+    not(all(dlock_test_has = "healthchecks", dlock_test_has = "openssl")),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS), Python >= 3.12 and openssl"
+)]
+fn https_pings_trust_the_systems_roots_and_only_them() {
+    require!(needs::Need::Healthchecks, needs::Need::Openssl);
+    let hc = healthchecks();
+    let certs = tls::make();
+    let front = https_front(hc.base.trim_start_matches("http://"), &certs);
+    let check = hc.check("https");
+    let url = check.url.replace(&hc.base, &front);
+    let r = RedisServer::start();
+    // The test CA is not among the system's roots: the handshake fails, the job does not.
+    dlock(&r)
+        .args(["run", "--key", "tls", "--ping", &url, "--", "true"])
+        .run()
+        .code(0)
+        .stderr_has("warning: --ping https://127.0.0.1:")
+        .stderr_has("TLS");
+    assert!(hc.pings(&check).1.is_empty());
+    // With the test CA as the system's store (SSL_CERT_FILE, as OpenSSL reads it too).
+    dlock(&r)
+        .env("SSL_CERT_FILE", certs.ca.to_str().unwrap())
+        .args(["run", "--key", "tls", "--ping", &url, "--", "true"])
+        .run()
+        .code(0)
+        .stderr_lacks("--ping");
+    let (status, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["start", "success 0"], "{pings:#?}");
+    assert_eq!(status, "up");
+}
