@@ -228,10 +228,22 @@ fn three_contenders_at_once_ping_once() {
     let hc = healthchecks();
     let check = hc.check("contenders");
     let r = RedisServer::start();
-    // The winner's job takes 1 s, so the other two find the lock busy (--wait 0: exit 75).
+    // The winner's job runs until the other two have found the lock busy (--wait 0: exit
+    // 75) and exited, however slowly a loaded machine starts them: a handshake, no sleep.
+    let go = r.dir().join("go");
+    let job = format!("until [ -e '{}' ]; do sleep 0.02; done", go.display());
     let tries: Vec<Running> = (0..3)
-        .map(|_| pinged(&r, "three", &check, &["--wait", "0"], &["sleep", "1"]).spawn())
+        .map(|_| pinged(&r, "three", &check, &["--wait", "0"], &["sh", "-c", &job]).spawn())
         .collect();
+    let start = Instant::now();
+    while tries.iter().filter(|t| dead(t.pid())).count() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "two did not give up"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::write(&go, "").unwrap();
     let mut codes: Vec<i32> = tries
         .into_iter()
         .map(|t| t.finish(Duration::from_secs(20)).status.code().unwrap())
