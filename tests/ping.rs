@@ -1,6 +1,7 @@
 //! `run --ping URL` (SPEC 7d) against a real Healthchecks server (`support::healthchecks`):
 //! what the server recorded — kind, exit status, rid, body, order — is the anchor, never what
-//! dlock prints about itself. Each test pings a check of its own.
+//! dlock prints about itself. Each test pings a check of its own. How the pings get there (a
+//! slow, dead or proxied server, https) is in `delivery`.
 
 use std::time::{Duration, Instant};
 
@@ -255,84 +256,6 @@ fn three_contenders_at_once_ping_once() {
     assert_eq!(pings[0].rid, pings[1].rid);
 }
 
-/// A relay to `upstream` that holds each request for `/start` back for `delay` before passing
-/// it on (then forwards both ways): a start ping whose round trip is longer than the job.
-/// Its threads block in accept and read and end with the test binary.
-fn slow_start_relay(upstream: &str, delay: Duration) -> String {
-    use std::io::{Read, Write};
-    use std::net::{TcpListener, TcpStream};
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let upstream = upstream.to_string();
-    std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            let upstream = upstream.clone();
-            std::thread::spawn(move || {
-                let mut client = client;
-                let mut head = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match client.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let line = String::from_utf8_lossy(
-                    &head[..head.iter().position(|b| *b == b'\n').unwrap_or(0)],
-                )
-                .into_owned();
-                if line.contains("/start?") {
-                    std::thread::sleep(delay);
-                }
-                let Ok(mut server) = TcpStream::connect(&upstream) else {
-                    return;
-                };
-                if server.write_all(&head).is_err() {
-                    return;
-                }
-                let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-                std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut c2, &mut s2);
-                    let _ = s2.shutdown(std::net::Shutdown::Write);
-                });
-                let _ = std::io::copy(&mut server, &mut client);
-                let _ = client.shutdown(std::net::Shutdown::Write);
-            });
-        }
-    });
-    format!("http://{addr}")
-}
-
-#[test]
-#[cfg_attr(
-    not(dlock_test_has = "healthchecks"),
-    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
-)]
-fn a_job_shorter_than_the_start_pings_round_trip_is_ended_after_its_start() {
-    require!(needs::Need::Healthchecks);
-    let hc = healthchecks();
-    let r = RedisServer::start();
-    // The start ping reaches the server 700 ms late; the job (`true`) and the release take a
-    // few ms. The server numbers pings as it records them: the start must still come first
-    // (700 ms is well inside the wait for the start's answer, --connect-timeout +
-    // --io-timeout = 4 s by default).
-    let relay = slow_start_relay(
-        hc.base.trim_start_matches("http://"),
-        Duration::from_millis(700),
-    );
-    let check = hc.check("short");
-    let url = check.url.replace(&hc.base, &relay);
-    dlock(&r)
-        .args(["run", "--key", "short", "--ping", &url, "--", "true"])
-        .run()
-        .code(0)
-        .stderr_lacks("warning");
-    let (status, pings) = hc.pings(&check);
-    assert_eq!(kinds(&pings), ["start", "success 0"], "{pings:#?}");
-    assert!(pings[0].n < pings[1].n, "{pings:#?}");
-    assert_eq!(status, "up");
-}
-
 #[test]
 #[cfg_attr(
     not(dlock_test_has = "healthchecks"),
@@ -366,48 +289,6 @@ fn busy_and_not_due_tries_send_nothing() {
         .stderr_has("done in this window");
     let (_, pings) = hc.pings(&check);
     assert_eq!(kinds(&pings), ["start", "success 0"], "{pings:#?}");
-}
-
-#[test]
-#[cfg_attr(
-    not(dlock_test_has = "healthchecks"),
-    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
-)]
-fn a_dead_monitor_costs_one_warning_and_at_most_ten_seconds() {
-    require!(needs::Need::Healthchecks);
-    let r = RedisServer::start();
-    // A port nobody listens on: every try is refused at once.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let secret = "5bd0a1c4-6f1e-4b9a-9d0e-2f3c4b5a6d7e";
-    let url = format!("http://127.0.0.1:{port}/ping/{secret}");
-    let started = Instant::now();
-    let out = dlock(&r)
-        .args([
-            "run", "--key", "dead", "--ping", &url, "--", "sh", "-c", "exit 3",
-        ])
-        .run();
-    let took = started.elapsed();
-    out.code(3).stderr_lacks(secret);
-    let warnings: Vec<&str> = out
-        .stderr
-        .lines()
-        .filter(|l| l.contains("warning: --ping"))
-        .collect();
-    assert_eq!(warnings.len(), 1, "{}", out.stderr);
-    assert!(
-        warnings[0].contains(&format!("http://127.0.0.1:{port}/…")),
-        "{}",
-        warnings[0]
-    );
-    // The end phase is bounded by 10 s; with refusals it takes under a second (three tries,
-    // 250 + 500 ms apart). 2 s on top for dlock itself on a loaded machine.
-    assert!(took < Duration::from_secs(12), "took {took:?}");
-    // The release did not wait for the ping: the lock is free.
-    assert_eq!(r.get("dlock:dead"), None);
 }
 
 #[test]
@@ -456,45 +337,6 @@ fn the_ping_url_is_never_logged_nor_stored_in_redis() {
 }
 
 #[test]
-#[cfg_attr(
-    not(dlock_test_has = "healthchecks"),
-    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
-)]
-fn https_proxy_is_used_and_no_proxy_bypasses_it() {
-    require!(needs::Need::Healthchecks);
-    let hc = healthchecks();
-    let check = hc.check("proxy");
-    let r = RedisServer::start();
-    let dead = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let proxied = |no_proxy: &str| {
-        let mut d = pinged(&r, "proxy", &check, &[], &["true"]);
-        for var in [
-            "ALL_PROXY",
-            "all_proxy",
-            "https_proxy",
-            "HTTP_PROXY",
-            "http_proxy",
-        ] {
-            d = d.env(var, "");
-        }
-        d.env("HTTPS_PROXY", &format!("http://127.0.0.1:{dead}"))
-            .env("NO_PROXY", no_proxy)
-            .env("no_proxy", no_proxy)
-            .run()
-    };
-    // Through a proxy that is down: the pings fail, the job does not.
-    proxied("").code(0).stderr_has("warning: --ping");
-    assert!(hc.pings(&check).1.is_empty());
-    // NO_PROXY names the server: straight there.
-    proxied("127.0.0.1").code(0).stderr_lacks("--ping");
-    assert_eq!(kinds(&hc.pings(&check).1), ["start", "success 0"]);
-}
-
-#[test]
 fn bad_ping_values_are_refused_in_one_line() {
     let r = RedisServer::start();
     let secret = "5bd0a1c4-6f1e-4b9a-9d0e-2f3c4b5a6d7e";
@@ -536,101 +378,4 @@ fn bad_ping_values_are_refused_in_one_line() {
     assert_eq!(r.cmd_string(&["DBSIZE"]), "0");
 }
 
-/// An https front for the Healthchecks server (which speaks http only): TLS with `certs`'
-/// server certificate for 127.0.0.1, each request passed on with `Connection: close` and the
-/// answer passed back. Its threads end with the test binary.
-fn https_front(upstream: &str, certs: &tls::Certs) -> String {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    use std::io::{Read, Write};
-    use std::net::{TcpListener, TcpStream};
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&certs.server_cert)
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let key = PrivateKeyDer::from_pem_file(&certs.server_key).unwrap();
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let config = std::sync::Arc::new(
-        rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .unwrap(),
-    );
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let upstream = upstream.to_string();
-    std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            let (config, upstream) = (config.clone(), upstream.clone());
-            std::thread::spawn(move || {
-                let conn = rustls::ServerConnection::new(config).unwrap();
-                let mut tls = rustls::StreamOwned::new(conn, client);
-                let mut request = Vec::new();
-                let mut buf = [0u8; 4096];
-                // The head, then as many body bytes as Content-Length says.
-                let complete = |r: &[u8]| {
-                    let Some(end) = r.windows(4).position(|w| w == b"\r\n\r\n") else {
-                        return false;
-                    };
-                    let head = String::from_utf8_lossy(&r[..end]).to_lowercase();
-                    let length = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
-                    r.len() >= end + 4 + length
-                };
-                while !complete(&request) {
-                    match tls.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let line_end = request.iter().position(|b| *b == b'\n').unwrap() + 1;
-                request.splice(line_end..line_end, b"Connection: close\r\n".iter().copied());
-                let mut server = TcpStream::connect(&upstream).unwrap();
-                server.write_all(&request).unwrap();
-                let mut answer = Vec::new();
-                server.read_to_end(&mut answer).unwrap();
-                let _ = tls.write_all(&answer);
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
-            });
-        }
-    });
-    format!("https://{addr}")
-}
-
-#[test]
-#[cfg_attr(
-    not(all(dlock_test_has = "healthchecks", dlock_test_has = "openssl")),
-    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS), Python >= 3.12 and openssl"
-)]
-fn https_pings_trust_the_systems_roots_and_only_them() {
-    require!(needs::Need::Healthchecks, needs::Need::Openssl);
-    let hc = healthchecks();
-    let certs = tls::make();
-    let front = https_front(hc.base.trim_start_matches("http://"), &certs);
-    let check = hc.check("https");
-    let url = check.url.replace(&hc.base, &front);
-    let r = RedisServer::start();
-    // The test CA is not among the system's roots: the handshake fails, the job does not.
-    dlock(&r)
-        .args(["run", "--key", "tls", "--ping", &url, "--", "true"])
-        .run()
-        .code(0)
-        .stderr_has("warning: --ping https://127.0.0.1:")
-        .stderr_has("TLS");
-    assert!(hc.pings(&check).1.is_empty());
-    // With the test CA as the system's store (SSL_CERT_FILE, as OpenSSL reads it too).
-    dlock(&r)
-        .env("SSL_CERT_FILE", certs.ca.to_str().unwrap())
-        .args(["run", "--key", "tls", "--ping", &url, "--", "true"])
-        .run()
-        .code(0)
-        .stderr_lacks("--ping");
-    let (status, pings) = hc.pings(&check);
-    assert_eq!(kinds(&pings), ["start", "success 0"], "{pings:#?}");
-    assert_eq!(status, "up");
-}
+mod delivery;

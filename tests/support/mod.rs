@@ -17,6 +17,7 @@ pub mod needs;
 pub mod overlap;
 mod process;
 pub mod proxy;
+pub mod relay;
 pub mod sentinel;
 mod server;
 mod stopped;
