@@ -93,7 +93,13 @@ fn start() -> Healthchecks {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/healthchecks");
     std::fs::create_dir_all(&dir).unwrap();
     // Install (once), migrate and create the tables; the server it starts is stopped at once.
-    let out = test_command(scripts_dir().join("start"))
+    // Under a lock on the directory, its pid read before the lock is let go: test processes
+    // started side by side (nextest runs one per test) share the install and the database,
+    // and must each stop the server their own `start` started.
+    let out = test_command("flock")
+        .arg(dir.join(".lock"))
+        .args(["sh", "-c", r#""$0" "$1" "$2" >&2 && cat "$1/pid""#])
+        .arg(scripts_dir().join("start"))
         .arg(&dir)
         .arg(free_port().to_string())
         .stdin(Stdio::null())
@@ -101,15 +107,10 @@ fn start() -> Healthchecks {
         .unwrap();
     assert!(
         out.status.success(),
-        "healthchecks start failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
+        "healthchecks start failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let theirs: i32 = std::fs::read_to_string(dir.join("pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let theirs: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     // SAFETY: kill has no memory preconditions; the pid is the server `start` just started.
     unsafe { libc::kill(theirs, libc::SIGKILL) };
     let port = free_port();
