@@ -3,7 +3,8 @@
 //!
 //! Layers, top down: `cmd` (one module per subcommand) uses `cli` (arguments → checked
 //! configuration), `core` (pure decisions), `store` (Redis) and `sys` (the operating system);
-//! `cli` may use `core` and `store`; `store` may use `core`; nothing imports upwards. `exit` (the
+//! `cli` may use `core` and `store`; `store` may use `core`; `http` (the `--ping` client) is a leaf
+//! only `cmd` uses; nothing imports upwards. `exit` (the
 //! exit-code table) and `log` sit at the root for every layer. Every `unsafe` block is in `sys`:
 //! the lint below makes one anywhere else a build error.
 #![deny(unsafe_code)]
@@ -12,6 +13,7 @@ mod cli;
 mod cmd;
 mod core;
 mod exit;
+mod http;
 mod log;
 mod store;
 #[allow(unsafe_code)]

@@ -59,6 +59,8 @@ impl Cli {
 /// `defer`: each subcommand's arguments are added only when clap builds that subcommand, so a
 /// run does not build (and a parse does not look through) the arguments of status, exporter,
 /// check, release and history: a tenth of `dlock run -- true`'s instructions.
+// Built once per process and moved once: `run`'s many options cost nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum Command {
@@ -213,6 +215,18 @@ pub struct RunArgs {
     /// fleet's cron minute, and which host wins an --every window
     #[arg(long, default_value = DEFAULT_SPLAY, value_name = "D", value_parser = parse_splay)]
     pub splay: Duration,
+
+    /// Ping a Healthchecks-compatible URL from the host that runs the job: URL/start when it
+    /// starts, URL/CODE (dlock's exit status) with the output's tail after the release. A
+    /// failed ping is one warning; it never changes the exit status. The URL is a credential:
+    /// logs show its scheme and host only
+    #[arg(
+        long,
+        env = "DLOCK_PING_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub ping: Option<String>,
 
     /// The job to run, after `--`
     #[arg(last = true, value_name = "COMMAND", num_args = 0..)]
@@ -369,7 +383,8 @@ pub struct HistoryArgs {
     pub json: bool,
 
     /// Print the output kept for run RUN (its id, or a unique prefix of at least 6 characters
-    /// as listed in the RUN column), raw, on stdout. Only runs started with --capture keep any
+    /// as listed in the RUN column; or as a hyphenated UUID, as --ping's rid), raw, on stdout.
+    /// Only runs started with --capture keep any
     #[arg(long, value_name = "RUN", conflicts_with_all = ["last", "failed", "json"])]
     pub run: Option<String>,
 

@@ -101,6 +101,15 @@ the Redis password when neither \-\-password\-file nor the URL gives one (as red
 \fBDLOCK_LOG\fR
 the log level when neither \-v nor \-q is given: error, warn, info (default) or debug
 .TP
+\fBDLOCK_PING_URL\fR
+\fBdlock run\fR \-\-ping: the Healthchecks\-compatible URL the start and end pings go to (a credential: logs show its scheme and host only)
+.TP
+\fBHTTPS_PROXY\fR, \fBALL_PROXY\fR, \fBHTTP_PROXY\fR, \fBNO_PROXY\fR
+the proxy \-\-ping's requests go through (the first of the three that is set, lower case too, for http and https URLs alike) and the hosts that bypass it
+.TP
+\fBSSL_CERT_FILE\fR, \fBSSL_CERT_DIR\fR
+where \-\-ping reads the CA roots for an https URL instead of the system's store
+.TP
 \fBPATH\fR
 where \fBdlock run\fR looks for a COMMAND without a slash
 .TP

@@ -20,10 +20,11 @@ use clap::ValueEnum;
 use super::args::{Cli, Command, GlobalArgs, LogFormatArg, LogLevelArg, RunArgs};
 use super::values::*;
 
-/// The options of every command that may come from the environment, as clap reads them
-/// there (`env = …`): each counts as `--NAME VALUE` when the line does not have it. A test
-/// (`fast/tests.rs`) keeps this list equal to the clap definition's.
-pub(super) const ENV: [(&str, &str); 11] = [
+/// The options of `run` that may come from the environment, as clap reads them there
+/// (`env = …`): each counts as `--NAME VALUE` when the line does not have it, and one that
+/// `set` does not read (`--ping`) hands the line to clap. A test (`fast/tests.rs`) keeps this
+/// list equal to the clap definition's.
+pub(super) const ENV: [(&str, &str); 12] = [
     ("DLOCK_URL", "url"),
     ("DLOCK_PASSWORD_FILE", "password-file"),
     ("DLOCK_TLS_CA", "tls-ca"),
@@ -35,6 +36,7 @@ pub(super) const ENV: [(&str, &str); 11] = [
     ("DLOCK_IO_TIMEOUT", "io-timeout"),
     ("DLOCK_LOG_FORMAT", "log-format"),
     ("DLOCK_LOG", "log-level"),
+    ("DLOCK_PING_URL", "ping"),
 ];
 
 /// `args` (the program's name first, the options of every command already behind the
@@ -138,6 +140,7 @@ fn defaults() -> Option<RunArgs> {
         every_offset: d(DEFAULT_EVERY_OFFSET)?,
         not_due_exit_code: DEFAULT_NOT_DUE_EXIT_CODE.parse().ok()?,
         splay: d(DEFAULT_SPLAY)?,
+        ping: None,
         command: Vec::new(),
         global: GlobalArgs {
             url: DEFAULT_URL.into(),

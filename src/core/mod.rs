@@ -8,6 +8,7 @@ pub(crate) mod backoff;
 pub(crate) mod capture;
 pub(crate) mod clock;
 pub(crate) mod every;
+pub(crate) mod ping;
 pub(crate) mod renew;
 pub(crate) mod retry;
 pub(crate) mod stats;

@@ -20,7 +20,7 @@
 use std::process::{Command, Stdio};
 
 /// Every flag this script may set (the tests name them; rustc checks the spelling).
-const NEEDS: [&str; 9] = [
+const NEEDS: [&str; 10] = [
     "redis_cli",
     "tls",
     "sqlite3",
@@ -30,6 +30,7 @@ const NEEDS: [&str; 9] = [
     "root",
     "namespaces",
     "browser",
+    "healthchecks",
 ];
 
 fn on_path(name: &str) -> bool {
@@ -63,6 +64,30 @@ fn is_root() -> bool {
     })
 }
 
+/// The Healthchecks server of the --ping tests can start: its scripts are there
+/// (`DLOCK_TEST_HEALTHCHECKS`, else `../shared/healthchecks`) and a Python >= 3.12 is, where
+/// its `start` looks (python3.13 or python3.12 on PATH, or a pyenv build).
+fn healthchecks() -> bool {
+    let dir = std::env::var("DLOCK_TEST_HEALTHCHECKS")
+        .unwrap_or_else(|_| "../shared/healthchecks".into());
+    if !std::path::Path::new(&dir).join("start").is_file() {
+        return false;
+    }
+    let mut pythons: Vec<String> = vec!["python3.13".into(), "python3.12".into()];
+    if let Ok(home) = std::env::var("HOME")
+        && let Ok(versions) = std::fs::read_dir(format!("{home}/.pyenv/versions"))
+    {
+        for v in versions.flatten() {
+            let name = v.file_name().to_string_lossy().into_owned();
+            if name.starts_with("3.12") || name.starts_with("3.13") {
+                pythons.push(v.path().join("bin/python3").display().to_string());
+            }
+        }
+    }
+    let new_enough = ["-c", "import sys; sys.exit(sys.version_info < (3, 12))"];
+    pythons.iter().any(|p| succeeds(p, &new_enough))
+}
+
 /// Job 1 (see the top): `-bundle` leaves the archive to the final link, where the linker
 /// finds it in the C compiler's own directory, as it finds libgcc_s.
 fn link_unwinder_statically() {
@@ -79,7 +104,12 @@ fn link_unwinder_statically() {
 fn main() {
     println!("cargo::rerun-if-changed=tests/support/build.rs");
     link_unwinder_statically();
-    for var in ["PATH", "DLOCK_TEST_PYTHON", "DLOCK_TEST_TLS_SERVER"] {
+    for var in [
+        "PATH",
+        "DLOCK_TEST_PYTHON",
+        "DLOCK_TEST_TLS_SERVER",
+        "DLOCK_TEST_HEALTHCHECKS",
+    ] {
         println!("cargo::rerun-if-env-changed={var}");
     }
     let values: Vec<String> = NEEDS.iter().map(|n| format!("\"{n}\"")).collect();
@@ -109,6 +139,7 @@ fn main() {
             ),
         ),
         ("browser", on_path("chromium") && on_path("chromedriver")),
+        ("healthchecks", healthchecks()),
     ];
     for (need, ok) in found {
         debug_assert!(NEEDS.contains(&need));

@@ -31,6 +31,9 @@ pub enum Need {
     Namespaces,
     /// Headless Chromium and its WebDriver (`chromium`, `chromedriver`; the status board).
     Browser,
+    /// The Healthchecks scripts (`DLOCK_TEST_HEALTHCHECKS`, else ../shared/healthchecks) and a
+    /// Python >= 3.12 to run them (`run --ping`).
+    Healthchecks,
 }
 
 fn on_path(name: &str) -> bool {
@@ -84,6 +87,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Root => is_root(),
         Need::Namespaces => is_root() || user_namespaces(),
         Need::Browser => on_path("chromium") && on_path("chromedriver"),
+        Need::Healthchecks => super::healthchecks::scripts_dir().join("start").is_file(),
     };
     (!ok).then_some(match need {
         Need::RedisCli => "needs redis-cli (apt-get install redis-tools)",
@@ -95,6 +99,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Root => "needs root (unshare --pid)",
         Need::Namespaces => "needs root or unprivileged user namespaces (--contain)",
         Need::Browser => "needs chromium and chromedriver (apt-get install chromium chromium-driver)",
+        Need::Healthchecks => "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12",
     })
 }
 

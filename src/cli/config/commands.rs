@@ -226,13 +226,15 @@ pub(super) fn history(g: &Global, a: &HistoryArgs) -> Result<HistoryConfig, Usag
                     a.key
                 );
             }
+            // As Healthchecks shows a pinged run's rid: a hyphenated UUID.
+            let run = crate::core::ping::stored_run_id(run);
             if run.chars().count() < MIN_RUN_PREFIX {
                 usage!(
                     "--run {run:?} is too short: give the run id or at least its first {MIN_RUN_PREFIX} characters (the RUN column of `dlock history {}`)",
                     a.key
                 );
             }
-            HistoryView::Output { run: run.clone() }
+            HistoryView::Output { run }
         }
         None => HistoryView::List {
             last: a.last.map(|n| n as usize),

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::{Global, UsageError, fmt_d, prefixed, usage};
 use crate::cli::args::{Renewals, RunArgs};
 use crate::core::every::Every;
+use crate::core::ping::{PingUrl, parse_url};
 use crate::core::stop::Limits;
 use crate::store::conn::Server;
 use crate::store::keys::MAX_LIMIT;
@@ -56,6 +57,8 @@ pub struct RunConfig {
     pub not_due_exit_code: u8,
     /// --splay: the longest random sleep before the first try (0: none).
     pub splay: Duration,
+    /// --ping / DLOCK_PING_URL: where the start and end pings go.
+    pub ping: Option<PingUrl>,
 }
 
 pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
@@ -216,6 +219,11 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
             None
         }
     };
+    let ping = match r.ping.as_deref().map(parse_url) {
+        None => None,
+        Some(Ok(url)) => Some(url),
+        Some(Err(why)) => usage!("--ping (or DLOCK_PING_URL) {why}"),
+    };
     // At most 1 KiB with the ellipsis.
     let log_command = command_line(&argv, MAX_LOGGED_COMMAND - '…'.len_utf8());
     let command_line = command_line(&argv, MAX_COMMAND_BYTES);
@@ -251,6 +259,7 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
         every,
         not_due_exit_code: r.not_due_exit_code,
         splay: r.splay,
+        ping,
     })
 }
 

@@ -331,6 +331,17 @@ fn history_lists_by_default_and_a_run_prefix_needs_six_characters() {
             run: "3f9a2c".into()
         }
     );
+    // As Healthchecks shows a pinged run (rid): a hyphenated UUID, or its start.
+    for (given, stored) in [
+        (
+            "3f9a2c10-1b3c-4d5e-8f90-123456789abc",
+            "3f9a2c101b3c4d5e8f90123456789abc",
+        ),
+        ("3f9a2c10-1b3c", "3f9a2c101b3c"),
+    ] {
+        let c = history_cfg(&["job", "--run", given]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.view, HistoryView::Output { run: stored.into() });
+    }
     let e = history_cfg(&["job", "--run", "3f9a2"])
         .err()
         .unwrap_or_default();

@@ -111,6 +111,8 @@ fn other_lines_go_to_clap() {
         "dlock run --key k --tls-insecure -- j",
         "dlock run --key k --password-file /p -- j",
         "dlock run --key k --shell=yes -- j",
+        // --ping (and DLOCK_PING_URL) are clap's: a credential checked in one place.
+        "dlock run --key k --ping https://hc-ping.com/x -- j",
         "dlock status --key k -- j",
     ] {
         let args = spaced(words);

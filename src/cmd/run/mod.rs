@@ -5,6 +5,7 @@ mod acquire;
 mod capture;
 mod held;
 pub(crate) mod init;
+mod ping;
 mod release;
 mod report;
 mod supervise;
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::config::RunConfig;
 use crate::core::clock::{hard_stop, server_expiry};
+use crate::core::ping::{Facts, body, first_line, outcome};
 use crate::core::stats;
 use crate::core::stop::{Input, Stop};
 use crate::exit::Exit;
@@ -31,6 +33,7 @@ use crate::sys::process::{self, Child};
 use crate::sys::signals;
 use capture::Capture;
 use held::Held;
+use ping::Pinger;
 use release::{Released, release_held};
 use supervise::Supervisor;
 
@@ -78,8 +81,11 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
         window: held.window,
         ..RunLog::off()
     };
-    // The job never started: count the acquisition but no hold time, log nothing.
-    let unstarted = |session: &mut Session, exit| {
+    // --ping: only the host that holds the lock pings.
+    let mut pinger = Pinger::new(&cfg, &held.token);
+    // The job never started: count the acquisition but no hold time, log nothing; the end
+    // ping still tells (`error`: the line that said why the job could not be started).
+    let unstarted = |session: &mut Session, exit, error: Option<String>, pinger| {
         release_held(
             session,
             &held,
@@ -87,10 +93,11 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
             &RunLog::off(),
             held.first_expiry(),
         );
+        end_ping(pinger, &held, (exit, false), error.as_deref(), None);
         exit
     };
     if let Err(exit) = before_job(&cfg, &rx, &mut session, &held) {
-        return unstarted(&mut session, exit);
+        return unstarted(&mut session, exit, None, pinger);
     }
     let capture = match cfg
         .capture
@@ -100,7 +107,7 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
         Some(Ok(c)) => Some(c),
         Some(Err(e)) => {
             error!("internal"; "--capture: cannot set up the pipes for the job's output: {}", io_reason(&e));
-            return unstarted(&mut session, Exit::Internal);
+            return unstarted(&mut session, Exit::Internal, None, pinger);
         }
     };
     let child = match spawn(&held, capture.as_ref().map(|c| &c.1)) {
@@ -108,8 +115,11 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
             rx.watch_child(c.pid, c.hold_leader);
             c
         }
-        Err(exit) => return unstarted(&mut session, exit),
+        Err((exit, error)) => return unstarted(&mut session, exit, Some(error), pinger),
     };
+    if let Some(p) = pinger.as_mut() {
+        p.start();
+    }
     // The job has its ends of the pipes; with ours closed, the copies end when the job's last
     // process is gone.
     let capture = capture.map(|(c, _ends)| c);
@@ -135,7 +145,42 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
         }
         log.output = Some((captured.bytes, captured.total));
     }
-    finish(&mut session, &held, &sup.stop, started_ms, &log)
+    let (exit, compare_failure) = finish(&mut session, &held, &sup.stop, started_ms, &log);
+    let output = log.output.as_ref().map(|o| o.0.as_slice());
+    end_ping(pinger, &held, (exit, compare_failure), None, output);
+    exit
+}
+
+/// After the release: the end ping, when --ping asked for one. `ended`: the exit status and
+/// whether the release found the lock taken. `error`, the line that said why the job could
+/// not be started, is the body when given; else the run's facts and the tail of `output`.
+fn end_ping(
+    pinger: Option<Pinger>,
+    held: &Held,
+    ended: (Exit, bool),
+    error: Option<&str>,
+    output: Option<&[u8]>,
+) {
+    let Some(pinger) = pinger else {
+        return;
+    };
+    let took = held.sent.elapsed();
+    pinger.end(ended.0.code(), |limit| {
+        if let Some(line) = error {
+            return body(line, None, limit);
+        }
+        let host = host::hostname();
+        let first = first_line(&Facts {
+            key: &held.keys.lock,
+            host: &host,
+            pid: std::process::id(),
+            slot: held.slot,
+            fence: held.fence,
+            took,
+            outcome: outcome(ended.0, ended.1),
+        });
+        body(&first, output, limit)
+    });
 }
 
 /// --splay: sleep a uniform random time in [0, D) before the first try, outside --wait. A
@@ -224,7 +269,8 @@ fn before_job(
 
 /// Start the job (under `--contain`'s init when asked) with what it is told about its lease,
 /// its output into `--capture`'s pipes when asked.
-fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, Exit> {
+/// Err: the exit status and the error line that said why the job could not be started.
+fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, (Exit, String)> {
     let cfg = &held.cfg;
     let kill_at = hard_stop(held.first_deadline(), cfg.limits.ttl);
     let wall_deadline = crate::sys::host::unix_ms()
@@ -247,12 +293,18 @@ fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, Exit>
     } else {
         process::spawn(&cfg.argv, &env, false, output)
     };
-    child.map_err(|e| report::spawn_failed(&e))
+    child.map_err(|e| report::spawn_failed_line(&e))
 }
 
 /// The job is over: release (or, for a lease found lost, only record the run), say how it
-/// went, and the exit status.
-fn finish(session: &mut Session, held: &Held, stop: &Stop, started_ms: u128, log: &RunLog) -> Exit {
+/// went; the exit status, and whether the release found the lock no longer ours.
+fn finish(
+    session: &mut Session,
+    held: &Held,
+    stop: &Stop,
+    started_ms: u128,
+    log: &RunLog,
+) -> (Exit, bool) {
     let cfg = &held.cfg;
     let held_for = held.sent.elapsed();
     let mut exit = stop.exit();
@@ -283,7 +335,7 @@ fn finish(session: &mut Session, held: &Held, stop: &Stop, started_ms: u128, log
                 Err(f) => debug!("stats_failed"; "could not record the lost run: {}", f.reason),
             }
         }
-        return exit;
+        return (exit, false);
     }
     // The lease's end on the server (from before the last renewal went out): after it the key
     // is gone by itself, and a release is not tried again.
@@ -308,7 +360,7 @@ fn finish(session: &mut Session, held: &Held, stop: &Stop, started_ms: u128, log
     if compare_failure && exit == Exit::Child(0) {
         exit = Exit::Lost;
     }
-    exit
+    (exit, compare_failure)
 }
 
 /// What to tell an operator after a compare failure. It is only reported before the local

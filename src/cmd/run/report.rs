@@ -162,22 +162,27 @@ pub(super) fn acquired(cfg: &RunConfig, lock: &str, fence: i64, slot: u32, waite
 /// The job could not be started: say why, and the exit status that says it (127, 126, 70).
 /// Used by `run` and by `--contain`'s init alike.
 pub(crate) fn spawn_failed(e: &SpawnError) -> Exit {
-    match e {
-        SpawnError::NotFound(p) => {
-            error!("not_found";
+    spawn_failed_line(e).0
+}
+
+/// `spawn_failed`, and the line it logged as text (`dlock: error: …`), for `--ping`'s body.
+pub(super) fn spawn_failed_line(e: &SpawnError) -> (Exit, String) {
+    let (exit, msg) = match e {
+        SpawnError::NotFound(p) => (
+            Exit::NotFound,
+            format!(
                 "command not found: {p}; check the path and PATH, or use --shell for shell syntax"
-            );
-            Exit::NotFound
-        }
-        SpawnError::NotExecutable(why) => {
-            error!("not_executable"; "cannot execute {why}");
-            Exit::NotExecutable
-        }
-        SpawnError::Other(why) => {
-            error!("internal"; "cannot start the job: {why}");
-            Exit::Internal
-        }
+            ),
+        ),
+        SpawnError::NotExecutable(why) => (Exit::NotExecutable, format!("cannot execute {why}")),
+        SpawnError::Other(why) => (Exit::Internal, format!("cannot start the job: {why}")),
+    };
+    match exit {
+        Exit::NotFound => error!("not_found"; "{msg}"),
+        Exit::NotExecutable => error!("not_executable"; "{msg}"),
+        _ => error!("internal"; "{msg}"),
     }
+    (exit, format!("dlock: error: {msg}"))
 }
 
 /// The facts of a finished hold.

@@ -1,0 +1,244 @@
+use super::*;
+
+fn url(s: &str) -> PingUrl {
+    parse_url(s).unwrap()
+}
+
+#[test]
+fn a_ping_url_gets_start_and_the_code_appended_with_the_run_id() {
+    let u = url("https://hc-ping.com/0b3f8f2e-6c2b-4f38-9a44-b8b8a1d3e001/");
+    assert!(u.https());
+    assert_eq!(
+        u.start("r-1"),
+        "https://hc-ping.com/0b3f8f2e-6c2b-4f38-9a44-b8b8a1d3e001/start?rid=r-1"
+    );
+    assert_eq!(
+        u.end(3, "r-1"),
+        "https://hc-ping.com/0b3f8f2e-6c2b-4f38-9a44-b8b8a1d3e001/3?rid=r-1"
+    );
+    assert!(!url("HTTP://127.0.0.1:8000/ping/x").https());
+}
+
+#[test]
+fn a_ping_url_is_shown_as_its_scheme_and_host_only() {
+    let secret = "0b3f8f2e-6c2b-4f38-9a44-b8b8a1d3e001";
+    for (given, shown) in [
+        (
+            format!("https://hc-ping.com/{secret}"),
+            "https://hc-ping.com/…",
+        ),
+        (
+            format!("http://127.0.0.1:8000/ping/{secret}"),
+            "http://127.0.0.1:8000/…",
+        ),
+        (
+            format!("https://user:{secret}@hc.example.org/ping/k/slug"),
+            "https://hc.example.org/…",
+        ),
+    ] {
+        let u = url(&given);
+        assert_eq!(u.to_string(), shown);
+        assert!(!format!("{u:?}").contains(secret), "{u:?}");
+        assert!(!format!("{u:?}").contains("user"), "{u:?}");
+    }
+}
+
+#[test]
+fn bad_ping_urls_are_refused_without_repeating_them() {
+    for bad in [
+        "",
+        "hc-ping.com/abc",
+        "ftp://hc-ping.com/abc",
+        "https://",
+        "https:///abc",
+        "https://hc-ping.com/abc?create=1",
+        "https://hc-ping.com/abc#x",
+        "https://hc-ping.com/a bc",
+        "https://hc-ping.com/abc\n",
+    ] {
+        let why = parse_url(bad).unwrap_err();
+        assert!(!why.contains("abc"), "{bad:?}: {why}");
+    }
+}
+
+#[test]
+fn the_run_id_is_the_token_as_a_hyphenated_uuid() {
+    assert_eq!(
+        run_id("4a7e52621b3c4d5e8f90123456789abc"),
+        "4a7e5262-1b3c-4d5e-8f90-123456789abc"
+    );
+    assert_eq!(run_id("short"), "short");
+}
+
+#[test]
+fn a_hyphenated_run_id_is_read_as_the_run_log_keeps_it() {
+    let token = "4a7e52621b3c4d5e8f90123456789abc";
+    assert_eq!(stored_run_id(&run_id(token)), token);
+    assert_eq!(stored_run_id("4a7e5262-1b3c"), "4a7e52621b3c");
+    assert_eq!(stored_run_id("4a7e5262"), "4a7e5262");
+    assert_eq!(stored_run_id(token), token);
+    // Not a UUID's hyphens: left to fail as they are.
+    assert_eq!(stored_run_id("4a7e-5262"), "4a7e-5262");
+    assert_eq!(stored_run_id("zz7e5262-1b3c"), "zz7e5262-1b3c");
+}
+
+#[test]
+fn the_outcome_is_named_as_the_run_log_names_it() {
+    assert_eq!(outcome(Exit::Child(0), false), "ok");
+    assert_eq!(outcome(Exit::Child(3), false), "failed");
+    assert_eq!(outcome(Exit::NotFound, false), "failed");
+    assert_eq!(outcome(Exit::Signal(15), false), "signal");
+    assert_eq!(outcome(Exit::Cap, false), "cap");
+    assert_eq!(outcome(Exit::Lost, false), "lost");
+    assert_eq!(outcome(Exit::Lost, true), "compare_failure");
+}
+
+fn facts() -> Facts<'static> {
+    Facts {
+        key: "dlock:report",
+        host: "web-2",
+        pid: 4242,
+        slot: 0,
+        fence: 87,
+        took: Duration::from_millis(8200),
+        outcome: "failed",
+    }
+}
+
+#[test]
+fn the_first_line_names_key_host_pid_slot_fence_time_and_outcome() {
+    assert_eq!(
+        first_line(&facts()),
+        "dlock: dlock:report on web-2 pid 4242 slot 0 fence 87 took 8.2s outcome failed"
+    );
+}
+
+#[test]
+fn without_output_the_body_is_the_first_line() {
+    let first = first_line(&facts());
+    assert_eq!(body(&first, None, DEFAULT_BODY_LIMIT), first);
+    assert_eq!(body(&first, Some(b""), DEFAULT_BODY_LIMIT), first);
+}
+
+#[test]
+fn the_body_keeps_the_tail_of_the_output_within_the_limit() {
+    let first = "dlock: k";
+    let output: String = (1..=400).map(|i| format!("line {i}\n")).collect();
+    let b = body(first, Some(output.as_bytes()), 1000);
+    assert_eq!(b.len(), 1000);
+    assert!(b.starts_with("dlock: k\n"));
+    assert!(b.ends_with("line 399\nline 400\n"));
+    // Room enough: all of it.
+    let b = body(first, Some(output.as_bytes()), 100_000);
+    assert_eq!(b, format!("{first}\n{output}"));
+}
+
+#[test]
+fn the_body_is_cut_on_a_character_boundary_after_the_lossy_conversion() {
+    // "é" is 2 bytes; an invalid byte becomes U+FFFD (3 bytes).
+    let mut output = "éééé".as_bytes().to_vec();
+    output.push(0xff);
+    for limit in 2..20 {
+        let b = body("x", Some(&output), limit);
+        assert!(b.len() <= limit, "{limit}: {b:?}");
+        assert!(b.ends_with('\u{fffd}') || b == "x", "{limit}: {b:?}");
+    }
+    assert_eq!(body("x", Some(&output), 2 + 3 + 3), "x\né\u{fffd}");
+}
+
+#[test]
+fn a_first_line_longer_than_the_limit_is_cut_and_no_output_follows() {
+    let b = body("dlock: éééé", Some(b"out"), 9);
+    assert_eq!(b, "dlock: é");
+    assert_eq!(body("dlock: k", Some(b"out"), 9), "dlock: k");
+}
+
+#[test]
+fn the_body_limit_header_is_read_when_it_is_a_number() {
+    assert_eq!(body_limit(Some("1000")), Some(1000));
+    assert_eq!(body_limit(Some(" 10000 ")), Some(10_000));
+    assert_eq!(body_limit(Some("lots")), None);
+    assert_eq!(body_limit(None), None);
+}
+
+fn refused() -> Answer {
+    Answer::Failed {
+        connection: true,
+        reason: "connection refused".into(),
+    }
+}
+
+#[test]
+fn a_success_ends_the_tries() {
+    let t0 = Instant::now();
+    let mut t = Tries::new(t0 + BUDGET);
+    assert_eq!(t.allowance(t0), Some(BUDGET));
+    assert_eq!(t.after(&Answer::Status(200), t0), Step::Done(Ok(())));
+}
+
+#[test]
+fn connection_errors_408_429_and_5xx_are_tried_twice_more_after_a_pause() {
+    for answer in [
+        refused(),
+        Answer::Status(408),
+        Answer::Status(429),
+        Answer::Status(500),
+        Answer::Status(503),
+    ] {
+        let t0 = Instant::now();
+        let mut t = Tries::new(t0 + BUDGET);
+        let Step::Again(at) = t.after(&answer, t0) else {
+            panic!("{answer:?}")
+        };
+        assert_eq!(at, t0 + Duration::from_millis(250));
+        let Step::Again(at2) = t.after(&answer, at) else {
+            panic!("{answer:?}")
+        };
+        assert_eq!(at2, at + Duration::from_millis(500));
+        let Step::Done(Err(why)) = t.after(&answer, at2) else {
+            panic!("{answer:?}")
+        };
+        assert!(why.ends_with("(3 tries)"), "{why}");
+    }
+}
+
+#[test]
+fn other_answers_are_not_tried_again() {
+    let t0 = Instant::now();
+    for answer in [
+        Answer::Status(404),
+        Answer::Status(400),
+        Answer::Status(301),
+        Answer::Failed {
+            connection: false,
+            reason: "timed out waiting for the answer".into(),
+        },
+    ] {
+        let mut t = Tries::new(t0 + BUDGET);
+        let Step::Done(Err(why)) = t.after(&answer, t0) else {
+            panic!("{answer:?}")
+        };
+        assert!(!why.contains("tries"), "{why}");
+    }
+    let mut t = Tries::new(t0 + BUDGET);
+    assert_eq!(
+        t.after(&Answer::Status(404), t0),
+        Step::Done(Err("HTTP status 404".into()))
+    );
+}
+
+#[test]
+fn no_try_starts_without_room_in_the_budget() {
+    let t0 = Instant::now();
+    let deadline = t0 + BUDGET;
+    let mut t = Tries::new(deadline);
+    // The first try took nearly all of it: no pause and retry past the deadline.
+    let late = deadline - Duration::from_millis(300);
+    assert!(matches!(t.after(&refused(), late), Step::Done(Err(_))));
+    assert_eq!(t.allowance(deadline - Duration::from_millis(99)), None);
+    assert_eq!(
+        t.allowance(deadline - Duration::from_millis(100)),
+        Some(Duration::from_millis(100))
+    );
+    assert_eq!(t.allowance(deadline + Duration::from_secs(1)), None);
+}
