@@ -124,7 +124,7 @@ impl KeyStatus {
 type Fields = Vec<(String, String)>;
 
 /// A hash's field; a field named twice counts as its last value.
-pub(super) fn get<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+fn get<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
     fields
         .iter()
         .rev()

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use super::state::get;
 use crate::core::every::Every;
 
 /// `--every`: the key's period and its last window with a success, from the done record.
@@ -24,11 +23,19 @@ pub struct WindowDone {
 }
 
 impl Window {
+    /// The record from its hash as HGETALL gives it (a field named twice counts as its last
+    /// value, as everywhere `status` reads a hash).
     pub(super) fn from_fields(h: &[(String, String)]) -> Result<Option<Window>, String> {
+        let get = |k: &str| {
+            h.iter()
+                .rev()
+                .find(|(f, _)| f == k)
+                .map(|(_, v)| v.as_str())
+        };
         if h.is_empty() {
             return Ok(None);
         }
-        let num = |k: &str| get(h, k).and_then(|v| v.parse::<u64>().ok());
+        let num = |k: &str| get(k).and_then(|v| v.parse::<u64>().ok());
         let (Some(every_ms), Some(offset_ms)) = (num("every_ms"), num("offset_ms")) else {
             return Err("not a dlock --every record (no every_ms and offset_ms)".into());
         };
@@ -40,8 +47,8 @@ impl Window {
         let done = num("window_ms").map(|window_ms| WindowDone {
             window_ms,
             at_ms: num("done_ms").unwrap_or(0),
-            run: get(h, "run").unwrap_or_default().to_string(),
-            host: get(h, "host").unwrap_or_default().to_string(),
+            run: get("run").unwrap_or_default().to_string(),
+            host: get("host").unwrap_or_default().to_string(),
         });
         Ok(Some(Window {
             every: Every {
