@@ -48,19 +48,6 @@ fn job(file: &std::path::Path, tag: &str, secs: &str, code: i32) -> Vec<String> 
     ]
 }
 
-/// The run log's newest entry of KEY as field → value.
-fn last_entry(r: &RedisServer, key: &str) -> std::collections::HashMap<String, String> {
-    let v: Vec<(String, Vec<(String, String)>)> = redis::cmd("XREVRANGE")
-        .arg(format!("{{dlock:{key}}}:runs"))
-        .arg("+")
-        .arg("-")
-        .arg("COUNT")
-        .arg(1)
-        .query(&mut r.conn())
-        .unwrap();
-    v.into_iter().next().unwrap().1.into_iter().collect()
-}
-
 /// Waits (polling the server's clock) until at least `margin_ms` remain in the current window
 /// of `period_ms`, so a test's runs all fall in one window; returns that window's start.
 fn well_inside_a_window(r: &RedisServer, period_ms: u64, margin_ms: u64) -> u64 {
@@ -111,7 +98,7 @@ fn three_hosts_at_once_run_the_job_once_in_a_window() {
     assert_eq!(not_due, 2, "two tries found the window done");
     // The recorded window is the server's hour, whatever the hosts' clocks.
     assert_eq!(done(&r, "once", "window_ms"), Some(window.to_string()));
-    let entry = last_entry(&r, "once");
+    let entry = r.newest_run("once");
     assert_eq!(entry["window_ms"], window.to_string());
     assert_eq!(done(&r, "once", "run"), Some(entry["run"].clone()));
     // Its own counter: runs = acquired + busy stays true.
@@ -141,7 +128,7 @@ fn a_failed_run_records_nothing_and_the_next_try_in_the_window_runs_again() {
         .run()
         .code(0);
     assert_eq!(runs_in(&file), ["first", "second"]);
-    let entry = last_entry(&r, "retry");
+    let entry = r.newest_run("retry");
     assert_eq!(done(&r, "retry", "run"), Some(entry["run"].clone()));
     // `history --json` shows each run's window, the failed one's too.
     let out = dlock(&r).args(["history", "--json", "retry"]).run();
@@ -289,7 +276,7 @@ fn a_run_spanning_a_boundary_records_its_own_window_and_a_waiter_runs_the_next()
     long.finish(Duration::from_secs(10)).code(0);
     waiter.finish(Duration::from_secs(10)).code(0);
     assert_eq!(runs_in(&file), ["long", "waiter"]);
-    let second = last_entry(&r, "span");
+    let second = r.newest_run("span");
     assert_eq!(second["window_ms"], (first + 2000).to_string());
     assert_eq!(
         done(&r, "span", "window_ms"),

@@ -10,16 +10,7 @@ use crate::support::*;
 
 /// The run id of KEY's newest run-log entry, as Healthchecks shows it (hyphenated UUID).
 fn last_rid(r: &RedisServer, key: &str) -> String {
-    let v: Vec<(String, Vec<(String, String)>)> = redis::cmd("XREVRANGE")
-        .arg(format!("{{dlock:{key}}}:runs"))
-        .arg("+")
-        .arg("-")
-        .arg("COUNT")
-        .arg(1)
-        .query(&mut r.conn())
-        .unwrap();
-    let entry: std::collections::HashMap<String, String> =
-        v.into_iter().next().unwrap().1.into_iter().collect();
+    let entry = r.newest_run(key);
     let t = &entry["run"];
     format!(
         "{}-{}-{}-{}-{}",

@@ -9,19 +9,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::free_port;
+
 pub struct Browser {
     driver: Child,
     port: u16,
     session: String,
     _profile: tempfile::TempDir,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// One HTTP request to chromedriver; its JSON answer.

@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::test_command;
+use super::{free_port, test_command};
 
 /// The body limit the suite's server runs with.
 pub const BODY_LIMIT: usize = 1000;
@@ -79,14 +79,6 @@ pub fn healthchecks() -> &'static Healthchecks {
             .unwrap();
         rx.recv().unwrap()
     })
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn start() -> Healthchecks {

@@ -3,7 +3,7 @@
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{RedisServer, redis_server_bin, tls_server_bin};
+use super::{RedisServer, free_port, redis_server_bin, tls_server_bin};
 
 pub struct Sentinel {
     child: Option<Child>,
@@ -24,14 +24,6 @@ pub struct Options<'a> {
     pub auth_pass: Option<&'a str>,
     /// The sentinel's own password (`requirepass`).
     pub password: Option<&'a str>,
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl Sentinel {

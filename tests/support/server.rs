@@ -291,6 +291,25 @@ impl RedisServer {
         before + pttl as u64 * 1_000_000
     }
 
+    /// The newest entry of KEY's run log (`{dlock:KEY}:runs`) as field → value, read with
+    /// XREVRANGE, not through dlock.
+    pub fn newest_run(&self, key: &str) -> std::collections::HashMap<String, String> {
+        let v: Vec<(String, Vec<(String, String)>)> = redis::cmd("XREVRANGE")
+            .arg(format!("{{dlock:{key}}}:runs"))
+            .arg("+")
+            .arg("-")
+            .arg("COUNT")
+            .arg(1)
+            .query(&mut self.conn())
+            .expect("XREVRANGE");
+        v.into_iter()
+            .next()
+            .expect("a run-log entry")
+            .1
+            .into_iter()
+            .collect()
+    }
+
     /// The renewal count in the holder hash of `lock` (a key without a hash tag), as the server
     /// has it; 0 when there is none.
     pub fn renewals(&self, lock: &str) -> i64 {
@@ -450,7 +469,8 @@ impl Drop for RedisServer {
     }
 }
 
-fn free_port() -> u16 {
+/// A loopback port free now (the kernel's pick), for a server a test starts.
+pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     l.local_addr().expect("addr").port()
 }
