@@ -185,6 +185,7 @@ fn a_not_due_try_neither_waits_nor_runs_and_exits_with_the_code_given() {
 fn wait_for_key(r: &RedisServer, key: &str) {
     let start = Instant::now();
     while r.get(key).is_none() {
+        // A process start and one acquire take milliseconds; 10 s only ends a hung test.
         assert!(
             start.elapsed() < Duration::from_secs(10),
             "{key} never held"
@@ -232,6 +233,7 @@ fn a_passed_window_is_due_again() {
     // The next window, on the server's clock.
     let start = Instant::now();
     while window_now(&r, 2000) == first {
+        // The next 2 s window starts within 2 s; 5 s is for a stalled machine, not a wait.
         assert!(start.elapsed() < Duration::from_secs(5));
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -264,6 +266,7 @@ fn a_run_spanning_a_boundary_records_its_own_window_and_a_waiter_runs_the_next()
     // right after the long run's release.
     let start = Instant::now();
     while window_now(&r, 2000) == first {
+        // The next 2 s window starts within 2 s; 5 s is for a stalled machine, not a wait.
         assert!(start.elapsed() < Duration::from_secs(5));
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -550,6 +553,7 @@ fn check_missed_windows_fails_once_the_last_windows_had_no_success() {
         if window == first + 4000 && now - window < 1000 {
             break;
         }
+        // That window comes at most 4 s after the first; 10 s only ends a hung test.
         assert!(start.elapsed() < Duration::from_secs(10));
         std::thread::sleep(Duration::from_millis(10));
     }
