@@ -119,7 +119,11 @@ complete -c dlock -n "__fish_dlock_using_subcommand status" -s v -l verbose -d '
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l listen -d 'Address to serve on (0.0.0.0:9433 in a container, for the Service to reach it)' -r
-complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l max-age -d 'On the status board, show a last success older than D in red' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l max-age -d 'Board rule, as `dlock check --max-age`: a lock whose last success ended longer ago than D, or that never succeeded, is marked failing, with the reason' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l max-failures -d 'Board rule, as `dlock check --max-failures`: K runs in a row that did not end ok' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l min-duration -d 'Board rule, as `dlock check --min-duration`: the last success took less than D' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l max-duration -d 'Board rule, as `dlock check --max-duration`: the last run or the current holder took longer than D' -r
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l missed-windows -d 'Board rule, as `dlock check --missed-windows`: the last N `--every` windows had no success' -r
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F

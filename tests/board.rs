@@ -94,11 +94,16 @@ fn the_board_shows_each_lock_its_holder_and_runs_as_the_server_has_them() {
     let pid = r.cmd_string(&["HGET", "{dlock:deploy}:holder", "pid"]);
     let shown = deploy["holder"].as_str().unwrap_or_default();
     assert!(shown.contains(&format!("{host}:{pid}")), "{shown}");
-    // The CSS came from dlock itself, under the CSP: the failed mark is painted red.
+    // The CSS came from dlock itself, under the CSP: the failed mark is painted red (hatched
+    // with white, so that it differs from ok by more than colour).
     let fill = b.eval(
-        "const m = document.querySelector('.strip i.failed'); return getComputedStyle(m).backgroundColor;",
+        "const m = document.querySelector('.strip i.failed'); return getComputedStyle(m).backgroundImage;",
     );
-    assert_eq!(fill, "rgb(198, 40, 40)");
+    let fill = fill.as_str().unwrap_or_default();
+    assert!(
+        fill.starts_with("repeating-linear-gradient") && fill.contains("rgb(198, 40, 40)"),
+        "{fill}"
+    );
     // A screenshot, kept as the test's artifact.
     let png = b.screenshot();
     assert!(png.starts_with(b"\x89PNG"), "not a PNG");
@@ -196,7 +201,7 @@ fn markup_in_a_held_lock_its_command_a_foreign_key_and_the_filter_is_escaped_in_
     for shown in [
         format!("starting with <code>{escaped}</code>"),
         format!(">{escaped}held</a>"),
-        format!("<code>dlock:{escaped}foreign</code>"),
+        format!("<code title=\"dlock:{escaped}foreign\">dlock:{escaped}foreign</code>"),
     ] {
         assert!(board.contains(&shown), "{shown} not on the board:\n{board}");
     }

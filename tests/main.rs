@@ -9,6 +9,7 @@ mod support;
 
 mod bad_input;
 mod board;
+mod board_reasons;
 mod capture;
 mod chaos;
 mod check_rules;
@@ -40,6 +41,7 @@ mod silent_server;
 mod stats;
 mod status;
 mod status_width;
+mod timeline;
 mod tls;
 mod tree;
 mod usage_messages;

@@ -40,6 +40,9 @@ pub struct Cli {
 
 /// The help heading of the options every command takes (`GlobalArgs`).
 const EVERY_COMMAND: &str = "Options of every command (before or after its name)";
+/// The exporter's rules for the board's badges (as `dlock check`'s).
+const BOARD_RULES: &str =
+    "Board rules (as dlock check's; none given: failing runs and holds past the recommended TTL)";
 
 impl Cli {
     /// The options of every command, from whichever command was given.
@@ -287,9 +290,27 @@ pub struct ExporterArgs {
     #[arg(long, default_value = "127.0.0.1:9433", value_name = "ADDR")]
     pub listen: String,
 
-    /// On the status board, show a last success older than D in red
-    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    /// Board rule, as `dlock check --max-age`: a lock whose last success ended longer ago than
+    /// D, or that never succeeded, is marked failing, with the reason
+    #[arg(long, value_name = "D", value_parser = parse_duration, help_heading = BOARD_RULES)]
     pub max_age: Option<Duration>,
+
+    /// Board rule, as `dlock check --max-failures`: K runs in a row that did not end ok
+    #[arg(long, value_name = "K", help_heading = BOARD_RULES)]
+    pub max_failures: Option<u32>,
+
+    /// Board rule, as `dlock check --min-duration`: the last success took less than D
+    #[arg(long, value_name = "D", value_parser = parse_duration, help_heading = BOARD_RULES)]
+    pub min_duration: Option<Duration>,
+
+    /// Board rule, as `dlock check --max-duration`: the last run or the current holder took
+    /// longer than D
+    #[arg(long, value_name = "D", value_parser = parse_duration, help_heading = BOARD_RULES)]
+    pub max_duration: Option<Duration>,
+
+    /// Board rule, as `dlock check --missed-windows`: the last N `--every` windows had no success
+    #[arg(long, value_name = "N", help_heading = BOARD_RULES)]
+    pub missed_windows: Option<u32>,
 
     /// Show the captured output (`run --capture`) on the board's lock pages. It may hold
     /// secrets: put the board behind an authenticating proxy first

@@ -48,6 +48,36 @@ pub fn check(cfg: &CheckConfig) -> Exit {
 /// Each limit is inclusive: exactly at it passes, a millisecond past fails; K runs in a row
 /// that did not end ok fail `--max-failures K`, K - 1 pass.
 fn verdict(s: &KeyStatus, now: i64, rules: &Rules) -> (bool, String) {
+    let Judged { passed, failed } = judge(s, now, rules);
+    if failed.is_empty() {
+        return (true, format!("{}: ok, {}", s.key, passed.join("; ")));
+    }
+    let last = match &s.last {
+        Some(l) => format!(
+            "last run: {} (exit {}) on {} pid {}, ended {} ago",
+            l.outcome,
+            l.exit_code,
+            l.host,
+            l.pid,
+            secs_ms(now - l.ended_ms)
+        ),
+        None => "no run recorded (never ran, or only with --no-stats)".to_string(),
+    };
+    (
+        false,
+        format!("{}: FAILING, {}; {last}", s.key, failed.join("; ")),
+    )
+}
+
+/// Each rule's clause, passed or failed: `check`'s line, and the board's badge with the same
+/// rules (the exporter's `--max-age`, `--max-failures`, `--min-duration`, `--max-duration`).
+pub(super) struct Judged {
+    pub passed: Vec<String>,
+    pub failed: Vec<String>,
+}
+
+/// Judge `s` by every rule in `rules` at `now` (see `verdict`).
+pub(super) fn judge(s: &KeyStatus, now: i64, rules: &Rules) -> Judged {
     let mut passed = Vec::new();
     let mut failed = Vec::new();
     let mut judge = |ok: bool, clause: String| {
@@ -141,24 +171,7 @@ fn verdict(s: &KeyStatus, now: i64, rules: &Rules) -> (bool, String) {
         let (ok, clause) = windows(s, now, n.get());
         judge(ok, clause);
     }
-    if failed.is_empty() {
-        return (true, format!("{}: ok, {}", s.key, passed.join("; ")));
-    }
-    let last = match &s.last {
-        Some(l) => format!(
-            "last run: {} (exit {}) on {} pid {}, ended {} ago",
-            l.outcome,
-            l.exit_code,
-            l.host,
-            l.pid,
-            secs_ms(now - l.ended_ms)
-        ),
-        None => "no run recorded (never ran, or only with --no-stats)".to_string(),
-    };
-    (
-        false,
-        format!("{}: FAILING, {}; {last}", s.key, failed.join("; ")),
-    )
+    Judged { passed, failed }
 }
 
 /// `--missed-windows N`: whether a success is recorded in the last N complete --every windows

@@ -17,4 +17,5 @@ pub(crate) mod session;
 pub(crate) mod smoke;
 pub(crate) mod state;
 pub(crate) mod target;
+pub(crate) mod timeline;
 pub(crate) mod window;

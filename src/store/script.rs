@@ -73,6 +73,10 @@ pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
     "aab596f57b44d4b39a6cd8b1fcf9ec0b0ffcc99a",
 );
+pub(crate) static TIMELINE: Script = Script::new(
+    include_str!("scripts/timeline.lua"),
+    "40c09cf6e69d1e548f07a81e62b8f7c73b0b32ad",
+);
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
     "7bdef9a80516b4057525a88319dce1b280ffae81",

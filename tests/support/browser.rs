@@ -122,6 +122,26 @@ impl Browser {
         )
     }
 
+    /// Make the page `width` CSS pixels wide and `height` high (the window is set, then
+    /// corrected by what the page reports, as a headless window's frame is not always zero).
+    pub fn viewport(&self, width: i64, height: i64) {
+        let mut want = (width, height);
+        for _ in 0..3 {
+            self.call(
+                "POST",
+                "window/rect",
+                Some(json!({ "width": want.0, "height": want.1 })),
+            );
+            let got = self.eval("return [window.innerWidth, window.innerHeight];");
+            let (w, h) = (got[0].as_i64().unwrap_or(0), got[1].as_i64().unwrap_or(0));
+            if (w, h) == (width, height) {
+                return;
+            }
+            want = (want.0 + width - w, want.1 + height - h);
+        }
+        panic!("cannot make the viewport {width}x{height}");
+    }
+
     /// The page as a PNG.
     pub fn screenshot(&self) -> Vec<u8> {
         let b64 = self.call("GET", "screenshot", None);

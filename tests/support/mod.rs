@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod board_fixture;
 pub mod browser;
 pub mod cluster;
 pub mod compiled;

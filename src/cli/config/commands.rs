@@ -53,7 +53,7 @@ pub struct Rules {
 }
 
 impl Rules {
-    fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         *self == Rules::default()
     }
 }
@@ -69,8 +69,10 @@ pub struct ExporterConfig {
     pub listen: String,
     /// What to bind: ":9433" means every interface, as Prometheus' own flags write it.
     pub addr: String,
-    /// --max-age: the board shows a last success older than this in red.
-    pub max_age: Option<Duration>,
+    /// --max-age, --max-failures, --min-duration, --max-duration, --missed-windows: the board's
+    /// badge is `check`'s verdict with these rules; none given, its own two (failing, held
+    /// past the recommended TTL).
+    pub rules: Rules,
     /// --show-output: the board shows captured output (it may hold secrets).
     pub show_output: bool,
     /// /metrics with the hold-time histogram (not --no-histogram).
@@ -141,33 +143,48 @@ pub(super) fn status(g: &Global, a: &StatusArgs) -> Result<StatusConfig, UsageEr
 }
 
 pub(super) fn check(g: &Global, a: &CheckArgs) -> Result<CheckConfig, UsageError> {
-    let max_failures = match a.max_failures.map(NonZeroU32::new) {
+    let rules = rules(
+        a.max_age,
+        a.max_failures,
+        a.min_duration,
+        a.max_duration,
+        a.missed_windows,
+    )?;
+    if rules.is_empty() {
+        usage!(
+            "check needs at least one rule: --max-age D, --max-failures K, --min-duration D, --max-duration D or --missed-windows N"
+        );
+    }
+    Ok(CheckConfig {
+        server: g.server.clone(),
+        keys: full_keys(g, &a.keys)?,
+        rules,
+    })
+}
+
+/// The rules of `check` and of the exporter's board, checked the same way for both.
+fn rules(
+    max_age: Option<Duration>,
+    max_failures: Option<u32>,
+    min_duration: Option<Duration>,
+    max_duration: Option<Duration>,
+    missed_windows: Option<u32>,
+) -> Result<Rules, UsageError> {
+    let max_failures = match max_failures.map(NonZeroU32::new) {
         None => None,
         Some(Some(k)) => Some(k),
         Some(None) => usage!(
             "--max-failures 0 would fail every key: give K ≥ 1 (fail when the last K runs all did not end ok)"
         ),
     };
-    let missed_windows = match a.missed_windows.map(NonZeroU32::new) {
+    let missed_windows = match missed_windows.map(NonZeroU32::new) {
         None => None,
         Some(Some(n)) => Some(n),
         Some(None) => usage!(
             "--missed-windows 0 would fail every key: give N ≥ 1 (fail when the last N --every windows all had no success)"
         ),
     };
-    let rules = Rules {
-        max_age: a.max_age,
-        max_failures,
-        min_duration: a.min_duration,
-        max_duration: a.max_duration,
-        missed_windows,
-    };
-    if rules.is_empty() {
-        usage!(
-            "check needs at least one rule: --max-age D, --max-failures K, --min-duration D, --max-duration D or --missed-windows N"
-        );
-    }
-    if let (Some(min), Some(max)) = (rules.min_duration, rules.max_duration)
+    if let (Some(min), Some(max)) = (min_duration, max_duration)
         && min > max
     {
         usage!(
@@ -176,10 +193,12 @@ pub(super) fn check(g: &Global, a: &CheckArgs) -> Result<CheckConfig, UsageError
             fmt_d(max)
         );
     }
-    Ok(CheckConfig {
-        server: g.server.clone(),
-        keys: full_keys(g, &a.keys)?,
-        rules,
+    Ok(Rules {
+        max_age,
+        max_failures,
+        min_duration,
+        max_duration,
+        missed_windows,
     })
 }
 
@@ -193,7 +212,13 @@ pub(super) fn exporter(g: &Global, a: &ExporterArgs) -> Result<ExporterConfig, U
             Some(port) => format!("0.0.0.0:{port}"),
             None => a.listen.clone(),
         },
-        max_age: a.max_age,
+        rules: rules(
+            a.max_age,
+            a.max_failures,
+            a.min_duration,
+            a.max_duration,
+            a.missed_windows,
+        )?,
         show_output: a.show_output,
         histogram: !a.no_histogram,
     })

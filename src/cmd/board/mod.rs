@@ -4,7 +4,12 @@
 //! server goes through maud's escaping (`page`), and the CSP forbids inline script and style,
 //! so nothing in a key, a command or captured output can run. Read-only: nothing here writes.
 
+mod chart;
+mod front;
+mod lock_page;
 mod page;
+mod reasons;
+mod timeline;
 
 use percent_encoding::percent_decode_str;
 
@@ -14,6 +19,7 @@ use crate::store::keys::Keys;
 use crate::store::reader;
 use crate::store::runs::{self, RunEntry};
 use crate::store::state::{Found, KeyStatus};
+use crate::store::timeline as runs_in_range;
 use crate::sys::host::unix_ms;
 
 /// Rows per page: above this the board pages (and `?prefix=` narrows it) instead of growing.
@@ -147,31 +153,6 @@ fn unavailable(cfg: &ExporterConfig, e: &redis::RedisError, page: Page) -> Answe
     }
 }
 
-/// How much a lock needs a look, most first: held longer than its recommended TTL (stuck?),
-/// its last runs failing, its last success older than `--max-age`; then the rest.
-fn trouble(s: &KeyStatus, now_ms: i64, max_age_ms: Option<i64>) -> u8 {
-    let held_too_long = s.stats.recommended_ttl_ms().is_some_and(|rec| {
-        s.holders.iter().any(|h| {
-            h.holder
-                .as_ref()
-                .and_then(|w| w.since_ms)
-                .is_some_and(|t| now_ms - t > rec as i64)
-        })
-    });
-    let failing = s.consecutive_failures.unwrap_or(0) > 0
-        || s.last.as_ref().is_some_and(|l| l.outcome != "ok");
-    let stale = max_age_ms.is_some_and(|max| match s.last_success_ms {
-        Some(t) => now_ms - t > max,
-        None => s.last.is_some(),
-    });
-    match (held_too_long, failing, stale) {
-        (true, _, _) => 0,
-        (_, true, _) => 1,
-        (_, _, true) => 2,
-        _ => 3,
-    }
-}
-
 /// Query parameter `name` (percent-decoded).
 fn param(query: &str, name: &str) -> Option<String> {
     query.split('&').find_map(|kv| {
@@ -184,24 +165,49 @@ fn param(query: &str, name: &str) -> Option<String> {
     })
 }
 
-/// `GET /`: the locks most in need of a look first, a page of PAGE rows. Read in two passes,
-/// so that the exporter's memory grows with the key names, not with the rows: every lock's
-/// trouble and key first (in batches), then the page's locks again, whole. A lock that changed
-/// in between shows its new state in its old place; one deleted in between is left out.
+/// `?hours=`: 24 when absent; a value outside 1…168 is the asker's error, said in one line.
+fn hours(query: &str) -> Result<u32, Answer> {
+    match param(query, "hours") {
+        None => Ok(24),
+        Some(h) => match h.parse::<u32>() {
+            Ok(n) if timeline::HOURS.contains(&n) => Ok(n),
+            _ => Err(Answer::text(
+                400,
+                format!(
+                    "hours={h:?} is not a whole number of hours from {} to {}: the front page draws at most a week\n",
+                    timeline::HOURS.start(),
+                    timeline::HOURS.end()
+                ),
+            )),
+        },
+    }
+}
+
+/// `GET /`: the locks most in need of a look first, a page of PAGE rows, each with its runs
+/// of the last `?hours=` on the server's clock. Read in two passes, so that the exporter's
+/// memory grows with the key names, not with the rows: every lock's badges and key first (in
+/// batches), then the page's locks again, whole, and their runs in range (timeline.lua, one
+/// call a lock). A lock that changed in between shows its new state in its old place; one
+/// deleted in between is left out.
 fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
+    let hours = match hours(query) {
+        Ok(h) => h,
+        Err(bad) => return bad,
+    };
     let mut locks = match reader::open(&cfg.server, &cfg.prefix, &cfg.keys) {
         Ok(l) => l,
         Err(e) => return unavailable(cfg, &e, Page::Html),
     };
+    // Badges on this host's clock, as `dlock check` judges; the timeline on the server's.
     let now = unix_ms() as i64;
-    let max_age = cfg.max_age.map(|d| d.as_millis() as i64);
     let filter = param(query, "prefix").unwrap_or_default();
     let mut order: Vec<(u8, String)> = Vec::new();
     let mut unreadable: Vec<(String, String)> = Vec::new();
     let first = locks.read(|f| match f {
         Found::Lock(s) => {
             if s.key[cfg.prefix.len().min(s.key.len())..].starts_with(&filter) {
-                order.push((trouble(&s, now, max_age), s.key));
+                let rank = reasons::rank(&reasons::badges(&s, now, &cfg.rules));
+                order.push((rank, s.key));
             }
         }
         Found::NotALock { key, why } => unreadable.push((key, why)),
@@ -229,22 +235,64 @@ fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
     if let Err(e) = second {
         return unavailable(cfg, &e, Page::Html);
     }
-    let shown: Vec<(u8, &KeyStatus)> = on_page
+    let shown: Vec<&KeyStatus> = on_page
         .iter()
-        .filter_map(|(t, k)| Some((*t, shown_locks.get(k)?)))
+        .filter_map(|(_, k)| shown_locks.get(k))
         .collect();
-    let view = page::Overview {
+    let (server_now, runs) = match timelines(cfg, &shown, hours) {
+        Ok(t) => t,
+        Err(e) => return unavailable(cfg, &e, Page::Html),
+    };
+    let rows: Vec<front::Row> = shown
+        .iter()
+        .zip(runs)
+        .map(|(s, runs)| front::Row {
+            lock: s,
+            badges: reasons::badges(s, now, &cfg.rules),
+            runs,
+        })
+        .collect();
+    let view = front::Overview {
         prefix: &cfg.prefix,
         filter: &filter,
-        rows: &shown,
+        rows: &rows,
         total: order.len(),
         page: page_no,
         pages,
         unreadable: &unreadable,
         now_ms: now,
-        max_age_ms: max_age,
+        hours,
+        range: timeline::Range::last_hours(server_now, hours),
+        rules: &cfg.rules,
     };
-    Answer::html(200, page::overview(&view))
+    Answer::html(200, front::overview(&view))
+}
+
+/// The server's time and each lock's runs of the last `hours` on it (None for a run log of
+/// another type: that key's trouble, not Redis's).
+#[allow(clippy::type_complexity)]
+fn timelines(
+    cfg: &ExporterConfig,
+    locks: &[&KeyStatus],
+    hours: u32,
+) -> redis::RedisResult<(i64, Vec<Option<runs_in_range::Runs>>)> {
+    let mut c = cfg.server.connect()?;
+    let now = runs_in_range::server_ms(&mut c)?;
+    let range = timeline::Range::last_hours(now, hours);
+    let mut out = Vec::with_capacity(locks.len());
+    for s in locks {
+        match runs_in_range::read(
+            &mut c,
+            &Keys::new(&s.key),
+            range.from_ms,
+            timeline::MAX_BARS,
+        ) {
+            Ok(r) => out.push(Some(r)),
+            Err(e) if e.code() == Some("WRONGTYPE") => out.push(None),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((now, out))
 }
 
 fn detail(cfg: &ExporterConfig, raw: &str) -> Answer {
@@ -277,15 +325,17 @@ fn detail(cfg: &ExporterConfig, raw: &str) -> Answer {
         Err(e) if e.code() == Some("WRONGTYPE") => Vec::new(),
         Err(e) => return unavailable(cfg, &e, Page::Html),
     };
-    let view = page::Detail {
+    let now = unix_ms() as i64;
+    let view = lock_page::Detail {
         name: &name,
         lock: &state,
+        badges: reasons::badges(&state, now, &cfg.rules),
         runs: &log,
         show_output: cfg.show_output,
-        now_ms: unix_ms() as i64,
-        max_age_ms: cfg.max_age.map(|d| d.as_millis() as i64),
+        now_ms: now,
+        rules: &cfg.rules,
     };
-    Answer::html(200, page::detail(&view))
+    Answer::html(200, lock_page::detail(&view))
 }
 
 #[cfg(test)]

@@ -1,0 +1,127 @@
+use super::*;
+use crate::store::state::{Holder, LastRun, SlotState};
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+const NOW: i64 = 100_000_000;
+
+fn lock(last: Option<(&str, i64)>, in_a_row: Option<i64>) -> KeyStatus {
+    KeyStatus {
+        key: "dlock:job".into(),
+        fence: 3,
+        stats: Default::default(),
+        limit: 1,
+        holders: Vec::new(),
+        last: last.map(|(outcome, exit_code)| LastRun {
+            outcome: outcome.into(),
+            exit_code,
+            host: "web-1".into(),
+            pid: 1,
+            started_ms: NOW - 20_000,
+            ended_ms: NOW - 10_000,
+        }),
+        last_success_ms: None,
+        last_success_duration_ms: None,
+        consecutive_failures: in_a_row,
+        window: None,
+        recent: Vec::new(),
+        problems: Vec::new(),
+        more_slots: false,
+    }
+}
+
+fn words(b: &[Badge]) -> Vec<&str> {
+    b.iter().map(|b| b.words.as_str()).collect()
+}
+
+#[test]
+fn with_no_rule_a_failed_last_run_says_its_exit_code_and_how_many_in_a_row() {
+    let none = Rules::default();
+    assert_eq!(
+        words(&badges(&lock(Some(("failed", 3)), Some(1)), NOW, &none)),
+        ["last run failed: exit 3"]
+    );
+    assert_eq!(
+        words(&badges(&lock(Some(("failed", 3)), Some(4)), NOW, &none)),
+        ["last run failed: exit 3 (4 in a row)"]
+    );
+    assert_eq!(
+        words(&badges(&lock(Some(("lost", 143)), Some(1)), NOW, &none)),
+        ["last run lost its lease"]
+    );
+    assert_eq!(
+        words(&badges(&lock(Some(("signal", 143)), Some(1)), NOW, &none)),
+        ["last run ended by a signal: exit 143"]
+    );
+    assert!(badges(&lock(Some(("ok", 0)), Some(0)), NOW, &none).is_empty());
+    assert!(badges(&lock(None, None), NOW, &none).is_empty());
+    assert_eq!(
+        rank(&badges(&lock(Some(("failed", 3)), Some(1)), NOW, &none)),
+        1
+    );
+    assert_eq!(rank(&[]), 3);
+}
+
+#[test]
+fn with_no_rule_a_holder_past_the_recommended_ttl_comes_first() {
+    let mut s = lock(Some(("ok", 0)), Some(0));
+    // 20 runs of 10 s: p99 10 s (within the histogram's 19 %), recommended TTL about 30 s.
+    s.stats = crate::core::stats::Stats::from_fields([
+        ("hold_count", "20"),
+        ("h54", "20"),
+        ("hold_sum_ms", "200000"),
+    ]);
+    let rec = s.stats.recommended_ttl_ms().unwrap() as i64;
+    let held = |ms: i64| SlotState {
+        slot: 0,
+        token: "t".into(),
+        ttl_ms: 1000,
+        holder: Some(Holder {
+            host: "web-2".into(),
+            pid: 7,
+            command: "./job.sh".into(),
+            since_ms: Some(NOW - ms),
+            ttl_ms: Some(60_000),
+            renewals: None,
+            fence: None,
+        }),
+    };
+    s.holders = vec![held(rec)];
+    assert!(badges(&s, NOW, &Rules::default()).is_empty(), "at the TTL");
+    s.holders = vec![held(41_000)];
+    let b = badges(&s, NOW, &Rules::default());
+    assert_eq!(
+        words(&b),
+        [format!(
+            "held 41.0s, over the recommended TTL {}",
+            secs_ms(rec)
+        )]
+    );
+    assert_eq!(rank(&b), 0);
+}
+
+#[test]
+fn with_rules_the_badges_are_the_failing_clauses_of_check() {
+    let s = lock(Some(("failed", 3)), Some(3));
+    let rules = Rules {
+        max_failures: NonZeroU32::new(3),
+        max_age: Some(Duration::from_secs(3600)),
+        ..Rules::default()
+    };
+    let b = badges(&s, NOW, &rules);
+    assert_eq!(
+        words(&b),
+        judge(&s, NOW, &rules)
+            .failed
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(b.len(), 2, "{b:?}");
+    // Rules given and all passing: no badge, not even the board's own.
+    let lenient = Rules {
+        max_failures: NonZeroU32::new(10),
+        ..Rules::default()
+    };
+    assert!(badges(&s, NOW, &lenient).is_empty());
+}

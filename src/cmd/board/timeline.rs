@@ -1,0 +1,296 @@
+//! The front page's timeline (SPEC 7c): each lock's runs of the last hours on one shared time
+//! axis, as server-side SVG. Times are the server's: a bar ends at its run-log entry's id (the
+//! server's time of the release) and starts the run's duration earlier; the hosts' own clocks
+//! (`started_ms`) are not used for drawing, as they may disagree. Geometry is in SVG attributes
+//! (percent of the range, so the picture stretches with the page and text keeps its shape),
+//! colours and shapes in board.css classes (the CSP forbids `style=`).
+
+use maud::{Markup, html};
+
+use super::page::outcome_class;
+use crate::log::secs_ms;
+use crate::store::state::KeyStatus;
+use crate::store::timeline::{Bar, Runs};
+use crate::sys::host::utc_stamp;
+
+/// `?hours=`: the range a front page draws, 1 hour to a week.
+pub const HOURS: std::ops::RangeInclusive<u32> = 1..=168;
+
+/// Runs drawn per lock at most: a per-second job would otherwise draw 86,400 bars a day. Older
+/// runs in the range than the oldest drawn are shown as "not drawn", like a trimmed log.
+pub const MAX_BARS: usize = 500;
+
+/// A lane's height in px for a lock with up to 4 slots; more slots share 56 px.
+const LANE: f64 = 14.0;
+
+/// The drawn range on the server's clock: `[to - hours, to]`, `to` being now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    pub from_ms: i64,
+    pub to_ms: i64,
+}
+
+impl Range {
+    pub fn last_hours(now_ms: i64, hours: u32) -> Range {
+        Range {
+            from_ms: now_ms - i64::from(hours) * 3_600_000,
+            to_ms: now_ms,
+        }
+    }
+
+    /// Where `t` lies, in percent of the range from its start, clamped to it.
+    fn pct(&self, t: i64) -> f64 {
+        let span = (self.to_ms - self.from_ms).max(1) as f64;
+        ((t - self.from_ms) as f64 * 100.0 / span).clamp(0.0, 100.0)
+    }
+
+    fn hours(&self) -> i64 {
+        (self.to_ms - self.from_ms) / 3_600_000
+    }
+}
+
+/// A percentage as an SVG length, to a hundredth of a percent (a tenth of a pixel on a wide
+/// screen; more would only grow the page).
+fn pc(v: f64) -> String {
+    format!("{:.2}%", v)
+}
+
+/// A time in a title: with the date when the range spans more than a day.
+fn when(range: &Range, t: i64) -> String {
+    utc_stamp(u64::try_from(t).unwrap_or(0), range.hours() > 24)
+}
+
+/// One segment of the lane band: `[from, to)` in ms, a class and a title.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shade {
+    pub from_ms: i64,
+    pub to_ms: i64,
+    pub class: &'static str,
+    pub title: String,
+}
+
+/// What the range holds before the runs drawn: from `Some(t)` back to the range's start there
+/// is no data (the log was trimmed, or more runs than `MAX_BARS` are in range).
+pub fn no_data_before(s: &KeyStatus, runs: &Runs, range: &Range) -> Option<(i64, String)> {
+    let oldest = runs.bars.last().map(|b| b.end_ms - b.took_ms);
+    if runs.bars.len() >= MAX_BARS {
+        let t = oldest.unwrap_or(range.from_ms);
+        return Some((
+            t,
+            format!("more than {MAX_BARS} runs in range: older ones are not drawn"),
+        ));
+    }
+    if runs.older {
+        return None;
+    }
+    // Nothing older is kept: were there runs before the oldest kept one? The stats hash counts
+    // every run that held the lock; the log keeps at most --history of them.
+    let trimmed = s.stats.samples > u64::try_from(runs.kept).unwrap_or(0);
+    trimmed.then(|| {
+        (
+            oldest.unwrap_or(range.to_ms),
+            format!(
+                "no data: older runs are not in the run log, which keeps {} (run --history)",
+                runs.kept
+            ),
+        )
+    })
+}
+
+/// `--every` windows as shaded segments: a window with a success recorded (a run of it that
+/// ended ok, or the done record) "done", the stretches between "due", none before `data_from`
+/// (nothing is known there). Built from the done windows, not window by window, so a 1 s period
+/// over a week costs what its runs cost.
+pub fn windows(s: &KeyStatus, runs: &Runs, range: &Range, data_from: i64) -> Vec<Shade> {
+    let Some(w) = &s.window else {
+        return Vec::new();
+    };
+    let period = i64::try_from(w.every.period_ms())
+        .unwrap_or(i64::MAX)
+        .max(1);
+    let start = data_from.max(range.from_ms);
+    let first = i64::try_from(w.every.window_of(u64::try_from(start).unwrap_or(0))).unwrap_or(0);
+    let mut done: Vec<i64> = runs
+        .bars
+        .iter()
+        .filter(|b| b.outcome == "ok")
+        .filter_map(|b| b.window_ms)
+        .chain(
+            w.done
+                .as_ref()
+                .and_then(|d| i64::try_from(d.window_ms).ok()),
+        )
+        .filter(|&t| t >= first && t <= range.to_ms)
+        .collect();
+    done.sort_unstable();
+    done.dedup();
+    let every = secs_ms(period);
+    let mut out = Vec::new();
+    let mut at = first;
+    for d in done {
+        if d > at {
+            out.push(Shade {
+                from_ms: at.max(start),
+                to_ms: d,
+                class: "due",
+                title: format!("every {every}: no success from {}", when(range, at)),
+            });
+        }
+        out.push(Shade {
+            from_ms: d.max(start),
+            to_ms: d + period,
+            class: "done",
+            title: format!("every {every}: window of {} done", when(range, d)),
+        });
+        at = d + period;
+    }
+    if at < range.to_ms {
+        out.push(Shade {
+            from_ms: at.max(start),
+            to_ms: range.to_ms,
+            class: "due",
+            title: format!("every {every}: no success from {}", when(range, at)),
+        });
+    }
+    out
+}
+
+/// Lanes a lock draws: one per semaphore slot (one for a plain lock).
+fn lanes(s: &KeyStatus) -> u32 {
+    s.limit.max(1)
+}
+
+fn lane_height(lanes: u32) -> f64 {
+    if lanes <= 4 {
+        LANE
+    } else {
+        (LANE * 4.0 / f64::from(lanes)).max(2.0)
+    }
+}
+
+/// A run's hover text: its time (UTC), host, duration, outcome and exit code.
+pub fn run_title(range: &Range, b: &Bar) -> String {
+    format!(
+        "{} · {} · {} · {} · exit {}",
+        when(range, b.end_ms),
+        b.host,
+        secs_ms(b.took_ms),
+        b.outcome,
+        b.exit_code
+    )
+}
+
+/// The narrowest bar, in percent of the range: about a pixel on a laptop's timeline.
+const MIN_WIDTH: f64 = 0.08;
+
+/// A bar from `a` to `z` (percent) as its x and width: at least `MIN_WIDTH` wide, moved left
+/// where that would take it past now, so that a bar never ends after its run did.
+fn span(a: f64, z: f64) -> (f64, f64) {
+    let width = (z - a).max(MIN_WIDTH);
+    ((z - width).min(a).max(0.0), width)
+}
+
+/// Below this share of the range a bar is too narrow to write its host in (about 60 px on a
+/// 1,000-px timeline); a wider one clips the name at its end when the page is narrower.
+const ROOM_FOR_HOST: f64 = 6.0;
+
+/// One lock's timeline.
+pub fn timeline(s: &KeyStatus, runs: &Runs, range: &Range) -> Markup {
+    let lanes = lanes(s);
+    let h = lane_height(lanes);
+    let height = h * f64::from(lanes);
+    let no_data = no_data_before(s, runs, range);
+    let data_from = no_data.as_ref().map_or(range.from_ms, |(t, _)| *t);
+    let shades = windows(s, runs, range, data_from);
+    let y = |slot: u32| f64::from(slot.min(lanes - 1)) * h;
+    html! {
+        svg class="tl" width="100%" height=(height) role="img" aria-label={"runs of the last " (range.hours()) " h"} {
+            @if let Some((t, why)) = &no_data {
+                @if *t > range.from_ms {
+                    rect class="nodata" x="0" width=(pc(range.pct(*t))) height="100%" { title { (why) } }
+                }
+            }
+            @for w in &shades {
+                @let (a, b) = (range.pct(w.from_ms), range.pct(w.to_ms));
+                @if b > a {
+                    rect class={"win " (w.class)} x=(pc(a)) width=(pc(b - a)) height="100%" { title { (w.title) } }
+                }
+            }
+            @for b in runs.bars.iter().rev() {
+                @let (a, width) = span(range.pct(b.end_ms - b.took_ms), range.pct(b.end_ms));
+                @let class = outcome_class(&b.outcome);
+                @if width >= ROOM_FOR_HOST {
+                    svg class={"b " (class)} x=(pc(a)) y=(y(b.slot)) width=(pc(width)) height=(h) {
+                        title { (run_title(range, b)) }
+                        rect width="100%" height="100%" {}
+                        text x="3" y=(h - 3.0) { (b.host) }
+                    }
+                } @else {
+                    rect class={"b " (class)} x=(pc(a)) y=(y(b.slot)) width=(pc(width)) height=(h) { title { (run_title(range, b)) } }
+                }
+            }
+            @for held in s.holders.iter() {
+                @if let Some(w) = &held.holder {
+                    @let since = w.since_ms.unwrap_or(range.to_ms).min(range.to_ms);
+                    @let (a, width) = span(range.pct(since), 100.0);
+                    rect class="b held" x=(pc(a)) y=(y(held.slot)) width=(pc(width)) height=(h) {
+                        title { "held by " (w.host) " pid " (w.pid) " since " (when(range, since)) " (for " (secs_ms(range.to_ms - since)) "), running" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where the axis puts a tick: every hour up to a day, every 6 h up to 3 days, else every day.
+fn tick_every_ms(range: &Range) -> i64 {
+    match range.hours() {
+        ..=24 => 3_600_000,
+        25..=72 => 6 * 3_600_000,
+        _ => 24 * 3_600_000,
+    }
+}
+
+/// The shared time axis: UTC ticks and labels, and "now" at its right end.
+pub fn axis(range: &Range) -> Markup {
+    let step = tick_every_ms(range);
+    let first = range.from_ms - range.from_ms.rem_euclid(step) + step;
+    let ticks: Vec<i64> = (0..)
+        .map(|i| first + i * step)
+        .take_while(|&t| t <= range.to_ms)
+        .collect();
+    // Every label would crowd a narrow screen: every second one past 12 ticks.
+    let label_every = if ticks.len() > 12 { 2 } else { 1 };
+    html! {
+        svg class="axis" width="100%" height="22" role="img" aria-label="time axis, UTC" {
+            @for (i, t) in ticks.iter().enumerate() {
+                @let x = pc(range.pct(*t));
+                line class="tick" x1=(x) x2=(x) y1="14" y2="22" {}
+                @if i % label_every == 0 && range.pct(*t) < 94.0 {
+                    text class="tick" x=(x) y="11" data-t=(t) { (tick_label(range, *t)) }
+                }
+            }
+            line class="now" x1="100%" x2="100%" y1="0" y2="22" {}
+            text class="now" x="100%" y="11" { "now" }
+        }
+    }
+}
+
+/// "13:00" for an hour tick, "12-02" for a day tick, "12-02 06:00" for the hours between.
+fn tick_label(range: &Range, t: i64) -> String {
+    let stamp = utc_stamp(u64::try_from(t).unwrap_or(0), true);
+    // "2026-12-02 13:00:00 UTC"
+    let (date, time) = (
+        stamp.get(5..10).unwrap_or(""),
+        stamp.get(11..16).unwrap_or(""),
+    );
+    match tick_every_ms(range) {
+        3_600_000 => time.to_string(),
+        step if step >= 86_400_000 => date.to_string(),
+        _ if time == "00:00" => date.to_string(),
+        _ => time.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,155 @@
+use super::*;
+use crate::core::every::Every;
+use crate::store::state::Window;
+use crate::store::timeline::Bar;
+use std::time::Duration;
+
+const HOUR: i64 = 3_600_000;
+/// 2026-12-02 12:00:00 UTC.
+const NOON: i64 = 1_796_212_800_000;
+
+fn lock() -> KeyStatus {
+    KeyStatus {
+        key: "dlock:job".into(),
+        fence: 3,
+        stats: Default::default(),
+        limit: 1,
+        holders: Vec::new(),
+        last: None,
+        last_success_ms: None,
+        last_success_duration_ms: None,
+        consecutive_failures: None,
+        window: None,
+        recent: Vec::new(),
+        problems: Vec::new(),
+        more_slots: false,
+    }
+}
+
+fn bar(end_ms: i64, took_ms: i64, outcome: &str, window_ms: Option<i64>) -> Bar {
+    Bar {
+        end_ms,
+        took_ms,
+        outcome: outcome.into(),
+        window_ms,
+        ..Bar::default()
+    }
+}
+
+#[test]
+fn a_bar_ends_where_its_run_did_and_is_never_thinner_than_a_pixel() {
+    let r = Range::last_hours(NOON, 24);
+    assert_eq!(r.pct(NOON), 100.0);
+    assert_eq!(r.pct(NOON - 12 * HOUR), 50.0);
+    assert_eq!(r.pct(NOON - 48 * HOUR), 0.0, "clamped to the range");
+    assert_eq!(span(10.0, 20.0), (10.0, 10.0));
+    // Too thin: widened to the left, so it still ends at its end.
+    let (x, w) = span(99.99, 100.0);
+    assert_eq!(w, MIN_WIDTH);
+    assert!((x + w - 100.0).abs() < 1e-9);
+    assert_eq!(span(0.0, 0.0), (0.0, MIN_WIDTH));
+}
+
+#[test]
+fn no_data_before_the_oldest_kept_run_of_a_trimmed_log_only() {
+    let r = Range::last_hours(NOON, 24);
+    let mut s = lock();
+    let runs = Runs {
+        bars: vec![bar(NOON - HOUR, 60_000, "ok", None)],
+        older: false,
+        kept: 1,
+    };
+    // One run recorded, one kept: nothing before it to show.
+    s.stats = crate::core::stats::Stats::from_fields([("hold_count", "1")]);
+    assert_eq!(no_data_before(&s, &runs, &r), None);
+    // 50 recorded, 1 kept: the log was trimmed; no data before that run's start.
+    s.stats = crate::core::stats::Stats::from_fields([("hold_count", "50")]);
+    let (t, why) = no_data_before(&s, &runs, &r).unwrap();
+    assert_eq!(t, NOON - HOUR - 60_000);
+    assert!(why.contains("keeps 1"), "{why}");
+    // The log reaches back past the range: all of it has data.
+    let reaching = Runs {
+        older: true,
+        ..runs.clone()
+    };
+    assert_eq!(no_data_before(&s, &reaching, &r), None);
+    // More runs in range than are drawn.
+    let full = Runs {
+        bars: (0..MAX_BARS as i64)
+            .map(|i| bar(NOON - i * 1000, 10, "ok", None))
+            .collect(),
+        older: true,
+        kept: MAX_BARS as i64,
+    };
+    let (t, why) = no_data_before(&s, &full, &r).unwrap();
+    assert_eq!(t, NOON - (MAX_BARS as i64 - 1) * 1000 - 10);
+    assert!(why.contains("not drawn"), "{why}");
+}
+
+#[test]
+fn every_windows_are_done_where_a_run_succeeded_and_due_between() {
+    let r = Range::last_hours(NOON, 6);
+    let mut s = lock();
+    s.window = Some(Window {
+        every: Every {
+            period: Duration::from_secs(3600),
+            offset: Duration::ZERO,
+        },
+        done: None,
+    });
+    let runs = Runs {
+        bars: vec![
+            bar(NOON - HOUR + 60_000, 1000, "ok", Some(NOON - HOUR)),
+            bar(
+                NOON - 4 * HOUR + 60_000,
+                1000,
+                "failed",
+                Some(NOON - 4 * HOUR),
+            ),
+            bar(NOON - 5 * HOUR + 60_000, 1000, "ok", Some(NOON - 5 * HOUR)),
+        ],
+        older: true,
+        kept: 3,
+    };
+    let shades: Vec<(i64, i64, &str)> = windows(&s, &runs, &r, r.from_ms)
+        .iter()
+        .map(|w| ((w.from_ms - NOON) / HOUR, (w.to_ms - NOON) / HOUR, w.class))
+        .collect();
+    assert_eq!(
+        shades,
+        [
+            (-6, -5, "due"),
+            (-5, -4, "done"),
+            (-4, -1, "due"),
+            (-1, 0, "done"),
+        ]
+    );
+    // Nothing is shaded where there is no data.
+    let from_two_hours = windows(&s, &runs, &r, NOON - 2 * HOUR);
+    assert!(from_two_hours.iter().all(|w| w.from_ms >= NOON - 2 * HOUR));
+    // A 1-s period over a week costs what its runs cost, not 604,800 windows.
+    s.window = Some(Window {
+        every: Every {
+            period: Duration::from_secs(1),
+            offset: Duration::ZERO,
+        },
+        done: None,
+    });
+    let week = Range::last_hours(NOON, 168);
+    assert!(windows(&s, &runs, &week, week.from_ms).len() <= 2 * runs.bars.len() + 1);
+}
+
+#[test]
+fn the_axis_ticks_every_utc_hour_of_a_day_and_every_day_of_a_week() {
+    let day = Range::last_hours(NOON + 30 * 60_000, 24);
+    let axis = axis(&day).into_string();
+    assert_eq!(axis.matches("<line class=\"tick\"").count(), 24);
+    assert!(
+        axis.contains(">13:00<") || axis.contains(">12:00<"),
+        "{axis}"
+    );
+    let week = Range::last_hours(NOON, 168);
+    assert_eq!(tick_label(&week, NOON - 12 * HOUR), "12-02");
+    assert_eq!(tick_label(&day, NOON - 3 * HOUR), "09:00");
+    assert_eq!(axis.matches("class=\"now\"").count(), 2);
+}
