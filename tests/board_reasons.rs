@@ -216,10 +216,10 @@ fn hours_out_of_range_is_one_line_and_a_week_is_drawn() {
     // The run 100 h ago: outside a day, inside a week.
     let (code, _, day) = get(&addr, "/?hours=24");
     assert_eq!(code, 200);
-    assert!(!day.contains("class=\"b ok\" x=\""), "{day}");
+    assert!(!day.contains("<g class=\"b ok\">"), "{day}");
     let (code, _, week) = get(&addr, "/?hours=168");
     assert_eq!(code, 200);
-    assert_eq!(week.matches("class=\"b ok\" x=\"").count(), 1);
+    assert_eq!(week.matches("<g class=\"b ok\"><rect x=\"").count(), 1);
 }
 
 #[test]

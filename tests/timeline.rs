@@ -216,11 +216,13 @@ fn timelines(b: &Browser) -> Value {
            const svg = tr.querySelector('svg.tl');
            if (!svg) { out[tr.dataset.key] = null; continue; }
            const box = svg.getBoundingClientRect();
-           const marks = [...svg.children].filter(e => e.tagName !== 'title').map(e => {
+           // A shade or bar is any shape placed along the axis (a bar's outcome is its group's).
+           const marks = [...svg.querySelectorAll('[x]:not(text)')].map(e => {
              const r = e.getBoundingClientRect();
-             return { cls: e.getAttribute('class'), left: (r.left - box.left) * 100 / box.width,
+             const g = e.parentElement.tagName === 'g' ? e.parentElement : e;
+             return { cls: g.getAttribute('class'), left: (r.left - box.left) * 100 / box.width,
                       right: (r.right - box.left) * 100 / box.width, top: r.top - box.top,
-                      title: (e.querySelector('title') || {}).textContent || '' };
+                      height: r.height, title: (e.querySelector('title') || {}).textContent || '' };
            });
            out[tr.dataset.key] = { width: box.width, height: box.height, marks };
          }
@@ -278,6 +280,12 @@ fn every_run_of_the_day_is_a_bar_where_the_server_logged_it() {
             .filter(|m| !m["cls"].as_str().unwrap().contains("held"))
             .collect();
         assert_eq!(bars.len(), server.len(), "{lock}: one bar per run in range");
+        for bar in &bars {
+            assert!(
+                bar["height"].as_f64().unwrap() >= 2.0,
+                "{lock}: a bar without height {bar}"
+            );
+        }
         total += bars.len();
         // Bars in time order along the axis: each ends where its entry's id puts it, and
         // starts its duration earlier (clamped to the range).

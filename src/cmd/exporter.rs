@@ -48,11 +48,13 @@ pub fn exporter(cfg: &ExporterConfig) -> Exit {
     info!("listening", addr = bound.as_str(); "exporter listening on http://{bound}/metrics");
     info!("board", addr = bound.as_str(); "status board at http://{bound}/");
     let stop = Arc::new(AtomicBool::new(false));
+    // What the board has read of each lock's run log, shared by the workers.
+    let cache = board::Cache::default();
     let failed = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..WORKERS)
             .map(|_| {
-                let (server, stop) = (server.clone(), stop.clone());
-                scope.spawn(move || serve(cfg, &server, &stop))
+                let (server, stop, cache) = (server.clone(), stop.clone(), &cache);
+                scope.spawn(move || serve(cfg, cache, &server, &stop))
             })
             .collect();
         let sig = loop {
@@ -77,7 +79,12 @@ pub fn exporter(cfg: &ExporterConfig) -> Exit {
 }
 
 /// One worker: answer requests until told to stop.
-fn serve(cfg: &ExporterConfig, server: &tiny_http::Server, stop: &AtomicBool) {
+fn serve(
+    cfg: &ExporterConfig,
+    cache: &board::Cache,
+    server: &tiny_http::Server,
+    stop: &AtomicBool,
+) {
     while !stop.load(Ordering::SeqCst) {
         let request = match server.recv_timeout(STOP_POLL) {
             Ok(Some(r)) => r,
@@ -87,14 +94,22 @@ fn serve(cfg: &ExporterConfig, server: &tiny_http::Server, stop: &AtomicBool) {
                 return;
             }
         };
-        let a = answer(cfg, request.method(), request.url());
+        let mut a = answer(cfg, cache, request.method(), request.url());
+        let accept = request
+            .headers()
+            .iter()
+            .filter(|h| h.field.equiv("Accept-Encoding"))
+            .map(|h| h.value.as_str());
+        let gzip = accepts_gzip(accept) && a.gzip();
         let headers: Vec<tiny_http::Header> = [
             ("Content-Type", a.kind),
             ("Content-Security-Policy", board::CSP),
             ("X-Content-Type-Options", "nosniff"),
             ("Cache-Control", "no-store"),
+            ("Vary", "Accept-Encoding"),
         ]
         .into_iter()
+        .chain(gzip.then_some(("Content-Encoding", "gzip")))
         .filter_map(|(name, value)| {
             tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
         })
@@ -120,8 +135,31 @@ fn serve(cfg: &ExporterConfig, server: &tiny_http::Server, stop: &AtomicBool) {
     }
 }
 
+/// Whether the client takes a gzip body, from its Accept-Encoding values (every browser sends
+/// `gzip`; `gzip;q=0` refuses it).
+fn accepts_gzip<'a>(accept_encoding: impl IntoIterator<Item = &'a str>) -> bool {
+    accept_encoding
+        .into_iter()
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let gzip = parts.next().is_some_and(|c| c.eq_ignore_ascii_case("gzip"));
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    == Some(0.0)
+            });
+            gzip && !refused
+        })
+}
+
 /// The answer to one request.
-fn answer(cfg: &ExporterConfig, method: &tiny_http::Method, url: &str) -> Answer {
+fn answer(
+    cfg: &ExporterConfig,
+    cache: &board::Cache,
+    method: &tiny_http::Method,
+    url: &str,
+) -> Answer {
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
     if !matches!(method, tiny_http::Method::Get | tiny_http::Method::Head) {
         return Answer::bytes(
@@ -151,7 +189,7 @@ fn answer(cfg: &ExporterConfig, method: &tiny_http::Method, url: &str) -> Answer
             },
         );
     }
-    board::answer(cfg, path, query).unwrap_or_else(|| {
+    board::answer(cfg, cache, path, query).unwrap_or_else(|| {
         Answer::bytes(
             404,
             b"not found: the board is at /, the metrics at /metrics\n".to_vec(),
@@ -159,3 +197,6 @@ fn answer(cfg: &ExporterConfig, method: &tiny_http::Method, url: &str) -> Answer
         )
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -75,7 +75,7 @@ pub(crate) static WAKE: Script = Script::new(
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "40c09cf6e69d1e548f07a81e62b8f7c73b0b32ad",
+    "5695443f48b2a32c106dfc8164f2757c0bc538e5",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
@@ -120,6 +120,42 @@ pub(crate) fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
         other => other,
     }?;
     C::reply(v)
+}
+
+/// Many calls of one script in one pipeline (EVALSHA each), their replies in order; a call the
+/// server answers NOSCRIPT (a server that never ran the script, or flushed it) is made again
+/// alone through `call`, which sends the source. A Cluster gets one call at a time, as each
+/// key may live on another node.
+pub(crate) fn call_many<C: Call>(
+    conn: &mut Conn,
+    calls: &[C],
+) -> RedisResult<Vec<RedisResult<C::Reply>>> {
+    if conn.is_cluster() {
+        return Ok(calls.iter().map(|c| call(conn, c)).collect());
+    }
+    let mut packed = Vec::new();
+    for c in calls {
+        let mut cmd = redis::cmd("EVALSHA");
+        let keys = c.keys();
+        cmd.arg(c.script().sha())
+            .arg(keys.len())
+            .arg(&keys)
+            .arg(c.argv());
+        if let Some(b) = c.blob() {
+            cmd.arg(b);
+        }
+        cmd.write_packed_command(&mut packed);
+    }
+    conn.send_packed(&packed)?;
+    let replies = conn.recv_pipe(calls.len())?;
+    Ok(calls
+        .iter()
+        .zip(replies)
+        .map(|(c, r)| match r {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => call(conn, c),
+            other => other.and_then(C::reply),
+        })
+        .collect())
 }
 
 /// A reply read as `T`, with redis' own conversion errors.

@@ -8,9 +8,27 @@ use super::conn::Conn;
 use super::keys::Keys;
 use super::script::{self, Call, Script, TIMELINE};
 
+/// A stream entry's id, `<ms>-<seq>`: the server's time of the append, and its order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EntryId(pub u64, pub u64);
+
+impl EntryId {
+    fn parse(id: &str) -> Option<EntryId> {
+        let (ms, seq) = id.split_once('-')?;
+        Some(EntryId(ms.parse().ok()?, seq.parse().ok()?))
+    }
+}
+
+impl std::fmt::Display for EntryId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.0, self.1)
+    }
+}
+
 /// One run as a bar needs it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Bar {
+    pub id: EntryId,
     /// When the release logged the run: its entry id's time (Unix ms, server clock).
     pub end_ms: i64,
     /// ended_ms - started_ms as the run's host measured it.
@@ -28,18 +46,23 @@ pub struct Bar {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Runs {
     pub bars: Vec<Bar>,
-    /// The log keeps a run older than the oldest bar (so the bars cover the range back to its
-    /// start, unless `bars` is full).
+    /// The read stopped at its count: older entries from where it started may be left.
+    pub full: bool,
+    /// The log keeps a run that ended before the range's start.
     pub older: bool,
     /// How many entries the log keeps.
     pub kept: i64,
+    /// The log's newest entry (None: an empty log).
+    pub newest: Option<EntryId>,
 }
 
-/// timeline.lua's call: the log's runs that ended at or after `since_ms`, at most `count`.
+/// timeline.lua's call: the log's runs that ended at or after `since_ms` — only those from
+/// `start` on, when given — at most `count`.
 pub struct TimelineCall<'a> {
     pub keys: &'a Keys,
     pub since_ms: i64,
     pub count: usize,
+    pub start: Option<EntryId>,
 }
 
 impl Call for TimelineCall<'_> {
@@ -54,6 +77,7 @@ impl Call for TimelineCall<'_> {
         vec![
             self.since_ms.max(0).to_string(),
             self.count.max(1).to_string(),
+            self.start.map(|s| s.to_string()).unwrap_or_default(),
         ]
     }
     fn reply(v: Value) -> RedisResult<Runs> {
@@ -61,7 +85,14 @@ impl Call for TimelineCall<'_> {
         let Value::Array(parts) = v else {
             return Err(never());
         };
-        let [Value::Array(lines), Value::Int(older), Value::Int(kept)] = parts.as_slice() else {
+        let [
+            Value::Array(lines),
+            Value::Int(full),
+            Value::Int(older),
+            Value::Int(kept),
+            Value::BulkString(newest),
+        ] = parts.as_slice()
+        else {
             return Err(never());
         };
         let bars = lines
@@ -73,8 +104,10 @@ impl Call for TimelineCall<'_> {
             .collect::<RedisResult<Vec<Bar>>>()?;
         Ok(Runs {
             bars,
+            full: *full != 0,
             older: *older != 0,
             kept: *kept,
+            newest: EntryId::parse(&String::from_utf8_lossy(newest)),
         })
     }
 }
@@ -82,15 +115,15 @@ impl Call for TimelineCall<'_> {
 /// One of timeline.lua's lines; a field that does not read as its number reads as 0 (an entry
 /// another program wrote is drawn, not refused).
 fn bar(line: &str) -> Bar {
-    let mut f = line.splitn(8, '\t');
+    let mut f = line.splitn(9, '\t');
     let mut next = || f.next().unwrap_or_default();
-    let id = next();
-    let end_ms = id
-        .split_once('-')
-        .map_or(id, |(ms, _)| ms)
-        .parse()
-        .unwrap_or(0);
-    let took_ms = next().parse::<i64>().unwrap_or(0).max(0);
+    let id = EntryId::parse(next()).unwrap_or_default();
+    let started: Option<i64> = next().parse().ok();
+    let ended: Option<i64> = next().parse().ok();
+    let took_ms = match (started, ended) {
+        (Some(s), Some(e)) => (e - s).max(0),
+        _ => 0,
+    };
     let outcome = next().to_string();
     let exit_code = next().parse().unwrap_or(0);
     let slot = next().parse().unwrap_or(0);
@@ -98,7 +131,8 @@ fn bar(line: &str) -> Bar {
     let run = next().to_string();
     let host = next().to_string();
     Bar {
-        end_ms,
+        id,
+        end_ms: i64::try_from(id.0).unwrap_or(i64::MAX),
         took_ms,
         outcome,
         exit_code,
@@ -109,17 +143,19 @@ fn bar(line: &str) -> Bar {
     }
 }
 
-/// `keys`' runs that ended at or after `since_ms`, at most `count`, newest first.
-pub fn read(conn: &mut Conn, keys: &Keys, since_ms: i64, count: usize) -> RedisResult<Runs> {
-    script::call(
-        conn,
-        &TimelineCall {
-            keys,
-            since_ms,
-            count,
-        },
-    )
+/// Many `read`s in one pipeline (one at a time in a Cluster): each call's runs or error, in
+/// order; an error of the connection itself for all.
+pub fn read_many(conn: &mut Conn, calls: &[TimelineCall]) -> RedisResult<Vec<RedisResult<Runs>>> {
+    let mut out = Vec::with_capacity(calls.len());
+    for batch in calls.chunks(BATCH) {
+        out.extend(script::call_many(conn, batch)?);
+    }
+    Ok(out)
 }
+
+/// Locks per pipeline, as `reader`'s batches: 256 locks of at most the board's 500 short lines
+/// (under 100 bytes each) keep what one batch of replies holds near ten megabytes at worst.
+const BATCH: usize = 256;
 
 /// The server's clock (TIME), in Unix ms: where the board's "now" is, on the same clock as the
 /// run log's entry ids.

@@ -71,3 +71,29 @@ pub fn http11_get(addr: &str, path: &str) -> (u16, String, String) {
     }
     (code, head, String::from_utf8(body).unwrap())
 }
+
+/// `GET path` over HTTP/1.0 as a browser asks for it (`Accept-Encoding: gzip`): status code,
+/// head, and the body's bytes as sent (compressed when the head says so).
+pub fn http_get_gzip(addr: &str, path: &str) -> (u16, String, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    // As above: a guard against a hang only.
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: {addr}\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = Vec::new();
+    s.read_to_end(&mut reply).unwrap();
+    let split = reply
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head");
+    let head = String::from_utf8(reply[..split].to_vec()).unwrap();
+    let code = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, head, reply[split + 4..].to_vec())
+}

@@ -4,6 +4,7 @@
 //! server goes through maud's escaping (`page`), and the CSP forbids inline script and style,
 //! so nothing in a key, a command or captured output can run. Read-only: nothing here writes.
 
+mod cache;
 mod chart;
 mod front;
 mod lock_page;
@@ -11,7 +12,12 @@ mod page;
 mod reasons;
 mod timeline;
 
+use std::time::Instant;
+
 use percent_encoding::percent_decode_str;
+
+pub use cache::Cache;
+use cache::Known;
 
 use super::json;
 use crate::cli::config::ExporterConfig;
@@ -85,6 +91,30 @@ impl Answer {
         }
     }
 
+    /// Compress the body with gzip, when that is worth it: a page in memory of more than a few
+    /// kilobytes (the front page of 1,000 locks with their timelines is ten megabytes of
+    /// markup that repeats itself, a tenth of that compressed; streamed bodies stay as they
+    /// are). True when it did.
+    pub fn gzip(&mut self) -> bool {
+        let Body::Bytes(b) = &self.body else {
+            return false;
+        };
+        if b.len() < GZIP_FROM {
+            return false;
+        }
+        let mut z = flate2::write::GzEncoder::new(
+            Vec::with_capacity(b.len() / 8),
+            flate2::Compression::fast(),
+        );
+        match std::io::Write::write_all(&mut z, b).and_then(|()| z.finish()) {
+            Ok(zipped) => {
+                self.body = Body::Bytes(zipped);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     fn html(code: u16, body: String) -> Answer {
         Answer::bytes(code, body.into_bytes(), "text/html; charset=utf-8")
     }
@@ -94,13 +124,16 @@ impl Answer {
     }
 }
 
+/// Bodies shorter than this are sent as they are: gzip would save less than it costs.
+const GZIP_FROM: usize = 4096;
+
 const CSS: &str = include_str!("board.css");
 const JS: &str = include_str!("board.js");
 
 /// The board's answer to `GET path?query`, or None when the path is not the board's.
-pub fn answer(cfg: &ExporterConfig, path: &str, query: &str) -> Option<Answer> {
+pub fn answer(cfg: &ExporterConfig, cache: &Cache, path: &str, query: &str) -> Option<Answer> {
     Some(match path {
-        "/" => overview(cfg, query),
+        "/" => overview(cfg, cache, query),
         "/api/locks" => api_locks(cfg),
         "/board.css" => Answer::bytes(200, CSS.as_bytes().to_vec(), "text/css; charset=utf-8"),
         "/board.js" => Answer::bytes(
@@ -189,7 +222,7 @@ fn hours(query: &str) -> Result<u32, Answer> {
 /// batches), then the page's locks again, whole, and their runs in range (timeline.lua, one
 /// call a lock). A lock that changed in between shows its new state in its old place; one
 /// deleted in between is left out.
-fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
+fn overview(cfg: &ExporterConfig, cache: &Cache, query: &str) -> Answer {
     let hours = match hours(query) {
         Ok(h) => h,
         Err(bad) => return bad,
@@ -239,7 +272,7 @@ fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
         .iter()
         .filter_map(|(_, k)| shown_locks.get(k))
         .collect();
-    let (server_now, runs) = match timelines(cfg, &shown, hours) {
+    let (server_now, runs) = match timelines(cfg, cache, &shown, hours) {
         Ok(t) => t,
         Err(e) => return unavailable(cfg, &e, Page::Html),
     };
@@ -252,6 +285,7 @@ fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
             runs,
         })
         .collect();
+    let range = timeline::Range::last_hours(server_now, hours);
     let view = front::Overview {
         prefix: &cfg.prefix,
         filter: &filter,
@@ -262,33 +296,78 @@ fn overview(cfg: &ExporterConfig, query: &str) -> Answer {
         unreadable: &unreadable,
         now_ms: now,
         hours,
-        range: timeline::Range::last_hours(server_now, hours),
+        range,
         rules: &cfg.rules,
     };
-    Answer::html(200, front::overview(&view))
+    let page = front::overview(&view);
+    cache.put(
+        rows.into_iter().filter_map(|r| {
+            let runs = r.runs?;
+            Some((
+                r.lock.key.clone(),
+                Known {
+                    runs,
+                    from_ms: range.from_ms,
+                },
+            ))
+        }),
+        Instant::now(),
+    );
+    Answer::html(200, page)
 }
 
 /// The server's time and each lock's runs of the last `hours` on it (None for a run log of
-/// another type: that key's trouble, not Redis's).
+/// another type: that key's trouble, not Redis's), read on from what the cache knows: first
+/// every lock's new entries (or its whole range, where nothing is known) in one pipeline, then
+/// the whole range of those whose log no longer has what was known.
 #[allow(clippy::type_complexity)]
 fn timelines(
     cfg: &ExporterConfig,
+    cache: &Cache,
     locks: &[&KeyStatus],
     hours: u32,
 ) -> redis::RedisResult<(i64, Vec<Option<runs_in_range::Runs>>)> {
     let mut c = cfg.server.connect()?;
     let now = runs_in_range::server_ms(&mut c)?;
-    let range = timeline::Range::last_hours(now, hours);
+    let since = timeline::Range::last_hours(now, hours).from_ms;
+    let keys: Vec<Keys> = locks.iter().map(|s| Keys::new(&s.key)).collect();
+    let known: Vec<Option<Known>> = locks.iter().map(|s| cache.take(&s.key)).collect();
+    let call = |k, start| runs_in_range::TimelineCall {
+        keys: k,
+        since_ms: since,
+        count: timeline::MAX_BARS,
+        start,
+    };
+    let first: Vec<_> = keys
+        .iter()
+        .zip(&known)
+        .map(|(k, known)| call(k, cache::start(known.as_ref(), since)))
+        .collect();
+    let replies = runs_in_range::read_many(&mut c, &first)?;
     let mut out = Vec::with_capacity(locks.len());
-    for s in locks {
-        match runs_in_range::read(
-            &mut c,
-            &Keys::new(&s.key),
-            range.from_ms,
-            timeline::MAX_BARS,
-        ) {
-            Ok(r) => out.push(Some(r)),
-            Err(e) if e.code() == Some("WRONGTYPE") => out.push(None),
+    let mut again = Vec::new();
+    for (i, (reply, known)) in replies.into_iter().zip(known).enumerate() {
+        let read_on = first[i].start.is_some();
+        match (reply, known) {
+            (Ok(fresh), Some(known)) if read_on => {
+                match cache::merge(known, fresh, since, timeline::MAX_BARS) {
+                    Some(runs) => out.push(Some(runs)),
+                    None => {
+                        again.push(i);
+                        out.push(None);
+                    }
+                }
+            }
+            (Ok(runs), _) => out.push(Some(runs)),
+            (Err(e), _) if e.code() == Some("WRONGTYPE") => out.push(None),
+            (Err(e), _) => return Err(e),
+        }
+    }
+    let second: Vec<_> = again.iter().map(|&i| call(&keys[i], None)).collect();
+    for (i, reply) in again.iter().zip(runs_in_range::read_many(&mut c, &second)?) {
+        match reply {
+            Ok(runs) => out[*i] = Some(runs),
+            Err(e) if e.code() == Some("WRONGTYPE") => {}
             Err(e) => return Err(e),
         }
     }

@@ -5,7 +5,9 @@
 //! (percent of the range, so the picture stretches with the page and text keeps its shape),
 //! colours and shapes in board.css classes (the CSP forbids `style=`).
 
-use maud::{Markup, html};
+use std::fmt::Write;
+
+use maud::{Markup, Render, html};
 
 use super::page::outcome_class;
 use crate::log::secs_ms;
@@ -50,9 +52,19 @@ impl Range {
 }
 
 /// A percentage as an SVG length, to a hundredth of a percent (a tenth of a pixel on a wide
-/// screen; more would only grow the page).
-fn pc(v: f64) -> String {
-    format!("{:.2}%", v)
+/// screen; more would only grow the page). Written straight into the page: a front page has
+/// two of these per run, 200,000 for 1,000 locks.
+#[derive(Clone, Copy)]
+struct Pc(f64);
+
+impl Render for Pc {
+    fn render_to(&self, buf: &mut String) {
+        let _ = write!(buf, "{:.2}%", self.0);
+    }
+}
+
+fn pc(v: f64) -> Pc {
+    Pc(v)
 }
 
 /// A time in a title: with the date when the range spans more than a day.
@@ -168,23 +180,27 @@ fn lane_height(lanes: u32) -> f64 {
     }
 }
 
-/// A run's hover text: its time (UTC), host, duration, outcome and exit code.
-pub fn run_title(range: &Range, b: &Bar) -> String {
-    format!(
-        "{} · {} · {} · {} · exit {}",
-        when(range, b.end_ms),
-        b.host,
-        secs_ms(b.took_ms),
-        b.outcome,
-        b.exit_code
-    )
+/// A run's hover text: its time (UTC), host, duration, outcome and exit code; written straight
+/// into the page, the host escaped.
+pub struct RunTitle<'a>(pub &'a Range, pub &'a Bar);
+
+impl Render for RunTitle<'_> {
+    fn render_to(&self, buf: &mut String) {
+        let (range, b) = (self.0, self.1);
+        buf.push_str(&when(range, b.end_ms));
+        buf.push_str(" · ");
+        b.host.render_to(buf);
+        let _ = write!(buf, " · {} · ", secs_ms(b.took_ms));
+        b.outcome.render_to(buf);
+        let _ = write!(buf, " · exit {}", b.exit_code);
+    }
 }
 
 /// The narrowest bar, in percent of the range: about a pixel on a laptop's timeline.
 const MIN_WIDTH: f64 = 0.08;
 
 /// A bar from `a` to `z` (percent) as its x and width: at least `MIN_WIDTH` wide, moved left
-/// where that would take it past now, so that a bar never ends after its run did.
+/// where that would take it past `z`, so that a bar never ends after its run did.
 fn span(a: f64, z: f64) -> (f64, f64) {
     let width = (z - a).max(MIN_WIDTH);
     ((z - width).min(a).max(0.0), width)
@@ -194,17 +210,28 @@ fn span(a: f64, z: f64) -> (f64, f64) {
 /// 1,000-px timeline); a wider one clips the name at its end when the page is narrower.
 const ROOM_FOR_HOST: f64 = 6.0;
 
-/// One lock's timeline.
+/// The outcome classes, in the order their groups are drawn (the rarer on top).
+const CLASSES: [&str; 4] = ["ok", "lost", "signal", "failed"];
+
+/// One lock's timeline. Bars are grouped by lane and outcome (`<g class="b ok">`), so that a bar
+/// is just its place, its width and its title: a front page of 1,000 locks with 100 runs each
+/// is 100,000 of them.
 pub fn timeline(s: &KeyStatus, runs: &Runs, range: &Range) -> Markup {
     let lanes = lanes(s);
     let h = lane_height(lanes);
-    let height = h * f64::from(lanes);
     let no_data = no_data_before(s, runs, range);
     let data_from = no_data.as_ref().map_or(range.from_ms, |(t, _)| *t);
     let shades = windows(s, runs, range, data_from);
-    let y = |slot: u32| f64::from(slot.min(lanes - 1)) * h;
+    // Oldest first, each with its lane (a slot past the lanes, from a log another program
+    // wrote, goes on the last).
+    let bars: Vec<(u32, &'static str, &Bar)> = runs
+        .bars
+        .iter()
+        .rev()
+        .map(|b| (b.slot.min(lanes - 1), outcome_class(&b.outcome), b))
+        .collect();
     html! {
-        svg class="tl" width="100%" height=(height) role="img" aria-label={"runs of the last " (range.hours()) " h"} {
+        svg class="tl" width="100%" height=(h * f64::from(lanes)) role="img" aria-label={"runs of the last " (range.hours()) " h"} {
             @if let Some((t, why)) = &no_data {
                 @if *t > range.from_ms {
                     rect class="nodata" x="0" width=(pc(range.pct(*t))) height="100%" { title { (why) } }
@@ -216,25 +243,36 @@ pub fn timeline(s: &KeyStatus, runs: &Runs, range: &Range) -> Markup {
                     rect class={"win " (w.class)} x=(pc(a)) width=(pc(b - a)) height="100%" { title { (w.title) } }
                 }
             }
-            @for b in runs.bars.iter().rev() {
-                @let (a, width) = span(range.pct(b.end_ms - b.took_ms), range.pct(b.end_ms));
-                @let class = outcome_class(&b.outcome);
-                @if width >= ROOM_FOR_HOST {
-                    svg class={"b " (class)} x=(pc(a)) y=(y(b.slot)) width=(pc(width)) height=(h) {
-                        title { (run_title(range, b)) }
-                        rect width="100%" height="100%" {}
-                        text x="3" y=(h - 3.0) { (b.host) }
+            @for lane in 0..lanes {
+                svg class="lane" y=(f64::from(lane) * h) width="100%" height=(h) {
+                    @for class in CLASSES {
+                        @if bars.iter().any(|(l, c, _)| *l == lane && *c == class) {
+                            g class={"b " (class)} {
+                                @for (_, _, b) in bars.iter().filter(|(l, c, _)| *l == lane && *c == class) {
+                                    @let (a, width) = span(range.pct(b.end_ms - b.took_ms), range.pct(b.end_ms));
+                                    @if width >= ROOM_FOR_HOST {
+                                        svg x=(pc(a)) width=(pc(width)) {
+                                            title { (RunTitle(range, b)) }
+                                            rect width="100%" {}
+                                            text x="3" y=(h - 3.0) { (b.host) }
+                                        }
+                                    } @else {
+                                        rect x=(pc(a)) width=(pc(width)) { title { (RunTitle(range, b)) } }
+                                    }
+                                }
+                            }
+                        }
                     }
-                } @else {
-                    rect class={"b " (class)} x=(pc(a)) y=(y(b.slot)) width=(pc(width)) height=(h) { title { (run_title(range, b)) } }
-                }
-            }
-            @for held in s.holders.iter() {
-                @if let Some(w) = &held.holder {
-                    @let since = w.since_ms.unwrap_or(range.to_ms).min(range.to_ms);
-                    @let (a, width) = span(range.pct(since), 100.0);
-                    rect class="b held" x=(pc(a)) y=(y(held.slot)) width=(pc(width)) height=(h) {
-                        title { "held by " (w.host) " pid " (w.pid) " since " (when(range, since)) " (for " (secs_ms(range.to_ms - since)) "), running" }
+                    @for held in s.holders.iter().filter(|held| held.slot.min(lanes - 1) == lane) {
+                        @if let Some(w) = &held.holder {
+                            @let since = w.since_ms.unwrap_or(range.to_ms).min(range.to_ms);
+                            @let (a, width) = span(range.pct(since), 100.0);
+                            g class="b held" {
+                                rect x=(pc(a)) width=(pc(width)) {
+                                    title { "held by " (w.host) " pid " (w.pid) " since " (when(range, since)) " (for " (secs_ms(range.to_ms - since)) "), running" }
+                                }
+                            }
+                        }
                     }
                 }
             }

@@ -1,26 +1,43 @@
 -- The run log over a time range, for the board's timeline: read only. The entries that ended
--- at or after `since` (their stream ids are the server's time of the release), newest first,
--- at most `count`, each as one line "id\ttook\toutcome\texit_code\tslot\twindow_ms\trun\thost"
--- (took = ended_ms - started_ms; host last, so a tab in it cannot shift the others): the
--- command and the captured output (up to a mebibyte a run) never leave the server. Then
--- whether the log keeps an entry older than the oldest returned, and its length.
--- KEYS: runs. ARGV: since (Unix ms), count. Returns {lines, older (0/1), xlen}.
+-- at or after `start` (an entry id; the stream ids are the server's time of each release),
+-- newest first, at most `count`, each as one line
+-- "id\tstarted_ms\tended_ms\toutcome\texit_code\tslot\twindow_ms\trun\thost" (host last, so a
+-- tab in it cannot shift the others): the command and the captured output (up to a mebibyte a
+-- run) never leave the server. The fields are picked in one pass without a table per entry:
+-- this loop is most of what a board of 1,000 locks costs Redis.
+-- KEYS: runs. ARGV: since (Unix ms: the range's start), count, start (an entry id at or after
+--   since, the newest the reader knows: read from it on, it included, so that the reader sees
+--   whether the log still has it; '' to read from since).
+-- Returns {lines, full (1: count reached), older (1: an entry older than since is kept), xlen,
+--   the newest entry's id ('' for an empty log)}.
 local since, count = tonumber(ARGV[1]), tonumber(ARGV[2])
-local entries = redis.call('XREVRANGE', KEYS[1], '+', since, 'COUNT', count)
+local start = ARGV[3]
+if start == '' then start = since end
+local entries = redis.call('XREVRANGE', KEYS[1], '+', start, 'COUNT', count)
 local lines = {}
-for i, e in ipairs(entries) do
-  local f = {}
-  local fields = e[2]
-  for j = 1, #fields, 2 do f[fields[j]] = fields[j + 1] end
-  local ended = tonumber(f['ended_ms'] or '') or 0
-  local took = ended - (tonumber(f['started_ms'] or '') or ended)
-  lines[i] = table.concat({e[1], took, f['outcome'] or '', f['exit_code'] or '', f['slot'] or '0',
-    f['window_ms'] or '', f['run'] or '', f['host'] or ''}, '\t')
+for i = 1, #entries do
+  local f = entries[i][2]
+  local s, e, o, c, sl, w, r, h = '', '', '', '', '0', '', '', ''
+  for j = 1, #f, 2 do
+    local k, v = f[j], f[j + 1]
+    if k == 'started_ms' then s = v
+    elseif k == 'ended_ms' then e = v
+    elseif k == 'outcome' then o = v
+    elseif k == 'exit_code' then c = v
+    elseif k == 'slot' then sl = v
+    elseif k == 'window_ms' then w = v
+    elseif k == 'run' then r = v
+    elseif k == 'host' then h = v
+    end
+  end
+  lines[i] = entries[i][1] .. '\t' .. s .. '\t' .. e .. '\t' .. o .. '\t' .. c .. '\t' .. sl ..
+    '\t' .. w .. '\t' .. r .. '\t' .. h
 end
 local older = 0
-if #entries == count then
-  older = 1
-elseif since > 0 and #redis.call('XREVRANGE', KEYS[1], since - 1, '-', 'COUNT', 1) > 0 then
+if since > 0 and #redis.call('XREVRANGE', KEYS[1], since - 1, '-', 'COUNT', 1) > 0 then
   older = 1
 end
-return {lines, older, redis.call('XLEN', KEYS[1])}
+local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local full = 0
+if #entries == count then full = 1 end
+return {lines, full, older, redis.call('XLEN', KEYS[1]), newest[1] and newest[1][1] or ''}

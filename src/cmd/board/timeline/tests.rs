@@ -58,6 +58,7 @@ fn no_data_before_the_oldest_kept_run_of_a_trimmed_log_only() {
         bars: vec![bar(NOON - HOUR, 60_000, "ok", None)],
         older: false,
         kept: 1,
+        ..Runs::default()
     };
     // One run recorded, one kept: nothing before it to show.
     s.stats = crate::core::stats::Stats::from_fields([("hold_count", "1")]);
@@ -80,6 +81,7 @@ fn no_data_before_the_oldest_kept_run_of_a_trimmed_log_only() {
             .collect(),
         older: true,
         kept: MAX_BARS as i64,
+        ..Runs::default()
     };
     let (t, why) = no_data_before(&s, &full, &r).unwrap();
     assert_eq!(t, NOON - (MAX_BARS as i64 - 1) * 1000 - 10);
@@ -110,6 +112,7 @@ fn every_windows_are_done_where_a_run_succeeded_and_due_between() {
         ],
         older: true,
         kept: 3,
+        ..Runs::default()
     };
     let shades: Vec<(i64, i64, &str)> = windows(&s, &runs, &r, r.from_ms)
         .iter()
