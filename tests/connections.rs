@@ -360,6 +360,26 @@ fn cluster_runs_locks_on_whichever_master_owns_them() {
     out.code(0);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 10, "{}", out.stdout);
+    // The board's timelines read each lock's run log on the master that owns it.
+    let mut e = Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args(["exporter", "--listen", "127.0.0.1:0"])
+        .spawn();
+    let addr = e.stderr_after("status board at http://");
+    let (code, _, html) = http_get(addr.trim_end_matches('/'), "/");
+    assert_eq!(code, 200, "{html}");
+    for k in keys.iter().take(9) {
+        let row = html
+            .split(&format!("<tr class=\"tl\" data-key=\"dlock:{k}\""))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no timeline for dlock:{k}: {html}"));
+        assert_eq!(
+            row[..row.find("</tr>").unwrap()].matches("<rect x=").count(),
+            1,
+            "dlock:{k}"
+        );
+    }
+    drop(e);
 }
 
 #[test]
@@ -621,6 +641,18 @@ fn every_command_works_as_a_least_privilege_user() {
     out.code(0);
     let log: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(log.as_array().map(Vec::len), Some(3), "{}", out.stdout);
+    // The board's timeline (the server's TIME, timeline.lua's XREVRANGE bounded by time and
+    // XLEN), as this user: the three runs drawn.
+    let mut e = d().args(["exporter", "--listen", "127.0.0.1:0"]).spawn();
+    let addr = e.stderr_after("status board at http://");
+    let (code, _, html) = http_get(addr.trim_end_matches('/'), "/");
+    assert_eq!(code, 200, "{html}");
+    let row = html
+        .split("<tr class=\"tl\" data-key=\"dlock:acl\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no timeline for dlock:acl: {html}"));
+    assert_eq!(row[..row.find("</tr>").unwrap()].matches("<rect x=").count(), 3);
+    drop(e);
     // --every: the window from the server's clock (+time) and the done record; the second try
     // in the window runs nothing.
     for (out, said) in [("ran\n", "released"), ("", "done in this window")] {
