@@ -24,6 +24,7 @@ mod foreign_keys;
 mod history;
 mod logs;
 mod lying_server;
+mod package;
 mod ping;
 mod prometheus;
 mod recent_runs;
