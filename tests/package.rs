@@ -331,3 +331,36 @@ fn the_docs_name_this_versions_files_and_image() {
     assert!(seen >= 10, "only {seen} versioned names seen");
     assert!(wrong.is_empty(), "not version {version}: {wrong:#?}");
 }
+
+/// The systemd example is what the README says of it: run from the package's path, once per
+/// `--every` window, a busy tick not a failed unit, and systemd's SIGKILL only after dlock's own
+/// `--grace` (KillMode=mixed: the stop's SIGTERM goes to dlock alone, which forwards it).
+#[test]
+fn the_systemd_example_lets_dlock_stop_its_job_before_systemd_kills_it() {
+    let unit =
+        std::fs::read_to_string(root().join("examples/systemd/dlock-export.service")).unwrap();
+    let setting = |name: &str| -> Vec<&str> {
+        unit.lines()
+            .filter_map(|l| l.strip_prefix(name)?.strip_prefix('='))
+            .collect()
+    };
+    let exec = setting("ExecStart");
+    assert_eq!(exec.len(), 1, "{exec:?}");
+    let words: Vec<&str> = exec[0].split_whitespace().collect();
+    assert_eq!(words[..2], ["/usr/bin/dlock", "run"], "{exec:?}");
+    let value = |flag: &str| words.iter().position(|w| *w == flag).map(|i| words[i + 1]);
+    assert!(value("--every").is_some(), "no --every: {exec:?}");
+    let busy_ok = value("--conflict-exit-code") == Some("0")
+        || setting("SuccessExitStatus")
+            .iter()
+            .any(|s| s.split(' ').any(|c| c == "75"));
+    assert!(busy_ok, "a busy tick would fail the unit: {unit}");
+    assert_eq!(setting("KillMode"), ["mixed"]);
+    let secs = |d: &str| humantime::parse_duration(d).unwrap().as_secs();
+    let grace = secs(value("--grace").expect("--grace is given"));
+    let stop = secs(setting("TimeoutStopSec")[0]);
+    assert!(
+        stop > grace,
+        "TimeoutStopSec {stop}s is not above --grace {grace}s"
+    );
+}
