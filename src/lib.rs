@@ -24,7 +24,7 @@ use std::io::Write;
 
 use cli::config::{self, Command};
 use cli::{docs, line};
-use cmd::{check, exporter, history, release, run, status};
+use cmd::{check, exporter, history, install, release, run, status};
 use exit::Exit;
 use log::{error, warn};
 
@@ -81,6 +81,7 @@ where
         Command::Release(cfg) => release::release(&cfg),
         Command::History(cfg) => history::history(&cfg),
         Command::Completions(shell) => completions(shell),
+        Command::InstallSelf(dir) => install::install_self(&dir),
     }
 }
 

@@ -26,6 +26,7 @@ mod foreign_keys;
 mod history;
 mod logs;
 mod lying_server;
+mod package;
 mod ping;
 mod prometheus;
 mod recent_runs;

@@ -11,6 +11,7 @@ fn line_of(sub: &str, extra: &[String]) -> Vec<String> {
         "check" | "history" => (words(&["k"]), vec![]),
         "release" => (words(&["k", "--force"]), vec![]),
         "completions" => (words(&["bash"]), vec![]),
+        "install-self" => (words(&["/tmp"]), vec![]),
         _ => (vec![], vec![]),
     };
     let mut line = vec![sub.to_string()];
@@ -53,7 +54,7 @@ fn a_negative_duration_gets_one_line_naming_the_option_on_every_duration_option(
             }
         }
     }
-    // run: 8 + 2, check: 3 + 2, exporter: 1 + 2, the other four 2 each (--connect-timeout and
+    // run: 8 + 2, check: 3 + 2, exporter: 1 + 2, the other five 2 each (--connect-timeout and
     // --io-timeout are every command's).
     assert!(tried >= 4 * 26, "only {tried} lines tried");
     // The same words as a duration without its unit.

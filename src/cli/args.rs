@@ -9,7 +9,10 @@ use std::time::Duration;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
-use super::help::{CHECK_HELP, EXPORTER_HELP, HISTORY_HELP, RELEASE_HELP, STATUS_HELP, after_help};
+use super::help::{
+    CHECK_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, RELEASE_HELP, STATUS_HELP, VERSION,
+    after_help,
+};
 pub use super::values::Renewals;
 use super::values::{
     DEFAULT_CONFLICT_EXIT_CODE, DEFAULT_HOLD_AT_LEAST, DEFAULT_LIMIT, DEFAULT_MAX_RENEWALS,
@@ -24,7 +27,7 @@ use super::values::{
 #[derive(Debug, Parser)]
 #[command(
     name = "dlock",
-    version,
+    version = VERSION,
     about = "Guard a shell job with a Redis lease so it never runs twice at the same time",
     long_about = "Guard a shell job with a Redis lease so that a job scheduled on many machines \
 (cron on several hosts, a Kubernetes CronJob) never runs twice at the same time. dlock acquires \
@@ -55,6 +58,7 @@ impl Cli {
             Command::Release(a) => &a.global,
             Command::History(a) => &a.global,
             Command::Completions(a) => &a.global,
+            Command::InstallSelf(a) => &a.global,
         }
     }
 }
@@ -87,6 +91,19 @@ pub enum Command {
     History(HistoryArgs),
     /// Print a shell completion script to stdout
     Completions(CompletionsArgs),
+    /// Copy this dlock executable to DIR/dlock (an initContainer filling an emptyDir)
+    #[command(after_help = INSTALL_SELF_HELP)]
+    InstallSelf(InstallSelfArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InstallSelfArgs {
+    /// Existing directory to put `dlock` in (replaced if there)
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
 }
 
 #[derive(Debug, Args)]

@@ -17,7 +17,9 @@ pub fn completions(shell: Shell) -> Vec<u8> {
 }
 
 pub fn man_page() -> std::io::Result<Vec<u8>> {
-    let cmd = crate::cli::args::command();
+    // The version alone: the commit and build `--version` adds would make the committed page
+    // stale at every commit.
+    let cmd = crate::cli::args::command().version(env!("CARGO_PKG_VERSION"));
     let mut out = Vec::new();
     let man = clap_mangen::Man::new(cmd.clone());
     man.render_title(&mut out)?;
@@ -71,6 +73,9 @@ The codes above are \fBdlock run\fR's. The other commands exit:
 .TP
 \fBdlock completions\fR
 0 printed; 2 usage (an unknown shell).
+.TP
+\fBdlock install\-self\fR
+0 copied; 1 the copy failed (the reason is printed: no space, a read\-only directory, no /proc and no path in argv[0]); 2 usage (DIR missing or not a directory).
 .SH ENVIRONMENT
 Each option of every command may come from a variable; the command line wins.
 .TP

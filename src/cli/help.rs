@@ -84,6 +84,28 @@ The holder of a broken lock notices at its next renewal and stops its job (exit 
 Exit status: 0 released, 1 nothing released (not held, or held by another token), 2 usage,
 69 Redis unavailable.";
 
+/// What `dlock --version` says: the version, the commit and the build (static or dynamic),
+/// from the build script (tests/support/build.rs).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("DLOCK_COMMIT"),
+    ", ",
+    env!("DLOCK_BUILD"),
+    " build)"
+);
+
+pub const INSTALL_SELF_HELP: &str = "\
+Example: an initContainer from the dlock image (which has no cp) fills an emptyDir that the
+job's container mounts and runs /dlock/dlock from:
+  initContainers:
+    - {name: dlock, image: registry.example.com/dlock:0.1.0, args: [\"install-self\", \"/dlock\"],
+       volumeMounts: [{name: dlock, mountPath: /dlock}]}
+
+The copy is written beside DIR/dlock and renamed over it, so a running DIR/dlock is never
+half-written. Exit status: 0 copied, 1 the copy failed (the reason is printed), 2 usage (DIR
+missing or not a directory).";
+
 /// Examples, then the exit-code summary (rendered from `exit::TABLE`).
 pub fn after_help() -> String {
     format!("{AFTER_HELP}\n\n{}", crate::exit::summary())

@@ -5,6 +5,7 @@ pub(crate) mod board;
 pub(crate) mod check;
 pub(crate) mod exporter;
 pub(crate) mod history;
+pub(crate) mod install;
 pub(crate) mod json;
 pub(crate) mod metrics;
 pub(crate) mod release;

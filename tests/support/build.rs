@@ -1,4 +1,4 @@
-//! The package's build script. Two jobs:
+//! The package's build script. Three jobs:
 //!
 //! 1. Link the unwinder statically (libgcc_eh) on glibc Linux, so the dynamic loader does not
 //!    load libgcc_s.so.1 at every start: loading it and running its constructor (which asks
@@ -16,11 +16,15 @@
 //!    before building and fails when any test was ignored. Probed again when PATH,
 //!    DLOCK_TEST_PYTHON or DLOCK_TEST_TLS_SERVER change; after installing a tool into a
 //!    directory already on PATH, `touch tests/support/build.rs`.
+//! 3. Tell `dlock --version` what was built: the commit (`DLOCK_COMMIT`, from git when the crate
+//!    is its own checkout; else from the variable `DLOCK_COMMIT` a packager sets; else
+//!    `unknown`) and the build (`DLOCK_BUILD`: `static` with crt-static, else `dynamic`).
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Every flag this script may set (the tests name them; rustc checks the spelling).
-const NEEDS: [&str; 10] = [
+const NEEDS: [&str; 11] = [
     "redis_cli",
     "tls",
     "sqlite3",
@@ -31,6 +35,7 @@ const NEEDS: [&str; 10] = [
     "namespaces",
     "browser",
     "healthchecks",
+    "kubernetes_validate",
 ];
 
 fn on_path(name: &str) -> bool {
@@ -92,18 +97,77 @@ fn healthchecks() -> bool {
 /// finds it in the C compiler's own directory, as it finds libgcc_s.
 fn link_unwinder_statically() {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    let static_crt = var("CARGO_CFG_TARGET_FEATURE")
-        .split(',')
-        .any(|f| f == "crt-static");
-    if var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" && !static_crt
+    if var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_ENV") == "gnu"
+        && !static_crt()
     {
         println!("cargo::rustc-link-lib=static:-bundle=gcc_eh");
     }
 }
 
+/// Whether this build links the C runtime statically (dist/static-build's `+crt-static`).
+fn static_crt() -> bool {
+    std::env::var("CARGO_CFG_TARGET_FEATURE")
+        .unwrap_or_default()
+        .split(',')
+        .any(|f| f == "crt-static")
+}
+
+/// `git args…` run in the crate's directory: its trimmed stdout, when it exits 0.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    Some(text.trim().to_string()).filter(|t| !t.is_empty())
+}
+
+/// The commit this crate is built from, when the crate is the top of its own git checkout (a
+/// source tree unpacked inside some other repository is not); and the files whose change means
+/// HEAD moved (HEAD itself, the branch it names, packed-refs), for cargo to rerun this script.
+/// Only files that exist are named: cargo reruns a script at every build for a missing one.
+fn git_commit(dir: &Path) -> Option<String> {
+    let top = git(dir, &["rev-parse", "--show-toplevel"])?;
+    if Path::new(&top).canonicalize().ok()? != dir.canonicalize().ok()? {
+        return None;
+    }
+    let commit = git(dir, &["rev-parse", "--short=12", "HEAD"])?;
+    let branch = git(dir, &["symbolic-ref", "-q", "HEAD"]);
+    for name in ["HEAD", "packed-refs"].into_iter().chain(branch.as_deref()) {
+        if let Some(path) = git(dir, &["rev-parse", "--git-path", name]) {
+            let path = dir.join(path);
+            if path.is_file() {
+                println!("cargo::rerun-if-changed={}", path.display());
+            }
+        }
+    }
+    Some(commit)
+}
+
+/// Job 3 (see the top).
+fn describe_build() {
+    println!("cargo::rerun-if-env-changed=DLOCK_COMMIT");
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let commit = dir
+        .as_deref()
+        .and_then(git_commit)
+        .or_else(|| std::env::var("DLOCK_COMMIT").ok())
+        .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_graphic()))
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo::rustc-env=DLOCK_COMMIT={commit}");
+    let build = if static_crt() { "static" } else { "dynamic" };
+    println!("cargo::rustc-env=DLOCK_BUILD={build}");
+}
+
 fn main() {
     println!("cargo::rerun-if-changed=tests/support/build.rs");
     link_unwinder_statically();
+    describe_build();
     for var in [
         "PATH",
         "DLOCK_TEST_PYTHON",
@@ -140,6 +204,10 @@ fn main() {
         ),
         ("browser", on_path("chromium") && on_path("chromedriver")),
         ("healthchecks", healthchecks()),
+        (
+            "kubernetes_validate",
+            succeeds(&python, &["-m", "kubernetes_validate", "--version"]),
+        ),
     ];
     for (need, ok) in found {
         debug_assert!(NEEDS.contains(&need));

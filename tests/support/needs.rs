@@ -34,6 +34,8 @@ pub enum Need {
     /// The Healthchecks scripts (`DLOCK_TEST_HEALTHCHECKS`, else ../shared/healthchecks) and a
     /// Python >= 3.12 to run them (`run --ping`).
     Healthchecks,
+    /// kubernetes-validate (PyPI), in DLOCK_TEST_PYTHON or python3: the examples' manifests.
+    KubernetesValidate,
 }
 
 fn on_path(name: &str) -> bool {
@@ -55,6 +57,14 @@ fn parser_available() -> bool {
             .output()
             .is_ok_and(|o| o.status.success())
     })
+}
+
+fn python_has(module: &str) -> bool {
+    let python = std::env::var("DLOCK_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    std::process::Command::new(python)
+        .args(["-m", module, "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 fn is_root() -> bool {
@@ -88,6 +98,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Namespaces => is_root() || user_namespaces(),
         Need::Browser => on_path("chromium") && on_path("chromedriver"),
         Need::Healthchecks => super::healthchecks::scripts_dir().join("start").is_file(),
+        Need::KubernetesValidate => python_has("kubernetes_validate"),
     };
     (!ok).then_some(match need {
         Need::RedisCli => "needs redis-cli (apt-get install redis-tools)",
@@ -100,6 +111,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Namespaces => "needs root or unprivileged user namespaces (--contain)",
         Need::Browser => "needs chromium and chromedriver (apt-get install chromium chromium-driver)",
         Need::Healthchecks => "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12",
+        Need::KubernetesValidate => "needs kubernetes-validate (pip install kubernetes-validate, or DLOCK_TEST_PYTHON=/path/to/python)",
     })
 }
 

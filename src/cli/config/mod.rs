@@ -28,6 +28,7 @@ pub enum Command {
     Release(ReleaseConfig),
     History(HistoryConfig),
     Completions(clap_complete::Shell),
+    InstallSelf(std::path::PathBuf),
 }
 
 /// The subcommand's arguments, checked against each other and the global options.
@@ -40,6 +41,7 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, UsageError> {
         args::Command::Release(a) => Command::Release(commands::release(g, a)?),
         args::Command::History(a) => Command::History(commands::history(g, a)?),
         args::Command::Completions(a) => Command::Completions(a.shell),
+        args::Command::InstallSelf(a) => Command::InstallSelf(a.dir.clone()),
     })
 }
 
