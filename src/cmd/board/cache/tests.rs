@@ -91,9 +91,16 @@ fn unused_runs_are_let_go_after_ten_minutes() {
         runs: runs(&[1]),
         from_ms: 0,
     };
+    let second = Duration::from_secs(1);
     cache.put([("a".to_string(), known.clone())], t0);
-    cache.put([("b".to_string(), known.clone())], t0 + UNUSED);
+    cache.put([("b".to_string(), known.clone())], t0 + second);
+    // A minute later both are young: kept.
+    cache.put([("c".to_string(), known.clone())], t0 + 60 * second);
+    // Ten minutes after a: a goes, b (a second younger) stays.
+    cache.put([("d".to_string(), known.clone())], t0 + UNUSED);
     assert!(cache.take("a").is_none());
-    assert!(cache.take("b").is_some());
+    for kept in ["b", "c", "d"] {
+        assert!(cache.take(kept).is_some(), "{kept}");
+    }
     assert!(cache.take("b").is_none(), "taken out");
 }

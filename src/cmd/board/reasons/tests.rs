@@ -54,6 +54,11 @@ fn with_no_rule_a_failed_last_run_says_its_exit_code_and_how_many_in_a_row() {
         ["last run ended by a signal: exit 143"]
     );
     assert!(badges(&lock(Some(("ok", 0)), Some(0)), NOW, &none).is_empty());
+    // Failures counted without a last run recorded (a stats hash partly written).
+    assert_eq!(
+        words(&badges(&lock(None, Some(2)), NOW, &none)),
+        ["2 failed runs in a row"]
+    );
     assert!(badges(&lock(None, None), NOW, &none).is_empty());
     assert_eq!(
         rank(&badges(&lock(Some(("failed", 3)), Some(1)), NOW, &none)),
