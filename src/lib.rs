@@ -137,10 +137,12 @@ pub mod api {
         pub use crate::core::acquire::{
             Action as WaitAction, Input as WaitInput, Limits as WaitLimits, NotDue, Outcome, Wait,
         };
+        pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};
         pub use crate::core::clock::{drift, hard_stop, kill_lead, lease_end, server_expiry};
         pub use crate::core::every::Every;
         pub use crate::core::renew::{Action as RenewAction, Event as RenewEvent, Renewal};
+        pub use crate::core::retry::Retry;
         pub use crate::core::stop::{Action as StopAction, Input as StopInput, Stop};
         pub use crate::core::{Failure, Limits};
         pub use crate::exit::Exit;

@@ -74,6 +74,31 @@ impl Keyspace {
         self.keys.retain(|_, e| e.expires.is_none_or(|t| now <= t));
     }
 
+    pub fn llen(&mut self, key: &str) -> usize {
+        match self.live(key) {
+            Some(Entry {
+                data: Data::List(l),
+                ..
+            }) => l.len(),
+            _ => 0,
+        }
+    }
+
+    /// Pop the head of list `key` (BLPOP's pop): the item, if any.
+    pub fn lpop(&mut self, key: &str) -> Option<String> {
+        let (item, empty) = match self.live(key) {
+            Some(Entry {
+                data: Data::List(l),
+                ..
+            }) => (l.pop_front(), l.is_empty()),
+            _ => return None,
+        };
+        if empty {
+            self.keys.remove(key);
+        }
+        item
+    }
+
     fn hash(&mut self, key: &str) -> Result<Option<&mut Vec<(String, String)>>, String> {
         match self.live(key) {
             None => Ok(None),

@@ -17,6 +17,10 @@ pub struct Engine {
     lua: Lua,
     pub ks: Rc<RefCell<Keyspace>>,
     compiled: HashMap<String, Function>,
+    /// A bug put back into the scripts (the bug table): each source has `from` replaced by
+    /// `to` before it is compiled; `patched` counts the sources it changed.
+    pub patch: Option<(&'static str, &'static str)>,
+    pub patched: usize,
 }
 
 /// A Lua argument of `redis.call` as the command's text (numbers as Redis prints them).
@@ -127,6 +131,8 @@ impl Engine {
             lua,
             ks,
             compiled: HashMap::new(),
+            patch: None,
+            patched: 0,
         }
     }
 
@@ -135,9 +141,16 @@ impl Engine {
         let f = match self.compiled.get(source) {
             Some(f) => f.clone(),
             None => {
+                let mut text = source.to_string();
+                if let Some((from, to)) = self.patch
+                    && text.contains(from)
+                {
+                    text = text.replace(from, to);
+                    self.patched += 1;
+                }
                 let f = self
                     .lua
-                    .load(source)
+                    .load(text)
                     .into_function()
                     .map_err(|e| format!("ERR compiling script: {e}"))?;
                 self.compiled.insert(source.to_string(), f.clone());

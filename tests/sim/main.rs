@@ -6,9 +6,17 @@
 // Test code: a failed expectation is a panic with its message, by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bugs;
 mod calls;
+mod check;
 mod diff;
+mod host;
 mod keyspace;
 mod lua;
+mod release;
 mod rng;
+mod seeds;
 mod server;
+mod supervise;
+mod waiting;
+mod world;

@@ -32,4 +32,9 @@ impl Rng {
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.next() as usize % items.len()]
     }
+
+    /// Uniform in [0, 1).
+    pub fn float(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
 }

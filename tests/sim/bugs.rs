@@ -1,0 +1,127 @@
+//! The bug table: each bug put back alone — into the real machines through their test-support
+//! knob (`dlock::api::sim::set_bugs`), or into the real scripts as they are loaded — must be
+//! found by the simulation within 60 s, from seed 0 up. Each test prints the seed that found
+//! it, the time it took and the violation; the README's table repeats them.
+
+use std::time::{Duration, Instant};
+
+use dlock::api::sim::{Bug, set_bugs};
+
+use crate::seeds::{report, simulate_patched};
+
+/// How long a bug may take to be found.
+const BUDGET: Duration = Duration::from_secs(60);
+
+/// Search seeds from 0 with `bug` on (or `patch` in the scripts) until a violation; the seed.
+fn hunt(
+    name: &str,
+    bug: Option<Bug>,
+    patch: Option<(&'static str, &'static str)>,
+    unsafe_ok: bool,
+) -> u64 {
+    set_bugs(&bug.into_iter().collect::<Vec<_>>());
+    let start = Instant::now();
+    let mut seed = 0;
+    let found = loop {
+        let (o, w) = simulate_patched(seed, unsafe_ok, 40, patch);
+        if patch.is_some() {
+            assert!(w.server.patched > 0, "{name}: the patch matched no script");
+        }
+        if let Some(v) = o.violation {
+            break Some((v, w));
+        }
+        if start.elapsed() > BUDGET {
+            break None;
+        }
+        seed += 1;
+    };
+    set_bugs(&[]);
+    let took = start.elapsed();
+    let Some((v, w)) = found else {
+        panic!(
+            "{name}: not found in {} seeds ({:.1} s)",
+            seed + 1,
+            took.as_secs_f64()
+        );
+    };
+    let first = report(seed, &w, &v);
+    println!(
+        "bug table: {name}: seed {seed}, {:.2} s: {}",
+        took.as_secs_f64(),
+        first.lines().next().unwrap_or("")
+    );
+    seed
+}
+
+#[test]
+fn drift_allowance_at_zero() {
+    hunt("drift allowance 0", Some(Bug::NoDrift), None, false);
+}
+
+#[test]
+fn kill_lead_at_zero() {
+    hunt("kill lead 0", Some(Bug::NoKillLead), None, false);
+}
+
+#[test]
+fn lease_measured_from_the_reply() {
+    hunt(
+        "lease from the renewal's reply",
+        Some(Bug::LeaseFromReply),
+        None,
+        false,
+    );
+}
+
+#[test]
+fn connection_watch_off() {
+    // Only a restart that loses the data makes the watch matter: an unsafe world, where the
+    // bound on how long an old job outlives the server's return is checked.
+    hunt(
+        "connection watch off",
+        Some(Bug::NoConnectionWatch),
+        None,
+        true,
+    );
+}
+
+#[test]
+fn one_renewal_past_the_cap() {
+    hunt("renewal past the cap", Some(Bug::CapPlusOne), None, false);
+}
+
+#[test]
+fn release_without_the_token_check() {
+    let patch = (
+        "local ours = redis.call('GET', KEYS[1]) == ARGV[1]",
+        "local ours = redis.call('GET', KEYS[1]) ~= false",
+    );
+    hunt("release without token check", None, Some(patch), false);
+}
+
+#[test]
+fn renewal_without_the_token_check() {
+    hunt(
+        "renew without token check",
+        None,
+        Some(("if v == ARGV[1] then", "if v then")),
+        false,
+    );
+}
+
+#[test]
+fn wake_up_past_the_queue_bound() {
+    let patch = ("  redis.call('LTRIM', list, 0, tonumber(keep) - 1)\n", "");
+    hunt("wake-up past the queue's bound", None, Some(patch), false);
+}
+
+#[test]
+fn semaphore_slot_freed_twice() {
+    // A semaphore's release frees its slot even when the slot is no longer its own: freed once
+    // by its expiry, again by the late release, under the next holder.
+    let patch = (
+        "local ours = redis.call('GET', KEYS[1]) == ARGV[1]",
+        "local ours = redis.call('GET', KEYS[1]) == ARGV[1] or (n > 1 and redis.call('EXISTS', KEYS[1]) == 1)",
+    );
+    hunt("semaphore slot freed twice", None, Some(patch), false);
+}

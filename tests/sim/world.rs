@@ -1,0 +1,484 @@
+//! One simulated world: a scenario drawn from a seed (hosts, clocks, the lock's settings,
+//! network faults, server restarts and failovers), an event queue in true time, the server
+//! (the real scripts on the simulated keyspace, its replica, the waiters blocked on a wake
+//! list), and the network between each host and it. The hosts (host.rs) drive the real machines.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+use std::time::{Duration, Instant};
+
+use dlock::api::sim::Keys;
+use redis::Value;
+
+use crate::calls::Scripted;
+use crate::check::{Checker, Us};
+use crate::host::Host;
+use crate::keyspace::Keyspace;
+use crate::lua::Engine;
+use crate::rng::Rng;
+
+/// Unix time of the world's start on the server's clock (µs).
+const EPOCH_US: u64 = 1_800_000_000_000_000;
+
+/// What one world is.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub seed: u64,
+    pub hosts: usize,
+    pub limit: u32,
+    pub ttl: Duration,
+    pub grace: Duration,
+    pub max_renewals: Option<u32>,
+    pub wait: Duration,
+    pub retry_min: Duration,
+    pub retry_max: Duration,
+    pub notify: bool,
+    pub hold_at_least: Duration,
+    /// Each host's clock rate against the server's.
+    pub rates: Vec<f64>,
+    /// One-way delay bound (µs) and the chance a request, or its reply, is lost.
+    pub delay_max: Us,
+    pub loss: f64,
+    /// The chance a request finds its connection reset.
+    pub reset: f64,
+    /// (host, from, to): the host's network is cut (silently) in [from, to).
+    pub partitions: Vec<(usize, Us, Us)>,
+    /// (at, down for, keeps its data).
+    pub restarts: Vec<(Us, Us, bool)>,
+    /// (at, the replica's lag): the replica, that far behind, becomes the server.
+    pub failovers: Vec<(Us, Us)>,
+    /// Runs per host.
+    pub runs: u32,
+}
+
+impl Scenario {
+    /// The world of `seed`: in the configurations the README calls safe unless `unsafe_ok`.
+    pub fn draw(seed: u64, unsafe_ok: bool) -> Scenario {
+        let mut r = Rng::new(seed);
+        let hosts = r.range(2, 8) as usize;
+        let limit = if r.chance(0.7) {
+            1
+        } else {
+            r.range(2, 3) as u32
+        };
+        let ttl_ms = r.range(60, 1500);
+        let ttl = Duration::from_millis(ttl_ms);
+        let horizon = ttl_ms * 1000 * 12;
+        // Within dlock's bound (its allowance is 1% + 2 ms), or past it as an experiment.
+        let drift = if unsafe_ok && r.chance(0.1) {
+            0.03
+        } else {
+            0.009
+        };
+        let rates = (0..hosts)
+            .map(|_| 1.0 + drift * (r.float() * 2.0 - 1.0))
+            .collect();
+        let mut partitions = Vec::new();
+        for _ in 0..r.range(0, 2) {
+            let from = r.range(0, horizon);
+            partitions.push((
+                r.range(0, hosts as u64 - 1) as usize,
+                from,
+                from + r.range(1000, ttl_ms * 2000),
+            ));
+        }
+        let mut restarts = Vec::new();
+        if r.chance(0.3) {
+            let keeps = !unsafe_ok || r.chance(0.7);
+            restarts.push((r.range(0, horizon), r.range(0, ttl_ms * 500), keeps));
+        }
+        let mut failovers = Vec::new();
+        if unsafe_ok && r.chance(0.1) {
+            failovers.push((r.range(0, horizon), r.range(0, ttl_ms * 300)));
+        }
+        let loss = *r.pick(&[0.0, 0.0, 0.01, 0.05]);
+        Scenario {
+            seed,
+            hosts,
+            limit,
+            ttl,
+            grace: Duration::from_millis(r.range(0, ttl_ms / 4)),
+            max_renewals: if r.chance(0.9) {
+                Some(r.range(0, 3) as u32)
+            } else {
+                None
+            },
+            wait: Duration::from_millis(*r.pick(&[0, ttl_ms * 2, 5000])),
+            retry_min: Duration::from_millis(r.range(5, 20)),
+            retry_max: Duration::from_millis(r.range(50, 400)),
+            notify: r.chance(0.8),
+            hold_at_least: Duration::from_millis(if r.chance(0.2) { ttl_ms / 2 } else { 0 }),
+            rates,
+            delay_max: *r.pick(&[200, 2000, 20_000]),
+            loss,
+            reset: if loss > 0.0 { 0.01 } else { 0.0 },
+            partitions,
+            restarts,
+            failovers,
+            runs: r.range(2, 6) as u32,
+        }
+    }
+
+    /// A world the README does not promise anything for: overlaps are counted there.
+    pub fn is_unsafe(&self) -> bool {
+        self.restarts.iter().any(|r| !r.2)
+            || !self.failovers.is_empty()
+            || self.rates.iter().any(|r| (r - 1.0).abs() > 0.01)
+    }
+}
+
+/// What happens next, in true time.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Event {
+    /// The host's timers (or a new run).
+    Wake {
+        host: usize,
+        epoch: u64,
+    },
+    /// A request reaches the server.
+    Arrive {
+        host: usize,
+        id: u64,
+        call_at: usize,
+    },
+    /// A request's answer (or its failure) reaches the host.
+    Answer {
+        host: usize,
+        id: u64,
+    },
+    /// The host's job process exits.
+    JobExit {
+        host: usize,
+        run: u64,
+    },
+    /// A wake-up popped for the host's waker reaches it.
+    Woken {
+        host: usize,
+        run: u64,
+    },
+    /// The waker's BLPOP reaches the server.
+    Block {
+        host: usize,
+        run: u64,
+    },
+    ServerDown(usize),
+    ServerUp(usize),
+    Failover(usize),
+}
+
+/// A request in flight.
+pub struct Flight {
+    pub host: usize,
+    pub call: Scripted,
+    pub answer: Option<Result<Value, Fail>>,
+}
+
+/// How a request failed, as the host's session sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fail {
+    /// No answer within the timeout; the request may have run (`applied`).
+    Timeout { applied: bool },
+    /// Refused or reset at once (server down, connection reset).
+    Refused,
+}
+
+pub struct World {
+    pub sc: Scenario,
+    pub rng: Rng,
+    pub now: Us,
+    queue: BinaryHeap<Reverse<(Us, u64, Event)>>,
+    seq: u64,
+    pub server: Engine,
+    pub up: bool,
+    /// The replica's copies of the keyspace: (when, state), oldest first.
+    replica: Vec<(Us, Keyspace)>,
+    /// Waiters blocked in BLPOP on the wake list: (host, run).
+    pub blocked: Vec<(usize, u64)>,
+    pub flights: Vec<Option<Flight>>,
+    pub hosts: Vec<Host>,
+    pub check: Checker,
+    /// The lock's keys (`sim`, with the scenario's --limit).
+    pub keys: Keys,
+    /// Tokens whose renewal schedule ran when the server went down (they watch the connection).
+    watched: Vec<String>,
+    /// Tokens the server has granted a slot to.
+    pub granted: BTreeSet<String>,
+    /// The instant true time 0 stands for, on every host's monotonic clock (offset each).
+    pub base: Instant,
+}
+
+impl World {
+    pub fn new(sc: Scenario) -> World {
+        let mut rng = Rng::new(sc.seed ^ 0x5157);
+        let unsafe_world = sc.is_unsafe();
+        let ks = Keyspace {
+            now_us: EPOCH_US,
+            ..Keyspace::default()
+        };
+        let hosts = (0..sc.hosts)
+            .map(|h| Host::new(h, sc.rates[h], rng.range(0, 1_000_000)))
+            .collect();
+        let mut w = World {
+            check: Checker::new(sc.limit, sc.max_renewals, unsafe_world),
+            rng,
+            now: 0,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            server: Engine::new(ks),
+            up: true,
+            replica: Vec::new(),
+            blocked: Vec::new(),
+            flights: Vec::new(),
+            hosts,
+            keys: Keys::with_limit("sim", sc.limit),
+            granted: BTreeSet::new(),
+            watched: Vec::new(),
+            base: Instant::now(),
+            sc,
+        };
+        for h in 0..w.sc.hosts {
+            let at = w.rng.range(0, w.sc.ttl.as_micros() as u64);
+            w.at(at, Event::Wake { host: h, epoch: 0 });
+        }
+        for (i, r) in w.sc.restarts.clone().iter().enumerate() {
+            w.at(r.0, Event::ServerDown(i));
+            w.at(r.0 + r.1, Event::ServerUp(i));
+        }
+        for (i, f) in w.sc.failovers.clone().iter().enumerate() {
+            w.at(f.0, Event::Failover(i));
+        }
+        w
+    }
+
+    pub fn at(&mut self, t: Us, e: Event) {
+        self.seq += 1;
+        self.queue.push(Reverse((t.max(self.now), self.seq, e)));
+    }
+
+    /// Run until every host has done its runs (or a violation, or the time limit).
+    pub fn run(&mut self) {
+        let limit = self.sc.ttl.as_micros() as u64 * 400;
+        while let Some(Reverse((t, _, e))) = self.queue.pop() {
+            if self.check.violation.is_some() || t > limit {
+                break;
+            }
+            self.now = t;
+            self.ks_clock();
+            match e {
+                Event::Wake { host, epoch } => crate::host::wake(self, host, epoch),
+                Event::Arrive { host, id, call_at } => self.arrive(host, id, call_at),
+                Event::Answer { host, id } => crate::host::answer(self, host, id),
+                Event::JobExit { host, run } => crate::host::job_exit(self, host, run),
+                Event::Woken { host, run } => crate::host::woken(self, host, run),
+                Event::Block { host, run } => {
+                    if self.up && crate::host::waker_listens(self, host, run) {
+                        self.blocked.push((host, run));
+                        self.serve_blocked();
+                    }
+                }
+                Event::ServerDown(i) => self.server_down(i),
+                Event::ServerUp(i) => self.server_up(i),
+                Event::Failover(i) => self.failover(i),
+            }
+            if self.hosts.iter().all(|h| h.finished(self.sc.runs)) {
+                break;
+            }
+        }
+    }
+
+    fn ks_clock(&mut self) {
+        self.server.ks.borrow_mut().now_us = EPOCH_US + self.now;
+    }
+
+    /// Whether `host`'s network is cut now.
+    pub fn cut(&self, host: usize) -> bool {
+        self.sc
+            .partitions
+            .iter()
+            .any(|p| p.0 == host && p.1 <= self.now && self.now < p.2)
+    }
+
+    pub fn delay(&mut self) -> Us {
+        self.rng.range(50, self.sc.delay_max)
+    }
+
+    /// Send `call` from `host`; its answer (or failure) comes back as `Event::Answer` with the
+    /// returned id, at the latest `timeout` µs from now.
+    pub fn send(&mut self, host: usize, call: Scripted, timeout: Us) -> u64 {
+        let id = self.flights.len() as u64;
+        self.flights.push(Some(Flight {
+            host,
+            call,
+            answer: None,
+        }));
+        let d = self.delay();
+        if !self.up || self.rng.chance(self.sc.reset) {
+            self.finish(host, id, Err(Fail::Refused), 2 * d);
+        } else if self.cut(host) || self.rng.chance(self.sc.loss) {
+            self.finish(host, id, Err(Fail::Timeout { applied: false }), timeout);
+        } else if d < timeout {
+            self.at(
+                self.now + d,
+                Event::Arrive {
+                    host,
+                    id,
+                    call_at: self.now as usize,
+                },
+            );
+            // The answer, if any, comes before this; else the timeout stands.
+            self.finish(host, id, Err(Fail::Timeout { applied: true }), timeout);
+        } else {
+            self.finish(host, id, Err(Fail::Timeout { applied: false }), timeout);
+        }
+        id
+    }
+
+    fn finish(&mut self, host: usize, id: u64, answer: Result<Value, Fail>, after: Us) {
+        if let Some(Some(f)) = self.flights.get_mut(id as usize)
+            && f.answer.is_none()
+        {
+            f.answer = Some(answer);
+        }
+        self.at(self.now + after, Event::Answer { host, id });
+    }
+
+    fn arrive(&mut self, host: usize, id: u64, _call_at: usize) {
+        let Some(Some(flight)) = self.flights.get(id as usize) else {
+            return;
+        };
+        if !self.up {
+            return;
+        }
+        let call = flight.call.clone();
+        let answer = call.run(&mut self.server);
+        crate::host::served(self, host, &call, &answer);
+        self.after_write();
+        let d = self.delay();
+        let lost = self.cut(host) || self.rng.chance(self.sc.loss);
+        if let Some(Some(f)) = self.flights.get_mut(id as usize) {
+            match answer {
+                Ok(v) if !lost => {
+                    f.answer = Some(Ok(v));
+                    self.at(self.now + d, Event::Answer { host, id });
+                }
+                Ok(_) => {}
+                Err(e) => panic!("seed {}: a script failed: {e}\n{call:?}", self.sc.seed),
+            }
+        }
+    }
+
+    /// After each write: the replica's copy, and the waiters a wake-up may free.
+    fn after_write(&mut self) {
+        if !self.sc.failovers.is_empty() {
+            let snap = self.server.ks.borrow().clone();
+            self.replica.push((self.now, snap));
+            let keep_from = self.now.saturating_sub(self.sc.ttl.as_micros() as u64 * 2);
+            let first = self
+                .replica
+                .iter()
+                .position(|(t, _)| *t >= keep_from)
+                .unwrap_or(0);
+            self.replica.drain(..first.saturating_sub(1));
+        }
+        self.serve_blocked();
+    }
+
+    /// BLPOP: each item of the wake list frees the longest-blocked waiter.
+    fn serve_blocked(&mut self) {
+        let list = crate::host::wake_list(self);
+        while !self.blocked.is_empty() && self.server.ks.borrow_mut().lpop(&list).is_some() {
+            let (host, run) = self.blocked.remove(0);
+            let d = self.delay();
+            if !self.cut(host) {
+                self.at(self.now + d, Event::Woken { host, run });
+            }
+        }
+    }
+
+    fn server_down(&mut self, i: usize) {
+        self.up = false;
+        self.blocked.clear();
+        let keeps = self.sc.restarts[i].2;
+        self.check
+            .ev(self.now, usize::MAX, "server down", i64::from(keeps));
+        self.watched = (0..self.hosts.len())
+            .filter(|h| crate::supervise::schedule_live(self, *h))
+            .map(|h| self.hosts[h].token.clone())
+            .collect();
+        if !keeps {
+            self.server.ks.borrow_mut().keys.clear();
+        }
+        self.reset_all();
+        for h in 0..self.hosts.len() {
+            self.hosts[h].hung_up = true;
+            crate::host::poke(self, h);
+        }
+    }
+
+    fn server_up(&mut self, i: usize) {
+        self.up = true;
+        self.check.ev(self.now, usize::MAX, "server up", 0);
+        if !self.sc.restarts[i].2 {
+            // FIRST_LOOK (a hang-up before it is seen then) + REFUSED_PAUSE + a round trip for
+            // the renewal that finds the key gone + --grace + the kill lead + 2 ms of timers.
+            let (ttl, grace) = (
+                self.sc.ttl.as_micros() as Us,
+                self.sc.grace.as_micros() as Us,
+            );
+            let bound =
+                100_000 + 10_000 + 2 * self.sc.delay_max + grace + (ttl / 10).min(50_000) + 2_000;
+            let watched = std::mem::take(&mut self.watched);
+            self.check.data_lost(self.now, bound, &watched);
+        }
+    }
+
+    /// Every request out on a connection the server closes fails now.
+    fn reset_all(&mut self) {
+        for id in 0..self.flights.len() {
+            let host = match &self.flights[id] {
+                Some(f) if !matches!(f.answer, Some(Ok(_))) => f.host,
+                _ => continue,
+            };
+            let d = self.delay();
+            if let Some(Some(f)) = self.flights.get_mut(id) {
+                f.answer = Some(Err(Fail::Refused));
+            }
+            self.at(
+                self.now + d,
+                Event::Answer {
+                    host,
+                    id: id as u64,
+                },
+            );
+        }
+    }
+
+    fn failover(&mut self, i: usize) {
+        let lag = self.sc.failovers[i].1;
+        let at = self.now.saturating_sub(lag);
+        let snap = self
+            .replica
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= at)
+            .map(|(_, k)| k.clone())
+            .unwrap_or_default();
+        *self.server.ks.borrow_mut() = snap;
+        self.ks_clock();
+        self.blocked.clear();
+        self.check.ev(self.now, usize::MAX, "failover", lag as i64);
+        self.reset_all();
+        for h in 0..self.hosts.len() {
+            self.hosts[h].hung_up = true;
+            crate::host::poke(self, h);
+        }
+    }
+
+    /// The answer of request `id`, once (None: already taken, or still out).
+    pub fn take_answer(&mut self, id: u64) -> Option<Result<Value, Fail>> {
+        let slot = self.flights.get_mut(id as usize)?;
+        let answer = slot.as_mut()?.answer.take()?;
+        *slot = None;
+        Some(answer)
+    }
+}
