@@ -51,6 +51,8 @@ pub struct Counts {
     pub longest_overlap: Us,
     /// The smallest margin between a job's death and the next grant of its slot (µs).
     pub min_margin: Option<Us>,
+    /// Jobs held to the bound after a restart that lost the data.
+    pub restart_bounded: u64,
 }
 
 #[derive(Debug)]
@@ -229,10 +231,18 @@ impl Checker {
     /// README: the holder watches its connection between renewals, renews at once and every
     /// 10 ms while refused, finds the key gone within a round trip of the return, and stops the
     /// job; a lease past its cap just runs out).
-    pub fn data_lost(&mut self, t: Us, bound: Us, watched: &[String]) {
-        let alive = self.jobs.iter().filter(|j| j.dead.is_none_or(|d| d > t));
-        for j in alive.filter(|j| watched.contains(&j.token)) {
-            self.restart_bound.push((j.token.clone(), t + bound));
+    pub fn data_lost(&mut self, t: Us, bound: Us, watched: &[(String, Us)]) {
+        let alive: Vec<String> = self
+            .jobs
+            .iter()
+            .filter(|j| j.dead.is_none_or(|d| d > t))
+            .map(|j| j.token.clone())
+            .collect();
+        for token in alive {
+            if let Some((_, late)) = watched.iter().find(|(k, _)| *k == token) {
+                self.restart_bound.push((token.clone(), t + bound + late));
+                self.counts.restart_bounded += 1;
+            }
         }
     }
 

@@ -64,7 +64,7 @@ pub fn report(seed: u64, w: &World, why: &str) -> String {
 }
 
 /// Seeds CI runs: the safe worlds must show no violation (and the unsafe ones are counted).
-pub const CI_SEEDS: std::ops::Range<u64> = 0..300;
+pub const CI_SEEDS: std::ops::Range<u64> = 0..600;
 
 #[test]
 fn seed_range() {

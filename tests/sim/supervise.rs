@@ -247,14 +247,22 @@ pub fn job_exit(w: &mut World, h: usize, run: u64) {
 }
 
 /// Whether host `h` holds a lease whose renewal schedule still runs (so a hang-up is watched
-/// for): the watchdog not started yet but due (not --max-renewals 0), or started and not parked
-/// (a renewal out, or one waited for).
-pub fn schedule_live(w: &World, h: usize) -> bool {
+/// for), and how long after now the watch begins: the watchdog not started yet but due (not
+/// --max-renewals 0; the stop machine watches from FIRST_LOOK into the job), or started and not
+/// parked (a renewal out, or one waited for).
+pub fn schedule_live(w: &World, h: usize) -> Option<Us> {
     let Phase::Running(r) = &w.hosts[h].phase else {
-        return false;
+        return None;
     };
+    if r.job.dead {
+        return None;
+    }
     match &r.renewal {
-        None => w.sc.max_renewals != Some(0) && !r.job.dead,
-        Some(m) => !r.job.dead && (r.out.is_some() || m.poll_timeout().is_some()),
+        None if w.sc.max_renewals != Some(0) => {
+            let into = local(w, h).saturating_duration_since(r.sent).as_micros() as Us;
+            Some(100_000u64.saturating_sub(into))
+        }
+        None => None,
+        Some(m) => (r.out.is_some() || m.poll_timeout().is_some()).then_some(0),
     }
 }

@@ -85,7 +85,7 @@ impl Scenario {
         let mut restarts = Vec::new();
         if r.chance(0.3) {
             let keeps = !unsafe_ok || r.chance(0.7);
-            restarts.push((r.range(0, horizon), r.range(0, ttl_ms * 500), keeps));
+            restarts.push((r.range(0, horizon / 3), r.range(0, ttl_ms * 300), keeps));
         }
         let mut failovers = Vec::new();
         if unsafe_ok && r.chance(0.1) {
@@ -199,8 +199,9 @@ pub struct World {
     pub check: Checker,
     /// The lock's keys (`sim`, with the scenario's --limit).
     pub keys: Keys,
-    /// Tokens whose renewal schedule ran when the server went down (they watch the connection).
-    watched: Vec<String>,
+    /// Tokens whose renewal schedule ran when the server went down (they watch the connection),
+    /// with how long after that their watch began.
+    watched: Vec<(String, Us)>,
     /// Tokens the server has granted a slot to.
     pub granted: BTreeSet<String>,
     /// The instant true time 0 stands for, on every host's monotonic clock (offset each).
@@ -312,9 +313,12 @@ impl World {
             answer: None,
         }));
         let d = self.delay();
-        if !self.up || self.rng.chance(self.sc.reset) {
+        if self.cut(host) {
+            // Nothing gets through, not even a refusal.
+            self.finish(host, id, Err(Fail::Timeout { applied: false }), timeout);
+        } else if !self.up || self.rng.chance(self.sc.reset) {
             self.finish(host, id, Err(Fail::Refused), 2 * d);
-        } else if self.cut(host) || self.rng.chance(self.sc.loss) {
+        } else if self.rng.chance(self.sc.loss) {
             self.finish(host, id, Err(Fail::Timeout { applied: false }), timeout);
         } else if d < timeout {
             self.at(
@@ -401,9 +405,24 @@ impl World {
         let keeps = self.sc.restarts[i].2;
         self.check
             .ev(self.now, usize::MAX, "server down", i64::from(keeps));
+        // The bound holds for a holder that can reach the server (a fair network, no
+        // partition around the restart).
+        let fair = self.sc.loss == 0.0 && self.sc.reset == 0.0;
+        let (from, to) = (
+            self.now,
+            self.now + self.sc.restarts[i].1 + self.sc.ttl.as_micros() as Us,
+        );
         self.watched = (0..self.hosts.len())
-            .filter(|h| crate::supervise::schedule_live(self, *h))
-            .map(|h| self.hosts[h].token.clone())
+            .filter(|h| {
+                fair && !self
+                    .sc
+                    .partitions
+                    .iter()
+                    .any(|p| p.0 == *h && p.1 < to && p.2 > from)
+            })
+            .filter_map(|h| {
+                crate::supervise::schedule_live(self, h).map(|w| (self.hosts[h].token.clone(), w))
+            })
             .collect();
         if !keeps {
             self.server.ks.borrow_mut().keys.clear();
