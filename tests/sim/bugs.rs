@@ -147,3 +147,30 @@ fn semaphore_slot_freed_twice() {
     );
     hunt("semaphore slot freed twice", None, Some(patch), false);
 }
+
+/// A failing world shrinks to a smaller one that still fails, whose trace is shorter.
+#[test]
+fn a_failing_world_shrinks() {
+    set_bugs(&[Bug::NoKillLead]);
+    let sc = Scenario::draw(0, false);
+    let (o, big) = crate::seeds::run_world(sc.clone(), 100_000, None);
+    assert!(
+        o.violation.is_some(),
+        "seed 0 must fail with the kill lead at 0"
+    );
+    let (small, w) = crate::seeds::shrink(&sc, None);
+    set_bugs(&[]);
+    println!(
+        "shrunk: {} hosts × {} runs, {} events → {} hosts × {} runs, {} events: {}",
+        sc.hosts,
+        sc.runs,
+        big.check.recent.len(),
+        small.hosts,
+        small.runs,
+        w.check.recent.len(),
+        w.check.violation.clone().unwrap_or_default()
+    );
+    assert!(w.check.violation.is_some());
+    assert!(small.hosts * small.runs as usize <= sc.hosts * sc.runs as usize);
+    assert!(w.check.recent.len() < big.check.recent.len());
+}
