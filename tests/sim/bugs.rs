@@ -148,6 +148,12 @@ fn semaphore_slot_freed_twice() {
     hunt("semaphore slot freed twice", None, Some(patch), false);
 }
 
+#[test]
+fn every_window_not_checked() {
+    let patch = ("  if tonumber(done[1]) == window then", "  if false then");
+    hunt("--every's not-due check skipped", None, Some(patch), false);
+}
+
 /// A failing world shrinks to a smaller one that still fails, whose trace is shorter.
 #[test]
 fn a_failing_world_shrinks() {

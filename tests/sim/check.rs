@@ -53,6 +53,8 @@ pub struct Counts {
     pub min_margin: Option<Us>,
     /// Jobs held to the bound after a restart that lost the data.
     pub restart_bounded: u64,
+    /// --every runs that ended ok with their release confirmed.
+    pub successes: u64,
 }
 
 #[derive(Debug)]
@@ -73,6 +75,8 @@ pub struct Checker {
     pub keep: usize,
     /// Jobs alive when the server came back empty, and when they must be dead by.
     restart_bound: Vec<(String, Us)>,
+    /// --every: successes by window.
+    successes: BTreeMap<u64, u32>,
 }
 
 impl Checker {
@@ -90,6 +94,7 @@ impl Checker {
             violation: None,
             keep: 200,
             restart_bound: Vec::new(),
+            successes: BTreeMap::new(),
         }
     }
 
@@ -213,6 +218,20 @@ impl Checker {
             .max();
         if let Some(l) = longest {
             self.counts.longest_overlap = self.counts.longest_overlap.max(l);
+        }
+    }
+
+    /// A run of --every `window` ended ok and its release was confirmed: at most one a window.
+    pub fn success(&mut self, t: Us, window: u64) {
+        self.counts.successes += 1;
+        let n = self.successes.entry(window).or_default();
+        *n += 1;
+        if *n > 1 {
+            let n = *n;
+            self.fail(
+                t,
+                format!("{n} successes recorded in the --every window starting {window}"),
+            );
         }
     }
 

@@ -33,6 +33,8 @@ pub struct Waiting {
     pub listening: bool,
     /// It delivered a wake-up and waits for word.
     pub parked: bool,
+    /// --every: the window of the acquire that won.
+    pub window: Option<u64>,
 }
 
 pub struct Running {
@@ -43,6 +45,8 @@ pub struct Running {
     /// The renewal out: (request, sent).
     pub out: Option<(u64, Instant)>,
     pub job: Proc,
+    /// --every: the run's window.
+    pub window: Option<u64>,
 }
 
 pub struct Releasing {
@@ -53,6 +57,8 @@ pub struct Releasing {
     pub out: Option<u64>,
     /// A retry's pause ends here.
     pub again_at: Option<Instant>,
+    /// --every: the run's window.
+    pub window: Option<u64>,
 }
 
 pub enum Phase {
@@ -195,6 +201,7 @@ fn begin(w: &mut World, h: usize) {
         out: None,
         listening: false,
         parked: false,
+        window: None,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
 }

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Call, Exit, Finish, RecordCall, ReleaseCall, Retry, RunLog, Stop, server_expiry,
+    Call, Exit, Finish, RecordCall, Release, ReleaseCall, Retry, RunLog, Stop, server_expiry,
 };
 use redis::Value;
 
@@ -16,7 +16,8 @@ use crate::keyspace::Answer;
 use crate::world::{Fail, World};
 
 /// The job is over (its whole group dead): release, or record a lost run.
-pub fn begin(w: &mut World, h: usize, slot: u32, sent: Instant, stop: &Stop) {
+pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, stop: &Stop) {
+    let (slot, window) = held;
     let now = local(w, h);
     let held = now.saturating_duration_since(sent);
     let exit = stop.exit();
@@ -61,6 +62,7 @@ pub fn begin(w: &mut World, h: usize, slot: u32, sent: Instant, stop: &Stop) {
         finish,
         policy,
         tries: 0,
+        window,
         out: None,
         again_at: Some(now),
     }));
@@ -79,10 +81,15 @@ pub fn release_step(w: &mut World, h: usize) {
     }
     r.again_at = None;
     r.tries += 1;
-    let (slot, finish) = (r.slot, r.finish);
+    let (slot, finish, window) = (r.slot, r.finish, r.window);
     let keys = w.keys.clone();
     let token = w.hosts[h].token.clone();
-    let log = RunLog::off();
+    // The run-log entry's fields go with every release (history 0: none kept); release.lua
+    // reads the --every window from them.
+    let log = RunLog {
+        window,
+        ..RunLog::off()
+    };
     let call: Scripted = scripted(&ReleaseCall {
         keys: &keys,
         slot,
@@ -108,8 +115,16 @@ pub fn answer(w: &mut World, h: usize, id: u64, a: Result<Value, Fail>) {
     }
     r.out = None;
     match a.map(ReleaseCall::reply) {
-        Ok(Ok(_)) => {
+        Ok(Ok((released, _))) => {
             w.check.counts.releases += 1;
+            let ours = matches!(released, Release::Released | Release::Kept);
+            if let Some(window) = r.window
+                && ours
+                && r.finish.exit == Exit::Child(0)
+            {
+                let t = w.now;
+                w.check.success(t, window);
+            }
             run_over(w, h);
         }
         Ok(Err(e)) => panic!("seed {}: release's reply unread: {e}", w.sc.seed),

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use dlock::api::sim::Every;
+
 use crate::check::Us;
 use crate::rng::Rng;
 
@@ -20,6 +22,8 @@ pub struct Scenario {
     pub retry_max: Duration,
     pub notify: bool,
     pub hold_at_least: Duration,
+    /// --every: the period and offset of its windows.
+    pub every: Option<Every>,
     /// Each host's clock rate against the server's.
     pub rates: Vec<f64>,
     /// One-way delay bound (µs) and the chance a request, or its reply, is lost.
@@ -78,6 +82,7 @@ impl Scenario {
             failovers.push((r.range(0, horizon), r.range(0, ttl_ms * 300)));
         }
         let loss = *r.pick(&[0.0, 0.0, 0.01, 0.05]);
+        let hold_at_least = if r.chance(0.2) { ttl_ms / 2 } else { 0 };
         Scenario {
             seed,
             hosts,
@@ -93,7 +98,16 @@ impl Scenario {
             retry_min: Duration::from_millis(r.range(5, 20)),
             retry_max: Duration::from_millis(r.range(50, 400)),
             notify: r.chance(0.8),
-            hold_at_least: Duration::from_millis(if r.chance(0.2) { ttl_ms / 2 } else { 0 }),
+            hold_at_least: Duration::from_millis(hold_at_least),
+            // With neither --limit nor --hold-at-least (SPEC 7d: a usage error).
+            every: (limit == 1 && hold_at_least == 0 && r.chance(0.3)).then(|| {
+                // Windows of 2-5 TTLs (whole ms, as the CLI takes them), any offset.
+                let period = ttl_ms * r.range(2, 5);
+                Every {
+                    period: Duration::from_millis(period),
+                    offset: Duration::from_millis(r.range(0, period - 1)),
+                }
+            }),
             rates,
             delay_max: *r.pick(&[200, 2000, 20_000]),
             loss,

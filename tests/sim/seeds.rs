@@ -176,6 +176,7 @@ fn seed_range() {
         total.renewals += o.counts.renewals;
         total.lost += o.counts.lost;
         total.capped += o.counts.capped;
+        total.successes += o.counts.successes;
         total.overlaps += o.counts.overlaps;
         total.longest_overlap = total.longest_overlap.max(o.counts.longest_overlap);
         if !o.unsafe_world {
@@ -183,18 +184,23 @@ fn seed_range() {
         }
     }
     println!(
-        "sim: {worlds} worlds ({unsafe_worlds} unsafe), {} guarded runs, {} grants, {} renewals, {} lost, {} capped; smallest margin in safe worlds {:.3} ms; unsafe overlaps {} (longest {:.1} ms); {:.1} s",
+        "sim: {worlds} worlds ({unsafe_worlds} unsafe), {} guarded runs, {} grants, {} renewals, {} lost, {} capped, {} --every successes; smallest margin in safe worlds {:.3} ms; unsafe overlaps {} (longest {:.1} ms); {:.1} s",
         total.runs,
         total.grants,
         total.renewals,
         total.lost,
         total.capped,
+        total.successes,
         margin as f64 / 1000.0,
         total.overlaps,
         total.longest_overlap as f64 / 1000.0,
         start.elapsed().as_secs_f64()
     );
     assert!(total.runs > 1000 && total.lost > 0 && total.capped > 0 && total.overlaps > 0);
+    assert!(
+        total.successes > 100,
+        "the --every worlds must reach the invariant"
+    );
 }
 
 /// Same seed, same trace.

@@ -19,7 +19,9 @@ use crate::host::{Phase, Proc, Running, failure, io_timeout, limits, local, sche
 use crate::world::{Event, Fail, World};
 
 /// The job starts under the lease granted by the acquire sent at `sent`.
-pub fn start(w: &mut World, h: usize, fence: i64, slot: u32, sent: Instant) {
+/// `won`: the fence, slot and --every window the acquire got.
+pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instant) {
+    let (fence, slot, window) = won;
     let ttl_us = w.sc.ttl.as_micros() as Us;
     let grace_us = w.sc.grace.as_micros() as Us;
     let ran = w.rng.range(ttl_us / 20, ttl_us * 5 / 2);
@@ -55,6 +57,7 @@ pub fn start(w: &mut World, h: usize, fence: i64, slot: u32, sent: Instant) {
         renewal: None,
         out: None,
         job,
+        window,
     }));
     supervise(w, h);
 }
@@ -121,7 +124,7 @@ pub fn supervise(w: &mut World, h: usize) {
     }
     if r.stop.is_done() {
         w.check.ev(w.now, h, "job over", 0);
-        crate::release::begin(w, h, r.slot, r.sent, &r.stop);
+        crate::release::begin(w, h, (r.slot, r.window), r.sent, &r.stop);
         return;
     }
     let mut next = r.stop.poll_timeout(now);

@@ -36,7 +36,7 @@ pub fn step(w: &mut World, h: usize) {
                 Outcome::Acquired {
                     fence, slot, sent, ..
                 } => {
-                    crate::supervise::start(w, h, fence, slot, sent);
+                    crate::supervise::start(w, h, (fence, slot, s.window), sent);
                 }
                 Outcome::Exit(_) => {
                     w.check.counts.busy += 1;
@@ -75,7 +75,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         stats: true,
         meta: &meta,
         last_try,
-        every: None,
+        every: w.sc.every,
     });
     w.check.ev(w.now, h, "try", i64::from(last_try));
     if std::mem::take(&mut w.hosts[h].hung_up) {
@@ -109,7 +109,14 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
                 ..failure(Fail::Timeout { applied: true })
             })
         }
-        Ok(Ok(Acquire::Acquired { fence, slot, .. })) => WaitInput::Acquired { fence, slot, sent },
+        Ok(Ok(Acquire::Acquired {
+            fence,
+            slot,
+            window,
+        })) => {
+            s.window = window;
+            WaitInput::Acquired { fence, slot, sent }
+        }
         Ok(Ok(Acquire::Busy { pttl, holder })) => WaitInput::Busy { pttl, holder },
         Ok(Ok(Acquire::NotDue(n))) => WaitInput::NotDue(n),
         Ok(Ok(Acquire::OtherLimit(n))) => WaitInput::OtherLimit(n),
