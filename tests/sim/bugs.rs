@@ -154,6 +154,18 @@ fn every_window_not_checked() {
     hunt("--every's not-due check skipped", None, Some(patch), false);
 }
 
+#[test]
+fn a_free_slot_never_found() {
+    // Liveness: acquire.lua answers busy for a free lock; a waiter gives up on it (fair worlds).
+    let patch = ("  if not v and not free then free = i end", "");
+    hunt(
+        "a free slot never found (liveness)",
+        None,
+        Some(patch),
+        false,
+    );
+}
+
 /// A failing world shrinks to a smaller one that still fails, whose trace is shorter.
 #[test]
 fn a_failing_world_shrinks() {

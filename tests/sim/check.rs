@@ -123,6 +123,11 @@ impl Checker {
         }
     }
 
+    /// A waiter not served in time (liveness.rs).
+    pub fn fail_liveness(&mut self, t: Us, why: String) {
+        self.fail(t, why);
+    }
+
     /// An overlap: failed in a safe world, counted in an unsafe one.
     fn overlap(&mut self, t: Us, why: String) {
         if self.unsafe_world {

@@ -80,6 +80,8 @@ pub struct Host {
     pub run: u64,
     pub token: String,
     pub phase: Phase,
+    /// Waiting for the lock: since, and the end of its --wait (true time).
+    pub waiting: Option<(Us, Us)>,
 }
 
 impl Host {
@@ -94,6 +96,7 @@ impl Host {
             run: 0,
             token: String::new(),
             phase: Phase::Idle,
+            waiting: None,
         }
     }
 
@@ -204,6 +207,8 @@ fn begin(w: &mut World, h: usize) {
         window: None,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
+    let until = w.now + (w.sc.wait.as_micros() as f64 / w.hosts[h].rate) as Us;
+    w.hosts[h].waiting = Some((w.now, until));
 }
 
 /// A request's answer (or failure) reached host `h`.

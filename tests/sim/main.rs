@@ -13,6 +13,7 @@ mod diff;
 mod diff_calls;
 mod host;
 mod keyspace;
+mod liveness;
 mod lua;
 mod release;
 mod rng;

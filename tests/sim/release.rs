@@ -179,6 +179,7 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer) {
         if w.granted.insert(token.clone()) {
             w.check.ev(w.now, usize::MAX, "grant", i64::from(slot));
             w.check.granted(w.now, &token, slot);
+            crate::liveness::granted(w);
         }
     }
 }

@@ -36,10 +36,13 @@ pub fn step(w: &mut World, h: usize) {
                 Outcome::Acquired {
                     fence, slot, sent, ..
                 } => {
+                    w.hosts[h].waiting = None;
                     crate::supervise::start(w, h, (fence, slot, s.window), sent);
                 }
                 Outcome::Exit(_) => {
                     w.check.counts.busy += 1;
+                    crate::liveness::gave_up(w, h);
+                    w.hosts[h].waiting = None;
                     crate::release::run_over(w, h);
                 }
             }

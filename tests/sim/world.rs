@@ -96,6 +96,8 @@ pub struct World {
     /// Tokens whose renewal schedule ran when the server went down (they watch the connection),
     /// with how long after that their watch began.
     watched: Vec<(String, Us)>,
+    /// Since when the plain lock's key is gone (liveness.rs), while it is.
+    pub free_since: Option<Us>,
     /// Tokens the server has granted a slot to.
     pub granted: BTreeSet<String>,
     /// The instant true time 0 stands for, on every host's monotonic clock (offset each).
@@ -127,6 +129,7 @@ impl World {
             hosts,
             keys: Keys::with_limit("sim", sc.limit),
             granted: BTreeSet::new(),
+            free_since: Some(0),
             watched: Vec::new(),
             base: Instant::now(),
             sc,
@@ -248,7 +251,9 @@ impl World {
             return;
         }
         let call = flight.call.clone();
+        let before = crate::liveness::key_state(self);
         let answer = call.run(&mut self.server);
+        crate::liveness::after_script(self, before, EPOCH_US / 1000);
         crate::host::served(self, host, &call, &answer);
         self.after_write();
         let d = self.delay();
