@@ -90,12 +90,11 @@ fn kill_lead_at_zero() {
 
 #[test]
 fn lease_measured_from_the_reply() {
-    hunt(
-        "lease from the renewal's reply",
-        Some(Bug::LeaseFromReply),
-        None,
-        false,
-    );
+    // Over the worlds with slow networks (up to 20 ms each way): the reply comes later than
+    // the drift allowance can absorb.
+    let family = |s: &Scenario| s.delay_max >= 20_000;
+    let bug = Some(Bug::LeaseFromReply);
+    hunt_in("lease from the renewal's reply", bug, None, false, family);
 }
 
 #[test]
@@ -170,11 +169,14 @@ fn a_free_slot_never_found() {
 #[test]
 fn a_failing_world_shrinks() {
     set_bugs(&[Bug::NoKillLead]);
-    let sc = Scenario::draw(0, false);
+    let seed = (0..)
+        .find(|s| simulate_patched(*s, false, 0, None).0.violation.is_some())
+        .unwrap_or(0);
+    let sc = Scenario::draw(seed, false);
     let (o, big) = crate::seeds::run_world(sc.clone(), 100_000, None);
     assert!(
         o.violation.is_some(),
-        "seed 0 must fail with the kill lead at 0"
+        "seed {seed} must fail with the kill lead at 0"
     );
     let (small, w) = crate::seeds::shrink(&sc, None);
     set_bugs(&[]);

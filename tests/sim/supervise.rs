@@ -194,6 +194,11 @@ fn act_renewal(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
         }
     }
     for input in tells {
+        if let StopInput::CapReached { .. } = &input {
+            // A lease past its cap is not watched: it runs out (the restart bound's exception).
+            let token = w.hosts[h].token.clone();
+            w.check.capped(&token);
+        }
         if let StopInput::Renewed { count, .. } = &input {
             let token = w.hosts[h].token.clone();
             w.check.ev(w.now, h, "renewed", i64::from(*count));
