@@ -272,6 +272,8 @@ fn soak() {
         total.lost += o.counts.lost;
         total.capped += o.counts.capped;
         total.overlaps += o.counts.overlaps;
+        total.repeats += o.counts.repeats;
+        total.successes += o.counts.successes;
         total.longest_overlap = total.longest_overlap.max(o.counts.longest_overlap);
         if !o.unsafe_world {
             margin = margin.min(o.counts.min_margin.unwrap_or(u64::MAX));
@@ -280,13 +282,15 @@ fn soak() {
     }
     let cpu = (cpu_seconds() - cpu0).max(0.01);
     println!(
-        "SIM_RESULT {{\"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"runs\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"unsafe_overlaps\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
+        "SIM_RESULT {{\"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"runs\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
         seed - 1,
         total.runs,
         total.renewals,
         total.lost,
         total.capped,
+        total.successes,
         total.overlaps,
+        total.repeats,
         total.longest_overlap as f64 / 1000.0,
         margin as f64 / 1000.0,
         start.elapsed().as_secs_f64(),
