@@ -343,8 +343,10 @@ pub fn differential(seed: u64, calls: usize) -> Seen {
             .iter()
             .filter_map(|(k, (_, p))| u64::try_from(*p).ok().map(|p| (k.clone(), t + p)))
             .collect();
+        // The expiries taken over from the last read are as late as that read's span, and
+        // this read's PTTLs as late as its own.
+        let tol = tol + (end - t) as i64 + (slack - 1) as i64;
         slack = end - t + 1;
-        let tol = tol + (end - t) as i64;
         engine.ks.borrow_mut().keys_ms = Some(t);
         let sim_shown = sim_keys(&mut engine.ks.borrow_mut());
         if let Some(d) = key_difference(&sim_shown, &real_shown, tol) {

@@ -156,8 +156,20 @@ impl World {
     /// Run until every host has done its runs (or a violation, or the time limit).
     pub fn run(&mut self) {
         let limit = self.sc.ttl.as_micros() as u64 * 400;
+        // A world takes thousands of events; a million means the machines (or the world) are
+        // stuck waking each other at one instant: a failure, not a hung test.
+        let mut events = 0u64;
         while let Some(Reverse((t, _, e))) = self.queue.pop() {
             if self.check.violation.is_some() || t > limit {
+                break;
+            }
+            events += 1;
+            if events > 1_000_000 {
+                let why = format!(
+                    "no progress: a million events by {:.3} ms",
+                    t as f64 / 1000.0
+                );
+                self.check.violation = Some(why);
                 break;
             }
             self.now = t;
