@@ -30,7 +30,7 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
     };
     let keys = Keys::with_limit(name, limit);
     let token = format!("tok{}", rng.range(0, 3));
-    let ttl = Duration::from_millis(rng.range(15, 1200));
+    let ttl = Duration::from_millis(rng.range(5, 400));
     let stats = rng.chance(0.7);
     let slot = rng.range(0, u64::from(limit) - 1) as u32;
     let meta = Meta {
