@@ -129,4 +129,30 @@ pub mod api {
     pub use crate::store::keys::{Keys, companion, new_token};
     #[cfg(feature = "test-support")]
     pub use crate::store::smoke::check_scripts;
+
+    /// What the deterministic simulation (tests/sim) drives: the real machines of `dlock run`,
+    /// the real script calls (their KEYS, ARGV, source and reply reading), and the knobs that
+    /// put a bug back for its bug table.
+    #[cfg(feature = "test-support")]
+    pub mod sim {
+        pub use crate::core::acquire::{
+            Action as WaitAction, Input as WaitInput, Limits as WaitLimits, NotDue, Outcome, Wait,
+        };
+        pub use crate::core::backoff::Backoff;
+        pub use crate::core::bugs::{Bug, set as set_bugs};
+        pub use crate::core::clock::{drift, hard_stop, kill_lead, lease_end, server_expiry};
+        pub use crate::core::every::Every;
+        pub use crate::core::renew::{Action as RenewAction, Event as RenewEvent, Renewal};
+        pub use crate::core::retry::Retry;
+        pub use crate::core::stop::{Action as StopAction, Input as StopInput, Stop};
+        pub use crate::core::{Failure, Limits};
+        pub use crate::exit::Exit;
+        pub use crate::store::finish::{Finish, RecordCall, Release, ReleaseCall};
+        pub use crate::store::keys::Keys;
+        pub use crate::store::lock::{
+            Acquire, AcquireCall, BreakCall, BusyCall, Meta, Renew, RenewCall, WakeCall,
+        };
+        pub use crate::store::runs::RunLog;
+        pub use crate::store::{Call, Script};
+    }
 }

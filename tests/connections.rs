@@ -374,7 +374,9 @@ fn cluster_runs_locks_on_whichever_master_owns_them() {
             .nth(1)
             .unwrap_or_else(|| panic!("no timeline for dlock:{k}: {html}"));
         assert_eq!(
-            row[..row.find("</tr>").unwrap()].matches("<rect x=").count(),
+            row[..row.find("</tr>").unwrap()]
+                .matches("<rect x=")
+                .count(),
             1,
             "dlock:{k}"
         );
@@ -651,7 +653,12 @@ fn every_command_works_as_a_least_privilege_user() {
         .split("<tr class=\"tl\" data-key=\"dlock:acl\"")
         .nth(1)
         .unwrap_or_else(|| panic!("no timeline for dlock:acl: {html}"));
-    assert_eq!(row[..row.find("</tr>").unwrap()].matches("<rect x=").count(), 3);
+    assert_eq!(
+        row[..row.find("</tr>").unwrap()]
+            .matches("<rect x=")
+            .count(),
+        3
+    );
     drop(e);
     // --every: the window from the server's clock (+time) and the done record; the second try
     // in the window runs nothing.

@@ -26,7 +26,7 @@ use crate::exit::Exit;
 
 /// The run's waiting settings.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
+pub struct Limits {
     /// --wait: how long to keep trying.
     pub wait: Duration,
     /// --retry-max: the poll period while a waker listens.
@@ -43,7 +43,7 @@ pub(crate) struct Limits {
 
 /// --every: the current window already has a success, so this try runs nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct NotDue {
+pub struct NotDue {
     /// The window's start (Unix ms, server time).
     pub window_ms: u64,
     /// The success: when its release was recorded (server Unix ms), its run id and host.
@@ -54,7 +54,7 @@ pub(crate) struct NotDue {
 
 /// What a try or the world said.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Input {
+pub enum Input {
     /// A slot is ours (0 for a plain lock); the acquire was sent at `sent`.
     Acquired {
         fence: i64,
@@ -78,7 +78,7 @@ pub(crate) enum Input {
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Action {
+pub enum Action {
     /// Start listening for release wake-ups; answer with `waker_started`.
     StartWaker,
     /// A wake-up was used and the lock is still busy: listen for the next release.
@@ -98,7 +98,7 @@ pub(crate) enum Action {
 
 /// Facts worth a log line, with their numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Report {
+pub enum Report {
     /// The lock has no expiry at all: not dlock's.
     NoTtl,
     /// First failure to reach Redis; retrying for `retry_for`.
@@ -140,7 +140,7 @@ pub(crate) enum Report {
 
 /// How the wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
+pub enum Outcome {
     Acquired {
         fence: i64,
         slot: u32,
@@ -165,7 +165,7 @@ enum Last {
 }
 
 #[derive(Debug)]
-pub(crate) struct Wait {
+pub struct Wait {
     limits: Limits,
     backoff: Backoff,
     start: Instant,
@@ -189,7 +189,7 @@ pub(crate) struct Wait {
 }
 
 impl Wait {
-    pub(crate) fn new(limits: Limits, backoff: Backoff, now: Instant) -> Wait {
+    pub fn new(limits: Limits, backoff: Backoff, now: Instant) -> Wait {
         Wait {
             limits,
             backoff,
@@ -210,27 +210,27 @@ impl Wait {
         }
     }
 
-    pub(crate) fn outcome(&self) -> Option<Outcome> {
+    pub fn outcome(&self) -> Option<Outcome> {
         self.outcome
     }
 
     /// The end of --wait.
-    pub(crate) fn until(&self) -> Instant {
+    pub fn until(&self) -> Instant {
         self.until
     }
 
     #[cfg(test)]
-    pub(crate) fn tries(&self) -> u32 {
+    pub fn tries(&self) -> u32 {
         self.tries
     }
 
-    pub(crate) fn poll_action(&mut self) -> Option<Action> {
+    pub fn poll_action(&mut self) -> Option<Action> {
         self.actions.pop_front()
     }
 
     /// Send an acquire now? Some(last_try): a try sent at or after the end of --wait is the
     /// last, and the script counts its busy answer.
-    pub(crate) fn poll_try(&mut self, now: Instant) -> Option<bool> {
+    pub fn poll_try(&mut self, now: Instant) -> Option<bool> {
         if self.outcome.is_some() || self.next_try.is_none_or(|t| now < t) {
             return None;
         }
@@ -240,20 +240,20 @@ impl Wait {
     }
 
     /// When to look again (a try is due), at the latest.
-    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+    pub fn poll_timeout(&self) -> Option<Instant> {
         self.next_try
     }
 
     /// The shell's answer to `StartWaker` (a thread that could not start is tried again after
     /// the next busy answer); the next try is scheduled from here.
-    pub(crate) fn waker_started(&mut self, ok: bool, now: Instant) {
+    pub fn waker_started(&mut self, ok: bool, now: Instant) {
         self.waker = ok;
         if self.outcome.is_none() {
             self.next_try = Some(now + self.pause(now));
         }
     }
 
-    pub(crate) fn handle(&mut self, input: Input, now: Instant) {
+    pub fn handle(&mut self, input: Input, now: Instant) {
         if self.outcome.is_some() {
             return;
         }

@@ -7,24 +7,24 @@ use std::time::Duration;
 
 /// `--every D --every-offset O`, checked: 1s ≤ D ≤ 366d in whole ms, 0 ≤ O < D.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Every {
+pub struct Every {
     pub period: Duration,
     pub offset: Duration,
 }
 
 impl Every {
-    pub(crate) fn period_ms(&self) -> u64 {
+    pub fn period_ms(&self) -> u64 {
         u64::try_from(self.period.as_millis())
             .unwrap_or(u64::MAX)
             .max(1)
     }
 
-    pub(crate) fn offset_ms(&self) -> u64 {
+    pub fn offset_ms(&self) -> u64 {
         u64::try_from(self.offset.as_millis()).unwrap_or(0)
     }
 
     /// The start of the window holding `now_ms`.
-    pub(crate) fn window_of(&self, now_ms: u64) -> u64 {
+    pub fn window_of(&self, now_ms: u64) -> u64 {
         let (p, o) = (self.period_ms(), self.offset_ms() % self.period_ms());
         // Shifted by a whole period, so no step goes below 0; a time before the first offset
         // (only within one period of the epoch) gets 0.
@@ -33,7 +33,7 @@ impl Every {
     }
 
     /// The start of the window after the one starting at `start`.
-    pub(crate) fn next(&self, start: u64) -> u64 {
+    pub fn next(&self, start: u64) -> u64 {
         start.saturating_add(self.period_ms())
     }
 }

@@ -5,6 +5,7 @@
 
 pub(crate) mod acquire;
 pub(crate) mod backoff;
+pub(crate) mod bugs;
 pub(crate) mod capture;
 pub(crate) mod clock;
 pub(crate) mod every;
@@ -17,7 +18,7 @@ mod stop_events;
 
 /// A run's timing settings, as the stop and renewal machines read them.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
+pub struct Limits {
     pub ttl: std::time::Duration,
     pub grace: std::time::Duration,
     pub renew_every: std::time::Duration,
@@ -28,7 +29,7 @@ pub(crate) struct Limits {
 /// What a failed Redis call means, as the store's session classifies it and the machines read
 /// it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Failure {
+pub struct Failure {
     /// Retrying cannot fix it (auth, read-only replica, OOM, ACL, TLS, …).
     pub permanent: bool,
     /// One line for the operator.

@@ -21,17 +21,18 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::Limits;
+use super::bugs::{Bug, on};
 use super::clock::lease_end;
 use super::stop::Input as Tell;
 
 /// Behind Sentinel, how often the watchdog asks whether the master moved between renewals:
 /// well inside the time a promoted replica's copy of the lease has left after a failover (a
 /// failover takes a second or more with Sentinel's usual settings).
-pub(crate) const SENTINEL_POLL: Duration = Duration::from_millis(200);
+pub const SENTINEL_POLL: Duration = Duration::from_millis(200);
 
 /// Pause between renewal retries while Redis is unreachable: short, so a brief blip does not
 /// cost the lease, yet not a spin (1/20 of the TTL, between 10 ms and 250 ms).
-pub(crate) fn retry_pause(ttl: Duration) -> Duration {
+pub fn retry_pause(ttl: Duration) -> Duration {
     (ttl / 20).clamp(Duration::from_millis(10), Duration::from_millis(250))
 }
 
@@ -40,11 +41,11 @@ pub(crate) fn retry_pause(ttl: Duration) -> Duration {
 /// return, where `retry_pause` (150 ms at a 3 s TTL) let the old job run on beside a rival's
 /// for up to that long. A refused connect costs a few system calls (no wait): 100 tries a
 /// second, until the lease's end, and never more tries than TTL / 10 ms.
-pub(crate) const REFUSED_PAUSE: Duration = Duration::from_millis(10);
+pub const REFUSED_PAUSE: Duration = Duration::from_millis(10);
 
 /// What happened, as the watchdog saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Event {
+pub enum Event {
     /// The renewal sent at `sent` was confirmed (and, with --min-replicas, acknowledged).
     Renewed { sent: Instant },
     /// The renewal found the key gone or someone else's.
@@ -60,7 +61,7 @@ pub(crate) enum Event {
 
 /// What the watchdog should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Action {
+pub enum Action {
     /// Send a renewal now (on the current master), bounded by `deadline`, the lease's local
     /// end; then `handle` its answer.
     Renew { deadline: Instant },
@@ -91,7 +92,7 @@ enum State {
 }
 
 #[derive(Debug)]
-pub(crate) struct Renewal {
+pub struct Renewal {
     limits: Limits,
     sentinel: bool,
     /// The local end of the lease (from the send of the last confirmed renewal).
@@ -107,7 +108,7 @@ impl Renewal {
     /// The schedule of a lease granted by a command sent at `sent`, starting at `now`;
     /// `sentinel`: behind Sentinel (its master can move); `at_once`: renew now (the connection
     /// dropped before the watchdog started).
-    pub(crate) fn new(
+    pub fn new(
         limits: Limits,
         sent: Instant,
         sentinel: bool,
@@ -132,16 +133,16 @@ impl Renewal {
     }
 
     /// The local end of the current lease.
-    pub(crate) fn deadline(&self) -> Instant {
+    pub fn deadline(&self) -> Instant {
         self.deadline
     }
 
-    pub(crate) fn poll_action(&mut self) -> Option<Action> {
+    pub fn poll_action(&mut self) -> Option<Action> {
         self.actions.pop_front()
     }
 
     /// When to call `on_timeout` next; None while a renewal is out or after the schedule ended.
-    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+    pub fn poll_timeout(&self) -> Option<Instant> {
         match self.state {
             State::Waiting { next, look } => Some(look.map_or(next, |l| l.min(next))),
             State::Retrying { at } => Some(at),
@@ -150,11 +151,14 @@ impl Renewal {
     }
 
     /// Whether a hang-up of the connection matters now (between renewals).
-    pub(crate) fn watches_connection(&self) -> bool {
+    pub fn watches_connection(&self) -> bool {
+        if on(Bug::NoConnectionWatch) {
+            return false;
+        }
         matches!(self.state, State::Waiting { .. })
     }
 
-    pub(crate) fn on_timeout(&mut self, now: Instant) {
+    pub fn on_timeout(&mut self, now: Instant) {
         match self.state {
             State::Waiting { next, .. } if now >= next => self.try_now(now, false),
             State::Waiting {
@@ -169,9 +173,10 @@ impl Renewal {
         }
     }
 
-    pub(crate) fn handle(&mut self, event: Event, now: Instant) {
+    pub fn handle(&mut self, event: Event, now: Instant) {
         match (self.state, event) {
             (State::Sending { .. }, Event::Renewed { sent }) => {
+                let sent = if on(Bug::LeaseFromReply) { now } else { sent };
                 self.count += 1;
                 self.last_sent = sent;
                 self.deadline = lease_end(sent, self.limits.ttl);
@@ -229,9 +234,14 @@ impl Renewal {
     }
 
     fn capped(&self) -> bool {
-        self.limits
-            .max_renewals
-            .is_some_and(|cap| self.count >= cap)
+        self.limits.max_renewals.is_some_and(|cap| {
+            let cap = if on(Bug::CapPlusOne) {
+                cap.saturating_add(1)
+            } else {
+                cap
+            };
+            self.count >= cap
+        })
     }
 
     /// Send a renewal now, unless the lease has ended: not confirmed in time, the supervisor

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use super::Failure;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Retry {
+pub struct Retry {
     /// Tries in all, the first included (1 = no retry).
     pub tries: u32,
     /// Pause before each retry.

@@ -19,14 +19,15 @@ use std::collections::VecDeque;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
+use super::bugs::{Bug, on};
 use super::clock::{hard_stop, kill_lead};
-pub(crate) use super::stop_events::{Action, Input, Limits, Reason, Report};
+pub use super::stop_events::{Action, Input, Limits, Reason, Report};
 use crate::exit::Exit;
 
 /// Once SIGKILL is out, or while the leader has exited but its group lives on, look this
 /// often: a process in uninterruptible sleep can take a while to die, and there is no event
 /// for "the group is gone".
-pub(crate) const GROUP_POLL: Duration = Duration::from_millis(5);
+pub const GROUP_POLL: Duration = Duration::from_millis(5);
 
 /// How far into the job the supervising loop begins to watch the connection. Finding its
 /// socket means reading /proc/self/fd, which with the clean-up of what that leaves in /proc at
@@ -35,10 +36,10 @@ pub(crate) const GROUP_POLL: Duration = Duration::from_millis(5);
 /// hung up), still long before the first renewal would find out. Also the pace of the looks
 /// after it while the socket cannot be told apart from another connection to the same server
 /// (the waker's, which closes right after the acquire): a hang-up is seen at most this late.
-pub(crate) const FIRST_LOOK: Duration = Duration::from_millis(100);
+pub const FIRST_LOOK: Duration = Duration::from_millis(100);
 
 #[derive(Debug)]
-pub(crate) struct Stop {
+pub struct Stop {
     limits: Limits,
     started: Instant,
     /// Local end of the current lease.
@@ -64,7 +65,7 @@ pub(crate) struct Stop {
 
 impl Stop {
     /// The job started at `started` under a lease that ends locally at `deadline`.
-    pub(crate) fn new(limits: Limits, started: Instant, deadline: Instant) -> Stop {
+    pub fn new(limits: Limits, started: Instant, deadline: Instant) -> Stop {
         let renews = limits.max_renewals != Some(0);
         Stop {
             limits,
@@ -86,32 +87,32 @@ impl Stop {
     }
 
     /// The local end of the current lease.
-    pub(crate) fn deadline(&self) -> Instant {
+    pub fn deadline(&self) -> Instant {
         self.deadline
     }
 
-    pub(crate) fn renewals(&self) -> u32 {
+    pub fn renewals(&self) -> u32 {
         self.renewals
     }
 
     /// A renewal found the lock someone else's or gone: there is nothing to release.
-    pub(crate) fn definitely_lost(&self) -> bool {
+    pub fn definitely_lost(&self) -> bool {
         // Only a renewal's answer sets this reason, and nothing replaces it.
         self.reason == Some(Reason::Lost)
     }
 
     /// The leader has exited and its whole group is gone.
-    pub(crate) fn is_done(&self) -> bool {
+    pub fn is_done(&self) -> bool {
         self.done
     }
 
     /// The caller should report whether the job's group is alive (`Input::Group`) before
     /// acting on timers: the leader is gone, and only a probe tells when the rest is.
-    pub(crate) fn wants_group(&self) -> bool {
+    pub fn wants_group(&self) -> bool {
         self.leader.is_some() && !self.done
     }
 
-    pub(crate) fn poll_action(&mut self) -> Option<Action> {
+    pub fn poll_action(&mut self) -> Option<Action> {
         self.actions.pop_front()
     }
 
@@ -128,7 +129,7 @@ impl Stop {
     }
 
     /// When to call `on_timeout` next, at the latest.
-    pub(crate) fn poll_timeout(&self, now: Instant) -> Instant {
+    pub fn poll_timeout(&self, now: Instant) -> Instant {
         // Once SIGKILL is out the stop times are past and acted on: only look every GROUP_POLL
         // instead of waking at once again and again.
         let mut wake = if self.killed {
@@ -154,7 +155,7 @@ impl Stop {
     }
 
     /// Act on whatever time has made due.
-    pub(crate) fn on_timeout(&mut self, now: Instant) {
+    pub fn on_timeout(&mut self, now: Instant) {
         if self.done {
             return;
         }
@@ -176,7 +177,7 @@ impl Stop {
         }
     }
 
-    pub(crate) fn handle(&mut self, input: Input, now: Instant) {
+    pub fn handle(&mut self, input: Input, now: Instant) {
         let ran = now.saturating_duration_since(self.started);
         match input {
             Input::LeaderExited(status) => {
@@ -235,7 +236,10 @@ impl Stop {
 
     /// Until the renewal thread runs, the supervising loop watches the connection for it, from
     /// FIRST_LOOK into the job on.
-    pub(crate) fn watches_connection(&self, now: Instant) -> bool {
+    pub fn watches_connection(&self, now: Instant) -> bool {
+        if on(Bug::NoConnectionWatch) {
+            return false;
+        }
         self.watching() && now >= self.started + FIRST_LOOK
     }
 
@@ -244,7 +248,7 @@ impl Stop {
     }
 
     /// What the run ends with, given how the leader exited (None: never seen).
-    pub(crate) fn exit(&self) -> Exit {
+    pub fn exit(&self) -> Exit {
         match self.reason {
             Some(Reason::Lost | Reason::Unconfirmed) => Exit::Lost,
             Some(Reason::Cap) => Exit::Cap,

@@ -3,12 +3,12 @@
 
 use std::process::ExitStatus;
 
-pub(crate) use super::Limits;
+pub use super::Limits;
 use std::time::{Duration, Instant};
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Input {
+pub enum Input {
     /// The job's leader process exited and was reaped.
     LeaderExited(ExitStatus),
     /// Whether any process of the job's group still exists (asked for by `wants_group`).
@@ -30,7 +30,7 @@ pub(crate) enum Input {
 
 /// Why the job is being stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reason {
+pub enum Reason {
     /// Renewal found the key gone or someone else's.
     Lost,
     /// Renewal could not be confirmed before the lease would end.
@@ -43,7 +43,7 @@ pub(crate) enum Reason {
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Action {
+pub enum Action {
     /// Start the renewal thread: the first renewal is due, or (`at_once`) the connection
     /// dropped and a renewal now finds out whether the lease survived.
     StartWatchdog { at_once: bool },
@@ -64,7 +64,7 @@ pub(crate) enum Action {
 
 /// Facts worth a log line, with their numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Report {
+pub enum Report {
     Exited {
         status: ExitStatus,
         ran: Duration,

@@ -12,6 +12,8 @@ pub(crate) mod reader;
 mod reply;
 pub(crate) mod runs;
 mod script;
+#[cfg(feature = "test-support")]
+pub use script::{Call, Script};
 pub(crate) mod session;
 #[cfg(any(test, feature = "test-support"))]
 pub(crate) mod smoke;

@@ -11,7 +11,7 @@ use super::conn::Conn;
 
 const LIB: &str = include_str!("scripts/lib.lua");
 
-pub(crate) struct Script {
+pub struct Script {
     body: &'static str,
     /// SHA-1 of the source (lib.lua, a newline, the body): what EVALSHA names. Written next to
     /// the script rather than computed at every start (hashing the scripts cost a fifth of a
@@ -42,7 +42,7 @@ impl Script {
     }
 
     /// What EVAL sends: the helpers, then the script.
-    pub(crate) fn source(&self) -> &str {
+    pub fn source(&self) -> &str {
         self.source.get_or_init(|| format!("{LIB}\n{}", self.body))
     }
 }
@@ -84,7 +84,7 @@ pub(crate) static BREAK: Script = Script::new(
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its
 /// reply reads.
-pub(crate) trait Call {
+pub trait Call {
     type Reply;
     fn script(&self) -> &'static Script;
     fn keys(&self) -> Vec<&str>;

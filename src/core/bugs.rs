@@ -1,0 +1,41 @@
+//! Bugs put back on purpose, one at a time, for the simulator's bug table (tests/sim/bugs.rs):
+//! the table shows that the simulation, driving these very machines, finds each of them. Only
+//! with the `test-support` feature (the tests' build); without it `on` is a constant `false`
+//! and every knob compiles away. Per thread, so the simulator's tests can run side by side.
+
+/// One bug the machines can be given back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bug {
+    /// `clock::drift` is 0: the local lease ends when the server's does.
+    NoDrift = 1,
+    /// `clock::kill_lead` is 0: the SIGKILL goes out at the local lease end.
+    NoKillLead = 2,
+    /// A confirmed renewal's lease is measured from its reply's arrival, not from its send.
+    LeaseFromReply = 4,
+    /// Neither machine watches the connection for a hang-up between renewals.
+    NoConnectionWatch = 8,
+    /// The renewal cap lets one more renewal out than `--max-renewals`.
+    CapPlusOne = 16,
+}
+
+#[cfg(feature = "test-support")]
+thread_local! {
+    static ON: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether `bug` is put back (on this thread).
+#[cfg(feature = "test-support")]
+pub(crate) fn on(bug: Bug) -> bool {
+    ON.with(|c| c.get() & bug as u32 != 0)
+}
+
+#[cfg(not(feature = "test-support"))]
+pub(crate) const fn on(_: Bug) -> bool {
+    false
+}
+
+/// Put back exactly `bugs` on this thread (none: the machines as shipped).
+#[cfg(feature = "test-support")]
+pub fn set(bugs: &[Bug]) {
+    ON.with(|c| c.set(bugs.iter().fold(0, |m, b| m | *b as u32)));
+}

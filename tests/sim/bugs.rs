@@ -1,0 +1,196 @@
+//! The bug table: each bug put back alone — into the real machines through their test-support
+//! knob (`dlock::api::sim::set_bugs`), or into the real scripts as they are loaded — must be
+//! found by the simulation within 60 s, from seed 0 up. Each test prints the seed that found
+//! it, the time it took and the violation; the README's table repeats them.
+
+use std::time::{Duration, Instant};
+
+use dlock::api::sim::{Bug, set_bugs};
+
+use crate::seeds::{report, simulate_patched};
+use crate::world::Scenario;
+
+/// How long a bug may take to be found.
+const BUDGET: Duration = Duration::from_secs(60);
+
+/// Search seeds from 0 with `bug` on (or `patch` in the scripts) until a violation; the seed.
+fn hunt(
+    name: &str,
+    bug: Option<Bug>,
+    patch: Option<(&'static str, &'static str)>,
+    unsafe_ok: bool,
+) -> u64 {
+    hunt_in(name, bug, patch, unsafe_ok, |_| true)
+}
+
+/// The same, over the seeds whose world `family` accepts (drawing a world costs nothing).
+fn hunt_in(
+    name: &str,
+    bug: Option<Bug>,
+    patch: Option<(&'static str, &'static str)>,
+    unsafe_ok: bool,
+    family: impl Fn(&Scenario) -> bool,
+) -> u64 {
+    set_bugs(&bug.into_iter().collect::<Vec<_>>());
+    let start = Instant::now();
+    let (mut seed, mut worlds, mut bounded) = (0, 0, 0);
+    let found = loop {
+        if !family(&Scenario::draw(seed, unsafe_ok)) {
+            seed += 1;
+            continue;
+        }
+        let (o, w) = simulate_patched(seed, unsafe_ok, 40, patch);
+        worlds += 1;
+        bounded += o.counts.restart_bounded;
+        if patch.is_some() {
+            assert!(w.server.patched > 0, "{name}: the patch matched no script");
+        }
+        if let Some(v) = o.violation {
+            break Some((v, w));
+        }
+        if start.elapsed() > BUDGET {
+            break None;
+        }
+        seed += 1;
+    };
+    set_bugs(&[]);
+    let took = start.elapsed();
+    let Some((v, w)) = found else {
+        panic!(
+            "{name}: not found in {} seeds, {worlds} worlds simulated ({bounded} jobs held to a restart's bound), {:.1} s",
+            seed + 1,
+            took.as_secs_f64()
+        );
+    };
+    // The same world without the bug: no violation, so the bug is what was found.
+    let (clean, _) = simulate_patched(seed, unsafe_ok, 0, None);
+    assert!(
+        clean.violation.is_none(),
+        "{name}: seed {seed} fails without the bug too: {:?}",
+        clean.violation
+    );
+    let first = report(seed, &w, &v);
+    println!(
+        "bug table: {name}: seed {seed}, {:.2} s: {}",
+        took.as_secs_f64(),
+        first.lines().next().unwrap_or("")
+    );
+    seed
+}
+
+#[test]
+fn drift_allowance_at_zero() {
+    hunt("drift allowance 0", Some(Bug::NoDrift), None, false);
+}
+
+#[test]
+fn kill_lead_at_zero() {
+    hunt("kill lead 0", Some(Bug::NoKillLead), None, false);
+}
+
+#[test]
+fn lease_measured_from_the_reply() {
+    // Over the worlds with slow networks (up to 20 ms each way): the reply comes later than
+    // the drift allowance can absorb.
+    let family = |s: &Scenario| s.delay_max >= 20_000;
+    let bug = Some(Bug::LeaseFromReply);
+    hunt_in("lease from the renewal's reply", bug, None, false, family);
+}
+
+#[test]
+fn connection_watch_off() {
+    // Only a restart that loses the data makes the watch matter: an unsafe world, where the
+    // bound on how long an old job outlives the server's return is checked (on a fair network).
+    let family = |s: &Scenario| s.restarts.iter().any(|r| !r.2) && s.loss == 0.0;
+    let bug = Some(Bug::NoConnectionWatch);
+    hunt_in("connection watch off", bug, None, true, family);
+}
+
+#[test]
+fn one_renewal_past_the_cap() {
+    hunt("renewal past the cap", Some(Bug::CapPlusOne), None, false);
+}
+
+#[test]
+fn release_without_the_token_check() {
+    let patch = (
+        "local ours = redis.call('GET', KEYS[1]) == ARGV[1]",
+        "local ours = redis.call('GET', KEYS[1]) ~= false",
+    );
+    hunt("release without token check", None, Some(patch), false);
+}
+
+#[test]
+fn renewal_without_the_token_check() {
+    hunt(
+        "renew without token check",
+        None,
+        Some(("if v == ARGV[1] then", "if v then")),
+        false,
+    );
+}
+
+#[test]
+fn wake_up_past_the_queue_bound() {
+    let patch = ("  redis.call('LTRIM', list, 0, tonumber(keep) - 1)\n", "");
+    hunt("wake-up past the queue's bound", None, Some(patch), false);
+}
+
+#[test]
+fn semaphore_slot_freed_twice() {
+    // A semaphore's release frees its slot even when the slot is no longer its own: freed once
+    // by its expiry, again by the late release, under the next holder.
+    let patch = (
+        "local ours = redis.call('GET', KEYS[1]) == ARGV[1]",
+        "local ours = redis.call('GET', KEYS[1]) == ARGV[1] or (n > 1 and redis.call('EXISTS', KEYS[1]) == 1)",
+    );
+    hunt("semaphore slot freed twice", None, Some(patch), false);
+}
+
+#[test]
+fn every_window_not_checked() {
+    let patch = ("  if tonumber(done[1]) == window then", "  if false then");
+    hunt("--every's not-due check skipped", None, Some(patch), false);
+}
+
+#[test]
+fn a_free_slot_never_found() {
+    // Liveness: acquire.lua answers busy for a free lock; a waiter gives up on it (fair worlds).
+    let patch = ("  if not v and not free then free = i end", "");
+    hunt(
+        "a free slot never found (liveness)",
+        None,
+        Some(patch),
+        false,
+    );
+}
+
+/// A failing world shrinks to a smaller one that still fails, whose trace is shorter.
+#[test]
+fn a_failing_world_shrinks() {
+    set_bugs(&[Bug::NoKillLead]);
+    let seed = (0..)
+        .find(|s| simulate_patched(*s, false, 0, None).0.violation.is_some())
+        .unwrap_or(0);
+    let sc = Scenario::draw(seed, false);
+    let (o, big) = crate::seeds::run_world(sc.clone(), 100_000, None);
+    assert!(
+        o.violation.is_some(),
+        "seed {seed} must fail with the kill lead at 0"
+    );
+    let (small, w) = crate::seeds::shrink(&sc, None);
+    set_bugs(&[]);
+    println!(
+        "shrunk: {} hosts × {} runs, {} events → {} hosts × {} runs, {} events: {}",
+        sc.hosts,
+        sc.runs,
+        big.check.recent.len(),
+        small.hosts,
+        small.runs,
+        w.check.recent.len(),
+        w.check.violation.clone().unwrap_or_default()
+    );
+    assert!(w.check.violation.is_some());
+    assert!(small.hosts * small.runs as usize <= sc.hosts * sc.runs as usize);
+    assert!(w.check.recent.len() < big.check.recent.len());
+}

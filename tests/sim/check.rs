@@ -1,0 +1,320 @@
+//! The invariants, checked as the simulation goes (at every grant, job start, job death and
+//! renewal the server confirms), the counts they add up to, and the trace: every event folded
+//! into a hash (same seed, same hash) and the last ones kept for a report.
+//!
+//! - At most one job alive for a plain lock, at most N for `--limit N` (checked at each start:
+//!   the count only grows there).
+//! - Fences strictly increasing in start order (plain lock).
+//! - Every job of a slot dead before the server grants that slot to another token; the
+//!   smallest margin (grant − death) is recorded.
+//! - `--max-renewals M`: the server confirms at most M renewals of one lease.
+//!
+//! In a world the README calls unsafe (a restart without persistence, a failover, clocks
+//! drifting past dlock's bound) the first three are counted as overlaps, with their longest
+//! duration, not failed.
+
+use std::collections::{BTreeMap, VecDeque};
+
+/// Simulated time: µs since the world began (true time, the server's clock rate).
+pub type Us = u64;
+
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub token: String,
+    pub host: usize,
+    pub slot: u32,
+    pub fence: i64,
+    pub start: Us,
+    pub dead: Option<Us>,
+}
+
+/// One event of the trace: when, which host (usize::MAX: the server), what, and a number.
+#[derive(Debug, Clone)]
+pub struct Ev {
+    pub t: Us,
+    pub host: usize,
+    pub what: &'static str,
+    pub n: i64,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Counts {
+    pub runs: u64,
+    pub grants: u64,
+    pub renewals: u64,
+    pub releases: u64,
+    pub lost: u64,
+    pub capped: u64,
+    pub busy: u64,
+    /// Overlaps in unsafe worlds, and the longest (µs).
+    pub overlaps: u64,
+    pub longest_overlap: Us,
+    /// The smallest margin between a job's death and the next grant of its slot (µs).
+    pub min_margin: Option<Us>,
+    /// Jobs held to the bound after a restart that lost the data.
+    pub restart_bounded: u64,
+    /// --every runs that ended ok with their release confirmed.
+    pub successes: u64,
+    /// Second successes in an --every window, in unsafe worlds.
+    pub repeats: u64,
+}
+
+#[derive(Debug)]
+pub struct Checker {
+    pub limit: u32,
+    pub cap: Option<u32>,
+    /// Overlaps are counted, not failed.
+    pub unsafe_world: bool,
+    pub jobs: Vec<Job>,
+    /// Confirmed renewals by token.
+    renewed: BTreeMap<String, u32>,
+    last_fence: i64,
+    pub counts: Counts,
+    pub hash: u64,
+    pub recent: VecDeque<Ev>,
+    pub violation: Option<String>,
+    /// Keep this many events for the report.
+    pub keep: usize,
+    /// Jobs alive when the server came back empty, and when they must be dead by.
+    restart_bound: Vec<(String, Us)>,
+    /// --every: successes by window.
+    successes: BTreeMap<u64, u32>,
+    /// Runs whose lease reached its renewal cap.
+    capped: Vec<String>,
+}
+
+impl Checker {
+    pub fn new(limit: u32, cap: Option<u32>, unsafe_world: bool) -> Checker {
+        Checker {
+            limit,
+            cap,
+            unsafe_world,
+            jobs: Vec::new(),
+            renewed: BTreeMap::new(),
+            last_fence: 0,
+            counts: Counts::default(),
+            hash: 0xcbf2_9ce4_8422_2325,
+            recent: VecDeque::new(),
+            violation: None,
+            keep: 200,
+            restart_bound: Vec::new(),
+            successes: BTreeMap::new(),
+            capped: Vec::new(),
+        }
+    }
+
+    /// Fold one event into the trace.
+    pub fn ev(&mut self, t: Us, host: usize, what: &'static str, n: i64) {
+        for b in t
+            .to_le_bytes()
+            .iter()
+            .chain(&(host as u64).to_le_bytes())
+            .chain(what.as_bytes())
+            .chain(&n.to_le_bytes())
+        {
+            self.hash = (self.hash ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+        if self.keep > 0 {
+            if self.recent.len() == self.keep {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(Ev { t, host, what, n });
+        }
+    }
+
+    fn fail(&mut self, t: Us, why: String) {
+        if self.violation.is_none() {
+            self.violation = Some(format!("at {:.3} ms: {why}", t as f64 / 1000.0));
+        }
+    }
+
+    /// A waiter not served in time (liveness.rs).
+    pub fn fail_liveness(&mut self, t: Us, why: String) {
+        self.fail(t, why);
+    }
+
+    /// An overlap: failed in a safe world, counted in an unsafe one.
+    fn overlap(&mut self, t: Us, why: String) {
+        if self.unsafe_world {
+            self.counts.overlaps += 1;
+        } else {
+            self.fail(t, why);
+        }
+    }
+
+    fn alive(&self, t: Us) -> impl Iterator<Item = &Job> {
+        self.jobs
+            .iter()
+            .filter(move |j| j.dead.is_none_or(|d| d > t))
+    }
+
+    /// The server granted `slot` to `token` at `t` (not a re-confirmation of the same token).
+    pub fn granted(&mut self, t: Us, token: &str, slot: u32) {
+        self.counts.grants += 1;
+        let mut blockers = Vec::new();
+        let mut margin: Option<Us> = None;
+        for j in &self.jobs {
+            if j.token == token || (self.limit > 1 && j.slot != slot) {
+                continue;
+            }
+            match j.dead {
+                Some(d) if d <= t => margin = Some(margin.map_or(t - d, |m| m.min(t - d))),
+                _ => blockers.push(format!(
+                    "{} (host {}, started {} µs)",
+                    j.token, j.host, j.start
+                )),
+            }
+        }
+        // Only the last job before a grant bounds the margin: earlier ones died earlier.
+        if let Some(m) = margin {
+            self.counts.min_margin = Some(self.counts.min_margin.map_or(m, |x| x.min(m)));
+        }
+        if !blockers.is_empty() {
+            let why = format!(
+                "slot {slot} granted to {token} while job {} is alive",
+                blockers.join(", ")
+            );
+            self.overlap(t, why);
+        }
+    }
+
+    pub fn started(&mut self, job: Job) {
+        let t = job.start;
+        self.counts.runs += 1;
+        let alive = self.alive(t).count() as u32;
+        if alive + 1 > self.limit {
+            let others: Vec<String> = self.alive(t).map(|j| j.token.clone()).collect();
+            let why = format!(
+                "job {} starts while {} alive (limit {}): {}",
+                job.token,
+                alive,
+                self.limit,
+                others.join(", ")
+            );
+            self.overlap(t, why);
+        }
+        if self.limit == 1 {
+            if job.fence <= self.last_fence && !self.unsafe_world {
+                let why = format!(
+                    "fence {} of job {} not above {}",
+                    job.fence, job.token, self.last_fence
+                );
+                self.fail(t, why);
+            }
+            self.last_fence = self.last_fence.max(job.fence);
+        }
+        self.jobs.push(job);
+        // Jobs long dead bound nothing any more.
+        if self.jobs.len() > 64 {
+            self.jobs
+                .retain(|j| j.dead.is_none_or(|d| d + 60_000_000 > t));
+        }
+    }
+
+    pub fn died(&mut self, t: Us, token: &str) {
+        let Some(i) = self.jobs.iter().position(|j| j.token == token) else {
+            return;
+        };
+        self.jobs[i].dead = Some(t);
+        self.check_restart_bound(t, token);
+        let (start, slot) = (self.jobs[i].start, self.jobs[i].slot);
+        // In an unsafe world: how long it ran beside a later job of its slot.
+        let longest = self
+            .jobs
+            .iter()
+            .filter(|o| o.token != token && o.start > start && o.start < t)
+            .filter(|o| self.limit == 1 || o.slot == slot)
+            .map(|o| t - o.start)
+            .max();
+        if let Some(l) = longest {
+            self.counts.longest_overlap = self.counts.longest_overlap.max(l);
+        }
+    }
+
+    /// A run of --every `window` ended ok and its release was confirmed: at most one a window.
+    pub fn success(&mut self, t: Us, window: u64) {
+        self.counts.successes += 1;
+        let n = self.successes.entry(window).or_default();
+        *n += 1;
+        if *n > 1 {
+            let n = *n;
+            if self.unsafe_world {
+                // A restart or failover that lost the done key: counted, as overlaps are.
+                self.counts.repeats += 1;
+            } else {
+                let why = format!("{n} successes recorded in the --every window starting {window}");
+                self.fail(t, why);
+            }
+        }
+    }
+
+    /// The wake list holds `n` wake-ups: at most one per slot.
+    pub fn wake_list(&mut self, t: Us, n: usize) {
+        if n > self.limit as usize {
+            self.fail(
+                t,
+                format!("the wake list holds {n} wake-ups for {} slots", self.limit),
+            );
+        }
+    }
+
+    /// The server came back at `t` without the data: every job alive then whose renewal
+    /// schedule still ran when it went down (`watched`) must be dead within `bound` (the
+    /// README: the holder watches its connection between renewals, renews at once and every
+    /// 10 ms while refused, finds the key gone within a round trip of the return, and stops the
+    /// job; a lease past its cap just runs out).
+    pub fn data_lost(&mut self, t: Us, bound: Us, watched: &[(String, Us)]) {
+        let alive: Vec<String> = self
+            .jobs
+            .iter()
+            .filter(|j| j.dead.is_none_or(|d| d > t))
+            .map(|j| j.token.clone())
+            .collect();
+        for token in alive {
+            if self.capped.contains(&token) {
+                continue;
+            }
+            if let Some((_, late)) = watched.iter().find(|(k, _)| *k == token) {
+                self.restart_bound.push((token.clone(), t + bound + late));
+                self.counts.restart_bounded += 1;
+            }
+        }
+    }
+
+    /// The lease of `token` reached its renewal cap: it is not watched any more, and ends
+    /// with its lease (no restart bound).
+    pub fn capped(&mut self, token: &str) {
+        self.restart_bound.retain(|(k, _)| k != token);
+        self.capped.push(token.to_string());
+    }
+
+    fn check_restart_bound(&mut self, t: Us, token: &str) {
+        let late: Vec<Us> = self
+            .restart_bound
+            .iter()
+            .filter(|(k, by)| k == token && t > *by)
+            .map(|(_, by)| *by)
+            .collect();
+        self.restart_bound.retain(|(k, _)| k != token);
+        if let Some(by) = late.first() {
+            let over = (t - by) as f64 / 1000.0;
+            self.fail(t, format!("job {token} outlived the restart that lost the lock by {over:.3} ms past its bound"));
+        }
+    }
+
+    /// The server confirmed a renewal of `token`'s lease.
+    pub fn renewed(&mut self, t: Us, token: &str) {
+        self.counts.renewals += 1;
+        let n = self.renewed.entry(token.to_string()).or_default();
+        *n += 1;
+        let n = *n;
+        if let Some(cap) = self.cap
+            && n > cap
+        {
+            self.fail(
+                t,
+                format!("renewal {n} of {token} confirmed past --max-renewals {cap}"),
+            );
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! The differential test's random calls: dlock's real call structs with random arguments on
+//! two keys (--limit 1 and 3, now and then another), and now and then a key of the wrong type
+//! written where a script expects another.
+
+use std::time::Duration;
+
+use dlock::api::sim::{
+    AcquireCall, BreakCall, BusyCall, Every, Exit, Finish, Keys, Meta, RecordCall, ReleaseCall,
+    RenewCall, RunLog, WakeCall,
+};
+
+use crate::calls::{Scripted, scripted};
+use crate::rng::Rng;
+
+/// Which answers hold a time (an acquire's).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    Acquire,
+    Other,
+}
+
+/// A random call of the protocol (or a foreign write) on one of two keys.
+pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
+    // Each key has its --limit (1 and 3), and now and then a run with another.
+    let (name, usual) = *rng.pick(&[("sim:a", 1), ("{sim:b}", 3)]);
+    let limit = if rng.chance(0.05) {
+        rng.range(1, 3) as u32
+    } else {
+        usual
+    };
+    let keys = Keys::with_limit(name, limit);
+    let token = format!("tok{}", rng.range(0, 3));
+    let ttl = Duration::from_millis(rng.range(5, 400));
+    let stats = rng.chance(0.7);
+    let slot = rng.range(0, u64::from(limit) - 1) as u32;
+    let meta = Meta {
+        host: format!("h{}", rng.range(0, 2)),
+        pid: rng.range(1, 99) as u32,
+        command: "./job.sh".into(),
+        since_ms: 1_700_000_000_000 + step as u128,
+    };
+    let every = rng.chance(0.3).then(|| {
+        let period = rng.range(1000, 2500);
+        Every {
+            period: Duration::from_millis(period),
+            offset: Duration::from_millis(rng.range(0, period - 1)),
+        }
+    });
+    let exit = *rng.pick(&[
+        Exit::Child(0),
+        Exit::Child(0),
+        Exit::Child(3),
+        Exit::Cap,
+        Exit::Lost,
+    ]);
+    let finish = Finish {
+        hold: Duration::from_millis(rng.range(0, 5000)),
+        exit,
+        keep: Duration::from_millis(if rng.chance(0.2) {
+            rng.range(1, 400)
+        } else {
+            0
+        }),
+        stats,
+        started_ms: 1_700_000_000_000,
+    };
+    let log = RunLog {
+        history: rng.range(0, 3) as u32,
+        slot,
+        fence: rng.range(1, 50) as i64,
+        command: "./job.sh".into(),
+        renewals: rng.range(0, 3) as u32,
+        waited: Duration::from_millis(rng.range(0, 100)),
+        window: every.map(|_| 1_700_000_000_000 + rng.range(0, 3) * 1000),
+        ..RunLog::off()
+    };
+    let call = match rng.range(0, 99) {
+        0..=34 => {
+            let c = AcquireCall {
+                keys: &keys,
+                token: &token,
+                ttl,
+                stats,
+                meta: &meta,
+                last_try: rng.chance(0.5),
+                every,
+            };
+            return (Kind::Acquire, scripted(&c));
+        }
+        35..=54 => scripted(&RenewCall {
+            keys: &keys,
+            slot,
+            token: &token,
+            ttl,
+            stats,
+        }),
+        55..=77 => scripted(&ReleaseCall {
+            keys: &keys,
+            slot,
+            token: &token,
+            finish: &finish,
+            log: &log,
+        }),
+        78..=82 => scripted(&RecordCall {
+            keys: &keys,
+            token: &token,
+            finish: &finish,
+            log: &log,
+        }),
+        83..=85 => scripted(&BusyCall { keys: &keys }),
+        86..=88 => scripted(&WakeCall {
+            list: &keys.wake,
+            room: limit as usize,
+        }),
+        89..=94 => scripted(&BreakCall {
+            keys: &keys,
+            slot,
+            token: rng.chance(0.5).then_some(token.as_str()),
+        }),
+        // A key of the wrong type where a script expects another (or its removal): the
+        // scripts' strict and best-effort paths.
+        _ => {
+            let target = rng
+                .pick(&[
+                    &keys.stats,
+                    &keys.fence,
+                    &keys.runs,
+                    &keys.done,
+                    &keys.limit,
+                    &keys.wake,
+                ])
+                .to_string();
+            let body = *rng.pick(&[
+                "redis.call('DEL', KEYS[1]) return 1",
+                "redis.call('DEL', KEYS[1]) return 1",
+                "redis.call('SET', KEYS[1], 'x') return 1",
+                "redis.call('HSET', KEYS[1], 'f', 'v') return 1",
+                "redis.call('LPUSH', KEYS[1], 'x') return 1",
+            ]);
+            Scripted {
+                name: "",
+                source: body,
+                keys: vec![target],
+                argv: vec![],
+            }
+        }
+    };
+    (Kind::Other, call)
+}

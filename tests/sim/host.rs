@@ -1,0 +1,235 @@
+//! One host running `dlock run` again and again, as the I/O shells of src/cmd/run do: the real
+//! acquire machine (`Wait`) until the lock is held, then the real stop machine (`Stop`) over
+//! the job with the real renewal machine (`Renewal`) once it asks for the watchdog, then the
+//! release (with the real retry policy). Every decision is the machines'; this file only
+//! carries their actions out on the simulated network and job, on the host's own clock.
+
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use dlock::api::sim::{Backoff, Failure, Finish, Limits, Renewal, Retry, Stop, Wait, WaitLimits};
+
+use crate::check::Us;
+use crate::world::{Event, Fail, World};
+
+pub use crate::release::served;
+pub use crate::supervise::job_exit;
+pub use crate::waiting::{listens as waker_listens, woken};
+
+/// The job: when it ends by itself, what SIGTERM does to it, and when it is dead.
+pub struct Proc {
+    /// SIGTERM: None ignores it; Some(d) exits d after it.
+    pub on_term: Option<Us>,
+    pub exit_at: Us,
+    pub status: ExitStatus,
+    pub dead: bool,
+}
+
+pub struct Waiting {
+    pub wait: Wait,
+    /// The acquire out: (request, sent on the host's clock).
+    pub out: Option<(u64, Instant)>,
+    /// The waker: blocked (or on its way to block) on the wake list.
+    pub listening: bool,
+    /// It delivered a wake-up and waits for word.
+    pub parked: bool,
+    /// --every: the window of the acquire that won.
+    pub window: Option<u64>,
+}
+
+pub struct Running {
+    pub slot: u32,
+    pub sent: Instant,
+    pub stop: Stop,
+    pub renewal: Option<Renewal>,
+    /// The renewal out: (request, sent).
+    pub out: Option<(u64, Instant)>,
+    pub job: Proc,
+    /// --every: the run's window.
+    pub window: Option<u64>,
+}
+
+pub struct Releasing {
+    pub slot: u32,
+    pub finish: Finish,
+    pub policy: Retry,
+    pub tries: u32,
+    pub out: Option<u64>,
+    /// A retry's pause ends here.
+    pub again_at: Option<Instant>,
+    /// --every: the run's window.
+    pub window: Option<u64>,
+}
+
+pub enum Phase {
+    Idle,
+    Waiting(Box<Waiting>),
+    Running(Box<Running>),
+    Releasing(Box<Releasing>),
+}
+
+pub struct Host {
+    pub id: usize,
+    pub rate: f64,
+    /// This host's monotonic clock at true time 0 (µs past the world's base).
+    pub off: u64,
+    /// The connection was closed by the server (a restart, a failover) and not used since.
+    pub hung_up: bool,
+    pub epoch: u64,
+    pub runs: u32,
+    pub run: u64,
+    pub token: String,
+    pub phase: Phase,
+    /// Waiting for the lock: since, and the end of its --wait (true time).
+    pub waiting: Option<(Us, Us)>,
+}
+
+impl Host {
+    pub fn new(id: usize, rate: f64, off: u64) -> Host {
+        Host {
+            id,
+            rate,
+            off,
+            hung_up: false,
+            epoch: 0,
+            runs: 0,
+            run: 0,
+            token: String::new(),
+            phase: Phase::Idle,
+            waiting: None,
+        }
+    }
+
+    pub fn finished(&self, runs: u32) -> bool {
+        self.runs >= runs && matches!(self.phase, Phase::Idle)
+    }
+}
+
+/// The host's clock now.
+pub fn local(w: &World, h: usize) -> Instant {
+    let host = &w.hosts[h];
+    w.base + Duration::from_micros(host.off + (w.now as f64 * host.rate) as u64)
+}
+
+/// When (true time) the host's clock shows `at`, plus a late timer wake-up (≤ 1 ms: dlock's
+/// allowance has 2 ms for timer granularity).
+pub fn true_at(w: &mut World, h: usize, at: Instant) -> Us {
+    let host = &w.hosts[h];
+    let l = at.saturating_duration_since(w.base).as_micros() as f64 - host.off as f64;
+    let t = (l / host.rate).ceil().max(0.0) as Us;
+    t.max(w.now) + w.rng.range(0, 1000)
+}
+
+pub fn limits(w: &World) -> Limits {
+    Limits {
+        ttl: w.sc.ttl,
+        grace: w.sc.grace,
+        renew_every: w.sc.ttl / 3,
+        max_renewals: w.sc.max_renewals,
+    }
+}
+
+pub fn io_timeout(w: &World) -> Us {
+    (w.sc.ttl / 3).as_micros() as Us
+}
+
+pub fn wake_list(w: &World) -> String {
+    w.keys.wake.clone()
+}
+
+/// Look at host `h` now (its connection hung up).
+pub fn poke(w: &mut World, h: usize) {
+    let epoch = w.hosts[h].epoch;
+    w.at(w.now, Event::Wake { host: h, epoch });
+}
+
+pub fn schedule(w: &mut World, h: usize, at: Option<Instant>) {
+    w.hosts[h].epoch += 1;
+    if let Some(at) = at {
+        let t = true_at(w, h, at);
+        let epoch = w.hosts[h].epoch;
+        w.at(t, Event::Wake { host: h, epoch });
+    }
+}
+
+pub fn failure(f: Fail) -> Failure {
+    let refused = f == Fail::Refused;
+    Failure {
+        permanent: false,
+        reason: format!("{f:?}"),
+        sent: !refused,
+        maybe_executed: f == (Fail::Timeout { applied: true }),
+        refused,
+    }
+}
+
+pub fn wake(w: &mut World, h: usize, epoch: u64) {
+    if epoch != w.hosts[h].epoch {
+        return;
+    }
+    step(w, h);
+}
+
+/// Carry out whatever the host's machines want now, and set its next timer.
+pub fn step(w: &mut World, h: usize) {
+    match &w.hosts[h].phase {
+        Phase::Idle => {
+            if w.hosts[h].runs < w.sc.runs {
+                begin(w, h);
+                step(w, h);
+            }
+        }
+        Phase::Waiting(_) => crate::waiting::step(w, h),
+        Phase::Running(_) => crate::supervise::supervise(w, h),
+        Phase::Releasing(_) => crate::release::release_step(w, h),
+    }
+}
+
+fn begin(w: &mut World, h: usize) {
+    let now = local(w, h);
+    let host = &mut w.hosts[h];
+    host.run += 1;
+    host.token = format!("h{}r{}", host.id, host.run);
+    let limits = WaitLimits {
+        wait: w.sc.wait,
+        retry_max: w.sc.retry_max,
+        notify: w.sc.notify,
+        stats: true,
+        conflict_exit: 75,
+        not_due_exit: 0,
+    };
+    let backoff = Backoff::new(w.sc.retry_min, w.sc.retry_max, w.rng.next());
+    w.hosts[h].phase = Phase::Waiting(Box::new(Waiting {
+        wait: Wait::new(limits, backoff, now),
+        out: None,
+        listening: false,
+        parked: false,
+        window: None,
+    }));
+    w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
+    let until = w.now + (w.sc.wait.as_micros() as f64 / w.hosts[h].rate) as Us;
+    w.hosts[h].waiting = Some((w.now, until));
+}
+
+/// A request's answer (or failure) reached host `h`.
+pub fn answer(w: &mut World, h: usize, id: u64) {
+    let Some(a) = w.take_answer(id) else { return };
+    let phase = std::mem::replace(&mut w.hosts[h].phase, Phase::Idle);
+    match phase {
+        Phase::Waiting(mut s) => {
+            crate::waiting::answer(w, h, &mut s, id, a);
+            w.hosts[h].phase = Phase::Waiting(s);
+            crate::waiting::step(w, h);
+        }
+        Phase::Running(mut r) => {
+            crate::supervise::answer(w, h, &mut r, id, a);
+            w.hosts[h].phase = Phase::Running(r);
+            crate::supervise::supervise(w, h);
+        }
+        Phase::Releasing(r) => {
+            w.hosts[h].phase = Phase::Releasing(r);
+            crate::release::answer(w, h, id, a);
+        }
+        Phase::Idle => {}
+    }
+}

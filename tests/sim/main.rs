@@ -1,0 +1,25 @@
+//! The lease protocol in a deterministic simulation (issue 38): the real machines of
+//! `dlock run` (src/core) and the real Lua scripts (src/store/scripts, in an embedded Lua 5.1)
+//! on a simulated server, hosts, clocks and network, checked at every instant. Its own test
+//! target: it needs no timing, and must not starve the integration binary's timing tests.
+
+// Test code: a failed expectation is a panic with its message, by design.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bugs;
+mod calls;
+mod check;
+mod diff;
+mod diff_calls;
+mod host;
+mod keyspace;
+mod liveness;
+mod lua;
+mod release;
+mod rng;
+mod scenario;
+mod seeds;
+mod server;
+mod supervise;
+mod waiting;
+mod world;

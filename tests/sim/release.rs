@@ -1,0 +1,185 @@
+//! The end of a run, as `cmd::run::finish` and `release` do it: a lease found lost is only
+//! recorded; otherwise the real release call, retried by the real retry policy until the key
+//! would be gone by itself. Also the server's side of what the checker must see: which
+//! acquire answers were grants.
+
+use std::time::{Duration, Instant};
+
+use dlock::api::sim::{
+    Call, Exit, Finish, RecordCall, Release, ReleaseCall, Retry, RunLog, Stop, server_expiry,
+};
+use redis::Value;
+
+use crate::calls::{Scripted, scripted};
+use crate::host::{Phase, Releasing, failure, io_timeout, local, schedule};
+use crate::keyspace::Answer;
+use crate::world::{Fail, World};
+
+/// The job is over (its whole group dead): release, or record a lost run.
+pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, stop: &Stop) {
+    let (slot, window) = held;
+    let now = local(w, h);
+    let held = now.saturating_duration_since(sent);
+    let exit = stop.exit();
+    let keep = match exit {
+        Exit::Lost | Exit::Cap => Duration::ZERO,
+        _ => w.sc.hold_at_least.saturating_sub(held),
+    };
+    match exit {
+        Exit::Lost => w.check.counts.lost += 1,
+        Exit::Cap => w.check.counts.capped += 1,
+        _ => {}
+    }
+    let finish = Finish {
+        hold: held,
+        exit,
+        keep,
+        stats: true,
+        started_ms: 0,
+    };
+    let keys = w.keys.clone();
+    let token = w.hosts[h].token.clone();
+    if stop.definitely_lost() {
+        let log = RunLog::off();
+        let call = scripted(&RecordCall {
+            keys: &keys,
+            token: &token,
+            finish: &finish,
+            log: &log,
+        });
+        w.send(h, call, io_timeout(w));
+        run_over(w, h);
+        return;
+    }
+    let ttl = w.sc.ttl;
+    let policy = Retry {
+        tries: 3,
+        pause: Duration::from_millis(50),
+        until: Some(server_expiry(stop.deadline(), ttl)),
+    };
+    w.hosts[h].phase = Phase::Releasing(Box::new(Releasing {
+        slot,
+        finish,
+        policy,
+        tries: 0,
+        window,
+        out: None,
+        again_at: Some(now),
+    }));
+    release_step(w, h);
+}
+
+pub fn release_step(w: &mut World, h: usize) {
+    let now = local(w, h);
+    let Phase::Releasing(r) = &mut w.hosts[h].phase else {
+        return;
+    };
+    if r.out.is_some() || r.again_at.is_none_or(|t| now < t) {
+        let at = r.again_at;
+        schedule(w, h, at);
+        return;
+    }
+    r.again_at = None;
+    r.tries += 1;
+    let (slot, finish, window) = (r.slot, r.finish, r.window);
+    let keys = w.keys.clone();
+    let token = w.hosts[h].token.clone();
+    // The run-log entry's fields go with every release (history 0: none kept); release.lua
+    // reads the --every window from them.
+    let log = RunLog {
+        window,
+        ..RunLog::off()
+    };
+    let call: Scripted = scripted(&ReleaseCall {
+        keys: &keys,
+        slot,
+        token: &token,
+        finish: &finish,
+        log: &log,
+    });
+    let hung = std::mem::take(&mut w.hosts[h].hung_up);
+    let id = w.send(h, call, if hung { 0 } else { io_timeout(w) });
+    if let Phase::Releasing(r) = &mut w.hosts[h].phase {
+        r.out = Some(id);
+    }
+    w.check.ev(w.now, h, "release", 0);
+}
+
+pub fn answer(w: &mut World, h: usize, id: u64, a: Result<Value, Fail>) {
+    let now = local(w, h);
+    let Phase::Releasing(r) = &mut w.hosts[h].phase else {
+        return;
+    };
+    if r.out != Some(id) {
+        return;
+    }
+    r.out = None;
+    match a.map(ReleaseCall::reply) {
+        Ok(Ok((released, _))) => {
+            w.check.counts.releases += 1;
+            let ours = matches!(released, Release::Released | Release::Kept);
+            if let Some(window) = r.window
+                && ours
+                && r.finish.exit == Exit::Child(0)
+            {
+                let t = w.now;
+                w.check.success(t, window);
+            }
+            run_over(w, h);
+        }
+        Ok(Err(e)) => panic!("seed {}: release's reply unread: {e}", w.sc.seed),
+        Err(f) => {
+            let fl = failure(f);
+            if fl.sent {
+                // As the shell: a retry of a release that may have run records nothing.
+                r.finish.stats = false;
+            }
+            match r.policy.after(r.tries, &fl, now) {
+                Some(pause) => {
+                    r.again_at = Some(now + pause);
+                    release_step(w, h);
+                }
+                None => run_over(w, h),
+            }
+        }
+    }
+}
+
+/// The run has ended: the next one after a pause.
+pub fn run_over(w: &mut World, h: usize) {
+    let host = &mut w.hosts[h];
+    host.runs += 1;
+    host.phase = Phase::Idle;
+    w.check.ev(w.now, h, "run over", 0);
+    let pause = w.rng.range(0, w.sc.ttl.as_micros() as u64);
+    let epoch = {
+        w.hosts[h].epoch += 1;
+        w.hosts[h].epoch
+    };
+    w.at(w.now + pause, crate::world::Event::Wake { host: h, epoch });
+}
+
+/// The server ran `call` for `host` and answered `a`: tell the checker about a grant, and
+/// hold the wake list to its bound (lib.lua: at most N wake-ups, one per slot).
+pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer) {
+    let wakes = w.server.ks.borrow_mut().llen(&w.keys.wake);
+    w.check.wake_list(w.now, wakes);
+    if !call.name.starts_with("AcquireCall") {
+        return;
+    }
+    if let Ok(Value::Array(v)) = a
+        && v.len() == 5
+        && v[0] == Value::Int(1)
+    {
+        let token = call.argv[0].clone();
+        let slot = match v[3] {
+            Value::Int(s) => s as u32,
+            _ => 0,
+        };
+        if w.granted.insert(token.clone()) {
+            w.check.ev(w.now, usize::MAX, "grant", i64::from(slot));
+            w.check.granted(w.now, &token, slot);
+            crate::liveness::granted(w);
+        }
+    }
+}

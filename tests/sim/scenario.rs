@@ -1,0 +1,128 @@
+//! A world drawn from a seed: the hosts and their clocks, the lock's settings, the network's
+//! faults, the server's restarts and failovers.
+
+use std::time::Duration;
+
+use dlock::api::sim::Every;
+
+use crate::check::Us;
+use crate::rng::Rng;
+
+/// What one world is.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub seed: u64,
+    pub hosts: usize,
+    pub limit: u32,
+    pub ttl: Duration,
+    pub grace: Duration,
+    pub max_renewals: Option<u32>,
+    pub wait: Duration,
+    pub retry_min: Duration,
+    pub retry_max: Duration,
+    pub notify: bool,
+    pub hold_at_least: Duration,
+    /// --every: the period and offset of its windows.
+    pub every: Option<Every>,
+    /// Each host's clock rate against the server's.
+    pub rates: Vec<f64>,
+    /// One-way delay bound (µs) and the chance a request, or its reply, is lost.
+    pub delay_max: Us,
+    pub loss: f64,
+    /// The chance a request finds its connection reset.
+    pub reset: f64,
+    /// (host, from, to): the host's network is cut (silently) in [from, to).
+    pub partitions: Vec<(usize, Us, Us)>,
+    /// (at, down for, keeps its data).
+    pub restarts: Vec<(Us, Us, bool)>,
+    /// (at, the replica's lag): the replica, that far behind, becomes the server.
+    pub failovers: Vec<(Us, Us)>,
+    /// Runs per host.
+    pub runs: u32,
+}
+
+impl Scenario {
+    /// The world of `seed`: in the configurations the README calls safe unless `unsafe_ok`.
+    pub fn draw(seed: u64, unsafe_ok: bool) -> Scenario {
+        let mut r = Rng::new(seed);
+        let hosts = r.range(2, 8) as usize;
+        let limit = if r.chance(0.7) {
+            1
+        } else {
+            r.range(2, 3) as u32
+        };
+        let ttl_ms = r.range(60, 1500);
+        let ttl = Duration::from_millis(ttl_ms);
+        let horizon = ttl_ms * 1000 * 12;
+        // Within dlock's bound (its allowance is 1% + 2 ms), or past it as an experiment.
+        let drift = if unsafe_ok && r.chance(0.1) {
+            0.03
+        } else {
+            0.009
+        };
+        let rates = (0..hosts)
+            .map(|_| 1.0 + drift * (r.float() * 2.0 - 1.0))
+            .collect();
+        let mut partitions = Vec::new();
+        for _ in 0..r.range(0, 2) {
+            let from = r.range(0, horizon);
+            partitions.push((
+                r.range(0, hosts as u64 - 1) as usize,
+                from,
+                from + r.range(1000, ttl_ms * 2000),
+            ));
+        }
+        let mut restarts = Vec::new();
+        if r.chance(0.3) {
+            let keeps = !unsafe_ok || r.chance(0.7);
+            restarts.push((r.range(0, horizon / 3), r.range(0, ttl_ms * 300), keeps));
+        }
+        let mut failovers = Vec::new();
+        if unsafe_ok && r.chance(0.1) {
+            failovers.push((r.range(0, horizon), r.range(0, ttl_ms * 300)));
+        }
+        let loss = *r.pick(&[0.0, 0.0, 0.01, 0.05]);
+        let hold_at_least = if r.chance(0.2) { ttl_ms / 2 } else { 0 };
+        Scenario {
+            seed,
+            hosts,
+            limit,
+            ttl,
+            grace: Duration::from_millis(r.range(0, ttl_ms / 4)),
+            max_renewals: if r.chance(0.9) {
+                Some(r.range(0, 3) as u32)
+            } else {
+                None
+            },
+            wait: Duration::from_millis(*r.pick(&[0, ttl_ms * 2, 5000])),
+            retry_min: Duration::from_millis(r.range(5, 20)),
+            retry_max: Duration::from_millis(r.range(50, 400)),
+            notify: r.chance(0.8),
+            hold_at_least: Duration::from_millis(hold_at_least),
+            // With neither --limit nor --hold-at-least (SPEC 7d: a usage error).
+            every: (limit == 1 && hold_at_least == 0 && r.chance(0.3)).then(|| {
+                // Windows of 2-5 TTLs (whole ms, as the CLI takes them), any offset.
+                let period = ttl_ms * r.range(2, 5);
+                Every {
+                    period: Duration::from_millis(period),
+                    offset: Duration::from_millis(r.range(0, period - 1)),
+                }
+            }),
+            rates,
+            delay_max: *r.pick(&[200, 2000, 20_000]),
+            loss,
+            reset: if loss > 0.0 { 0.01 } else { 0.0 },
+            partitions,
+            restarts,
+            failovers,
+            runs: r.range(2, 6) as u32,
+        }
+    }
+
+    /// A world the README does not promise anything for: overlaps are counted there.
+    pub fn is_unsafe(&self) -> bool {
+        self.restarts.iter().any(|r| !r.2)
+            || !self.failovers.is_empty()
+            || self.rates.iter().any(|r| (r - 1.0).abs() > 0.01)
+    }
+}

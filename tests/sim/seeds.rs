@@ -1,0 +1,300 @@
+//! Worlds by seed: a fixed range for CI (`seed_range`), any one seed replayed with its trace
+//! (`replay`, DLOCK_SIM_SEED=N), and the summary a run prints.
+
+use std::time::Instant;
+
+use crate::check::Counts;
+use crate::world::{Scenario, World};
+
+/// What one world ended with.
+pub struct Outcome {
+    pub hash: u64,
+    pub counts: Counts,
+    pub violation: Option<String>,
+    pub unsafe_world: bool,
+}
+
+/// Simulate the world of `seed` (unsafe configurations too when `unsafe_ok`).
+pub fn simulate(seed: u64, unsafe_ok: bool, keep: usize) -> (Outcome, World) {
+    simulate_patched(seed, unsafe_ok, keep, None)
+}
+
+/// The same, with `patch` (from, to) put into the scripts.
+pub fn simulate_patched(
+    seed: u64,
+    unsafe_ok: bool,
+    keep: usize,
+    patch: Option<(&'static str, &'static str)>,
+) -> (Outcome, World) {
+    run_world(Scenario::draw(seed, unsafe_ok), keep, patch)
+}
+
+/// Simulate the world `sc`.
+pub fn run_world(
+    sc: Scenario,
+    keep: usize,
+    patch: Option<(&'static str, &'static str)>,
+) -> (Outcome, World) {
+    let mut w = World::new(sc);
+    w.check.keep = keep;
+    w.server.patch = patch;
+    w.run();
+    let o = Outcome {
+        hash: w.check.hash,
+        counts: w.check.counts.clone(),
+        violation: w.check.violation.clone(),
+        unsafe_world: w.check.unsafe_world,
+    };
+    (o, w)
+}
+
+/// A failing world made smaller while it still fails: fewer hosts, fewer runs, each partition,
+/// restart and failover dropped, no losses or resets, shorter delays: each change kept when the
+/// world still shows a violation. The smallest failing world and its whole trace.
+pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Scenario, World) {
+    let fails = |c: &Scenario| run_world(c.clone(), 0, patch).0.violation.is_some();
+    let mut best = sc.clone();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        let mut tries: Vec<Scenario> = Vec::new();
+        for h in 0..best.hosts {
+            if best.hosts > 2 {
+                let mut c = best.clone();
+                c.hosts -= 1;
+                c.rates.remove(h);
+                c.partitions.retain(|p| p.0 != h);
+                for p in &mut c.partitions {
+                    p.0 -= usize::from(p.0 > h);
+                }
+                tries.push(c);
+            }
+        }
+        if best.runs > 1 {
+            tries.push(Scenario {
+                runs: best.runs - 1,
+                ..best.clone()
+            });
+        }
+        for i in 0..best.partitions.len() {
+            let mut c = best.clone();
+            c.partitions.remove(i);
+            tries.push(c);
+        }
+        for i in 0..best.restarts.len() {
+            let mut c = best.clone();
+            c.restarts.remove(i);
+            tries.push(c);
+        }
+        for i in 0..best.failovers.len() {
+            let mut c = best.clone();
+            c.failovers.remove(i);
+            tries.push(c);
+        }
+        if best.loss > 0.0 || best.reset > 0.0 {
+            tries.push(Scenario {
+                loss: 0.0,
+                reset: 0.0,
+                ..best.clone()
+            });
+        }
+        if best.delay_max > 200 {
+            tries.push(Scenario {
+                delay_max: best.delay_max / 10,
+                ..best.clone()
+            });
+        }
+        if let Some(c) = tries.into_iter().find(|c| fails(c)) {
+            best = c;
+            changed = true;
+        }
+    }
+    let (_, w) = run_world(best.clone(), 100_000, patch);
+    (best, w)
+}
+
+/// The report of a violation: the seed, the command that replays it, the world shrunk, and
+/// its trace's last events.
+pub fn shrunk_report(seed: u64, sc: &Scenario, why: &str) -> String {
+    let (small, w) = shrink(sc, None);
+    let why_small = w.check.violation.clone().unwrap_or_default();
+    let mut s = report(
+        seed,
+        &w,
+        &format!(
+            "{why}\nshrunk to {} hosts, {} runs each: {why_small}",
+            small.hosts, small.runs
+        ),
+    );
+    if w.check.recent.len() > 200 {
+        s += "(the shrunk trace's last 200 events are shown)\n";
+    }
+    s
+}
+
+/// The report of a violation: the seed, the command that replays it, the scenario, and the
+/// trace's last events (at most 200).
+pub fn report(seed: u64, w: &World, why: &str) -> String {
+    let mut s = format!(
+        "seed {seed}: {why}\nreplay: DLOCK_SIM_SEED={seed} cargo test --locked --test sim -- seeds::replay --nocapture\n{:?}\nlast events (ms, host, event, n):\n",
+        w.sc
+    );
+    let skip = w.check.recent.len().saturating_sub(200);
+    for e in w.check.recent.iter().skip(skip) {
+        let host = if e.host == usize::MAX {
+            "server".to_string()
+        } else {
+            format!("host {}", e.host)
+        };
+        s += &format!(
+            "  {:>10.3}  {host:8}  {} {}\n",
+            e.t as f64 / 1000.0,
+            e.what,
+            e.n
+        );
+    }
+    s
+}
+
+/// Seeds CI runs: the safe worlds must show no violation (and the unsafe ones are counted).
+pub const CI_SEEDS: std::ops::Range<u64> = 0..600;
+
+#[test]
+fn seed_range() {
+    let start = Instant::now();
+    let mut total = Counts::default();
+    let (mut worlds, mut unsafe_worlds, mut margin) = (0, 0, u64::MAX);
+    for seed in CI_SEEDS {
+        let (o, w) = simulate(seed, true, 0);
+        if let Some(v) = &o.violation {
+            panic!("{}", shrunk_report(seed, &w.sc, v));
+        }
+        worlds += 1;
+        unsafe_worlds += u64::from(o.unsafe_world);
+        total.runs += o.counts.runs;
+        total.grants += o.counts.grants;
+        total.renewals += o.counts.renewals;
+        total.lost += o.counts.lost;
+        total.capped += o.counts.capped;
+        total.successes += o.counts.successes;
+        total.overlaps += o.counts.overlaps;
+        total.longest_overlap = total.longest_overlap.max(o.counts.longest_overlap);
+        if !o.unsafe_world {
+            margin = margin.min(o.counts.min_margin.unwrap_or(u64::MAX));
+        }
+    }
+    println!(
+        "sim: {worlds} worlds ({unsafe_worlds} unsafe), {} guarded runs, {} grants, {} renewals, {} lost, {} capped, {} --every successes; smallest margin in safe worlds {:.3} ms; unsafe overlaps {} (longest {:.1} ms); {:.1} s",
+        total.runs,
+        total.grants,
+        total.renewals,
+        total.lost,
+        total.capped,
+        total.successes,
+        margin as f64 / 1000.0,
+        total.overlaps,
+        total.longest_overlap as f64 / 1000.0,
+        start.elapsed().as_secs_f64()
+    );
+    assert!(total.runs > 1000 && total.lost > 0 && total.capped > 0 && total.overlaps > 0);
+    assert!(
+        total.successes > 100,
+        "the --every worlds must reach the invariant"
+    );
+}
+
+/// Same seed, same trace.
+#[test]
+fn a_seed_replays_its_trace() {
+    for seed in [1, 7, 38] {
+        let (a, _) = simulate(seed, true, 0);
+        let (b, _) = simulate(seed, true, 0);
+        assert_eq!(a.hash, b.hash, "seed {seed}");
+    }
+    let (a, _) = simulate(1, true, 0);
+    let (b, _) = simulate(2, true, 0);
+    assert_ne!(a.hash, b.hash);
+}
+
+/// DLOCK_SIM_SEED=N: that world, with its trace's hash and last events (seed 38 without it).
+#[test]
+fn replay() {
+    let seed = std::env::var("DLOCK_SIM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(38);
+    let (o, w) = simulate(seed, true, 400);
+    println!(
+        "{}",
+        report(seed, &w, o.violation.as_deref().unwrap_or("no violation"))
+    );
+    println!("trace hash {:016x}; {:?}", o.hash, o.counts);
+    assert!(o.violation.is_none());
+}
+
+/// This thread's CPU time so far (s), from /proc (ticks of 1/100 s).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // After the command's closing parenthesis: fields 3 on; utime and stime are 14 and 15.
+    let rest = stat.rsplit_once(") ").map_or("", |r| r.1);
+    let f: Vec<f64> = rest.split(' ').map(|x| x.parse().unwrap_or(0.0)).collect();
+    (f.get(11).unwrap_or(&0.0) + f.get(12).unwrap_or(&0.0)) / 100.0
+}
+
+/// The soak `bench/sim` runs: DLOCK_SIM_MINUTES of worlds from seed DLOCK_SIM_SEED (default
+/// 1,000,000, past the CI range), safe and unsafe; one line `SIM_RESULT {json}` with the
+/// counts, the smallest margin, the unsafe overlaps and a hash of every world's trace. Without
+/// the variables, 20 worlds: the soak itself is tested.
+#[test]
+fn soak() {
+    let minutes: f64 = std::env::var("DLOCK_SIM_MINUTES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0);
+    let first: u64 = std::env::var("DLOCK_SIM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let (start, cpu0) = (Instant::now(), cpu_seconds());
+    let mut total = Counts::default();
+    let (mut worlds, mut unsafe_worlds, mut margin, mut hash) = (0u64, 0u64, u64::MAX, 0u64);
+    let mut seed = first;
+    while worlds < 20 || start.elapsed().as_secs_f64() < minutes * 60.0 {
+        let (o, w) = simulate(seed, true, 0);
+        if let Some(v) = &o.violation {
+            panic!("{}", shrunk_report(seed, &w.sc, v));
+        }
+        worlds += 1;
+        unsafe_worlds += u64::from(o.unsafe_world);
+        hash = hash.rotate_left(5) ^ o.hash;
+        total.runs += o.counts.runs;
+        total.renewals += o.counts.renewals;
+        total.lost += o.counts.lost;
+        total.capped += o.counts.capped;
+        total.overlaps += o.counts.overlaps;
+        total.repeats += o.counts.repeats;
+        total.successes += o.counts.successes;
+        total.longest_overlap = total.longest_overlap.max(o.counts.longest_overlap);
+        if !o.unsafe_world {
+            margin = margin.min(o.counts.min_margin.unwrap_or(u64::MAX));
+        }
+        seed += 1;
+    }
+    let cpu = (cpu_seconds() - cpu0).max(0.01);
+    println!(
+        "SIM_RESULT {{\"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"runs\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
+        seed - 1,
+        total.runs,
+        total.renewals,
+        total.lost,
+        total.capped,
+        total.successes,
+        total.overlaps,
+        total.repeats,
+        total.longest_overlap as f64 / 1000.0,
+        margin as f64 / 1000.0,
+        start.elapsed().as_secs_f64(),
+        total.runs as f64 / cpu * 60.0
+    );
+    assert!(total.runs > 0);
+}

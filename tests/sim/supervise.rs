@@ -1,0 +1,276 @@
+//! A host holding the lock, as `cmd::run::supervise` and `watchdog` do it: the real `Stop`
+//! machine over the job, the real `Renewal` machine once it asks for the watchdog, renewals as
+//! the real renew call, a hang-up of the connection told to whichever machine watches it, and
+//! the job's signals carried out on the simulated job.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::time::Instant;
+
+use dlock::api::sim::{
+    Call, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop, StopAction, StopInput,
+    lease_end,
+};
+use redis::Value;
+
+use crate::calls::scripted;
+use crate::check::{Job, Us};
+use crate::host::{Phase, Proc, Running, failure, io_timeout, limits, local, schedule};
+use crate::world::{Event, Fail, World};
+
+/// The job starts under the lease granted by the acquire sent at `sent`.
+/// `won`: the fence, slot and --every window the acquire got.
+pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instant) {
+    let (fence, slot, window) = won;
+    let ttl_us = w.sc.ttl.as_micros() as Us;
+    let grace_us = w.sc.grace.as_micros() as Us;
+    let ran = w.rng.range(ttl_us / 20, ttl_us * 5 / 2);
+    let on_term = match w.rng.range(0, 99) {
+        0..=59 => Some(w.rng.range(0, grace_us * 3 / 2)),
+        60..=84 => None,
+        _ => Some(100),
+    };
+    let job = Proc {
+        on_term,
+        exit_at: w.now + ran,
+        status: ExitStatus::from_raw(if w.rng.chance(0.8) { 0 } else { 1 << 8 }),
+        dead: false,
+    };
+    let run = w.hosts[h].run;
+    w.at(job.exit_at, Event::JobExit { host: h, run });
+    let token = w.hosts[h].token.clone();
+    w.check.ev(w.now, h, "job start", fence);
+    w.check.started(Job {
+        token,
+        host: h,
+        slot,
+        fence,
+        start: w.now,
+        dead: None,
+    });
+    let l = limits(w);
+    let stop = Stop::new(l, sent, lease_end(sent, l.ttl));
+    w.hosts[h].phase = Phase::Running(Box::new(Running {
+        slot,
+        sent,
+        stop,
+        renewal: None,
+        out: None,
+        job,
+        window,
+    }));
+    supervise(w, h);
+}
+
+/// How long SIGKILL takes to end the job: under dlock's kill lead (min(TTL/10, 50 ms)) less
+/// the 1 ms a timer may fire late and 1 ms to spare. Fixed by the TTL, not read from the
+/// machines, so a machine that sends SIGKILL too late is found.
+fn kill_latency(w: &mut World) -> Us {
+    let lead = (w.sc.ttl.as_micros() as Us / 10).min(50_000);
+    w.rng.range(0, lead.saturating_sub(2000))
+}
+
+fn signal(w: &mut World, h: usize, r: &mut Running, kill: bool) {
+    if r.job.dead {
+        return;
+    }
+    let after = if kill {
+        Some(kill_latency(w))
+    } else {
+        r.job.on_term
+    };
+    if let Some(d) = after
+        && w.now + d < r.job.exit_at
+    {
+        r.job.exit_at = w.now + d;
+        r.job.status = ExitStatus::from_raw(if kill { 9 } else { 15 });
+        let run = w.hosts[h].run;
+        w.at(r.job.exit_at, Event::JobExit { host: h, run });
+    }
+}
+
+/// Run both machines until neither has anything to do now; then the next timer.
+pub fn supervise(w: &mut World, h: usize) {
+    let Phase::Running(mut r) = std::mem::replace(&mut w.hosts[h].phase, Phase::Idle) else {
+        return;
+    };
+    let now = local(w, h);
+    if w.hosts[h].hung_up {
+        // The shells poll the socket for a hang-up only while a machine says it watches it.
+        if let Some(m) = r.renewal.as_mut() {
+            if m.watches_connection() {
+                w.hosts[h].hung_up = false;
+                m.handle(RenewEvent::HungUp, now);
+            }
+        } else if r.stop.watches_connection(now) {
+            w.hosts[h].hung_up = false;
+            r.stop.handle(StopInput::ConnectionDropped, now);
+        }
+    }
+    if r.stop.wants_group() {
+        let alive = !r.job.dead;
+        r.stop.handle(StopInput::Group { alive }, now);
+    }
+    r.stop.on_timeout(now);
+    if let Some(m) = r.renewal.as_mut() {
+        m.on_timeout(now);
+    }
+    loop {
+        let mut acted = act_stop(w, h, &mut r, now);
+        acted |= act_renewal(w, h, &mut r, now);
+        if !acted {
+            break;
+        }
+    }
+    if r.stop.is_done() {
+        w.check.ev(w.now, h, "job over", 0);
+        crate::release::begin(w, h, (r.slot, r.window), r.sent, &r.stop);
+        return;
+    }
+    let mut next = r.stop.poll_timeout(now);
+    if let Some(t) = r.renewal.as_ref().and_then(Renewal::poll_timeout) {
+        next = next.min(t);
+    }
+    w.hosts[h].phase = Phase::Running(r);
+    schedule(w, h, Some(next));
+}
+
+fn act_stop(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
+    let mut acted = false;
+    while let Some(a) = r.stop.poll_action() {
+        acted = true;
+        match a {
+            StopAction::StartWatchdog { at_once } => {
+                if r.renewal.is_none() {
+                    r.renewal = Some(Renewal::new(limits(w), r.sent, false, at_once, now));
+                }
+            }
+            StopAction::Terminate | StopAction::Forward(_) => signal(w, h, r, false),
+            StopAction::Kill { .. } | StopAction::KillAgain => signal(w, h, r, true),
+            StopAction::Report(_) => {}
+        }
+    }
+    acted
+}
+
+fn act_renewal(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
+    let Some(m) = r.renewal.as_mut() else {
+        return false;
+    };
+    let mut acted = false;
+    let mut tells = Vec::new();
+    while let Some(a) = m.poll_action() {
+        acted = true;
+        match a {
+            RenewAction::Renew { deadline } => {
+                if std::mem::take(&mut w.hosts[h].hung_up) {
+                    // The dead connection fails the renewal at once; its retry reconnects.
+                    let reason = "connection closed".to_string();
+                    m.handle(
+                        RenewEvent::Failed {
+                            reason,
+                            refused: false,
+                        },
+                        now,
+                    );
+                    continue;
+                }
+                let (keys, token) = (w.keys.clone(), w.hosts[h].token.clone());
+                let call = scripted(&RenewCall {
+                    keys: &keys,
+                    slot: r.slot,
+                    token: &token,
+                    ttl: w.sc.ttl,
+                    stats: true,
+                });
+                let left = deadline.saturating_duration_since(now).as_micros() as Us;
+                let id = w.send(h, call, io_timeout(w).min(left.max(1)));
+                r.out = Some((id, now));
+                w.check.ev(w.now, h, "renew", 0);
+            }
+            RenewAction::LookForMaster => m.handle(RenewEvent::Looked { moved: false }, now),
+            RenewAction::Tell(input) => tells.push(input),
+            RenewAction::Park => {}
+        }
+    }
+    for input in tells {
+        if let StopInput::CapReached { .. } = &input {
+            // A lease past its cap is not watched: it runs out (the restart bound's exception).
+            let token = w.hosts[h].token.clone();
+            w.check.capped(&token);
+        }
+        if let StopInput::Renewed { count, .. } = &input {
+            let token = w.hosts[h].token.clone();
+            w.check.ev(w.now, h, "renewed", i64::from(*count));
+            w.check.renewed(w.now, &token);
+        }
+        r.stop.handle(input, now);
+    }
+    acted
+}
+
+/// The renewal's answer reached the host.
+pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value, Fail>) {
+    let Some((out, sent)) = r.out else { return };
+    if out != id {
+        return;
+    }
+    r.out = None;
+    let now = local(w, h);
+    let event = match a.map(RenewCall::reply) {
+        Ok(Ok(Renew::Renewed)) => RenewEvent::Renewed { sent },
+        Ok(Ok(lost)) => RenewEvent::Lost {
+            taken_over: lost == Renew::TakenOver,
+        },
+        Ok(Err(e)) => panic!("seed {}: renew's reply unread: {e}", w.sc.seed),
+        Err(f) => RenewEvent::Failed {
+            reason: failure(f).reason,
+            refused: f == Fail::Refused,
+        },
+    };
+    if let Some(m) = r.renewal.as_mut() {
+        m.handle(event, now);
+    }
+}
+
+/// The job's process exited (if this is still its time).
+pub fn job_exit(w: &mut World, h: usize, run: u64) {
+    if w.hosts[h].run != run {
+        return;
+    }
+    let token = w.hosts[h].token.clone();
+    let now = local(w, h);
+    let t = w.now;
+    let Phase::Running(r) = &mut w.hosts[h].phase else {
+        return;
+    };
+    if r.job.dead || r.job.exit_at != t {
+        return;
+    }
+    r.job.dead = true;
+    r.stop.handle(StopInput::LeaderExited(r.job.status), now);
+    w.check.ev(t, h, "job dead", 0);
+    w.check.died(t, &token);
+    supervise(w, h);
+}
+
+/// Whether host `h` holds a lease whose renewal schedule still runs (so a hang-up is watched
+/// for), and how long after now the watch begins: the watchdog not started yet but due (not
+/// --max-renewals 0; the stop machine watches from FIRST_LOOK into the job), or started and not
+/// parked (a renewal out, or one waited for).
+pub fn schedule_live(w: &World, h: usize) -> Option<Us> {
+    let Phase::Running(r) = &w.hosts[h].phase else {
+        return None;
+    };
+    if r.job.dead {
+        return None;
+    }
+    match &r.renewal {
+        None if w.sc.max_renewals != Some(0) => {
+            let into = local(w, h).saturating_duration_since(r.sent).as_micros() as Us;
+            Some(100_000u64.saturating_sub(into))
+        }
+        None => None,
+        Some(m) => (r.out.is_some() || m.poll_timeout().is_some()).then_some(0),
+    }
+}

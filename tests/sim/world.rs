@@ -1,0 +1,414 @@
+//! One simulated world: a scenario drawn from a seed (hosts, clocks, the lock's settings,
+//! network faults, server restarts and failovers), an event queue in true time, the server
+//! (the real scripts on the simulated keyspace, its replica, the waiters blocked on a wake
+//! list), and the network between each host and it. The hosts (host.rs) drive the real machines.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+use std::time::Instant;
+
+use dlock::api::sim::Keys;
+use redis::Value;
+
+use crate::calls::Scripted;
+use crate::check::{Checker, Us};
+use crate::host::Host;
+use crate::keyspace::Keyspace;
+use crate::lua::Engine;
+use crate::rng::Rng;
+pub use crate::scenario::Scenario;
+
+/// Unix time of the world's start on the server's clock (µs).
+const EPOCH_US: u64 = 1_800_000_000_000_000;
+
+/// What happens next, in true time.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Event {
+    /// The host's timers (or a new run).
+    Wake {
+        host: usize,
+        epoch: u64,
+    },
+    /// A request reaches the server.
+    Arrive {
+        host: usize,
+        id: u64,
+        call_at: usize,
+    },
+    /// A request's answer (or its failure) reaches the host.
+    Answer {
+        host: usize,
+        id: u64,
+    },
+    /// The host's job process exits.
+    JobExit {
+        host: usize,
+        run: u64,
+    },
+    /// A wake-up popped for the host's waker reaches it.
+    Woken {
+        host: usize,
+        run: u64,
+    },
+    /// The waker's BLPOP reaches the server.
+    Block {
+        host: usize,
+        run: u64,
+    },
+    ServerDown(usize),
+    ServerUp(usize),
+    Failover(usize),
+}
+
+/// A request in flight.
+pub struct Flight {
+    pub host: usize,
+    pub call: Scripted,
+    pub answer: Option<Result<Value, Fail>>,
+}
+
+/// How a request failed, as the host's session sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fail {
+    /// No answer within the timeout; the request may have run (`applied`).
+    Timeout { applied: bool },
+    /// Refused or reset at once (server down, connection reset).
+    Refused,
+}
+
+pub struct World {
+    pub sc: Scenario,
+    pub rng: Rng,
+    pub now: Us,
+    queue: BinaryHeap<Reverse<(Us, u64, Event)>>,
+    seq: u64,
+    pub server: Engine,
+    pub up: bool,
+    /// The replica's copies of the keyspace: (when, state), oldest first.
+    replica: Vec<(Us, Keyspace)>,
+    /// Waiters blocked in BLPOP on the wake list: (host, run).
+    pub blocked: Vec<(usize, u64)>,
+    pub flights: Vec<Option<Flight>>,
+    pub hosts: Vec<Host>,
+    pub check: Checker,
+    /// The lock's keys (`sim`, with the scenario's --limit).
+    pub keys: Keys,
+    /// Tokens whose renewal schedule ran when the server went down (they watch the connection),
+    /// with how long after that their watch began.
+    watched: Vec<(String, Us)>,
+    /// Since when the plain lock's key is gone (liveness.rs), while it is.
+    pub free_since: Option<Us>,
+    /// Tokens the server has granted a slot to.
+    pub granted: BTreeSet<String>,
+    /// The instant true time 0 stands for, on every host's monotonic clock (offset each).
+    pub base: Instant,
+}
+
+impl World {
+    pub fn new(sc: Scenario) -> World {
+        let mut rng = Rng::new(sc.seed ^ 0x5157);
+        let unsafe_world = sc.is_unsafe();
+        let ks = Keyspace {
+            now_us: EPOCH_US,
+            ..Keyspace::default()
+        };
+        let hosts = (0..sc.hosts)
+            .map(|h| Host::new(h, sc.rates[h], rng.range(0, 1_000_000)))
+            .collect();
+        let mut w = World {
+            check: Checker::new(sc.limit, sc.max_renewals, unsafe_world),
+            rng,
+            now: 0,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            server: Engine::new(ks),
+            up: true,
+            replica: Vec::new(),
+            blocked: Vec::new(),
+            flights: Vec::new(),
+            hosts,
+            keys: Keys::with_limit("sim", sc.limit),
+            granted: BTreeSet::new(),
+            free_since: Some(0),
+            watched: Vec::new(),
+            base: Instant::now(),
+            sc,
+        };
+        for h in 0..w.sc.hosts {
+            let at = w.rng.range(0, w.sc.ttl.as_micros() as u64);
+            w.at(at, Event::Wake { host: h, epoch: 0 });
+        }
+        for (i, r) in w.sc.restarts.clone().iter().enumerate() {
+            w.at(r.0, Event::ServerDown(i));
+            w.at(r.0 + r.1, Event::ServerUp(i));
+        }
+        for (i, f) in w.sc.failovers.clone().iter().enumerate() {
+            w.at(f.0, Event::Failover(i));
+        }
+        w
+    }
+
+    pub fn at(&mut self, t: Us, e: Event) {
+        self.seq += 1;
+        self.queue.push(Reverse((t.max(self.now), self.seq, e)));
+    }
+
+    /// Run until every host has done its runs (or a violation, or the time limit).
+    pub fn run(&mut self) {
+        let limit = self.sc.ttl.as_micros() as u64 * 400;
+        // A world takes thousands of events; a million means the machines (or the world) are
+        // stuck waking each other at one instant: a failure, not a hung test.
+        let mut events = 0u64;
+        while let Some(Reverse((t, _, e))) = self.queue.pop() {
+            if self.check.violation.is_some() || t > limit {
+                break;
+            }
+            events += 1;
+            if events > 1_000_000 {
+                let why = format!(
+                    "no progress: a million events by {:.3} ms",
+                    t as f64 / 1000.0
+                );
+                self.check.violation = Some(why);
+                break;
+            }
+            self.now = t;
+            self.ks_clock();
+            match e {
+                Event::Wake { host, epoch } => crate::host::wake(self, host, epoch),
+                Event::Arrive { host, id, call_at } => self.arrive(host, id, call_at),
+                Event::Answer { host, id } => crate::host::answer(self, host, id),
+                Event::JobExit { host, run } => crate::host::job_exit(self, host, run),
+                Event::Woken { host, run } => crate::host::woken(self, host, run),
+                Event::Block { host, run } => {
+                    if self.up && crate::host::waker_listens(self, host, run) {
+                        self.blocked.push((host, run));
+                        self.serve_blocked();
+                    }
+                }
+                Event::ServerDown(i) => self.server_down(i),
+                Event::ServerUp(i) => self.server_up(i),
+                Event::Failover(i) => self.failover(i),
+            }
+            if self.hosts.iter().all(|h| h.finished(self.sc.runs)) {
+                break;
+            }
+        }
+    }
+
+    fn ks_clock(&mut self) {
+        self.server.ks.borrow_mut().now_us = EPOCH_US + self.now;
+    }
+
+    /// Whether `host`'s network is cut now.
+    pub fn cut(&self, host: usize) -> bool {
+        self.sc
+            .partitions
+            .iter()
+            .any(|p| p.0 == host && p.1 <= self.now && self.now < p.2)
+    }
+
+    pub fn delay(&mut self) -> Us {
+        self.rng.range(50, self.sc.delay_max)
+    }
+
+    /// Send `call` from `host`; its answer (or failure) comes back as `Event::Answer` with the
+    /// returned id, at the latest `timeout` µs from now.
+    pub fn send(&mut self, host: usize, call: Scripted, timeout: Us) -> u64 {
+        let id = self.flights.len() as u64;
+        self.flights.push(Some(Flight {
+            host,
+            call,
+            answer: None,
+        }));
+        let d = self.delay();
+        if self.cut(host) {
+            // Nothing gets through, not even a refusal.
+            self.finish(host, id, Err(Fail::Timeout { applied: false }), timeout);
+        } else if !self.up || self.rng.chance(self.sc.reset) {
+            self.finish(host, id, Err(Fail::Refused), 2 * d);
+        } else if self.rng.chance(self.sc.loss) {
+            self.finish(host, id, Err(Fail::Timeout { applied: false }), timeout);
+        } else if d < timeout {
+            self.at(
+                self.now + d,
+                Event::Arrive {
+                    host,
+                    id,
+                    call_at: self.now as usize,
+                },
+            );
+            // The answer, if any, comes before this; else the timeout stands.
+            self.finish(host, id, Err(Fail::Timeout { applied: true }), timeout);
+        } else {
+            self.finish(host, id, Err(Fail::Timeout { applied: false }), timeout);
+        }
+        id
+    }
+
+    fn finish(&mut self, host: usize, id: u64, answer: Result<Value, Fail>, after: Us) {
+        if let Some(Some(f)) = self.flights.get_mut(id as usize)
+            && f.answer.is_none()
+        {
+            f.answer = Some(answer);
+        }
+        self.at(self.now + after, Event::Answer { host, id });
+    }
+
+    fn arrive(&mut self, host: usize, id: u64, _call_at: usize) {
+        let Some(Some(flight)) = self.flights.get(id as usize) else {
+            return;
+        };
+        if !self.up {
+            return;
+        }
+        let call = flight.call.clone();
+        let before = crate::liveness::key_state(self);
+        let answer = call.run(&mut self.server);
+        crate::liveness::after_script(self, before, EPOCH_US / 1000);
+        crate::host::served(self, host, &call, &answer);
+        self.after_write();
+        let d = self.delay();
+        let lost = self.cut(host) || self.rng.chance(self.sc.loss);
+        if let Some(Some(f)) = self.flights.get_mut(id as usize) {
+            match answer {
+                Ok(v) if !lost => {
+                    f.answer = Some(Ok(v));
+                    self.at(self.now + d, Event::Answer { host, id });
+                }
+                Ok(_) => {}
+                Err(e) => panic!("seed {}: a script failed: {e}\n{call:?}", self.sc.seed),
+            }
+        }
+    }
+
+    /// After each write: the replica's copy, and the waiters a wake-up may free.
+    fn after_write(&mut self) {
+        if !self.sc.failovers.is_empty() {
+            let snap = self.server.ks.borrow().clone();
+            self.replica.push((self.now, snap));
+            let keep_from = self.now.saturating_sub(self.sc.ttl.as_micros() as u64 * 2);
+            let first = self
+                .replica
+                .iter()
+                .position(|(t, _)| *t >= keep_from)
+                .unwrap_or(0);
+            self.replica.drain(..first.saturating_sub(1));
+        }
+        self.serve_blocked();
+    }
+
+    /// BLPOP: each item of the wake list frees the longest-blocked waiter.
+    fn serve_blocked(&mut self) {
+        let list = crate::host::wake_list(self);
+        while !self.blocked.is_empty() && self.server.ks.borrow_mut().lpop(&list).is_some() {
+            let (host, run) = self.blocked.remove(0);
+            let d = self.delay();
+            if !self.cut(host) {
+                self.at(self.now + d, Event::Woken { host, run });
+            }
+        }
+    }
+
+    fn server_down(&mut self, i: usize) {
+        self.up = false;
+        self.blocked.clear();
+        let keeps = self.sc.restarts[i].2;
+        self.check
+            .ev(self.now, usize::MAX, "server down", i64::from(keeps));
+        // The bound holds for a holder that can reach the server (a fair network, no
+        // partition around the restart).
+        let fair = self.sc.loss == 0.0 && self.sc.reset == 0.0;
+        let (from, to) = (
+            self.now,
+            self.now + self.sc.restarts[i].1 + self.sc.ttl.as_micros() as Us,
+        );
+        self.watched = (0..self.hosts.len())
+            .filter(|h| {
+                fair && !self
+                    .sc
+                    .partitions
+                    .iter()
+                    .any(|p| p.0 == *h && p.1 < to && p.2 > from)
+            })
+            .filter_map(|h| {
+                crate::supervise::schedule_live(self, h).map(|w| (self.hosts[h].token.clone(), w))
+            })
+            .collect();
+        if !keeps {
+            self.server.ks.borrow_mut().keys.clear();
+        }
+        self.reset_all();
+        for h in 0..self.hosts.len() {
+            self.hosts[h].hung_up = true;
+            crate::host::poke(self, h);
+        }
+    }
+
+    fn server_up(&mut self, i: usize) {
+        self.up = true;
+        self.check.ev(self.now, usize::MAX, "server up", 0);
+        if !self.sc.restarts[i].2 {
+            // FIRST_LOOK (a hang-up before it is seen then) + REFUSED_PAUSE + a round trip for
+            // the renewal that finds the key gone + --grace + the kill lead + 2 ms of timers.
+            let (ttl, grace) = (
+                self.sc.ttl.as_micros() as Us,
+                self.sc.grace.as_micros() as Us,
+            );
+            let bound =
+                100_000 + 10_000 + 2 * self.sc.delay_max + grace + (ttl / 10).min(50_000) + 2_000;
+            let watched = std::mem::take(&mut self.watched);
+            self.check.data_lost(self.now, bound, &watched);
+        }
+    }
+
+    /// Every request out on a connection the server closes fails now.
+    fn reset_all(&mut self) {
+        for id in 0..self.flights.len() {
+            let host = match &self.flights[id] {
+                Some(f) if !matches!(f.answer, Some(Ok(_))) => f.host,
+                _ => continue,
+            };
+            let d = self.delay();
+            if let Some(Some(f)) = self.flights.get_mut(id) {
+                f.answer = Some(Err(Fail::Refused));
+            }
+            self.at(
+                self.now + d,
+                Event::Answer {
+                    host,
+                    id: id as u64,
+                },
+            );
+        }
+    }
+
+    fn failover(&mut self, i: usize) {
+        let lag = self.sc.failovers[i].1;
+        let at = self.now.saturating_sub(lag);
+        let snap = self
+            .replica
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= at)
+            .map(|(_, k)| k.clone())
+            .unwrap_or_default();
+        *self.server.ks.borrow_mut() = snap;
+        self.ks_clock();
+        self.blocked.clear();
+        self.check.ev(self.now, usize::MAX, "failover", lag as i64);
+        self.reset_all();
+        for h in 0..self.hosts.len() {
+            self.hosts[h].hung_up = true;
+            crate::host::poke(self, h);
+        }
+    }
+
+    /// The answer of request `id`, once (None: already taken, or still out).
+    pub fn take_answer(&mut self, id: u64) -> Option<Result<Value, Fail>> {
+        let slot = self.flights.get_mut(id as usize)?;
+        let answer = slot.as_mut()?.answer.take()?;
+        *slot = None;
+        Some(answer)
+    }
+}
