@@ -12,16 +12,6 @@ use crate::support::*;
 
 use crate::support::http_get as get;
 
-/// The exporter on a free port, and its address.
-fn exporter(r: &RedisServer, extra: &[&str]) -> (Running, String) {
-    let mut e = dlock(r)
-        .args(["exporter", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .spawn();
-    let addr = e.stderr_after("status board at http://");
-    (e, addr.trim_end_matches('/').to_string())
-}
-
 /// Every row of the board as the browser built it: key, state, holder text, run marks, fence.
 fn rows(b: &Browser) -> Vec<Value> {
     let v = b.eval(

@@ -7,14 +7,6 @@ use std::io::Read;
 
 use crate::support::*;
 
-fn exporter(r: &RedisServer) -> (Running, String) {
-    let mut e = dlock(r)
-        .args(["exporter", "--listen", "127.0.0.1:0"])
-        .spawn();
-    let addr = e.stderr_after("status board at http://");
-    (e, addr.trim_end_matches('/').to_string())
-}
-
 /// The bars in `lock`'s timeline row of the front page.
 fn bars(addr: &str, lock: &str) -> usize {
     let (code, _, html) = http_get(addr, "/");
@@ -39,45 +31,24 @@ fn run(r: &RedisServer, n: usize) {
 /// The XREVRANGE calls scripts make while `f` runs, each as its arguments, from the server's
 /// MONITOR feed (script-internal calls show as `[0 lua]`).
 fn script_reads_during(r: &RedisServer, f: impl FnOnce()) -> Vec<Vec<String>> {
-    use std::io::{BufRead, BufReader, Write};
-    let path = r.url().trim_start_matches("redis+unix://").to_string();
-    let path = path.split('?').next().unwrap().to_string();
-    let mut sock = std::os::unix::net::UnixStream::connect(&path).unwrap();
-    sock.write_all(b"MONITOR\r\n").unwrap();
-    let mut lines = BufReader::new(sock.try_clone().unwrap());
-    let mut ok = String::new();
-    lines.read_line(&mut ok).unwrap();
-    assert_eq!(ok.trim(), "+OK");
-    f();
-    let mut marker = std::os::unix::net::UnixStream::connect(&path).unwrap();
-    marker.write_all(b"ECHO end-of-reads\r\n").unwrap();
-    // The feed is on loopback, its end marker sent: 10 s only guards a hang.
-    sock.set_read_timeout(Some(std::time::Duration::from_secs(10)))
-        .unwrap();
-    let mut seen = Vec::new();
-    loop {
-        let mut line = String::new();
-        if lines.read_line(&mut line).unwrap() == 0 || line.contains("end-of-reads") {
-            break;
-        }
-        if line.contains(" lua]") && line.contains("\"XREVRANGE\"") {
-            seen.push(
-                line.split('"')
-                    .skip(1)
-                    .step_by(2)
-                    .map(String::from)
-                    .collect(),
-            );
-        }
-    }
-    seen
+    r.monitor_during(f)
+        .iter()
+        .filter(|line| line.contains(" lua]") && line.contains("\"XREVRANGE\""))
+        .map(|line| {
+            line.split('"')
+                .skip(1)
+                .step_by(2)
+                .map(String::from)
+                .collect()
+        })
+        .collect()
 }
 
 #[test]
 fn a_reloaded_page_reads_only_new_runs_and_forgets_a_log_that_was_emptied() {
     let r = RedisServer::start();
     run(&r, 3);
-    let (_e, addr) = exporter(&r);
+    let (_e, addr) = exporter(&r, &[]);
     let first = script_reads_during(&r, || assert_eq!(bars(&addr, "dlock:k"), 3));
     // The first load reads the range from its start: a time, not an entry id.
     let range_reads: Vec<&Vec<String>> = first
@@ -131,7 +102,7 @@ fn a_browser_gets_the_page_compressed_and_it_reads_as_the_page() {
             .run()
             .code(0);
     }
-    let (_e, addr) = exporter(&r);
+    let (_e, addr) = exporter(&r, &[]);
     let (code, head, zipped) = http_get_gzip(&addr, "/");
     assert_eq!(code, 200);
     let lower = head.to_ascii_lowercase();

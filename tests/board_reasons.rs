@@ -9,15 +9,6 @@ use crate::support::*;
 
 const HOUR: i64 = 3_600_000;
 
-fn exporter(r: &RedisServer, extra: &[&str]) -> (Running, String) {
-    let mut e = dlock(r)
-        .args(["exporter", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .spawn();
-    let addr = e.stderr_after("status board at http://");
-    (e, addr.trim_end_matches('/').to_string())
-}
-
 /// The badges' words of `lock`'s row on the front page (maud escapes, so the words are the
 /// text between the badge's tags, HTML-unescaped here for the few entities maud writes).
 fn badges(html: &str, lock: &str) -> Vec<String> {

@@ -555,37 +555,11 @@ fn a_capped_run_is_logged_with_its_outcome_and_renewals() {
 /// Every command a client other than the monitor sends while one uncontended run happens,
 /// from the server's MONITOR feed (script-internal calls, shown as `[0 lua]`, left out).
 pub(crate) fn client_commands_during(r: &RedisServer, run: impl FnOnce()) -> Vec<String> {
-    use std::io::{BufRead, BufReader, Write};
-    let path = r.url().trim_start_matches("redis+unix://").to_string();
-    let path = path.split('?').next().unwrap().to_string();
-    let mut sock = std::os::unix::net::UnixStream::connect(&path).unwrap();
-    sock.write_all(b"MONITOR\r\n").unwrap();
-    let mut lines = BufReader::new(sock.try_clone().unwrap());
-    let mut ok = String::new();
-    lines.read_line(&mut ok).unwrap();
-    assert_eq!(ok.trim(), "+OK");
-    run();
-    // A marker ends the feed that belongs to the run: sent raw, so no connection set-up of a
-    // client library shows up before it.
-    let mut marker = std::os::unix::net::UnixStream::connect(&path).unwrap();
-    marker.write_all(b"ECHO end-of-run\r\n").unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let mut seen = Vec::new();
-    loop {
-        let mut line = String::new();
-        if lines.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        if line.contains("end-of-run") {
-            break;
-        }
-        if !line.contains(" lua]") {
-            let command = line.split('"').nth(1).unwrap_or_default().to_lowercase();
-            seen.push(command);
-        }
-    }
-    seen
+    r.monitor_during(run)
+        .iter()
+        .filter(|line| !line.contains(" lua]"))
+        .map(|line| line.split('"').nth(1).unwrap_or_default().to_lowercase())
+        .collect()
 }
 
 #[test]

@@ -75,7 +75,7 @@ pub(crate) static WAKE: Script = Script::new(
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "5695443f48b2a32c106dfc8164f2757c0bc538e5",
+    "3aaa6604be42a11e5dde833e820e69556d1865bd",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),

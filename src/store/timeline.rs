@@ -38,7 +38,6 @@ pub struct Bar {
     pub slot: u32,
     /// With --every: the start of the run's window.
     pub window_ms: Option<i64>,
-    pub run: String,
     pub host: String,
 }
 
@@ -46,8 +45,6 @@ pub struct Bar {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Runs {
     pub bars: Vec<Bar>,
-    /// The read stopped at its count: older entries from where it started may be left.
-    pub full: bool,
     /// The log keeps a run that ended before the range's start.
     pub older: bool,
     /// How many entries the log keeps.
@@ -87,7 +84,6 @@ impl Call for TimelineCall<'_> {
         };
         let [
             Value::Array(lines),
-            Value::Int(full),
             Value::Int(older),
             Value::Int(kept),
             Value::BulkString(newest),
@@ -104,7 +100,6 @@ impl Call for TimelineCall<'_> {
             .collect::<RedisResult<Vec<Bar>>>()?;
         Ok(Runs {
             bars,
-            full: *full != 0,
             older: *older != 0,
             kept: *kept,
             newest: EntryId::parse(&String::from_utf8_lossy(newest)),
@@ -115,7 +110,7 @@ impl Call for TimelineCall<'_> {
 /// One of timeline.lua's lines; a field that does not read as its number reads as 0 (an entry
 /// another program wrote is drawn, not refused).
 fn bar(line: &str) -> Bar {
-    let mut f = line.splitn(9, '\t');
+    let mut f = line.splitn(8, '\t');
     let mut next = || f.next().unwrap_or_default();
     let id = EntryId::parse(next()).unwrap_or_default();
     let started: Option<i64> = next().parse().ok();
@@ -128,7 +123,6 @@ fn bar(line: &str) -> Bar {
     let exit_code = next().parse().unwrap_or(0);
     let slot = next().parse().unwrap_or(0);
     let window_ms = next().parse().ok();
-    let run = next().to_string();
     let host = next().to_string();
     Bar {
         id,
@@ -138,7 +132,6 @@ fn bar(line: &str) -> Bar {
         exit_code,
         slot,
         window_ms,
-        run,
         host,
     }
 }

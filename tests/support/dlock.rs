@@ -18,6 +18,17 @@ pub fn dlock_bin() -> &'static str {
 }
 
 /// `dlock` pointed at `server`, with a clean environment for its own variables.
+/// `dlock exporter` on a free port of 127.0.0.1 against `server`, with `extra` options: the
+/// running exporter and its address (`127.0.0.1:PORT`), read from its own log line.
+pub fn exporter(server: &RedisServer, extra: &[&str]) -> (Running, String) {
+    let mut e = dlock(server)
+        .args(["exporter", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .spawn();
+    let addr = e.stderr_after("status board at http://");
+    (e, addr.trim_end_matches('/').to_string())
+}
+
 pub fn dlock(server: &RedisServer) -> Dlock {
     let mut d = Dlock::bare();
     d.cmd.env("DLOCK_URL", server.url());

@@ -35,17 +35,7 @@ pub fn http11_get(addr: &str, path: &str) -> (u16, String, String) {
     .unwrap();
     let mut reply = Vec::new();
     s.read_to_end(&mut reply).unwrap();
-    let split = reply
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a head");
-    let head = String::from_utf8(reply[..split].to_vec()).unwrap();
-    let mut raw = &reply[split + 4..];
-    let code = head
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
+    let (code, head, mut raw) = split_reply(&reply);
     if !head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked")
@@ -85,6 +75,12 @@ pub fn http_get_gzip(addr: &str, path: &str) -> (u16, String, Vec<u8>) {
     .unwrap();
     let mut reply = Vec::new();
     s.read_to_end(&mut reply).unwrap();
+    let (code, head, body) = split_reply(&reply);
+    (code, head, body.to_vec())
+}
+
+/// An HTTP reply as its status code, its head (status line and headers) and its body's bytes.
+fn split_reply(reply: &[u8]) -> (u16, String, &[u8]) {
     let split = reply
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -95,5 +91,5 @@ pub fn http_get_gzip(addr: &str, path: &str) -> (u16, String, Vec<u8>) {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    (code, head, reply[split + 4..].to_vec())
+    (code, head, &reply[split + 4..])
 }

@@ -356,6 +356,35 @@ impl RedisServer {
         }
     }
 
+    /// The server's MONITOR feed while `f` runs, a line per command (script-internal calls
+    /// show as `[0 lua]`). Over the unix socket; a marker sent raw after `f` ends the feed, so
+    /// no connection set-up of a client library shows up in it.
+    pub fn monitor_during(&self, f: impl FnOnce()) -> Vec<String> {
+        use std::io::{BufRead, BufReader, Write};
+        let path = self.url().trim_start_matches("redis+unix://").to_string();
+        let path = path.split('?').next().unwrap().to_string();
+        let mut sock = std::os::unix::net::UnixStream::connect(&path).unwrap();
+        sock.write_all(b"MONITOR\r\n").unwrap();
+        let mut lines = BufReader::new(sock.try_clone().unwrap());
+        let mut ok = String::new();
+        lines.read_line(&mut ok).unwrap();
+        assert_eq!(ok.trim(), "+OK");
+        f();
+        let mut marker = std::os::unix::net::UnixStream::connect(&path).unwrap();
+        marker.write_all(b"ECHO end-of-monitor\r\n").unwrap();
+        // The feed is on loopback and its end marker sent: 10 s only guards a hang.
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut seen = Vec::new();
+        loop {
+            let mut line = String::new();
+            if lines.read_line(&mut line).unwrap() == 0 || line.contains("end-of-monitor") {
+                return seen;
+            }
+            seen.push(line);
+        }
+    }
+
     pub fn cmd(&self, args: &[&str]) -> redis::Value {
         self.query(args.iter().map(|a| a.as_bytes()))
     }

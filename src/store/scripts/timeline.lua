@@ -1,15 +1,15 @@
 -- The run log over a time range, for the board's timeline: read only. The entries that ended
 -- at or after `start` (an entry id; the stream ids are the server's time of each release),
 -- newest first, at most `count`, each as one line
--- "id\tstarted_ms\tended_ms\toutcome\texit_code\tslot\twindow_ms\trun\thost" (host last, so a
+-- "id\tstarted_ms\tended_ms\toutcome\texit_code\tslot\twindow_ms\thost" (host last, so a
 -- tab in it cannot shift the others): the command and the captured output (up to a mebibyte a
 -- run) never leave the server. The fields are picked in one pass without a table per entry:
 -- this loop is most of what a board of 1,000 locks costs Redis.
 -- KEYS: runs. ARGV: since (Unix ms: the range's start), count, start (an entry id at or after
 --   since, the newest the reader knows: read from it on, it included, so that the reader sees
 --   whether the log still has it; '' to read from since).
--- Returns {lines, full (1: count reached), older (1: an entry older than since is kept), xlen,
---   the newest entry's id ('' for an empty log)}.
+-- Returns {lines, older (1: an entry older than since is kept), xlen, the newest entry's id
+--   ('' for an empty log)}.
 local since, count = tonumber(ARGV[1]), tonumber(ARGV[2])
 local start = ARGV[3]
 if start == '' then start = since end
@@ -17,7 +17,7 @@ local entries = redis.call('XREVRANGE', KEYS[1], '+', start, 'COUNT', count)
 local lines = {}
 for i = 1, #entries do
   local f = entries[i][2]
-  local s, e, o, c, sl, w, r, h = '', '', '', '', '0', '', '', ''
+  local s, e, o, c, sl, w, h = '', '', '', '', '0', '', ''
   for j = 1, #f, 2 do
     local k, v = f[j], f[j + 1]
     if k == 'started_ms' then s = v
@@ -26,18 +26,15 @@ for i = 1, #entries do
     elseif k == 'exit_code' then c = v
     elseif k == 'slot' then sl = v
     elseif k == 'window_ms' then w = v
-    elseif k == 'run' then r = v
     elseif k == 'host' then h = v
     end
   end
   lines[i] = entries[i][1] .. '\t' .. s .. '\t' .. e .. '\t' .. o .. '\t' .. c .. '\t' .. sl ..
-    '\t' .. w .. '\t' .. r .. '\t' .. h
+    '\t' .. w .. '\t' .. h
 end
 local older = 0
 if since > 0 and #redis.call('XREVRANGE', KEYS[1], since - 1, '-', 'COUNT', 1) > 0 then
   older = 1
 end
 local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-local full = 0
-if #entries == count then full = 1 end
-return {lines, full, older, redis.call('XLEN', KEYS[1]), newest[1] and newest[1][1] or ''}
+return {lines, older, redis.call('XLEN', KEYS[1]), newest[1] and newest[1][1] or ''}
