@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   if (argc < 6) return 64;
   const char *key = argv[2];
   unsigned char r[16];
-  char tok[33], pid[16], start[24], end[24], k[8][160];
+  char tok[33], pid[16], start[24], end[24], k[9][160];
   if (getrandom(r, sizeof r, 0) != sizeof r) return 70;
   for (int i = 0; i < 16; i++) sprintf(tok + 2 * i, "%02x", r[i]);
   sprintf(pid, "%d", getpid());
@@ -52,8 +52,9 @@ int main(int argc, char **argv) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) return 69;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  const char *suffix[] = {":fence", ":stats", ":limit", "", ":holder", ":wake", ":runs", ":done"};
-  for (int i = 0; i < 8; i++)
+  const char *suffix[] = {":fence", ":stats", ":limit", "",         ":holder",
+                          ":wake",  ":runs",  ":done",  ":timeline"};
+  for (int i = 0; i < 9; i++)
     snprintf(k[i], sizeof k[i], i == 3 ? "dlock:%s%s" : "{dlock:%s}%s", key, suffix[i]);
   unix_ms(start);
   const char *acquire[] = {"EVALSHA", argv[3], "6", k[0], k[1], k[2], k[7], k[3], k[4],
@@ -65,10 +66,10 @@ int main(int argc, char **argv) {
   if (posix_spawnp(&child, argv[5], 0, 0, argv + 5, environ)) return 127;
   waitpid(child, &status, 0);
   unix_ms(end);
-  const char *release[] = {"EVALSHA", argv[4], "8", k[3], k[4], k[1], k[5], k[2], k[6], k[7],
-                           k[3], tok, "1", "0", "0", "h0", "", "1", "ok", "0", "host", pid, start,
+  const char *release[] = {"EVALSHA", argv[4], "9", k[3], k[4], k[1], k[5], k[2], k[6], k[7],
+                           k[3], k[8], tok, "1", "0", "0", "h0", "", "1", "ok", "0", "host", pid, start,
                            end, "100", tok, "host", pid, "0", "1", argv[5], start, end, "0", "0",
                            "", ""};
-  call(fd, 37, release);
+  call(fd, 38, release);
   return WEXITSTATUS(status);
 }

@@ -28,18 +28,78 @@ fn run(r: &RedisServer, n: usize) {
     }
 }
 
-/// The XREVRANGE calls scripts make while `f` runs, each as its arguments, from the server's
-/// MONITOR feed (script-internal calls show as `[0 lua]`).
-fn script_reads_during(r: &RedisServer, f: impl FnOnce()) -> Vec<Vec<String>> {
+/// The XREVRANGE calls made while `f` runs (by the exporter: `dlock run` makes none), each as
+/// its arguments, from the server's MONITOR feed (a script's own calls show as `[0 lua]`),
+/// with whether a script made it.
+fn range_reads_during(r: &RedisServer, f: impl FnOnce()) -> Vec<(bool, Vec<String>)> {
     r.monitor_during(f)
         .iter()
-        .filter(|line| line.contains(" lua]") && line.contains("\"XREVRANGE\""))
+        .filter(|line| line.contains("\"XREVRANGE\""))
         .map(|line| {
-            line.split('"')
+            let args = line
+                .split('"')
                 .skip(1)
                 .step_by(2)
                 .map(String::from)
-                .collect()
+                .collect();
+            (line.contains(" lua]"), args)
+        })
+        .collect()
+}
+
+/// The range reads among `reads` (from a start to the newest, not the probe for one older
+/// entry), each as its arguments; asserting that none went through a script.
+fn timeline_range_reads(reads: &[(bool, Vec<String>)]) -> Vec<&Vec<String>> {
+    for (by_script, a) in reads {
+        assert!(!by_script, "a log read through timeline.lua: {a:?}");
+        assert_eq!(a[1], "{dlock:k}:timeline", "{a:?}");
+    }
+    reads
+        .iter()
+        .map(|(_, a)| a)
+        .filter(|a| a[2] == "+" && a[3] != "-")
+        .collect()
+}
+
+/// `key`'s stream entries, oldest first: (id, fields).
+fn stream(r: &RedisServer, key: &str) -> Vec<(String, Vec<(String, String)>)> {
+    let text = |v: &redis::Value| match v {
+        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        other => panic!("{other:?}"),
+    };
+    let redis::Value::Array(entries) = r.cmd(&["XRANGE", key, "-", "+"]) else {
+        panic!("{key} is not a stream");
+    };
+    entries
+        .iter()
+        .map(|e| {
+            let redis::Value::Array(pair) = e else {
+                panic!("{e:?}")
+            };
+            let redis::Value::Array(fields) = &pair[1] else {
+                panic!("{pair:?}")
+            };
+            let fields = fields
+                .chunks(2)
+                .map(|kv| (text(&kv[0]), text(&kv[1])))
+                .collect();
+            (text(&pair[0]), fields)
+        })
+        .collect()
+}
+
+/// The hover texts of the front page's timeline rows, in page order.
+fn bar_titles(addr: &str) -> Vec<String> {
+    let (code, _, html) = http_get(addr, "/");
+    assert_eq!(code, 200, "{html}");
+    html.split("<tr class=\"tl\"")
+        .skip(1)
+        .flat_map(|row| {
+            let row = &row[..row.find("</tr>").unwrap()];
+            row.split("<title>")
+                .skip(1)
+                .map(|t| t[..t.find("</title>").unwrap()].to_string())
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -49,26 +109,14 @@ fn a_reloaded_page_reads_only_new_runs_and_forgets_a_log_that_was_emptied() {
     let r = RedisServer::start();
     run(&r, 3);
     let (_e, addr) = exporter(&r, &[]);
-    let first = script_reads_during(&r, || assert_eq!(bars(&addr, "dlock:k"), 3));
-    // The first load reads the range from its start: a time, not an entry id.
-    let range_reads: Vec<&Vec<String>> = first
-        .iter()
-        .filter(|a| a[2] == "+" && a[3] != "-")
-        .collect();
+    let first = range_reads_during(&r, || assert_eq!(bars(&addr, "dlock:k"), 3));
+    // The first load reads the timeline's range from its start: a time, not an entry id.
+    let range_reads = timeline_range_reads(&first);
     assert_eq!(range_reads.len(), 1, "{first:?}");
     assert!(!range_reads[0][3].contains('-'), "{first:?}");
-    let newest = match r.cmd(&["XREVRANGE", "{dlock:k}:runs", "+", "-", "COUNT", "1"]) {
-        redis::Value::Array(e) => match &e[0] {
-            redis::Value::Array(pair) => match &pair[0] {
-                redis::Value::BulkString(id) => String::from_utf8(id.clone()).unwrap(),
-                other => panic!("{other:?}"),
-            },
-            other => panic!("{other:?}"),
-        },
-        other => panic!("{other:?}"),
-    };
+    let newest = stream(&r, "{dlock:k}:runs").pop().unwrap().0;
     run(&r, 2);
-    let second = script_reads_during(&r, || {
+    let second = range_reads_during(&r, || {
         assert_eq!(
             bars(&addr, "dlock:k"),
             5,
@@ -76,19 +124,141 @@ fn a_reloaded_page_reads_only_new_runs_and_forgets_a_log_that_was_emptied() {
         )
     });
     // The reload reads on from the newest entry it knew, not the whole range again.
-    let range_reads: Vec<&Vec<String>> = second
-        .iter()
-        .filter(|a| a[2] == "+" && a[3] != "-")
-        .collect();
+    let range_reads = timeline_range_reads(&second);
     assert_eq!(range_reads.len(), 1, "{second:?}");
     assert_eq!(range_reads[0][3], newest, "{second:?}");
     let xlen: usize = r.cmd_string(&["XLEN", "{dlock:k}:runs"]).parse().unwrap();
     assert_eq!(xlen, 5);
-    // Emptied (as a server restarted without its data would be) and written again: only what
+    // Emptied, as a server restarted without its data would be, and written again: only what
     // the log has now, although its new entries are newer than every one the board knew.
-    r.cmd(&["DEL", "{dlock:k}:runs"]);
+    r.cmd(&["DEL", "{dlock:k}:runs", "{dlock:k}:timeline"]);
     run(&r, 1);
     assert_eq!(bars(&addr, "dlock:k"), 1);
+    // The log alone emptied (by another program): its timeline no longer mirrors it, and the
+    // board draws the log.
+    r.cmd(&["DEL", "{dlock:k}:runs"]);
+    run(&r, 1);
+    assert_eq!(r.cmd_string(&["XLEN", "{dlock:k}:timeline"]), "2");
+    assert_eq!(bars(&addr, "dlock:k"), 1);
+}
+
+/// Each run's bar goes to the timeline with its log entry's id, from the entry's own fields,
+/// and the two are trimmed alike: checked against the server's log, run by run.
+#[test]
+fn every_logged_run_has_its_bar_in_the_timeline_with_the_same_id() {
+    let r = RedisServer::start();
+    for (code, extra) in [
+        (0, vec![]),
+        (3, vec![]),
+        (0, vec!["--limit", "2"]),
+        (0, vec!["--every", "1h"]),
+        (7, vec!["--history", "3"]),
+    ] {
+        dlock(&r)
+            .args(["run", "--key", "k"])
+            .args(extra)
+            .args(["--", "sh", "-c", &format!("exit {code}")])
+            .run()
+            .code(code);
+    }
+    let log = stream(&r, "{dlock:k}:runs");
+    let timeline = stream(&r, "{dlock:k}:timeline");
+    assert_eq!(log.len(), 3, "--history 3 trims the log");
+    assert_eq!(timeline.len(), 3, "and the timeline with it");
+    for ((id, fields), (bar_id, bar)) in log.iter().zip(&timeline) {
+        let f = |name: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| k == name)
+                .map_or(String::new(), |(_, v)| v.clone())
+        };
+        assert_eq!(id, bar_id);
+        let want = [
+            "started_ms",
+            "ended_ms",
+            "outcome",
+            "exit_code",
+            "slot",
+            "window_ms",
+            "host",
+        ]
+        .map(f)
+        .join("\t");
+        assert_eq!(bar, &vec![("bar".to_string(), want)], "{fields:?}");
+    }
+    assert!(
+        timeline
+            .iter()
+            .any(|(_, b)| b[0].1.contains("\tfailed\t7\t")),
+        "{timeline:?}"
+    );
+}
+
+/// A timeline the log's next entry cannot follow (its newest id is newer: it mirrors a log
+/// deleted since, on a server whose clock went back) starts again from that entry; one of
+/// another type is left alone, costs the run nothing, and the board draws the log instead.
+#[test]
+fn a_timeline_out_of_step_starts_again_and_one_of_another_type_is_left_alone() {
+    let r = RedisServer::start();
+    r.cmd(&["XADD", "{dlock:k}:timeline", "99999999999999-0", "bar", "x"]);
+    run(&r, 1);
+    let log = stream(&r, "{dlock:k}:runs");
+    let timeline = stream(&r, "{dlock:k}:timeline");
+    assert_eq!(timeline.len(), 1, "{timeline:?}");
+    assert_eq!(timeline[0].0, log[0].0);
+
+    r.cmd(&["SET", "{dlock:j}:timeline", "another program's"]);
+    dlock(&r)
+        .args(["run", "--key", "j", "--", "true"])
+        .run()
+        .code(0)
+        .stderr_lacks("warning")
+        .stderr_lacks("run log");
+    assert_eq!(r.cmd_string(&["XLEN", "{dlock:j}:runs"]), "1");
+    assert_eq!(
+        r.cmd_string(&["GET", "{dlock:j}:timeline"]),
+        "another program's"
+    );
+    let (_e, addr) = exporter(&r, &[]);
+    assert_eq!(bars(&addr, "dlock:j"), 1);
+    assert_eq!(bars(&addr, "dlock:k"), 1);
+}
+
+/// Runs logged by a dlock from before timelines (a log with none beside it) are drawn as
+/// their timeline would draw them: the same bars, read from the log through timeline.lua.
+#[test]
+fn a_log_without_a_timeline_is_drawn_the_same_from_the_log() {
+    let r = RedisServer::start();
+    for code in [0, 3, 0, 1] {
+        dlock(&r)
+            .args([
+                "run",
+                "--key",
+                "k",
+                "--",
+                "sh",
+                "-c",
+                &format!("exit {code}"),
+            ])
+            .run()
+            .code(code);
+    }
+    let (_e, addr) = exporter(&r, &[]);
+    let mut from_timeline = Vec::new();
+    let reads = range_reads_during(&r, || from_timeline = bar_titles(&addr));
+    assert_eq!(timeline_range_reads(&reads).len(), 1);
+    assert_eq!(from_timeline.len(), 4, "{from_timeline:?}");
+    r.cmd(&["DEL", "{dlock:k}:timeline"]);
+    let (_e2, fresh) = exporter(&r, &[]);
+    let mut from_log = Vec::new();
+    let reads = range_reads_during(&r, || from_log = bar_titles(&fresh));
+    assert!(
+        reads
+            .iter()
+            .any(|(by_script, a)| *by_script && a[1] == "{dlock:k}:runs"),
+        "{reads:?}"
+    );
+    assert_eq!(from_log, from_timeline);
 }
 
 #[test]

@@ -117,7 +117,7 @@ fn a_key_name_that_is_not_utf8_hides_no_lock() {
     }
     drop(exporter);
     // Without a lock under the prefix they are still named.
-    for k in ["fence", "stats", "runs", "wake"] {
+    for k in ["fence", "stats", "runs", "timeline", "wake"] {
         r.cmd(&["DEL", &format!("{{dlock:real}}:{k}")]);
     }
     let out = dlock(&r).args(["status"]).run();

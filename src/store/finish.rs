@@ -146,6 +146,7 @@ impl Call for ReleaseCall<'_> {
             &k.done,
         ];
         keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
+        keys.push(&k.timeline);
         keys
     }
     fn argv(&self) -> Vec<String> {
@@ -194,7 +195,7 @@ impl Call for RecordCall<'_> {
         &RECORD
     }
     fn keys(&self) -> Vec<&str> {
-        vec![&self.keys.stats, &self.keys.runs]
+        vec![&self.keys.stats, &self.keys.runs, &self.keys.timeline]
     }
     fn argv(&self) -> Vec<String> {
         let mut argv = finish_argv(self.finish).to_vec();

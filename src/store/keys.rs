@@ -14,6 +14,10 @@ pub struct Keys {
     pub limit: String,
     /// The run log: a stream of the last `--history` runs (SPEC 7b); no TTL.
     pub runs: String,
+    /// The run log's bars: each run's entry id with one short field (times, outcome, slot,
+    /// window, host), written with it and trimmed with it, so that the board reads a day of
+    /// runs without their commands and outputs (SPEC 7b); no TTL.
+    pub timeline: String,
     /// `--every`: the period, its offset and the last window with a success (SPEC 7d); no TTL.
     pub done: String,
     /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` itself
@@ -34,8 +38,8 @@ pub const MAX_LIMIT: u32 = 1000;
 
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
 /// a slot number: `{lock}:slot:2`).
-pub const SUFFIXES: [&str; 8] = [
-    "fence", "holder", "stats", "wake", "limit", "slot", "runs", "done",
+pub const SUFFIXES: [&str; 9] = [
+    "fence", "holder", "stats", "wake", "limit", "slot", "runs", "timeline", "done",
 ];
 
 impl Keys {
@@ -53,6 +57,7 @@ impl Keys {
             wake: companion(lock, "wake"),
             limit: companion(lock, "limit"),
             runs: companion(lock, "runs"),
+            timeline: companion(lock, "timeline"),
             done: companion(lock, "done"),
             slots: (0..limit.max(1)).map(|i| slot(lock, i)).collect(),
         }

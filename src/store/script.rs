@@ -51,35 +51,35 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "4292a6e528ad8c6404ab2ab5a9d018db14c67129",
+    "d3c3c141f6e2bf5007bc5a12fc5687829ed0072a",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "9c04d9d0b6adac9984cfbc1e1ab5912d96dfe6b4",
+    "2b19507378d7dbdfc2e3a34e62ae89277e0f586c",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "7611cd758cc9ab646a0cb139c0d3c0969ae0a84a",
+    "619bccea254dbcd53af7f1e7ccac76c779214939",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "3dfab3f22cd9b680ce2498bdae17f1302eb583b9",
+    "a7c871aefa1364b69f54ab09d548091f50548344",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "413dc61acc3dbf6b76494f9548fe6796ae84c817",
+    "0352a3f52a9deae4743d408f3db97c4f7d17efaf",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "aab596f57b44d4b39a6cd8b1fcf9ec0b0ffcc99a",
+    "88e90fd1c22d1f1d8785194b7251b68938db35c0",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "3aaa6604be42a11e5dde833e820e69556d1865bd",
+    "96e5f4e27624652a75125b6ef4006b17e10c2f72",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "7bdef9a80516b4057525a88319dce1b280ffae81",
+    "54fec45df3815158c6c23c48e1495ff1e6555556",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

@@ -58,8 +58,8 @@ fn bucket(ms: i64) -> String {
     format!("h{i}")
 }
 
-/// Write `runs` (any order) as `lock`'s run log and stats, as dlock's release would have left
-/// them at the server's `now`, keeping the newest `history`. Returns the entry ids written.
+/// Write `runs` (any order) as `lock`'s run log, its timeline and stats, as dlock's release
+/// would have left them at the server's `now`, keeping the newest `history`.
 pub fn write_runs(r: &RedisServer, lock: &str, runs: &[Run], history: usize, now: i64) {
     let k = format!("{{{lock}}}");
     let mut runs = runs.to_vec();
@@ -99,6 +99,20 @@ pub fn write_runs(r: &RedisServer, lock: &str, runs: &[Run], history: usize, now
         if let Some(w) = x.window_ago_ms {
             add.arg("window_ms").arg(now - w);
         }
+        // Its bar in the timeline, with the same id, as lib.lua's log_run writes it.
+        let window = x
+            .window_ago_ms
+            .map_or(String::new(), |w| (now - w).to_string());
+        p.cmd("XADD")
+            .arg(format!("{k}:timeline"))
+            .arg("MAXLEN")
+            .arg(history)
+            .arg(format!("{end}-0"))
+            .arg("bar")
+            .arg(format!(
+                "{started}\t{end}\t{}\t{}\t{}\t{window}\t{}",
+                x.outcome, x.exit_code, x.slot, x.host
+            ));
         let stats = format!("{k}:stats");
         p.cmd("HINCRBY").arg(&stats).arg("runs").arg(1);
         p.cmd("HINCRBY").arg(&stats).arg("acquired").arg(1);

@@ -46,11 +46,13 @@ local function history(stats, outcome, code, host, pid, started, ended)
 end
 
 -- Append one entry to the run log `runs`, a stream kept at exactly `keep` entries (0: no log),
--- and its short form to `stats`' recent runs.
+-- the run's bar to `timeline` (the same id, one short field: what the board draws, so that
+-- it reads a day of runs without the commands and outputs: SPEC 7b), and its short form to
+-- `stats`' recent runs.
 -- `entry` holds the fields after the outcome and exit code (SPEC 7b). Best effort like the
 -- stats: returns '' or the server's error (a key of another type, an ACL without XADD), which
 -- dlock turns into one warning; the lock operation it rides with is not affected.
-local function log_run(stats, runs, keep, outcome, code, entry)
+local function log_run(stats, runs, timeline, keep, outcome, code, entry)
   if tonumber(keep) <= 0 then return '' end
   local args = {'XADD', runs, 'MAXLEN', keep, '*', 'outcome', outcome, 'exit_code', code}
   local f = {}
@@ -60,6 +62,19 @@ local function log_run(stats, runs, keep, outcome, code, entry)
   end
   local r = redis.pcall(unpack(args))
   if type(r) == 'table' and r.err then return r.err end
+  -- The bar: "started_ms\tended_ms\toutcome\texit_code\tslot\twindow_ms\thost" (host last, so
+  -- a tab in it cannot shift the others). A timeline that cannot take the log's new id (its
+  -- newest entry is as new: it mirrors a log deleted since, on a server whose clock went back)
+  -- is started again; one of another type is left alone (the board then reads the log itself:
+  -- slower, not wrong), and says nothing here.
+  local bar = (f['started_ms'] or '') .. '\t' .. (f['ended_ms'] or '') .. '\t' .. outcome ..
+    '\t' .. code .. '\t' .. (f['slot'] or '0') .. '\t' .. (f['window_ms'] or '') .. '\t' ..
+    (f['host'] or '')
+  local t = redis.pcall('XADD', timeline, 'MAXLEN', keep, r, 'bar', bar)
+  if type(t) == 'table' and t.err and type(redis.pcall('XLEN', timeline)) == 'number' then
+    redis.pcall('DEL', timeline)
+    redis.pcall('XADD', timeline, 'MAXLEN', keep, r, 'bar', bar)
+  end
   -- The log's newest 10 in short, newest first, in the stats hash: `status` and the board show
   -- them without reading the stream ("outcome,code,ended,took,host;…").
   local ended = tonumber(f['ended_ms']) or 0

@@ -1,7 +1,7 @@
 -- Compare-and-delete our slot, wake one waiter, count the run and log it; with --every, a
 -- success records its window in the done key.
 -- KEYS: the slot's lock key, its holder hash, stats, wake, limit, runs, done, then the lock key
---   of every slot 0 … N-1 (the limit key goes with the last held slot).
+--   of every slot 0 … N-1 (the limit key goes with the last held slot), then the timeline.
 -- ARGV: token, stats ('1'/'0'), keep ms (--hold-at-least: > 0 keeps the slot that much longer
 --   instead of deleting it), hold ms, histogram field, outcome counter ('' for none), N, then
 --   the history: outcome (ok, failed, signal, cap), exit code, host, pid, started and ended
@@ -53,6 +53,6 @@ if ARGV[2] == '1' then
   history(KEYS[3], outcome, code, ARGV[10], ARGV[11], ARGV[12], ARGV[13])
   -- The key's N, for status and metrics once no slot is held.
   redis.pcall('HSET', KEYS[3], 'limit', n)
-  logged = log_run(KEYS[3], KEYS[6], ARGV[14], outcome, code, entry_from(15))
+  logged = log_run(KEYS[3], KEYS[6], KEYS[8 + n], ARGV[14], outcome, code, entry_from(15))
 end
 return {r, logged}

@@ -59,3 +59,111 @@ fn a_reply_of_another_shape_is_a_server_failure() {
     assert_eq!(ok.newest, Some(EntryId(9, 0)));
     assert_eq!(ok.bars[0].end_ms, 9);
 }
+
+fn bulk(s: &str) -> Value {
+    Value::BulkString(s.as_bytes().to_vec())
+}
+
+/// An XREVRANGE reply of timeline entries: (id, bar).
+fn entries_of(e: &[(&str, &str)]) -> Value {
+    Value::Array(
+        e.iter()
+            .map(|(id, bar)| {
+                Value::Array(vec![bulk(id), Value::Array(vec![bulk("bar"), bulk(bar)])])
+            })
+            .collect(),
+    )
+}
+
+/// The server's WRONGTYPE, as the connection reads it.
+fn wrongtype() -> redis::RedisError {
+    match redis::parse_redis_value(b"-WRONGTYPE Operation against a key\r\n")
+        .and_then(Value::extract_error)
+    {
+        Err(e) => e,
+        Ok(v) => panic!("{v:?}"),
+    }
+}
+
+#[test]
+fn a_timeline_as_long_as_its_log_gives_the_runs_and_the_newest_entry() {
+    let read = from_replies(vec![
+        Ok(Value::Int(5)),
+        Ok(Value::Int(5)),
+        Ok(entries_of(&[
+            ("20-1", "10\t19\tfailed\t3\t1\t\tweb-2"),
+            ("20-0", "15\t20\tok\t0\t0\t\tweb-1"),
+        ])),
+        Ok(entries_of(&[("8-0", "1\t8\tok\t0\t0\t\tweb-1")])),
+    ]);
+    let Read::Runs(runs) = read else {
+        panic!("not read from the timeline")
+    };
+    assert_eq!(runs.bars.len(), 2);
+    assert_eq!(runs.bars[0].outcome, "failed");
+    assert_eq!(runs.bars[0].took_ms, 9);
+    assert_eq!(runs.bars[0].slot, 1);
+    assert_eq!(runs.bars[1].host, "web-1");
+    assert!(runs.older);
+    assert_eq!(runs.kept, 5);
+    assert_eq!(runs.newest, Some(EntryId(20, 1)));
+    // Nothing in range: the newest is the one before it.
+    let Read::Runs(runs) = from_replies(vec![
+        Ok(Value::Int(1)),
+        Ok(Value::Int(1)),
+        Ok(entries_of(&[])),
+        Ok(entries_of(&[("8-0", "1\t8\tok\t0\t0\t\tweb-1")])),
+    ]) else {
+        panic!()
+    };
+    assert!(runs.bars.is_empty());
+    assert_eq!(runs.newest, Some(EntryId(8, 0)));
+    // An empty log and timeline.
+    let Read::Runs(runs) = from_replies(vec![
+        Ok(Value::Int(0)),
+        Ok(Value::Int(0)),
+        Ok(entries_of(&[])),
+        Ok(entries_of(&[])),
+    ]) else {
+        panic!()
+    };
+    assert_eq!((runs.newest, runs.older, runs.kept), (None, false, 0));
+}
+
+#[test]
+fn a_timeline_that_does_not_mirror_its_log_sends_the_read_to_the_log() {
+    let unmirrored = |r: Read| matches!(r, Read::Unmirrored);
+    assert!(unmirrored(from_replies(vec![
+        Ok(Value::Int(5)),
+        Ok(Value::Int(4)),
+        Ok(entries_of(&[])),
+        Ok(entries_of(&[])),
+    ])));
+    assert!(unmirrored(from_replies(vec![
+        Ok(Value::Int(5)),
+        Err(wrongtype()),
+        Err(wrongtype()),
+        Err(wrongtype()),
+    ])));
+    // The log itself of another type: that lock's trouble, as the script would say.
+    assert!(matches!(
+        from_replies(vec![
+            Err(wrongtype()),
+            Ok(Value::Int(0)),
+            Ok(entries_of(&[])),
+            Ok(entries_of(&[])),
+        ]),
+        Read::Failed(e) if e.code() == Some("WRONGTYPE")
+    ));
+    // Replies no Redis sends.
+    assert!(matches!(
+        from_replies(vec![
+            Ok(Value::Int(1)),
+            Ok(Value::Int(1)),
+            Ok(Value::Int(3)),
+            Ok(entries_of(&[])),
+        ]),
+        Read::Failed(_)
+    ));
+    assert!(matches!(from_replies(vec![]), Read::Failed(_)));
+}
