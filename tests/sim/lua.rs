@@ -2,7 +2,9 @@
 //! embedded Lua 5.1, Redis's version, whose `redis.call` and `redis.pcall` are served by the
 //! simulated keyspace, with Redis's conversions both ways (a nil bulk is `false`, a status a
 //! table with `ok`, an error a table with `err`; a Lua number back to an integer, `true` to 1,
-//! a table to an array up to its first nil). Each source is compiled once.
+//! a table to an array up to its first nil). Each source is compiled once per Lua state, and the
+//! states are kept for the next world on the thread (compiling the scripts anew for every world
+//! was a fifth of the simulation's time).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -14,15 +16,38 @@ use redis::Value;
 use crate::keyspace::{Answer, Keyspace};
 
 pub struct Engine {
-    lua: Lua,
+    /// Always Some but while being dropped (then back in `STATES`).
+    state: Option<State>,
     pub ks: Rc<RefCell<Keyspace>>,
-    /// Compiled sources by address and length (the sources are static: hashing 7 KB of
-    /// source at every call was most of the simulation's time).
-    compiled: HashMap<(usize, usize), Function>,
     /// A bug put back into the scripts (the bug table): each source has `from` replaced by
-    /// `to` before it is compiled; `patched` counts the sources it changed.
+    /// `to` before it is compiled; `patched` counts the calls that ran a source it changed.
     pub patch: Option<(&'static str, &'static str)>,
     pub patched: usize,
+}
+
+/// A Lua state with `redis` set up over `ks`, and what it has compiled.
+struct State {
+    lua: Lua,
+    ks: Rc<RefCell<Keyspace>>,
+    /// Compiled sources by address and length (the sources are static: hashing 7 KB of
+    /// source at every call was most of the simulation's time) and the patch they were
+    /// compiled with; whether the patch changed them.
+    compiled: HashMap<Compiled, (Function, bool)>,
+}
+
+type Compiled = (usize, usize, Option<(&'static str, &'static str)>);
+
+thread_local! {
+    /// States of the worlds that ended on this thread, for the next ones.
+    static STATES: RefCell<Vec<State>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            STATES.with(|s| s.borrow_mut().push(state));
+        }
+    }
 }
 
 /// A Lua argument of `redis.call` as the command's text (numbers as Redis prints them).
@@ -106,7 +131,67 @@ fn table_reply(t: &Table) -> Answer {
 }
 
 impl Engine {
+    /// An engine over `ks`: a state an ended world left on this thread, or a new one.
     pub fn new(ks: Keyspace) -> Engine {
+        let state = match STATES.with(|s| s.borrow_mut().pop()) {
+            Some(state) => {
+                *state.ks.borrow_mut() = ks;
+                state
+            }
+            None => State::new(ks),
+        };
+        Engine {
+            ks: Rc::clone(&state.ks),
+            state: Some(state),
+            patch: None,
+            patched: 0,
+        }
+    }
+
+    /// EVAL `source` with `keys` and `argv`, at the keyspace's current time.
+    pub fn eval(&mut self, source: &'static str, keys: &[&str], argv: &[String]) -> Answer {
+        let state = self.state.as_mut().expect("an engine's state");
+        let at = (source.as_ptr() as usize, source.len(), self.patch);
+        let (f, changed) = match state.compiled.get(&at) {
+            Some(f) => f.clone(),
+            None => {
+                let mut text = source.to_string();
+                let mut changed = false;
+                if let Some((from, to)) = self.patch
+                    && text.contains(from)
+                {
+                    text = text.replace(from, to);
+                    changed = true;
+                }
+                let f = state
+                    .lua
+                    .load(text)
+                    .into_function()
+                    .map_err(|e| format!("ERR compiling script: {e}"))?;
+                state.compiled.insert(at, (f.clone(), changed));
+                (f, changed)
+            }
+        };
+        self.patched += usize::from(changed);
+        let lua = &state.lua;
+        let g = lua.globals();
+        let k = lua
+            .create_sequence_from(keys.iter().copied())
+            .expect("KEYS");
+        let a = lua
+            .create_sequence_from(argv.iter().map(String::as_str))
+            .expect("ARGV");
+        g.set("KEYS", k).expect("KEYS");
+        g.set("ARGV", a).expect("ARGV");
+        match f.call::<Lv>(()) {
+            Ok(v) => from_lua(&v),
+            Err(e) => Err(format!("ERR user_script: {e}")),
+        }
+    }
+}
+
+impl State {
+    fn new(ks: Keyspace) -> State {
         let lua = Lua::new();
         let ks = Rc::new(RefCell::new(ks));
         let redis = lua.create_table().expect("table");
@@ -129,51 +214,10 @@ impl Engine {
         let rc = lua.create_function(|_, ()| Ok(true)).expect("fn");
         redis.set("replicate_commands", rc).expect("set");
         lua.globals().set("redis", redis).expect("globals");
-        Engine {
+        State {
             lua,
             ks,
             compiled: HashMap::new(),
-            patch: None,
-            patched: 0,
-        }
-    }
-
-    /// EVAL `source` with `keys` and `argv`, at the keyspace's current time.
-    pub fn eval(&mut self, source: &'static str, keys: &[&str], argv: &[String]) -> Answer {
-        let at = (source.as_ptr() as usize, source.len());
-        let f = match self.compiled.get(&at) {
-            Some(f) => f.clone(),
-            None => {
-                let mut text = source.to_string();
-                if let Some((from, to)) = self.patch
-                    && text.contains(from)
-                {
-                    text = text.replace(from, to);
-                    self.patched += 1;
-                }
-                let f = self
-                    .lua
-                    .load(text)
-                    .into_function()
-                    .map_err(|e| format!("ERR compiling script: {e}"))?;
-                self.compiled.insert(at, f.clone());
-                f
-            }
-        };
-        let g = self.lua.globals();
-        let k = self
-            .lua
-            .create_sequence_from(keys.iter().copied())
-            .expect("KEYS");
-        let a = self
-            .lua
-            .create_sequence_from(argv.iter().map(String::as_str))
-            .expect("ARGV");
-        g.set("KEYS", k).expect("KEYS");
-        g.set("ARGV", a).expect("ARGV");
-        match f.call::<Lv>(()) {
-            Ok(v) => from_lua(&v),
-            Err(e) => Err(format!("ERR user_script: {e}")),
         }
     }
 }
