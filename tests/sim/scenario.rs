@@ -121,8 +121,23 @@ impl Scenario {
 
     /// A world the README does not promise anything for: overlaps are counted there.
     pub fn is_unsafe(&self) -> bool {
-        self.restarts.iter().any(|r| !r.2)
-            || !self.failovers.is_empty()
-            || self.rates.iter().any(|r| (r - 1.0).abs() > 0.01)
+        !self.unsafe_kinds().is_empty()
+    }
+
+    /// What makes the world unsafe, in the words of bench/sim's table beside bench/failover's:
+    /// a restart that lost the data, a failover (to a replica that may lag: without
+    /// --min-replicas), a host clock drifting past dlock's 1 % bound.
+    pub fn unsafe_kinds(&self) -> Vec<&'static str> {
+        let mut kinds = Vec::new();
+        if self.restarts.iter().any(|r| !r.2) {
+            kinds.push("restart without its data");
+        }
+        if !self.failovers.is_empty() {
+            kinds.push("failover without --min-replicas");
+        }
+        if self.rates.iter().any(|r| (r - 1.0).abs() > 0.01) {
+            kinds.push("clock drift past 1 %");
+        }
+        kinds
     }
 }

@@ -259,8 +259,25 @@ fn soak() {
     let mut total = Counts::default();
     let (mut worlds, mut unsafe_worlds, mut margin, mut hash) = (0u64, 0u64, u64::MAX, 0u64);
     let mut seed = first;
+    // By what makes a world unsafe (one cause alone; "several" for more): worlds, those with
+    // an overlap, overlaps, the longest (µs).
+    let mut by_kind: std::collections::BTreeMap<&'static str, [u64; 4]> = Default::default();
     while worlds < 20 || start.elapsed().as_secs_f64() < minutes * 60.0 {
         let (o, w) = simulate(seed, true, 0);
+        let kinds = w.sc.unsafe_kinds();
+        if !kinds.is_empty() {
+            let k = by_kind
+                .entry(if kinds.len() == 1 {
+                    kinds[0]
+                } else {
+                    "several of these"
+                })
+                .or_default();
+            k[0] += 1;
+            k[1] += u64::from(o.counts.overlaps > 0);
+            k[2] += o.counts.overlaps;
+            k[3] = k[3].max(o.counts.longest_overlap);
+        }
         if let Some(v) = &o.violation {
             panic!("{}", shrunk_report(seed, &w.sc, v));
         }
@@ -281,8 +298,18 @@ fn soak() {
         seed += 1;
     }
     let cpu = (cpu_seconds() - cpu0).max(0.01);
+    let by_kind = by_kind
+        .iter()
+        .map(|(kind, [n, with, overlaps, longest])| {
+            format!(
+                "\"{kind}\": {{\"worlds\": {n}, \"overlapping_worlds\": {with}, \"overlaps\": {overlaps}, \"longest_overlap_ms\": {:.1}}}",
+                *longest as f64 / 1000.0
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     println!(
-        "SIM_RESULT {{\"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"runs\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
+        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"runs\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
         seed - 1,
         total.runs,
         total.renewals,
