@@ -167,3 +167,26 @@ fn a_timeline_that_does_not_mirror_its_log_sends_the_read_to_the_log() {
     ));
     assert!(matches!(from_replies(vec![]), Read::Failed(_)));
 }
+
+#[test]
+fn an_entry_is_read_from_its_bar_field_whatever_else_it_has() {
+    let entry = Value::Array(vec![Value::Array(vec![
+        bulk("30-0"),
+        Value::Array(vec![
+            bulk("note"),
+            bulk("1\t2\tsignal\t9\t0\t\tnot-this"),
+            bulk("bar"),
+            bulk("25\t30\tok\t0\t0\t\tweb-1"),
+        ]),
+    ])]);
+    let bars = entries(&entry).unwrap();
+    assert_eq!(bars[0].host, "web-1");
+    assert_eq!(bars[0].outcome, "ok");
+    // No bar field: drawn from its id alone.
+    let bare = Value::Array(vec![Value::Array(vec![
+        bulk("31-0"),
+        Value::Array(vec![bulk("other"), bulk("x")]),
+    ])]);
+    let bars = entries(&bare).unwrap();
+    assert_eq!((bars[0].end_ms, bars[0].outcome.as_str()), (31, ""));
+}
