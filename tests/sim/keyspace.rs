@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use redis::Value;
 
+mod stream;
+
 /// A command's answer: a reply, or an error reply's text.
 pub type Answer = Result<Value, String>;
 
@@ -325,14 +327,7 @@ impl Keyspace {
             "XADD" => self.xadd(a),
             "XLEN" => {
                 arity(1, true)?;
-                match self.live(&a[0]) {
-                    None => Ok(Value::Int(0)),
-                    Some(Entry {
-                        data: Data::Stream(entries, _),
-                        ..
-                    }) => Ok(Value::Int(entries.len() as i64)),
-                    Some(_) => Err(WRONGTYPE.into()),
-                }
+                self.xlen(&a[0])
             }
             other => Err(format!("ERR unknown command '{}'", other.to_lowercase())),
         }
@@ -412,68 +407,5 @@ impl Keyspace {
             self.keys.remove(key);
         }
         Ok(Value::Okay)
-    }
-
-    /// XADD key MAXLEN n <* | ms-seq> field value … (the forms the scripts send: the run log
-    /// with `*`, its timeline with the log entry's id).
-    fn xadd(&mut self, a: &[String]) -> Answer {
-        if a.len() < 6 || !a[1].eq_ignore_ascii_case("MAXLEN") || !a.len().is_multiple_of(2) {
-            return Err("ERR syntax error".into());
-        }
-        let given = match a[3].as_str() {
-            "*" => None,
-            id => {
-                let parsed = id.split_once('-').and_then(|(ms, seq)| {
-                    Some((ms.parse::<u64>().ok()?, seq.parse::<u64>().ok()?))
-                });
-                match parsed {
-                    Some(id) => Some(id),
-                    None => {
-                        return Err(
-                            "ERR Invalid stream ID specified as stream command argument".into()
-                        );
-                    }
-                }
-            }
-        };
-        let keep = a[2].parse::<i64>().map_err(|_| NOT_INT.to_string())?;
-        if keep < 0 {
-            return Err("ERR The MAXLEN argument must be >= 0.".into());
-        }
-        let now = self.now_ms();
-        if self.live(&a[0]).is_none() {
-            let data = Data::Stream(VecDeque::new(), (0, 0));
-            self.keys.insert(
-                a[0].clone(),
-                Entry {
-                    data,
-                    expires: None,
-                },
-            );
-        }
-        let Some(Entry {
-            data: Data::Stream(entries, last),
-            ..
-        }) = self.keys.get_mut(&a[0])
-        else {
-            return Err(WRONGTYPE.into());
-        };
-        let id = match given {
-            Some(id) if id <= *last => {
-                return Err(
-                    "ERR The ID specified in XADD is equal or smaller than the target stream top item"
-                        .into(),
-                );
-            }
-            Some(id) => id,
-            None if now > last.0 => (now, 0),
-            None => (last.0, last.1 + 1),
-        };
-        *last = id;
-        entries.push_back((id, a[4..].to_vec()));
-        while entries.len() as i64 > keep {
-            entries.pop_front();
-        }
-        Ok(bulk(&format!("{}-{}", id.0, id.1)))
     }
 }
