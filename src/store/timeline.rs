@@ -154,31 +154,29 @@ fn bar_of(id: &str, rest: &str) -> Bar {
 /// wrote timelines, or a log another program wrote.
 pub fn read_many(conn: &mut Conn, calls: &[TimelineCall]) -> RedisResult<Vec<RedisResult<Runs>>> {
     let read = read_bars(conn, calls)?;
-    let unmirrored: Vec<usize> = (0..read.len())
-        .filter(|&i| matches!(read[i], Read::Unmirrored))
+    let from_logs: Vec<TimelineCall> = calls
+        .iter()
+        .zip(&read)
+        .filter(|(_, r)| matches!(r, Read::Unmirrored))
+        .map(|(c, _)| *c)
         .collect();
-    let from_logs: Vec<TimelineCall> = unmirrored.iter().map(|&i| calls[i]).collect();
     let mut logs = Vec::with_capacity(from_logs.len());
     for batch in from_logs.chunks(BATCH) {
         logs.extend(script::call_many(conn, batch)?);
     }
-    let mut logs = unmirrored.into_iter().zip(logs);
-    let mut next_log = logs.next();
+    // One reply per unmirrored lock, in their order.
+    let mut logs = logs.into_iter();
     let mut out = Vec::with_capacity(read.len());
-    for (i, r) in read.into_iter().enumerate() {
+    for r in read {
         out.push(match r {
             Read::Runs(runs) => Ok(runs),
             Read::Failed(e) => Err(e),
-            Read::Unmirrored => match next_log.take() {
-                Some((j, log)) if j == i => {
-                    next_log = logs.next();
-                    log
-                }
-                _ => Err(super::reply::never_sent(
+            Read::Unmirrored => logs.next().unwrap_or_else(|| {
+                Err(super::reply::never_sent(
                     "timeline.lua",
                     "fewer replies than calls",
-                )),
-            },
+                ))
+            }),
         });
     }
     Ok(out)

@@ -190,3 +190,53 @@ fn an_entry_is_read_from_its_bar_field_whatever_else_it_has() {
     let bars = entries(&bare).unwrap();
     assert_eq!((bars[0].end_ms, bars[0].outcome.as_str()), (31, ""));
 }
+
+/// The commands' arguments as text.
+fn args(cmd: &redis::Cmd) -> Vec<String> {
+    cmd.args_iter()
+        .map(|a| match a {
+            redis::Arg::Simple(b) => String::from_utf8_lossy(b).into_owned(),
+            _ => "<cursor>".into(),
+        })
+        .collect()
+}
+
+/// The range read starts at the range's start (or the newest entry known), and the probe for
+/// an older run ends just before it: an entry ending exactly at the start is in range, not older.
+#[test]
+fn the_range_and_the_probe_before_it_meet_at_the_start() {
+    let keys = Keys::new("dlock:job");
+    let call = |start| TimelineCall {
+        keys: &keys,
+        since_ms: 1000,
+        count: 500,
+        start,
+    };
+    let [log_len, len, range, before] = bar_commands(&call(None));
+    assert_eq!(args(&log_len), ["XLEN", "{dlock:job}:runs"]);
+    assert_eq!(args(&len), ["XLEN", "{dlock:job}:timeline"]);
+    assert_eq!(
+        args(&range),
+        [
+            "XREVRANGE",
+            "{dlock:job}:timeline",
+            "+",
+            "1000",
+            "COUNT",
+            "500"
+        ]
+    );
+    assert_eq!(
+        args(&before),
+        [
+            "XREVRANGE",
+            "{dlock:job}:timeline",
+            "999",
+            "-",
+            "COUNT",
+            "1"
+        ]
+    );
+    let [_, _, range, _] = bar_commands(&call(Some(EntryId(1500, 2))));
+    assert_eq!(args(&range)[3], "1500-2");
+}
