@@ -61,33 +61,6 @@ fn timeline_range_reads(reads: &[(bool, Vec<String>)]) -> Vec<&Vec<String>> {
         .collect()
 }
 
-/// `key`'s stream entries, oldest first: (id, fields).
-fn stream(r: &RedisServer, key: &str) -> Vec<(String, Vec<(String, String)>)> {
-    let text = |v: &redis::Value| match v {
-        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        other => panic!("{other:?}"),
-    };
-    let redis::Value::Array(entries) = r.cmd(&["XRANGE", key, "-", "+"]) else {
-        panic!("{key} is not a stream");
-    };
-    entries
-        .iter()
-        .map(|e| {
-            let redis::Value::Array(pair) = e else {
-                panic!("{e:?}")
-            };
-            let redis::Value::Array(fields) = &pair[1] else {
-                panic!("{pair:?}")
-            };
-            let fields = fields
-                .chunks(2)
-                .map(|kv| (text(&kv[0]), text(&kv[1])))
-                .collect();
-            (text(&pair[0]), fields)
-        })
-        .collect()
-}
-
 /// The hover texts of the front page's timeline rows, in page order.
 fn bar_titles(addr: &str) -> Vec<String> {
     let (code, _, html) = http_get(addr, "/");
@@ -114,7 +87,7 @@ fn a_reloaded_page_reads_only_new_runs_and_forgets_a_log_that_was_emptied() {
     let range_reads = timeline_range_reads(&first);
     assert_eq!(range_reads.len(), 1, "{first:?}");
     assert!(!range_reads[0][3].contains('-'), "{first:?}");
-    let newest = stream(&r, "{dlock:k}:runs").pop().unwrap().0;
+    let newest = r.stream("{dlock:k}:runs", "-").pop().unwrap().0;
     run(&r, 2);
     let second = range_reads_during(&r, || {
         assert_eq!(
@@ -142,6 +115,40 @@ fn a_reloaded_page_reads_only_new_runs_and_forgets_a_log_that_was_emptied() {
     assert_eq!(bars(&addr, "dlock:k"), 1);
 }
 
+/// `lock`'s run log and timeline as the server has them: every entry's bar in the timeline,
+/// with its id, built from that entry's own fields, and nothing else there. The bars, oldest
+/// first.
+pub fn timeline_mirrors_log(r: &RedisServer, lock: &str) -> Vec<String> {
+    let log = r.stream(&format!("{{{lock}}}:runs"), "-");
+    let timeline = r.stream(&format!("{{{lock}}}:timeline"), "-");
+    assert_eq!(log.len(), timeline.len(), "{log:?}\n{timeline:?}");
+    log.iter()
+        .zip(&timeline)
+        .map(|((id, fields), (bar_id, bar))| {
+            let f = |name: &str| {
+                fields
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map_or(String::new(), |(_, v)| v.clone())
+            };
+            assert_eq!(id, bar_id);
+            let want = [
+                "started_ms",
+                "ended_ms",
+                "outcome",
+                "exit_code",
+                "slot",
+                "window_ms",
+                "host",
+            ]
+            .map(f)
+            .join("\t");
+            assert_eq!(bar, &vec![("bar".to_string(), want.clone())], "{fields:?}");
+            want
+        })
+        .collect()
+}
+
 /// Each run's bar goes to the timeline with its log entry's id, from the entry's own fields,
 /// and the two are trimmed alike: checked against the server's log, run by run.
 #[test]
@@ -161,37 +168,17 @@ fn every_logged_run_has_its_bar_in_the_timeline_with_the_same_id() {
             .run()
             .code(code);
     }
-    let log = stream(&r, "{dlock:k}:runs");
-    let timeline = stream(&r, "{dlock:k}:timeline");
-    assert_eq!(log.len(), 3, "--history 3 trims the log");
-    assert_eq!(timeline.len(), 3, "and the timeline with it");
-    for ((id, fields), (bar_id, bar)) in log.iter().zip(&timeline) {
-        let f = |name: &str| {
-            fields
-                .iter()
-                .find(|(k, _)| k == name)
-                .map_or(String::new(), |(_, v)| v.clone())
-        };
-        assert_eq!(id, bar_id);
-        let want = [
-            "started_ms",
-            "ended_ms",
-            "outcome",
-            "exit_code",
-            "slot",
-            "window_ms",
-            "host",
-        ]
-        .map(f)
-        .join("\t");
-        assert_eq!(bar, &vec![("bar".to_string(), want)], "{fields:?}");
-    }
-    assert!(
-        timeline
-            .iter()
-            .any(|(_, b)| b[0].1.contains("\tfailed\t7\t")),
-        "{timeline:?}"
+    let bars = timeline_mirrors_log(&r, "dlock:k");
+    assert_eq!(
+        bars.len(),
+        3,
+        "--history 3 trims the log, and the timeline with it"
     );
+    assert!(
+        bars[1].contains("\tok\t0\t0\t1"),
+        "the --every window: {bars:?}"
+    );
+    assert!(bars[2].contains("\tfailed\t7\t"), "{bars:?}");
 }
 
 /// A timeline the log's next entry cannot follow (its newest id is newer: it mirrors a log
@@ -202,8 +189,8 @@ fn a_timeline_out_of_step_starts_again_and_one_of_another_type_is_left_alone() {
     let r = RedisServer::start();
     r.cmd(&["XADD", "{dlock:k}:timeline", "99999999999999-0", "bar", "x"]);
     run(&r, 1);
-    let log = stream(&r, "{dlock:k}:runs");
-    let timeline = stream(&r, "{dlock:k}:timeline");
+    let log = r.stream("{dlock:k}:runs", "-");
+    let timeline = r.stream("{dlock:k}:timeline", "-");
     assert_eq!(timeline.len(), 1, "{timeline:?}");
     assert_eq!(timeline[0].0, log[0].0);
 

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::board_reads::timeline_mirrors_log;
 use crate::support::*;
 
 /// One history field of KEY as the server holds it: HGET on `{dlock:KEY}:stats`, the record
@@ -165,6 +166,20 @@ fn lost_cap_and_signal_runs_are_recorded_with_their_outcome() {
     assert_eq!(outcome(&r, "sg"), (Some("signal".into()), 143));
     // No run of sg ended ok: no success recorded.
     assert_eq!(field(&r, "sg", "last_success_ms"), None);
+    // Each has its bar in the timeline beside its log entry: the lost run's written by
+    // record.lua, the others' by the release.
+    for (lock, outcome) in [
+        ("dlock:lo", "lost"),
+        ("dlock:cp", "cap"),
+        ("dlock:sg", "signal"),
+    ] {
+        let bars = timeline_mirrors_log(&r, lock);
+        assert_eq!(bars.len(), 1, "{lock}");
+        assert!(
+            bars[0].contains(&format!("\t{outcome}\t")),
+            "{lock}: {bars:?}"
+        );
+    }
 }
 
 #[test]

@@ -448,12 +448,7 @@ fn a_semaphores_run_log_names_each_runs_slot() {
     }
     a.finish(Duration::from_secs(10)).code(0);
     b.finish(Duration::from_secs(10)).code(0);
-    let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
-        .arg("{dlock:logged}:runs")
-        .arg("-")
-        .arg("+")
-        .query(&mut r.conn())
-        .unwrap();
+    let entries = r.stream("{dlock:logged}:runs", "-");
     let mut logged: Vec<String> = entries
         .iter()
         .map(|(_, fields)| {

@@ -154,34 +154,14 @@ impl Drop for Fleet {
 /// The server's run-log entries of `lock` that ended at or after `since` (Unix ms): (end ms,
 /// started_ms, ended_ms, outcome), oldest first.
 fn entries_since(r: &RedisServer, lock: &str, since: i64) -> Vec<(i64, i64, i64, String)> {
-    let v = r.cmd(&[
-        "XREVRANGE",
-        &format!("{{{lock}}}:runs"),
-        "+",
-        &since.to_string(),
-    ]);
-    let redis::Value::Array(items) = v else {
-        panic!("XREVRANGE: {v:?}")
-    };
-    let text = |v: &redis::Value| match v {
-        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        other => panic!("{other:?}"),
-    };
-    let mut out: Vec<_> = items
-        .iter()
-        .map(|item| {
-            let redis::Value::Array(pair) = item else {
-                panic!("{item:?}")
-            };
-            let id = text(&pair[0]);
-            let redis::Value::Array(fields) = &pair[1] else {
-                panic!("{item:?}")
-            };
+    r.stream(&format!("{{{lock}}}:runs"), &since.to_string())
+        .into_iter()
+        .map(|(id, fields)| {
             let f = |name: &str| {
                 fields
-                    .chunks(2)
-                    .find(|kv| text(&kv[0]) == name)
-                    .map(|kv| text(&kv[1]))
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
                     .unwrap_or_default()
             };
             let end: i64 = id.split('-').next().unwrap().parse().unwrap();
@@ -192,9 +172,7 @@ fn entries_since(r: &RedisServer, lock: &str, since: i64) -> Vec<(i64, i64, i64,
                 f("outcome"),
             )
         })
-        .collect();
-    out.reverse();
-    out
+        .collect()
 }
 
 /// Each lock's timeline as the browser laid it out: its drawn width in px, and per mark its

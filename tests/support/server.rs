@@ -399,6 +399,11 @@ impl RedisServer {
         self.query(args.iter().map(|a| a.as_bytes()))
     }
 
+    /// The entries of the stream `key` from id (or time) `from` on, oldest first: (id, fields).
+    pub fn stream(&self, key: &str, from: &str) -> Vec<(String, Vec<(String, String)>)> {
+        self.query(["XRANGE", key, from, "+"].iter().map(|a| a.as_bytes()))
+    }
+
     fn query<'a, T: redis::FromRedisValue>(&self, args: impl Iterator<Item = &'a [u8]>) -> T {
         let mut c = redis::Cmd::new();
         for a in args {
