@@ -51,35 +51,35 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "d3c3c141f6e2bf5007bc5a12fc5687829ed0072a",
+    "50f72df3d76afffbe2a5378c54d2e5973759a659",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "2b19507378d7dbdfc2e3a34e62ae89277e0f586c",
+    "00a12af1f28ca0b45b98ce1893e5ab621c517f62",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "619bccea254dbcd53af7f1e7ccac76c779214939",
+    "10caaa0acedbf040e3d9c6c2bbc8b8d70453e0fc",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "a7c871aefa1364b69f54ab09d548091f50548344",
+    "39f222f6cde956af0fc2e9c2194662b3b7371216",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "0352a3f52a9deae4743d408f3db97c4f7d17efaf",
+    "fe20cd6e01f4419ff37df592d59b53bf58333dea",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "88e90fd1c22d1f1d8785194b7251b68938db35c0",
+    "fabf90f8bc7b92d79f0f93c1a5af661e94653024",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "96e5f4e27624652a75125b6ef4006b17e10c2f72",
+    "8409a271088eda9996b86183c39e51f18dc0147b",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "54fec45df3815158c6c23c48e1495ff1e6555556",
+    "60f9cb4ad6c0156d9cced1fcfeef4e0309b99ab0",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

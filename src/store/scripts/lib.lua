@@ -45,6 +45,15 @@ local function history(stats, outcome, code, host, pid, started, ended)
   end
 end
 
+-- A run as the board draws it, the run log entry's fields it needs in one line:
+-- "started_ms\tended_ms\toutcome\texit_code\tslot\twindow_ms\thost" (host last, so a tab in
+-- it cannot shift the others; an absent field empty, the slot 0). log_run writes it to the
+-- timeline; timeline.lua builds it from a log entry that has none.
+local function bar_of(started, ended, outcome, code, slot, window, host)
+  return (started or '') .. '\t' .. (ended or '') .. '\t' .. (outcome or '') .. '\t' ..
+    (code or '') .. '\t' .. (slot or '0') .. '\t' .. (window or '') .. '\t' .. (host or '')
+end
+
 -- Append one entry to the run log `runs`, a stream kept at exactly `keep` entries (0: no log),
 -- the run's bar to `timeline` (the same id, one short field: what the board draws, so that
 -- it reads a day of runs without the commands and outputs: SPEC 7b), and its short form to
@@ -62,14 +71,11 @@ local function log_run(stats, runs, timeline, keep, outcome, code, entry)
   end
   local r = redis.pcall(unpack(args))
   if type(r) == 'table' and r.err then return r.err end
-  -- The bar: "started_ms\tended_ms\toutcome\texit_code\tslot\twindow_ms\thost" (host last, so
-  -- a tab in it cannot shift the others). A timeline that cannot take the log's new id (its
-  -- newest entry is as new: it mirrors a log deleted since, on a server whose clock went back)
-  -- is started again; one of another type is left alone (the board then reads the log itself:
-  -- slower, not wrong), and says nothing here.
-  local bar = (f['started_ms'] or '') .. '\t' .. (f['ended_ms'] or '') .. '\t' .. outcome ..
-    '\t' .. code .. '\t' .. (f['slot'] or '0') .. '\t' .. (f['window_ms'] or '') .. '\t' ..
-    (f['host'] or '')
+  -- A timeline that cannot take the log's new id (its newest entry is as new: it mirrors a log
+  -- deleted since, on a server whose clock went back) is started again; one of another type is
+  -- left alone (the board then reads the log itself: slower, not wrong), and says nothing here.
+  local bar = bar_of(f['started_ms'], f['ended_ms'], outcome, code, f['slot'], f['window_ms'],
+    f['host'])
   local t = redis.pcall('XADD', timeline, 'MAXLEN', keep, r, 'bar', bar)
   if type(t) == 'table' and t.err and type(redis.pcall('XLEN', timeline)) == 'number' then
     redis.pcall('DEL', timeline)

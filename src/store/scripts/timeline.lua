@@ -1,10 +1,10 @@
 -- The run log over a time range, for the board's timeline: read only. The entries that ended
 -- at or after `start` (an entry id; the stream ids are the server's time of each release),
--- newest first, at most `count`, each as one line
--- "id\tstarted_ms\tended_ms\toutcome\texit_code\tslot\twindow_ms\thost" (host last, so a
--- tab in it cannot shift the others): the command and the captured output (up to a mebibyte a
+-- newest first, at most `count`, each as one line: its id, a tab, its bar (lib.lua's bar_of,
+-- as the timeline keeps it): the command and the captured output (up to a mebibyte a
 -- run) never leave the server. The fields are picked in one pass without a table per entry:
--- this loop is most of what a board of 1,000 locks costs Redis.
+-- this loop is most of what reading a log costs Redis (the board reads this way only the logs
+-- its timeline does not mirror).
 -- KEYS: runs. ARGV: since (Unix ms: the range's start), count, start (an entry id at or after
 --   since, the newest the reader knows: read from it on, it included, so that the reader sees
 --   whether the log still has it; '' to read from since).
@@ -17,7 +17,7 @@ local entries = redis.call('XREVRANGE', KEYS[1], '+', start, 'COUNT', count)
 local lines = {}
 for i = 1, #entries do
   local f = entries[i][2]
-  local s, e, o, c, sl, w, h = '', '', '', '', '0', '', ''
+  local s, e, o, c, sl, w, h
   for j = 1, #f, 2 do
     local k, v = f[j], f[j + 1]
     if k == 'started_ms' then s = v
@@ -29,8 +29,7 @@ for i = 1, #entries do
     elseif k == 'host' then h = v
     end
   end
-  lines[i] = entries[i][1] .. '\t' .. s .. '\t' .. e .. '\t' .. o .. '\t' .. c .. '\t' .. sl ..
-    '\t' .. w .. '\t' .. h
+  lines[i] = entries[i][1] .. '\t' .. bar_of(s, e, o, c, sl, w, h)
 end
 local older = 0
 if since > 0 and #redis.call('XREVRANGE', KEYS[1], since - 1, '-', 'COUNT', 1) > 0 then
