@@ -241,6 +241,17 @@ fn cpu_seconds() -> f64 {
     (f.get(11).unwrap_or(&0.0) + f.get(12).unwrap_or(&0.0)) / 100.0
 }
 
+/// The unsafe worlds of one cause in a soak.
+#[derive(Default)]
+struct UnsafeCounts {
+    worlds: u64,
+    /// Worlds with at least one overlap.
+    overlapping: u64,
+    overlaps: u64,
+    /// The longest overlap, µs.
+    longest: u64,
+}
+
 /// The soak `bench/sim` runs: DLOCK_SIM_MINUTES of worlds from seed DLOCK_SIM_SEED (default
 /// 1,000,000, past the CI range), safe and unsafe; one line `SIM_RESULT {json}` with the
 /// counts, the smallest margin, the unsafe overlaps and a hash of every world's trace. Without
@@ -259,9 +270,8 @@ fn soak() {
     let mut total = Counts::default();
     let (mut worlds, mut unsafe_worlds, mut margin, mut hash) = (0u64, 0u64, u64::MAX, 0u64);
     let mut seed = first;
-    // By what makes a world unsafe (one cause alone; "several" for more): worlds, those with
-    // an overlap, overlaps, the longest (µs).
-    let mut by_kind: std::collections::BTreeMap<&'static str, [u64; 4]> = Default::default();
+    // By what makes a world unsafe (one cause alone; "several" for more).
+    let mut by_kind: std::collections::BTreeMap<&'static str, UnsafeCounts> = Default::default();
     while worlds < 20 || start.elapsed().as_secs_f64() < minutes * 60.0 {
         let (o, w) = simulate(seed, true, 0);
         let kinds = w.sc.unsafe_kinds();
@@ -273,10 +283,10 @@ fn soak() {
                     "several of these"
                 })
                 .or_default();
-            k[0] += 1;
-            k[1] += u64::from(o.counts.overlaps > 0);
-            k[2] += o.counts.overlaps;
-            k[3] = k[3].max(o.counts.longest_overlap);
+            k.worlds += 1;
+            k.overlapping += u64::from(o.counts.overlaps > 0);
+            k.overlaps += o.counts.overlaps;
+            k.longest = k.longest.max(o.counts.longest_overlap);
         }
         if let Some(v) = &o.violation {
             panic!("{}", shrunk_report(seed, &w.sc, v));
@@ -300,10 +310,13 @@ fn soak() {
     let cpu = (cpu_seconds() - cpu0).max(0.01);
     let by_kind = by_kind
         .iter()
-        .map(|(kind, [n, with, overlaps, longest])| {
+        .map(|(kind, k)| {
             format!(
-                "\"{kind}\": {{\"worlds\": {n}, \"overlapping_worlds\": {with}, \"overlaps\": {overlaps}, \"longest_overlap_ms\": {:.1}}}",
-                *longest as f64 / 1000.0
+                "\"{kind}\": {{\"worlds\": {}, \"overlapping_worlds\": {}, \"overlaps\": {}, \"longest_overlap_ms\": {:.1}}}",
+                k.worlds,
+                k.overlapping,
+                k.overlaps,
+                k.longest as f64 / 1000.0
             )
         })
         .collect::<Vec<_>>()
