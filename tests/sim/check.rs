@@ -57,6 +57,9 @@ pub struct Counts {
     pub successes: u64,
     /// Second successes in an --every window, in unsafe worlds.
     pub repeats: u64,
+    /// Requests that reached the server after their host had given up on them (the
+    /// slow-network experiment's late deliveries).
+    pub late_arrivals: u64,
 }
 
 #[derive(Debug)]

@@ -158,7 +158,7 @@ pub fn failure(f: Fail) -> Failure {
         permanent: false,
         reason: format!("{f:?}"),
         sent: !refused,
-        maybe_executed: f == (Fail::Timeout { applied: true }),
+        maybe_executed: f == Fail::Timeout,
         refused,
     }
 }

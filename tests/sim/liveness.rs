@@ -1,7 +1,8 @@
-//! Liveness on a fair network (no losses, resets, partitions, restarts or failovers): a waiter
-//! gets a free plain lock within the backoff cap. The lock is free from the moment its key went
-//! (a release's DEL, or its expiry on the server's clock); a host waiting on it (since it went
-//! free, or since the host began to wait if later), with --wait left, must see a grant (its own
+//! Liveness on a fair network (no losses, resets, partitions, slow messages, restarts or
+//! failovers): a waiter gets a free plain lock within the backoff cap. The lock is free from
+//! the moment its key went (a release's DEL, or its expiry on the server's clock); a host
+//! waiting on it (since it went free, or since the host began to wait if later), with --wait
+//! left, must see a grant (its own
 //! or another's) within `--retry-max` (at its clock's slowest rate) + a round trip + 3 ms of
 //! timers, and must not give up busy on a lock free longer than that.
 
@@ -17,6 +18,7 @@ pub fn fair(w: &World) -> bool {
         && sc.partitions.is_empty()
         && sc.restarts.is_empty()
         && sc.failovers.is_empty()
+        && !sc.slow
 }
 
 fn bound(w: &World) -> Us {

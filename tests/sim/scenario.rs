@@ -39,6 +39,11 @@ pub struct Scenario {
     pub failovers: Vec<(Us, Us)>,
     /// Runs per host.
     pub runs: u32,
+    /// The slow-network experiment: now and then a message is held up to three TTLs (past
+    /// every timeout and the lease; world.rs' `delay`). Safe all the same (every deadline
+    /// counts from a request's send, a late reply is dropped, the scripts check the token),
+    /// but no promise of liveness.
+    pub slow: bool,
 }
 
 impl Scenario {
@@ -116,6 +121,8 @@ impl Scenario {
             restarts,
             failovers,
             runs: r.range(2, 6) as u32,
+            // Drawn last: the worlds of the draws before it stay as they were.
+            slow: r.chance(0.1),
         }
     }
 

@@ -49,7 +49,7 @@ pub fn run_world(
 }
 
 /// A failing world made smaller while it still fails: fewer hosts, fewer runs, each partition,
-/// restart and failover dropped, no losses or resets, shorter delays: each change kept when the
+/// restart and failover dropped, no losses or resets, no slow messages, shorter delays: each change kept when the
 /// world still shows a violation. The smallest failing world and its whole trace.
 pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Scenario, World) {
     let fails = |c: &Scenario| run_world(c.clone(), 0, patch).0.violation.is_some();
@@ -95,6 +95,12 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
             tries.push(Scenario {
                 loss: 0.0,
                 reset: 0.0,
+                ..best.clone()
+            });
+        }
+        if best.slow {
+            tries.push(Scenario {
+                slow: false,
                 ..best.clone()
             });
         }
@@ -164,10 +170,17 @@ fn seed_range() {
     let start = Instant::now();
     let mut total = Counts::default();
     let (mut worlds, mut unsafe_worlds, mut margin) = (0, 0, u64::MAX);
+    // Late deliveries in the slow-network worlds and in the others.
+    let (mut late_slow, mut late_other) = (0, 0);
     for seed in CI_SEEDS {
         let (o, w) = simulate(seed, true, 0);
         if let Some(v) = &o.violation {
             panic!("{}", shrunk_report(seed, &w.sc, v));
+        }
+        if w.sc.slow {
+            late_slow += o.counts.late_arrivals;
+        } else {
+            late_other += o.counts.late_arrivals;
         }
         worlds += 1;
         unsafe_worlds += u64::from(o.unsafe_world);
@@ -201,6 +214,12 @@ fn seed_range() {
         total.successes > 100,
         "the --every worlds must reach the invariant"
     );
+    // The slow-network experiment delivers requests after their hosts gave up on them (and
+    // the servers apply them); elsewhere only a renewal sent with little lease left can be.
+    println!(
+        "sim: requests reaching the server after their timeout: {late_slow} in slow-network worlds, {late_other} in the others"
+    );
+    assert!(late_slow > 100, "the slow-network worlds must deliver late");
 }
 
 /// Same seed, same trace.
@@ -269,6 +288,8 @@ fn soak() {
     let (start, cpu0) = (Instant::now(), cpu_seconds());
     let mut total = Counts::default();
     let (mut worlds, mut unsafe_worlds, mut margin, mut hash) = (0u64, 0u64, u64::MAX, 0u64);
+    // Safe worlds of the slow-network experiment (unbounded delays).
+    let mut slow_worlds = 0u64;
     let mut seed = first;
     // By what makes a world unsafe (one cause alone; "several" for more).
     let mut by_kind: std::collections::BTreeMap<&'static str, UnsafeCounts> = Default::default();
@@ -293,6 +314,7 @@ fn soak() {
         }
         worlds += 1;
         unsafe_worlds += u64::from(o.unsafe_world);
+        slow_worlds += u64::from(w.sc.slow && !o.unsafe_world);
         hash = hash.rotate_left(5) ^ o.hash;
         total.runs += o.counts.runs;
         total.renewals += o.counts.renewals;
@@ -322,7 +344,7 @@ fn soak() {
         .collect::<Vec<_>>()
         .join(", ");
     println!(
-        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"runs\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
+        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"slow_worlds\": {slow_worlds}, \"runs\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
         seed - 1,
         total.runs,
         total.renewals,

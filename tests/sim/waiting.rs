@@ -85,7 +85,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         // A connection the server closed while we waited: this try fails, the next reconnects.
         let f = Failure {
             maybe_executed: false,
-            ..failure(Fail::Timeout { applied: false })
+            ..failure(Fail::Timeout)
         };
         s.wait.handle(WaitInput::Failed(f), sent);
         return;
@@ -109,7 +109,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
         Ok(Ok(Acquire::Acquired { .. })) if now >= hard_stop(lease_end(sent, ttl), ttl) => {
             WaitInput::Failed(Failure {
                 maybe_executed: true,
-                ..failure(Fail::Timeout { applied: true })
+                ..failure(Fail::Timeout)
             })
         }
         Ok(Ok(Acquire::Acquired {

@@ -63,15 +63,20 @@ pub enum Event {
 /// A request in flight.
 pub struct Flight {
     pub host: usize,
-    pub call: Scripted,
+    /// The request, until it reaches the server (or dies with its connection).
+    pub call: Option<Scripted>,
     pub answer: Option<Result<Value, Fail>>,
+    /// When the host stops waiting for the answer (true time): a reply later than this is
+    /// lost to the timeout, as the session drops it.
+    pub deadline: Us,
 }
 
 /// How a request failed, as the host's session sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fail {
-    /// No answer within the timeout; the request may have run (`applied`).
-    Timeout { applied: bool },
+    /// No answer within the timeout: the request may or may not have run, and the host
+    /// cannot tell (the session says "maybe executed" for any timeout after sending).
+    Timeout,
     /// Refused or reset at once (server down, connection reset).
     Refused,
 }
@@ -208,7 +213,15 @@ impl World {
             .any(|p| p.0 == host && p.1 <= self.now && self.now < p.2)
     }
 
+    /// One message's way across the network. Bounded by the scenario's `delay_max`; in the
+    /// slow-network experiment (`Scenario::slow`), one message in 20 is held anywhere up to
+    /// three TTLs: past every timeout, and past the lease.
     pub fn delay(&mut self) -> Us {
+        if self.sc.slow && self.rng.chance(0.05) {
+            return self
+                .rng
+                .range(self.sc.delay_max, self.sc.ttl.as_micros() as Us * 3);
+        }
         self.rng.range(50, self.sc.delay_max)
     }
 
@@ -218,18 +231,21 @@ impl World {
         let id = self.flights.len() as u64;
         self.flights.push(Some(Flight {
             host,
-            call,
+            call: Some(call),
             answer: None,
+            deadline: self.now + timeout,
         }));
         let d = self.delay();
         if self.cut(host) {
             // Nothing gets through, not even a refusal.
-            self.finish(host, id, Err(Fail::Timeout { applied: false }), timeout);
+            self.finish(host, id, Err(Fail::Timeout), timeout);
         } else if !self.up || self.rng.chance(self.sc.reset) {
             self.finish(host, id, Err(Fail::Refused), 2 * d);
         } else if self.rng.chance(self.sc.loss) {
-            self.finish(host, id, Err(Fail::Timeout { applied: false }), timeout);
-        } else if d < timeout {
+            self.finish(host, id, Err(Fail::Timeout), timeout);
+        } else {
+            // It arrives, even after the host has given up on it (a slow network delivers
+            // late, it does not drop): a reply in time comes before the timeout's answer.
             self.at(
                 self.now + d,
                 Event::Arrive {
@@ -238,10 +254,7 @@ impl World {
                     call_at: self.now as usize,
                 },
             );
-            // The answer, if any, comes before this; else the timeout stands.
-            self.finish(host, id, Err(Fail::Timeout { applied: true }), timeout);
-        } else {
-            self.finish(host, id, Err(Fail::Timeout { applied: false }), timeout);
+            self.finish(host, id, Err(Fail::Timeout), timeout);
         }
         id
     }
@@ -256,13 +269,19 @@ impl World {
     }
 
     fn arrive(&mut self, host: usize, id: u64, _call_at: usize) {
-        let Some(Some(flight)) = self.flights.get(id as usize) else {
-            return;
-        };
         if !self.up {
             return;
         }
-        let call = flight.call.clone();
+        // Gone with a connection the server closed, or already answered and forgotten.
+        let Some(flight) = self.flights.get_mut(id as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        let Some(call) = flight.call.take() else {
+            return;
+        };
+        if self.now >= flight.deadline {
+            self.check.counts.late_arrivals += 1;
+        }
         let before = crate::liveness::key_state(self);
         let answer = call.run(&mut self.server);
         crate::liveness::after_script(self, before, EPOCH_US / 1000);
@@ -271,8 +290,10 @@ impl World {
         let d = self.delay();
         let lost = self.cut(host) || self.rng.chance(self.sc.loss);
         if let Some(Some(f)) = self.flights.get_mut(id as usize) {
+            // A reply later than the host's timeout is dropped by its session.
+            let late = self.now + d >= f.deadline;
             match answer {
-                Ok(v) if !lost => {
+                Ok(v) if !lost && !late => {
                     f.answer = Some(Ok(v));
                     self.at(self.now + d, Event::Answer { host, id });
                 }
@@ -318,7 +339,7 @@ impl World {
             .ev(self.now, usize::MAX, "server down", i64::from(keeps));
         // The bound holds for a holder that can reach the server (a fair network, no
         // partition around the restart).
-        let fair = self.sc.loss == 0.0 && self.sc.reset == 0.0;
+        let fair = self.sc.loss == 0.0 && self.sc.reset == 0.0 && !self.sc.slow;
         let (from, to) = (
             self.now,
             self.now + self.sc.restarts[i].1 + self.sc.ttl.as_micros() as Us,
@@ -362,9 +383,13 @@ impl World {
         }
     }
 
-    /// Every request out on a connection the server closes fails now.
+    /// Every request out on a connection the server closes fails now, and one still on its
+    /// way never reaches a server (its connection is gone).
     fn reset_all(&mut self) {
         for id in 0..self.flights.len() {
+            if let Some(f) = &mut self.flights[id] {
+                f.call = None;
+            }
             let host = match &self.flights[id] {
                 Some(f) if !matches!(f.answer, Some(Ok(_))) => f.host,
                 _ => continue,
@@ -407,8 +432,11 @@ impl World {
     /// The answer of request `id`, once (None: already taken, or still out).
     pub fn take_answer(&mut self, id: u64) -> Option<Result<Value, Fail>> {
         let slot = self.flights.get_mut(id as usize)?;
-        let answer = slot.as_mut()?.answer.take()?;
-        *slot = None;
+        let f = slot.as_mut()?;
+        let answer = f.answer.take()?;
+        if f.call.is_none() {
+            *slot = None;
+        }
         Some(answer)
     }
 }
