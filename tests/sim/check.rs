@@ -60,6 +60,8 @@ pub struct Counts {
     /// Requests that reached the server after their host had given up on them (the
     /// slow-network experiment's late deliveries).
     pub late_arrivals: u64,
+    /// Runs whose lock no replica acknowledged in time (--min-replicas): released unstarted.
+    pub unconfirmed: u64,
 }
 
 #[derive(Debug)]

@@ -33,6 +33,9 @@ pub struct Waiting {
     pub listening: bool,
     /// It delivered a wake-up and waits for word.
     pub parked: bool,
+    /// A wake-up delivered while a try was out: the shell's loop reads it only after that
+    /// try's answer (cmd::run::acquire: the try is a blocking call).
+    pub woken_later: bool,
     /// --every: the window of the acquire that won.
     pub window: Option<u64>,
 }
@@ -44,6 +47,10 @@ pub struct Running {
     pub renewal: Option<Renewal>,
     /// The renewal out: (request, sent).
     pub out: Option<(u64, Instant)>,
+    /// The renewal's deadline, while it is out.
+    pub deadline: Option<Instant>,
+    /// `out` is the WAIT after the renewal (--min-replicas), not the renewal.
+    pub confirming: bool,
     pub job: Proc,
     /// --every: the run's window.
     pub window: Option<u64>,
@@ -64,6 +71,8 @@ pub struct Releasing {
 pub enum Phase {
     Idle,
     Waiting(Box<Waiting>),
+    /// Held, the job not started: --min-replicas' WAIT out.
+    Confirming(Box<crate::replicas::Confirming>),
     Running(Box<Running>),
     Releasing(Box<Releasing>),
 }
@@ -180,6 +189,7 @@ pub fn step(w: &mut World, h: usize) {
             }
         }
         Phase::Waiting(_) => crate::waiting::step(w, h),
+        Phase::Confirming(_) => {}
         Phase::Running(_) => crate::supervise::supervise(w, h),
         Phase::Releasing(_) => crate::release::release_step(w, h),
     }
@@ -204,6 +214,7 @@ fn begin(w: &mut World, h: usize) {
         out: None,
         listening: false,
         parked: false,
+        woken_later: false,
         window: None,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
@@ -226,6 +237,7 @@ pub fn answer(w: &mut World, h: usize, id: u64) {
             w.hosts[h].phase = Phase::Running(r);
             crate::supervise::supervise(w, h);
         }
+        Phase::Confirming(c) => crate::replicas::answer(w, h, c, id, a),
         Phase::Releasing(r) => {
             w.hosts[h].phase = Phase::Releasing(r);
             crate::release::answer(w, h, id, a);

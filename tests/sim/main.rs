@@ -16,6 +16,7 @@ mod keyspace;
 mod liveness;
 mod lua;
 mod release;
+mod replicas;
 mod rng;
 mod scenario;
 mod seeds;

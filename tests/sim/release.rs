@@ -51,11 +51,22 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
         run_over(w, h);
         return;
     }
-    let ttl = w.sc.ttl;
+    releasing(w, h, (slot, window), finish, stop.deadline());
+}
+
+/// A run whose job never started (--min-replicas unconfirmed): released as the shell's
+/// `unstarted` does, until its first lease (ending at `lease_end`) would be gone by itself.
+pub fn unstarted(w: &mut World, h: usize, slot: u32, lease_end: Instant) {
+    releasing(w, h, (slot, None), Finish::unstarted(), lease_end);
+}
+
+/// Release with the shell's retry policy (`cmd::run::release::retry`).
+fn releasing(w: &mut World, h: usize, held: (u32, Option<u64>), finish: Finish, end: Instant) {
+    let (slot, window) = held;
     let policy = Retry {
         tries: 3,
         pause: Duration::from_millis(50),
-        until: Some(server_expiry(stop.deadline(), ttl)),
+        until: Some(server_expiry(end, w.sc.ttl)),
     };
     w.hosts[h].phase = Phase::Releasing(Box::new(Releasing {
         slot,
@@ -64,7 +75,7 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
         tries: 0,
         window,
         out: None,
-        again_at: Some(now),
+        again_at: Some(local(w, h)),
     }));
     release_step(w, h);
 }

@@ -172,10 +172,17 @@ fn seed_range() {
     let (mut worlds, mut unsafe_worlds, mut margin) = (0, 0, u64::MAX);
     // Late deliveries in the slow-network worlds and in the others.
     let (mut late_slow, mut late_other) = (0, 0);
+    // Failover worlds with --min-replicas (safe): worlds, jobs started, runs refused.
+    let (mut replicated, mut replicated_runs, mut unconfirmed) = (0, 0, 0);
     for seed in CI_SEEDS {
         let (o, w) = simulate(seed, true, 0);
         if let Some(v) = &o.violation {
             panic!("{}", shrunk_report(seed, &w.sc, v));
+        }
+        if w.sc.min_replicas.is_some() {
+            replicated += 1;
+            replicated_runs += o.counts.grants;
+            unconfirmed += o.counts.unconfirmed;
         }
         if w.sc.slow {
             late_slow += o.counts.late_arrivals;
@@ -220,6 +227,13 @@ fn seed_range() {
         "sim: requests reaching the server after their timeout: {late_slow} in slow-network worlds, {late_other} in the others"
     );
     assert!(late_slow > 100, "the slow-network worlds must deliver late");
+    println!(
+        "sim: {replicated} failover worlds with --min-replicas: {replicated_runs} grants, {unconfirmed} runs refused for want of a replica (exit 69)"
+    );
+    assert!(
+        replicated >= 10 && unconfirmed > 0 && replicated_runs > unconfirmed,
+        "the --min-replicas worlds must both confirm and refuse"
+    );
 }
 
 /// Same seed, same trace.
@@ -288,8 +302,9 @@ fn soak() {
     let (start, cpu0) = (Instant::now(), cpu_seconds());
     let mut total = Counts::default();
     let (mut worlds, mut unsafe_worlds, mut margin, mut hash) = (0u64, 0u64, u64::MAX, 0u64);
-    // Safe worlds of the slow-network experiment (unbounded delays).
-    let mut slow_worlds = 0u64;
+    // Safe worlds of the slow-network experiment (unbounded delays); failover worlds with
+    // --min-replicas (safe), and their runs refused for want of a replica.
+    let (mut slow_worlds, mut replicated, mut unconfirmed) = (0u64, 0u64, 0u64);
     let mut seed = first;
     // By what makes a world unsafe (one cause alone; "several" for more).
     let mut by_kind: std::collections::BTreeMap<&'static str, UnsafeCounts> = Default::default();
@@ -315,6 +330,10 @@ fn soak() {
         worlds += 1;
         unsafe_worlds += u64::from(o.unsafe_world);
         slow_worlds += u64::from(w.sc.slow && !o.unsafe_world);
+        if w.sc.min_replicas.is_some() && !w.sc.failovers.is_empty() {
+            replicated += u64::from(!o.unsafe_world);
+            unconfirmed += o.counts.unconfirmed;
+        }
         hash = hash.rotate_left(5) ^ o.hash;
         total.runs += o.counts.runs;
         total.renewals += o.counts.renewals;
@@ -344,7 +363,7 @@ fn soak() {
         .collect::<Vec<_>>()
         .join(", ");
     println!(
-        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"slow_worlds\": {slow_worlds}, \"runs\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
+        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"slow_worlds\": {slow_worlds}, \"min_replicas_failover_worlds\": {replicated}, \"unconfirmed_runs\": {unconfirmed}, \"runs\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
         seed - 1,
         total.runs,
         total.renewals,

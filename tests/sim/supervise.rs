@@ -56,6 +56,8 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
         stop,
         renewal: None,
         out: None,
+        deadline: None,
+        confirming: false,
         job,
         window,
     }));
@@ -186,6 +188,7 @@ fn act_renewal(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
                 let left = deadline.saturating_duration_since(now).as_micros() as Us;
                 let id = w.send(h, call, io_timeout(w).min(left.max(1)));
                 r.out = Some((id, now));
+                r.deadline = Some(deadline);
                 w.check.ev(w.now, h, "renew", 0);
             }
             RenewAction::LookForMaster => m.handle(RenewEvent::Looked { moved: false }, now),
@@ -217,8 +220,23 @@ pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value
     }
     r.out = None;
     let now = local(w, h);
+    if std::mem::take(&mut r.confirming) {
+        let event = crate::replicas::renewal_confirmed(a, sent);
+        if let Some(m) = r.renewal.as_mut() {
+            m.handle(event, now);
+        }
+        return;
+    }
     let event = match a.map(RenewCall::reply) {
-        Ok(Ok(Renew::Renewed)) => RenewEvent::Renewed { sent },
+        Ok(Ok(Renew::Renewed)) => {
+            let deadline = r.deadline.unwrap_or(now);
+            if let Some(id) = crate::replicas::after_renewal(w, h, deadline) {
+                r.out = Some((id, sent));
+                r.confirming = true;
+                return;
+            }
+            RenewEvent::Renewed { sent }
+        }
         Ok(Ok(lost)) => RenewEvent::Lost {
             taken_over: lost == Renew::TakenOver,
         },

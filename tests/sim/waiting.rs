@@ -37,7 +37,7 @@ pub fn step(w: &mut World, h: usize) {
                     fence, slot, sent, ..
                 } => {
                     w.hosts[h].waiting = None;
-                    crate::supervise::start(w, h, (fence, slot, s.window), sent);
+                    crate::replicas::before_job(w, h, (fence, slot, s.window), sent);
                 }
                 Outcome::Exit(_) => {
                     w.check.counts.busy += 1;
@@ -128,6 +128,9 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
     };
     w.check.ev(w.now, h, "try answered", 0);
     s.wait.handle(input, now);
+    if std::mem::take(&mut s.woken_later) {
+        s.wait.handle(WaitInput::Woken, now);
+    }
 }
 
 fn act(w: &mut World, h: usize, s: &mut Waiting) {
@@ -195,8 +198,12 @@ pub fn woken(w: &mut World, h: usize, run: u64) {
     {
         s.listening = false;
         s.parked = true;
-        s.wait.handle(WaitInput::Woken, now);
         w.check.ev(w.now, h, "woken", 0);
+        if s.out.is_some() {
+            s.woken_later = true;
+            return;
+        }
+        s.wait.handle(WaitInput::Woken, now);
         step(w, h);
     }
 }

@@ -60,15 +60,27 @@ pub enum Event {
     Failover(usize),
 }
 
+/// What a host asks the server.
+pub enum Request {
+    /// One of dlock's scripts.
+    Script(Scripted),
+    /// `WAIT 1 timeout` (--min-replicas 1): how many replicas have the writes so far, once
+    /// they do or after `timeout` µs.
+    Wait { timeout: Us },
+}
+
 /// A request in flight.
 pub struct Flight {
     pub host: usize,
     /// The request, until it reaches the server (or dies with its connection).
-    pub call: Option<Scripted>,
+    pub call: Option<Request>,
     pub answer: Option<Result<Value, Fail>>,
     /// When the host stops waiting for the answer (true time): a reply later than this is
     /// lost to the timeout, as the session drops it.
     pub deadline: Us,
+    /// When the server sent (or will send: a WAIT) its reply; until then a connection the
+    /// server closes fails the request.
+    pub replied_at: Us,
 }
 
 /// How a request failed, as the host's session sees it.
@@ -228,12 +240,17 @@ impl World {
     /// Send `call` from `host`; its answer (or failure) comes back as `Event::Answer` with the
     /// returned id, at the latest `timeout` µs from now.
     pub fn send(&mut self, host: usize, call: Scripted, timeout: Us) -> u64 {
+        self.send_request(host, Request::Script(call), timeout)
+    }
+
+    pub fn send_request(&mut self, host: usize, call: Request, timeout: Us) -> u64 {
         let id = self.flights.len() as u64;
         self.flights.push(Some(Flight {
             host,
             call: Some(call),
             answer: None,
             deadline: self.now + timeout,
+            replied_at: Us::MAX,
         }));
         let d = self.delay();
         if self.cut(host) {
@@ -282,6 +299,10 @@ impl World {
         if self.now >= flight.deadline {
             self.check.counts.late_arrivals += 1;
         }
+        let call = match call {
+            Request::Script(call) => call,
+            Request::Wait { timeout } => return self.wait_arrived(host, id, timeout),
+        };
         let before = crate::liveness::key_state(self);
         let answer = call.run(&mut self.server);
         crate::liveness::after_script(self, before, EPOCH_US / 1000);
@@ -290,6 +311,7 @@ impl World {
         let d = self.delay();
         let lost = self.cut(host) || self.rng.chance(self.sc.loss);
         if let Some(Some(f)) = self.flights.get_mut(id as usize) {
+            f.replied_at = self.now;
             // A reply later than the host's timeout is dropped by its session.
             let late = self.now + d >= f.deadline;
             match answer {
@@ -301,6 +323,31 @@ impl World {
                 Err(e) => panic!("seed {}: a script failed: {e}\n{call:?}", self.sc.seed),
             }
         }
+    }
+
+    /// WAIT reached the server: the replica, `lag` behind, has every write so far `lag` from
+    /// now; WAIT answers 1 then, or 0 at its timeout if that comes first (no replica: 0).
+    fn wait_arrived(&mut self, host: usize, id: u64, timeout: Us) {
+        let (acked, after) = match self.replica_lag() {
+            Some(lag) if lag <= timeout => (1, lag),
+            _ => (0, timeout),
+        };
+        let d = self.delay();
+        let lost = self.cut(host) || self.rng.chance(self.sc.loss);
+        let (now, replied) = (self.now, self.now + after);
+        if let Some(Some(f)) = self.flights.get_mut(id as usize) {
+            f.replied_at = replied;
+            if !lost && replied + d < f.deadline {
+                f.answer = Some(Ok(Value::Int(acked)));
+                self.at(replied + d, Event::Answer { host, id });
+            }
+        }
+        self.check.ev(now, usize::MAX, "wait", acked);
+    }
+
+    /// How far the replica is behind the server (a world with a failover has one).
+    pub fn replica_lag(&self) -> Option<Us> {
+        self.sc.failovers.first().map(|f| f.1)
     }
 
     /// After each write: the replica's copy, and the waiters a wake-up may free.
@@ -391,7 +438,7 @@ impl World {
                 f.call = None;
             }
             let host = match &self.flights[id] {
-                Some(f) if !matches!(f.answer, Some(Ok(_))) => f.host,
+                Some(f) if !matches!(f.answer, Some(Ok(_))) || f.replied_at > self.now => f.host,
                 _ => continue,
             };
             let d = self.delay();
@@ -427,6 +474,17 @@ impl World {
             self.hosts[h].hung_up = true;
             crate::host::poke(self, h);
         }
+    }
+
+    /// Request `id` fails at once (its connection is gone): it never reaches the server.
+    pub fn fail_now(&mut self, id: u64, f: Fail) {
+        let Some(Some(flight)) = self.flights.get_mut(id as usize) else {
+            return;
+        };
+        flight.call = None;
+        flight.answer = Some(Err(f));
+        let host = flight.host;
+        self.at(self.now, Event::Answer { host, id });
     }
 
     /// The answer of request `id`, once (None: already taken, or still out).
