@@ -5,6 +5,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
+use std::rc::Rc;
 use std::time::Instant;
 
 use dlock::api::sim::Keys;
@@ -108,8 +109,8 @@ pub struct World {
     pub flights: Vec<Option<Flight>>,
     pub hosts: Vec<Host>,
     pub check: Checker,
-    /// The lock's keys (`sim`, with the scenario's --limit).
-    pub keys: Keys,
+    /// The lock's keys (`sim`, with the scenario's --limit), shared by every call built.
+    pub keys: Rc<Keys>,
     /// Tokens whose renewal schedule ran when the server went down (they watch the connection),
     /// with how long after that their watch began.
     watched: Vec<(String, Us)>,
@@ -144,7 +145,7 @@ impl World {
             blocked: Vec::new(),
             flights: Vec::new(),
             hosts,
-            keys: Keys::with_limit("sim", sc.limit),
+            keys: Rc::new(Keys::with_limit("sim", sc.limit)),
             granted: BTreeSet::new(),
             free_since: Some(0),
             watched: Vec::new(),

@@ -9,11 +9,11 @@ use super::{Answer, Data, Entry, Keyspace, NOT_INT, WRONGTYPE, bulk};
 impl Keyspace {
     /// XADD key MAXLEN n <* | ms-seq> field value … (the forms the scripts send: the run log
     /// with `*`, its timeline with the log entry's id).
-    pub(super) fn xadd(&mut self, a: &[String]) -> Answer {
+    pub(super) fn xadd(&mut self, a: &[&str]) -> Answer {
         if a.len() < 6 || !a[1].eq_ignore_ascii_case("MAXLEN") || !a.len().is_multiple_of(2) {
             return Err("ERR syntax error".into());
         }
-        let given = match a[3].as_str() {
+        let given = match a[3] {
             "*" => None,
             id => {
                 let parsed = id.split_once('-').and_then(|(ms, seq)| {
@@ -37,7 +37,7 @@ impl Keyspace {
         if self.live(&a[0]).is_none() {
             let data = Data::Stream(VecDeque::new(), (0, 0));
             self.keys.insert(
-                a[0].clone(),
+                a[0].to_string(),
                 Entry {
                     data,
                     expires: None,
@@ -47,7 +47,7 @@ impl Keyspace {
         let Some(Entry {
             data: Data::Stream(entries, last),
             ..
-        }) = self.keys.get_mut(&a[0])
+        }) = self.keys.get_mut(a[0])
         else {
             return Err(WRONGTYPE.into());
         };
@@ -63,7 +63,7 @@ impl Keyspace {
             None => (last.0, last.1 + 1),
         };
         *last = id;
-        entries.push_back((id, a[4..].to_vec()));
+        entries.push_back((id, a[4..].iter().map(|f| f.to_string()).collect()));
         while entries.len() as i64 > keep {
             entries.pop_front();
         }
