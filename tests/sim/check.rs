@@ -62,6 +62,8 @@ pub struct Counts {
     pub late_arrivals: u64,
     /// Runs whose lock no replica acknowledged in time (--min-replicas): released unstarted.
     pub unconfirmed: u64,
+    /// Script calls the server ran.
+    pub script_calls: u64,
 }
 
 #[derive(Debug)]

@@ -266,7 +266,7 @@ fn replay() {
 }
 
 /// This thread's CPU time so far (s), from /proc (ticks of 1/100 s).
-fn cpu_seconds() -> f64 {
+pub fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
     // After the command's closing parenthesis: fields 3 on; utime and stime are 14 and 15.
     let rest = stat.rsplit_once(") ").map_or("", |r| r.1);
@@ -341,6 +341,7 @@ fn soak() {
         total.capped += o.counts.capped;
         total.overlaps += o.counts.overlaps;
         total.repeats += o.counts.repeats;
+        total.script_calls += o.counts.script_calls;
         total.successes += o.counts.successes;
         total.longest_overlap = total.longest_overlap.max(o.counts.longest_overlap);
         if !o.unsafe_world {
@@ -363,9 +364,10 @@ fn soak() {
         .collect::<Vec<_>>()
         .join(", ");
     println!(
-        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"slow_worlds\": {slow_worlds}, \"min_replicas_failover_worlds\": {replicated}, \"unconfirmed_runs\": {unconfirmed}, \"runs\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
+        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"slow_worlds\": {slow_worlds}, \"min_replicas_failover_worlds\": {replicated}, \"unconfirmed_runs\": {unconfirmed}, \"runs\": {}, \"script_calls\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
         seed - 1,
         total.runs,
+        total.script_calls,
         total.renewals,
         total.lost,
         total.capped,

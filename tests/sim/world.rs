@@ -9,7 +9,6 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use dlock::api::sim::Keys;
-use redis::Value;
 
 use crate::calls::Scripted;
 use crate::check::{Checker, Us};
@@ -18,6 +17,9 @@ use crate::keyspace::Keyspace;
 use crate::lua::Engine;
 use crate::rng::Rng;
 pub use crate::scenario::Scenario;
+
+mod net;
+pub use net::{Fail, Flight, Request};
 
 /// Unix time of the world's start on the server's clock (µs).
 const EPOCH_US: u64 = 1_800_000_000_000_000;
@@ -61,39 +63,6 @@ pub enum Event {
     Failover(usize),
 }
 
-/// What a host asks the server.
-pub enum Request {
-    /// One of dlock's scripts.
-    Script(Scripted),
-    /// `WAIT 1 timeout` (--min-replicas 1): how many replicas have the writes so far, once
-    /// they do or after `timeout` µs.
-    Wait { timeout: Us },
-}
-
-/// A request in flight.
-pub struct Flight {
-    pub host: usize,
-    /// The request, until it reaches the server (or dies with its connection).
-    pub call: Option<Request>,
-    pub answer: Option<Result<Value, Fail>>,
-    /// When the host stops waiting for the answer (true time): a reply later than this is
-    /// lost to the timeout, as the session drops it.
-    pub deadline: Us,
-    /// When the server sent (or will send: a WAIT) its reply; until then a connection the
-    /// server closes fails the request.
-    pub replied_at: Us,
-}
-
-/// How a request failed, as the host's session sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fail {
-    /// No answer within the timeout: the request may or may not have run, and the host
-    /// cannot tell (the session says "maybe executed" for any timeout after sending).
-    Timeout,
-    /// Refused or reset at once (server down, connection reset).
-    Refused,
-}
-
 pub struct World {
     pub sc: Scenario,
     pub rng: Rng,
@@ -120,6 +89,8 @@ pub struct World {
     pub granted: BTreeSet<String>,
     /// The instant true time 0 stands for, on every host's monotonic clock (offset each).
     pub base: Instant,
+    /// Every script call the server ran, when asked for (anchor.rs).
+    pub recorded: Option<Vec<Scripted>>,
 }
 
 impl World {
@@ -150,6 +121,7 @@ impl World {
             free_since: Some(0),
             watched: Vec::new(),
             base: Instant::now(),
+            recorded: None,
             sc,
         };
         for h in 0..w.sc.hosts {
@@ -216,134 +188,6 @@ impl World {
 
     fn ks_clock(&mut self) {
         self.server.ks.borrow_mut().now_us = EPOCH_US + self.now;
-    }
-
-    /// Whether `host`'s network is cut now.
-    pub fn cut(&self, host: usize) -> bool {
-        self.sc
-            .partitions
-            .iter()
-            .any(|p| p.0 == host && p.1 <= self.now && self.now < p.2)
-    }
-
-    /// One message's way across the network. Bounded by the scenario's `delay_max`; in the
-    /// slow-network experiment (`Scenario::slow`), one message in 20 is held anywhere up to
-    /// three TTLs: past every timeout, and past the lease.
-    pub fn delay(&mut self) -> Us {
-        if self.sc.slow && self.rng.chance(0.05) {
-            return self
-                .rng
-                .range(self.sc.delay_max, self.sc.ttl.as_micros() as Us * 3);
-        }
-        self.rng.range(50, self.sc.delay_max)
-    }
-
-    /// Send `call` from `host`; its answer (or failure) comes back as `Event::Answer` with the
-    /// returned id, at the latest `timeout` µs from now.
-    pub fn send(&mut self, host: usize, call: Scripted, timeout: Us) -> u64 {
-        self.send_request(host, Request::Script(call), timeout)
-    }
-
-    pub fn send_request(&mut self, host: usize, call: Request, timeout: Us) -> u64 {
-        let id = self.flights.len() as u64;
-        self.flights.push(Some(Flight {
-            host,
-            call: Some(call),
-            answer: None,
-            deadline: self.now + timeout,
-            replied_at: Us::MAX,
-        }));
-        let d = self.delay();
-        if self.cut(host) {
-            // Nothing gets through, not even a refusal.
-            self.finish(host, id, Err(Fail::Timeout), timeout);
-        } else if !self.up || self.rng.chance(self.sc.reset) {
-            self.finish(host, id, Err(Fail::Refused), 2 * d);
-        } else if self.rng.chance(self.sc.loss) {
-            self.finish(host, id, Err(Fail::Timeout), timeout);
-        } else {
-            // It arrives, even after the host has given up on it (a slow network delivers
-            // late, it does not drop): a reply in time comes before the timeout's answer.
-            self.at(
-                self.now + d,
-                Event::Arrive {
-                    host,
-                    id,
-                    call_at: self.now as usize,
-                },
-            );
-            self.finish(host, id, Err(Fail::Timeout), timeout);
-        }
-        id
-    }
-
-    fn finish(&mut self, host: usize, id: u64, answer: Result<Value, Fail>, after: Us) {
-        if let Some(Some(f)) = self.flights.get_mut(id as usize)
-            && f.answer.is_none()
-        {
-            f.answer = Some(answer);
-        }
-        self.at(self.now + after, Event::Answer { host, id });
-    }
-
-    fn arrive(&mut self, host: usize, id: u64, _call_at: usize) {
-        if !self.up {
-            return;
-        }
-        // Gone with a connection the server closed, or already answered and forgotten.
-        let Some(flight) = self.flights.get_mut(id as usize).and_then(Option::as_mut) else {
-            return;
-        };
-        let Some(call) = flight.call.take() else {
-            return;
-        };
-        if self.now >= flight.deadline {
-            self.check.counts.late_arrivals += 1;
-        }
-        let call = match call {
-            Request::Script(call) => call,
-            Request::Wait { timeout } => return self.wait_arrived(host, id, timeout),
-        };
-        let before = crate::liveness::key_state(self);
-        let answer = call.run(&mut self.server);
-        crate::liveness::after_script(self, before, EPOCH_US / 1000);
-        crate::host::served(self, host, &call, &answer);
-        self.after_write();
-        let d = self.delay();
-        let lost = self.cut(host) || self.rng.chance(self.sc.loss);
-        if let Some(Some(f)) = self.flights.get_mut(id as usize) {
-            f.replied_at = self.now;
-            // A reply later than the host's timeout is dropped by its session.
-            let late = self.now + d >= f.deadline;
-            match answer {
-                Ok(v) if !lost && !late => {
-                    f.answer = Some(Ok(v));
-                    self.at(self.now + d, Event::Answer { host, id });
-                }
-                Ok(_) => {}
-                Err(e) => panic!("seed {}: a script failed: {e}\n{call:?}", self.sc.seed),
-            }
-        }
-    }
-
-    /// WAIT reached the server: the replica, `lag` behind, has every write so far `lag` from
-    /// now; WAIT answers 1 then, or 0 at its timeout if that comes first (no replica: 0).
-    fn wait_arrived(&mut self, host: usize, id: u64, timeout: Us) {
-        let (acked, after) = match self.replica_lag() {
-            Some(lag) if lag <= timeout => (1, lag),
-            _ => (0, timeout),
-        };
-        let d = self.delay();
-        let lost = self.cut(host) || self.rng.chance(self.sc.loss);
-        let (now, replied) = (self.now, self.now + after);
-        if let Some(Some(f)) = self.flights.get_mut(id as usize) {
-            f.replied_at = replied;
-            if !lost && replied + d < f.deadline {
-                f.answer = Some(Ok(Value::Int(acked)));
-                self.at(replied + d, Event::Answer { host, id });
-            }
-        }
-        self.check.ev(now, usize::MAX, "wait", acked);
     }
 
     /// How far the replica is behind the server (a world with a failover has one).
@@ -431,31 +275,6 @@ impl World {
         }
     }
 
-    /// Every request out on a connection the server closes fails now, and one still on its
-    /// way never reaches a server (its connection is gone).
-    fn reset_all(&mut self) {
-        for id in 0..self.flights.len() {
-            if let Some(f) = &mut self.flights[id] {
-                f.call = None;
-            }
-            let host = match &self.flights[id] {
-                Some(f) if !matches!(f.answer, Some(Ok(_))) || f.replied_at > self.now => f.host,
-                _ => continue,
-            };
-            let d = self.delay();
-            if let Some(Some(f)) = self.flights.get_mut(id) {
-                f.answer = Some(Err(Fail::Refused));
-            }
-            self.at(
-                self.now + d,
-                Event::Answer {
-                    host,
-                    id: id as u64,
-                },
-            );
-        }
-    }
-
     fn failover(&mut self, i: usize) {
         let lag = self.sc.failovers[i].1;
         let at = self.now.saturating_sub(lag);
@@ -475,27 +294,5 @@ impl World {
             self.hosts[h].hung_up = true;
             crate::host::poke(self, h);
         }
-    }
-
-    /// Request `id` fails at once (its connection is gone): it never reaches the server.
-    pub fn fail_now(&mut self, id: u64, f: Fail) {
-        let Some(Some(flight)) = self.flights.get_mut(id as usize) else {
-            return;
-        };
-        flight.call = None;
-        flight.answer = Some(Err(f));
-        let host = flight.host;
-        self.at(self.now, Event::Answer { host, id });
-    }
-
-    /// The answer of request `id`, once (None: already taken, or still out).
-    pub fn take_answer(&mut self, id: u64) -> Option<Result<Value, Fail>> {
-        let slot = self.flights.get_mut(id as usize)?;
-        let f = slot.as_mut()?;
-        let answer = f.answer.take()?;
-        if f.call.is_none() {
-            *slot = None;
-        }
-        Some(answer)
     }
 }

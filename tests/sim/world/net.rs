@@ -1,0 +1,223 @@
+//! The network between each host and the server: a request's way there (delayed, lost,
+//! refused, reset, cut by a partition, held long in the slow-network experiment), the server
+//! running it on arrival, and its answer's way back before the host's timeout, or not.
+
+use redis::Value;
+
+use super::{EPOCH_US, Event, World};
+use crate::calls::Scripted;
+use crate::check::Us;
+
+/// What a host asks the server.
+pub enum Request {
+    /// One of dlock's scripts.
+    Script(Scripted),
+    /// `WAIT 1 timeout` (--min-replicas 1): how many replicas have the writes so far, once
+    /// they do or after `timeout` µs.
+    Wait { timeout: Us },
+}
+
+/// A request in flight.
+pub struct Flight {
+    pub host: usize,
+    /// The request, until it reaches the server (or dies with its connection).
+    pub call: Option<Request>,
+    pub answer: Option<Result<Value, Fail>>,
+    /// When the host stops waiting for the answer (true time): a reply later than this is
+    /// lost to the timeout, as the session drops it.
+    pub deadline: Us,
+    /// When the server sent (or will send: a WAIT) its reply; until then a connection the
+    /// server closes fails the request.
+    pub replied_at: Us,
+}
+
+/// How a request failed, as the host's session sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fail {
+    /// No answer within the timeout: the request may or may not have run, and the host
+    /// cannot tell (the session says "maybe executed" for any timeout after sending).
+    Timeout,
+    /// Refused or reset at once (server down, connection reset).
+    Refused,
+}
+
+impl World {
+    /// Whether `host`'s network is cut now.
+    pub fn cut(&self, host: usize) -> bool {
+        self.sc
+            .partitions
+            .iter()
+            .any(|p| p.0 == host && p.1 <= self.now && self.now < p.2)
+    }
+
+    /// One message's way across the network. Bounded by the scenario's `delay_max`; in the
+    /// slow-network experiment (`Scenario::slow`), one message in 20 is held anywhere up to
+    /// three TTLs: past every timeout, and past the lease.
+    pub fn delay(&mut self) -> Us {
+        if self.sc.slow && self.rng.chance(0.05) {
+            return self
+                .rng
+                .range(self.sc.delay_max, self.sc.ttl.as_micros() as Us * 3);
+        }
+        self.rng.range(50, self.sc.delay_max)
+    }
+
+    /// Send `call` from `host`; its answer (or failure) comes back as `Event::Answer` with the
+    /// returned id, at the latest `timeout` µs from now.
+    pub fn send(&mut self, host: usize, call: Scripted, timeout: Us) -> u64 {
+        self.send_request(host, Request::Script(call), timeout)
+    }
+
+    pub fn send_request(&mut self, host: usize, call: Request, timeout: Us) -> u64 {
+        let id = self.flights.len() as u64;
+        self.flights.push(Some(Flight {
+            host,
+            call: Some(call),
+            answer: None,
+            deadline: self.now + timeout,
+            replied_at: Us::MAX,
+        }));
+        let d = self.delay();
+        if self.cut(host) {
+            // Nothing gets through, not even a refusal.
+            self.finish(host, id, Err(Fail::Timeout), timeout);
+        } else if !self.up || self.rng.chance(self.sc.reset) {
+            self.finish(host, id, Err(Fail::Refused), 2 * d);
+        } else if self.rng.chance(self.sc.loss) {
+            self.finish(host, id, Err(Fail::Timeout), timeout);
+        } else {
+            // It arrives, even after the host has given up on it (a slow network delivers
+            // late, it does not drop): a reply in time comes before the timeout's answer.
+            self.at(
+                self.now + d,
+                Event::Arrive {
+                    host,
+                    id,
+                    call_at: self.now as usize,
+                },
+            );
+            self.finish(host, id, Err(Fail::Timeout), timeout);
+        }
+        id
+    }
+
+    fn finish(&mut self, host: usize, id: u64, answer: Result<Value, Fail>, after: Us) {
+        if let Some(Some(f)) = self.flights.get_mut(id as usize)
+            && f.answer.is_none()
+        {
+            f.answer = Some(answer);
+        }
+        self.at(self.now + after, Event::Answer { host, id });
+    }
+
+    pub(super) fn arrive(&mut self, host: usize, id: u64, _call_at: usize) {
+        if !self.up {
+            return;
+        }
+        // Gone with a connection the server closed, or already answered and forgotten.
+        let Some(flight) = self.flights.get_mut(id as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        let Some(call) = flight.call.take() else {
+            return;
+        };
+        if self.now >= flight.deadline {
+            self.check.counts.late_arrivals += 1;
+        }
+        let call = match call {
+            Request::Script(call) => call,
+            Request::Wait { timeout } => return self.wait_arrived(host, id, timeout),
+        };
+        let before = crate::liveness::key_state(self);
+        let answer = call.run(&mut self.server);
+        self.check.counts.script_calls += 1;
+        if let Some(r) = &mut self.recorded {
+            r.push(call.clone());
+        }
+        crate::liveness::after_script(self, before, EPOCH_US / 1000);
+        crate::host::served(self, host, &call, &answer);
+        self.after_write();
+        let d = self.delay();
+        let lost = self.cut(host) || self.rng.chance(self.sc.loss);
+        if let Some(Some(f)) = self.flights.get_mut(id as usize) {
+            f.replied_at = self.now;
+            // A reply later than the host's timeout is dropped by its session.
+            let late = self.now + d >= f.deadline;
+            match answer {
+                Ok(v) if !lost && !late => {
+                    f.answer = Some(Ok(v));
+                    self.at(self.now + d, Event::Answer { host, id });
+                }
+                Ok(_) => {}
+                Err(e) => panic!("seed {}: a script failed: {e}\n{call:?}", self.sc.seed),
+            }
+        }
+    }
+
+    /// WAIT reached the server: the replica, `lag` behind, has every write so far `lag` from
+    /// now; WAIT answers 1 then, or 0 at its timeout if that comes first (no replica: 0).
+    fn wait_arrived(&mut self, host: usize, id: u64, timeout: Us) {
+        let (acked, after) = match self.replica_lag() {
+            Some(lag) if lag <= timeout => (1, lag),
+            _ => (0, timeout),
+        };
+        let d = self.delay();
+        let lost = self.cut(host) || self.rng.chance(self.sc.loss);
+        let (now, replied) = (self.now, self.now + after);
+        if let Some(Some(f)) = self.flights.get_mut(id as usize) {
+            f.replied_at = replied;
+            if !lost && replied + d < f.deadline {
+                f.answer = Some(Ok(Value::Int(acked)));
+                self.at(replied + d, Event::Answer { host, id });
+            }
+        }
+        self.check.ev(now, usize::MAX, "wait", acked);
+    }
+
+    /// Every request out on a connection the server closes fails now, and one still on its
+    /// way never reaches a server (its connection is gone).
+    pub(super) fn reset_all(&mut self) {
+        for id in 0..self.flights.len() {
+            if let Some(f) = &mut self.flights[id] {
+                f.call = None;
+            }
+            let host = match &self.flights[id] {
+                Some(f) if !matches!(f.answer, Some(Ok(_))) || f.replied_at > self.now => f.host,
+                _ => continue,
+            };
+            let d = self.delay();
+            if let Some(Some(f)) = self.flights.get_mut(id) {
+                f.answer = Some(Err(Fail::Refused));
+            }
+            self.at(
+                self.now + d,
+                Event::Answer {
+                    host,
+                    id: id as u64,
+                },
+            );
+        }
+    }
+
+    /// Request `id` fails at once (its connection is gone): it never reaches the server.
+    pub fn fail_now(&mut self, id: u64, f: Fail) {
+        let Some(Some(flight)) = self.flights.get_mut(id as usize) else {
+            return;
+        };
+        flight.call = None;
+        flight.answer = Some(Err(f));
+        let host = flight.host;
+        self.at(self.now, Event::Answer { host, id });
+    }
+
+    /// The answer of request `id`, once (None: already taken, or still out).
+    pub fn take_answer(&mut self, id: u64) -> Option<Result<Value, Fail>> {
+        let slot = self.flights.get_mut(id as usize)?;
+        let f = slot.as_mut()?;
+        let answer = f.answer.take()?;
+        if f.call.is_none() {
+            *slot = None;
+        }
+        Some(answer)
+    }
+}
