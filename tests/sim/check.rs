@@ -15,6 +15,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use dlock::api::sim::Every;
+
 /// Simulated time: µs since the world began (true time, the server's clock rate).
 pub type Us = u64;
 
@@ -86,6 +88,9 @@ pub struct Checker {
     restart_bound: Vec<(String, Us)>,
     /// --every: successes by window.
     successes: BTreeMap<u64, u32>,
+    /// --every: the window each granted token's run is in, by the server's clock at its grant
+    /// (the checker's own arithmetic, not the window the scripts report).
+    windows: BTreeMap<String, u64>,
     /// Runs whose lease reached its renewal cap.
     capped: Vec<String>,
 }
@@ -106,6 +111,7 @@ impl Checker {
             keep: 200,
             restart_bound: Vec::new(),
             successes: BTreeMap::new(),
+            windows: BTreeMap::new(),
             capped: Vec::new(),
         }
     }
@@ -239,7 +245,22 @@ impl Checker {
     }
 
     /// A run of --every `window` ended ok and its release was confirmed: at most one a window.
-    pub fn success(&mut self, t: Us, window: u64) {
+    /// --every: `token` was granted at `server_ms` on the server's clock.
+    pub fn window_granted(&mut self, token: &str, every: &Every, server_ms: u64) {
+        let (period, offset) = (
+            every.period.as_millis() as u64,
+            every.offset.as_millis() as u64,
+        );
+        let start = (server_ms - offset) / period * period + offset;
+        self.windows.insert(token.to_string(), start);
+    }
+
+    /// --every: `token`'s run ended 0 with its release confirmed.
+    pub fn success(&mut self, t: Us, token: &str) {
+        let Some(&window) = self.windows.get(token) else {
+            self.fail(t, format!("a success of {token}, which was never granted"));
+            return;
+        };
         self.counts.successes += 1;
         let n = self.successes.entry(window).or_default();
         *n += 1;

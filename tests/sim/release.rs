@@ -129,12 +129,9 @@ pub fn answer(w: &mut World, h: usize, id: u64, a: Result<Value, Fail>) {
         Ok(Ok((released, _))) => {
             w.check.counts.releases += 1;
             let ours = matches!(released, Release::Released | Release::Kept);
-            if let Some(window) = r.window
-                && ours
-                && r.finish.exit == Exit::Child(0)
-            {
-                let t = w.now;
-                w.check.success(t, window);
+            if r.window.is_some() && ours && r.finish.exit == Exit::Child(0) {
+                let (t, token) = (w.now, w.hosts[h].token.clone());
+                w.check.success(t, &token);
             }
             run_over(w, h);
         }
@@ -190,6 +187,10 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer) {
         if w.granted.insert(token.clone()) {
             w.check.ev(w.now, usize::MAX, "grant", i64::from(slot));
             w.check.granted(w.now, &token, slot);
+            if let Some(every) = &w.sc.every {
+                let server_ms = w.server.ks.borrow().now_ms();
+                w.check.window_granted(&token, every, server_ms);
+            }
             crate::liveness::granted(w);
         }
     }
