@@ -162,7 +162,12 @@ fn every_window_not_rounded() {
         "  return now - ((now - offset) % every)\n",
         "  return now\n",
     );
-    hunt("--every's window not rounded to its start", None, Some(patch), false);
+    hunt(
+        "--every's window not rounded to its start",
+        None,
+        Some(patch),
+        false,
+    );
 }
 
 #[test]

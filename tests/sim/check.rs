@@ -66,6 +66,10 @@ pub struct Counts {
     pub unconfirmed: u64,
     /// Script calls the server ran.
     pub script_calls: u64,
+    /// Grants checked against the wake-up bound (liveness.rs).
+    pub woken_grants: u64,
+    /// Wake-ups lost with a waiter whose --wait ended as it got one (liveness.rs).
+    pub wakeups_lost: u64,
 }
 
 #[derive(Debug)]

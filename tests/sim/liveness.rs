@@ -1,10 +1,11 @@
 //! Liveness on a fair network (no losses, resets, partitions, slow messages, restarts or
-//! failovers): a waiter gets a free plain lock within the backoff cap. The lock is free from
-//! the moment its key went (a release's DEL, or its expiry on the server's clock); a host
-//! waiting on it (since it went free, or since the host began to wait if later), with --wait
-//! left, must see a grant (its own
-//! or another's) within `--retry-max` (at its clock's slowest rate) + a round trip + 3 ms of
-//! timers, and must not give up busy on a lock free longer than that.
+//! failovers; round trips within the I/O timeout): a waiter gets a free plain lock within the
+//! backoff cap. The lock is free from the moment its key went (a release's DEL, or its expiry
+//! on the server's clock); a host waiting on it (since it went free, or since the host began to
+//! wait if later), with --wait left, must see a grant (its own or another's) within
+//! `--retry-max` (at its clock's slowest rate) + a round trip + 3 ms of timers, and must not
+//! give up busy on a lock free longer than that. With wake-ups, tighter: a release that wakes a
+//! blocked waiter is followed by a grant within four one-way delays + 3 ms (no poll waited for).
 
 use crate::check::Us;
 use crate::world::World;
@@ -19,6 +20,16 @@ pub fn fair(w: &World) -> bool {
         && sc.restarts.is_empty()
         && sc.failovers.is_empty()
         && !sc.slow
+        // Every answer within the hosts' I/O timeout (a third of the TTL): a round trip
+        // longer than it fails the try, as a lost reply does.
+        && 2 * sc.delay_max < crate::host::io_timeout(w)
+}
+
+/// With wake-ups: a release that pops a blocked waiter's BLPOP is followed by a grant within
+/// the wake-up's way to the waiter, the answer of a try it may have out (sent before the
+/// release), and its next try's way to the server (a delay each way at most), + 3 ms of timers.
+fn woken_bound(w: &World) -> Us {
+    4 * w.sc.delay_max + 3_000
 }
 
 fn bound(w: &World) -> Us {
@@ -33,8 +44,8 @@ pub fn key_state(w: &World) -> Option<Option<u64>> {
     ks.keys.get(&w.keys.lock).map(|e| e.expires)
 }
 
-/// After a script: when the lock went free, if it is free now.
-pub fn after_script(w: &mut World, before: Option<Option<u64>>, epoch_ms: u64) {
+/// After a script (`released`: a release): when the lock went free, if it is free now.
+pub fn after_script(w: &mut World, before: Option<Option<u64>>, epoch_ms: u64, released: bool) {
     let live = {
         let mut ks = w.server.ks.borrow_mut();
         ks.expire_all();
@@ -43,6 +54,10 @@ pub fn after_script(w: &mut World, before: Option<Option<u64>>, epoch_ms: u64) {
     if live {
         w.free_since = None;
     } else if w.free_since.is_none() {
+        // The waker blocked longest gets the release's wake-up (world.rs' serve_blocked).
+        if released && before.is_some() && !w.blocked.is_empty() {
+            w.woken_since = Some((w.now, w.blocked[0].0));
+        }
         // Gone by its expiry (ms on the server's clock) or by this script.
         let since = match before {
             Some(Some(at_ms)) => ((at_ms - epoch_ms) * 1000).min(w.now),
@@ -54,6 +69,22 @@ pub fn after_script(w: &mut World, before: Option<Option<u64>>, epoch_ms: u64) {
 
 /// A grant: the waiters of the free lock had it soon enough.
 pub fn granted(w: &mut World) {
+    if let Some((since, _)) = w.woken_since.take()
+        && fair(w)
+        && w.sc.notify
+        && w.sc.every.is_none()
+        && {
+            w.check.counts.woken_grants += 1;
+            w.now > since + woken_bound(w)
+        }
+    {
+        let why = format!(
+            "a release woke a blocked waiter, and the next grant came {:.3} ms later (bound {:.3} ms)",
+            (w.now - since) as f64 / 1000.0,
+            woken_bound(w) as f64 / 1000.0
+        );
+        w.check.fail_liveness(w.now, why);
+    }
     if let Some(since) = w.free_since.take() {
         check(w, since, "granted");
     }
@@ -61,6 +92,13 @@ pub fn granted(w: &mut World) {
 
 /// Host `h` gives up busy.
 pub fn gave_up(w: &mut World, h: usize) {
+    if w.woken_since.is_some_and(|(_, woken)| woken == h) {
+        // Its --wait ended with the try that was out when the wake-up came: the machine never
+        // reads the wake-up, and the shell does not hand it back (cmd::run::waker's stop with
+        // `parked` false), so the next waiter sleeps until its poll. Counted, not failed.
+        w.woken_since = None;
+        w.check.counts.wakeups_lost += 1;
+    }
     if let Some(since) = w.free_since {
         check_host(w, h, since, "gave up busy");
     }

@@ -198,6 +198,8 @@ fn seed_range() {
         total.capped += o.counts.capped;
         total.successes += o.counts.successes;
         total.overlaps += o.counts.overlaps;
+        total.woken_grants += o.counts.woken_grants;
+        total.wakeups_lost += o.counts.wakeups_lost;
         total.longest_overlap = total.longest_overlap.max(o.counts.longest_overlap);
         if !o.unsafe_world {
             margin = margin.min(o.counts.min_margin.unwrap_or(u64::MAX));
@@ -227,6 +229,14 @@ fn seed_range() {
         "sim: requests reaching the server after their timeout: {late_slow} in slow-network worlds, {late_other} in the others"
     );
     assert!(late_slow > 100, "the slow-network worlds must deliver late");
+    println!(
+        "sim: {} grants after a release that woke a blocked waiter, each within 4 one-way delays + 3 ms; {} wake-ups lost with a waiter whose --wait ended as it came",
+        total.woken_grants, total.wakeups_lost
+    );
+    assert!(
+        total.woken_grants > 100,
+        "the wake-up bound must be reached"
+    );
     println!(
         "sim: {replicated} failover worlds with --min-replicas: {replicated_runs} grants, {unconfirmed} runs refused for want of a replica (exit 69)"
     );

@@ -85,6 +85,9 @@ pub struct World {
     watched: Vec<(String, Us)>,
     /// Since when the plain lock's key is gone (liveness.rs), while it is.
     pub free_since: Option<Us>,
+    /// Since when the plain lock is free by a release that woke a blocked waiter, and which
+    /// host that waiter is (liveness.rs).
+    pub woken_since: Option<(Us, usize)>,
     /// Tokens the server has granted a slot to.
     pub granted: BTreeSet<String>,
     /// The instant true time 0 stands for, on every host's monotonic clock (offset each).
@@ -119,6 +122,7 @@ impl World {
             keys: Rc::new(Keys::with_limit("sim", sc.limit)),
             granted: BTreeSet::new(),
             free_since: Some(0),
+            woken_since: None,
             watched: Vec::new(),
             base: Instant::now(),
             recorded: None,

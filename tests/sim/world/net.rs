@@ -134,7 +134,8 @@ impl World {
         if let Some(r) = &mut self.recorded {
             r.push(call.clone());
         }
-        crate::liveness::after_script(self, before, EPOCH_US / 1000);
+        let released = call.name.starts_with("ReleaseCall");
+        crate::liveness::after_script(self, before, EPOCH_US / 1000, released);
         crate::host::served(self, host, &call, &answer);
         self.after_write();
         let d = self.delay();
