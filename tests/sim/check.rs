@@ -92,8 +92,8 @@ pub struct Checker {
     restart_bound: Vec<(String, Us)>,
     /// --every: successes by window.
     successes: BTreeMap<u64, u32>,
-    /// --every: the window each granted token's run is in, by the server's clock at its grant
-    /// (the checker's own arithmetic, not the window the scripts report).
+    /// --every: the window each token's run is in, by the server's clock when the grant its
+    /// host took ran (the checker's own arithmetic, not the window the scripts report).
     windows: BTreeMap<String, u64>,
     /// Runs whose lease reached its renewal cap.
     capped: Vec<String>,

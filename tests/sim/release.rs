@@ -187,10 +187,6 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer) {
         if w.granted.insert(token.clone()) {
             w.check.ev(w.now, usize::MAX, "grant", i64::from(slot));
             w.check.granted(w.now, &token, slot);
-            if let Some(every) = &w.sc.every {
-                let server_ms = w.server.ks.borrow().now_ms();
-                w.check.window_granted(&token, every, server_ms);
-            }
             crate::liveness::granted(w);
         }
     }
