@@ -77,6 +77,19 @@ impl Keyspace {
         self.keys.get_mut(key)
     }
 
+    /// The string at `key` if it is live, read without touching the keyspace (the lock's
+    /// holder before a script runs, for the checker).
+    pub fn holder(&self, key: &str) -> Option<String> {
+        let now = self.now_ms();
+        match self.keys.get(key) {
+            Some(Entry {
+                data: Data::Str(s),
+                expires,
+            }) if expires.is_none_or(|t| now <= t) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
     /// Drop every key whose time is past (what a reader of the whole keyspace sees).
     pub fn expire_all(&mut self) {
         let now = self.now_ms();

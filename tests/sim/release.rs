@@ -169,7 +169,8 @@ pub fn run_over(w: &mut World, h: usize) {
 
 /// The server ran `call` for `host` and answered `a`: tell the checker about a grant, and
 /// hold the wake list to its bound (lib.lua: at most N wake-ups, one per slot).
-pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer) {
+/// `holder`: the plain lock's token before the script ran.
+pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: Option<String>) {
     let wakes = w.server.ks.borrow_mut().llen(&w.keys.wake);
     w.check.wake_list(w.now, wakes);
     if !call.name.starts_with("AcquireCall") {
@@ -188,6 +189,15 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer) {
             w.check.ev(w.now, usize::MAX, "grant", i64::from(slot));
             w.check.granted(w.now, &token, slot);
             crate::liveness::granted(w);
+        }
+        // --every: a run's window is the one its lock was taken in; a retry that finds the
+        // lock already its own keeps it (acquire.lua says so too, but the checker places the
+        // grant by the server's clock itself).
+        if let Some(every) = &w.sc.every
+            && holder.as_deref() != Some(token.as_str())
+        {
+            let server_ms = w.server.ks.borrow().now_ms();
+            w.check.window_granted(&token, every, server_ms);
         }
     }
 }

@@ -118,11 +118,6 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
             window,
         })) => {
             s.window = window;
-            // The run's --every window, by the server's clock when this grant ran.
-            if let (Some(every), Some(ms)) = (w.sc.every, w.ran_ms(id)) {
-                let token = w.hosts[h].token.clone();
-                w.check.window_granted(&token, &every, ms);
-            }
             WaitInput::Acquired { fence, slot, sent }
         }
         Ok(Ok(Acquire::Busy { pttl, holder })) => WaitInput::Busy { pttl, holder },

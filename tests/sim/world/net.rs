@@ -29,8 +29,6 @@ pub struct Flight {
     /// When the server sent (or will send: a WAIT) its reply; until then a connection the
     /// server closes fails the request.
     pub replied_at: Us,
-    /// The server's clock (Unix ms) when it ran the script.
-    pub ran_ms: Option<u64>,
 }
 
 /// How a request failed, as the host's session sees it.
@@ -78,7 +76,6 @@ impl World {
             answer: None,
             deadline: self.now + timeout,
             replied_at: Us::MAX,
-            ran_ms: None,
         }));
         let d = self.delay();
         if self.cut(host) {
@@ -132,10 +129,7 @@ impl World {
             Request::Wait { timeout } => return self.wait_arrived(host, id, timeout),
         };
         let before = crate::liveness::key_state(self);
-        let ran_ms = self.server.ks.borrow().now_ms();
-        if let Some(Some(f)) = self.flights.get_mut(id as usize) {
-            f.ran_ms = Some(ran_ms);
-        }
+        let holder = self.server.ks.borrow().holder(&self.keys.lock);
         let answer = call.run(&mut self.server);
         self.check.counts.script_calls += 1;
         if let Some(r) = &mut self.recorded {
@@ -143,7 +137,7 @@ impl World {
         }
         let released = call.name.starts_with("ReleaseCall");
         crate::liveness::after_script(self, before, EPOCH_US / 1000, released);
-        crate::host::served(self, host, &call, &answer);
+        crate::host::served(self, host, &call, &answer, holder);
         self.after_write();
         let d = self.delay();
         let lost = self.cut(host) || self.rng.chance(self.sc.loss);
@@ -221,10 +215,5 @@ impl World {
     /// The answer of request `id`, once (None: already taken, or still out).
     pub fn take_answer(&mut self, id: u64) -> Option<Result<Value, Fail>> {
         self.flights.get_mut(id as usize)?.as_mut()?.answer.take()
-    }
-
-    /// When (the server's clock, Unix ms) request `id` ran, if it reached the server.
-    pub fn ran_ms(&self, id: u64) -> Option<u64> {
-        self.flights.get(id as usize)?.as_ref()?.ran_ms
     }
 }
