@@ -78,6 +78,10 @@ pub struct Checker {
     pub cap: Option<u32>,
     /// Overlaps are counted, not failed.
     pub unsafe_world: bool,
+    /// A second success in an --every window is counted, not failed: an unsafe world, or one
+    /// with a failover (--min-replicas confirms the lease, not the release that records the
+    /// window's success: a failover within the replica's lag after it loses the record).
+    pub every_at_risk: bool,
     pub jobs: Vec<Job>,
     /// Confirmed renewals by token.
     renewed: BTreeMap<String, u32>,
@@ -94,7 +98,9 @@ pub struct Checker {
     successes: BTreeMap<u64, u32>,
     /// --every: the window each token's run is in, by the server's clock when the grant its
     /// host took ran (the checker's own arithmetic, not the window the scripts report).
-    windows: BTreeMap<String, u64>,
+    /// Fixed once the run's job starts: a late duplicate of its acquire (a slow network) can
+    /// grant the token again after the release, and must not move its run.
+    windows: BTreeMap<String, (u64, bool)>,
     /// Runs whose lease reached its renewal cap.
     capped: Vec<String>,
 }
@@ -105,6 +111,7 @@ impl Checker {
             limit,
             cap,
             unsafe_world,
+            every_at_risk: unsafe_world,
             jobs: Vec::new(),
             renewed: BTreeMap::new(),
             last_fence: 0,
@@ -220,6 +227,9 @@ impl Checker {
             }
             self.last_fence = self.last_fence.max(job.fence);
         }
+        if let Some(w) = self.windows.get_mut(&job.token) {
+            w.1 = true;
+        }
         self.jobs.push(job);
         // Jobs long dead bound nothing any more.
         if self.jobs.len() > 64 {
@@ -256,12 +266,18 @@ impl Checker {
             every.offset.as_millis() as u64,
         );
         let start = (server_ms - offset) / period * period + offset;
-        self.windows.insert(token.to_string(), start);
+        let w = self
+            .windows
+            .entry(token.to_string())
+            .or_insert((start, false));
+        if !w.1 {
+            w.0 = start;
+        }
     }
 
     /// --every: `token`'s run ended 0 with its release confirmed.
     pub fn success(&mut self, t: Us, token: &str) {
-        let Some(&window) = self.windows.get(token) else {
+        let Some(&(window, _)) = self.windows.get(token) else {
             self.fail(t, format!("a success of {token}, which was never granted"));
             return;
         };
@@ -270,7 +286,7 @@ impl Checker {
         *n += 1;
         if *n > 1 {
             let n = *n;
-            if self.unsafe_world {
+            if self.every_at_risk {
                 // A restart or failover that lost the done key: counted, as overlaps are.
                 self.counts.repeats += 1;
             } else {

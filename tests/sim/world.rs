@@ -128,6 +128,7 @@ impl World {
             recorded: None,
             sc,
         };
+        w.check.every_at_risk = unsafe_world || !w.sc.failovers.is_empty();
         for h in 0..w.sc.hosts {
             let at = w.rng.range(0, w.sc.ttl.as_micros() as u64);
             w.at(at, Event::Wake { host: h, epoch: 0 });
@@ -235,7 +236,11 @@ impl World {
             .ev(self.now, usize::MAX, "server down", i64::from(keeps));
         // The bound holds for a holder that can reach the server (a fair network, no
         // partition around the restart).
-        let fair = self.sc.loss == 0.0 && self.sc.reset == 0.0 && !self.sc.slow;
+        // A failover after it may bring the lock back from the replica: no bound then.
+        let fair = self.sc.loss == 0.0
+            && self.sc.reset == 0.0
+            && !self.sc.slow
+            && self.sc.failovers.is_empty();
         let (from, to) = (
             self.now,
             self.now + self.sc.restarts[i].1 + self.sc.ttl.as_micros() as Us,
