@@ -173,7 +173,7 @@ impl Keyspace {
         match verb {
             "GET" => {
                 arity(1, true)?;
-                match self.live(&a[0]) {
+                match self.live(a[0]) {
                     None => Ok(Value::Nil),
                     Some(Entry {
                         data: Data::Str(s), ..
@@ -187,9 +187,9 @@ impl Keyspace {
             }
             "PEXPIRE" => {
                 arity(2, true)?;
-                let ms = int_arg(&a[1])?;
+                let ms = int_arg(a[1])?;
                 let now = self.now_ms();
-                match self.live(&a[0]) {
+                match self.live(a[0]) {
                     None => Ok(Value::Int(0)),
                     Some(_) if ms <= 0 => {
                         self.keys.remove(a[0]);
@@ -204,7 +204,7 @@ impl Keyspace {
             "PTTL" => {
                 arity(1, true)?;
                 let now = self.now_ms();
-                Ok(Value::Int(match self.live(&a[0]) {
+                Ok(Value::Int(match self.live(a[0]) {
                     None => -2,
                     Some(Entry { expires: None, .. }) => -1,
                     Some(Entry {
@@ -230,14 +230,14 @@ impl Keyspace {
             }
             "INCR" => {
                 arity(1, true)?;
-                let next = match self.live(&a[0]) {
+                let next = match self.live(a[0]) {
                     None => 1,
                     Some(Entry {
                         data: Data::Str(s), ..
                     }) => int_arg(s)?.checked_add(1).ok_or(NOT_INT)?,
                     Some(_) => return Err(WRONGTYPE.into()),
                 };
-                match self.live(&a[0]) {
+                match self.live(a[0]) {
                     Some(e) => e.data = Data::Str(next.to_string()),
                     None => {
                         let data = Data::Str(next.to_string());
@@ -256,7 +256,7 @@ impl Keyspace {
                 if a.len() < 3 || a.len().is_multiple_of(2) {
                     return arity(usize::MAX, true).map(|()| Value::Nil);
                 }
-                let h = self.hash_or_new(&a[0])?;
+                let h = self.hash_or_new(a[0])?;
                 let mut added = 0;
                 for fv in a[1..].chunks(2) {
                     match h.iter_mut().find(|(f, _)| *f == fv[0]) {
@@ -271,7 +271,7 @@ impl Keyspace {
             }
             "HGET" => {
                 arity(2, true)?;
-                let h = self.hash(&a[0])?;
+                let h = self.hash(a[0])?;
                 Ok(
                     h.and_then(|h| h.iter().find(|(f, _)| *f == a[1]).map(|(_, v)| bulk(v)))
                         .unwrap_or(Value::Nil),
@@ -279,7 +279,7 @@ impl Keyspace {
             }
             "HMGET" => {
                 arity(2, false)?;
-                let h = self.hash(&a[0])?.map_or(&[][..], |h| &h[..]);
+                let h = self.hash(a[0])?.map_or(&[][..], |h| &h[..]);
                 Ok(Value::Array(
                     a[1..]
                         .iter()
@@ -293,15 +293,15 @@ impl Keyspace {
             }
             "HGETALL" => {
                 arity(1, true)?;
-                let h = self.hash(&a[0])?.map_or(&[][..], |h| &h[..]);
+                let h = self.hash(a[0])?.map_or(&[][..], |h| &h[..]);
                 Ok(Value::Array(
                     h.iter().flat_map(|(f, v)| [bulk(f), bulk(v)]).collect(),
                 ))
             }
             "HINCRBY" => {
                 arity(3, true)?;
-                let by = int_arg(&a[2])?;
-                let h = self.hash_or_new(&a[0])?;
+                let by = int_arg(a[2])?;
+                let h = self.hash_or_new(a[0])?;
                 let old = match h.iter().find(|(f, _)| *f == a[1]) {
                     Some((_, v)) => v
                         .parse::<i64>()
@@ -319,7 +319,7 @@ impl Keyspace {
             }
             "LPUSH" => {
                 arity(2, false)?;
-                let l = self.list_or_new(&a[0])?;
+                let l = self.list_or_new(a[0])?;
                 for v in &a[1..] {
                     l.push_front(v.to_string());
                 }
@@ -327,12 +327,12 @@ impl Keyspace {
             }
             "LTRIM" => {
                 arity(3, true)?;
-                let (start, stop) = (int_arg(&a[1])?, int_arg(&a[2])?);
-                self.ltrim(&a[0], start, stop)
+                let (start, stop) = (int_arg(a[1])?, int_arg(a[2])?);
+                self.ltrim(a[0], start, stop)
             }
             "LLEN" => {
                 arity(1, true)?;
-                match self.live(&a[0]) {
+                match self.live(a[0]) {
                     None => Ok(Value::Int(0)),
                     Some(Entry {
                         data: Data::List(l),
@@ -352,7 +352,7 @@ impl Keyspace {
             "XADD" => self.xadd(a),
             "XLEN" => {
                 arity(1, true)?;
-                self.xlen(&a[0])
+                self.xlen(a[0])
             }
             other => Err(format!("ERR unknown command '{}'", other.to_lowercase())),
         }
@@ -365,7 +365,7 @@ impl Keyspace {
             match &a[i] {
                 o if o.eq_ignore_ascii_case("NX") => nx = true,
                 o if o.eq_ignore_ascii_case("PX") && i + 1 < a.len() => {
-                    let ms = int_arg(&a[i + 1])?;
+                    let ms = int_arg(a[i + 1])?;
                     if ms <= 0 {
                         return Err("ERR invalid expire time in 'set' command".into());
                     }
@@ -376,7 +376,7 @@ impl Keyspace {
             }
             i += 1;
         }
-        if nx && self.live(&a[0]).is_some() {
+        if nx && self.live(a[0]).is_some() {
             return Ok(Value::Nil);
         }
         let expires = px.map(|ms| self.now_ms() + ms);

@@ -34,7 +34,7 @@ impl Keyspace {
             return Err("ERR The MAXLEN argument must be >= 0.".into());
         }
         let now = self.now_ms();
-        if self.live(&a[0]).is_none() {
+        if self.live(a[0]).is_none() {
             let data = Data::Stream(VecDeque::new(), (0, 0));
             self.keys.insert(
                 a[0].to_string(),
