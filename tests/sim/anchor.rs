@@ -16,7 +16,7 @@ use redis::Value;
 use crate::calls::Scripted;
 use crate::keyspace::Keyspace;
 use crate::lua::Engine;
-use crate::seeds::cpu_seconds;
+use crate::seeds::{SOAK_SEED, cpu_seconds, env_or};
 use crate::server::Server;
 use crate::world::{Scenario, World};
 
@@ -38,11 +38,11 @@ fn redis_cpu(conn: &mut redis::Connection) -> f64 {
         .sum()
 }
 
-/// The script calls of the worlds from seed 1,000,000 (the soak's), world by world, until
+/// The script calls of the worlds from the soak's first seed, world by world, until
 /// there are at least `n`.
 fn recorded(n: usize) -> Vec<Vec<Scripted>> {
     let (mut worlds, mut total) = (Vec::new(), 0);
-    let mut seed = 1_000_000;
+    let mut seed = SOAK_SEED;
     while total < n {
         let mut w = World::new(Scenario::draw(seed, true));
         w.recorded = Some(Vec::new());
@@ -57,10 +57,7 @@ fn recorded(n: usize) -> Vec<Vec<Scripted>> {
 
 #[test]
 fn script_cost() {
-    let n: usize = std::env::var("DLOCK_SIM_ANCHOR_CALLS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2_000);
+    let n: usize = env_or("DLOCK_SIM_ANCHOR_CALLS", 2_000);
     let worlds = recorded(n);
     let n: usize = worlds.iter().map(Vec::len).sum();
     let server = Server::start();

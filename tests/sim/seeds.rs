@@ -162,6 +162,17 @@ pub fn report(seed: u64, w: &World, why: &str) -> String {
     s
 }
 
+/// The soak's first seed by default: past CI's range.
+pub const SOAK_SEED: u64 = 1_000_000;
+
+/// The number in environment variable `name` (a soak's or replay's setting), or `default`.
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Seeds CI runs: the safe worlds must show no violation (and the unsafe ones are counted).
 pub const CI_SEEDS: std::ops::Range<u64> = 0..600;
 
@@ -262,10 +273,7 @@ fn a_seed_replays_its_trace() {
 /// DLOCK_SIM_SEED=N: that world, with its trace's hash and last events (seed 38 without it).
 #[test]
 fn replay() {
-    let seed = std::env::var("DLOCK_SIM_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(38);
+    let seed = env_or("DLOCK_SIM_SEED", 38);
     let (o, w) = simulate(seed, true, 400);
     println!(
         "{}",
@@ -301,14 +309,8 @@ struct UnsafeCounts {
 /// the variables, 20 worlds: the soak itself is tested.
 #[test]
 fn soak() {
-    let minutes: f64 = std::env::var("DLOCK_SIM_MINUTES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0.0);
-    let first: u64 = std::env::var("DLOCK_SIM_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1_000_000);
+    let minutes: f64 = env_or("DLOCK_SIM_MINUTES", 0.0);
+    let first: u64 = env_or("DLOCK_SIM_SEED", SOAK_SEED);
     let (start, cpu0) = (Instant::now(), cpu_seconds());
     let mut total = Counts::default();
     let (mut worlds, mut unsafe_worlds, mut margin, mut hash) = (0u64, 0u64, u64::MAX, 0u64);
