@@ -16,6 +16,20 @@ pub struct Retry {
 }
 
 impl Retry {
+    /// A release whose reply is lost is tried again: enough to ride out a reconnect, bounded so
+    /// exit is never held up for long (each try is bounded by the connect and I/O timeouts), and
+    /// never once the lease has ended on the server (`lease_end`): there is nothing left to
+    /// delete then, and a holder cut off from Redis (or from every Sentinel) would only hold up
+    /// its exit (seen: 11 s through three unreachable Sentinels). The first try still goes out:
+    /// it also counts and logs the run.
+    pub fn release(lease_end: Instant) -> Retry {
+        Retry {
+            tries: 3,
+            pause: Duration::from_millis(50),
+            until: Some(lease_end),
+        }
+    }
+
     /// After try number `done` (1-based) failed with `f` at `now`: how long to pause before the
     /// next try, or None to give up. A permanent failure (auth, ACL, read-only, TLS) is never
     /// retried; neither is one whose retry could not start before `until`.

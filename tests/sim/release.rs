@@ -60,14 +60,10 @@ pub fn unstarted(w: &mut World, h: usize, slot: u32, lease_end: Instant) {
     releasing(w, h, (slot, None), Finish::unstarted(), lease_end);
 }
 
-/// Release with the shell's retry policy (`cmd::run::release::retry`).
+/// Release with the shell's retry policy (`Retry::release`).
 fn releasing(w: &mut World, h: usize, held: (u32, Option<u64>), finish: Finish, end: Instant) {
     let (slot, window) = held;
-    let policy = Retry {
-        tries: 3,
-        pause: Duration::from_millis(50),
-        until: Some(server_expiry(end, w.sc.ttl)),
-    };
+    let policy = Retry::release(server_expiry(end, w.sc.ttl));
     w.hosts[h].phase = Phase::Releasing(Box::new(Releasing {
         slot,
         finish,

@@ -22,19 +22,6 @@ pub enum Released {
     Unconfirmed(String),
 }
 
-/// A release whose reply is lost is tried again: enough to ride out a reconnect, bounded so exit
-/// is never held up for long (each try is bounded by the connect and I/O timeouts), and never
-/// once the lease has ended on the server: there is nothing left to delete then, and a holder cut
-/// off from Redis (or from every Sentinel) would only hold up its exit (seen: 11 s through three
-/// unreachable Sentinels). The first try still goes out: it also counts and logs the run.
-pub fn retry(lease_end: Instant) -> Retry {
-    Retry {
-        tries: 3,
-        pause: Duration::from_millis(50),
-        until: Some(lease_end),
-    }
-}
-
 /// The cleanup of an acquire whose reply was lost is one compare-and-delete (SPEC 2.1): the
 /// server that lost one reply is likely to lose the next, and each more try would hold up
 /// dlock's exit by the connect and I/O timeouts (seen: 6 s of retries after a 2 s try against a
@@ -114,6 +101,6 @@ pub fn release_held(
         &held.token,
         finish,
         log,
-        retry(lease_end),
+        Retry::release(lease_end),
     )
 }

@@ -48,3 +48,15 @@ fn no_retry_starts_at_or_after_the_deadline() {
     let later = now + Duration::from_millis(1);
     assert_eq!(r.after(1, &failure(false), later), None);
 }
+
+#[test]
+fn a_release_is_tried_three_times_50_ms_apart_and_never_past_the_lease() {
+    let now = Instant::now();
+    let r = Retry::release(now + Duration::from_secs(10));
+    assert_eq!(r.after(1, &failure(false), now), Some(PAUSE));
+    assert_eq!(r.after(2, &failure(false), now), Some(PAUSE));
+    assert_eq!(r.after(3, &failure(false), now), None);
+    // A retry that could not start before the lease ends on the server is not made.
+    let r = Retry::release(now + Duration::from_millis(50));
+    assert_eq!(r.after(1, &failure(false), now), None);
+}
