@@ -144,7 +144,7 @@ pub mod api {
         pub use crate::core::every::Every;
         pub use crate::core::renew::{Action as RenewAction, Event as RenewEvent, Renewal};
         pub use crate::core::retry::Retry;
-        pub use crate::core::stop::{Action as StopAction, Input as StopInput, Stop};
+        pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};
         pub use crate::core::{Failure, Limits};
         pub use crate::exit::Exit;
         pub use crate::store::finish::{Finish, RecordCall, Release, ReleaseCall};

@@ -8,8 +8,8 @@ use std::process::ExitStatus;
 use std::time::Instant;
 
 use dlock::api::sim::{
-    Call, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop, StopAction, StopInput,
-    lease_end,
+    Call, FIRST_LOOK, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop, StopAction,
+    StopInput, lease_end,
 };
 use redis::Value;
 
@@ -286,7 +286,7 @@ pub fn schedule_live(w: &World, h: usize) -> Option<Us> {
     match &r.renewal {
         None if w.sc.max_renewals != Some(0) => {
             let into = local(w, h).saturating_duration_since(r.sent).as_micros() as Us;
-            Some(100_000u64.saturating_sub(into))
+            Some((FIRST_LOOK.as_micros() as Us).saturating_sub(into))
         }
         None => None,
         Some(m) => (r.out.is_some() || m.poll_timeout().is_some()).then_some(0),
