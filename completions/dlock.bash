@@ -593,7 +593,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__release)
-            opts="-v -q -h --force --token --slot --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --force --token --slot --every --every-offset --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -604,6 +604,14 @@ _dlock() {
                     return 0
                     ;;
                 --slot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --every)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --every-offset)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

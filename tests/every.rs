@@ -7,19 +7,19 @@ use std::time::{Duration, Instant};
 use crate::support::*;
 
 /// The server's clock, Unix ms (TIME).
-fn server_ms(r: &RedisServer) -> u64 {
+pub(crate) fn server_ms(r: &RedisServer) -> u64 {
     let (s, us): (u64, u64) = redis::cmd("TIME").query(&mut r.conn()).unwrap();
     s * 1000 + us / 1000
 }
 
 /// The start of the window of `period_ms` (offset 0) holding the server's time now.
-fn window_now(r: &RedisServer, period_ms: u64) -> u64 {
+pub(crate) fn window_now(r: &RedisServer, period_ms: u64) -> u64 {
     let now = server_ms(r);
     now - now % period_ms
 }
 
 /// A field of KEY's done record, as the server holds it.
-fn done(r: &RedisServer, key: &str, field: &str) -> Option<String> {
+pub(crate) fn done(r: &RedisServer, key: &str, field: &str) -> Option<String> {
     redis::cmd("HGET")
         .arg(format!("{{dlock:{key}}}:done"))
         .arg(field)
@@ -28,7 +28,7 @@ fn done(r: &RedisServer, key: &str, field: &str) -> Option<String> {
 }
 
 /// The lines the jobs appended to `file` (one per run).
-fn runs_in(file: &std::path::Path) -> Vec<String> {
+pub(crate) fn runs_in(file: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(file)
         .unwrap_or_default()
         .lines()
@@ -37,7 +37,7 @@ fn runs_in(file: &std::path::Path) -> Vec<String> {
 }
 
 /// A job that appends `tag` to `file`, then sleeps `secs` and exits `code`.
-fn job(file: &std::path::Path, tag: &str, secs: &str, code: i32) -> Vec<String> {
+pub(crate) fn job(file: &std::path::Path, tag: &str, secs: &str, code: i32) -> Vec<String> {
     vec![
         "sh".into(),
         "-c".into(),
@@ -50,7 +50,7 @@ fn job(file: &std::path::Path, tag: &str, secs: &str, code: i32) -> Vec<String> 
 
 /// Waits (polling the server's clock) until at least `margin_ms` remain in the current window
 /// of `period_ms`, so a test's runs all fall in one window; returns that window's start.
-fn well_inside_a_window(r: &RedisServer, period_ms: u64, margin_ms: u64) -> u64 {
+pub(crate) fn well_inside_a_window(r: &RedisServer, period_ms: u64, margin_ms: u64) -> u64 {
     let start = Instant::now();
     loop {
         let now = server_ms(r);

@@ -21,7 +21,10 @@ fn every_script_runs_on_a_real_server() {
             "break",
             "acquire (--every)",
             "release (--every)",
-            "acquire (not due)"
+            "acquire (not due)",
+            "acquire (other period)",
+            "period",
+            "acquire (new period, not due)"
         ]
     );
     // What the scripts counted landed where `dlock status` reads it: two acquisitions, two busy

@@ -83,7 +83,8 @@ pub enum Command {
     /// Did each KEY's job run, and well? Dead-man's switch (--max-age) and run rules
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
-    /// Break a lock: --force whoever holds it, or --token only if that token holds it
+    /// Break a lock: --force whoever holds it, or --token only if that token holds it; or
+    /// change a key's --every period (--every D)
     #[command(after_help = RELEASE_HELP)]
     Release(ReleaseArgs),
     /// What happened, run by run: KEY's run log, newest first, or one run's kept output
@@ -218,7 +219,9 @@ pub struct RunArgs {
     /// Once per period: at most one successful run of KEY per window of D (1s … 366d), on the
     /// Redis server's clock, windows from the Unix epoch in UTC. A window with a success is
     /// done: later tries in it run nothing (--not-due-exit-code); a failed run records nothing,
-    /// so the next try runs the job again
+    /// so the next try runs the job again. Every host must give KEY the same period: once a
+    /// success is recorded, a try with another period or offset is refused (exit 2); change it
+    /// on purpose with `dlock release KEY --every D`
     #[arg(long, value_name = "D", value_parser = parse_every)]
     pub every: Option<Duration>,
 
@@ -396,6 +399,15 @@ pub struct ReleaseArgs {
     /// With --force on a semaphore (--limit N): break only slot I (0…N-1) instead of every slot
     #[arg(long, value_name = "I", requires = "force")]
     pub slot: Option<u32>,
+
+    /// Change KEY's recorded `run --every` period to D on purpose (after changing it on every
+    /// host); breaks no lock. Its last success stays, so the window of D holding it stays done
+    #[arg(long, value_name = "D", value_parser = parse_every, conflicts_with_all = ["force", "token"])]
+    pub every: Option<Duration>,
+
+    /// With --every: the new --every-offset
+    #[arg(long, default_value = DEFAULT_EVERY_OFFSET, value_name = "D", value_parser = parse_duration)]
+    pub every_offset: Duration,
 
     #[command(flatten, next_help_heading = EVERY_COMMAND)]
     pub global: GlobalArgs,

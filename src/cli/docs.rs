@@ -66,7 +66,7 @@ The codes above are \fBdlock run\fR's. The other commands exit:
 0 printed (also for a key with no run log); 1 \-\-run names no run, several, or one without kept output; 2 usage; 69 Redis unavailable; 70 stdout closed early.
 .TP
 \fBdlock release\fR
-0 released; 1 nothing released (not held, or held by another token); 2 usage; 69 Redis unavailable.
+0 released (with \-\-every: the period changed); 1 nothing released (not held, or held by another token; with \-\-every: the key never ran with \-\-every); 2 usage; 69 Redis unavailable.
 .TP
 \fBdlock exporter\fR
 0 stopped by SIGTERM or SIGINT; 2 usage (a bad or busy \-\-listen address); 70 internal. Redis being down is no exit: /metrics answers dlock_up 0 and the board says why.

@@ -79,10 +79,13 @@ Examples:
   dlock release reconcile --force                  # break a stuck lock, print whose it was
   dlock release reconcile --token \"$DLOCK_TOKEN\"   # only if that acquisition still holds it
   dlock release reports --force --slot 2           # a semaphore: break slot 2 only
+  dlock release report --every 1d                  # every host now runs report --every 1d
 
 The holder of a broken lock notices at its next renewal and stops its job (exit 125).
-Exit status: 0 released, 1 nothing released (not held, or held by another token), 2 usage,
-69 Redis unavailable.";
+--every changes the period every host must use for the key (a try with another one exits 2);
+it keeps the last success, so the new period's window holding it stays done, and breaks no lock.
+Exit status: 0 released (or period changed), 1 nothing released (not held, or held by another
+token; --every: the key never ran with --every), 2 usage, 69 Redis unavailable.";
 
 /// What `dlock --version` says: the version, the commit and the build (static or dynamic),
 /// from the build script (tests/support/build.rs).

@@ -185,27 +185,28 @@ fn windows(s: &KeyStatus, now: i64, n: u32) -> (bool, String) {
     let current = w.every.window_of(u64::try_from(now).unwrap_or(0));
     let first = current.saturating_sub(period.saturating_mul(u64::from(n)));
     let every = secs_ms(period as i64);
-    match &w.done {
+    // The window of the key's period that holds the last success's grant.
+    match w.last_window() {
         None => (
             false,
             format!("never succeeded in an --every {every} window ({rule})"),
         ),
-        Some(d) if d.window_ms >= first => (
+        Some(last) if last >= first => (
             true,
             format!(
                 "last success in the window of {} (every {every}; {rule})",
-                utc_stamp(d.window_ms, period >= DAY_MS)
+                utc_stamp(last, period >= DAY_MS)
             ),
         ),
-        Some(d) => {
-            let missed = (current - d.window_ms) / period - 1;
+        Some(last) => {
+            let missed = (current - last) / period - 1;
             let windows = if missed == 1 { "window" } else { "windows" };
             (
                 false,
                 format!(
                     "no success in the last {missed} {windows} of {every} since {} (last in the window of {}; {rule})",
-                    utc_stamp(d.window_ms + period, period >= DAY_MS),
-                    utc_stamp(d.window_ms, period >= DAY_MS)
+                    utc_stamp(last + period, period >= DAY_MS),
+                    utc_stamp(last, period >= DAY_MS)
                 ),
             )
         }

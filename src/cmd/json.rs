@@ -134,20 +134,23 @@ pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
                 done_run: done.map(|d| d.run.as_str()),
                 every_ms: w.every.period_ms(),
                 offset_ms: w.every.offset_ms(),
-                start_ms: done.map(|d| d.window_ms),
+                granted_ms: done.map(|d| d.granted_ms),
+                start_ms: w.last_window(),
             }
         }),
     }
 }
 
-/// `--every`: the period and the last window with a success (`start_ms`: that window's start,
-/// server time; `done_ms`: its release's server time).
+/// `--every`: the period and the last window with a success (`granted_ms`: when the success's
+/// lock was granted, server time; `start_ms`: the start of the window of the period that holds
+/// it; `done_ms`: its release's server time).
 #[derive(Serialize)]
 struct WindowJson<'a> {
     done_host: Option<&'a str>,
     done_ms: Option<u64>,
     done_run: Option<&'a str>,
     every_ms: u64,
+    granted_ms: Option<u64>,
     offset_ms: u64,
     start_ms: Option<u64>,
 }

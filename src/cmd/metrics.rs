@@ -68,11 +68,7 @@ impl Sample {
             last_duration_ms: r.last.as_ref().map(|l| l.ended_ms - l.started_ms),
             consecutive_failures: r.consecutive_failures,
             every_ms: r.window.as_ref().map(|w| w.every.period_ms()),
-            window_done_ms: r
-                .window
-                .as_ref()
-                .and_then(|w| w.done.as_ref())
-                .map(|d| d.window_ms),
+            window_done_ms: r.window.as_ref().and_then(|w| w.last_window()),
         }
     }
 }

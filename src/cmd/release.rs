@@ -1,11 +1,13 @@
 //! `dlock release`: break a lock, whoever holds it (`--force`) or only when a given token does.
 //! For a semaphore (`--limit N`): every slot, one (`--slot I`), or the one a token holds. Its
-//! holder notices at its next renewal and stops its job (exit 125).
+//! holder notices at its next renewal and stops its job (exit 125). With `--every D`: change
+//! the key's recorded `--every` period instead (SPEC 7d), breaking no lock.
 
 use std::collections::HashMap;
 use std::io::Write;
 
 use crate::cli::config::ReleaseConfig;
+use crate::core::every::{Every, flags};
 use crate::exit::Exit;
 use crate::log::secs_ms;
 use crate::log::{error, info};
@@ -13,7 +15,8 @@ use crate::store::conn::Conn;
 use crate::store::keys::Keys;
 use crate::store::lock::{self, BreakCall, Broken};
 use crate::store::state;
-use crate::sys::host::unix_ms;
+use crate::store::window::{PeriodCall, PeriodChanged};
+use crate::sys::host::{unix_ms, utc_stamp};
 
 /// `dlock release KEY --force [--slot I] | --token T`.
 pub fn release(cfg: &ReleaseConfig) -> Exit {
@@ -23,6 +26,9 @@ pub fn release(cfg: &ReleaseConfig) -> Exit {
         Ok(c) => c,
         Err(e) => return server.unavailable(&e),
     };
+    if let Some(every) = cfg.every {
+        return change_period(&mut c, cfg, every);
+    }
     let limit = match state::limit(&mut c, &Keys::new(full)) {
         Ok(n) => n,
         Err(e) => return server.unavailable(&e),
@@ -75,6 +81,44 @@ pub fn release(cfg: &ReleaseConfig) -> Exit {
         None => error!("not_held"; "{full} is not held: nothing to release"),
     }
     Exit::Child(1)
+}
+
+/// `dlock release KEY --every D`: the period every host must use for KEY from now on.
+fn change_period(c: &mut Conn, cfg: &ReleaseConfig, every: Every) -> Exit {
+    let (full, keys) = (&cfg.key, Keys::new(&cfg.key));
+    let new = flags(every.period_ms(), every.offset_ms());
+    let changed = match lock::call(c, &PeriodCall { keys: &keys, every }) {
+        Ok(changed) => changed,
+        // A done key of another type is refused by the script, as `run` is (exit 69).
+        Err(e) => return cfg.server.unavailable(&e),
+    };
+    let (every_ms, offset_ms, last) = match changed {
+        PeriodChanged::Changed {
+            every_ms,
+            offset_ms,
+            last,
+        } => (every_ms, offset_ms, last),
+        PeriodChanged::NoRecord => {
+            error!("no_every"; "{full} never ran with --every: nothing to change (its first success records the period it ran with)");
+            return Exit::Child(1);
+        }
+        PeriodChanged::NoSuccess => {
+            error!("no_every"; "{full} has no --every success yet: nothing to change (its first success records the period it ran with)");
+            return Exit::Child(1);
+        }
+    };
+    let old = every_ms.map_or("none".into(), |e| flags(e, offset_ms.unwrap_or(0)));
+    let kept = format!(
+        "its last success (run {} on {}, granted {}) keeps the window from {} done",
+        last.run,
+        last.host,
+        utc_stamp(last.granted_ms, true),
+        utc_stamp(every.window_of(last.granted_ms), true)
+    );
+    let line = format!("{full}: {new} (was {old}); {kept}\n");
+    let _ = std::io::stdout().lock().write_all(line.as_bytes());
+    info!("period_changed"; "{full}: every host must now run it with {new}: a try with another period exits 2");
+    Exit::Child(0)
 }
 
 fn break_slot(

@@ -52,6 +52,19 @@ pub struct NotDue {
     pub host: String,
 }
 
+/// --every: the key's recorded period is another, so this try runs nothing (a usage error:
+/// every host must use one period for a key, like one --limit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtherPeriod {
+    /// The recorded period and offset (ms).
+    pub every_ms: u64,
+    pub offset_ms: u64,
+    /// The last success: the server time its lock was granted (Unix ms), its run id and host.
+    pub granted_ms: u64,
+    pub run: String,
+    pub host: String,
+}
+
 /// What a try or the world said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
@@ -65,6 +78,8 @@ pub enum Input {
     OtherLimit(i64),
     /// --every: the window is done (nothing was taken).
     NotDue(NotDue),
+    /// --every: KEY's recorded period is another (nothing was taken).
+    OtherPeriod(OtherPeriod),
     /// Someone else holds it: `pttl` ms left on their lease (-1: no expiry); `holder` is
     /// "host pid N" for a dlock holder.
     Busy { pttl: i64, holder: String },
@@ -118,6 +133,8 @@ pub enum Report {
         not_due: NotDue,
         code: u8,
     },
+    /// --every: KEY's recorded period is another.
+    OtherPeriod(OtherPeriod),
     Woken,
     SignalWhileWaiting {
         signal: i32,
@@ -272,6 +289,12 @@ impl Wait {
                 // A usage error: every run with KEY must use the same --limit.
                 self.tries += 1;
                 self.report(Report::OtherLimit { recorded });
+                self.give_up(Exit::Usage);
+            }
+            Input::OtherPeriod(other) => {
+                // A usage error, as another --limit is: one period for a key on every host.
+                self.tries += 1;
+                self.report(Report::OtherPeriod(other));
                 self.give_up(Exit::Usage);
             }
             Input::NotDue(not_due) => {

@@ -38,5 +38,19 @@ impl Every {
     }
 }
 
+/// A period as the flags that give it, written so a shell takes it as one word each:
+/// `--every 1h30m`, `--every 1day --every-offset 2h`.
+pub fn flags(period_ms: u64, offset_ms: u64) -> String {
+    let d = |ms: u64| {
+        humantime::format_duration(Duration::from_millis(ms))
+            .to_string()
+            .replace(' ', "")
+    };
+    match offset_ms {
+        0 => format!("--every {}", d(period_ms)),
+        o => format!("--every {} --every-offset {}", d(period_ms), d(o)),
+    }
+}
+
 #[cfg(test)]
 mod tests;

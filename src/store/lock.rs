@@ -10,7 +10,7 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
 use super::script::{self, ACQUIRE, BREAK, BUSY, Call, RENEW, Script, WAKE, read};
-use crate::core::acquire::NotDue;
+use crate::core::acquire::{NotDue, OtherPeriod};
 use crate::core::every::Every;
 
 /// Run one script call.
@@ -29,6 +29,8 @@ pub enum Acquire {
     },
     /// --every: the current window already has a success.
     NotDue(NotDue),
+    /// --every: KEY's recorded period or offset is another.
+    OtherPeriod(OtherPeriod),
     /// Held by someone else; `pttl` ms left on their lease (-1: no expiry at all); `holder` is
     /// "host pid N" when a dlock holds it, empty otherwise.
     Busy { pttl: i64, holder: String },
@@ -154,6 +156,19 @@ impl Call for AcquireCall<'_> {
                 Acquire::NotDue(NotDue {
                     window_ms: u64::try_from(n).map_err(|_| unexpected("acquire"))?,
                     done_ms: at.parse().unwrap_or(0),
+                    run,
+                    host,
+                })
+            }
+            3 => {
+                let text = holder.unwrap_or_default();
+                let mut parts = text.splitn(4, '\n');
+                let mut next = || parts.next().unwrap_or_default().to_string();
+                let (offset, granted, run, host) = (next(), next(), next(), next());
+                Acquire::OtherPeriod(OtherPeriod {
+                    every_ms: u64::try_from(n).unwrap_or(0),
+                    offset_ms: offset.parse().unwrap_or(0),
+                    granted_ms: granted.parse().unwrap_or(0),
                     run,
                     host,
                 })

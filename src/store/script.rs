@@ -51,35 +51,39 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "50f72df3d76afffbe2a5378c54d2e5973759a659",
+    "f3bac952c23dc77fc977efd8e0586c8d4014913b",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "00a12af1f28ca0b45b98ce1893e5ab621c517f62",
+    "5f2109b45de4e3739da4760de2daad9f73224ef0",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "10caaa0acedbf040e3d9c6c2bbc8b8d70453e0fc",
+    "5ff99906a995a5000d673e7985e93b8fa69e05d1",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "39f222f6cde956af0fc2e9c2194662b3b7371216",
+    "75abd66519c05f5e94c25468ad57c051bedbb919",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "fe20cd6e01f4419ff37df592d59b53bf58333dea",
+    "ae3bc31aa555d5b49cb44f7c305aa7d85e164c53",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "fabf90f8bc7b92d79f0f93c1a5af661e94653024",
+    "9001f7cc016e9386a591ed521077797a1a6e09e9",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "8409a271088eda9996b86183c39e51f18dc0147b",
+    "5ebde6826ad8207931343861a5c8b7ff308fdf5c",
+);
+pub(crate) static PERIOD: Script = Script::new(
+    include_str!("scripts/period.lua"),
+    "4810ab5001b298236db905151631d550e0ae38f7",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "60f9cb4ad6c0156d9cced1fcfeef4e0309b99ab0",
+    "0748ee0d92cffd800b00d22ec4c9479fc280cf58",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

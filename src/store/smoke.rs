@@ -12,6 +12,7 @@ use super::lock::{
     Acquire, AcquireCall, BreakCall, Broken, BusyCall, Meta, Renew, RenewCall, WakeCall, call,
 };
 use super::runs::RunLog;
+use super::window::{PeriodCall, PeriodChanged};
 use crate::core::every::Every;
 use crate::exit::Exit;
 
@@ -189,5 +190,36 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         |a| matches!(a, Acquire::NotDue(ref d) if Some(d.window_ms) == window && d.run == token),
     );
     run("acquire (not due)", not_due)?;
+    // A try with another period is refused; period.lua changes the key's period on purpose,
+    // and the new period's window holding the success is done.
+    let daily = AcquireCall {
+        every: Some(Every {
+            period: Duration::from_secs(86_400),
+            offset: Duration::ZERO,
+        }),
+        ..timed
+    };
+    let refused = call(&mut c, &daily)
+        .map(|a| matches!(a, Acquire::OtherPeriod(ref p) if p.every_ms == 3_600_000));
+    run("acquire (other period)", refused)?;
+    let change = PeriodCall {
+        keys: &keys,
+        every: daily.every.unwrap_or(Every {
+            period: Duration::ZERO,
+            offset: Duration::ZERO,
+        }),
+    };
+    let changed = call(&mut c, &change).map(|p| {
+        matches!(
+            p,
+            PeriodChanged::Changed {
+                every_ms: Some(3_600_000),
+                ..
+            }
+        )
+    });
+    run("period", changed)?;
+    let done = call(&mut c, &daily).map(|a| matches!(a, Acquire::NotDue(_)));
+    run("acquire (new period, not due)", done)?;
     Ok(ran)
 }

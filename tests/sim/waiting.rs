@@ -123,6 +123,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
         Ok(Ok(Acquire::Busy { pttl, holder })) => WaitInput::Busy { pttl, holder },
         Ok(Ok(Acquire::NotDue(n))) => WaitInput::NotDue(n),
         Ok(Ok(Acquire::OtherLimit(n))) => WaitInput::OtherLimit(n),
+        Ok(Ok(Acquire::OtherPeriod(p))) => WaitInput::OtherPeriod(p),
         Ok(Err(e)) => panic!("seed {}: acquire's reply unread: {e}", w.sc.seed),
         Err(f) => WaitInput::Failed(failure(f)),
     };

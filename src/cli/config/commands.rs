@@ -9,6 +9,7 @@ use super::{Global, UsageError, fmt_d, full_key, usage};
 use crate::cli::args::{
     CheckArgs, ExporterArgs, HistoryArgs, ReleaseArgs, StatusArgs, StatusFormat,
 };
+use crate::core::every::Every;
 use crate::store::conn::Server;
 
 /// `dlock status`.
@@ -97,6 +98,9 @@ pub struct ReleaseConfig {
     pub token: Option<String>,
     /// --force --slot I.
     pub slot: Option<u32>,
+    /// --every D [--every-offset O]: change the key's recorded period instead of breaking a
+    /// lock.
+    pub every: Option<Every>,
 }
 
 /// `dlock history`.
@@ -226,6 +230,31 @@ pub(super) fn exporter(g: &Global, a: &ExporterArgs) -> Result<ExporterConfig, U
 
 pub(super) fn release(g: &Global, a: &ReleaseArgs) -> Result<ReleaseConfig, UsageError> {
     let key = full_key(g, &a.key)?;
+    if let Some(period) = a.every {
+        if a.every_offset >= period {
+            usage!(
+                "--every-offset {} must be shorter than --every {}: it shifts where each window starts",
+                fmt_d(a.every_offset),
+                fmt_d(period)
+            );
+        }
+        return Ok(ReleaseConfig {
+            server: g.server.clone(),
+            key,
+            token: None,
+            slot: None,
+            every: Some(Every {
+                period,
+                offset: a.every_offset,
+            }),
+        });
+    }
+    if !a.every_offset.is_zero() {
+        usage!(
+            "--every-offset goes with --every (a new period for the key), e.g. dlock release {} --every 1d --every-offset 2h",
+            a.key
+        );
+    }
     if !a.force && a.token.is_none() {
         usage!(
             "release needs --force (break the lock whoever holds it) or --token TOKEN (only if that acquisition still holds it), e.g. dlock release {} --force",
@@ -238,6 +267,7 @@ pub(super) fn release(g: &Global, a: &ReleaseArgs) -> Result<ReleaseConfig, Usag
         // --force is the absence of a token; one of the two was given (above).
         token: a.token.clone().filter(|_| !a.force),
         slot: a.slot,
+        every: None,
     })
 }
 

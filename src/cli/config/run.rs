@@ -18,6 +18,8 @@ pub const MIN_TTL: Duration = Duration::from_millis(100);
 pub struct RunConfig {
     /// Full lock key: prefix + KEY.
     pub key: String,
+    /// KEY as given, for the commands a message suggests (`dlock release KEY …`).
+    pub name: String,
     /// TTL, --renew-every, --max-renewals (None = unlimited) and --grace: what the stop
     /// machine and the watchdog work with.
     pub limits: Limits,
@@ -229,6 +231,7 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
     let command_line = command_line(&argv, MAX_COMMAND_BYTES);
     Ok(RunConfig {
         key,
+        name: r.key.clone(),
         limits: Limits {
             ttl: r.ttl,
             grace,

@@ -127,11 +127,10 @@ pub fn windows(s: &KeyStatus, runs: &Runs, range: &Range, data_from: i64) -> Vec
         .iter()
         .filter(|b| b.outcome == "ok")
         .filter_map(|b| b.window_ms)
-        .chain(
-            w.done
-                .as_ref()
-                .and_then(|d| i64::try_from(d.window_ms).ok()),
-        )
+        // A run logged under another period (before a `release --every`): the window of
+        // today's period that holds its window's start.
+        .filter_map(|t| i64::try_from(w.every.window_of(u64::try_from(t).ok()?)).ok())
+        .chain(w.last_window().and_then(|t| i64::try_from(t).ok()))
         .filter(|&t| t >= first && t <= range.to_ms)
         .collect();
     done.sort_unstable();

@@ -264,8 +264,8 @@ fn every_rule_given_is_judged_and_only_the_failing_ones_are_named_on_failure() {
     );
 }
 
-/// KEY run with `--every 10s` (offset 0), its last success in the window starting at
-/// `done_window` (None: none yet).
+/// KEY run with `--every 10s` (offset 0), its last success granted 2 s into the window
+/// starting at `done_window` (None: none yet).
 fn every_10s(done_window: Option<u64>) -> KeyStatus {
     use crate::core::every::Every;
     use crate::store::window::{Window, WindowDone};
@@ -276,7 +276,7 @@ fn every_10s(done_window: Option<u64>) -> KeyStatus {
                 offset: Duration::ZERO,
             },
             done: done_window.map(|w| WindowDone {
-                window_ms: w,
+                granted_ms: w + 2_000,
                 at_ms: w + 3_000,
                 run: "r".into(),
                 host: "web-2".into(),

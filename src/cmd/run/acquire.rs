@@ -14,6 +14,7 @@ use crate::core::Failure;
 use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
 use crate::core::clock::{hard_stop, lease_end, server_expiry};
+use crate::core::every::flags;
 use crate::exit::Exit;
 use crate::log::{debug, error, info, warn};
 use crate::log::{ms, secs};
@@ -193,6 +194,7 @@ impl Shell<'_> {
             Ok(Acquire::NotDue(not_due)) => Input::NotDue(not_due),
             Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
             Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
+            Ok(Acquire::OtherPeriod(other)) => Input::OtherPeriod(other),
             Err(f) => {
                 if f.permanent {
                     self.refused = Some(f.reason.clone());
@@ -331,6 +333,21 @@ impl Shell<'_> {
                 error!("other_limit", recorded = recorded, limit = self.cfg.limit;
                     "{lock} is in use with --limit {recorded}, this run asked for --limit {}: every run with a key must use the same --limit (nothing held, the job did not run)",
                     self.cfg.limit
+                )
+            }
+            Report::OtherPeriod(other) => {
+                let mine = self
+                    .cfg
+                    .every
+                    .map_or(String::new(), |e| flags(e.period_ms(), e.offset_ms()));
+                let date = other.every_ms >= 86_400_000;
+                error!("other_period", every_ms = other.every_ms, offset_ms = other.offset_ms;
+                    "{lock} is recorded with {} (its last success: run {} on {}, granted {}), this run has {mine}: every host must give a key the same period (nothing held, the job did not run); to change the key's period on purpose, run `dlock release {} {mine}` once (the window holding that success stays done)",
+                    flags(other.every_ms, other.offset_ms),
+                    short_run(&other.run),
+                    other.host,
+                    utc_stamp(other.granted_ms, date),
+                    self.cfg.name
                 )
             }
             Report::NotDue { not_due, code } => {

@@ -35,6 +35,8 @@ enum A {
     OtherLimit(i64),
     /// --every: the window already has its success.
     NotDue,
+    /// --every: KEY is recorded with another period.
+    OtherPeriod,
 }
 
 struct Sim {
@@ -131,6 +133,13 @@ impl Sim {
                         run: "r".into(),
                         host: "web-2".into(),
                     }),
+                    A::OtherPeriod => Input::OtherPeriod(OtherPeriod {
+                        every_ms: 3_600_000,
+                        offset_ms: 0,
+                        granted_ms: 3_603_000,
+                        run: "r".into(),
+                        host: "web-2".into(),
+                    }),
                     A::Busy(pttl) => Input::Busy {
                         pttl,
                         holder: "h pid 1".into(),
@@ -161,6 +170,7 @@ fn report_name(r: &Report) -> &'static str {
         Report::Refused { .. } => "refused",
         Report::OtherLimit { .. } => "other-limit",
         Report::NotDue { .. } => "not-due",
+        Report::OtherPeriod(_) => "other-period",
         Report::Woken => "woken",
         Report::SignalWhileWaiting { .. } => "signal",
         Report::GaveUpBusy { .. } => "gave-up-busy",
@@ -295,6 +305,27 @@ fn a_key_in_use_with_another_limit_is_a_usage_error_at_once_even_while_waiting()
         sim.trace
             .join(", ")
             .ends_with("other-limit, 400 stop-waker(blocked, not held)"),
+        "{:?}",
+        sim.trace
+    );
+}
+
+#[test]
+fn a_key_recorded_with_another_period_is_a_usage_error_at_once_even_while_waiting() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::OtherPeriod, 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Usage));
+    assert_eq!(sim.trace.join(", "), "0 try, 0 other-period");
+    // A woken waiter decides again: the holder's success recorded another period meanwhile.
+    let mut sim = Sim::new(limits());
+    let o = sim.run(
+        &[(A::Busy(5000), 0), (A::OtherPeriod, 0)],
+        &[(30, Input::Woken)],
+    );
+    assert_eq!(o, Outcome::Exit(Exit::Usage));
+    assert_eq!(sim.wait.tries(), 2);
+    assert!(
+        sim.trace.join(", ").contains("30 try, 30 other-period"),
         "{:?}",
         sim.trace
     );

@@ -59,3 +59,15 @@ fn times_before_the_first_offset_get_zero_and_the_first_window_starts_at_it() {
     assert_eq!(e.window_of(13), 4);
     assert_eq!(e.window_of(14), 14);
 }
+
+/// The flags a message suggests parse back as the same period (one shell word each).
+#[test]
+fn flags_are_the_period_as_a_user_writes_it() {
+    assert_eq!(flags(3_600_000, 0), "--every 1h");
+    assert_eq!(flags(5_400_000, 0), "--every 1h30m");
+    assert_eq!(
+        flags(86_400_000, 7_200_000),
+        "--every 1day --every-offset 2h"
+    );
+    assert_eq!(flags(604_800_000, 0), "--every 7days");
+}

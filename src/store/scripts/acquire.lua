@@ -10,7 +10,8 @@
 -- slot is held (pttl: the soonest one frees; who: its holder, '' if not a dlock); {-1, M, '',
 -- -1, -1} when KEY is in use with another --limit M (nothing changed); {2, window, 'done ms
 -- \n run \n host', -1, -1} when the current --every window already has a success (nothing
--- changed but the not-due counter).
+-- changed but the not-due counter); {3, every ms, 'offset ms \n last grant ms \n run \n host',
+-- -1, -1} when KEY's recorded --every period or offset is another (nothing changed).
 local n = tonumber(ARGV[9])
 local function lock(i) return KEYS[5 + 2 * i] end
 local function holder(i) return KEYS[6 + 2 * i] end
@@ -24,19 +25,29 @@ elseif n > 1 and redis.call('EXISTS', lock(0)) == 1 then
   return {-1, 1, '', -1, -1}
 end
 
--- --every: the window holding the server's time now, and whether it already has a success.
--- The done key is strict, like the fence: one of another type stops the script here, before
--- anything is written.
-local every, window = tonumber(ARGV[10]), -1
+-- --every. A key's period is the one its first success recorded (or `dlock release K --every`
+-- set since): a try with another period or offset is refused, like another --limit (hosts
+-- that disagree would otherwise each run once per window of their own). Then done is decided
+-- by time: the current window is done when the last success was granted inside it (or later),
+-- whatever period that run used. The done key is strict, like the fence: one of another type
+-- stops the script here, before anything is written.
+local every, window, granted = tonumber(ARGV[10]), -1, -1
 if every > 0 then
-  window = current_window(every, tonumber(ARGV[11]))
-  local done = redis.call('HMGET', KEYS[4], 'window_ms', 'done_ms', 'run', 'host', 'every_ms', 'offset_ms')
-  if tonumber(done[1]) == window then
+  local done = redis.call('HMGET', KEYS[4], 'granted_ms', 'window_ms', 'every_ms', 'offset_ms',
+    'done_ms', 'run', 'host')
+  local last = last_success(done[1], done[2])
+  if last >= 0 and done[3] and (done[3] ~= ARGV[10] or done[4] ~= ARGV[11]) then
+    return {3, tonumber(done[3]) or 0, (done[4] or '') .. '\n' .. ms_string(last) .. '\n' ..
+      (done[6] or '') .. '\n' .. (done[7] or ''), -1, -1}
+  end
+  granted = server_ms()
+  window = window_of(granted, every, tonumber(ARGV[11]))
+  if last >= window then
     if ARGV[3] == '1' then bump(KEYS[2], 'not_due') end
-    return {2, window, (done[2] or '') .. '\n' .. (done[3] or '') .. '\n' .. (done[4] or ''), -1, -1}
+    return {2, window, (done[5] or '') .. '\n' .. (done[6] or '') .. '\n' .. (done[7] or ''), -1, -1}
   end
   -- The period, for status and check before the first success.
-  if done[5] ~= ARGV[10] or done[6] ~= ARGV[11] then
+  if done[3] ~= ARGV[10] or done[4] ~= ARGV[11] then
     redis.call('HSET', KEYS[4], 'every_ms', ARGV[10])
     redis.call('HSET', KEYS[4], 'offset_ms', ARGV[11])
   end
@@ -85,7 +96,14 @@ redis.call('HSET', h, 'since_ms', ARGV[7])
 redis.call('HSET', h, 'ttl_ms', ARGV[2])
 redis.call('HSET', h, 'fence', f)
 redis.call('HSET', h, 'renewals', 0)
-if every > 0 then redis.call('HSET', h, 'window_ms', window) end
+-- --every: the run's window, its grant on the server's clock and its period, for the release
+-- that records its success.
+if every > 0 then
+  for _, kv in ipairs({{'window_ms', window}, {'granted_ms', ms_string(granted)},
+      {'every_ms', ARGV[10]}, {'offset_ms', ARGV[11]}}) do
+    redis.call('HSET', h, kv[1], kv[2])
+  end
+end
 redis.call('PEXPIRE', h, ARGV[2])
 if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
 if ARGV[3] == '1' and bump(KEYS[2], 'runs') then bump(KEYS[2], 'acquired') end

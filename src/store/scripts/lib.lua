@@ -129,10 +129,21 @@ local function server_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- The start of the --every window [k·every + offset, (k+1)·every + offset) holding now.
-local function current_window(every, offset)
-  local now = server_ms()
+-- The start of the --every window [k·every + offset, (k+1)·every + offset) holding `now`.
+local function window_of(now, every, offset)
   return now - ((now - offset) % every)
+end
+
+-- A key's last --every success (the done record's HMGET of granted_ms, window_ms): the server
+-- time its lock was granted. A record written before grants were kept has only its window's
+-- start, which lies in the same window as its grant; -1: none.
+local function last_success(granted, window)
+  return math.max(tonumber(granted) or -1, tonumber(window) or -1)
+end
+
+-- A server time in ms as Redis keeps it: an integer, never Lua's 1.7e+12.
+local function ms_string(t)
+  return string.format('%.0f', t)
 end
 
 -- One field of the run-log entry whose fields start at ARGV[first] (see entry_from).

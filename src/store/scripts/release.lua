@@ -1,5 +1,5 @@
 -- Compare-and-delete our slot, wake one waiter, count the run and log it; with --every, a
--- success records its window in the done key.
+-- success records its grant (and, the key's first, its period) in the done key.
 -- KEYS: the slot's lock key, its holder hash, stats, wake, limit, runs, done, then the lock key
 --   of every slot 0 … N-1 (the limit key goes with the last held slot), then the timeline.
 -- ARGV: token, stats ('1'/'0'), keep ms (--hold-at-least: > 0 keeps the slot that much longer
@@ -14,16 +14,26 @@
 --   could not be written}.
 local n = tonumber(ARGV[7])
 local ours = redis.call('GET', KEYS[1]) == ARGV[1]
--- --every: a success while the lock was still ours records its window (the one its acquire
--- fell in), unless a later one is already recorded. Strict, like the fence, and first: a done
--- key of another type stops the script before the lock is touched.
+-- --every: a success while the lock was still ours records the server time of its grant
+-- (the holder's granted_ms: a run belongs to the window its lock was granted in, however long
+-- it ran), unless a later success is already recorded; the key's first success also records
+-- its period, which binds every later try (acquire.lua). Strict, like the fence, and first: a
+-- done key of another type stops the script before the lock is touched.
 local window = entry_field(15, 'window_ms')
 if ours and window ~= '' and ARGV[8] == 'ok' then
-  local prev = tonumber(redis.call('HGET', KEYS[7], 'window_ms') or '-1')
-  if tonumber(window) > prev then
-    local at = server_ms()
-    for _, kv in ipairs({{'window_ms', window}, {'done_ms', string.format('%.0f', at)},
-        {'run', entry_field(15, 'run')}, {'host', ARGV[10]}}) do
+  local g = redis.pcall('HMGET', KEYS[2], 'granted_ms', 'every_ms', 'offset_ms')
+  if type(g) ~= 'table' or g.err then g = {} end
+  local granted = tonumber(g[1]) or tonumber(window)
+  local prev = redis.call('HMGET', KEYS[7], 'granted_ms', 'window_ms')
+  local last = last_success(prev[1], prev[2])
+  if granted > last then
+    local fields = {{'window_ms', window}, {'granted_ms', ms_string(granted)},
+      {'done_ms', ms_string(server_ms())}, {'run', entry_field(15, 'run')}, {'host', ARGV[10]}}
+    if last < 0 and g[2] and g[3] then
+      fields[#fields + 1] = {'every_ms', g[2]}
+      fields[#fields + 1] = {'offset_ms', g[3]}
+    end
+    for _, kv in ipairs(fields) do
       redis.call('HSET', KEYS[7], kv[1], kv[2])
     end
   end

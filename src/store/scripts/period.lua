@@ -1,0 +1,18 @@
+-- Change a key's recorded --every period on purpose (`dlock release KEY --every D`): from now
+-- on tries with D run and tries with the old period are refused (acquire.lua). The last
+-- success stays recorded, so the window of D that holds its grant stays done: a change never
+-- runs a window twice. Before a key's first success there is nothing to change: that success
+-- records the period it ran with (release.lua). Strict, like the fence: a done key of another
+-- type stops the script.
+-- KEYS: the done key. ARGV: the period and the offset, in ms.
+-- Returns {0} when KEY has no --every record, {1} when it has no success yet (nothing changed
+-- either way), else {2, the old period ms, the old offset ms, the last success's grant (server
+-- ms), its run id, its host}.
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
+local d = redis.call('HMGET', KEYS[1], 'every_ms', 'offset_ms', 'granted_ms', 'window_ms', 'run',
+  'host')
+local last = last_success(d[3], d[4])
+if last < 0 then return {1} end
+redis.call('HSET', KEYS[1], 'every_ms', ARGV[1])
+redis.call('HSET', KEYS[1], 'offset_ms', ARGV[2])
+return {2, d[1] or '', d[2] or '', ms_string(last), d[5] or '', d[6] or ''}
