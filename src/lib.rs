@@ -153,6 +153,7 @@ pub mod api {
             Acquire, AcquireCall, BreakCall, BusyCall, Meta, Renew, RenewCall, WakeCall,
         };
         pub use crate::store::runs::RunLog;
+        pub use crate::store::window::{PeriodCall, PeriodChanged};
         pub use crate::store::{Call, Script};
     }
 }

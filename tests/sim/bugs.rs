@@ -171,6 +171,57 @@ fn every_window_not_rounded() {
 }
 
 #[test]
+fn every_other_period_not_refused() {
+    // Hosts that disagree about the key's period each run once per window of their own: found
+    // in the worlds where they do.
+    let patch = (
+        "  if last >= 0 and done[3] and (done[3] ~= ARGV[10] or done[4] ~= ARGV[11]) then",
+        "  if false then",
+    );
+    hunt_in(
+        "--every's other period not refused",
+        None,
+        Some(patch),
+        false,
+        |sc| sc.host_every.iter().any(|e| *e != sc.every),
+    );
+}
+
+#[test]
+fn every_done_by_equal_window_starts() {
+    // The old rule: done only when the recorded window start equals the current one. After a
+    // change of period the new window holding the last success runs again: found in the
+    // worlds where the period changes.
+    let patch = (
+        "  if last >= window then",
+        "  if tonumber(done[2]) == window then",
+    );
+    hunt_in(
+        "--every done by equal window starts",
+        None,
+        Some(patch),
+        false,
+        |sc| sc.change.is_some(),
+    );
+}
+
+#[test]
+fn every_success_placed_at_its_release() {
+    // A success recorded at its release's time, not its grant's: a run that crosses a
+    // boundary makes the next window look done, and its tries are answered "not due".
+    let patch = (
+        "  local granted = tonumber(g[1]) or tonumber(window)",
+        "  local granted = server_ms()",
+    );
+    hunt(
+        "--every's success placed at its release, not its grant",
+        None,
+        Some(patch),
+        false,
+    );
+}
+
+#[test]
 fn a_free_slot_never_found() {
     // Liveness: acquire.lua answers busy for a free lock; a waiter gives up on it (fair worlds).
     let patch = ("  if not v and not free then free = i end", "");

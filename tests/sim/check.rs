@@ -17,6 +17,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use dlock::api::sim::Every;
 
+use crate::periods::Periods;
+
 /// Simulated time: µs since the world began (true time, the server's clock rate).
 pub type Us = u64;
 
@@ -57,8 +59,13 @@ pub struct Counts {
     pub restart_bounded: u64,
     /// --every runs that ended ok with their release confirmed.
     pub successes: u64,
-    /// Second successes in an --every window, in unsafe worlds.
+    /// Second successes in an --every window (or a success with another period than the
+    /// key's), in unsafe worlds.
     pub repeats: u64,
+    /// --every tries refused: the key's recorded period was another.
+    pub period_refusals: u64,
+    /// `dlock release K --every D` the server took.
+    pub period_changes: u64,
     /// Requests that reached the server after their host had given up on them (the
     /// slow-network experiment's late deliveries).
     pub late_arrivals: u64,
@@ -94,13 +101,8 @@ pub struct Checker {
     pub keep: usize,
     /// Jobs alive when the server came back empty, and when they must be dead by.
     restart_bound: Vec<(String, Us)>,
-    /// --every: successes by window.
-    successes: BTreeMap<u64, u32>,
-    /// --every: the window each token's run is in, by the server's clock when the grant its
-    /// host took ran (the checker's own arithmetic, not the window the scripts report).
-    /// Fixed once the run's job starts: a late duplicate of its acquire (a slow network) can
-    /// grant the token again after the release, and must not move its run.
-    windows: BTreeMap<String, (u64, bool)>,
+    /// --every: the grants, the successes the server recorded and the key's period in force.
+    pub periods: Periods,
     /// Runs whose lease reached its renewal cap.
     capped: Vec<String>,
 }
@@ -121,8 +123,7 @@ impl Checker {
             violation: None,
             keep: 200,
             restart_bound: Vec::new(),
-            successes: BTreeMap::new(),
-            windows: BTreeMap::new(),
+            periods: Periods::default(),
             capped: Vec::new(),
         }
     }
@@ -227,9 +228,7 @@ impl Checker {
             }
             self.last_fence = self.last_fence.max(job.fence);
         }
-        if let Some(w) = self.windows.get_mut(&job.token) {
-            w.1 = true;
-        }
+        self.periods.started(&job.token);
         self.jobs.push(job);
         // Jobs long dead bound nothing any more.
         if self.jobs.len() > 64 {
@@ -258,42 +257,49 @@ impl Checker {
         }
     }
 
-    /// A run of --every `window` ended ok and its release was confirmed: at most one a window.
-    /// --every: `token` was granted at `server_ms` on the server's clock.
-    pub fn window_granted(&mut self, token: &str, every: &Every, server_ms: u64) {
-        let (period, offset) = (
-            every.period.as_millis() as u64,
-            every.offset.as_millis() as u64,
-        );
-        let start = (server_ms - offset) / period * period + offset;
-        let w = self
-            .windows
-            .entry(token.to_string())
-            .or_insert((start, false));
-        if !w.1 {
-            w.0 = start;
+    /// --every: `token`, whose try had `every`, was granted at `server_ms` on the server's
+    /// clock.
+    pub fn window_granted(&mut self, token: &str, every: Every, server_ms: u64) {
+        self.periods.granted(token, every, server_ms);
+    }
+
+    /// --every: the server recorded `token`'s success at `at_ms` (its release ran while the
+    /// lock was its own): at most one a window of the key's period (periods.rs).
+    pub fn recorded_success(&mut self, t: Us, token: &str, at_ms: u64) {
+        if let Err(why) = self.periods.recorded(token, at_ms) {
+            if self.every_at_risk {
+                // A restart or failover that lost the done key: counted, as overlaps are.
+                self.counts.repeats += 1;
+            } else {
+                self.fail(t, why);
+            }
+        }
+    }
+
+    /// --every: a try with `every` answered at `at_ms` not due (`refused` false) or refused
+    /// for another period (true): only when the recorded successes say so (periods.rs).
+    pub fn every_answer(&mut self, t: Us, every: &Every, at_ms: u64, refused: bool) {
+        let checked = if refused {
+            self.periods.refused(every, at_ms)
+        } else {
+            self.periods.not_due(every, at_ms)
+        };
+        if let Err(why) = checked {
+            if self.every_at_risk {
+                self.counts.repeats += 1;
+            } else {
+                self.fail(t, why);
+            }
         }
     }
 
     /// --every: `token`'s run ended 0 with its release confirmed.
     pub fn success(&mut self, t: Us, token: &str) {
-        let Some(&(window, _)) = self.windows.get(token) else {
+        if !self.periods.knows(token) {
             self.fail(t, format!("a success of {token}, which was never granted"));
             return;
-        };
-        self.counts.successes += 1;
-        let n = self.successes.entry(window).or_default();
-        *n += 1;
-        if *n > 1 {
-            let n = *n;
-            if self.every_at_risk {
-                // A restart or failover that lost the done key: counted, as overlaps are.
-                self.counts.repeats += 1;
-            } else {
-                let why = format!("{n} successes recorded in the --every window starting {window}");
-                self.fail(t, why);
-            }
         }
+        self.counts.successes += 1;
     }
 
     /// The wake list holds `n` wake-ups: at most one per slot.

@@ -7,7 +7,9 @@
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use dlock::api::sim::{Backoff, Failure, Finish, Limits, Renewal, Retry, Stop, Wait, WaitLimits};
+use dlock::api::sim::{
+    Backoff, Every, Failure, Finish, Limits, Renewal, Retry, Stop, Wait, WaitLimits,
+};
 
 use crate::check::Us;
 use crate::world::{Event, Fail, World};
@@ -36,6 +38,8 @@ pub struct Waiting {
     /// A wake-up delivered while a try was out: the shell's loop reads it only after that
     /// try's answer (cmd::run::acquire: the try is a blocking call).
     pub woken_later: bool,
+    /// --every: the run's period (the host's, or the one the operator changed to).
+    pub every: Option<Every>,
     /// --every: the window of the acquire that won.
     pub window: Option<u64>,
 }
@@ -215,6 +219,7 @@ fn begin(w: &mut World, h: usize) {
         listening: false,
         parked: false,
         woken_later: false,
+        every: w.period_now.or(w.sc.host_every[h]),
         window: None,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);

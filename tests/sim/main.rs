@@ -16,6 +16,7 @@ mod host;
 mod keyspace;
 mod liveness;
 mod lua;
+mod periods;
 mod release;
 mod replicas;
 mod rng;

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Call, Exit, Finish, RecordCall, Release, ReleaseCall, Retry, RunLog, Stop, server_expiry,
+    Call, Every, Exit, Finish, RecordCall, Release, ReleaseCall, Retry, RunLog, Stop, server_expiry,
 };
 use redis::Value;
 
@@ -163,19 +163,46 @@ pub fn run_over(w: &mut World, h: usize) {
     w.at(w.now + pause, crate::world::Event::Wake { host: h, epoch });
 }
 
-/// The server ran `call` for `host` and answered `a`: tell the checker about a grant, and
-/// hold the wake list to its bound (lib.lua: at most N wake-ups, one per slot).
-/// `holder`: the plain lock's token before the script ran.
+/// The server ran `call` for `host` and answered `a`: tell the checker about a grant and a
+/// recorded --every success, and hold the wake list to its bound (lib.lua: at most N wake-ups,
+/// one per slot). `holder`: the plain lock's token before the script ran.
 pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: Option<String>) {
     let wakes = w.server.ks.borrow_mut().llen(&w.keys.wake);
     w.check.wake_list(w.now, wakes);
+    let Ok(Value::Array(v)) = a else { return };
+    if call.name.starts_with("ReleaseCall") {
+        // release.lua's ARGV: the outcome is the 8th, the run log's window_ms the 25th. A
+        // success recorded: ok, with --every, the slot still ours (released or kept).
+        let ours = matches!(v.first(), Some(Value::Int(1 | 2)));
+        let every = call.argv.get(24).is_some_and(|w| !w.is_empty());
+        if ours && every && call.argv.get(7).map(String::as_str) == Some("ok") {
+            let at_ms = w.server.ks.borrow().now_ms();
+            w.check.recorded_success(w.now, &call.argv[0], at_ms);
+        }
+        return;
+    }
     if !call.name.starts_with("AcquireCall") {
         return;
     }
-    if let Ok(Value::Array(v)) = a
+    // --every (acquire.lua's 10th and 11th ARGV: the try's period and offset in ms).
+    let ms = |i: usize| call.argv.get(i).and_then(|a| a.parse::<u64>().ok());
+    let every = match (ms(9), ms(10)) {
+        (Some(period), Some(offset)) if period > 0 => Some(Every {
+            period: Duration::from_millis(period),
+            offset: Duration::from_millis(offset),
+        }),
+        _ => None,
+    };
+    if let Some(every) = &every
         && v.len() == 5
-        && v[0] == Value::Int(1)
+        && matches!(v[0], Value::Int(2 | 3))
     {
+        let refused = v[0] == Value::Int(3);
+        w.check.counts.period_refusals += u64::from(refused);
+        let at_ms = w.server.ks.borrow().now_ms();
+        w.check.every_answer(w.now, every, at_ms, refused);
+    }
+    if v.len() == 5 && v[0] == Value::Int(1) {
         let token = call.argv[0].clone();
         let slot = match v[3] {
             Value::Int(s) => s as u32,
@@ -186,10 +213,10 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
             w.check.granted(w.now, &token, slot);
             crate::liveness::granted(w);
         }
-        // --every: a run's window is the one its lock was taken in; a retry that finds the
-        // lock already its own keeps it (acquire.lua says so too, but the checker places the
-        // grant by the server's clock itself).
-        if let Some(every) = &w.sc.every
+        // --every: a run's grant is the one its lock was first taken at; a retry that finds
+        // the lock already its own keeps it (acquire.lua says so too, but the checker places
+        // the grant by the server's clock itself).
+        if let Some(every) = every
             && holder.as_deref() != Some(token.as_str())
         {
             let server_ms = w.server.ks.borrow().now_ms();

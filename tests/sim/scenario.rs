@@ -22,8 +22,14 @@ pub struct Scenario {
     pub retry_max: Duration,
     pub notify: bool,
     pub hold_at_least: Duration,
-    /// --every: the period and offset of its windows.
+    /// --every: the period and offset of its windows (the first host's; see `host_every`).
     pub every: Option<Every>,
+    /// --every, host by host: `every` for all of them but in the mixed-period worlds, where
+    /// some hosts give the key another period (a fleet mid-upgrade).
+    pub host_every: Vec<Option<Every>>,
+    /// `dlock release K --every D` at this time (µs): the key's period changes on purpose, and
+    /// each host uses D from its next run on.
+    pub change: Option<(Us, Every)>,
     /// Each host's clock rate against the server's.
     pub rates: Vec<f64>,
     /// One-way delay bound (µs) and the chance a request, or its reply, is lost.
@@ -127,6 +133,8 @@ impl Scenario {
             runs: r.range(2, 6) as u32,
             slow: false,
             min_replicas: None,
+            host_every: Vec::new(),
+            change: None,
         };
         // Drawn last: the worlds of the draws before them stay as they were.
         sc.slow = r.chance(0.1);
@@ -135,7 +143,33 @@ impl Scenario {
         if !sc.failovers.is_empty() && r.chance(0.5) {
             sc.min_replicas = Some(Duration::from_millis(r.range(1, ttl_ms / 2 - 1)));
         }
+        // --every worlds: a third with hosts that disagree about the period, a third with the
+        // period changed on purpose while they run (drawn last, as above).
+        sc.host_every = vec![sc.every; hosts];
+        if let Some(every) = sc.every {
+            if r.chance(0.3) {
+                let other = Self::period(&mut r, ttl_ms);
+                for e in sc.host_every.iter_mut().skip(1) {
+                    if r.chance(0.5) {
+                        *e = Some(other);
+                    }
+                }
+            }
+            if r.chance(0.3) {
+                sc.change = Some((r.range(0, horizon / 2), Self::period(&mut r, ttl_ms)));
+            }
+            debug_assert!(sc.host_every[0] == Some(every));
+        }
         sc
+    }
+
+    /// An --every period of 2-5 TTLs (whole ms, as the CLI takes them), any offset.
+    fn period(r: &mut Rng, ttl_ms: u64) -> Every {
+        let period = ttl_ms * r.range(2, 5);
+        Every {
+            period: Duration::from_millis(period),
+            offset: Duration::from_millis(r.range(0, period - 1)),
+        }
     }
 
     /// A world the README does not promise anything for: overlaps are counted there.

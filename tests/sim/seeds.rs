@@ -63,6 +63,7 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
                 let mut c = best.clone();
                 c.hosts -= 1;
                 c.rates.remove(h);
+                c.host_every.remove(h);
                 c.partitions.retain(|p| p.0 != h);
                 for p in &mut c.partitions {
                     p.0 -= usize::from(p.0 > h);
@@ -95,6 +96,18 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
             tries.push(Scenario {
                 loss: 0.0,
                 reset: 0.0,
+                ..best.clone()
+            });
+        }
+        if best.change.is_some() {
+            tries.push(Scenario {
+                change: None,
+                ..best.clone()
+            });
+        }
+        if best.host_every.iter().any(|e| *e != best.every) {
+            tries.push(Scenario {
+                host_every: vec![best.every; best.hosts],
                 ..best.clone()
             });
         }
@@ -208,6 +221,8 @@ fn seed_range() {
         total.lost += o.counts.lost;
         total.capped += o.counts.capped;
         total.successes += o.counts.successes;
+        total.period_refusals += o.counts.period_refusals;
+        total.period_changes += o.counts.period_changes;
         total.overlaps += o.counts.overlaps;
         total.woken_grants += o.counts.woken_grants;
         total.wakeups_lost += o.counts.wakeups_lost;
@@ -233,6 +248,14 @@ fn seed_range() {
     assert!(
         total.successes > 100,
         "the --every worlds must reach the invariant"
+    );
+    println!(
+        "sim: --every tries refused for another period than the key's: {}; periods changed on purpose: {}",
+        total.period_refusals, total.period_changes
+    );
+    assert!(
+        total.period_refusals > 10 && total.period_changes > 5,
+        "the mixed-period and changed-period worlds must reach the rule"
     );
     // The slow-network experiment delivers requests after their hosts gave up on them (and
     // the servers apply them); elsewhere only a renewal sent with little lease left can be.

@@ -78,7 +78,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         stats: true,
         meta: &meta,
         last_try,
-        every: w.sc.every,
+        every: s.every,
     });
     w.check.ev(w.now, h, "try", i64::from(last_try));
     if std::mem::take(&mut w.hosts[h].hung_up) {

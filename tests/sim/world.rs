@@ -8,9 +8,9 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::rc::Rc;
 use std::time::Instant;
 
-use dlock::api::sim::Keys;
+use dlock::api::sim::{Call, Every, Keys, PeriodCall, PeriodChanged};
 
-use crate::calls::Scripted;
+use crate::calls::{Scripted, scripted};
 use crate::check::{Checker, Us};
 use crate::host::Host;
 use crate::keyspace::Keyspace;
@@ -61,6 +61,9 @@ pub enum Event {
     ServerDown(usize),
     ServerUp(usize),
     Failover(usize),
+    /// The operator changes the key's --every period on every host and runs `dlock release
+    /// K --every D` (Scenario::change).
+    PeriodChange,
 }
 
 pub struct World {
@@ -94,6 +97,8 @@ pub struct World {
     pub base: Instant,
     /// Every script call the server ran, when asked for (anchor.rs).
     pub recorded: Option<Vec<Scripted>>,
+    /// --every: the period every host's next run uses, once the operator changed it.
+    pub period_now: Option<Every>,
 }
 
 impl World {
@@ -126,6 +131,7 @@ impl World {
             watched: Vec::new(),
             base: Instant::now(),
             recorded: None,
+            period_now: None,
             sc,
         };
         w.check.every_at_risk = unsafe_world || !w.sc.failovers.is_empty();
@@ -140,7 +146,39 @@ impl World {
         for (i, f) in w.sc.failovers.clone().iter().enumerate() {
             w.at(f.0, Event::Failover(i));
         }
+        if let Some((at, _)) = w.sc.change {
+            w.at(at, Event::PeriodChange);
+        }
         w
+    }
+
+    /// The operator's change of period: every host's next run uses the new one, and `dlock
+    /// release K --every D` runs on the server (again 100 ms later while it is down, as an
+    /// operator would retry a failed command).
+    fn change_period(&mut self) {
+        let Some((_, to)) = self.sc.change else {
+            return;
+        };
+        self.period_now = Some(to);
+        if !self.up {
+            self.at(self.now + 100_000, Event::PeriodChange);
+            return;
+        }
+        let keys = self.keys.clone();
+        let call = scripted(&PeriodCall {
+            keys: &keys,
+            every: to,
+        });
+        let answer = call.run(&mut self.server);
+        self.check.counts.script_calls += 1;
+        let changed = answer.map(PeriodCall::reply);
+        self.check.ev(self.now, usize::MAX, "period change", 0);
+        if let Ok(Ok(PeriodChanged::Changed { .. })) = changed {
+            self.check.counts.period_changes += 1;
+            let at_ms = self.server.ks.borrow().now_ms();
+            self.check.periods.changed(at_ms, to);
+        }
+        self.after_write();
     }
 
     pub fn at(&mut self, t: Us, e: Event) {
@@ -184,6 +222,7 @@ impl World {
                 Event::ServerDown(i) => self.server_down(i),
                 Event::ServerUp(i) => self.server_up(i),
                 Event::Failover(i) => self.failover(i),
+                Event::PeriodChange => self.change_period(),
             }
             if self.hosts.iter().all(|h| h.finished(self.sc.runs)) {
                 break;

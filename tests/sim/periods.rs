@@ -1,0 +1,135 @@
+//! The `--every` promise (SPEC 7d, issue 46), checked on what the server recorded: every success
+//! the server records must have been granted with the key's period in force, in a window of
+//! that period that held no success recorded before the grant. Done is decided by time, so this
+//! holds across a change of period (the operator's `dlock release K --every D`) and with hosts
+//! that disagree about the period (the first success binds the key to its own; the others are
+//! refused). The windows are the checker's own arithmetic on the server's clock, not the
+//! windows the scripts report.
+
+use std::collections::BTreeMap;
+
+use dlock::api::sim::Every;
+
+/// The start of the window of `every` that holds `t` (server Unix ms).
+pub fn window_of(every: &Every, t: u64) -> u64 {
+    let (p, o) = (
+        every.period.as_millis() as u64,
+        every.offset.as_millis() as u64,
+    );
+    t - (t + p - o % p) % p
+}
+
+/// A period as a message shows it.
+fn shown(e: &Every) -> String {
+    format!("{} ms+{} ms", e.period.as_millis(), e.offset.as_millis())
+}
+
+#[derive(Debug, Default)]
+pub struct Periods {
+    /// Each token's grant: the server's time then (Unix ms), its run's period, and whether its
+    /// job started (fixed from then: a late duplicate of its acquire, on a slow network, can
+    /// grant the token again after its release, and must not move its run).
+    grants: BTreeMap<String, (u64, Every, bool)>,
+    /// The successes the server recorded: their grant and when they were recorded (server ms).
+    recorded: Vec<(u64, u64)>,
+    /// The key's period in force, from when (server ms): the first recorded success's own, then
+    /// each change the server took.
+    in_force: Vec<(u64, Every)>,
+}
+
+impl Periods {
+    /// The server granted `token`, whose try had `every`, at `server_ms`.
+    pub fn granted(&mut self, token: &str, every: Every, server_ms: u64) {
+        let g = self
+            .grants
+            .entry(token.to_string())
+            .or_insert((server_ms, every, false));
+        if !g.2 {
+            *g = (server_ms, every, false);
+        }
+    }
+
+    /// `token`'s job started: its grant is fixed.
+    pub fn started(&mut self, token: &str) {
+        if let Some(g) = self.grants.get_mut(token) {
+            g.2 = true;
+        }
+    }
+
+    /// Whether `token` was ever granted.
+    pub fn knows(&self, token: &str) -> bool {
+        self.grants.contains_key(token)
+    }
+
+    /// The server recorded `token`'s success at `at_ms`: why that breaks the promise, if it
+    /// does.
+    pub fn recorded(&mut self, token: &str, at_ms: u64) -> Result<(), String> {
+        let Some(&(g, every, _)) = self.grants.get(token) else {
+            return Err(format!("a success of {token}, which was never granted"));
+        };
+        let force = self.in_force.iter().rev().find(|(from, _)| *from <= g);
+        let mut why = None;
+        if let Some((_, f)) = force
+            && *f != every
+        {
+            why = Some(format!(
+                "{token} was granted with --every {} while the key's period was {}",
+                shown(&every),
+                shown(f)
+            ));
+        }
+        let start = window_of(&every, g);
+        if let Some((earlier, _)) = self
+            .recorded
+            .iter()
+            .find(|(og, at)| *at < g && *og >= start)
+        {
+            why = Some(format!(
+                "{token}'s success, granted at {g}, is the second in the window of {} from {start} (a success granted at {earlier} was recorded before it)",
+                shown(&every)
+            ));
+        }
+        if self.in_force.is_empty() {
+            // The key's first success binds it to its period.
+            self.in_force.push((at_ms, every));
+        }
+        self.recorded.push((g, at_ms));
+        why.map_or(Ok(()), Err)
+    }
+
+    /// The server answered a try with `every` at `at_ms` "not due": a success recorded before
+    /// must have been granted in the window of `every` that holds `at_ms` (or later). A run
+    /// that crossed a boundary belongs to the window of its grant, so the next one is due.
+    pub fn not_due(&self, every: &Every, at_ms: u64) -> Result<(), String> {
+        let start = window_of(every, at_ms);
+        if self
+            .recorded
+            .iter()
+            .any(|(g, at)| *at <= at_ms && *g >= start)
+        {
+            return Ok(());
+        }
+        Err(format!(
+            "a try with --every {} was answered not due at {at_ms}, but no success was granted in its window from {start}",
+            shown(every)
+        ))
+    }
+
+    /// The server refused a try with `every` at `at_ms` for another period: the key's period
+    /// in force then must be another.
+    pub fn refused(&self, every: &Every, at_ms: u64) -> Result<(), String> {
+        match self.in_force.iter().rev().find(|(from, _)| *from <= at_ms) {
+            Some((_, f)) if f != every => Ok(()),
+            force => Err(format!(
+                "a try with --every {} was refused at {at_ms} for another period, while the key's was {}",
+                shown(every),
+                force.map_or("none yet".into(), |(_, f)| shown(f))
+            )),
+        }
+    }
+
+    /// The server took `dlock release K --every to` at `at_ms`.
+    pub fn changed(&mut self, at_ms: u64, to: Every) {
+        self.in_force.push((at_ms, to));
+    }
+}
