@@ -12,6 +12,9 @@ mod calls;
 mod check;
 mod diff;
 mod diff_calls;
+// The server finder of the integration suite, the one file of its support the simulation needs.
+#[path = "../support/finder.rs"]
+mod finder;
 mod host;
 mod keyspace;
 mod liveness;

@@ -1,10 +1,10 @@
 //! A real redis-server for the differential test: its own temp dir and Unix socket, no
 //! persistence, under a parent-death signal (setpriv) when the machine has one, killed and
-//! reaped on drop. DLOCK_TEST_REDIS_SERVER names another binary (CI's Valkey run), as for the
-//! integration suite.
+//! reaped on drop. The binary is the integration suite's, from the same finder
+//! (tests/support/finder.rs: DLOCK_TEST_REDIS_SERVER, else on PATH, else fetched).
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 pub struct Server {
@@ -15,13 +15,15 @@ pub struct Server {
 
 impl Server {
     pub fn start() -> Server {
-        let bin =
-            std::env::var("DLOCK_TEST_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let bin = crate::finder::redis_server_bin();
         let dir = tempfile::Builder::new()
             .prefix("dlock-sim-")
             .tempdir()
             .expect("temp dir");
         let socket = dir.path().join("redis.sock");
+        // The server's own log and setpriv's complaints, shown when it does not come up.
+        let log_path = dir.path().join("server.log");
+        let log = std::fs::File::create(&log_path).expect("server log");
         let setpriv = std::path::Path::new("/usr/bin/setpriv").exists();
         let mut cmd = if setpriv {
             let mut c = Command::new("/usr/bin/setpriv");
@@ -42,18 +44,18 @@ impl Server {
         .arg(&socket)
         .arg("--dir")
         .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-        let child = cmd.spawn().unwrap_or_else(|e| {
-            panic!(
-                "cannot start `{bin}` ({e}): install redis-server or set DLOCK_TEST_REDIS_SERVER"
-            )
-        });
-        let s = Server {
+        .stdout(log.try_clone().expect("server log"))
+        .stderr(log);
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start `{bin}`: {e}"));
+        let mut s = Server {
             child,
             _dir: dir,
             socket,
         };
+        let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+        // Generous for a loaded machine: a server answers within milliseconds.
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(10) {
             if let Ok(mut c) = s.conn()
@@ -61,9 +63,15 @@ impl Server {
             {
                 return s;
             }
+            if let Ok(Some(status)) = s.child.try_wait() {
+                panic!("`{bin}` exited at start ({status}); its output:\n{}", log());
+            }
             std::thread::sleep(Duration::from_millis(5));
         }
-        panic!("{bin} did not answer PING within 10 s");
+        panic!(
+            "`{bin}` did not answer PING within 10 s; its output:\n{}",
+            log()
+        );
     }
 
     pub fn conn(&self) -> redis::RedisResult<redis::Connection> {

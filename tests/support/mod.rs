@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod compiled;
 mod dlock;
 pub mod fake;
+mod finder;
 pub mod healthchecks;
 mod http;
 mod lease;
@@ -25,6 +26,7 @@ mod stopped;
 pub mod tls;
 
 pub use dlock::*;
+pub use finder::*;
 pub use http::*;
 pub use lease::*;
 pub use process::*;

