@@ -141,7 +141,7 @@ pub mod api {
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};
         pub use crate::core::clock::{drift, hard_stop, kill_lead, lease_end, server_expiry};
-        pub use crate::core::every::Every;
+        pub use crate::core::every::{Every, confirm_success};
         pub use crate::core::renew::{Action as RenewAction, Event as RenewEvent, Renewal};
         pub use crate::core::retry::Retry;
         pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};

@@ -596,13 +596,13 @@ fn a_restart_stops_a_job_that_waited_for_the_lock() {
 
 /// A master with a replica behind a proxy (so the test controls replication), and a failover
 /// by promoting the replica after the master dies.
-struct Pair {
-    master: RedisServer,
-    replica: RedisServer,
-    link: Proxy,
+pub(crate) struct Pair {
+    pub(crate) master: RedisServer,
+    pub(crate) replica: RedisServer,
+    pub(crate) link: Proxy,
 }
 
-fn pair() -> Pair {
+pub(crate) fn pair() -> Pair {
     let master = RedisServer::start_tcp(&[]);
     let link = Proxy::start(master.tcp_addr(), Mode::Pass);
     let replica =
@@ -617,7 +617,7 @@ fn pair() -> Pair {
 
 /// The master dies with whatever replication has not delivered yet lost (the link is cut
 /// first), and the replica is promoted.
-fn failover(p: &mut Pair) {
+pub(crate) fn failover(p: &mut Pair) {
     p.link.set(Mode::Blackhole);
     p.master.kill();
     redis::cmd("REPLICAOF")

@@ -19,6 +19,7 @@ mod contain;
 mod docs;
 mod edge;
 mod every;
+mod every_failover;
 mod every_period;
 mod exporter;
 mod failover;

@@ -176,8 +176,9 @@ pub struct RunArgs {
 
     /// After acquiring, wait until N replicas have the lock (Redis WAIT) before starting the
     /// job; if fewer acknowledge within --replica-timeout, release and exit 69. Each renewal is
-    /// confirmed the same way (one unconfirmed does not extend the lease). Closes the failover
-    /// window for a lock or a renewal that had not reached a replica yet
+    /// confirmed the same way (one unconfirmed does not extend the lease), and with --every the
+    /// release that records the window's success (unconfirmed: a warning). Closes the failover
+    /// window for a lock, a renewal or a window's success that had not reached a replica yet
     #[arg(long, default_value = DEFAULT_MIN_REPLICAS, value_name = "N")]
     pub min_replicas: u32,
 

@@ -38,6 +38,13 @@ impl Every {
     }
 }
 
+/// Whether the release just made must be confirmed by the replicas too (`--min-replicas N`):
+/// one that recorded an `--every` success (the job exited 0 and the slot was still ours). A
+/// failover within the replicas' lag would lose that record, and the window would run again.
+pub fn confirm_success(min_replicas: u32, every: bool, exit_ok: bool, released: bool) -> bool {
+    min_replicas > 0 && every && exit_ok && released
+}
+
 /// A period as the flags that give it, written so a shell takes it as one word each:
 /// `--every 1h30m`, `--every 1day --every-offset 2h`.
 pub fn flags(period_ms: u64, offset_ms: u64) -> String {

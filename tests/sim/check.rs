@@ -62,6 +62,11 @@ pub struct Counts {
     /// Second successes in an --every window (or a success with another period than the
     /// key's), in unsafe worlds.
     pub repeats: u64,
+    /// Second successes in an --every window after a failover with --min-replicas that lost
+    /// a record the replica had not confirmed (the run warned).
+    pub repeats_unreplicated: u64,
+    /// --every successes the replica confirmed (the WAIT after the release).
+    pub successes_replicated: u64,
     /// --every tries refused: the key's recorded period was another.
     pub period_refusals: u64,
     /// `dlock release K --every D` the server took.
@@ -85,9 +90,9 @@ pub struct Checker {
     pub cap: Option<u32>,
     /// Overlaps are counted, not failed.
     pub unsafe_world: bool,
-    /// A second success in an --every window is counted, not failed: an unsafe world, or one
-    /// with a failover (--min-replicas confirms the lease, not the release that records the
-    /// window's success: a failover within the replica's lag after it loses the record).
+    /// A world with a failover: with --min-replicas, a second success in an --every window is
+    /// counted, not failed, when the replica had not confirmed the first one's record (the
+    /// release's WAIT timed out, and the run warned); one it confirmed must never repeat.
     pub every_at_risk: bool,
     pub jobs: Vec<Job>,
     /// Confirmed renewals by token.
@@ -266,13 +271,18 @@ impl Checker {
     /// --every: the server recorded `token`'s success at `at_ms` (its release ran while the
     /// lock was its own): at most one a window of the key's period (periods.rs).
     pub fn recorded_success(&mut self, t: Us, token: &str, at_ms: u64) {
-        if let Err(why) = self.periods.recorded(token, at_ms) {
-            if self.every_at_risk {
-                // A restart or failover that lost the done key: counted, as overlaps are.
-                self.counts.repeats += 1;
-            } else {
-                self.fail(t, why);
-            }
+        let Err(broken) = self.periods.recorded(token, at_ms) else {
+            return;
+        };
+        if self.unsafe_world {
+            // A restart or failover that lost the done key: counted, as overlaps are.
+            self.counts.repeats += 1;
+        } else if self.every_at_risk && !broken.after_replicated {
+            // A failover with --min-replicas that lost a record the replica never confirmed
+            // (the run warned): counted apart. One the replica confirmed is never lost.
+            self.counts.repeats_unreplicated += 1;
+        } else {
+            self.fail(t, broken.why);
         }
     }
 
@@ -285,8 +295,10 @@ impl Checker {
             self.periods.not_due(every, at_ms)
         };
         if let Err(why) = checked {
-            if self.every_at_risk {
+            if self.unsafe_world {
                 self.counts.repeats += 1;
+            } else if self.every_at_risk {
+                self.counts.repeats_unreplicated += 1;
             } else {
                 self.fail(t, why);
             }

@@ -70,6 +70,8 @@ pub struct Releasing {
     pub again_at: Option<Instant>,
     /// --every: the run's window.
     pub window: Option<u64>,
+    /// --min-replicas: the WAIT out after a release that recorded an --every success.
+    pub confirm: Option<u64>,
 }
 
 pub enum Phase {

@@ -24,14 +24,31 @@ fn shown(e: &Every) -> String {
     format!("{} ms+{} ms", e.period.as_millis(), e.offset.as_millis())
 }
 
+#[derive(Debug)]
+struct Recorded {
+    token: String,
+    grant: u64,
+    at: u64,
+    replicated: bool,
+}
+
+/// A recorded success that breaks the promise: why, and whether it repeats a window whose
+/// success the replica had confirmed (which no failover may lose).
+#[derive(Debug)]
+pub struct Broken {
+    pub why: String,
+    pub after_replicated: bool,
+}
+
 #[derive(Debug, Default)]
 pub struct Periods {
     /// Each token's grant: the server's time then (Unix ms), its run's period, and whether its
     /// job started (fixed from then: a late duplicate of its acquire, on a slow network, can
     /// grant the token again after its release, and must not move its run).
     grants: BTreeMap<String, (u64, Every, bool)>,
-    /// The successes the server recorded: their grant and when they were recorded (server ms).
-    recorded: Vec<(u64, u64)>,
+    /// The successes the server recorded: their token, grant and when they were recorded
+    /// (server ms), and whether the replica confirmed the record (--min-replicas' WAIT).
+    recorded: Vec<Recorded>,
     /// The key's period in force, from when (server ms): the first recorded success's own, then
     /// each change the server took.
     in_force: Vec<(u64, Every)>,
@@ -63,38 +80,65 @@ impl Periods {
 
     /// The server recorded `token`'s success at `at_ms`: why that breaks the promise, if it
     /// does.
-    pub fn recorded(&mut self, token: &str, at_ms: u64) -> Result<(), String> {
+    pub fn recorded(&mut self, token: &str, at_ms: u64) -> Result<(), Broken> {
         let Some(&(g, every, _)) = self.grants.get(token) else {
-            return Err(format!("a success of {token}, which was never granted"));
+            let why = format!("a success of {token}, which was never granted");
+            return Err(Broken {
+                why,
+                after_replicated: false,
+            });
         };
         let force = self.in_force.iter().rev().find(|(from, _)| *from <= g);
-        let mut why = None;
+        let mut broken = None;
         if let Some((_, f)) = force
             && *f != every
         {
-            why = Some(format!(
+            let why = format!(
                 "{token} was granted with --every {} while the key's period was {}",
                 shown(&every),
                 shown(f)
-            ));
+            );
+            broken = Some(Broken {
+                why,
+                after_replicated: false,
+            });
         }
         let start = window_of(&every, g);
-        if let Some((earlier, _)) = self
-            .recorded
-            .iter()
-            .find(|(og, at)| *at < g && *og >= start)
-        {
-            why = Some(format!(
-                "{token}'s success, granted at {g}, is the second in the window of {} from {start} (a success granted at {earlier} was recorded before it)",
-                shown(&every)
-            ));
+        if let Some(earlier) = self.recorded.iter().find(|r| r.at < g && r.grant >= start) {
+            let why = format!(
+                "{token}'s success, granted at {g}, is the second in the window of {} from {start} (the success of {}, granted at {}, was recorded before it{})",
+                shown(&every),
+                earlier.token,
+                earlier.grant,
+                if earlier.replicated {
+                    " and the replica confirmed it"
+                } else {
+                    ""
+                }
+            );
+            broken = Some(Broken {
+                why,
+                after_replicated: earlier.replicated,
+            });
         }
         if self.in_force.is_empty() {
             // The key's first success binds it to its period.
             self.in_force.push((at_ms, every));
         }
-        self.recorded.push((g, at_ms));
-        why.map_or(Ok(()), Err)
+        self.recorded.push(Recorded {
+            token: token.to_string(),
+            grant: g,
+            at: at_ms,
+            replicated: false,
+        });
+        broken.map_or(Ok(()), Err)
+    }
+
+    /// The replica confirmed `token`'s recorded success (the WAIT after its release).
+    pub fn replicated(&mut self, token: &str) {
+        if let Some(r) = self.recorded.iter_mut().rev().find(|r| r.token == token) {
+            r.replicated = true;
+        }
     }
 
     /// The server answered a try with `every` at `at_ms` "not due": a success recorded before
@@ -105,7 +149,7 @@ impl Periods {
         if self
             .recorded
             .iter()
-            .any(|(g, at)| *at <= at_ms && *g >= start)
+            .any(|r| r.at <= at_ms && r.grant >= start)
         {
             return Ok(());
         }

@@ -6,14 +6,16 @@
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Call, Every, Exit, Finish, RecordCall, Release, ReleaseCall, Retry, RunLog, Stop, server_expiry,
+    Call, Every, Exit, Finish, RecordCall, Release, ReleaseCall, Retry, RunLog, Stop,
+    confirm_success, server_expiry,
 };
 use redis::Value;
 
 use crate::calls::{Scripted, scripted};
+use crate::check::Us;
 use crate::host::{Phase, Releasing, failure, io_timeout, local, schedule};
 use crate::keyspace::Answer;
-use crate::world::{Fail, World};
+use crate::world::{Fail, Request, World};
 
 /// The job is over (its whole group dead): release, or record a lost run.
 pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, stop: &Stop) {
@@ -71,6 +73,7 @@ fn releasing(w: &mut World, h: usize, held: (u32, Option<u64>), finish: Finish, 
         tries: 0,
         window,
         out: None,
+        confirm: None,
         again_at: Some(local(w, h)),
     }));
     release_step(w, h);
@@ -117,6 +120,17 @@ pub fn answer(w: &mut World, h: usize, id: u64, a: Result<Value, Fail>) {
     let Phase::Releasing(r) = &mut w.hosts[h].phase else {
         return;
     };
+    if r.confirm == Some(id) {
+        // The WAIT after a release that recorded an --every success (cmd::run's
+        // `replicated_success`): the replica has the record, or the warning.
+        if matches!(a, Ok(Value::Int(n)) if n >= 1) {
+            let token = w.hosts[h].token.clone();
+            w.check.periods.replicated(&token);
+            w.check.counts.successes_replicated += 1;
+        }
+        run_over(w, h);
+        return;
+    }
     if r.out != Some(id) {
         return;
     }
@@ -125,9 +139,28 @@ pub fn answer(w: &mut World, h: usize, id: u64, a: Result<Value, Fail>) {
         Ok(Ok((released, _))) => {
             w.check.counts.releases += 1;
             let ours = matches!(released, Release::Released | Release::Kept);
-            if r.window.is_some() && ours && r.finish.exit == Exit::Child(0) {
+            let (every, ok) = (r.window.is_some(), r.finish.exit == Exit::Child(0));
+            if every && ours && ok {
                 let (t, token) = (w.now, w.hosts[h].token.clone());
                 w.check.success(t, &token);
+            }
+            let replicas = u32::from(w.sc.min_replicas.is_some());
+            let yes = released == Release::Released;
+            if let Some(timeout) = w.sc.min_replicas
+                && confirm_success(replicas, every, ok, yes)
+            {
+                // On the release's connection, as `Session::wait_replicas`: one the server
+                // closed since (a failover) fails it at once.
+                let timeout = timeout.as_micros() as Us;
+                let hung_up = std::mem::take(&mut w.hosts[h].hung_up);
+                let id = w.send_request(h, Request::Wait { timeout }, timeout + io_timeout(w));
+                if let Phase::Releasing(r) = &mut w.hosts[h].phase {
+                    r.confirm = Some(id);
+                }
+                if hung_up {
+                    w.fail_now(id, Fail::Refused);
+                }
+                return;
             }
             run_over(w, h);
         }

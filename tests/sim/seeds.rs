@@ -223,6 +223,9 @@ fn seed_range() {
         total.successes += o.counts.successes;
         total.period_refusals += o.counts.period_refusals;
         total.period_changes += o.counts.period_changes;
+        total.repeats += o.counts.repeats;
+        total.repeats_unreplicated += o.counts.repeats_unreplicated;
+        total.successes_replicated += o.counts.successes_replicated;
         total.overlaps += o.counts.overlaps;
         total.woken_grants += o.counts.woken_grants;
         total.wakeups_lost += o.counts.wakeups_lost;
@@ -256,6 +259,10 @@ fn seed_range() {
     assert!(
         total.period_refusals > 10 && total.period_changes > 5,
         "the mixed-period and changed-period worlds must reach the rule"
+    );
+    println!(
+        "sim: --every across failovers with --min-replicas: {} successes the replica confirmed, never run again; {} windows run again after a success it had not confirmed (the run warned); in unsafe worlds {} repeats",
+        total.successes_replicated, total.repeats_unreplicated, total.repeats
     );
     // The slow-network experiment delivers requests after their hosts gave up on them (and
     // the servers apply them); elsewhere only a renewal sent with little lease left can be.
@@ -376,6 +383,8 @@ fn soak() {
         total.capped += o.counts.capped;
         total.overlaps += o.counts.overlaps;
         total.repeats += o.counts.repeats;
+        total.repeats_unreplicated += o.counts.repeats_unreplicated;
+        total.successes_replicated += o.counts.successes_replicated;
         total.script_calls += o.counts.script_calls;
         total.successes += o.counts.successes;
         total.longest_overlap = total.longest_overlap.max(o.counts.longest_overlap);
@@ -399,7 +408,7 @@ fn soak() {
         .collect::<Vec<_>>()
         .join(", ");
     println!(
-        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"slow_worlds\": {slow_worlds}, \"min_replicas_failover_worlds\": {replicated}, \"unconfirmed_runs\": {unconfirmed}, \"runs\": {}, \"script_calls\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
+        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"slow_worlds\": {slow_worlds}, \"min_replicas_failover_worlds\": {replicated}, \"unconfirmed_runs\": {unconfirmed}, \"runs\": {}, \"script_calls\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"unreplicated_every_repeats\": {}, \"replicated_every_successes\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
         seed - 1,
         total.runs,
         total.script_calls,
@@ -409,6 +418,8 @@ fn soak() {
         total.successes,
         total.overlaps,
         total.repeats,
+        total.repeats_unreplicated,
+        total.successes_replicated,
         total.longest_overlap as f64 / 1000.0,
         margin as f64 / 1000.0,
         start.elapsed().as_secs_f64(),

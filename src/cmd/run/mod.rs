@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::config::RunConfig;
 use crate::core::clock::{hard_stop, server_expiry};
+use crate::core::every::confirm_success;
 use crate::core::ping::{Facts, body, first_line, outcome};
 use crate::core::stats;
 use crate::core::stop::{Input, Stop};
@@ -344,6 +345,10 @@ fn finish(
     if let Some(err) = log_error {
         report::log_failed(&held.keys.runs, &err);
     }
+    let (ok, yes) = (exit == Exit::Child(0), released == Released::Yes);
+    if confirm_success(cfg.min_replicas, cfg.every.is_some(), ok, yes) {
+        replicated_success(session, cfg, &held.keys.lock);
+    }
     // A compare failure before the deadline: someone took or deleted the key.
     let compare_failure = released == Released::NotOurs && Instant::now() < stop.deadline();
     let advice = compare_failure.then(|| ttl_advice(session, cfg, &held.keys, held_for));
@@ -361,6 +366,28 @@ fn finish(
         exit = Exit::Lost;
     }
     (exit, compare_failure)
+}
+
+/// `--every` with `--min-replicas N`: the release that recorded the window's success waits
+/// for N replicas too (WAIT on the release's connection, within --replica-timeout, as the
+/// acquire's), or says the record may be lost: a failover within the replicas' lag would run
+/// the window again. The run's exit status stays the job's.
+fn replicated_success(session: &mut Session, cfg: &RunConfig, lock: &str) {
+    let n = cfg.min_replicas;
+    let acked = session.wait_replicas(n, cfg.replica_timeout);
+    match acked {
+        Ok(acked) if acked >= i64::from(n) => {
+            debug!("replicas", acked = acked; "{acked} replicas have {lock}'s --every success");
+        }
+        Ok(acked) => warn!("success_unreplicated", acked = acked, wanted = n;
+            "only {acked} of {n} replicas acknowledged {lock}'s --every success within {} (--replica-timeout): a failover now may lose it, and the window would run again",
+            secs(cfg.replica_timeout)
+        ),
+        Err(f) => warn!("success_unreplicated";
+            "cannot confirm that the replicas have {lock}'s --every success ({}): a failover now may lose it, and the window would run again",
+            f.reason
+        ),
+    }
 }
 
 /// What to tell an operator after a compare failure. It is only reported before the local

@@ -71,3 +71,17 @@ fn flags_are_the_period_as_a_user_writes_it() {
     );
     assert_eq!(flags(604_800_000, 0), "--every 7days");
 }
+
+/// Only a release that recorded a success, with --min-replicas and --every, waits for them.
+#[test]
+fn only_a_recorded_success_is_confirmed_by_the_replicas() {
+    assert!(confirm_success(1, true, true, true));
+    for (n, every, ok, released) in [
+        (0, true, true, true),
+        (1, false, true, true),
+        (1, true, false, true),
+        (1, true, true, false),
+    ] {
+        assert!(!confirm_success(n, every, ok, released));
+    }
+}
