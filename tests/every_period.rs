@@ -24,6 +24,25 @@ fn try_every(r: &RedisServer, key: &str, period: &str, tag: &str, code: i32) -> 
         .run()
 }
 
+/// A run of KEY with `--every period` holding the lock: its job appends `tag` to the key's
+/// file, says ready (returned once it has) and exits 0 when its stdin closes.
+fn holding(r: &RedisServer, key: &str, period: &str, tag: &str) -> Running {
+    let file = r.dir().join(key);
+    let mut run = dlock(r)
+        .args(["run", "--key", key, "--every", period, "--ttl", "10s", "--"])
+        .args([
+            "sh",
+            "-c",
+            &format!(
+                "echo {tag} >> '{}'; echo ready; read x; exit 0",
+                file.display()
+            ),
+        ])
+        .spawn();
+    run.expect_line("ready");
+    run
+}
+
 /// A success under `from`, then tries under `to`: each refused (exit 2, one line naming both
 /// periods and the way to change, nothing held, nothing run) until `release --every to`; then
 /// the window of `to` holding the success's grant is done (nothing runs), and a try under
@@ -203,20 +222,7 @@ fn a_change_while_a_run_holds_the_lock_breaks_nothing_and_stays() {
         assert!(start.elapsed() < std::time::Duration::from_secs(5));
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let mut holder = dlock(&r)
-        .args([
-            "run", "--key", "held", "--every", "1s", "--ttl", "10s", "--",
-        ])
-        .args([
-            "sh",
-            "-c",
-            &format!(
-                "echo second >> '{}'; echo ready; read x; exit 0",
-                file.display()
-            ),
-        ])
-        .spawn();
-    holder.expect_line("ready");
+    let mut holder = holding(&r, "held", "1s", "second");
     let token = r.get("dlock:held").expect("held");
     dlock(&r)
         .args(["release", "held", "--every", "2s"])
@@ -245,20 +251,7 @@ fn the_first_success_binds_its_own_period_whatever_tries_came_meanwhile() {
     let r = RedisServer::start();
     let file = r.dir().join("first");
     well_inside_a_window(&r, HOUR, 60_000);
-    let mut daily = dlock(&r)
-        .args([
-            "run", "--key", "first", "--every", "1d", "--ttl", "10s", "--",
-        ])
-        .args([
-            "sh",
-            "-c",
-            &format!(
-                "echo daily >> '{}'; echo ready; read x; exit 0",
-                file.display()
-            ),
-        ])
-        .spawn();
-    daily.expect_line("ready");
+    let mut daily = holding(&r, "first", "1d", "daily");
     // Busy (--wait 0), and no success yet: not refused.
     try_every(&r, "first", "1h", "hourly", 0).code(75);
     assert_eq!(done(&r, "first", "every_ms"), Some(HOUR.to_string()));
