@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use dlock::api::sim::{
     Acquire, AcquireCall, BusyCall, Call, Failure, Finish, Meta, Outcome, ReleaseCall, RunLog,
-    WaitAction, WaitInput, WakeCall, hard_stop, lease_end,
+    WaitAction, WaitInput, WakeCall, WakerPush, hard_stop, lease_end, waker_push,
 };
 use redis::Value;
 
@@ -150,10 +150,10 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                     s.wait.waker_started(true, local(w, h));
                 }
             }
-            WaitAction::StopWaker { parked, held } => {
+            WaitAction::StopWaker { held } => {
                 s.listening = false;
                 w.blocked.retain(|b| b.0 != h);
-                if parked && !held {
+                if waker_push(std::mem::take(&mut s.parked), held) == WakerPush::WakeUpBack {
                     // Hand back the wake-up it will not use.
                     let room = keys.slots.len();
                     let call = scripted(&WakeCall {
