@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::Failure;
 use super::backoff::Backoff;
+use super::bugs::{self, Bug};
 use crate::exit::Exit;
 
 /// The run's waiting settings.
@@ -460,7 +461,7 @@ pub fn waker_push(got_wake_up: bool, held: bool) -> WakerPush {
     match (got_wake_up, held) {
         // A waiter leaving with a release's wake-up would leave the next waiter asleep on a
         // free lock until its poll (--retry-max).
-        (true, false) => WakerPush::WakeUpBack,
+        (true, false) if !bugs::on(Bug::WakeUpLeavesWithTheWaiter) => WakerPush::WakeUpBack,
         // The lock was taken: the release it announced was ours to use, and our own release
         // wakes the next waiter. Handed on, it would wake a waiter to a busy lock and send it
         // to the back of the queue.
