@@ -45,8 +45,9 @@ pub(super) struct Waker {
     resume: mpsc::Sender<bool>,
     /// Disconnected when the thread has ended.
     ended: mpsc::Receiver<()>,
-    /// How long an exiting run waits for the thread (`stop`): the I/O timeout, the bound of
-    /// the BLPOP reply it may be reading and of the one call it may make after it.
+    /// How long a run that gave up waits for the thread once its BLPOP has ended (`stop`): the
+    /// I/O timeout, for the BLPOP's reply and the one call the thread may make after it (a
+    /// round trip each, on a server that just answered).
     io_timeout: Duration,
 }
 
@@ -155,9 +156,9 @@ impl Waker {
     /// own key (expiring, in case it has already gone): were this process to exit meanwhile, a
     /// release's wake-up could go to its dead connection and the next waiter would sleep a
     /// whole poll. A wake-up its BLPOP got before that item is the thread's to hand on; a run
-    /// that gave up waits for the thread (it ends within a round trip of the item), so that
-    /// hand-on is not cut short by the exit. Nothing is sent without a connection (Redis is in
-    /// trouble: a reconnect here would only delay the exit).
+    /// that gave up waits for the thread once the item is in (the BLPOP has ended then), so
+    /// that hand-on is not cut short by the exit. Nothing is sent without a connection (Redis
+    /// is in trouble: a reconnect here would only delay the exit).
     pub(super) fn stop(self, session: &mut Session, held: bool) {
         let stopped = if held { STOPPED_HELD } else { STOPPED };
         let got = self.state.swap(stopped, Ordering::SeqCst) == PARKED;
@@ -170,8 +171,9 @@ impl Waker {
             WakerPush::WakeUpBack => (&self.wake, self.slots),
             WakerPush::OwnKey => (&self.own, 1),
         };
-        let _ = session.call(&WakeCall { list, room });
-        if !got && !held {
+        let pushed = session.call(&WakeCall { list, room }).is_ok();
+        // Its BLPOP has ended (the server ran our push): the thread is reading its reply.
+        if pushed && !got && !held {
             let _ = self.ended.recv_timeout(self.io_timeout);
         }
     }
