@@ -137,6 +137,7 @@ pub mod api {
     pub mod sim {
         pub use crate::core::acquire::{
             Action as WaitAction, Input as WaitInput, Limits as WaitLimits, NotDue, Outcome, Wait,
+            WakerPush, waker_push,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};

@@ -245,6 +245,8 @@ fn transient(lie: &Lie) -> bool {
     match lie {
         Lie::Cut(_) | Lie::ThenClose(_) | Lie::Drip(_) | Lie::Silence => true,
         Lie::Replace { .. } => matches!(error_code(lie).as_deref(), Some("BUSY" | "LOADING")),
+        // The true reply, late: not a lie these properties draw.
+        Lie::Hold => false,
     }
 }
 

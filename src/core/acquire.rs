@@ -15,13 +15,16 @@
 //! - a refusal retrying cannot fix ends at once (69); an unreachable server is retried within
 //!   --wait, with one warning;
 //! - an acquire whose reply was lost may have taken the lock with our token: whatever ends the
-//!   wait without the lock releases it first.
+//!   wait without the lock releases it first;
+//! - a waiter that leaves without the lock hands on a wake-up it got and did not use
+//!   (`waker_push`): the next waiter's, not lost with this one.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::Failure;
 use super::backoff::Backoff;
+use super::bugs::{self, Bug};
 use crate::exit::Exit;
 
 /// The run's waiting settings.
@@ -102,10 +105,10 @@ pub enum Action {
     CountBusy,
     /// An acquire reply was lost: release the lock in case that acquire took it.
     Cleanup,
-    /// The wait is over: stop the waker. `parked`: it holds a wake-up it delivered (put it back
-    /// unless we hold the lock); otherwise it is blocked and must be ended.
+    /// The wait is over: stop the waker; `held`: with the lock. Whether the waker holds a
+    /// wake-up is the waker's to know (one may arrive while the last try is out, and the machine
+    /// never reads it): what it pushes is `waker_push`'s, called where that is known.
     StopWaker {
-        parked: bool,
         held: bool,
     },
     Report(Report),
@@ -197,8 +200,8 @@ pub struct Wait {
     warned_down: bool,
     warned_no_ttl: bool,
     waker: bool,
-    /// The waker delivered a wake-up and waits for word (not blocked in BLPOP).
-    parked: bool,
+    /// A wake-up was read since the waker last listened: a busy answer sends it listening again.
+    woken: bool,
     /// A try that went out failed and the next went out at once; again only after an answer.
     retried_at_once: bool,
     outcome: Option<Outcome>,
@@ -220,7 +223,7 @@ impl Wait {
             warned_down: false,
             warned_no_ttl: false,
             waker: false,
-            parked: false,
+            woken: false,
             retried_at_once: false,
             outcome: None,
             actions: VecDeque::new(),
@@ -351,7 +354,7 @@ impl Wait {
                 }
             }
             Input::Woken => {
-                self.parked = true;
+                self.woken = true;
                 // A wake-up that comes with a try about to be made anyway changes nothing.
                 if self.next_try.is_some_and(|t| t > now) {
                     self.report(Report::Woken);
@@ -369,9 +372,9 @@ impl Wait {
     /// A try answered busy or down: resume a parked waker, give up past --wait, or schedule
     /// the next try.
     fn again(&mut self, now: Instant) {
-        if self.parked {
+        if self.woken {
             // Still busy (someone else was quicker): listen for the next release.
-            self.parked = false;
+            self.woken = false;
             if self.waker {
                 self.actions.push_back(Action::ResumeWaker);
             }
@@ -448,14 +451,45 @@ impl Wait {
         self.next_try = None;
         if self.waker {
             let held = matches!(outcome, Outcome::Acquired { .. });
-            let parked = self.parked;
-            self.actions.push_back(Action::StopWaker { parked, held });
+            self.actions.push_back(Action::StopWaker { held });
         }
         self.outcome = Some(outcome);
     }
 
     fn report(&mut self, r: Report) {
         self.actions.push_back(Action::Report(r));
+    }
+}
+
+/// What a stopping waker pushes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakerPush {
+    Nothing,
+    /// The wake-up it got, back on the key's wake list (`WakeCall` with the key's slots): the
+    /// next waiter's.
+    WakeUpBack,
+    /// An item on its own wake key (`WakeCall`, room 1): its BLPOP ends at once, so no later
+    /// release's wake-up goes to a waiter that has stopped listening.
+    OwnKey,
+}
+
+/// What a waker that stops pushes, for the shell's waker and the simulation's alike.
+/// `got_wake_up`: a release's wake-up reached the waker and no try was made on it (delivered
+/// to a machine that ended first, or popped after the stop); `held`: the run took the lock.
+///
+/// Exactly one side knows `got_wake_up` and calls this: the stop, when the waker had parked
+/// with a wake-up before it; the waker's thread, when its wake-up came after the stop (which
+/// then pushed the own key, knowing of none).
+pub fn waker_push(got_wake_up: bool, held: bool) -> WakerPush {
+    match (got_wake_up, held) {
+        // A waiter leaving with a release's wake-up would leave the next waiter asleep on a
+        // free lock until its poll (--retry-max).
+        (true, false) if !bugs::on(Bug::WakeUpLeavesWithTheWaiter) => WakerPush::WakeUpBack,
+        // The lock was taken: the release it announced was ours to use, and our own release
+        // wakes the next waiter. Handed on, it would wake a waiter to a busy lock and send it
+        // to the back of the queue.
+        (true, _) => WakerPush::Nothing,
+        (false, _) => WakerPush::OwnKey,
     }
 }
 

@@ -16,6 +16,8 @@ pub enum Bug {
     NoConnectionWatch = 8,
     /// The renewal cap lets one more renewal out than `--max-renewals`.
     CapPlusOne = 16,
+    /// A waiter that leaves without the lock does not hand on the wake-up it got (issue 46).
+    WakeUpLeavesWithTheWaiter = 32,
 }
 
 #[cfg(feature = "test-support")]

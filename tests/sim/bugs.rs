@@ -112,6 +112,32 @@ fn one_renewal_past_the_cap() {
 }
 
 #[test]
+fn a_wake_up_left_with_a_waiter() {
+    // Liveness: the next blocked waiter of the free lock sleeps until its poll, past the
+    // wake-up bound. Over the worlds that bound is checked in: a plain lock, wake-ups, no
+    // --every, a fair network.
+    let family = |s: &Scenario| {
+        s.limit == 1
+            && s.notify
+            && s.every.is_none()
+            && s.loss == 0.0
+            && s.reset == 0.0
+            && s.partitions.is_empty()
+            && s.restarts.is_empty()
+            && s.failovers.is_empty()
+            && !s.slow
+    };
+    let bug = Some(Bug::WakeUpLeavesWithTheWaiter);
+    hunt_in(
+        "a wake-up left with a waiter (liveness)",
+        bug,
+        None,
+        false,
+        family,
+    );
+}
+
+#[test]
 fn release_without_the_token_check() {
     let patch = (
         "local ours = redis.call('GET', KEYS[1]) == ARGV[1]",

@@ -80,7 +80,12 @@ pub struct Counts {
     pub script_calls: u64,
     /// Grants checked against the wake-up bound (liveness.rs).
     pub woken_grants: u64,
-    /// Wake-ups lost with a waiter whose --wait ended as it got one (liveness.rs).
+    /// Wake-ups handed back by waiters that left without the lock (waiting.rs).
+    pub handbacks: u64,
+    /// Of them, handed on by a waker's thread after its stop.
+    pub handed_on_after_stop: u64,
+    /// Wake-ups a waiter left with, unused, in the worlds that promise liveness (waiting.rs):
+    /// none without a bug, and the next grant misses the wake-up bound.
     pub wakeups_lost: u64,
 }
 

@@ -16,7 +16,7 @@ use crate::world::{Event, Fail, World};
 
 pub use crate::release::served;
 pub use crate::supervise::job_exit;
-pub use crate::waiting::{listens as waker_listens, woken};
+pub use crate::waiting::{listens as waker_listens, own_wake_key, waker_gone, woken};
 
 /// The job: when it ends by itself, what SIGTERM does to it, and when it is dead.
 pub struct Proc {
@@ -31,10 +31,8 @@ pub struct Waiting {
     pub wait: Wait,
     /// The acquire out: (request, sent on the host's clock).
     pub out: Option<(u64, Instant)>,
-    /// The waker: blocked (or on its way to block) on the wake list.
-    pub listening: bool,
-    /// It delivered a wake-up and waits for word.
-    pub parked: bool,
+    /// The waker's state, as its thread and `stop` share it in cmd::run::waker.
+    pub waker: WakerState,
     /// A wake-up delivered while a try was out: the shell's loop reads it only after that
     /// try's answer (cmd::run::acquire: the try is a blocking call).
     pub woken_later: bool,
@@ -42,6 +40,16 @@ pub struct Waiting {
     pub every: Option<Every>,
     /// --every: the window of the acquire that won.
     pub window: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakerState {
+    /// Not started, or stopped.
+    Off,
+    /// Blocked (or on its way to block) on the wake list.
+    Listening,
+    /// It delivered a wake-up and waits for word.
+    Parked,
 }
 
 pub struct Running {
@@ -97,6 +105,8 @@ pub struct Host {
     pub phase: Phase,
     /// Waiting for the lock: since, and the end of its --wait (true time).
     pub waiting: Option<(Us, Us)>,
+    /// Wakers stopped while listening, whose BLPOP may yet bring a wake-up: (run, held).
+    pub stopped_wakers: Vec<(u64, bool)>,
 }
 
 impl Host {
@@ -112,6 +122,7 @@ impl Host {
             token: String::new(),
             phase: Phase::Idle,
             waiting: None,
+            stopped_wakers: Vec::new(),
         }
     }
 
@@ -218,8 +229,7 @@ fn begin(w: &mut World, h: usize) {
     w.hosts[h].phase = Phase::Waiting(Box::new(Waiting {
         wait: Wait::new(limits, backoff, now),
         out: None,
-        listening: false,
-        parked: false,
+        waker: WakerState::Off,
         woken_later: false,
         every: w.period_now.or(w.sc.host_every[h]),
         window: None,

@@ -6,6 +6,9 @@
 //! `--retry-max` (at its clock's slowest rate) + a round trip + 3 ms of timers, and must not
 //! give up busy on a lock free longer than that. With wake-ups, tighter: a release that wakes a
 //! blocked waiter is followed by a grant within four one-way delays + 3 ms (no poll waited for).
+//! A woken waiter that leaves without the lock hands the wake-up back (cmd::run::waker); the
+//! hand-back that wakes the next blocked waiter of the still free lock is held to the same
+//! bound, from its send. A wake-up lost with a waiter fails it: the next grant comes late.
 
 use crate::check::Us;
 use crate::world::World;
@@ -28,6 +31,10 @@ pub fn fair(w: &World) -> bool {
 /// With wake-ups: a release that pops a blocked waiter's BLPOP is followed by a grant within
 /// the wake-up's way to the waiter, the answer of a try it may have out (sent before the
 /// release), and its next try's way to the server (a delay each way at most), + 3 ms of timers.
+/// From a hand-back's send: its way to the server, the wake-up's to the waiter, then as above
+/// (a try it has out that reached the server after the release is a grant; one before was
+/// answered within a delay of the release, before the hand-back arrived): three delays, so
+/// four hold with one to spare.
 fn woken_bound(w: &World) -> Us {
     4 * w.sc.delay_max + 3_000
 }
@@ -44,8 +51,15 @@ pub fn key_state(w: &World) -> Option<Option<u64>> {
     ks.keys.get(&w.keys.lock).map(|e| e.expires)
 }
 
-/// After a script (`released`: a release): when the lock went free, if it is free now.
-pub fn after_script(w: &mut World, before: Option<Option<u64>>, epoch_ms: u64, released: bool) {
+/// After a script (`released`: a release; `handed_back`: a waiter's wake-up handed back, sent
+/// then): when the lock went free, if it is free now, and which waiter a wake-up woke.
+pub fn after_script(
+    w: &mut World,
+    before: Option<Option<u64>>,
+    epoch_ms: u64,
+    released: bool,
+    handed_back: Option<Us>,
+) {
     let live = {
         let mut ks = w.server.ks.borrow_mut();
         ks.expire_all();
@@ -56,7 +70,7 @@ pub fn after_script(w: &mut World, before: Option<Option<u64>>, epoch_ms: u64, r
     } else if w.free_since.is_none() {
         // The waker blocked longest gets the release's wake-up (world.rs' serve_blocked).
         if released && before.is_some() && !w.blocked.is_empty() {
-            w.woken_since = Some((w.now, w.blocked[0].0));
+            w.woken_since = Some((w.now, w.blocked[0].host));
         }
         // Gone by its expiry (ms on the server's clock) or by this script.
         let since = match before {
@@ -64,6 +78,23 @@ pub fn after_script(w: &mut World, before: Option<Option<u64>>, epoch_ms: u64, r
             _ => w.now,
         };
         w.free_since = Some(since);
+    }
+    // A hand-back to the free lock wakes the longest-blocked waiter in turn (an earlier wake-up
+    // still pending keeps its own, earlier, start).
+    if let Some(sent) = handed_back
+        && !live
+        && w.woken_since.is_none()
+        && let Some(next) = w.blocked.first()
+    {
+        w.woken_since = Some((sent, next.host));
+    }
+}
+
+/// Host `h` hands a wake-up back: the wake-up bound runs again from there, if the hand-back
+/// wakes a waiter (`after_script`).
+pub fn handed_back(w: &mut World, h: usize) {
+    if w.woken_since.is_some_and(|(_, woken)| woken == h) {
+        w.woken_since = None;
     }
 }
 
@@ -79,7 +110,7 @@ pub fn granted(w: &mut World) {
         }
     {
         let why = format!(
-            "a release woke a blocked waiter, and the next grant came {:.3} ms later (bound {:.3} ms)",
+            "a release (or a hand-back) woke a blocked waiter, and the next grant came {:.3} ms later (bound {:.3} ms)",
             (w.now - since) as f64 / 1000.0,
             woken_bound(w) as f64 / 1000.0
         );
@@ -90,15 +121,9 @@ pub fn granted(w: &mut World) {
     }
 }
 
-/// Host `h` gives up busy.
+/// Host `h` gives up busy. A wake-up it got went back (`handed_back`), or is lost: the next
+/// grant then misses the wake-up bound.
 pub fn gave_up(w: &mut World, h: usize) {
-    if w.woken_since.is_some_and(|(_, woken)| woken == h) {
-        // Its --wait ended with the try that was out when the wake-up came: the machine never
-        // reads the wake-up, and the shell does not hand it back (cmd::run::waker's stop with
-        // `parked` false), so the next waiter sleeps until its poll. Counted, not failed.
-        w.woken_since = None;
-        w.check.counts.wakeups_lost += 1;
-    }
     if let Some(since) = w.free_since {
         check_host(w, h, since, "gave up busy");
     }

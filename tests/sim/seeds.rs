@@ -228,6 +228,8 @@ fn seed_range() {
         total.successes_replicated += o.counts.successes_replicated;
         total.overlaps += o.counts.overlaps;
         total.woken_grants += o.counts.woken_grants;
+        total.handbacks += o.counts.handbacks;
+        total.handed_on_after_stop += o.counts.handed_on_after_stop;
         total.wakeups_lost += o.counts.wakeups_lost;
         total.longest_overlap = total.longest_overlap.max(o.counts.longest_overlap);
         if !o.unsafe_world {
@@ -271,13 +273,18 @@ fn seed_range() {
     );
     assert!(late_slow > 100, "the slow-network worlds must deliver late");
     println!(
-        "sim: {} grants after a release that woke a blocked waiter, each within 4 one-way delays + 3 ms; {} wake-ups lost with a waiter whose --wait ended as it came",
-        total.woken_grants, total.wakeups_lost
+        "sim: {} grants after a release or a hand-back that woke a blocked waiter, each within 4 one-way delays + 3 ms; {} wake-ups handed back by waiters that left without the lock ({} by the waker's thread, after its stop); {} lost",
+        total.woken_grants, total.handbacks, total.handed_on_after_stop, total.wakeups_lost
     );
     assert!(
         total.woken_grants > 100,
         "the wake-up bound must be reached"
     );
+    assert!(
+        total.handbacks > 10,
+        "waiters must leave with wake-ups, and hand them back"
+    );
+    assert_eq!(total.wakeups_lost, 0, "a wake-up left with a waiter");
     println!(
         "sim: {replicated} failover worlds with --min-replicas: {replicated_runs} grants, {unconfirmed} runs refused for want of a replica (exit 69)"
     );
@@ -387,6 +394,9 @@ fn soak() {
         total.successes_replicated += o.counts.successes_replicated;
         total.script_calls += o.counts.script_calls;
         total.successes += o.counts.successes;
+        total.woken_grants += o.counts.woken_grants;
+        total.handbacks += o.counts.handbacks;
+        total.wakeups_lost += o.counts.wakeups_lost;
         total.longest_overlap = total.longest_overlap.max(o.counts.longest_overlap);
         if !o.unsafe_world {
             margin = margin.min(o.counts.min_margin.unwrap_or(u64::MAX));
@@ -408,7 +418,7 @@ fn soak() {
         .collect::<Vec<_>>()
         .join(", ");
     println!(
-        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"slow_worlds\": {slow_worlds}, \"min_replicas_failover_worlds\": {replicated}, \"unconfirmed_runs\": {unconfirmed}, \"runs\": {}, \"script_calls\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"unreplicated_every_repeats\": {}, \"replicated_every_successes\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
+        "SIM_RESULT {{\"unsafe_by_kind\": {{{by_kind}}}, \"first_seed\": {first}, \"last_seed\": {}, \"worlds\": {worlds}, \"unsafe_worlds\": {unsafe_worlds}, \"slow_worlds\": {slow_worlds}, \"min_replicas_failover_worlds\": {replicated}, \"unconfirmed_runs\": {unconfirmed}, \"runs\": {}, \"script_calls\": {}, \"renewals\": {}, \"lost\": {}, \"capped\": {}, \"every_successes\": {}, \"woken_grants\": {}, \"wake_handbacks\": {}, \"wakeups_lost\": {}, \"unsafe_overlaps\": {}, \"unsafe_every_repeats\": {}, \"unreplicated_every_repeats\": {}, \"replicated_every_successes\": {}, \"longest_overlap_ms\": {:.1}, \"smallest_margin_ms\": {:.3}, \"trace_hash\": \"{hash:016x}\", \"wall_s\": {:.1}, \"cpu_s\": {cpu:.1}, \"runs_per_cpu_minute\": {:.0}}}",
         seed - 1,
         total.runs,
         total.script_calls,
@@ -416,6 +426,9 @@ fn soak() {
         total.lost,
         total.capped,
         total.successes,
+        total.woken_grants,
+        total.handbacks,
+        total.wakeups_lost,
         total.overlaps,
         total.repeats,
         total.repeats_unreplicated,
@@ -426,4 +439,5 @@ fn soak() {
         total.runs as f64 / cpu * 60.0
     );
     assert!(total.runs > 0);
+    assert_eq!(total.wakeups_lost, 0, "a wake-up left with a waiter");
 }

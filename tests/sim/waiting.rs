@@ -1,18 +1,22 @@
 //! A host waiting for the lock, as `cmd::run::acquire` does it: the real `Wait` machine says
 //! when to try; the tries are the real acquire call; its actions start, resume and stop the
 //! waker (a BLPOP on the wake list, served by the simulated server), count busy runs, and clean
-//! up an acquire whose reply was lost.
+//! up an acquire whose reply was lost. The waker is `cmd::run::waker`'s: a state its thread and
+//! its stop share, and what a stopping waker pushes is the real `waker_push`'s, called by
+//! whichever of the two knows of a wake-up no try used (the stop, for a parked waker; the
+//! thread, for a wake-up its BLPOP got after the stop).
 
 use std::time::Instant;
 
+use dlock::api::companion;
 use dlock::api::sim::{
     Acquire, AcquireCall, BusyCall, Call, Failure, Finish, Meta, Outcome, ReleaseCall, RunLog,
-    WaitAction, WaitInput, WakeCall, hard_stop, lease_end,
+    WaitAction, WaitInput, WakeCall, WakerPush, hard_stop, lease_end, waker_push,
 };
 use redis::Value;
 
 use crate::calls::scripted;
-use crate::host::{Phase, Waiting, failure, io_timeout, local, schedule};
+use crate::host::{Phase, Waiting, WakerState, failure, io_timeout, local, schedule};
 use crate::world::{Event, Fail, World};
 
 fn meta() -> Meta {
@@ -140,8 +144,7 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
         match action {
             WaitAction::StartWaker | WaitAction::ResumeWaker => {
                 let started = matches!(action, WaitAction::StartWaker);
-                s.listening = true;
-                s.parked = false;
+                s.waker = WakerState::Listening;
                 let d = w.delay();
                 let run = w.hosts[h].run;
                 if w.up && !w.cut(h) {
@@ -151,17 +154,30 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                     s.wait.waker_started(true, local(w, h));
                 }
             }
-            WaitAction::StopWaker { parked, held } => {
-                s.listening = false;
-                w.blocked.retain(|b| b.0 != h);
-                if parked && !held {
-                    // Hand back the wake-up it will not use.
-                    let room = keys.slots.len();
-                    let call = scripted(&WakeCall {
-                        list: &keys.wake,
-                        room,
-                    });
-                    w.send(h, call, io_timeout(w));
+            WaitAction::StopWaker { held } => {
+                let got = std::mem::replace(&mut s.waker, WakerState::Off) == WakerState::Parked;
+                match waker_push(got, held) {
+                    WakerPush::Nothing => count_lost_if(w, got && !held),
+                    WakerPush::WakeUpBack => hand_back(w, h, false),
+                    WakerPush::OwnKey => {
+                        let own = own_wake_key(w, h);
+                        let call = scripted(&WakeCall {
+                            list: &own,
+                            room: 1,
+                        });
+                        w.send(h, call, io_timeout(w));
+                        let run = w.hosts[h].run;
+                        w.hosts[h].stopped_wakers.push((run, held));
+                        // A run that gave up waits for its waker's thread at most the I/O
+                        // timeout after its own push's (cmd::run::waker's `stop`), then exits;
+                        // one that holds the lock leaves the BLPOP to its end, --wait's.
+                        let io = io_timeout(w);
+                        let mut gone = w.now + 2 * io;
+                        if held && let Some((_, until)) = w.hosts[h].waiting {
+                            gone = gone.max(until);
+                        }
+                        w.at(gone, Event::WakerGone { host: h, run });
+                    }
                 }
             }
             WaitAction::CountBusy => {
@@ -188,17 +204,14 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
     }
 }
 
-/// A wake-up reached the host's waker.
+/// A wake-up reached the host's waker (run `run`'s).
 pub fn woken(w: &mut World, h: usize, run: u64) {
-    if w.hosts[h].run != run {
-        return;
-    }
     let now: Instant = local(w, h);
-    if let Phase::Waiting(s) = &mut w.hosts[h].phase
-        && s.listening
+    if w.hosts[h].run == run
+        && let Phase::Waiting(s) = &mut w.hosts[h].phase
+        && s.waker == WakerState::Listening
     {
-        s.listening = false;
-        s.parked = true;
+        s.waker = WakerState::Parked;
         w.check.ev(w.now, h, "woken", 0);
         if s.out.is_some() {
             s.woken_later = true;
@@ -206,10 +219,63 @@ pub fn woken(w: &mut World, h: usize, run: u64) {
         }
         s.wait.handle(WaitInput::Woken, now);
         step(w, h);
+        return;
     }
+    // Its stop came first: it ended the BLPOP with the own key, knowing of no wake-up. The
+    // thread finds it stopped and places the wake-up itself.
+    let stopped = &mut w.hosts[h].stopped_wakers;
+    if let Some(i) = stopped.iter().position(|(r, _)| *r == run) {
+        let (_, held) = stopped.remove(i);
+        match waker_push(true, held) {
+            WakerPush::WakeUpBack => hand_back(w, h, true),
+            _ => count_lost_if(w, !held),
+        }
+        return;
+    }
+    // No waker of that run is left to take it: its process is gone.
+    w.check.ev(w.now, h, "wake-up lost", 0);
+    count_lost_if(w, true);
+    if crate::liveness::fair(w) {
+        let why = format!("host {h}'s wake-up (run {run}) reached no waker");
+        w.check.fail_liveness(w.now, why);
+    }
+}
+
+/// A wake-up goes back to the wake list: the next waiter's (`after_stop`: by the thread).
+fn hand_back(w: &mut World, h: usize, after_stop: bool) {
+    let keys = w.keys.clone();
+    let call = scripted(&WakeCall {
+        list: &keys.wake,
+        room: keys.slots.len(),
+    });
+    w.send(h, call, io_timeout(w));
+    w.check.ev(w.now, h, "hand back", i64::from(after_stop));
+    w.check.counts.handbacks += 1;
+    w.check.counts.handed_on_after_stop += u64::from(after_stop);
+    crate::liveness::handed_back(w, h);
+}
+
+/// Count a wake-up left with a waiter that did not use it (`lost`), in a world that promises
+/// liveness (`liveness::fair`: a plain lock, a fair network): there, only dlock can lose one.
+fn count_lost_if(w: &mut World, lost: bool) {
+    if lost && crate::liveness::fair(w) {
+        w.check.counts.wakeups_lost += 1;
+    }
+}
+
+/// A stopped waker's BLPOP is gone (its process, or its --wait, ended).
+pub fn waker_gone(w: &mut World, h: usize, run: u64) {
+    w.blocked.retain(|b| (b.host, b.run) != (h, run));
+    w.hosts[h].stopped_wakers.retain(|(r, _)| *r != run);
+}
+
+/// The host's own wake key for its current run (cmd::run::waker's).
+pub fn own_wake_key(w: &World, h: usize) -> String {
+    companion(&w.keys.lock, &format!("wake:{}", w.hosts[h].token))
 }
 
 /// Whether the host's waker of run `run` still wants its BLPOP.
 pub fn listens(w: &World, h: usize, run: u64) -> bool {
-    w.hosts[h].run == run && matches!(&w.hosts[h].phase, Phase::Waiting(s) if s.listening)
+    w.hosts[h].run == run
+        && matches!(&w.hosts[h].phase, Phase::Waiting(s) if s.waker == WakerState::Listening)
 }

@@ -58,12 +58,26 @@ pub enum Event {
         host: usize,
         run: u64,
     },
+    /// A stopped waker's BLPOP is gone at the latest now: its process exited after waiting
+    /// for it (a run that gave up), or its --wait ran out (a run that holds the lock).
+    WakerGone {
+        host: usize,
+        run: u64,
+    },
     ServerDown(usize),
     ServerUp(usize),
     Failover(usize),
     /// The operator changes the key's --every period on every host and runs `dlock release
     /// K --every D` (Scenario::change).
     PeriodChange,
+}
+
+/// A waker's BLPOP on the server: `BLPOP wake own`.
+pub struct Blocked {
+    pub host: usize,
+    pub run: u64,
+    /// The waiter's own wake key: an item there ends this BLPOP (its stop).
+    pub own: String,
 }
 
 pub struct World {
@@ -76,8 +90,8 @@ pub struct World {
     pub up: bool,
     /// The replica's copies of the keyspace: (when, state), oldest first.
     replica: Vec<(Us, Keyspace)>,
-    /// Waiters blocked in BLPOP on the wake list: (host, run).
-    pub blocked: Vec<(usize, u64)>,
+    /// Waiters blocked in BLPOP on the wake list and their own wake key, longest first.
+    pub blocked: Vec<Blocked>,
     pub flights: Vec<Option<Flight>>,
     pub hosts: Vec<Host>,
     pub check: Checker,
@@ -215,10 +229,12 @@ impl World {
                 Event::Woken { host, run } => crate::host::woken(self, host, run),
                 Event::Block { host, run } => {
                     if self.up && crate::host::waker_listens(self, host, run) {
-                        self.blocked.push((host, run));
+                        let own = crate::host::own_wake_key(self, host);
+                        self.blocked.push(Blocked { host, run, own });
                         self.serve_blocked();
                     }
                 }
+                Event::WakerGone { host, run } => crate::host::waker_gone(self, host, run),
                 Event::ServerDown(i) => self.server_down(i),
                 Event::ServerUp(i) => self.server_up(i),
                 Event::Failover(i) => self.failover(i),
@@ -255,11 +271,15 @@ impl World {
         self.serve_blocked();
     }
 
-    /// BLPOP: each item of the wake list frees the longest-blocked waiter.
+    /// BLPOP: an item on a waiter's own key ends its BLPOP (its thread just ends); each item
+    /// of the wake list frees the longest-blocked waiter.
     fn serve_blocked(&mut self) {
+        let mut ks = self.server.ks.borrow_mut();
+        self.blocked.retain(|b| ks.lpop(&b.own).is_none());
+        drop(ks);
         let list = crate::host::wake_list(self);
         while !self.blocked.is_empty() && self.server.ks.borrow_mut().lpop(&list).is_some() {
-            let (host, run) = self.blocked.remove(0);
+            let Blocked { host, run, .. } = self.blocked.remove(0);
             let d = self.delay();
             if !self.cut(host) {
                 self.at(self.now + d, Event::Woken { host, run });

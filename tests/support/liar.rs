@@ -1,8 +1,10 @@
 //! A lying server: a TCP endpoint between dlock and a real redis-server that forwards every
 //! byte both ways, reads both directions as RESP (so it knows which reply answers which
 //! command, pipelines included), and for ONE chosen command — "the 2nd EVALSHA", "the first
-//! BLPOP" — puts a bad reply in place of the server's. The command itself still runs on the real
-//! server: the lock lives there, and only what dlock hears of it is a lie.
+//! BLPOP" — puts a bad reply in place of the server's, or holds the server's back until the
+//! test lets it go (`Liar::holding`: "the acquire flagged as the last try"). The command itself
+//! still runs on the real server: the lock lives there, and only what dlock hears of it is a
+//! lie.
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -33,6 +35,9 @@ pub enum Lie {
     Drip(Duration),
     /// No reply, ever, on this connection (it stays open until dlock closes it).
     Silence,
+    /// The server's own reply, once the test lets it go (`Liar::let_go`); the connection's
+    /// later replies wait behind it.
+    Hold,
 }
 
 /// Bytes as a failing case shows them: `*1\r\n:7\r\n`, not a list of numbers.
@@ -53,6 +58,7 @@ impl std::fmt::Debug for Lie {
             Lie::ThenClose(bytes) => write!(f, "ThenClose({})", show(bytes)),
             Lie::Drip(gap) => write!(f, "Drip({gap:?})"),
             Lie::Silence => write!(f, "Silence"),
+            Lie::Hold => write!(f, "Hold"),
         }
     }
 }
@@ -65,9 +71,16 @@ pub struct Target {
     pub nth: usize,
 }
 
+/// Which commands of `Target::command` count: one whose arguments (its name first) this
+/// accepts.
+pub type Pick = fn(&[Vec<u8>]) -> bool;
+
 struct Shared {
     target: Target,
     lie: Lie,
+    pick: Option<Pick>,
+    /// `Lie::Hold`: the test let the reply go.
+    let_go: AtomicBool,
     /// Replies to `target.command` seen so far.
     count: Mutex<usize>,
     /// The lie was told.
@@ -85,12 +98,24 @@ pub struct Liar {
 
 impl Liar {
     pub fn start(upstream: SocketAddr, target: Target, lie: Lie) -> Liar {
+        Liar::start_picking(upstream, target, lie, None)
+    }
+
+    /// The reply to the first `command` that `pick` accepts is held back until `let_go`.
+    pub fn holding(upstream: SocketAddr, command: &'static str, pick: Pick) -> Liar {
+        let target = Target { command, nth: 1 };
+        Liar::start_picking(upstream, target, Lie::Hold, Some(pick))
+    }
+
+    fn start_picking(upstream: SocketAddr, target: Target, lie: Lie, pick: Option<Pick>) -> Liar {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind liar");
         let addr = listener.local_addr().expect("liar addr");
         listener.set_nonblocking(true).expect("nonblocking");
         let shared = Arc::new(Shared {
             target,
             lie,
+            pick,
+            let_go: AtomicBool::new(false),
             count: Mutex::new(0),
             told: AtomicBool::new(false),
             seen: Mutex::new(Vec::new()),
@@ -118,8 +143,8 @@ impl Liar {
                     client.try_clone().expect("clone"),
                     server.try_clone().expect("clone"),
                 );
-                let n2 = names.clone();
-                std::thread::spawn(move || requests(c2, s2, n2));
+                let (n2, pick) = (names.clone(), s.pick);
+                std::thread::spawn(move || requests(c2, s2, n2, pick));
                 let s3 = s.clone();
                 std::thread::spawn(move || replies(server, client, names, s3));
             }
@@ -134,6 +159,16 @@ impl Liar {
     /// Whether the lie was told (the chosen command was answered).
     pub fn told(&self) -> bool {
         self.shared.told.load(Ordering::SeqCst)
+    }
+
+    /// `Lie::Hold`: the chosen reply has come from the server and is held (until `let_go`).
+    pub fn holds(&self) -> bool {
+        self.told() && !self.shared.let_go.load(Ordering::SeqCst)
+    }
+
+    /// `Lie::Hold`: pass the held reply on.
+    pub fn let_go(&self) {
+        self.shared.let_go.store(true, Ordering::SeqCst);
     }
 
     /// The commands answered so far, in order.
@@ -151,9 +186,17 @@ impl Drop for Liar {
     }
 }
 
+/// A command's name and whether `pick` accepts it (no `pick`: every command counts).
+type Named = (String, bool);
+
 /// Client to server: forward every byte as it comes, and note each complete command's name
 /// before its last byte goes on (so the name is queued before its reply can arrive).
-fn requests(mut from: TcpStream, mut to: TcpStream, names: Arc<Mutex<VecDeque<String>>>) {
+fn requests(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    names: Arc<Mutex<VecDeque<Named>>>,
+    pick: Option<Pick>,
+) {
     let mut buf = [0u8; 16 * 1024];
     let mut pending: Vec<u8> = Vec::new();
     loop {
@@ -163,7 +206,8 @@ fn requests(mut from: TcpStream, mut to: TcpStream, names: Arc<Mutex<VecDeque<St
         };
         pending.extend_from_slice(&buf[..n]);
         while let Some((len, name)) = command(&pending) {
-            names.lock().expect("names").push_back(name);
+            let picked = pick.is_none_or(|p| p(&arguments(&pending[..len])));
+            names.lock().expect("names").push_back((name, picked));
             pending.drain(..len);
         }
         if to.write_all(&buf[..n]).is_err() {
@@ -177,7 +221,7 @@ fn requests(mut from: TcpStream, mut to: TcpStream, names: Arc<Mutex<VecDeque<St
 fn replies(
     mut from: TcpStream,
     mut to: TcpStream,
-    names: Arc<Mutex<VecDeque<String>>>,
+    names: Arc<Mutex<VecDeque<Named>>>,
     s: Arc<Shared>,
 ) {
     let mut buf = [0u8; 16 * 1024];
@@ -192,9 +236,9 @@ fn replies(
         pending.extend_from_slice(&buf[..n]);
         while let Some(len) = value_len(&pending, 0) {
             let reply: Vec<u8> = pending.drain(..len).collect();
-            let name = names.lock().expect("names").pop_front().unwrap_or_default();
+            let (name, picked) = names.lock().expect("names").pop_front().unwrap_or_default();
             s.seen.lock().expect("seen").push(name.clone());
-            let chosen = name == s.target.command && {
+            let chosen = name == s.target.command && picked && {
                 let mut c = s.count.lock().expect("count");
                 *c += 1;
                 *c == s.target.nth
@@ -237,6 +281,17 @@ fn replies(
                     }
                 }
                 Lie::Silence => mute = true,
+                Lie::Hold => {
+                    while !s.let_go.load(Ordering::SeqCst) {
+                        if s.stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    if to.write_all(&reply).is_err() {
+                        return;
+                    }
+                }
             }
         }
     }
@@ -314,6 +369,26 @@ pub fn command(b: &[u8]) -> Option<(usize, String)> {
         String::new()
     };
     Some((len, name))
+}
+
+/// The arguments of a complete command (an array of bulk strings), its name first.
+pub fn arguments(b: &[u8]) -> Vec<Vec<u8>> {
+    let mut args = Vec::new();
+    let Some((l, mut at)) = line(b, 1) else {
+        return args;
+    };
+    for _ in 0..number(l).unwrap_or(0).max(0) {
+        let Some((l, start)) = line(b, at + 1) else {
+            break;
+        };
+        let n = number(l).unwrap_or(0).max(0) as usize;
+        let Some(arg) = b.get(start..start + n) else {
+            break;
+        };
+        args.push(arg.to_vec());
+        at = start + n + 2;
+    }
+    args
 }
 
 /// A word of garbage: what dlock must never echo (12 lower-case letters after "zq", so it cannot
@@ -445,6 +520,10 @@ mod tests {
         assert_eq!(
             command(b"*2\r\n$4\r\nping\r\n$1\r\nx\r\n"),
             Some((21, "PING".into()))
+        );
+        assert_eq!(
+            arguments(b"*2\r\n$4\r\nping\r\n$1\r\nx\r\n"),
+            [b"ping".to_vec(), b"x".to_vec()]
         );
     }
 }

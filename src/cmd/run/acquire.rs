@@ -229,13 +229,13 @@ impl Shell<'_> {
                     }
                 }
                 Action::Cleanup => self.cleanup(),
-                Action::StopWaker { parked, held } => {
+                Action::StopWaker { held } => {
                     if let Some(w) = self.waker.take() {
                         let session = match self.won.as_mut() {
                             Some(won) if held => won,
                             _ => &mut self.session,
                         };
-                        w.stop(session, parked, held);
+                        w.stop(session, held);
                     }
                 }
                 Action::Report(r) => self.report(r),

@@ -1,16 +1,25 @@
 //! The waker: a thread that listens for release wake-ups while `run` waits for a busy lock.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use super::Note;
 use crate::cli::config::RunConfig;
-use crate::log::warn;
+use crate::core::acquire::{WakerPush, waker_push};
+use crate::log::{debug, warn};
 use crate::store::keys::{Keys, companion};
 use crate::store::lock::WakeCall;
 use crate::store::session::Session;
 use crate::sys::event::Sender;
+
+/// Blocked in BLPOP (or about to be), no wake-up in hand.
+const LISTENING: u8 = 0;
+/// Delivered a wake-up to the acquire loop; waits for word.
+const PARKED: u8 = 1;
+/// Stopped: the run gave up; with the lock.
+const STOPPED: u8 = 2;
+const STOPPED_HELD: u8 = 3;
 
 /// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
 /// one item, and Redis hands it to the longest-blocked waiter only, so a release wakes one
@@ -19,8 +28,14 @@ use crate::sys::event::Sender;
 /// After passing a wake-up on, the waker parks until the acquire loop says whether to listen
 /// again (still busy) or stop (acquired, or gave up). The common hand-off, woken then acquired,
 /// so costs no command to end the waker, and nothing stands between the acquire and the job.
+///
+/// The thread and `stop` share one state (LISTENING, PARKED, STOPPED*), each moving it in one
+/// atomic step, so whichever of them comes second knows what the first did: a wake-up that
+/// reached the waker and that no try used is handed on exactly once, by that second one
+/// (`waker_push` says what to push). The acquire machine cannot know it: a wake-up that comes
+/// while its last try is out is never read.
 pub(super) struct Waker {
-    stop: Arc<AtomicBool>,
+    state: Arc<AtomicU8>,
     /// This waiter's own wake key: an item there ends the waker's BLPOP at once.
     own: String,
     wake: String,
@@ -28,6 +43,12 @@ pub(super) struct Waker {
     slots: usize,
     /// To a parked waker: true = listen again; false (or dropped) = stop.
     resume: mpsc::Sender<bool>,
+    /// Disconnected when the thread has ended.
+    ended: mpsc::Receiver<()>,
+    /// How long a run that gave up waits for the thread once its BLPOP has ended (`stop`): the
+    /// I/O timeout, for the BLPOP's reply and the one call the thread may make after it (a
+    /// round trip each, on a server that just answered).
+    io_timeout: Duration,
 }
 
 impl Waker {
@@ -42,35 +63,52 @@ impl Waker {
         tx: Sender<Note>,
         until: Instant,
     ) -> Option<Waker> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let state = Arc::new(AtomicU8::new(LISTENING));
+        let shared = state.clone();
         let mut session = Session::new(&cfg.server);
         let wake = keys.wake.clone();
         let slots = keys.limit_n();
         let own = companion(&keys.lock, &format!("wake:{token}"));
         let mine = own.clone();
         let (resume, parked) = mpsc::channel::<bool>();
+        let (ended_tx, ended) = mpsc::channel::<()>();
         let spawned = std::thread::Builder::new()
             .name("waker".into())
             .spawn(move || {
-                while !flag.load(Ordering::SeqCst) {
+                // Dropped when the thread ends, whichever way: what `stop` waits for.
+                let _ended = ended_tx;
+                while shared.load(Ordering::SeqCst) == LISTENING {
                     // The BLPOP outlasts --wait.
                     match session.listen(&[&wake, &mine], until) {
                         Ok(Some(list)) if list == mine => return,
-                        Ok(Some(_)) if flag.load(Ordering::SeqCst) => {
-                            // Not ours to take any more: hand it on.
-                            let _ = session.call(&WakeCall {
-                                list: &wake,
-                                room: slots,
-                            });
-                            return;
-                        }
                         Ok(Some(_)) => {
-                            if tx.send(Note::Woken).is_err() {
-                                return;
-                            }
-                            if parked.recv() != Ok(true) {
-                                return;
+                            match shared.compare_exchange(
+                                LISTENING,
+                                PARKED,
+                                Ordering::SeqCst,
+                                Ordering::SeqCst,
+                            ) {
+                                Ok(_) => {
+                                    debug!("wake_up"; "{wake}: a release wake-up arrived");
+                                    if tx.send(Note::Woken).is_err() {
+                                        return;
+                                    }
+                                    // `resume` set LISTENING before it sent true.
+                                    if parked.recv() != Ok(true) {
+                                        return;
+                                    }
+                                }
+                                // Stopped first, not knowing of this wake-up: ours to place.
+                                Err(stopped) => {
+                                    let held = stopped == STOPPED_HELD;
+                                    if waker_push(true, held) == WakerPush::WakeUpBack {
+                                        let _ = session.call(&WakeCall {
+                                            list: &wake,
+                                            room: slots,
+                                        });
+                                    }
+                                    return;
+                                }
                             }
                         }
                         Ok(None) => {}
@@ -93,39 +131,50 @@ impl Waker {
                 }
             });
         spawned.ok().map(|_| Waker {
-            stop,
+            state,
             own,
             slots,
             wake: keys.wake.clone(),
             resume,
+            ended,
+            io_timeout: cfg.server.io_timeout,
         })
     }
 
-    /// Wake a parked waker: listen for the next release.
+    /// Wake a parked waker: listen for the next release (its wake-up was used by a try).
     pub(super) fn resume(&self) {
+        let _ = self
+            .state
+            .compare_exchange(PARKED, LISTENING, Ordering::SeqCst, Ordering::SeqCst);
         let _ = self.resume.send(true);
     }
 
     /// Stop listening, on the acquire's `session` (the winning one when `held`).
     ///
-    /// A parked waker just ends; if the lock was not taken, the wake-up it consumed goes back
-    /// to the list for the next waiter. A waker blocked in BLPOP is ended at once with an item
-    /// on its own key (expiring, in case it has already gone): were this process to exit
-    /// meanwhile, a release's wake-up could go to its dead connection and the next waiter
-    /// would sleep a whole poll. Nothing is sent without a connection (Redis is in trouble:
-    /// a reconnect here would only delay the exit).
-    pub(super) fn stop(self, session: &mut Session, parked: bool, held: bool) {
-        self.stop.store(true, Ordering::SeqCst);
+    /// A parked waker holds a wake-up no try used: it goes back to the list for the next
+    /// waiter, unless we hold the lock. A waker listening is ended at once with an item on its
+    /// own key (expiring, in case it has already gone): were this process to exit meanwhile, a
+    /// release's wake-up could go to its dead connection and the next waiter would sleep a
+    /// whole poll. A wake-up its BLPOP got before that item is the thread's to hand on; a run
+    /// that gave up waits for the thread once the item is in (the BLPOP has ended then), so
+    /// that hand-on is not cut short by the exit. Nothing is sent without a connection (Redis
+    /// is in trouble: a reconnect here would only delay the exit).
+    pub(super) fn stop(self, session: &mut Session, held: bool) {
+        let stopped = if held { STOPPED_HELD } else { STOPPED };
+        let got = self.state.swap(stopped, Ordering::SeqCst) == PARKED;
         let _ = self.resume.send(false);
         if !session.is_connected() {
             return;
         }
-        let (list, room) = match (parked, held) {
-            (true, true) => return,
-            // Put back the wake-up it took: the next waiter's.
-            (true, false) => (&self.wake, self.slots),
-            (false, _) => (&self.own, 1),
+        let (list, room) = match waker_push(got, held) {
+            WakerPush::Nothing => return,
+            WakerPush::WakeUpBack => (&self.wake, self.slots),
+            WakerPush::OwnKey => (&self.own, 1),
         };
-        let _ = session.call(&WakeCall { list, room });
+        let pushed = session.call(&WakeCall { list, room }).is_ok();
+        // Its BLPOP has ended (the server ran our push): the thread is reading its reply.
+        if pushed && !got && !held {
+            let _ = self.ended.recv_timeout(self.io_timeout);
+        }
     }
 }

@@ -80,11 +80,9 @@ impl Sim {
                 Action::ResumeWaker => "resume".into(),
                 Action::CountBusy => "count-busy".into(),
                 Action::Cleanup => "cleanup".into(),
-                Action::StopWaker { parked, held } => format!(
-                    "stop-waker({}, {})",
-                    if parked { "parked" } else { "blocked" },
-                    if held { "held" } else { "not held" }
-                ),
+                Action::StopWaker { held } => {
+                    format!("stop-waker({})", if held { "held" } else { "not held" })
+                }
                 Action::Report(r) => report_name(&r).into(),
             };
             self.note(what);
@@ -217,7 +215,7 @@ fn a_release_wake_up_means_try_now_and_the_parked_waker_just_ends() {
     assert_eq!(o, acquired(&sim, 2, 150));
     assert_eq!(
         sim.trace.join(", "),
-        "0 try, 0 waker, 150 woken, 150 try, 150 stop-waker(parked, held)"
+        "0 try, 0 waker, 150 woken, 150 try, 150 stop-waker(held)"
     );
 }
 
@@ -232,7 +230,7 @@ fn with_a_waker_polling_is_retry_max_apart_and_a_lost_race_resumes_it() {
     assert_eq!(
         sim.trace.join(", "),
         "0 try, 0 waker, 200 woken, 200 try, 200 resume, 600 try, 1000 try(last), \
-         1000 gave-up-busy, 1000 stop-waker(blocked, not held)"
+         1000 gave-up-busy, 1000 stop-waker(not held)"
     );
 }
 
@@ -304,7 +302,7 @@ fn a_key_in_use_with_another_limit_is_a_usage_error_at_once_even_while_waiting()
     assert!(
         sim.trace
             .join(", ")
-            .ends_with("other-limit, 400 stop-waker(blocked, not held)"),
+            .ends_with("other-limit, 400 stop-waker(not held)"),
         "{:?}",
         sim.trace
     );
@@ -348,7 +346,7 @@ fn a_window_already_done_ends_at_once_with_the_not_due_code_whatever_wait_says()
     assert_eq!(sim.wait.tries(), 2);
     assert_eq!(
         sim.trace.join(", "),
-        "0 try, 0 waker, 30 woken, 30 try, 30 not-due, 30 stop-waker(parked, not held)"
+        "0 try, 0 waker, 30 woken, 30 try, 30 not-due, 30 stop-waker(not held)"
     );
     // A reply lost before: the lock may be ours, so it is cleaned up.
     let mut sim = Sim::new(limits());
@@ -368,7 +366,7 @@ fn a_signal_ends_the_wait_and_ends_the_blocked_waker() {
     assert_eq!(o, Outcome::Exit(Exit::Signal(libc::SIGTERM)));
     assert_eq!(
         sim.trace.join(", "),
-        "0 try, 0 waker, 50 signal, 50 stop-waker(blocked, not held)"
+        "0 try, 0 waker, 50 signal, 50 stop-waker(not held)"
     );
 }
 
@@ -406,7 +404,7 @@ fn a_wake_up_with_a_try_already_due_changes_nothing() {
     assert_eq!(o, acquired(&sim, 7, 400));
     assert_eq!(
         sim.trace.join(", "),
-        "0 try, 0 waker, 400 try, 400 stop-waker(parked, held)"
+        "0 try, 0 waker, 400 try, 400 stop-waker(held)"
     );
 }
 
@@ -438,4 +436,40 @@ fn the_gave_up_report_carries_its_numbers() {
     );
     assert_eq!(wait.outcome(), Some(Outcome::Exit(Exit::Busy(0))));
     assert_eq!(wait.poll_try(t0 + MS(10)), None, "no try after the end");
+}
+
+/// What a stopping waker pushes, by whether a wake-up reached it unused and whether the run
+/// holds the lock.
+#[test]
+fn a_stopping_waker_hands_on_an_unused_wake_up_unless_the_lock_was_taken() {
+    use WakerPush::*;
+    let table = [
+        // (got a wake-up, held, pushes)
+        (true, false, WakeUpBack),
+        (true, true, Nothing),
+        (false, false, OwnKey),
+        (false, true, OwnKey),
+    ];
+    for (got, held, push) in table {
+        assert_eq!(waker_push(got, held), push, "got {got}, held {held}");
+    }
+}
+
+/// A wake-up that comes while the last try is out is never read: the wait is over when the
+/// try's busy answer comes. The machine cannot tell the waker it holds one; the waker knows
+/// (`waker_push`).
+#[test]
+fn a_wake_up_during_the_last_try_is_not_the_machines_to_read() {
+    let mut sim = Sim::new(limits());
+    let busy = (A::Busy(5000), 0);
+    let o = sim.run(
+        &[busy, busy, busy, (A::Busy(5000), 20)],
+        &[(1010, Input::Woken)],
+    );
+    assert_eq!(o, Outcome::Exit(Exit::Busy(75)));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 400 try, 800 try, 1000 try(last), 1020 gave-up-busy, \
+         1020 stop-waker(not held)"
+    );
 }

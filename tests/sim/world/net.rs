@@ -110,7 +110,7 @@ impl World {
         self.at(self.now + after, Event::Answer { host, id });
     }
 
-    pub(super) fn arrive(&mut self, host: usize, id: u64, _call_at: usize) {
+    pub(super) fn arrive(&mut self, host: usize, id: u64, call_at: usize) {
         if !self.up {
             return;
         }
@@ -136,7 +136,11 @@ impl World {
             r.push(call.clone());
         }
         let released = call.name.starts_with("ReleaseCall");
-        crate::liveness::after_script(self, before, EPOCH_US / 1000, released);
+        // A waiter that left handing its wake-up back (sent at `call_at`).
+        let handed_back = (call.name.starts_with("WakeCall")
+            && call.keys.first() == Some(&self.keys.wake))
+        .then_some(call_at as Us);
+        crate::liveness::after_script(self, before, EPOCH_US / 1000, released, handed_back);
         crate::host::served(self, host, &call, &answer, holder);
         self.after_write();
         let d = self.delay();

@@ -120,7 +120,7 @@ fn a_try_that_went_out_and_failed_is_followed_by_one_at_once_once() {
     assert_eq!(
         sim.trace.join(", "),
         "0 try, 0 unreachable, 0 try, 100 try, 100 waker, 500 try, 500 try, \
-         500 stop-waker(blocked, held)"
+         500 stop-waker(held)"
     );
 }
 
@@ -138,6 +138,6 @@ fn a_wake_up_whose_try_found_the_connection_closed_tries_again_at_once() {
     assert_eq!(
         sim.trace.join(", "),
         "0 try, 0 waker, 150 woken, 150 try, 150 unreachable, 150 resume, 150 try, \
-         150 stop-waker(blocked, held)"
+         150 stop-waker(held)"
     );
 }
