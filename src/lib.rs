@@ -143,12 +143,16 @@ pub mod api {
         pub use crate::core::bugs::{Bug, set as set_bugs};
         pub use crate::core::clock::{drift, hard_stop, kill_lead, lease_end, server_expiry};
         pub use crate::core::every::{Every, confirm_success};
+        pub use crate::core::finish::{
+            Action as EndAction, Cleanup, End, EndLimits, Finish, Input as EndInput, JobEnded,
+            Release, Released, Report as EndReport,
+        };
         pub use crate::core::renew::{Action as RenewAction, Event as RenewEvent, Renewal};
         pub use crate::core::retry::Retry;
         pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};
         pub use crate::core::{Failure, Limits};
         pub use crate::exit::Exit;
-        pub use crate::store::finish::{Finish, RecordCall, Release, ReleaseCall};
+        pub use crate::store::finish::{RecordCall, ReleaseCall};
         pub use crate::store::keys::Keys;
         pub use crate::store::lock::{
             Acquire, AcquireCall, BreakCall, BusyCall, Meta, Renew, RenewCall, WakeCall,

@@ -24,152 +24,15 @@ use std::time::{Duration, Instant};
 
 use super::Failure;
 use super::backoff::Backoff;
-use super::bugs::{self, Bug};
+use super::clock::{hard_stop, lease_end};
 use crate::exit::Exit;
+use crate::log::secs;
 
-/// The run's waiting settings.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// --wait: how long to keep trying.
-    pub wait: Duration,
-    /// --retry-max: the poll period while a waker listens.
-    pub retry_max: Duration,
-    /// Listen for release wake-ups (not --no-notify).
-    pub notify: bool,
-    /// Record per-key metrics (not --no-stats).
-    pub stats: bool,
-    /// --conflict-exit-code.
-    pub conflict_exit: u8,
-    /// --not-due-exit-code.
-    pub not_due_exit: u8,
-}
+mod types;
+mod waker;
 
-/// --every: the current window already has a success, so this try runs nothing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotDue {
-    /// The window's start (Unix ms, server time).
-    pub window_ms: u64,
-    /// The success: when its release was recorded (server Unix ms), its run id and host.
-    pub done_ms: u64,
-    pub run: String,
-    pub host: String,
-}
-
-/// --every: the key's recorded period is another, so this try runs nothing (a usage error:
-/// every host must use one period for a key, like one --limit).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OtherPeriod {
-    /// The recorded period and offset (ms).
-    pub every_ms: u64,
-    pub offset_ms: u64,
-    /// The last success: the server time its lock was granted (Unix ms), its run id and host.
-    pub granted_ms: u64,
-    pub run: String,
-    pub host: String,
-}
-
-/// What a try or the world said.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Input {
-    /// A slot is ours (0 for a plain lock); the acquire was sent at `sent`.
-    Acquired {
-        fence: i64,
-        slot: u32,
-        sent: Instant,
-    },
-    /// KEY is in use with another `--limit`: this one (nothing was taken).
-    OtherLimit(i64),
-    /// --every: the window is done (nothing was taken).
-    NotDue(NotDue),
-    /// --every: KEY's recorded period is another (nothing was taken).
-    OtherPeriod(OtherPeriod),
-    /// Someone else holds it: `pttl` ms left on their lease (-1: no expiry); `holder` is
-    /// "host pid N" for a dlock holder.
-    Busy { pttl: i64, holder: String },
-    /// The try failed.
-    Failed(Failure),
-    /// A release wake-up arrived.
-    Woken,
-    /// SIGINT, SIGTERM, SIGHUP or SIGQUIT.
-    Signal(i32),
-}
-
-/// What to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// Start listening for release wake-ups; answer with `waker_started`.
-    StartWaker,
-    /// A wake-up was used and the lock is still busy: listen for the next release.
-    ResumeWaker,
-    /// Count this run as busy (the last try was not flagged as the last).
-    CountBusy,
-    /// An acquire reply was lost: release the lock in case that acquire took it.
-    Cleanup,
-    /// The wait is over: stop the waker; `held`: with the lock. Whether the waker holds a
-    /// wake-up is the waker's to know (one may arrive while the last try is out, and the machine
-    /// never reads it): what it pushes is `waker_push`'s, called where that is known.
-    StopWaker {
-        held: bool,
-    },
-    Report(Report),
-}
-
-/// Facts worth a log line, with their numbers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Report {
-    /// The lock has no expiry at all: not dlock's.
-    NoTtl,
-    /// First failure to reach Redis; retrying for `retry_for`.
-    Unreachable {
-        reason: String,
-        retry_for: Duration,
-    },
-    Refused {
-        reason: String,
-    },
-    /// KEY is held with `--limit recorded`.
-    OtherLimit {
-        recorded: i64,
-    },
-    /// --every: nothing to do in this window; exit `code`.
-    NotDue {
-        not_due: NotDue,
-        code: u8,
-    },
-    /// --every: KEY's recorded period is another.
-    OtherPeriod(OtherPeriod),
-    Woken,
-    SignalWhileWaiting {
-        signal: i32,
-        waited: Duration,
-    },
-    /// Gave up on a busy lock.
-    GaveUpBusy {
-        pttl: i64,
-        holder: String,
-        waited: Duration,
-        tries: u32,
-        code: u8,
-    },
-    /// Gave up on an unreachable server.
-    GaveUpDown {
-        reason: String,
-        waited: Duration,
-    },
-}
-
-/// How the wait ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    Acquired {
-        fence: i64,
-        slot: u32,
-        /// When the winning acquire was sent: the lease is measured from here.
-        sent: Instant,
-        waited: Duration,
-    },
-    Exit(Exit),
-}
+pub use types::{Action, Input, Limits, NotDue, OtherPeriod, Outcome, Report};
+pub use waker::{WakerPush, waker_push};
 
 /// The last thing a try said.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,6 +67,15 @@ pub struct Wait {
     woken: bool,
     /// A try that went out failed and the next went out at once; again only after an answer.
     retried_at_once: bool,
+    /// A try is out: a wake-up or a signal that comes meanwhile is read after its answer (the
+    /// shell's try is a blocking call: it could not read them before).
+    out: bool,
+    woken_later: bool,
+    signal_later: Option<i32>,
+    /// Why the last try was refused for good, for the cleanup.
+    refused: Option<String>,
+    /// The lock is ours, the replicas asked for it: the grant, until they answer.
+    confirming: Option<(i64, u32, Instant)>,
     outcome: Option<Outcome>,
     actions: VecDeque<Action>,
 }
@@ -225,6 +97,11 @@ impl Wait {
             waker: false,
             woken: false,
             retried_at_once: false,
+            out: false,
+            woken_later: false,
+            signal_later: None,
+            refused: None,
+            confirming: None,
             outcome: None,
             actions: VecDeque::new(),
         }
@@ -256,6 +133,7 @@ impl Wait {
         }
         self.next_try = None;
         self.last_try = now >= self.until;
+        self.out = true;
         Some(self.last_try)
     }
 
@@ -277,16 +155,65 @@ impl Wait {
         if self.outcome.is_some() {
             return;
         }
+        if let Some(won) = self.confirming {
+            match input {
+                Input::Replicas(acked) => self.replicated(won, acked),
+                Input::Signal(signal) => self.before_start(won, signal),
+                _ => {}
+            }
+            return;
+        }
+        let answer = !matches!(input, Input::Woken | Input::Signal(_) | Input::Replicas(_));
+        if !answer && self.out {
+            match input {
+                Input::Woken => self.woken_later = true,
+                Input::Signal(signal) => self.signal_later = Some(signal),
+                _ => {}
+            }
+            return;
+        }
+        if answer {
+            self.out = false;
+        }
+        self.answered(input, now);
+        if answer && self.outcome.is_none() && self.confirming.is_none() {
+            if let Some(signal) = self.signal_later.take() {
+                self.answered(Input::Signal(signal), now);
+            } else if std::mem::take(&mut self.woken_later) {
+                self.answered(Input::Woken, now);
+            }
+        }
+    }
+
+    fn answered(&mut self, input: Input, now: Instant) {
         match input {
+            Input::Acquired { sent, .. }
+                if now >= hard_stop(lease_end(sent, self.limits.ttl), self.limits.ttl) =>
+            {
+                // A reply so late that the lease it granted is over (or all but: the job would
+                // be killed at once) covers no job: one that ran before its SIGKILL would run
+                // without a lease. A reply that dribbles in, each byte inside the I/O timeout,
+                // can be that late. The lock may be ours on the server: the cleanup takes it
+                // back.
+                let reason = format!(
+                    "the answer came {} after the acquire was sent, too late for its {} lease",
+                    secs(now.saturating_duration_since(sent)),
+                    secs(self.limits.ttl)
+                );
+                self.answered(
+                    Input::Failed(Failure {
+                        permanent: false,
+                        reason,
+                        sent: true,
+                        maybe_executed: true,
+                        refused: false,
+                    }),
+                    now,
+                );
+            }
             Input::Acquired { fence, slot, sent } => {
                 self.tries += 1;
-                let waited = sent.saturating_duration_since(self.start);
-                self.finish(Outcome::Acquired {
-                    fence,
-                    slot,
-                    sent,
-                    waited,
-                });
+                self.granted((fence, slot, sent));
             }
             Input::OtherLimit(recorded) => {
                 // A usage error: every run with KEY must use the same --limit.
@@ -332,6 +259,7 @@ impl Wait {
                     self.maybe_ours = true;
                 }
                 if f.permanent {
+                    self.refused = Some(f.reason.clone());
                     self.report(Report::Refused { reason: f.reason });
                     self.give_up(Exit::Unavailable);
                     return;
@@ -366,7 +294,75 @@ impl Wait {
                 self.report(Report::SignalWhileWaiting { signal, waited });
                 self.give_up(Exit::Signal(signal));
             }
+            Input::Replicas(_) => {}
         }
+    }
+
+    /// The lock is ours (`won`: fence, slot, when the try was sent). The waker stops; a signal
+    /// that came meanwhile keeps the job from starting; with --min-replicas, the replicas must
+    /// have the lock first (a failover could hand it to someone else at once).
+    fn granted(&mut self, won: (i64, u32, Instant)) {
+        self.next_try = None;
+        if self.waker {
+            self.waker = false;
+            self.actions.push_back(Action::StopWaker { held: true });
+        }
+        if let Some(signal) = self.signal_later.take() {
+            return self.before_start(won, signal);
+        }
+        if self.limits.min_replicas == 0 {
+            let (fence, slot, sent) = won;
+            let waited = sent.saturating_duration_since(self.start);
+            return self.finish(Outcome::Acquired {
+                fence,
+                slot,
+                sent,
+                waited,
+            });
+        }
+        self.confirming = Some(won);
+        self.actions.push_back(Action::ConfirmReplicas {
+            n: self.limits.min_replicas,
+            timeout: self.limits.replica_timeout,
+        });
+    }
+
+    fn before_start(&mut self, won: (i64, u32, Instant), signal: i32) {
+        self.report(Report::SignalBeforeStart { signal });
+        self.unstarted(won, Exit::Signal(signal));
+    }
+
+    /// `ConfirmReplicas` answered.
+    fn replicated(&mut self, won: (i64, u32, Instant), acked: Result<i64, Failure>) {
+        let (n, timeout) = (self.limits.min_replicas, self.limits.replica_timeout);
+        let acked = acked.map_err(|f| f.reason);
+        if matches!(acked, Ok(a) if a >= i64::from(n)) {
+            let (fence, slot, sent) = won;
+            let waited = sent.saturating_duration_since(self.start);
+            self.report(Report::Replicated {
+                acked: acked.unwrap_or(0),
+            });
+            return self.finish(Outcome::Acquired {
+                fence,
+                slot,
+                sent,
+                waited,
+            });
+        }
+        self.report(Report::Unreplicated { n, acked, timeout });
+        self.unstarted(won, Exit::Unavailable);
+    }
+
+    fn unstarted(&mut self, (fence, slot, sent): (i64, u32, Instant), exit: Exit) {
+        let waited = sent.saturating_duration_since(self.start);
+        self.confirming = None;
+        self.finish(Outcome::Unstarted {
+            fence,
+            slot,
+            sent,
+            waited,
+            exit,
+        });
     }
 
     /// A try answered busy or down: resume a parked waker, give up past --wait, or schedule
@@ -442,7 +438,8 @@ impl Wait {
     fn give_up(&mut self, exit: Exit) {
         if self.maybe_ours {
             self.maybe_ours = false;
-            self.actions.push_back(Action::Cleanup);
+            let refused = self.refused.take();
+            self.actions.push_back(Action::Cleanup { refused });
         }
         self.finish(Outcome::Exit(exit));
     }
@@ -450,46 +447,14 @@ impl Wait {
     fn finish(&mut self, outcome: Outcome) {
         self.next_try = None;
         if self.waker {
-            let held = matches!(outcome, Outcome::Acquired { .. });
-            self.actions.push_back(Action::StopWaker { held });
+            self.waker = false;
+            self.actions.push_back(Action::StopWaker { held: false });
         }
         self.outcome = Some(outcome);
     }
 
     fn report(&mut self, r: Report) {
         self.actions.push_back(Action::Report(r));
-    }
-}
-
-/// What a stopping waker pushes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WakerPush {
-    Nothing,
-    /// The wake-up it got, back on the key's wake list (`WakeCall` with the key's slots): the
-    /// next waiter's.
-    WakeUpBack,
-    /// An item on its own wake key (`WakeCall`, room 1): its BLPOP ends at once, so no later
-    /// release's wake-up goes to a waiter that has stopped listening.
-    OwnKey,
-}
-
-/// What a waker that stops pushes, for the shell's waker and the simulation's alike.
-/// `got_wake_up`: a release's wake-up reached the waker and no try was made on it (delivered
-/// to a machine that ended first, or popped after the stop); `held`: the run took the lock.
-///
-/// Exactly one side knows `got_wake_up` and calls this: the stop, when the waker had parked
-/// with a wake-up before it; the waker's thread, when its wake-up came after the stop (which
-/// then pushed the own key, knowing of none).
-pub fn waker_push(got_wake_up: bool, held: bool) -> WakerPush {
-    match (got_wake_up, held) {
-        // A waiter leaving with a release's wake-up would leave the next waiter asleep on a
-        // free lock until its poll (--retry-max).
-        (true, false) if !bugs::on(Bug::WakeUpLeavesWithTheWaiter) => WakerPush::WakeUpBack,
-        // The lock was taken: the release it announced was ours to use, and our own release
-        // wakes the next waiter. Handed on, it would wake a waiter to a busy lock and send it
-        // to the back of the queue.
-        (true, _) => WakerPush::Nothing,
-        (false, _) => WakerPush::OwnKey,
     }
 }
 

@@ -9,6 +9,7 @@ pub(crate) mod bugs;
 pub(crate) mod capture;
 pub(crate) mod clock;
 pub(crate) mod every;
+pub(crate) mod finish;
 pub(crate) mod ping;
 pub(crate) mod renew;
 pub(crate) mod retry;

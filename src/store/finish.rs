@@ -2,8 +2,6 @@
 //! and record.lua (a run whose lease was lost), with the stats, history and run-log arguments
 //! they share. The rest of the lock protocol is in `lock`.
 
-use std::time::Duration;
-
 use redis::{RedisResult, Value};
 
 use super::keys::Keys;
@@ -12,64 +10,28 @@ use super::runs::RunLog;
 use super::script::{Call, RECORD, RELEASE, Script, read};
 use crate::exit::Exit;
 
-/// What the release (or the record of a run without release) writes.
-#[derive(Debug, Clone, Copy)]
-pub struct Finish {
-    /// Time from the acquire to now: the hold time.
-    pub hold: Duration,
-    /// What dlock exits with for this run: the stats counter (lost, cap) and the history's
-    /// outcome and exit code are read from it.
-    pub exit: Exit,
-    /// --hold-at-least: keep the lock this much longer instead of deleting it.
-    pub keep: Duration,
-    /// Record metrics (false with --no-stats, and on retries of a possibly-executed release).
-    pub stats: bool,
-    /// Unix ms when the lock was taken, for the history.
-    pub started_ms: u128,
-}
+pub use crate::core::finish::{Finish, Release};
 
-impl Finish {
-    /// A run whose job never started: nothing to record.
-    pub fn unstarted() -> Finish {
-        Finish {
-            hold: Duration::ZERO,
-            exit: Exit::Child(0),
-            keep: Duration::ZERO,
-            stats: false,
-            started_ms: 0,
-        }
-    }
-
-    /// The stats counter the run bumps ('' for none).
-    fn counter(&self) -> &'static str {
-        match self.exit {
-            Exit::Cap => "cap_hits",
-            Exit::Lost => "lost",
-            _ => "",
-        }
-    }
-
-    /// How the run ended, as the history (`last` in `status`) names it; a compare failure at
-    /// release turns it into `compare_failure` in the script.
-    fn outcome(&self) -> &'static str {
-        match self.exit {
-            Exit::Child(0) => "ok",
-            Exit::Signal(_) => "signal",
-            Exit::Cap => "cap",
-            Exit::Lost => "lost",
-            // The job exited non-zero, or could not be started.
-            _ => "failed",
-        }
+/// The stats counter the run bumps ('' for none).
+fn counter(f: &Finish) -> &'static str {
+    match f.exit {
+        Exit::Cap => "cap_hits",
+        Exit::Lost => "lost",
+        _ => "",
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Release {
-    Released,
-    /// Still ours; expiry set to the --hold-at-least remainder.
-    Kept,
-    /// The key held someone else's token or was gone.
-    NotOurs,
+/// How the run ended, as the history (`last` in `status`) names it; a compare failure at
+/// release turns it into `compare_failure` in the script.
+fn outcome(f: &Finish) -> &'static str {
+    match f.exit {
+        Exit::Child(0) => "ok",
+        Exit::Signal(_) => "signal",
+        Exit::Cap => "cap",
+        Exit::Lost => "lost",
+        // The job exited non-zero, or could not be started.
+        _ => "failed",
+    }
 }
 
 /// The stats arguments of a finished run: hold ms, histogram field, outcome counter.
@@ -77,7 +39,7 @@ fn finish_argv(f: &Finish) -> [String; 3] {
     [
         arg_ms(f.hold),
         crate::core::stats::bucket_field(f.hold),
-        f.counter().to_string(),
+        counter(f).to_string(),
     ]
 }
 
@@ -85,7 +47,7 @@ fn finish_argv(f: &Finish) -> [String; 3] {
 /// (Unix ms).
 fn history_argv(f: &Finish) -> [String; 6] {
     [
-        f.outcome().to_string(),
+        outcome(f).to_string(),
         f.exit.code().to_string(),
         crate::sys::host::hostname(),
         std::process::id().to_string(),

@@ -3,8 +3,8 @@
 //! the timeouts (and by a deadline when one is given), and on failure drops the connection, so
 //! the next call reconnects; the failure comes back classified (`Failure`): whether retrying
 //! can help, and whether the command may have run before its reply was lost. The lock
-//! protocol's calls (acquire, renew, release, record, wake) go through `call`, and `retry`
-//! repeats a call as a `core::retry::Retry` policy says; waiting for replicas and listening for
+//! protocol's calls (acquire, renew, release, record, wake) go through `call` (a retry is the
+//! caller's machine's to decide: `core::finish`); waiting for replicas and listening for
 //! wake-ups have their own methods.
 
 use std::time::{Duration, Instant};
@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use redis::RedisError;
 
 use crate::core::Failure;
-use crate::core::retry::Retry;
 
 use super::conn::Server;
 use super::conn::{Conn, Watched};
@@ -53,27 +52,6 @@ impl Session {
     ) -> Result<C::Reply, Failure> {
         let io = self.bound(self.server.io_timeout, deadline);
         self.with(io, deadline, |conn| script::call(conn, c))
-    }
-
-    /// Run `attempt` (one or more calls on this session) until it succeeds or `policy` gives
-    /// up; the last failure comes back. Each try reconnects if the previous one dropped the
-    /// connection.
-    pub fn retry<T>(
-        &mut self,
-        policy: Retry,
-        mut attempt: impl FnMut(&mut Session) -> Result<T, Failure>,
-    ) -> Result<T, Failure> {
-        let mut done = 0;
-        loop {
-            done += 1;
-            match attempt(self) {
-                Ok(v) => return Ok(v),
-                Err(f) => match policy.after(done, &f, Instant::now()) {
-                    Some(pause) => std::thread::sleep(pause),
-                    None => return Err(f),
-                },
-            }
-        }
     }
 
     /// `WAIT n timeout`: how many replicas acknowledged our writes (--min-replicas).

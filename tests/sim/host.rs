@@ -8,7 +8,7 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Backoff, Every, Failure, Finish, Limits, Renewal, Retry, Stop, Wait, WaitLimits,
+    Backoff, Cleanup, End, Every, Failure, Limits, Renewal, Stop, Wait, WaitLimits,
 };
 
 use crate::check::Us;
@@ -33,9 +33,11 @@ pub struct Waiting {
     pub out: Option<(u64, Instant)>,
     /// The waker's state, as its thread and `stop` share it in cmd::run::waker.
     pub waker: WakerState,
-    /// A wake-up delivered while a try was out: the shell's loop reads it only after that
-    /// try's answer (cmd::run::acquire: the try is a blocking call).
-    pub woken_later: bool,
+    /// The cleanup of a lost acquire reply (the machine's `Cleanup` action), and its release
+    /// out: the actions after it wait for its end, as the shell's blocking calls do.
+    pub cleanup: Option<(Cleanup, Option<u64>)>,
+    /// --min-replicas' WAIT out after the grant.
+    pub confirm: Option<u64>,
     /// --every: the run's period (the host's, or the one the operator changed to).
     pub every: Option<Every>,
     /// --every: the window of the acquire that won.
@@ -68,27 +70,30 @@ pub struct Running {
     pub window: Option<u64>,
 }
 
-pub struct Releasing {
+pub struct Ending {
+    /// The real end machine.
+    pub end: End,
     pub slot: u32,
-    pub finish: Finish,
-    pub policy: Retry,
-    pub tries: u32,
-    pub out: Option<u64>,
-    /// A retry's pause ends here.
-    pub again_at: Option<Instant>,
     /// --every: the run's window.
     pub window: Option<u64>,
-    /// --min-replicas: the WAIT out after a release that recorded an --every success.
-    pub confirm: Option<u64>,
+    /// The job exited 0.
+    pub ok: bool,
+    /// The request out, and which of the machine's actions it carries out.
+    pub out: Option<(u64, Out)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Out {
+    Record,
+    Release,
+    Wait,
 }
 
 pub enum Phase {
     Idle,
     Waiting(Box<Waiting>),
-    /// Held, the job not started: --min-replicas' WAIT out.
-    Confirming(Box<crate::replicas::Confirming>),
     Running(Box<Running>),
-    Releasing(Box<Releasing>),
+    Ending(Box<Ending>),
 }
 
 pub struct Host {
@@ -206,9 +211,8 @@ pub fn step(w: &mut World, h: usize) {
             }
         }
         Phase::Waiting(_) => crate::waiting::step(w, h),
-        Phase::Confirming(_) => {}
         Phase::Running(_) => crate::supervise::supervise(w, h),
-        Phase::Releasing(_) => crate::release::release_step(w, h),
+        Phase::Ending(_) => crate::release::release_step(w, h),
     }
 }
 
@@ -224,13 +228,17 @@ fn begin(w: &mut World, h: usize) {
         stats: true,
         conflict_exit: 75,
         not_due_exit: 0,
+        ttl: w.sc.ttl,
+        min_replicas: u32::from(w.sc.min_replicas.is_some()),
+        replica_timeout: w.sc.min_replicas.unwrap_or_default(),
     };
     let backoff = Backoff::new(w.sc.retry_min, w.sc.retry_max, w.rng.next());
     w.hosts[h].phase = Phase::Waiting(Box::new(Waiting {
         wait: Wait::new(limits, backoff, now),
         out: None,
         waker: WakerState::Off,
-        woken_later: false,
+        cleanup: None,
+        confirm: None,
         every: w.period_now.or(w.sc.host_every[h]),
         window: None,
     }));
@@ -254,9 +262,8 @@ pub fn answer(w: &mut World, h: usize, id: u64) {
             w.hosts[h].phase = Phase::Running(r);
             crate::supervise::supervise(w, h);
         }
-        Phase::Confirming(c) => crate::replicas::answer(w, h, c, id, a),
-        Phase::Releasing(r) => {
-            w.hosts[h].phase = Phase::Releasing(r);
+        Phase::Ending(r) => {
+            w.hosts[h].phase = Phase::Ending(r);
             crate::release::answer(w, h, id, a);
         }
         Phase::Idle => {}

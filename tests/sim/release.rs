@@ -1,185 +1,188 @@
-//! The end of a run, as `cmd::run::finish` and `release` do it: a lease found lost is only
-//! recorded; otherwise the real release call, retried by the real retry policy until the key
-//! would be gone by itself. Also the server's side of what the checker must see: which
-//! acquire answers were grants.
+//! The end of a run: the real `End` machine (`core::finish`, as `cmd::run::finish` drives it)
+//! says what to send — record a lost run, release with its retries, WAIT for the replicas after
+//! an --every success — and this file carries it out on the simulated network. Also the
+//! server's side of what the checker must see: which acquire answers were grants, which
+//! releases recorded an --every success.
 
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Call, Every, Exit, Finish, RecordCall, Release, ReleaseCall, Retry, RunLog, Stop,
-    confirm_success, server_expiry,
+    Call, End, EndAction, EndInput, EndLimits, EndReport, Every, Exit, JobEnded, RecordCall,
+    ReleaseCall, Released, RunLog, Stop, server_expiry,
 };
 use redis::Value;
 
 use crate::calls::{Scripted, scripted};
 use crate::check::Us;
-use crate::host::{Phase, Releasing, failure, io_timeout, local, schedule};
+use crate::host::{Ending, Out, Phase, failure, io_timeout, local, schedule};
 use crate::keyspace::Answer;
 use crate::world::{Fail, Request, World};
 
-/// The job is over (its whole group dead): release, or record a lost run.
+/// The job is over (its whole group dead): the end machine takes over.
 pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, stop: &Stop) {
     let (slot, window) = held;
     let now = local(w, h);
-    let held = now.saturating_duration_since(sent);
-    let exit = stop.exit();
-    let keep = match exit {
-        Exit::Lost | Exit::Cap => Duration::ZERO,
-        _ => w.sc.hold_at_least.saturating_sub(held),
-    };
-    match exit {
+    match stop.exit() {
         Exit::Lost => w.check.counts.lost += 1,
         Exit::Cap => w.check.counts.capped += 1,
         _ => {}
     }
-    let finish = Finish {
-        hold: held,
-        exit,
-        keep,
+    let limits = EndLimits {
+        ttl: w.sc.ttl,
+        hold_at_least: w.sc.hold_at_least,
         stats: true,
+        every: window.is_some(),
+        min_replicas: u32::from(w.sc.min_replicas.is_some()),
+        replica_timeout: w.sc.min_replicas.unwrap_or_default(),
+    };
+    let job = JobEnded {
+        exit: stop.exit(),
+        definitely_lost: stop.definitely_lost(),
+        deadline: stop.deadline(),
+        sent,
         started_ms: 0,
     };
-    let keys = w.keys.clone();
-    let token = w.hosts[h].token.clone();
-    if stop.definitely_lost() {
-        let log = RunLog::off();
-        let call = scripted(&RecordCall {
-            keys: &keys,
-            token: &token,
-            finish: &finish,
-            log: &log,
-        });
-        w.send(h, call, io_timeout(w));
-        run_over(w, h);
-        return;
-    }
-    releasing(w, h, (slot, window), finish, stop.deadline());
+    let ok = stop.exit() == Exit::Child(0);
+    ending(w, h, (slot, window, ok), End::new(limits, job, now));
 }
 
-/// A run whose job never started (--min-replicas unconfirmed): released as the shell's
-/// `unstarted` does, until its first lease (ending at `lease_end`) would be gone by itself.
+/// A run whose job never started (a signal first, or the replicas did not confirm the lock):
+/// released unstarted until its first lease (ending at `lease_end`) would be gone by itself.
 pub fn unstarted(w: &mut World, h: usize, slot: u32, lease_end: Instant) {
-    releasing(w, h, (slot, None), Finish::unstarted(), lease_end);
+    let expiry = server_expiry(lease_end, w.sc.ttl);
+    let end = End::unstarted(Exit::Unavailable, expiry, local(w, h));
+    ending(w, h, (slot, None, false), end);
 }
 
-/// Release with the shell's retry policy (`Retry::release`).
-fn releasing(w: &mut World, h: usize, held: (u32, Option<u64>), finish: Finish, end: Instant) {
-    let (slot, window) = held;
-    let policy = Retry::release(server_expiry(end, w.sc.ttl));
-    w.hosts[h].phase = Phase::Releasing(Box::new(Releasing {
+/// `run`: the slot, the --every window and whether the job exited 0.
+fn ending(w: &mut World, h: usize, run: (u32, Option<u64>, bool), end: End) {
+    let (slot, window, ok) = run;
+    w.hosts[h].phase = Phase::Ending(Box::new(Ending {
+        end,
         slot,
-        finish,
-        policy,
-        tries: 0,
         window,
+        ok,
         out: None,
-        confirm: None,
-        again_at: Some(local(w, h)),
     }));
     release_step(w, h);
 }
 
+/// Carry out what the end machine wants now, and set its next timer.
 pub fn release_step(w: &mut World, h: usize) {
-    let now = local(w, h);
-    let Phase::Releasing(r) = &mut w.hosts[h].phase else {
-        return;
-    };
-    if r.out.is_some() || r.again_at.is_none_or(|t| now < t) {
-        let at = r.again_at;
-        schedule(w, h, at);
-        return;
+    loop {
+        let now = local(w, h);
+        let Phase::Ending(r) = &mut w.hosts[h].phase else {
+            return;
+        };
+        if r.out.is_some() {
+            return;
+        }
+        let Some(action) = r.end.poll_action(now) else {
+            if r.end.outcome().is_some() {
+                return run_over(w, h);
+            }
+            let at = r.end.poll_timeout();
+            return schedule(w, h, at);
+        };
+        let (slot, window) = (r.slot, r.window);
+        let (keys, token) = (w.keys.clone(), w.hosts[h].token.clone());
+        // The run-log entry's fields go with every release (history 0: none kept); release.lua
+        // reads the --every window from them.
+        let log = RunLog {
+            window,
+            ..RunLog::off()
+        };
+        let hung = std::mem::take(&mut w.hosts[h].hung_up);
+        let timeout = if hung { 0 } else { io_timeout(w) };
+        let (id, kind) = match action {
+            EndAction::Record(finish) => {
+                let call = scripted(&RecordCall {
+                    keys: &keys,
+                    token: &token,
+                    finish: &finish,
+                    log: &log,
+                });
+                (w.send(h, call, timeout), Out::Record)
+            }
+            EndAction::Release(finish) => {
+                let call: Scripted = scripted(&ReleaseCall {
+                    keys: &keys,
+                    slot,
+                    token: &token,
+                    finish: &finish,
+                    log: &log,
+                });
+                w.check.ev(w.now, h, "release", 0);
+                (w.send(h, call, timeout), Out::Release)
+            }
+            EndAction::WaitReplicas { timeout, .. } => {
+                // `Session::wait_replicas` on the release's connection: the server answers by
+                // the timeout, the read waits that more; one the server closed since (a
+                // failover) fails it at once.
+                let timeout = timeout.as_micros() as Us;
+                let id = w.send_request(h, Request::Wait { timeout }, timeout + io_timeout(w));
+                if hung {
+                    w.fail_now(id, Fail::Refused);
+                }
+                (id, Out::Wait)
+            }
+            EndAction::Report(r) => {
+                reported(w, h, r);
+                continue;
+            }
+        };
+        if let Phase::Ending(r) = &mut w.hosts[h].phase {
+            r.out = Some((id, kind));
+        }
     }
-    r.again_at = None;
-    r.tries += 1;
-    let (slot, finish, window) = (r.slot, r.finish, r.window);
-    let keys = w.keys.clone();
-    let token = w.hosts[h].token.clone();
-    // The run-log entry's fields go with every release (history 0: none kept); release.lua
-    // reads the --every window from them.
-    let log = RunLog {
-        window,
-        ..RunLog::off()
-    };
-    let call: Scripted = scripted(&ReleaseCall {
-        keys: &keys,
-        slot,
-        token: &token,
-        finish: &finish,
-        log: &log,
-    });
-    let hung = std::mem::take(&mut w.hosts[h].hung_up);
-    let id = w.send(h, call, if hung { 0 } else { io_timeout(w) });
-    if let Phase::Releasing(r) = &mut w.hosts[h].phase {
-        r.out = Some(id);
-    }
-    w.check.ev(w.now, h, "release", 0);
 }
 
-pub fn answer(w: &mut World, h: usize, id: u64, a: Result<Value, Fail>) {
-    let now = local(w, h);
-    let Phase::Releasing(r) = &mut w.hosts[h].phase else {
-        return;
-    };
-    if r.confirm == Some(id) {
-        // The WAIT after a release that recorded an --every success (cmd::run's
-        // `replicated_success`): the replica has the record, or the warning.
-        if matches!(a, Ok(Value::Int(n)) if n >= 1) {
-            let token = w.hosts[h].token.clone();
+/// What the end machine reports, as the checker counts it.
+fn reported(w: &mut World, h: usize, r: EndReport) {
+    let token = w.hosts[h].token.clone();
+    match r {
+        EndReport::Released { released, .. } => {
+            w.check.counts.releases += 1;
+            let ours = matches!(released, Released::Yes | Released::Kept);
+            let every_ok =
+                matches!(&w.hosts[h].phase, Phase::Ending(e) if e.window.is_some() && e.ok);
+            if ours && every_ok {
+                w.check.success(w.now, &token);
+            }
+        }
+        EndReport::Replicated { .. } => {
             w.check.periods.replicated(&token);
             w.check.counts.successes_replicated += 1;
         }
-        run_over(w, h);
-        return;
+        EndReport::Unreplicated { .. } => {}
     }
-    if r.out != Some(id) {
+}
+
+/// An answer reached the ending host: the record's, a release try's or the WAIT's.
+pub fn answer(w: &mut World, h: usize, id: u64, a: Result<Value, Fail>) {
+    let now = local(w, h);
+    let Phase::Ending(r) = &mut w.hosts[h].phase else {
+        return;
+    };
+    let Some((out, kind)) = r.out else { return };
+    if out != id {
         return;
     }
     r.out = None;
-    match a.map(ReleaseCall::reply) {
-        Ok(Ok((released, _))) => {
-            w.check.counts.releases += 1;
-            let ours = matches!(released, Release::Released | Release::Kept);
-            let (every, ok) = (r.window.is_some(), r.finish.exit == Exit::Child(0));
-            if every && ours && ok {
-                let (t, token) = (w.now, w.hosts[h].token.clone());
-                w.check.success(t, &token);
-            }
-            let replicas = u32::from(w.sc.min_replicas.is_some());
-            let yes = released == Release::Released;
-            if let Some(timeout) = w.sc.min_replicas
-                && confirm_success(replicas, every, ok, yes)
-            {
-                // On the release's connection, as `Session::wait_replicas`: one the server
-                // closed since (a failover) fails it at once.
-                let timeout = timeout.as_micros() as Us;
-                let hung_up = std::mem::take(&mut w.hosts[h].hung_up);
-                let id = w.send_request(h, Request::Wait { timeout }, timeout + io_timeout(w));
-                if let Phase::Releasing(r) = &mut w.hosts[h].phase {
-                    r.confirm = Some(id);
-                }
-                if hung_up {
-                    w.fail_now(id, Fail::Refused);
-                }
-                return;
-            }
-            run_over(w, h);
-        }
-        Ok(Err(e)) => panic!("seed {}: release's reply unread: {e}", w.sc.seed),
-        Err(f) => {
-            let fl = failure(f);
-            if fl.sent {
-                // As the shell: a retry of a release that may have run records nothing.
-                r.finish.stats = false;
-            }
-            match r.policy.after(r.tries, &fl, now) {
-                Some(pause) => {
-                    r.again_at = Some(now + pause);
-                    release_step(w, h);
-                }
-                None => run_over(w, h),
-            }
-        }
-    }
+    let input = match (kind, a) {
+        // The record's answer says nothing the end needs (best effort).
+        (Out::Record, _) => EndInput::Recorded,
+        (Out::Wait, Ok(Value::Int(n))) => EndInput::Replicas(Ok(n)),
+        (Out::Wait, Ok(v)) => panic!("seed {}: WAIT answered {v:?}", w.sc.seed),
+        (Out::Wait, Err(f)) => EndInput::Replicas(Err(failure(f))),
+        (Out::Release, Ok(v)) => match ReleaseCall::reply(v) {
+            Ok((released, _)) => EndInput::Released(Ok(released)),
+            Err(e) => panic!("seed {}: release's reply unread: {e}", w.sc.seed),
+        },
+        (Out::Release, Err(f)) => EndInput::Released(Err(failure(f))),
+    };
+    r.end.handle(input, now);
+    release_step(w, h);
 }
 
 /// The run has ended: the next one after a pause.

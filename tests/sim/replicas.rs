@@ -1,60 +1,16 @@
-//! `--min-replicas 1`, as `cmd::run::before_job` and the watchdog's `confirm` do it: WAIT
-//! after the acquire, before the job (no replica in time: the lock is released and the job
-//! never runs, exit 69), and after every renewal, which the renewal machine is told of only
-//! once the replica has it (a renewal only the master has would not survive a failover).
+//! `--min-replicas 1` after every renewal, as the watchdog's `confirm` does it: the renewal
+//! machine is told of a renewal only once the replica has it (a renewal only the master has
+//! would not survive a failover). The WAIT before the job is the acquire machine's
+//! (`ConfirmReplicas`, waiting.rs), the one after an --every success the end's (release.rs).
 
 use std::time::{Duration, Instant};
 
-use dlock::api::sim::{RenewEvent, lease_end};
+use dlock::api::sim::RenewEvent;
 use redis::Value;
 
 use crate::check::Us;
-use crate::host::{Phase, failure, io_timeout, local};
+use crate::host::{failure, io_timeout, local};
 use crate::world::{Fail, Request, World};
-
-/// A run whose lock is held, waiting for the replica before its job starts.
-pub struct Confirming {
-    /// The fence, slot and --every window the acquire got, and when it was sent.
-    pub won: (i64, u32, Option<u64>),
-    pub sent: Instant,
-    pub out: u64,
-}
-
-/// The lock is ours: the job starts, after WAIT when --min-replicas asks for it.
-pub fn before_job(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instant) {
-    let Some(timeout) = w.sc.min_replicas else {
-        crate::supervise::start(w, h, won, sent);
-        return;
-    };
-    // `Session::wait_replicas`: the server answers by the timeout, the read waits that more.
-    let timeout = timeout.as_micros() as Us;
-    let hung_up = std::mem::take(&mut w.hosts[h].hung_up);
-    let out = w.send_request(h, Request::Wait { timeout }, timeout + io_timeout(w));
-    w.check.ev(w.now, h, "confirm", 0);
-    w.hosts[h].phase = Phase::Confirming(Box::new(Confirming { won, sent, out }));
-    if hung_up {
-        // WAIT goes where the acquire went, on its connection: one the server closed since
-        // (a failover after the grant) fails it, and the job does not run.
-        w.fail_now(out, Fail::Refused);
-    }
-}
-
-/// The WAIT before the job answered (or failed).
-pub fn answer(w: &mut World, h: usize, c: Box<Confirming>, id: u64, a: Result<Value, Fail>) {
-    if c.out != id {
-        w.hosts[h].phase = Phase::Confirming(c);
-        return;
-    }
-    if matches!(a, Ok(Value::Int(n)) if n >= 1) {
-        crate::supervise::start(w, h, c.won, c.sent);
-        return;
-    }
-    // Exit 69: released unstarted, until the first lease would be gone by itself.
-    w.check.counts.unconfirmed += 1;
-    w.check.ev(w.now, h, "unconfirmed", 0);
-    let end = lease_end(c.sent, w.sc.ttl);
-    crate::release::unstarted(w, h, c.won.1, end);
-}
 
 /// The renewal sent at `sent` was applied: with --min-replicas, WAIT for the replica before
 /// the renewal machine hears of it (`Session::wait_replicas_within`: by the lease's deadline).

@@ -10,14 +10,15 @@ use std::time::Instant;
 
 use dlock::api::companion;
 use dlock::api::sim::{
-    Acquire, AcquireCall, BusyCall, Call, Failure, Finish, Meta, Outcome, ReleaseCall, RunLog,
-    WaitAction, WaitInput, WakeCall, WakerPush, hard_stop, lease_end, waker_push,
+    Acquire, AcquireCall, BusyCall, Call, Cleanup, Failure, Meta, Outcome, ReleaseCall, RunLog,
+    WaitAction, WaitInput, WakeCall, WakerPush, lease_end, waker_push,
 };
 use redis::Value;
 
 use crate::calls::scripted;
+use crate::check::Us;
 use crate::host::{Phase, Waiting, WakerState, failure, io_timeout, local, schedule};
-use crate::world::{Event, Fail, World};
+use crate::world::{Event, Fail, Request, World};
 
 fn meta() -> Meta {
     Meta {
@@ -35,20 +36,30 @@ pub fn step(w: &mut World, h: usize) {
     };
     loop {
         act(w, h, &mut s);
+        if s.cleanup.is_some() || s.confirm.is_some() {
+            // A call of the cleanup or the WAIT is out: the rest waits for its answer.
+            w.hosts[h].phase = Phase::Waiting(s);
+            return;
+        }
         if let Some(outcome) = s.wait.outcome() {
+            if let Outcome::Exit(_) = outcome {
+                // Checked while the host still counts as waiting.
+                w.check.counts.busy += 1;
+                crate::liveness::gave_up(w, h);
+            }
+            w.hosts[h].waiting = None;
             match outcome {
                 Outcome::Acquired {
                     fence, slot, sent, ..
-                } => {
-                    w.hosts[h].waiting = None;
-                    crate::replicas::before_job(w, h, (fence, slot, s.window), sent);
+                } => crate::supervise::start(w, h, (fence, slot, s.window), sent),
+                Outcome::Unstarted { slot, sent, .. } => {
+                    // Exit 69 (or a signal's): released unstarted, until the first lease would
+                    // be gone by itself.
+                    w.check.counts.unconfirmed += 1;
+                    w.check.ev(w.now, h, "unstarted", 0);
+                    crate::release::unstarted(w, h, slot, lease_end(sent, w.sc.ttl));
                 }
-                Outcome::Exit(_) => {
-                    w.check.counts.busy += 1;
-                    crate::liveness::gave_up(w, h);
-                    w.hosts[h].waiting = None;
-                    crate::release::run_over(w, h);
-                }
+                Outcome::Exit(_) => crate::release::run_over(w, h),
             }
             return;
         }
@@ -98,24 +109,37 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
     s.out = Some((id, sent));
 }
 
-/// The try's answer (or its failure) reached the host.
+/// An answer (or a failure) reached the host: the try's, a cleanup release's or the WAIT's.
 pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value, Fail>) {
+    let now = local(w, h);
+    if let Some((cleanup, out)) = &mut s.cleanup
+        && *out == Some(id)
+    {
+        *out = None;
+        let answer = match a.map(ReleaseCall::reply) {
+            Ok(Ok((released, _))) => Ok(released),
+            Ok(Err(e)) => panic!("seed {}: release's reply unread: {e}", w.sc.seed),
+            Err(f) => Err(failure(f)),
+        };
+        cleanup.handle(answer, now);
+        return;
+    }
+    if s.confirm == Some(id) {
+        s.confirm = None;
+        let acked = match a {
+            Ok(Value::Int(n)) => Ok(n),
+            Ok(v) => panic!("seed {}: WAIT answered {v:?}", w.sc.seed),
+            Err(f) => Err(failure(f)),
+        };
+        s.wait.handle(WaitInput::Replicas(acked), now);
+        return;
+    }
     let Some((out, sent)) = s.out else { return };
     if out != id {
         return;
     }
     s.out = None;
-    let now = local(w, h);
-    let ttl = w.sc.ttl;
     let input = match a.map(AcquireCall::reply) {
-        // As the shell: a grant so late its lease is all but over covers no job; the lock may
-        // be ours on the server, and the cleanup takes it back.
-        Ok(Ok(Acquire::Acquired { .. })) if now >= hard_stop(lease_end(sent, ttl), ttl) => {
-            WaitInput::Failed(Failure {
-                maybe_executed: true,
-                ..failure(Fail::Timeout)
-            })
-        }
         Ok(Ok(Acquire::Acquired {
             fence,
             slot,
@@ -133,13 +157,13 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
     };
     w.check.ev(w.now, h, "try answered", 0);
     s.wait.handle(input, now);
-    if std::mem::take(&mut s.woken_later) {
-        s.wait.handle(WaitInput::Woken, now);
-    }
 }
 
 fn act(w: &mut World, h: usize, s: &mut Waiting) {
     let keys = w.keys.clone();
+    if !cleaned_up(w, h, s) {
+        return;
+    }
     while let Some(action) = s.wait.poll_action() {
         match action {
             WaitAction::StartWaker | WaitAction::ResumeWaker => {
@@ -183,25 +207,64 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
             WaitAction::CountBusy => {
                 w.send(h, scripted(&BusyCall { keys: &keys }), io_timeout(w));
             }
-            WaitAction::Cleanup => {
-                let token = w.hosts[h].token.clone();
-                let finish = Finish::unstarted();
-                let off = RunLog::off();
-                for slot in 0..keys.slots.len() as u32 {
-                    let call = scripted(&ReleaseCall {
-                        keys: &keys,
-                        slot,
-                        token: &token,
-                        finish: &finish,
-                        log: &off,
-                    });
-                    w.send(h, call, io_timeout(w));
-                }
+            WaitAction::Cleanup { refused } => {
                 w.check.ev(w.now, h, "cleanup", 0);
+                let slots = keys.slots.len() as u32;
+                s.cleanup = Some((Cleanup::new(slots, w.sc.ttl, refused, local(w, h)), None));
+                if !cleaned_up(w, h, s) {
+                    return;
+                }
+            }
+            WaitAction::ConfirmReplicas { timeout, .. } => {
+                // `Session::wait_replicas` on the winning try's connection: the server answers
+                // by the timeout, the read waits that more; a connection the server closed
+                // since (a failover after the grant) fails it at once.
+                let timeout = timeout.as_micros() as Us;
+                let hung_up = std::mem::take(&mut w.hosts[h].hung_up);
+                let id = w.send_request(h, Request::Wait { timeout }, timeout + io_timeout(w));
+                w.check.ev(w.now, h, "confirm", 0);
+                s.confirm = Some(id);
+                if hung_up {
+                    w.fail_now(id, Fail::Refused);
+                }
+                return;
             }
             WaitAction::Report(_) => {}
         }
     }
+}
+
+/// Carry the cleanup on: its next release when none is out. True once it is over (or there
+/// is none).
+fn cleaned_up(w: &mut World, h: usize, s: &mut Waiting) -> bool {
+    let Some((cleanup, out)) = &mut s.cleanup else {
+        return true;
+    };
+    if cleanup.result().is_some() {
+        s.cleanup = None;
+        return true;
+    }
+    if out.is_some() {
+        return false;
+    }
+    let Some((slot, finish)) = cleanup.poll_send(local(w, h)) else {
+        s.cleanup = None;
+        return true;
+    };
+    let (keys, token, off) = (w.keys.clone(), w.hosts[h].token.clone(), RunLog::off());
+    let call = scripted(&ReleaseCall {
+        keys: &keys,
+        slot,
+        token: &token,
+        finish: &finish,
+        log: &off,
+    });
+    let hung = std::mem::take(&mut w.hosts[h].hung_up);
+    let id = w.send(h, call, if hung { 0 } else { io_timeout(w) });
+    if let Some((_, out)) = &mut s.cleanup {
+        *out = Some(id);
+    }
+    false
 }
 
 /// A wake-up reached the host's waker (run `run`'s).
@@ -213,10 +276,7 @@ pub fn woken(w: &mut World, h: usize, run: u64) {
     {
         s.waker = WakerState::Parked;
         w.check.ev(w.now, h, "woken", 0);
-        if s.out.is_some() {
-            s.woken_later = true;
-            return;
-        }
+        // With a try out, the machine reads it after that try's answer.
         s.wait.handle(WaitInput::Woken, now);
         step(w, h);
         return;

@@ -7,21 +7,18 @@ use std::time::{Duration, Instant};
 
 use super::Note;
 use super::held::Held;
-use super::release::{Released, once, release};
+use super::release::clean_up;
 use super::waker::Waker;
 use crate::cli::config::RunConfig;
-use crate::core::Failure;
 use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
-use crate::core::clock::{hard_stop, lease_end, server_expiry};
 use crate::core::every::flags;
+use crate::core::finish::{Cleanup, CleanupEnd};
 use crate::exit::Exit;
 use crate::log::{debug, error, info, warn};
 use crate::log::{ms, secs};
-use crate::store::finish::Finish;
 use crate::store::keys::{Keys, new_token};
 use crate::store::lock::{Acquire, AcquireCall, BusyCall, Meta};
-use crate::store::runs::RunLog;
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{clock_time, hostname, unix_ms, utc_stamp};
@@ -31,27 +28,26 @@ struct Shell<'a> {
     cfg: &'a RunConfig,
     keys: &'a Keys,
     token: String,
-    /// Tries go out here (a failure drops its connection: the next try reconnects).
+    /// Tries go out here (a failure drops its connection: the next try reconnects); the
+    /// winning one's connection is kept for the job's lease.
     session: Session,
-    /// The winning try's session, kept for the job's lease, and its --every window.
-    won: Option<Session>,
+    /// --every: the winning try's window.
     window: Option<u64>,
     meta: Meta,
     tx: Sender<Note>,
     waker: Option<Waker>,
     wait: Wait,
-    /// Why the last try was refused for good (already logged as the error).
-    refused: Option<String>,
 }
 
-/// Take the lock `keys` names: the connection that won it and what the run holds, or the exit
-/// status of a run that got no lock.
+/// Take the lock `keys` names: the connection that won it, what the run holds, and the exit
+/// status of a run whose job must not start (a signal came first, the replicas did not confirm
+/// the lock: release it unstarted); or the exit status of a run that got no lock.
 pub fn acquire(
     cfg: &Arc<RunConfig>,
     keys: Keys,
     events: &Receiver<Note>,
     tx: Sender<Note>,
-) -> Result<(Session, Held), Exit> {
+) -> Result<(Session, Held, Option<Exit>), Exit> {
     let won = take(cfg, &keys, events, tx)?;
     Ok((
         won.session,
@@ -65,6 +61,7 @@ pub fn acquire(
             waited: won.waited,
             window: won.window,
         },
+        won.unstarted,
     ))
 }
 
@@ -77,6 +74,7 @@ struct Won {
     sent: Instant,
     waited: Duration,
     window: Option<u64>,
+    unstarted: Option<Exit>,
 }
 
 fn take(
@@ -92,6 +90,9 @@ fn take(
         stats: cfg.stats,
         conflict_exit: cfg.conflict_exit_code,
         not_due_exit: cfg.not_due_exit_code,
+        ttl: cfg.limits.ttl,
+        min_replicas: cfg.min_replicas,
+        replica_timeout: cfg.replica_timeout,
     };
     let backoff = Backoff::seeded_from_os(cfg.retry_min, cfg.retry_max);
     let mut s = Shell {
@@ -99,7 +100,6 @@ fn take(
         keys,
         token: new_token(),
         session: Session::new(&cfg.server),
-        won: None,
         window: None,
         meta: Meta {
             host: hostname(),
@@ -110,7 +110,6 @@ fn take(
         tx,
         waker: None,
         wait: Wait::new(limits, backoff, Instant::now()),
-        refused: None,
     };
     loop {
         // A signal or wake-up that came in meanwhile counts before the next try.
@@ -160,34 +159,12 @@ impl Shell<'_> {
             last_try,
             every: self.cfg.every,
         };
-        let ttl = self.cfg.limits.ttl;
         let input = match self.session.call(&call) {
-            // A reply so late that the lease it granted is over (or all but: the job would be
-            // killed at once) covers no job: one that ran before its SIGKILL would run without
-            // a lease. A reply that dribbles in, each byte inside the I/O timeout, can be that
-            // late. The lock may be ours on the server: the cleanup takes it back.
-            Ok(Acquire::Acquired { .. })
-                if Instant::now() >= hard_stop(lease_end(sent, ttl), ttl) =>
-            {
-                Input::Failed(Failure {
-                    permanent: false,
-                    reason: format!(
-                        "the answer came {} after the acquire was sent, too late for its {} lease",
-                        secs(sent.elapsed()),
-                        secs(ttl)
-                    ),
-                    sent: true,
-                    maybe_executed: true,
-                    refused: false,
-                })
-            }
             Ok(Acquire::Acquired {
                 fence,
                 slot,
                 window,
             }) => {
-                let fresh = Session::new(&self.cfg.server);
-                self.won = Some(std::mem::replace(&mut self.session, fresh));
                 self.window = window;
                 Input::Acquired { fence, slot, sent }
             }
@@ -195,12 +172,7 @@ impl Shell<'_> {
             Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
             Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
             Ok(Acquire::OtherPeriod(other)) => Input::OtherPeriod(other),
-            Err(f) => {
-                if f.permanent {
-                    self.refused = Some(f.reason.clone());
-                }
-                Input::Failed(f)
-            }
+            Err(f) => Input::Failed(f),
         };
         self.wait.handle(input, Instant::now());
     }
@@ -228,14 +200,14 @@ impl Shell<'_> {
                         debug!("stats_failed"; "could not record the busy run: {}", f.reason);
                     }
                 }
-                Action::Cleanup => self.cleanup(),
+                Action::Cleanup { refused } => self.cleanup(refused),
+                Action::ConfirmReplicas { n, timeout } => {
+                    let acked = self.session.wait_replicas(n, timeout);
+                    self.wait.handle(Input::Replicas(acked), Instant::now());
+                }
                 Action::StopWaker { held } => {
                     if let Some(w) = self.waker.take() {
-                        let session = match self.won.as_mut() {
-                            Some(won) if held => won,
-                            _ => &mut self.session,
-                        };
-                        w.stop(session, held);
+                        w.stop(&mut self.session, held);
                     }
                 }
                 Action::Report(r) => self.report(r),
@@ -244,72 +216,57 @@ impl Shell<'_> {
     }
 
     fn finish(&mut self, outcome: Outcome) -> Result<Won, Exit> {
-        match outcome {
+        let (fence, slot, sent, waited, unstarted) = match outcome {
             Outcome::Acquired {
                 fence,
                 slot,
                 sent,
                 waited,
-            } => match self.won.take() {
-                Some(session) => Ok(Won {
-                    session,
-                    token: std::mem::take(&mut self.token),
-                    fence,
-                    slot,
-                    sent,
-                    waited,
-                    window: self.window,
-                }),
-                None => Err(Exit::Internal),
-            },
-            Outcome::Exit(exit) => Err(exit),
-        }
+            } => (fence, slot, sent, waited, None),
+            Outcome::Unstarted {
+                fence,
+                slot,
+                sent,
+                waited,
+                exit,
+            } => (fence, slot, sent, waited, Some(exit)),
+            Outcome::Exit(exit) => return Err(exit),
+        };
+        let fresh = Session::new(&self.cfg.server);
+        Ok(Won {
+            session: std::mem::replace(&mut self.session, fresh),
+            token: std::mem::take(&mut self.token),
+            fence,
+            slot,
+            sent,
+            waited,
+            window: self.window,
+            unstarted,
+        })
     }
 
-    /// A lost acquire reply may have left the lock held with our token: take it back.
-    fn cleanup(&mut self) {
-        // Nothing ran: no hold time to record.
-        let finish = Finish::unstarted();
-        // Whichever slot the lost acquire may have taken.
-        for slot in 0..self.keys.limit_n() as u32 {
-            // No run log entry: no run.
-            let off = RunLog::off();
-            // The lost acquire went out before now: its key is gone from the server within one
-            // TTL from now.
-            let ttl = self.cfg.limits.ttl;
-            let gone_by = server_expiry(lease_end(Instant::now(), ttl), ttl);
-            let (released, _) = release(
-                &mut self.session,
-                self.keys,
-                slot,
-                &self.token,
-                finish,
-                &off,
-                once(gone_by),
-            );
-            match released {
-                Released::Yes | Released::Kept => {
-                    info!("cleanup"; "removed the lock a lost reply had taken for us");
-                    return;
-                }
-                Released::NotOurs | Released::Ambiguous => {}
-                // Answered exactly as the acquire was (a port that does not speak Redis, say):
-                // the error line said it all, and such a peer holds no lock of ours.
-                Released::Unconfirmed(reason) if self.refused.as_ref() == Some(&reason) => {
-                    debug!("cleanup_failed"; "the cleanup was refused too: {reason}");
-                    return;
-                }
-                Released::Unconfirmed(reason) => {
-                    // The lease of the lost acquire began before now: it ends within a TTL.
-                    let by = unix_ms() as i64 + ms(self.cfg.limits.ttl) as i64;
-                    warn!("cleanup_failed";
-                        "{}: an acquire's reply was lost and its cleanup failed ({reason}): the acquire may or may not have reached the server; if it did, the lock frees itself by {} (its {} TTL)",
-                        self.keys.lock,
-                        clock_time(by),
-                        secs(self.cfg.limits.ttl)
-                    );
-                    return;
-                }
+    /// A lost acquire reply may have left the lock held with our token: take it back, as
+    /// `core::finish::Cleanup` says.
+    fn cleanup(&mut self, refused: Option<String>) {
+        let (slots, ttl) = (self.keys.limit_n() as u32, self.cfg.limits.ttl);
+        let cleanup = Cleanup::new(slots, ttl, refused, Instant::now());
+        match clean_up(&mut self.session, self.keys, &self.token, cleanup) {
+            CleanupEnd::Removed => {
+                info!("cleanup"; "removed the lock a lost reply had taken for us")
+            }
+            CleanupEnd::NotHeld => {}
+            CleanupEnd::Refused(reason) => {
+                debug!("cleanup_failed"; "the cleanup was refused too: {reason}")
+            }
+            CleanupEnd::Failed { reason, ttl } => {
+                // The lease of the lost acquire began before now: it ends within a TTL.
+                let by = unix_ms() as i64 + ms(ttl) as i64;
+                warn!("cleanup_failed";
+                    "{}: an acquire's reply was lost and its cleanup failed ({reason}): the acquire may or may not have reached the server; if it did, the lock frees itself by {} (its {} TTL)",
+                    self.keys.lock,
+                    clock_time(by),
+                    secs(ttl)
+                );
             }
         }
     }
@@ -363,6 +320,25 @@ impl Shell<'_> {
                 )
             }
             Report::Woken => debug!("woken"; "{lock} was released; retrying at once"),
+            Report::SignalBeforeStart { signal } => {
+                info!("signal_before_start", signal = signal; "{} before the job started: releasing", signals::name(signal))
+            }
+            Report::Replicated { acked } => {
+                debug!("replicas", acked = acked; "{acked} replicas have {lock}")
+            }
+            Report::Unreplicated {
+                n,
+                acked: Ok(acked),
+                timeout,
+            } => error!("replicas", acked = acked, wanted = n;
+                "only {acked} of {n} replicas acknowledged {lock} within {} (--min-replicas): releasing, the job does not run (exit 69); check replication or lower --min-replicas",
+                secs(timeout)
+            ),
+            Report::Unreplicated {
+                acked: Err(reason), ..
+            } => error!("replicas";
+                "cannot confirm replication of {lock} ({reason}): releasing, the job does not run (exit 69)"
+            ),
             Report::SignalWhileWaiting { signal, waited } => {
                 info!("signal_while_waiting", signal = signal, waited_ms = ms(waited);
                     "{} while waiting for {lock}: stopped waiting after {}; nothing held",

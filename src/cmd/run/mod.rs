@@ -16,15 +16,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::cli::config::RunConfig;
-use crate::core::clock::{hard_stop, server_expiry};
-use crate::core::every::confirm_success;
+use crate::core::clock::hard_stop;
+use crate::core::finish::{End, EndLimits, JobEnded, Report as EndReport};
 use crate::core::ping::{Facts, body, first_line, outcome};
 use crate::core::stats;
 use crate::core::stop::{Input, Stop};
 use crate::exit::Exit;
 use crate::log::{debug, error, info, warn};
 use crate::log::{io_reason, ms, secs};
-use crate::store::finish::{Finish, RecordCall};
 use crate::store::keys::Keys;
 use crate::store::runs::RunLog;
 use crate::store::session::Session;
@@ -35,7 +34,6 @@ use crate::sys::signals;
 use capture::Capture;
 use held::Held;
 use ping::Pinger;
-use release::{Released, release_held};
 use supervise::Supervisor;
 
 /// What `run`'s helper threads tell the main loop: the waker's wake-up while it waits for the
@@ -64,7 +62,7 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
     if let Err(exit) = splay(&cfg, &rx) {
         return exit;
     }
-    let (mut session, held) = match acquire::acquire(&cfg, keys, &rx, tx.clone()) {
+    let (mut session, held, unstarted_exit) = match acquire::acquire(&cfg, keys, &rx, tx.clone()) {
         Ok(won) => won,
         Err(exit) => return exit,
     };
@@ -87,17 +85,13 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
     // The job never started: count the acquisition but no hold time, log nothing; the end
     // ping still tells (`error`: the line that said why the job could not be started).
     let unstarted = |session: &mut Session, exit, error: Option<String>, pinger| {
-        release_held(
-            session,
-            &held,
-            Finish::unstarted(),
-            &RunLog::off(),
-            held.first_expiry(),
-        );
+        let end = End::unstarted(exit, held.first_expiry(), Instant::now());
+        release::end(session, &held, &RunLog::off(), end, |_, _| {});
         end_ping(pinger, &held, (exit, false), error.as_deref(), None);
         exit
     };
-    if let Err(exit) = before_job(&cfg, &rx, &mut session, &held) {
+    // A signal before the job started, or replicas that did not confirm the lock.
+    if let Some(exit) = unstarted_exit {
         return unstarted(&mut session, exit, None, pinger);
     }
     let capture = match cfg
@@ -232,42 +226,6 @@ fn preflight(cfg: &RunConfig) -> Result<(), Exit> {
     Ok(())
 }
 
-/// With the lock held, before the job starts: a signal that arrived during the last try means
-/// the job never starts; with --min-replicas, the lock must be on N replicas first, or a
-/// failover could hand it to someone else at once.
-fn before_job(
-    cfg: &RunConfig,
-    rx: &Receiver<Note>,
-    session: &mut Session,
-    held: &Held,
-) -> Result<(), Exit> {
-    if let Some(Event::Signal(sig)) = rx.try_recv() {
-        info!("signal_before_start", signal = sig; "{} before the job started: releasing", signals::name(sig));
-        return Err(Exit::Signal(sig));
-    }
-    if cfg.min_replicas == 0 {
-        return Ok(());
-    }
-    let lock = &held.keys.lock;
-    let acked = match session.wait_replicas(cfg.min_replicas, cfg.replica_timeout) {
-        Ok(n) => n,
-        Err(f) => {
-            error!("replicas"; "cannot confirm replication of {lock} ({}): releasing, the job does not run (exit 69)", f.reason);
-            return Err(Exit::Unavailable);
-        }
-    };
-    if acked < i64::from(cfg.min_replicas) {
-        error!("replicas", acked = acked, wanted = cfg.min_replicas;
-            "only {acked} of {} replicas acknowledged {lock} within {} (--min-replicas): releasing, the job does not run (exit 69); check replication or lower --min-replicas",
-            cfg.min_replicas,
-            secs(cfg.replica_timeout)
-        );
-        return Err(Exit::Unavailable);
-    }
-    debug!("replicas", acked = acked; "{acked} replicas have {lock}");
-    Ok(())
-}
-
 /// Start the job (under `--contain`'s init when asked) with what it is told about its lease,
 /// its output into `--capture`'s pipes when asked.
 /// Err: the exit status and the error line that said why the job could not be started.
@@ -298,7 +256,8 @@ fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, (Exit
 }
 
 /// The job is over: release (or, for a lease found lost, only record the run), say how it
-/// went; the exit status, and whether the release found the lock no longer ours.
+/// went, as `core::finish` decides; the exit status, and whether the release found the lock no
+/// longer ours.
 fn finish(
     session: &mut Session,
     held: &Held,
@@ -307,85 +266,69 @@ fn finish(
     log: &RunLog,
 ) -> (Exit, bool) {
     let cfg = &held.cfg;
-    let held_for = held.sent.elapsed();
-    let mut exit = stop.exit();
-    // --hold-at-least: an early finish keeps the lock for the rest of that time.
-    let keep = match exit {
-        Exit::Lost | Exit::Cap => Duration::ZERO,
-        _ => cfg.hold_at_least.saturating_sub(held_for),
-    };
-    let finish = Finish {
-        hold: held_for,
-        exit,
-        keep,
+    let limits = EndLimits {
+        ttl: cfg.limits.ttl,
+        hold_at_least: cfg.hold_at_least,
         stats: cfg.stats,
+        every: cfg.every.is_some(),
+        min_replicas: cfg.min_replicas,
+        replica_timeout: cfg.replica_timeout,
+    };
+    let job = JobEnded {
+        exit: stop.exit(),
+        definitely_lost: stop.definitely_lost(),
+        deadline: stop.deadline(),
+        sent: held.sent,
         started_ms,
     };
-    if stop.definitely_lost() {
-        // Not ours any more: nothing to release, but the run still counts (best effort).
-        let record = RecordCall {
-            keys: &held.keys,
-            token: &held.token,
-            finish: &finish,
-            log,
-        };
-        if cfg.stats {
-            match session.call(&record) {
-                Ok(None) => {}
-                Ok(Some(err)) => report::log_failed(&held.keys.runs, &err),
-                Err(f) => debug!("stats_failed"; "could not record the lost run: {}", f.reason),
-            }
-        }
-        return (exit, false);
-    }
-    // The lease's end on the server (from before the last renewal went out): after it the key
-    // is gone by itself, and a release is not tried again.
-    let expiry = server_expiry(stop.deadline(), cfg.limits.ttl);
-    let (released, log_error) = release_held(session, held, finish, log, expiry);
-    if let Some(err) = log_error {
-        report::log_failed(&held.keys.runs, &err);
-    }
-    let (ok, yes) = (exit == Exit::Child(0), released == Released::Yes);
-    if confirm_success(cfg.min_replicas, cfg.every.is_some(), ok, yes) {
-        replicated_success(session, cfg, &held.keys.lock);
-    }
-    // A compare failure before the deadline: someone took or deleted the key.
-    let compare_failure = released == Released::NotOurs && Instant::now() < stop.deadline();
-    let advice = compare_failure.then(|| ttl_advice(session, cfg, &held.keys, held_for));
-    let end = report::End {
-        lock: &held.keys.lock,
-        slot_of: report::slot_label(cfg, held.slot),
-        held: held_for,
-        renewals: stop.renewals(),
-        keep,
-        expires_in: expiry.saturating_duration_since(Instant::now()),
-    };
-    report::released(cfg, &end, &released, advice.as_ref());
-    // The lock was lost while the job ran: that must not look like success.
-    if compare_failure && exit == Exit::Child(0) {
-        exit = Exit::Lost;
-    }
-    (exit, compare_failure)
+    let renewals = stop.renewals();
+    let end = End::new(limits, job, Instant::now());
+    release::end(session, held, log, end, |session, r| {
+        report_end(session, held, renewals, r)
+    })
 }
 
-/// `--every` with `--min-replicas N`: the release that recorded the window's success waits
-/// for N replicas too (WAIT on the release's connection, within --replica-timeout, as the
-/// acquire's), or says the record may be lost: a failover within the replicas' lag would run
-/// the window again. The run's exit status stays the job's.
-fn replicated_success(session: &mut Session, cfg: &RunConfig, lock: &str) {
-    let n = cfg.min_replicas;
-    let acked = session.wait_replicas(n, cfg.replica_timeout);
-    match acked {
-        Ok(acked) if acked >= i64::from(n) => {
+/// One report of the run's end; after a compare failure, what to change (read from the
+/// key's recorded runs on `session`).
+fn report_end(session: &mut Session, held: &Held, renewals: u32, r: EndReport) {
+    let (cfg, lock) = (&held.cfg, &held.keys.lock);
+    match r {
+        EndReport::Released {
+            released,
+            compare_failure,
+            held: held_for,
+            keep,
+            expires_in,
+        } => {
+            let advice = compare_failure.then(|| ttl_advice(session, cfg, &held.keys, held_for));
+            let end = report::End {
+                lock,
+                slot_of: report::slot_label(cfg, held.slot),
+                held: held_for,
+                renewals,
+                keep,
+                expires_in,
+            };
+            report::released(cfg, &end, &released, advice.as_ref());
+        }
+        // `--every` with `--min-replicas N`: the release that recorded the window's success
+        // waited for N replicas too; unconfirmed, a failover within their lag would run the
+        // window again. The run's exit status stays the job's.
+        EndReport::Replicated { acked } => {
             debug!("replicas", acked = acked; "{acked} replicas have {lock}'s --every success");
         }
-        Ok(acked) => warn!("success_unreplicated", acked = acked, wanted = n;
+        EndReport::Unreplicated {
+            n,
+            acked: Ok(acked),
+            timeout,
+        } => warn!("success_unreplicated", acked = acked, wanted = n;
             "only {acked} of {n} replicas acknowledged {lock}'s --every success within {} (--replica-timeout): a failover now may lose it, and the window would run again",
-            secs(cfg.replica_timeout)
+            secs(timeout)
         ),
-        Err(f) => warn!("success_unreplicated";
-            "cannot confirm that the replicas have {lock}'s --every success ({}): a failover now may lose it, and the window would run again",
-            f.reason
+        EndReport::Unreplicated {
+            acked: Err(reason), ..
+        } => warn!("success_unreplicated";
+            "cannot confirm that the replicas have {lock}'s --every success ({reason}): a failover now may lose it, and the window would run again"
         ),
     }
 }

@@ -1,106 +1,109 @@
-//! Giving the lock back: compare-and-delete with our token, retrying a lost reply.
+//! Giving the lock back: the I/O shell around `core::finish`. It sends the calls the end of a
+//! run asks for (record, release and its retries, WAIT for the replicas) on the run's session
+//! and feeds the answers back; the cleanup of a lost acquire reply likewise. Every decision is
+//! the machines'.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::held::Held;
-use crate::core::retry::Retry;
-use crate::store::finish::{Finish, Release, ReleaseCall};
+use crate::core::finish::{Action, Cleanup, End, Input, Report};
+use crate::exit::Exit;
+use crate::log::debug;
+use crate::store::finish::{RecordCall, ReleaseCall};
 use crate::store::keys::Keys;
 use crate::store::runs::RunLog;
 use crate::store::session::Session;
 
-#[derive(Debug, PartialEq, Eq)]
-pub enum Released {
-    Yes,
-    /// Still ours, kept until the --hold-at-least time is up.
-    Kept,
-    /// Compare failed: the key held someone else's token or was gone.
-    NotOurs,
-    /// Compare failed after an earlier reply was lost: that lost attempt probably deleted it.
-    Ambiguous,
-    /// Redis never confirmed; the lock expires by its TTL.
-    Unconfirmed(String),
-}
-
-/// The cleanup of an acquire whose reply was lost is one compare-and-delete (SPEC 2.1): the
-/// server that lost one reply is likely to lose the next, and each more try would hold up
-/// dlock's exit by the connect and I/O timeouts (seen: 6 s of retries after a 2 s try against a
-/// server that accepted connections and never answered). If it fails, the lock frees itself by
-/// its TTL.
-pub fn once(lease_end: Instant) -> Retry {
-    Retry {
-        tries: 1,
-        pause: Duration::ZERO,
-        until: Some(lease_end),
+/// Carry `end` out on `session` for `held`'s slot, the run logged as `log`; `report` tells each
+/// of the machine's reports (on the same session, for what it may read). The exit status, and
+/// whether the release found the lock taken.
+pub fn end(
+    session: &mut Session,
+    held: &Held,
+    log: &RunLog,
+    mut end: End,
+    mut report: impl FnMut(&mut Session, Report),
+) -> (Exit, bool) {
+    let (keys, slot, token) = (&held.keys, held.slot, held.token.as_str());
+    loop {
+        while let Some(action) = end.poll_action(Instant::now()) {
+            match action {
+                Action::Record(finish) => {
+                    let call = RecordCall {
+                        keys,
+                        token,
+                        finish: &finish,
+                        log,
+                    };
+                    match session.call(&call) {
+                        Ok(None) => {}
+                        Ok(Some(err)) => super::report::log_failed(&keys.runs, &err),
+                        Err(f) => {
+                            debug!("stats_failed"; "could not record the lost run: {}", f.reason)
+                        }
+                    }
+                    end.handle(Input::Recorded, Instant::now());
+                }
+                Action::Release(finish) => {
+                    let call = ReleaseCall {
+                        keys,
+                        slot,
+                        token,
+                        finish: &finish,
+                        log,
+                    };
+                    let answer = session.call(&call).map(|(released, log_error)| {
+                        if let Some(err) = log_error {
+                            super::report::log_failed(&keys.runs, &err);
+                        }
+                        released
+                    });
+                    end.handle(Input::Released(answer), Instant::now());
+                }
+                Action::WaitReplicas { n, timeout } => {
+                    let acked = session.wait_replicas(n, timeout);
+                    end.handle(Input::Replicas(acked), Instant::now());
+                }
+                Action::Report(r) => report(session, r),
+            }
+        }
+        if let Some(outcome) = end.outcome() {
+            return outcome;
+        }
+        // A retry's pause (the machine has nothing else to wait for).
+        let Some(at) = end.poll_timeout() else {
+            return (Exit::Internal, false);
+        };
+        std::thread::sleep(at.saturating_duration_since(Instant::now()));
     }
 }
 
-/// Compare-and-delete with our token (and announce it to waiters), retrying lost replies; the
-/// run is counted and logged (`log`) in the same round trip. A retry after a reply that may
-/// have been executed does not count or log the run again. Also: why the run log was not
-/// written, when the server said so.
-/// `policy`: how often to try (`retry`, `once`); no retry starts after the lease's end (the
-/// key is expiring by itself).
-pub fn release(
+/// Carry the cleanup of a lost acquire reply out on `session`: one compare-and-delete per slot
+/// of `keys` our `token` may hold. Its end, for the shell to report.
+pub fn clean_up(
     session: &mut Session,
     keys: &Keys,
-    slot: u32,
     token: &str,
-    mut finish: Finish,
-    log: &RunLog,
-    policy: Retry,
-) -> (Released, Option<String>) {
-    let mut reply_lost = false;
-    let answer = session.retry(policy, |session| {
+    mut cleanup: Cleanup,
+) -> crate::core::finish::CleanupEnd {
+    // No run log entry: no run.
+    let off = RunLog::off();
+    loop {
+        if let Some(end) = cleanup.result() {
+            return end.clone();
+        }
+        let Some((slot, finish)) = cleanup.poll_send(Instant::now()) else {
+            // One try a slot, each due at once: nothing is ever waited for.
+            return crate::core::finish::CleanupEnd::NotHeld;
+        };
         let call = ReleaseCall {
             keys,
             slot,
             token,
             finish: &finish,
-            log,
+            log: &off,
         };
-        let answer = session.call(&call);
-        // A try that went out and got no answer may have run: it may have counted the run,
-        // and a later "not ours" most likely means it deleted the lock.
-        if let Err(f) = &answer
-            && f.sent
-            && !f.permanent
-        {
-            finish.stats = false;
-            reply_lost = true;
-        }
-        answer
-    });
-    let (answer, log_error) = match answer {
-        Ok((r, err)) => (Ok(r), err),
-        Err(f) => (Err(f), None),
-    };
-    let released = match answer {
-        Ok(Release::Released) => Released::Yes,
-        Ok(Release::Kept) => Released::Kept,
-        Ok(Release::NotOurs) if reply_lost => Released::Ambiguous,
-        Ok(Release::NotOurs) => Released::NotOurs,
-        Err(f) => Released::Unconfirmed(f.reason),
-    };
-    (released, log_error)
-}
-
-/// Give `held`'s slot back on `session` (see `release`, with `retry`'s tries); no retry after
-/// `lease_end`.
-pub fn release_held(
-    session: &mut Session,
-    held: &Held,
-    finish: Finish,
-    log: &RunLog,
-    lease_end: Instant,
-) -> (Released, Option<String>) {
-    release(
-        session,
-        &held.keys,
-        held.slot,
-        &held.token,
-        finish,
-        log,
-        Retry::release(lease_end),
-    )
+        let answer = session.call(&call).map(|(released, _)| released);
+        cleanup.handle(answer, Instant::now());
+    }
 }

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use super::release::Released;
 use crate::cli::config::RunConfig;
+use crate::core::finish::Released;
 use crate::core::stop::Report;
 use crate::exit::Exit;
 use crate::log::{debug, error, info, warn};

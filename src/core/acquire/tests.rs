@@ -3,6 +3,7 @@
 //! the wait ends. A server that cannot be reached, refuses, or loses a reply: `faults`.
 
 mod faults;
+mod start;
 
 use super::*;
 
@@ -18,6 +19,9 @@ fn limits() -> Limits {
         stats: true,
         conflict_exit: 75,
         not_due_exit: 0,
+        ttl: MS(30_000),
+        min_replicas: 0,
+        replica_timeout: MS(100),
     }
 }
 
@@ -79,7 +83,9 @@ impl Sim {
                 }
                 Action::ResumeWaker => "resume".into(),
                 Action::CountBusy => "count-busy".into(),
-                Action::Cleanup => "cleanup".into(),
+                Action::Cleanup { refused: None } => "cleanup".into(),
+                Action::Cleanup { refused: Some(_) } => "cleanup(refused)".into(),
+                Action::ConfirmReplicas { n, .. } => format!("confirm({n})"),
                 Action::StopWaker { held } => {
                     format!("stop-waker({})", if held { "held" } else { "not held" })
                 }
@@ -170,6 +176,9 @@ fn report_name(r: &Report) -> &'static str {
         Report::NotDue { .. } => "not-due",
         Report::OtherPeriod(_) => "other-period",
         Report::Woken => "woken",
+        Report::SignalBeforeStart { .. } => "signal-before-start",
+        Report::Replicated { .. } => "replicated",
+        Report::Unreplicated { .. } => "unreplicated",
         Report::SignalWhileWaiting { .. } => "signal",
         Report::GaveUpBusy { .. } => "gave-up-busy",
         Report::GaveUpDown { .. } => "gave-up-down",

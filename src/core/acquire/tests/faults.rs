@@ -54,10 +54,13 @@ fn a_lost_acquire_reply_is_cleaned_up_whatever_ends_the_wait_without_the_lock() 
     answers.extend(vec![(A::Down, 0); 11]);
     assert_eq!(sim.run(&answers, &[]), Outcome::Exit(Exit::Unavailable));
     assert_eq!(sim.trace.last().map(String::as_str), Some("1000 cleanup"));
-    // Then a refusal.
+    // Then a refusal: the cleanup carries its reason (refused alike, it says nothing more).
     let mut sim = Sim::new(limits());
     sim.run(&[(A::ReplyLost, 0), (A::Refused, 0)], &[]);
-    assert_eq!(sim.trace.last().map(String::as_str), Some("0 cleanup"));
+    assert_eq!(
+        sim.trace.last().map(String::as_str),
+        Some("0 cleanup(refused)")
+    );
 }
 
 #[test]

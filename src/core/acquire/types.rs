@@ -1,0 +1,192 @@
+//! What the acquire machine (`Wait`) is told, what it asks for, reports, and how it ends.
+
+use std::time::{Duration, Instant};
+
+use crate::core::Failure;
+use crate::exit::Exit;
+
+/// The run's waiting settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// --wait: how long to keep trying.
+    pub wait: Duration,
+    /// --retry-max: the poll period while a waker listens.
+    pub retry_max: Duration,
+    /// Listen for release wake-ups (not --no-notify).
+    pub notify: bool,
+    /// Record per-key metrics (not --no-stats).
+    pub stats: bool,
+    /// --conflict-exit-code.
+    pub conflict_exit: u8,
+    /// --not-due-exit-code.
+    pub not_due_exit: u8,
+    /// --ttl: a grant answered so late that its lease is all but over covers no job.
+    pub ttl: Duration,
+    /// --min-replicas N with --replica-timeout: before the job, N replicas must have the lock.
+    pub min_replicas: u32,
+    pub replica_timeout: Duration,
+}
+
+/// --every: the current window already has a success, so this try runs nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotDue {
+    /// The window's start (Unix ms, server time).
+    pub window_ms: u64,
+    /// The success: when its release was recorded (server Unix ms), its run id and host.
+    pub done_ms: u64,
+    pub run: String,
+    pub host: String,
+}
+
+/// --every: the key's recorded period is another, so this try runs nothing (a usage error:
+/// every host must use one period for a key, like one --limit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtherPeriod {
+    /// The recorded period and offset (ms).
+    pub every_ms: u64,
+    pub offset_ms: u64,
+    /// The last success: the server time its lock was granted (Unix ms), its run id and host.
+    pub granted_ms: u64,
+    pub run: String,
+    pub host: String,
+}
+
+/// What a try or the world said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A slot is ours (0 for a plain lock); the acquire was sent at `sent`.
+    Acquired {
+        fence: i64,
+        slot: u32,
+        sent: Instant,
+    },
+    /// KEY is in use with another `--limit`: this one (nothing was taken).
+    OtherLimit(i64),
+    /// --every: the window is done (nothing was taken).
+    NotDue(NotDue),
+    /// --every: KEY's recorded period is another (nothing was taken).
+    OtherPeriod(OtherPeriod),
+    /// Someone else holds it: `pttl` ms left on their lease (-1: no expiry); `holder` is
+    /// "host pid N" for a dlock holder.
+    Busy { pttl: i64, holder: String },
+    /// The try failed.
+    Failed(Failure),
+    /// A release wake-up arrived (any time: one that comes while a try is out is read after
+    /// that try's answer).
+    Woken,
+    /// SIGINT, SIGTERM, SIGHUP or SIGQUIT (any time, as a wake-up).
+    Signal(i32),
+    /// `ConfirmReplicas`' WAIT: how many replicas acknowledged the lock.
+    Replicas(Result<i64, Failure>),
+}
+
+/// What to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Start listening for release wake-ups; answer with `waker_started`.
+    StartWaker,
+    /// A wake-up was used and the lock is still busy: listen for the next release.
+    ResumeWaker,
+    /// Count this run as busy (the last try was not flagged as the last).
+    CountBusy,
+    /// An acquire reply was lost: release the lock in case that acquire took it
+    /// (`core::finish::Cleanup`). `refused`: why the last try was refused for good, if it was.
+    Cleanup {
+        refused: Option<String>,
+    },
+    /// The lock is ours: WAIT for `n` replicas, `timeout` at most, on the winning connection,
+    /// and answer with `Input::Replicas`.
+    ConfirmReplicas {
+        n: u32,
+        timeout: Duration,
+    },
+    /// The wait is over: stop the waker; `held`: with the lock. Whether the waker holds a
+    /// wake-up is the waker's to know (one may arrive while the last try is out, and the machine
+    /// never reads it): what it pushes is `waker_push`'s, called where that is known.
+    StopWaker {
+        held: bool,
+    },
+    Report(Report),
+}
+
+/// Facts worth a log line, with their numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Report {
+    /// The lock has no expiry at all: not dlock's.
+    NoTtl,
+    /// First failure to reach Redis; retrying for `retry_for`.
+    Unreachable {
+        reason: String,
+        retry_for: Duration,
+    },
+    Refused {
+        reason: String,
+    },
+    /// KEY is held with `--limit recorded`.
+    OtherLimit {
+        recorded: i64,
+    },
+    /// --every: nothing to do in this window; exit `code`.
+    NotDue {
+        not_due: NotDue,
+        code: u8,
+    },
+    /// --every: KEY's recorded period is another.
+    OtherPeriod(OtherPeriod),
+    Woken,
+    /// The lock is ours, but a signal came before the job started: released unstarted.
+    SignalBeforeStart {
+        signal: i32,
+    },
+    /// `n` replicas have the lock: the job starts.
+    Replicated {
+        acked: i64,
+    },
+    /// Fewer than `n` replicas acknowledged the lock within `timeout` (`acked`, or why the
+    /// WAIT failed): released unstarted, exit 69.
+    Unreplicated {
+        n: u32,
+        acked: Result<i64, String>,
+        timeout: Duration,
+    },
+    SignalWhileWaiting {
+        signal: i32,
+        waited: Duration,
+    },
+    /// Gave up on a busy lock.
+    GaveUpBusy {
+        pttl: i64,
+        holder: String,
+        waited: Duration,
+        tries: u32,
+        code: u8,
+    },
+    /// Gave up on an unreachable server.
+    GaveUpDown {
+        reason: String,
+        waited: Duration,
+    },
+}
+
+/// How the wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The lock is ours and the job may start.
+    Acquired {
+        fence: i64,
+        slot: u32,
+        /// When the winning acquire was sent: the lease is measured from here.
+        sent: Instant,
+        waited: Duration,
+    },
+    /// The lock is ours but the job must not start (a signal came first, the replicas did not
+    /// confirm the lock): release it unstarted (`core::finish::End::unstarted`) and exit so.
+    Unstarted {
+        fence: i64,
+        slot: u32,
+        sent: Instant,
+        waited: Duration,
+        exit: Exit,
+    },
+    Exit(Exit),
+}
