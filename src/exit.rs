@@ -1,9 +1,16 @@
 //! The exit-code table (SPEC §2.11). Every way out of dlock goes through `Exit::code`, and the
 //! table is written once, in `TABLE`: `--help`, the man page and the README's "Exit status"
-//! section are rendered from it (a test compares the README).
+//! section are rendered from it (a test compares the README). The commands other than `run`
+//! end with `Done` or `NotDone` (their codes are in each command's help), or with the exit of
+//! their `crate::error::Error`.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
+    /// A command other than `run` did what it was asked (printed, released, copied): 0.
+    Done,
+    /// A command other than `run` did not, and said why: `check` found a rule failing,
+    /// `release` nothing to release, `history --run` no such run, `install-self` no copy: 1.
+    NotDone,
     /// The job exited by itself with this status.
     Child(u8),
     /// The job was killed by signal N (not by lease enforcement), or dlock was stopped by
@@ -32,6 +39,8 @@ pub enum Exit {
 }
 
 impl Exit {
+    pub const DONE: u8 = 0;
+    pub const NOT_DONE: u8 = 1;
     pub const USAGE: u8 = 2;
     pub const UNAVAILABLE: u8 = 69;
     pub const INTERNAL: u8 = 70;
@@ -45,6 +54,8 @@ impl Exit {
 
     pub fn code(self) -> u8 {
         match self {
+            Exit::Done => Self::DONE,
+            Exit::NotDone => Self::NOT_DONE,
             Exit::Child(c) | Exit::Busy(c) | Exit::NotDue(c) => c,
             // Signal numbers on Linux are 1..=64, so 128 + N always fits in a byte.
             Exit::Signal(n) => u8::try_from(128 + n.clamp(0, 127)).unwrap_or(255),

@@ -1,17 +1,20 @@
 //! dlock: guard shell jobs with a Redis lease. `main` parses, validates and dispatches; every
-//! path out of the program returns an `Exit`.
+//! path out of the program returns an `Exit`, or an `Error` that `main` says once and exits
+//! with.
 //!
 //! Layers, top down: `cmd` (one module per subcommand) uses `cli` (arguments → checked
 //! configuration), `core` (pure decisions), `store` (Redis) and `sys` (the operating system);
 //! `cli` may use `core` and `store`; `store` may use `core`; `http` (the `--ping` client) is a leaf
 //! only `cmd` uses; nothing imports upwards. `exit` (the
-//! exit-code table) and `log` sit at the root for every layer. Every `unsafe` block is in `sys`:
+//! exit-code table), `error` (dlock's failures, each with its exit) and `log` sit at the root
+//! for every layer. Every `unsafe` block is in `sys`:
 //! the lint below makes one anywhere else a build error.
 #![deny(unsafe_code)]
 
 mod cli;
 mod cmd;
 mod core;
+mod error;
 mod exit;
 mod http;
 mod log;
@@ -25,8 +28,9 @@ use std::io::Write;
 use cli::config::{self, Command};
 use cli::{docs, line};
 use cmd::{check, exporter, history, install, release, run, status};
+use error::Error;
 use exit::Exit;
-use log::{error, warn};
+use log::warn;
 
 /// The process entry: set up what dlock needs, run, flush stdout; the exit status.
 pub fn entry() -> u8 {
@@ -38,43 +42,46 @@ pub fn entry() -> u8 {
     {
         return run::init::main(std::env::args_os().skip(2));
     }
-    let code = main(std::env::args_os()).code();
+    let code = main(std::env::args_os());
     let _ = std::io::stdout().flush();
     code
 }
 
-/// The whole program, callable from tests.
-pub fn main<I, T>(args: I) -> Exit
+/// The whole program, callable from tests: its exit status. A failure is said here, once.
+pub fn main<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    match dispatch(args) {
+        Ok(exit) => exit.code(),
+        Err(e) => {
+            e.log();
+            e.code()
+        }
+    }
+}
+
+/// Parse, validate, run the command.
+fn dispatch<I, T>(args: I) -> Result<Exit, Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
     let cli = match line::parse(args) {
         Ok(cli) => cli,
-        Err(e) => return clap_failure(&e),
+        Err(refused) => return clap_failure(refused),
     };
-    let global = match config::global(cli.global()) {
-        Ok(g) => g,
-        Err(e) => {
-            error!("usage"; "{e}");
-            return Exit::Usage;
-        }
-    };
+    let global = config::global(cli.global())?;
     log::set_level(global.level);
     log::set_format(global.format);
     let target = &global.server.target;
     if target.insecure() {
         warn!("tls_insecure"; "TLS certificate verification is off (--tls-insecure): anyone on the network path can impersonate {target}; use --tls-ca FILE instead");
     }
-    let command = match config::command(&global, &cli.command) {
-        Ok(c) => c,
-        Err(e) => {
-            error!("usage"; "{e}");
-            return Exit::Usage;
-        }
-    };
-    match command {
-        Command::Run(cfg) => run::run(cfg),
+    match config::command(&global, &cli.command)? {
+        // `run` says its own failures still (see `error`'s module doc).
+        Command::Run(cfg) => Ok(run::run(cfg)),
         Command::Status(cfg) => status::status(&cfg),
         Command::Check(cfg) => check::check(&cfg),
         Command::Exporter(cfg) => exporter::exporter(&cfg),
@@ -86,31 +93,24 @@ where
 }
 
 /// The completion script for `shell`, on stdout.
-fn completions(shell: clap_complete::Shell) -> Exit {
-    match std::io::stdout().write_all(&docs::completions(shell)) {
-        Ok(()) => Exit::Child(0),
-        Err(_) => Exit::Internal,
-    }
+fn completions(shell: clap_complete::Shell) -> Result<Exit, Error> {
+    std::io::stdout()
+        .write_all(&docs::completions(shell))
+        .map_err(|_| Error::StdoutClosed)?;
+    Ok(Exit::Done)
 }
 
-/// Help and version go to stdout as usual; usage errors become one line on stderr, exit 2.
-fn clap_failure(refused: &cli::refused::Refused) -> Exit {
+/// Help and version go to stdout as usual; a line without a command gets the help on stderr,
+/// exit 2; any other refused line is one usage line.
+fn clap_failure(refused: cli::refused::Refused) -> Result<Exit, Error> {
     use clap::error::ErrorKind;
     match refused.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let _ = refused.error.print();
-            if refused.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                Exit::Usage
-            } else {
-                Exit::Child(0)
-            }
+            Ok(Exit::Done)
         }
-        _ => {
-            error!("usage"; "{refused}");
-            Exit::Usage
-        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => Err(Error::Help(refused.error)),
+        _ => Err(Error::Usage(refused.to_string())),
     }
 }
 

@@ -6,13 +6,15 @@ use std::io::Write;
 use std::time::Duration;
 
 use crate::cli::config::{CheckConfig, Rules};
+use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::secs_ms;
 use crate::store::reader;
 use crate::store::state::{Found, KeyStatus};
 use crate::sys::host::{unix_ms, utc_stamp};
 
-pub fn check(cfg: &CheckConfig) -> Exit {
+/// `dlock check KEY… RULES`: `Done` when every key passes, `NotDone` when one fails.
+pub fn check(cfg: &CheckConfig) -> Result<Exit, Error> {
     let mut out = String::new();
     let mut failing = 0;
     // The keys in the order given; one that is not a lock fails (and was named on a warning
@@ -30,15 +32,13 @@ pub fn check(cfg: &CheckConfig) -> Exit {
         out.push_str(&line);
         out.push('\n');
     });
-    if let Err(e) = read {
-        return cfg.server.unavailable(&e);
-    }
+    read.map_err(|e| cfg.server.unavailable(&e))?;
     let _ = std::io::stdout().lock().write_all(out.as_bytes());
-    if failing > 0 {
-        Exit::Child(1)
+    Ok(if failing > 0 {
+        Exit::NotDone
     } else {
-        Exit::Child(0)
-    }
+        Exit::Done
+    })
 }
 
 /// Whether `s` passes every rule in `rules` at `now` (Unix ms, the wall clock, as the record's

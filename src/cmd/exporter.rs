@@ -6,13 +6,14 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::board::{self, Answer, Body};
 use crate::cli::config::ExporterConfig;
+use crate::error::Error;
 use crate::exit::Exit;
-use crate::log::{error, info};
+use crate::log::info;
 use crate::sys::event::{self, Event};
 
 /// Requests served at once: one slow board render or Redis read cannot hold up a scrape, and
@@ -22,25 +23,19 @@ const WORKERS: usize = 4;
 /// How often an idle worker looks whether the exporter is stopping.
 const STOP_POLL: Duration = Duration::from_millis(100);
 
-pub fn exporter(cfg: &ExporterConfig) -> Exit {
+/// `dlock exporter`: serves until SIGTERM or SIGINT (`Done`), or until every worker failed.
+pub fn exporter(cfg: &ExporterConfig) -> Result<Exit, Error> {
     crate::sys::host::one_malloc_arena();
     // Before the server's threads start: they inherit the blocked signals. No helper thread
     // sends notes.
-    let (_tx, rx) = match event::channel::<Infallible>() {
-        Ok(c) => c,
-        Err(e) => {
-            error!("internal"; "cannot set up signal handling: {e}");
-            return Exit::Internal;
-        }
-    };
+    let (_tx, rx) = event::channel::<Infallible>()
+        .map_err(|e| Error::Internal(format!("cannot set up signal handling: {e}")))?;
     let (addr, listen) = (&cfg.addr, &cfg.listen);
-    let server = match tiny_http::Server::http(addr) {
-        Ok(s) => Arc::new(s),
-        Err(e) => {
-            error!("usage"; "cannot listen on {listen}: {e}; pick a free HOST:PORT for --listen");
-            return Exit::Usage;
-        }
-    };
+    let server = tiny_http::Server::http(addr).map(Arc::new).map_err(|e| {
+        Error::Usage(format!(
+            "cannot listen on {listen}: {e}; pick a free HOST:PORT for --listen"
+        ))
+    })?;
     let bound = server
         .server_addr()
         .to_ip()
@@ -50,11 +45,21 @@ pub fn exporter(cfg: &ExporterConfig) -> Exit {
     let stop = Arc::new(AtomicBool::new(false));
     // What the board has read of each lock's run log, shared by the workers.
     let cache = board::Cache::default();
-    let failed = std::thread::scope(|scope| {
+    // Workers that have not failed. One that fails while others serve on says why at once; the
+    // last one's failure is the exporter's.
+    let serving = AtomicUsize::new(WORKERS);
+    std::thread::scope(|scope| {
         let workers: Vec<_> = (0..WORKERS)
             .map(|_| {
-                let (server, stop, cache) = (server.clone(), stop.clone(), &cache);
-                scope.spawn(move || serve(cfg, cache, &server, &stop))
+                let (server, stop, cache, serving) =
+                    (server.clone(), stop.clone(), &cache, &serving);
+                scope.spawn(move || match serve(cfg, cache, &server, &stop) {
+                    Err(e) if serving.fetch_sub(1, Ordering::SeqCst) > 1 => {
+                        e.log();
+                        Ok(())
+                    }
+                    served => served,
+                })
             })
             .collect();
         let sig = loop {
@@ -68,30 +73,31 @@ pub fn exporter(cfg: &ExporterConfig) -> Exit {
         stop.store(true, Ordering::SeqCst);
         if let Some(sig) = sig {
             info!("stopped", signal = sig; "{} received: exporter stopped", crate::sys::signals::name(sig));
+            return Ok(Exit::Done);
         }
-        sig.is_none()
-    });
-    if failed {
-        Exit::Internal
-    } else {
-        Exit::Child(0)
-    }
+        for w in workers {
+            // A worker's panic stays a panic, as the scope would have made it.
+            w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        }
+        Err(Error::Internal("every exporter worker stopped".into()))
+    })
 }
 
-/// One worker: answer requests until told to stop.
+/// One worker: answer requests until told to stop, or until it cannot accept one.
 fn serve(
     cfg: &ExporterConfig,
     cache: &board::Cache,
     server: &tiny_http::Server,
     stop: &AtomicBool,
-) {
+) -> Result<(), Error> {
     while !stop.load(Ordering::SeqCst) {
         let request = match server.recv_timeout(STOP_POLL) {
             Ok(Some(r)) => r,
             Ok(None) => continue,
             Err(e) => {
-                error!("internal"; "exporter: cannot accept a request: {e}");
-                return;
+                return Err(Error::Internal(format!(
+                    "exporter: cannot accept a request: {e}"
+                )));
             }
         };
         let mut a = answer(cfg, cache, request.method(), request.url());
@@ -133,6 +139,7 @@ fn serve(
             }
         };
     }
+    Ok(())
 }
 
 /// Whether the client takes a gzip body, from its Accept-Encoding values (every browser sends
@@ -184,7 +191,7 @@ fn answer(
             move |w| {
                 // A client that hung up is its own problem; Redis failing is the operator's.
                 if let (Some(e), _) = super::metrics::page(&server, &prefix, &keys, histogram, w) {
-                    server.unavailable(&e);
+                    server.unavailable(&e).log();
                 }
             },
         );

@@ -8,8 +8,9 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use crate::cli::config::{HistoryConfig, HistoryView};
+use crate::error::Error;
 use crate::exit::Exit;
-use crate::log::{error, warn};
+use crate::log::warn;
 use crate::log::{io_reason, secs_ms};
 use crate::store::conn::{Conn, Server};
 use crate::store::keys::Keys;
@@ -17,21 +18,21 @@ use crate::store::runs::{self, PAGE, RunEntry};
 use crate::sys::host::local_stamp as when;
 
 /// `dlock history KEY [-n N] [--failed] [--json] | --run RUN`.
-pub fn history(cfg: &HistoryConfig) -> Exit {
+pub fn history(cfg: &HistoryConfig) -> Result<Exit, Error> {
     crate::log::set_key(&cfg.key);
-    let mut c = match cfg.server.connect() {
-        Ok(c) => c,
-        Err(e) => return cfg.server.unavailable(&e),
-    };
+    let mut c = cfg
+        .server
+        .connect()
+        .map_err(|e| cfg.server.unavailable(&e))?;
     let keys = Keys::new(&cfg.key);
     match &cfg.view {
         HistoryView::List { last, failed, json } => {
             let entries = match list(&mut c, &keys, *last, *failed, *json) {
                 Ok(entries) => entries,
-                Err(e) => match unreadable(&keys, &cfg.server, &e) {
-                    Some(exit) => return exit,
-                    None => Vec::new(),
-                },
+                Err(e) => {
+                    unreadable(&keys, &cfg.server, &e)?;
+                    Vec::new()
+                }
             };
             let out = if *json {
                 let arr: Vec<Value> = entries.iter().map(to_json).collect();
@@ -76,18 +77,18 @@ fn list(
 }
 
 /// A read that failed: a `:runs` key of another type is what another program left there (SPEC
-/// 5): one warning naming it, and no runs to show (None); anything else is the server's
+/// 5): one warning naming it, and no runs to show (Ok); anything else is the server's
 /// trouble, exit 69.
-fn unreadable(keys: &Keys, server: &Server, e: &redis::RedisError) -> Option<Exit> {
+fn unreadable(keys: &Keys, server: &Server, e: &redis::RedisError) -> Result<(), Error> {
     if e.code() == Some("WRONGTYPE") {
         warn!("unreadable_log"; "{} is not a run log (another program stored a value of another type there), so there are no runs to show; delete or rename that key and the next run starts a new log", keys.runs);
-        return None;
+        return Ok(());
     }
-    Some(server.unavailable(e))
+    Err(server.unavailable(e))
 }
 
 /// `--run RUN`: the kept output of the one run whose id is RUN or starts with it, raw.
-fn output(c: &mut Conn, keys: &Keys, server: &Server, run: &str) -> Exit {
+fn output(c: &mut Conn, keys: &Keys, server: &Server, run: &str) -> Result<Exit, Error> {
     let (mut found, mut matches, mut seen) = (None::<RunEntry>, 0usize, 0usize);
     let walked = runs::walk(c, keys, PAGE, |e| {
         seen += 1;
@@ -105,40 +106,27 @@ fn output(c: &mut Conn, keys: &Keys, server: &Server, run: &str) -> Exit {
         }
         true
     });
-    if let Err(e) = walked
-        && let Some(exit) = unreadable(keys, server, &e)
-    {
-        return exit;
+    if let Err(e) = walked {
+        unreadable(keys, server, &e)?;
     }
-    let lock = &keys.lock;
+    let (run, lock) = (run.to_string(), keys.lock.clone());
     let e = match (found, matches) {
         (Some(e), 1) => e,
-        (None, _) => {
-            error!("unknown_run"; "no run {run} in the run log of {lock} ({seen} runs kept): use a run id from the RUN column of `dlock history`");
-            return Exit::Child(1);
-        }
-        (Some(_), n) => {
-            error!("ambiguous_run", matches = n; "--run {run} matches {n} runs in the run log of {lock}: give more characters of the run id");
-            return Exit::Child(1);
-        }
+        (None, _) => return Err(Error::UnknownRun { run, lock, seen }),
+        (Some(_), matches) => return Err(Error::AmbiguousRun { run, lock, matches }),
     };
     match &e.output {
         Some(bytes) => print(bytes),
-        None => {
-            error!("no_output"; "run {} of {lock} kept no output: it ran without --capture; add --capture SIZE (e.g. 64KiB) to the job's `dlock run` to keep the output of its next runs", e.run);
-            Exit::Child(1)
-        }
+        None => Err(Error::NoOutput { run: e.run, lock }),
     }
 }
 
-fn print(bytes: &[u8]) -> Exit {
-    match std::io::stdout().lock().write_all(bytes) {
-        Ok(()) => Exit::Child(0),
-        Err(e) => {
-            error!("stdout"; "cannot write to stdout: {}", io_reason(&e));
-            Exit::Internal
-        }
-    }
+fn print(bytes: &[u8]) -> Result<Exit, Error> {
+    std::io::stdout()
+        .lock()
+        .write_all(bytes)
+        .map_err(|e| Error::Stdout(io_reason(&e)))?;
+    Ok(Exit::Done)
 }
 
 /// One run as `--json` shows it: the entry's fields (SPEC 7b) and `duration_ms`; kept output as

@@ -7,32 +7,32 @@ use std::io;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::error::Error;
 use crate::exit::Exit;
-use crate::log::{error, info, io_reason};
+use crate::log::{info, io_reason};
 
 /// The name the copy gets in DIR: what the README's manifests run.
 const NAME: &str = "dlock";
 
 /// `dlock install-self DIR`: 0 copied, 1 the copy failed, 2 DIR is not a directory.
-pub fn install_self(dir: &Path) -> Exit {
+pub fn install_self(dir: &Path) -> Result<Exit, Error> {
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => {
-            error!("usage"; "install-self {}: not a directory; give the directory to copy dlock into (the emptyDir's mountPath)", dir.display());
-            return Exit::Usage;
+            return Err(Error::Usage(format!(
+                "install-self {}: not a directory; give the directory to copy dlock into (the emptyDir's mountPath)",
+                dir.display()
+            )));
         }
         Err(e) => {
-            error!("usage"; "install-self {}: {}; create the directory or mount the emptyDir there", dir.display(), io_reason(&e));
-            return Exit::Usage;
+            return Err(Error::Usage(format!(
+                "install-self {}: {}; create the directory or mount the emptyDir there",
+                dir.display(),
+                io_reason(&e)
+            )));
         }
     }
-    let (mut from, source) = match open_self() {
-        Ok(f) => f,
-        Err(e) => {
-            error!("install_self"; "cannot read this dlock executable: {e}");
-            return Exit::Child(1);
-        }
-    };
+    let (mut from, source) = open_self().map_err(Error::SelfUnreadable)?;
     let dest = dir.join(NAME);
     // Written beside the destination and renamed over it: a DIR/dlock that a job runs now is
     // never seen half-written, and a failed copy leaves the old one.
@@ -40,12 +40,14 @@ pub fn install_self(dir: &Path) -> Exit {
     match copy(&mut from, &part, &dest) {
         Ok(bytes) => {
             info!("installed"; "copied {source} to {} ({bytes} bytes)", dest.display());
-            Exit::Child(0)
+            Ok(Exit::Done)
         }
         Err(e) => {
             let _ = fs::remove_file(&part);
-            error!("install_self"; "cannot write {}: {}; check that the directory is writable and has room", dest.display(), io_reason(&e));
-            Exit::Child(1)
+            Err(Error::NotInstalled {
+                reason: io_reason(&e),
+                dest,
+            })
         }
     }
 }

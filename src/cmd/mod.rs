@@ -1,4 +1,5 @@
-//! One module per subcommand: each takes its checked configuration and returns an `Exit`
+//! One module per subcommand: each takes its checked configuration and returns an `Exit`, or
+//! the `Error` that stopped it (`crate::error`; `run` still says its own and returns an `Exit`)
 //! (`run/init` is `run --contain`'s init inside the job's PID namespace).
 
 pub(crate) mod board;

@@ -8,9 +8,10 @@ use std::io::Write;
 
 use crate::cli::config::ReleaseConfig;
 use crate::core::every::{Every, flags};
+use crate::error::Error;
 use crate::exit::Exit;
+use crate::log::info;
 use crate::log::secs_ms;
-use crate::log::{error, info};
 use crate::store::conn::Conn;
 use crate::store::keys::Keys;
 use crate::store::lock::{self, BreakCall, Broken};
@@ -19,25 +20,22 @@ use crate::store::window::{PeriodCall, PeriodChanged};
 use crate::sys::host::{unix_ms, utc_stamp};
 
 /// `dlock release KEY --force [--slot I] | --token T`.
-pub fn release(cfg: &ReleaseConfig) -> Exit {
+pub fn release(cfg: &ReleaseConfig) -> Result<Exit, Error> {
     let (full, token, server) = (&cfg.key, cfg.token.as_deref(), &cfg.server);
     crate::log::set_key(full);
-    let mut c = match server.connect() {
-        Ok(c) => c,
-        Err(e) => return server.unavailable(&e),
-    };
+    let unavailable = |e: redis::RedisError| server.unavailable(&e);
+    let mut c = server.connect().map_err(unavailable)?;
     if let Some(every) = cfg.every {
         return change_period(&mut c, cfg, every);
     }
-    let limit = match state::limit(&mut c, &Keys::new(full)) {
-        Ok(n) => n,
-        Err(e) => return server.unavailable(&e),
-    };
+    let limit = state::limit(&mut c, &Keys::new(full)).map_err(unavailable)?;
     let keys = Keys::with_limit(full, limit);
     let slots: Vec<u32> = match cfg.slot {
         Some(i) if i >= limit => {
-            error!("usage"; "--slot {i} is out of range: {full} has {limit} slot(s), 0…{}", limit - 1);
-            return Exit::Usage;
+            return Err(Error::Usage(format!(
+                "--slot {i} is out of range: {full} has {limit} slot(s), 0…{}",
+                limit - 1
+            )));
         }
         Some(i) => vec![i],
         None => (0..limit).collect(),
@@ -45,11 +43,11 @@ pub fn release(cfg: &ReleaseConfig) -> Exit {
     let mut released = 0;
     let mut other = None;
     for i in slots {
-        match break_slot(&mut c, &keys, i, token) {
-            Ok(Broken::Released {
+        match break_slot(&mut c, &keys, i, token).map_err(unavailable)? {
+            Broken::Released {
                 token: held,
                 holder,
-            }) => {
+            } => {
                 released += 1;
                 let line = format!(
                     "released {}: it was held by {}\n",
@@ -62,36 +60,33 @@ pub fn release(cfg: &ReleaseConfig) -> Exit {
                     break;
                 }
             }
-            Ok(Broken::HeldBy(t)) => other = Some(t),
-            Ok(Broken::NotHeld) => {}
-            Err(e) => return server.unavailable(&e),
+            Broken::HeldBy(t) => other = Some(t),
+            Broken::NotHeld => {}
         }
     }
     if released > 0 {
-        info!("force_released"; "{full}: released {released} slot(s); a holder whose slot was broken stops its job at its next renewal (exit 125)");
-        return Exit::Child(0);
+        info!("force_released"; "{full}: released {released} slot(s); a holder whose slot was broken stops its job at its next renewal (exit {})", Exit::LOST);
+        return Ok(Exit::Done);
     }
-    match other {
-        Some(_) if limit > 1 => {
-            error!("not_yours"; "no slot of {full} is held by the given --token: nothing released (use --force [--slot I] to break slots anyway)")
-        }
-        Some(t) => {
-            error!("not_yours"; "{full} is held by token {t}, not the given --token: nothing released (use --force to break it anyway)")
-        }
-        None => error!("not_held"; "{full} is not held: nothing to release"),
-    }
-    Exit::Child(1)
+    let key = full.clone();
+    Err(match other {
+        // A semaphore's slots may be held by several other tokens: none is named.
+        Some(_) if limit > 1 => Error::NotYours { key, holder: None },
+        Some(t) => Error::NotYours {
+            key,
+            holder: Some(t),
+        },
+        None => Error::NotHeld { key },
+    })
 }
 
 /// `dlock release KEY --every D`: the period every host must use for KEY from now on.
-fn change_period(c: &mut Conn, cfg: &ReleaseConfig, every: Every) -> Exit {
+fn change_period(c: &mut Conn, cfg: &ReleaseConfig, every: Every) -> Result<Exit, Error> {
     let (full, keys) = (&cfg.key, Keys::new(&cfg.key));
     let new = flags(every.period_ms(), every.offset_ms());
-    let changed = match lock::call(c, &PeriodCall { keys: &keys, every }) {
-        Ok(changed) => changed,
-        // A done key of another type is refused by the script, as `run` is (exit 69).
-        Err(e) => return cfg.server.unavailable(&e),
-    };
+    // A done key of another type is refused by the script, as `run` is (exit 69).
+    let changed = lock::call(c, &PeriodCall { keys: &keys, every })
+        .map_err(|e| cfg.server.unavailable(&e))?;
     let (every_ms, offset_ms, last) = match changed {
         PeriodChanged::Changed {
             every_ms,
@@ -99,12 +94,16 @@ fn change_period(c: &mut Conn, cfg: &ReleaseConfig, every: Every) -> Exit {
             last,
         } => (every_ms, offset_ms, last),
         PeriodChanged::NoRecord => {
-            error!("no_every"; "{full} never ran with --every: nothing to change (its first success records the period it ran with)");
-            return Exit::Child(1);
+            return Err(Error::NoEvery {
+                key: full.clone(),
+                ran: false,
+            });
         }
         PeriodChanged::NoSuccess => {
-            error!("no_every"; "{full} has no --every success yet: nothing to change (its first success records the period it ran with)");
-            return Exit::Child(1);
+            return Err(Error::NoEvery {
+                key: full.clone(),
+                ran: true,
+            });
         }
     };
     let old = every_ms.map_or("none".into(), |e| flags(e, offset_ms.unwrap_or(0)));
@@ -117,8 +116,8 @@ fn change_period(c: &mut Conn, cfg: &ReleaseConfig, every: Every) -> Exit {
     );
     let line = format!("{full}: {new} (was {old}); {kept}\n");
     let _ = std::io::stdout().lock().write_all(line.as_bytes());
-    info!("period_changed"; "{full}: every host must now run it with {new}: a try with another period exits 2");
-    Exit::Child(0)
+    info!("period_changed"; "{full}: every host must now run it with {new}: a try with another period exits {}", Exit::USAGE);
+    Ok(Exit::Done)
 }
 
 fn break_slot(

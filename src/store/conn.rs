@@ -10,8 +10,7 @@ use redis::{
 
 use super::fault::{Fault, classify, not_tls};
 use super::target::{Mode, Target, host_port};
-use crate::exit::Exit;
-use crate::log::error;
+use crate::error::Error;
 use crate::sys::sock::{self, Peer, Socket};
 
 /// A connection's socket as far as the watchdog can poll it (`Conn::socket`).
@@ -45,10 +44,12 @@ impl Server {
         self.target.masters(self.connect_timeout, self.io_timeout)
     }
 
-    /// Log why the server could not be used, in one line with the fix; exit 69.
-    pub fn unavailable(&self, e: &RedisError) -> Exit {
-        error!("redis_unavailable"; "cannot use Redis at {}: {}; check --url / DLOCK_URL", self.target, self.target.classify(e).reason());
-        Exit::Unavailable
+    /// Why the server could not be used, as the one line (with the fix) that says it.
+    pub fn unavailable(&self, e: &RedisError) -> Error {
+        Error::Unavailable {
+            target: self.target.to_string(),
+            reason: self.target.classify(e).reason().to_string(),
+        }
     }
 }
 

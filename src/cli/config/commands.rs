@@ -5,11 +5,12 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Global, UsageError, fmt_d, full_key, usage};
+use super::{Global, fmt_d, full_key, usage};
 use crate::cli::args::{
     CheckArgs, ExporterArgs, HistoryArgs, ReleaseArgs, StatusArgs, StatusFormat,
 };
 use crate::core::every::Every;
+use crate::error::Error;
 use crate::store::conn::Server;
 
 /// `dlock status`.
@@ -130,11 +131,11 @@ pub enum HistoryView {
 /// (1 in 1,700), and an ambiguous one is refused anyway.
 pub const MIN_RUN_PREFIX: usize = 6;
 
-fn full_keys(g: &Global, keys: &[String]) -> Result<Vec<String>, UsageError> {
+fn full_keys(g: &Global, keys: &[String]) -> Result<Vec<String>, Error> {
     keys.iter().map(|k| full_key(g, k)).collect()
 }
 
-pub(super) fn status(g: &Global, a: &StatusArgs) -> Result<StatusConfig, UsageError> {
+pub(super) fn status(g: &Global, a: &StatusArgs) -> Result<StatusConfig, Error> {
     Ok(StatusConfig {
         server: g.server.clone(),
         prefix: g.prefix.clone(),
@@ -146,7 +147,7 @@ pub(super) fn status(g: &Global, a: &StatusArgs) -> Result<StatusConfig, UsageEr
     })
 }
 
-pub(super) fn check(g: &Global, a: &CheckArgs) -> Result<CheckConfig, UsageError> {
+pub(super) fn check(g: &Global, a: &CheckArgs) -> Result<CheckConfig, Error> {
     let rules = rules(
         a.max_age,
         a.max_failures,
@@ -173,7 +174,7 @@ fn rules(
     min_duration: Option<Duration>,
     max_duration: Option<Duration>,
     missed_windows: Option<u32>,
-) -> Result<Rules, UsageError> {
+) -> Result<Rules, Error> {
     let max_failures = match max_failures.map(NonZeroU32::new) {
         None => None,
         Some(Some(k)) => Some(k),
@@ -206,7 +207,7 @@ fn rules(
     })
 }
 
-pub(super) fn exporter(g: &Global, a: &ExporterArgs) -> Result<ExporterConfig, UsageError> {
+pub(super) fn exporter(g: &Global, a: &ExporterArgs) -> Result<ExporterConfig, Error> {
     Ok(ExporterConfig {
         server: g.server.clone(),
         prefix: g.prefix.clone(),
@@ -228,7 +229,7 @@ pub(super) fn exporter(g: &Global, a: &ExporterArgs) -> Result<ExporterConfig, U
     })
 }
 
-pub(super) fn release(g: &Global, a: &ReleaseArgs) -> Result<ReleaseConfig, UsageError> {
+pub(super) fn release(g: &Global, a: &ReleaseArgs) -> Result<ReleaseConfig, Error> {
     let key = full_key(g, &a.key)?;
     if let Some(period) = a.every {
         if a.every_offset >= period {
@@ -271,7 +272,7 @@ pub(super) fn release(g: &Global, a: &ReleaseArgs) -> Result<ReleaseConfig, Usag
     })
 }
 
-pub(super) fn history(g: &Global, a: &HistoryArgs) -> Result<HistoryConfig, UsageError> {
+pub(super) fn history(g: &Global, a: &HistoryArgs) -> Result<HistoryConfig, Error> {
     let key = full_key(g, &a.key)?;
     let view = match &a.run {
         Some(run) => {

@@ -4,10 +4,10 @@
 mod commands;
 mod run;
 
-use std::fmt;
 use std::time::Duration;
 
 use crate::cli::args::{self, GlobalArgs, LogFormatArg, LogLevelArg};
+use crate::error::Error;
 use crate::log::{Level, io_reason};
 use crate::store::conn::Server;
 use crate::store::target::Target;
@@ -32,7 +32,7 @@ pub enum Command {
 }
 
 /// The subcommand's arguments, checked against each other and the global options.
-pub fn command(g: &Global, c: &args::Command) -> Result<Command, UsageError> {
+pub fn command(g: &Global, c: &args::Command) -> Result<Command, Error> {
     Ok(match c {
         args::Command::Run(a) => Command::Run(Box::new(run::run(g, a)?)),
         args::Command::Status(a) => Command::Status(commands::status(g, a)?),
@@ -45,18 +45,9 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, UsageError> {
     })
 }
 
-/// A usage error: one line naming the problem and the fix.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
+/// A usage error: one line naming the problem and the fix (`Error::Usage`, exit 2).
 macro_rules! usage {
-    ($($t:tt)*) => { return Err($crate::cli::config::UsageError(format!($($t)*))) };
+    ($($t:tt)*) => { return Err($crate::error::Error::Usage(format!($($t)*))) };
 }
 use usage;
 
@@ -72,7 +63,7 @@ pub struct Global {
     pub format: crate::log::Format,
 }
 
-pub fn global(g: &GlobalArgs) -> Result<Global, UsageError> {
+pub fn global(g: &GlobalArgs) -> Result<Global, Error> {
     if g.connect_timeout.is_zero() {
         usage!("--connect-timeout must be more than 0 (e.g. 2s)");
     }
@@ -112,7 +103,7 @@ pub fn global(g: &GlobalArgs) -> Result<Global, UsageError> {
         },
         insecure: g.tls_insecure,
     };
-    let target = Target::parse(&g.url, password, env_password, tls).map_err(UsageError)?;
+    let target = Target::parse(&g.url, password, env_password, tls).map_err(Error::Usage)?;
     Ok(Global {
         server: Server {
             target,
@@ -128,7 +119,7 @@ pub fn global(g: &GlobalArgs) -> Result<Global, UsageError> {
     })
 }
 
-fn read_password_file(path: &std::path::Path) -> Result<String, UsageError> {
+fn read_password_file(path: &std::path::Path) -> Result<String, Error> {
     let raw = match std::fs::read(path) {
         Ok(raw) => raw,
         Err(e) => usage!(
@@ -154,7 +145,7 @@ fn read_password_file(path: &std::path::Path) -> Result<String, UsageError> {
     Ok(pw.to_string())
 }
 
-fn read_pem(flag: &str, path: Option<&std::path::Path>) -> Result<Option<Vec<u8>>, UsageError> {
+fn read_pem(flag: &str, path: Option<&std::path::Path>) -> Result<Option<Vec<u8>>, Error> {
     let Some(path) = path else { return Ok(None) };
     match std::fs::read(path) {
         Ok(pem) if pem.windows(10).any(|w| w == b"-----BEGIN") => Ok(Some(pem)),
@@ -171,7 +162,7 @@ fn read_pem(flag: &str, path: Option<&std::path::Path>) -> Result<Option<Vec<u8>
 }
 
 /// The full lock key for a business key given to `status`, `check`, `exporter` or `release`.
-fn full_key(g: &Global, key: &str) -> Result<String, UsageError> {
+fn full_key(g: &Global, key: &str) -> Result<String, Error> {
     prefixed(
         &g.prefix,
         "KEY",
@@ -183,7 +174,7 @@ fn full_key(g: &Global, key: &str) -> Result<String, UsageError> {
 /// The business key `key` (given as `what`) with the prefix, checked: no whitespace or control
 /// characters, not empty (`empty_hint` says what to give), within the length limit, and one
 /// that keeps the lock and its companions in one cluster slot.
-fn prefixed(prefix: &str, what: &str, key: &str, empty_hint: &str) -> Result<String, UsageError> {
+fn prefixed(prefix: &str, what: &str, key: &str, empty_hint: &str) -> Result<String, Error> {
     check_key_chars(what, key)?;
     if key.is_empty() {
         usage!("{what} is empty; {empty_hint}");
@@ -201,7 +192,7 @@ fn prefixed(prefix: &str, what: &str, key: &str, empty_hint: &str) -> Result<Str
     Ok(full)
 }
 
-fn check_key_chars(flag: &str, s: &str) -> Result<(), UsageError> {
+fn check_key_chars(flag: &str, s: &str) -> Result<(), Error> {
     if let Some(c) = s.chars().find(|c| c.is_whitespace() || c.is_control()) {
         usage!(
             "{flag} contains {} ({c:?}); keys may not contain whitespace or control characters: use ':' or '-' instead",

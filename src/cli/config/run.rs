@@ -3,11 +3,12 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use super::{Global, UsageError, fmt_d, prefixed, usage};
+use super::{Global, fmt_d, prefixed, usage};
 use crate::cli::args::{Renewals, RunArgs};
 use crate::core::every::Every;
 use crate::core::ping::{PingUrl, parse_url};
 use crate::core::stop::Limits;
+use crate::error::Error;
 use crate::store::conn::Server;
 use crate::store::keys::MAX_LIMIT;
 use crate::store::runs::MAX_LOGGED_COMMAND;
@@ -63,7 +64,7 @@ pub struct RunConfig {
     pub ping: Option<PingUrl>,
 }
 
-pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, UsageError> {
+pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
     let key = prefixed(
         &g.prefix,
         "--key",

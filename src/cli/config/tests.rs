@@ -11,8 +11,8 @@ fn checked(subcommand: &str, args: &[&str]) -> Result<Command, String> {
     let mut argv = vec!["dlock", "--url", "redis://127.0.0.1:6379", subcommand];
     argv.extend_from_slice(args);
     let cli = line::parse(argv).map_err(|e| e.to_string())?;
-    let g = global(cli.global()).map_err(|e| e.0)?;
-    command(&g, &cli.command).map_err(|e| e.0)
+    let g = global(cli.global()).map_err(|e| e.to_string())?;
+    command(&g, &cli.command).map_err(|e| e.to_string())
 }
 
 /// `dlock run <args>` → the run config, or the usage error's text.

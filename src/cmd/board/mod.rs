@@ -161,7 +161,7 @@ fn api_locks(cfg: &ExporterConfig) -> Answer {
     Answer::streamed("application/json", "api-locks", move |w| {
         // A client that hung up is its own problem; Redis failing is the operator's.
         if let (Err(e), _) = json::write_array(&mut locks, w) {
-            server.unavailable(&e);
+            server.unavailable(&e).log();
         }
     })
 }
@@ -175,7 +175,7 @@ enum Page {
 /// Redis cannot be read (an outage, or a reply that says so: SPEC 5): logged, and a 503 that
 /// says why — never a board or a list that looks healthy and empty.
 fn unavailable(cfg: &ExporterConfig, e: &redis::RedisError, page: Page) -> Answer {
-    cfg.server.unavailable(e);
+    cfg.server.unavailable(e).log();
     let (target, reason) = (
         cfg.server.target.to_string(),
         cfg.server.target.classify(e).reason().to_string(),

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use crate::cli::args::StatusFormat;
 use crate::cli::config::StatusConfig;
+use crate::error::Error;
 use crate::exit::Exit;
-use crate::log::error;
+use crate::log::io_reason;
 use crate::store::reader;
 use crate::store::state::Found;
 use crate::sys::host::unix_ms;
@@ -17,36 +18,32 @@ use super::metrics;
 
 mod table;
 
-pub fn status(cfg: &StatusConfig) -> Exit {
+pub fn status(cfg: &StatusConfig) -> Result<Exit, Error> {
     if cfg.format == StatusFormat::Prometheus {
         return prometheus(cfg);
     }
     // Connected, the names found and the first locks read before a byte is written: a server
     // that cannot be used is one line and no output.
-    let mut locks = match reader::open(&cfg.server, &cfg.prefix, &cfg.keys) {
-        Ok(l) => l,
-        Err(e) => return cfg.server.unavailable(&e),
-    };
-    match to_output(cfg, |w| write(cfg, &mut locks, w)) {
-        Ok(()) => Exit::Child(0),
-        Err(failed) => failed.exit(cfg),
-    }
+    let mut locks = reader::open(&cfg.server, &cfg.prefix, &cfg.keys)
+        .map_err(|e| cfg.server.unavailable(&e))?;
+    to_output(cfg, |w| write(cfg, &mut locks, w)).map_err(|f| f.error(cfg))?;
+    Ok(Exit::Done)
 }
 
 /// `--format prometheus`: the page is written whether Redis could be read or not — with
 /// `dlock_up 0` and no lock series when not (then exit 69), so that a textfile collector
 /// reading `--output` never keeps serving the last `dlock_up 1` of a fleet it cannot see.
-fn prometheus(cfg: &StatusConfig) -> Exit {
+fn prometheus(cfg: &StatusConfig) -> Result<Exit, Error> {
     let mut down = None;
     let written = to_output(cfg, |w| {
         let (failed, wrote) = metrics::page(&cfg.server, &cfg.prefix, &cfg.keys, cfg.histogram, w);
         down = failed;
         wrote.map_err(Failed::Output)
     });
-    match (written, down) {
-        (Err(failed), _) => failed.exit(cfg),
-        (Ok(()), Some(e)) => cfg.server.unavailable(&e),
-        (Ok(()), None) => Exit::Child(0),
+    written.map_err(|f| f.error(cfg))?;
+    match down {
+        Some(e) => Err(cfg.server.unavailable(&e)),
+        None => Ok(Exit::Done),
     }
 }
 
@@ -71,15 +68,15 @@ enum Failed {
 }
 
 impl Failed {
-    fn exit(self, cfg: &StatusConfig) -> Exit {
+    fn error(self, cfg: &StatusConfig) -> Error {
         match (self, &cfg.output) {
             (Failed::Redis(e), _) => cfg.server.unavailable(&e),
-            (Failed::Output(e), Some(path)) => {
-                error!("output"; "cannot write --output {}: {}; point it at a file in a writable directory", path.display(), crate::log::io_reason(&e));
-                Exit::Usage
-            }
+            (Failed::Output(e), Some(path)) => Error::Output {
+                path: path.clone(),
+                reason: io_reason(&e),
+            },
             // stdout closed (`dlock status | head`): nothing more to say.
-            (Failed::Output(_), None) => Exit::Internal,
+            (Failed::Output(_), None) => Error::StdoutClosed,
         }
     }
 }

@@ -1,0 +1,205 @@
+//! dlock's own failures, as one type every layer may return (as just's `error.rs`). An `Error`
+//! knows its exit status (`exit`, `code`: from the one table in `crate::exit`), the event its
+//! log line is filed under, that event's fields, and its one line (`Display`). It is said once,
+//! where it reaches the top (`crate::main`, with `log`), in the log's format: `dlock: error: …`
+//! or one JSON object with the event and fields.
+//!
+//! A command returns `Result<Exit, Error>`: `Ok` is an outcome it reached and has no error of
+//! its own to report (`Exit::Done`; `Exit::NotDone` when `check` found a failing rule, its lines
+//! on stdout; for `run`, the job's own status, busy, not due, cap, lost), `Err` a failure that
+//! stops it, with its line.
+//!
+//! Adopting it where `error!(…); return Exit::X` remains (`cmd/run`):
+//! 1. Give each way out a variant here: an existing class whose sentence the caller forms
+//!    (`Usage`, `Internal`, `Unavailable` through `Server::unavailable`), or a new variant with
+//!    the values its sentence and fields need (`ContainRefused { why }`, `Replicas { acked,
+//!    wanted, … }`). Its event, fields and exit go in the three `match`es below, its sentence in
+//!    `Display`; an exit number in a sentence comes from `Exit`'s constants, never typed.
+//! 2. Return `Err(Error::…)` instead of the pair; let the function return `Result<Exit, Error>`
+//!    (the `Err(Exit)` of run's helpers becomes `Err(Error)`, or `Ok(exit)` for an outcome).
+//! 3. In `crate::main`, `Command::Run(cfg) => Ok(run::run(cfg))` loses its `Ok`.
+//!
+//! A line logged while the job still runs (`stopping`, `lost`) is an event, not an `Error`: it
+//! stays a `log::error!`, and the exit that follows it (`Ok(Exit::Cap)`) says nothing more.
+//! Cleanup on the way out (a release) happens before the top says the error: when a line must
+//! come before the cleanup's own lines, return the error from the step that fails and clean up
+//! in the caller after matching on it, rather than logging early.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::exit::Exit;
+use crate::log::{self, Level, Value};
+
+#[derive(Debug)]
+pub enum Error {
+    /// A line clap refused or a rule between flags broken: the line names the problem and the
+    /// fix (also: `install-self DIR` not a directory, `--listen` busy, `--slot` out of range).
+    Usage(String),
+    /// No command given: clap's help, on stderr.
+    Help(clap::Error),
+    /// `status --output PATH` cannot be written: a usage error, for the path was given.
+    Output { path: PathBuf, reason: String },
+    /// Redis could not be reached or used (`store::conn::Server::unavailable` words it).
+    Unavailable { target: String, reason: String },
+    /// A system failure dlock cannot go on after.
+    Internal(String),
+    /// stdout could not be written.
+    Stdout(String),
+    /// stdout was closed early (`dlock status | head`): nothing more to say.
+    StdoutClosed,
+    /// `history --run RUN`: no run's id is or starts with RUN (`seen`: the runs kept).
+    UnknownRun {
+        run: String,
+        lock: String,
+        seen: usize,
+    },
+    /// `history --run RUN`: several runs' ids start with RUN.
+    AmbiguousRun {
+        run: String,
+        lock: String,
+        matches: usize,
+    },
+    /// `history --run RUN`: that run ran without --capture.
+    NoOutput { run: String, lock: String },
+    /// `release`: nothing held.
+    NotHeld { key: String },
+    /// `release --token T`: held, by another token (`holder`: its token; `None` for a
+    /// semaphore, whose slots may have several).
+    NotYours { key: String, holder: Option<String> },
+    /// `release --every D`: the key has no --every success to keep (`ran`: it ran with --every).
+    NoEvery { key: String, ran: bool },
+    /// `install-self`: the running executable cannot be read.
+    SelfUnreadable(String),
+    /// `install-self`: the copy cannot be written.
+    NotInstalled { dest: PathBuf, reason: String },
+}
+
+impl Error {
+    /// The exit status it ends dlock with.
+    pub fn exit(&self) -> Exit {
+        match self {
+            Error::Usage(_) | Error::Help(_) | Error::Output { .. } => Exit::Usage,
+            Error::Unavailable { .. } => Exit::Unavailable,
+            Error::Internal(_) | Error::Stdout(_) | Error::StdoutClosed => Exit::Internal,
+            Error::UnknownRun { .. }
+            | Error::AmbiguousRun { .. }
+            | Error::NoOutput { .. }
+            | Error::NotHeld { .. }
+            | Error::NotYours { .. }
+            | Error::NoEvery { .. }
+            | Error::SelfUnreadable(_)
+            | Error::NotInstalled { .. } => Exit::NotDone,
+        }
+    }
+
+    /// The exit status as a number.
+    pub fn code(&self) -> u8 {
+        self.exit().code()
+    }
+
+    /// The event its log line is filed under; `None` for one dlock says nothing of its own
+    /// about (clap prints its help; a closed stdout).
+    pub fn event(&self) -> Option<&'static str> {
+        Some(match self {
+            Error::Help(_) | Error::StdoutClosed => return None,
+            Error::Usage(_) => "usage",
+            Error::Output { .. } => "output",
+            Error::Unavailable { .. } => "redis_unavailable",
+            Error::Internal(_) => "internal",
+            Error::Stdout(_) => "stdout",
+            Error::UnknownRun { .. } => "unknown_run",
+            Error::AmbiguousRun { .. } => "ambiguous_run",
+            Error::NoOutput { .. } => "no_output",
+            Error::NotHeld { .. } => "not_held",
+            Error::NotYours { .. } => "not_yours",
+            Error::NoEvery { .. } => "no_every",
+            Error::SelfUnreadable(_) | Error::NotInstalled { .. } => "install_self",
+        })
+    }
+
+    /// The event's numbers, as JSON lines carry them beside `msg`.
+    pub fn fields(&self) -> Vec<(&'static str, Value)> {
+        match self {
+            Error::AmbiguousRun { matches, .. } => vec![("matches", Value::from(*matches))],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Say it on stderr, in the log's format: where it reaches the top, and where a server
+    /// that keeps serving (the exporter) reports a request it could not answer.
+    pub fn log(&self) {
+        if let Error::Help(e) = self {
+            let _ = e.print();
+        } else if let Some(event) = self.event() {
+            log::emit(Level::Error, event, &self.fields(), format_args!("{self}"));
+        }
+    }
+}
+
+/// The one line, without the `dlock: error: ` the log puts before it.
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(line) | Error::Internal(line) => f.write_str(line),
+            Error::Help(e) => write!(f, "{e}"),
+            Error::Output { path, reason } => write!(
+                f,
+                "cannot write --output {}: {reason}; point it at a file in a writable directory",
+                path.display()
+            ),
+            Error::Unavailable { target, reason } => write!(
+                f,
+                "cannot use Redis at {target}: {reason}; check --url / DLOCK_URL"
+            ),
+            Error::Stdout(reason) => write!(f, "cannot write to stdout: {reason}"),
+            Error::StdoutClosed => f.write_str("stdout was closed early"),
+            Error::UnknownRun { run, lock, seen } => write!(
+                f,
+                "no run {run} in the run log of {lock} ({seen} runs kept): use a run id from the RUN column of `dlock history`"
+            ),
+            Error::AmbiguousRun { run, lock, matches } => write!(
+                f,
+                "--run {run} matches {matches} runs in the run log of {lock}: give more characters of the run id"
+            ),
+            Error::NoOutput { run, lock } => write!(
+                f,
+                "run {run} of {lock} kept no output: it ran without --capture; add --capture SIZE (e.g. 64KiB) to the job's `dlock run` to keep the output of its next runs"
+            ),
+            Error::NotHeld { key } => write!(f, "{key} is not held: nothing to release"),
+            Error::NotYours { key, holder: None } => write!(
+                f,
+                "no slot of {key} is held by the given --token: nothing released (use --force [--slot I] to break slots anyway)"
+            ),
+            Error::NotYours {
+                key,
+                holder: Some(t),
+            } => write!(
+                f,
+                "{key} is held by token {t}, not the given --token: nothing released (use --force to break it anyway)"
+            ),
+            Error::NoEvery { key, ran } => {
+                let what = if *ran {
+                    "has no --every success yet"
+                } else {
+                    "never ran with --every"
+                };
+                write!(
+                    f,
+                    "{key} {what}: nothing to change (its first success records the period it ran with)"
+                )
+            }
+            Error::SelfUnreadable(why) => write!(f, "cannot read this dlock executable: {why}"),
+            Error::NotInstalled { dest, reason } => write!(
+                f,
+                "cannot write {}: {reason}; check that the directory is writable and has room",
+                dest.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests;
