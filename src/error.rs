@@ -29,7 +29,24 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::exit::Exit;
-use crate::log::{self, Level, Value};
+use std::time::Duration;
+
+use crate::log::{self, Level, Value, ms, secs};
+
+/// `run`: KEY's --every period is recorded as another (`recorded`, `mine`: as flags); its last
+/// success (`run`, `host`, `granted`: a UTC time) and KEY as given (`key`).
+#[derive(Debug)]
+pub struct OtherPeriod {
+    pub lock: String,
+    pub key: String,
+    pub recorded: String,
+    pub mine: String,
+    pub every_ms: u64,
+    pub offset_ms: u64,
+    pub run: String,
+    pub host: String,
+    pub granted: String,
+}
 
 #[derive(Debug)]
 pub enum Error {
@@ -73,14 +90,54 @@ pub enum Error {
     SelfUnreadable(String),
     /// `install-self`: the copy cannot be written.
     NotInstalled { dest: PathBuf, reason: String },
+    /// `run`: a refusal retrying cannot fix (auth, ACL, a read-only replica, TLS).
+    Refused { target: String, reason: String },
+    /// `run`: Redis stayed unreachable for the whole --wait.
+    Unreachable {
+        target: String,
+        reason: String,
+        waited: Duration,
+    },
+    /// `run`: KEY is held with another --limit.
+    OtherLimit {
+        lock: String,
+        recorded: i64,
+        limit: u32,
+    },
+    /// `run`: KEY's --every period is recorded as another (boxed: the largest of these).
+    OtherPeriod(Box<OtherPeriod>),
+    /// `run --min-replicas N`: fewer replicas acknowledged the lock (`acked`, or why the WAIT
+    /// failed); the job did not run.
+    Unreplicated {
+        lock: String,
+        n: u32,
+        acked: Result<i64, String>,
+        timeout: Duration,
+    },
+    /// `run --contain`: the system gives the job no PID namespace.
+    ContainRefused(String),
+    /// `run`: the command does not exist (its path).
+    NotFound(String),
+    /// `run`: the command cannot be executed (why).
+    NotExecutable(String),
 }
 
 impl Error {
     /// The exit status it ends dlock with.
     pub fn exit(&self) -> Exit {
         match self {
-            Error::Usage(_) | Error::Help(_) | Error::Output { .. } => Exit::Usage,
-            Error::Unavailable { .. } => Exit::Unavailable,
+            Error::Usage(_)
+            | Error::Help(_)
+            | Error::Output { .. }
+            | Error::OtherLimit { .. }
+            | Error::OtherPeriod(_) => Exit::Usage,
+            Error::Unavailable { .. }
+            | Error::Refused { .. }
+            | Error::Unreachable { .. }
+            | Error::Unreplicated { .. } => Exit::Unavailable,
+            Error::ContainRefused(_) => Exit::NoContain,
+            Error::NotFound(_) => Exit::NotFound,
+            Error::NotExecutable(_) => Exit::NotExecutable,
             Error::Internal(_) | Error::Stdout(_) | Error::StdoutClosed => Exit::Internal,
             Error::UnknownRun { .. }
             | Error::AmbiguousRun { .. }
@@ -115,6 +172,14 @@ impl Error {
             Error::NotYours { .. } => "not_yours",
             Error::NoEvery { .. } => "no_every",
             Error::SelfUnreadable(_) | Error::NotInstalled { .. } => "install_self",
+            Error::Refused { .. } => "redis_refused",
+            Error::Unreachable { .. } => "redis_unreachable",
+            Error::OtherLimit { .. } => "other_limit",
+            Error::OtherPeriod(_) => "other_period",
+            Error::Unreplicated { .. } => "replicas",
+            Error::ContainRefused(_) => "contain",
+            Error::NotFound(_) => "not_found",
+            Error::NotExecutable(_) => "not_executable",
         })
     }
 
@@ -122,6 +187,20 @@ impl Error {
     pub fn fields(&self) -> Vec<(&'static str, Value)> {
         match self {
             Error::AmbiguousRun { matches, .. } => vec![("matches", Value::from(*matches))],
+            Error::Unreachable { waited, .. } => vec![("waited_ms", Value::from(ms(*waited)))],
+            Error::OtherLimit {
+                recorded, limit, ..
+            } => vec![
+                ("recorded", Value::from(*recorded)),
+                ("limit", Value::from(*limit)),
+            ],
+            Error::OtherPeriod(p) => vec![
+                ("every_ms", Value::from(p.every_ms)),
+                ("offset_ms", Value::from(p.offset_ms)),
+            ],
+            Error::Unreplicated {
+                n, acked: Ok(a), ..
+            } => vec![("acked", Value::from(*a)), ("wanted", Value::from(*n))],
             _ => Vec::new(),
         }
     }
@@ -195,6 +274,67 @@ impl fmt::Display for Error {
                 "cannot write {}: {reason}; check that the directory is writable and has room",
                 dest.display()
             ),
+            Error::Refused { target, reason } => {
+                write!(f, "cannot use Redis at {target}: {reason}")
+            }
+            Error::Unreachable {
+                target,
+                reason,
+                waited,
+            } => write!(
+                f,
+                "cannot reach Redis at {target}: {reason} (tried for {}); check --url / DLOCK_URL and that the server is up",
+                secs(*waited)
+            ),
+            Error::OtherLimit {
+                lock,
+                recorded,
+                limit,
+            } => write!(
+                f,
+                "{lock} is in use with --limit {recorded}, this run asked for --limit {limit}: every run with a key must use the same --limit (nothing held, the job did not run)"
+            ),
+            Error::OtherPeriod(p) => write!(
+                f,
+                "{} is recorded with {} (its last success: run {} on {}, granted {}), this run has {mine}: every host must give a key the same period (nothing held, the job did not run); to change the key's period on purpose, run `dlock release {} {mine}` once (the window holding that success stays done)",
+                p.lock,
+                p.recorded,
+                p.run,
+                p.host,
+                p.granted,
+                p.key,
+                mine = p.mine
+            ),
+            Error::Unreplicated {
+                lock,
+                n,
+                acked: Ok(acked),
+                timeout,
+            } => write!(
+                f,
+                "only {acked} of {n} replicas acknowledged {lock} within {} (--min-replicas): releasing, the job does not run (exit {}); check replication or lower --min-replicas",
+                secs(*timeout),
+                Exit::UNAVAILABLE
+            ),
+            Error::Unreplicated {
+                lock,
+                acked: Err(reason),
+                ..
+            } => write!(
+                f,
+                "cannot confirm replication of {lock} ({reason}): releasing, the job does not run (exit {})",
+                Exit::UNAVAILABLE
+            ),
+            Error::ContainRefused(why) => write!(
+                f,
+                "--contain: cannot give the job its own PID namespace: {why}; run as root, allow namespaces, or drop --contain (exit {}, nothing acquired)",
+                Exit::NO_CONTAIN
+            ),
+            Error::NotFound(path) => write!(
+                f,
+                "command not found: {path}; check the path and PATH, or use --shell for shell syntax"
+            ),
+            Error::NotExecutable(why) => write!(f, "cannot execute {why}"),
         }
     }
 }

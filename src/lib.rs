@@ -81,7 +81,7 @@ where
     }
     match config::command(&global, &cli.command)? {
         // `run` says its own failures still (see `error`'s module doc).
-        Command::Run(cfg) => Ok(run::run(cfg)),
+        Command::Run(cfg) => run::run(cfg),
         Command::Status(cfg) => status::status(&cfg),
         Command::Check(cfg) => check::check(&cfg),
         Command::Exporter(cfg) => exporter::exporter(&cfg),

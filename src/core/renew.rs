@@ -24,6 +24,7 @@ use super::Limits;
 use super::bugs::{Bug, on};
 use super::clock::lease_end;
 use super::stop::Input as Tell;
+use crate::log::secs;
 
 /// Behind Sentinel, how often the watchdog asks whether the master moved between renewals:
 /// well inside the time a promoted replica's copy of the lease has left after a failover (a
@@ -46,8 +47,12 @@ pub const REFUSED_PAUSE: Duration = Duration::from_millis(10);
 /// What happened, as the watchdog saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// The renewal sent at `sent` was confirmed (and, with --min-replicas, acknowledged).
+    /// The renewal sent at `sent` was applied; with --min-replicas (`with_replicas`), the
+    /// machine then asks for the replicas' acknowledgement (`Action::ConfirmReplicas`) before
+    /// it counts.
     Renewed { sent: Instant },
+    /// `ConfirmReplicas`' WAIT: how many replicas acknowledged, or why it failed.
+    Replicas(Result<i64, String>),
     /// The renewal found the key gone or someone else's.
     Lost { taken_over: bool },
     /// The renewal could not be confirmed (unreachable, refused, too few replicas): why, and
@@ -67,6 +72,13 @@ pub enum Action {
     Renew { deadline: Instant },
     /// Ask the sentinels whether the master moved; then `handle(Event::Looked { .. })`.
     LookForMaster,
+    /// WAIT for `n` replicas, `timeout` at most (already within the lease: at least 1 ms, as
+    /// WAIT 0 would block forever), its reply by `deadline`; then `handle(Event::Replicas(..))`.
+    ConfirmReplicas {
+        n: u32,
+        timeout: Duration,
+        deadline: Instant,
+    },
     /// Tell the stop machine.
     Tell(Tell),
     /// The schedule is over: renew no more, hold the session for the release.
@@ -84,6 +96,11 @@ enum State {
     Sending {
         reported: bool,
     },
+    /// The renewal sent at `sent` was applied; the replicas' WAIT is out.
+    Confirming {
+        sent: Instant,
+        reported: bool,
+    },
     /// The next try of a renewal that failed goes out at `at`.
     Retrying {
         at: Instant,
@@ -95,6 +112,8 @@ enum State {
 pub struct Renewal {
     limits: Limits,
     sentinel: bool,
+    /// --min-replicas N with --replica-timeout: a renewal counts once N replicas have it.
+    replicas: Option<(u32, Duration)>,
     /// The local end of the lease (from the send of the last confirmed renewal).
     deadline: Instant,
     /// When the last confirmed renewal (or the acquire) was sent.
@@ -118,6 +137,7 @@ impl Renewal {
         let mut r = Renewal {
             limits,
             sentinel,
+            replicas: None,
             deadline: lease_end(sent, limits.ttl),
             last_sent: sent,
             count: 0,
@@ -130,6 +150,14 @@ impl Renewal {
             r.wait(now);
         }
         r
+    }
+
+    /// --min-replicas N (N > 0) with --replica-timeout: a renewal that only the master has
+    /// would not survive a failover (the promoted replica's copy runs out one TTL after the
+    /// last one it got), so a renewal counts only once N replicas acknowledged it.
+    pub fn with_replicas(mut self, n: u32, timeout: Duration) -> Renewal {
+        self.replicas = (n > 0).then_some((n, timeout));
+        self
     }
 
     /// The local end of the current lease.
@@ -146,7 +174,7 @@ impl Renewal {
         match self.state {
             State::Waiting { next, look } => Some(look.map_or(next, |l| l.min(next))),
             State::Retrying { at } => Some(at),
-            State::Sending { .. } | State::Parked => None,
+            State::Sending { .. } | State::Confirming { .. } | State::Parked => None,
         }
     }
 
@@ -174,6 +202,44 @@ impl Renewal {
     }
 
     pub fn handle(&mut self, event: Event, now: Instant) {
+        match (self.state, event) {
+            (State::Sending { reported }, Event::Renewed { sent }) if self.replicas.is_some() => {
+                let (n, timeout) = self.replicas.unwrap_or((0, Duration::ZERO));
+                let left = self.deadline.saturating_duration_since(now);
+                let timeout = timeout.min(left).max(Duration::from_millis(1));
+                self.state = State::Confirming { sent, reported };
+                self.actions.push_back(Action::ConfirmReplicas {
+                    n,
+                    timeout,
+                    deadline: self.deadline,
+                });
+            }
+            (State::Confirming { sent, reported }, Event::Replicas(acked)) => {
+                let (n, timeout) = self.replicas.unwrap_or((0, Duration::ZERO));
+                let failed = match acked {
+                    Ok(a) if a >= i64::from(n) => None,
+                    Ok(a) => Some(format!(
+                        "only {a} of {n} replicas acknowledged the renewal within {} (--min-replicas)",
+                        secs(timeout)
+                    )),
+                    Err(reason) => Some(reason),
+                };
+                self.state = State::Sending { reported };
+                let event = match failed {
+                    None => Event::Renewed { sent },
+                    Some(reason) => Event::Failed {
+                        reason,
+                        refused: false,
+                    },
+                };
+                self.counted(event, now);
+            }
+            (_, event) => self.counted(event, now),
+        }
+    }
+
+    /// `event` about a renewal that counts (applied, and acknowledged when asked).
+    fn counted(&mut self, event: Event, now: Instant) {
         match (self.state, event) {
             (State::Sending { .. }, Event::Renewed { sent }) => {
                 let sent = if on(Bug::LeaseFromReply) { now } else { sent };

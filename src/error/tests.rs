@@ -39,6 +39,55 @@ fn every_error_exits_as_documented() {
             1,
         ),
         (Error::SelfUnreadable(s()), 1),
+        (
+            Error::Refused {
+                target: s(),
+                reason: s(),
+            },
+            69,
+        ),
+        (
+            Error::Unreachable {
+                target: s(),
+                reason: s(),
+                waited: Duration::ZERO,
+            },
+            69,
+        ),
+        (
+            Error::OtherLimit {
+                lock: s(),
+                recorded: 3,
+                limit: 2,
+            },
+            2,
+        ),
+        (
+            Error::OtherPeriod(Box::new(OtherPeriod {
+                lock: s(),
+                key: s(),
+                recorded: s(),
+                mine: s(),
+                every_ms: 1,
+                offset_ms: 0,
+                run: s(),
+                host: s(),
+                granted: s(),
+            })),
+            2,
+        ),
+        (
+            Error::Unreplicated {
+                lock: s(),
+                n: 1,
+                acked: Ok(0),
+                timeout: Duration::ZERO,
+            },
+            69,
+        ),
+        (Error::ContainRefused(s()), 71),
+        (Error::NotFound(s()), 127),
+        (Error::NotExecutable(s()), 126),
     ];
     for (e, code) in cases {
         assert_eq!(e.code(), code, "{e:?}");
@@ -65,5 +114,25 @@ fn only_a_closed_stdout_goes_unsaid() {
     assert_eq!(
         e.to_string(),
         "--run ab matches 3 runs in the run log of dlock:x: give more characters of the run id"
+    );
+}
+
+/// No exit number is typed into a line: the ones a line names come from the exit table.
+#[test]
+fn a_line_names_the_exit_the_table_gives() {
+    let e = Error::Unreplicated {
+        lock: "dlock:x".into(),
+        n: 1,
+        acked: Err("timed out".into()),
+        timeout: Duration::ZERO,
+    };
+    assert!(
+        e.to_string().contains(&format!("(exit {})", e.code())),
+        "{e}"
+    );
+    let e = Error::ContainRefused("no user namespaces".into());
+    assert!(
+        e.to_string().contains(&format!("(exit {},", e.code())),
+        "{e}"
     );
 }

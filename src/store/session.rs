@@ -64,16 +64,14 @@ impl Session {
         self.with(io, None, |conn| conn.query::<i64>(&wait))
     }
 
-    /// `wait_replicas` for a renewal: the wait and its reply both end by `deadline`.
+    /// `wait_replicas` for a renewal: its reply by `deadline` (the renewal machine bounds the
+    /// `timeout` by the lease).
     pub fn wait_replicas_within(
         &mut self,
         replicas: u32,
         timeout: Duration,
         deadline: Instant,
     ) -> Result<i64, Failure> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        // WAIT 0 would block forever: at least a millisecond.
-        let timeout = timeout.min(left).max(Duration::from_millis(1));
         let mut wait = redis::cmd("WAIT");
         wait.arg(replicas).arg(timeout.as_millis().to_string());
         let io = timeout + self.server.io_timeout;

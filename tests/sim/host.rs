@@ -61,8 +61,6 @@ pub struct Running {
     pub renewal: Option<Renewal>,
     /// The renewal out: (request, sent).
     pub out: Option<(u64, Instant)>,
-    /// The renewal's deadline, while it is out.
-    pub deadline: Option<Instant>,
     /// `out` is the WAIT after the renewal (--min-replicas), not the renewal.
     pub confirming: bool,
     pub job: Proc,

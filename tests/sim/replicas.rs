@@ -1,27 +1,22 @@
-//! `--min-replicas 1` after every renewal, as the watchdog's `confirm` does it: the renewal
-//! machine is told of a renewal only once the replica has it (a renewal only the master has
-//! would not survive a failover). The WAIT before the job is the acquire machine's
-//! (`ConfirmReplicas`, waiting.rs), the one after an --every success the end's (release.rs).
+//! `--min-replicas 1`: the WAIT a machine asks for, as the session sends it. Which WAIT, and
+//! what its answer means, is the machines': before the job the acquire machine's
+//! (`ConfirmReplicas`, waiting.rs), after each renewal the renewal machine's (supervise.rs),
+//! after an --every success the end's (release.rs). And what --min-replicas buys, as a test.
 
 use std::time::{Duration, Instant};
 
-use dlock::api::sim::RenewEvent;
-use redis::Value;
-
 use crate::check::Us;
-use crate::host::{failure, io_timeout, local};
+use crate::host::{io_timeout, local};
 use crate::world::{Fail, Request, World};
 
-/// The renewal sent at `sent` was applied: with --min-replicas, WAIT for the replica before
-/// the renewal machine hears of it (`Session::wait_replicas_within`: by the lease's deadline).
-/// None: no WAIT, the renewal counts now; Some(id): the WAIT out.
-pub fn after_renewal(w: &mut World, h: usize, deadline: Instant) -> Option<u64> {
-    let timeout = w.sc.min_replicas?;
-    // A connection closed since the renewal went out (a failover) fails the WAIT on it.
+/// `Session::wait_replicas_within`: the WAIT the renewal machine asks for (`timeout`, already
+/// within the lease), its reply by `deadline`; a connection closed since the renewal went out
+/// (a failover) fails it. The request's id.
+pub fn wait_within(w: &mut World, h: usize, timeout: Duration, deadline: Instant) -> u64 {
     let hung_up = std::mem::take(&mut w.hosts[h].hung_up);
     let left = deadline.saturating_duration_since(local(w, h));
-    // WAIT 0 would block forever: at least a millisecond, in whole ms as the command takes it.
-    let ms = timeout.min(left).max(Duration::from_millis(1)).as_millis() as Us;
+    // In whole ms, as the command takes it.
+    let ms = timeout.as_millis().max(1) as Us;
     let io = (ms * 1000 + io_timeout(w))
         .min(left.as_micros() as Us)
         .max(1);
@@ -29,22 +24,7 @@ pub fn after_renewal(w: &mut World, h: usize, deadline: Instant) -> Option<u64> 
     if hung_up {
         w.fail_now(id, Fail::Refused);
     }
-    Some(id)
-}
-
-/// The WAIT after a renewal answered: what the renewal machine is told.
-pub fn renewal_confirmed(a: Result<Value, Fail>, sent: Instant) -> RenewEvent {
-    match a {
-        Ok(Value::Int(n)) if n >= 1 => RenewEvent::Renewed { sent },
-        Ok(_) => RenewEvent::Failed {
-            reason: "only 0 of 1 replicas acknowledged the renewal (--min-replicas)".into(),
-            refused: false,
-        },
-        Err(f) => RenewEvent::Failed {
-            reason: failure(f).reason,
-            refused: f == Fail::Refused,
-        },
-    }
+    id
 }
 
 /// The same failover worlds twice: without --min-replicas some overlap (a holder's lease the

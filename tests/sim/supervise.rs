@@ -56,7 +56,6 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
         stop,
         renewal: None,
         out: None,
-        deadline: None,
         confirming: false,
         job,
         window,
@@ -144,7 +143,12 @@ fn act_stop(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
         match a {
             StopAction::StartWatchdog { at_once } => {
                 if r.renewal.is_none() {
-                    r.renewal = Some(Renewal::new(limits(w), r.sent, false, at_once, now));
+                    let (n, timeout) = (
+                        u32::from(w.sc.min_replicas.is_some()),
+                        w.sc.min_replicas.unwrap_or_default(),
+                    );
+                    let m = Renewal::new(limits(w), r.sent, false, at_once, now);
+                    r.renewal = Some(m.with_replicas(n, timeout));
                 }
             }
             StopAction::Terminate | StopAction::Forward(_) => signal(w, h, r, false),
@@ -188,8 +192,14 @@ fn act_renewal(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
                 let left = deadline.saturating_duration_since(now).as_micros() as Us;
                 let id = w.send(h, call, io_timeout(w).min(left.max(1)));
                 r.out = Some((id, now));
-                r.deadline = Some(deadline);
                 w.check.ev(w.now, h, "renew", 0);
+            }
+            RenewAction::ConfirmReplicas {
+                timeout, deadline, ..
+            } => {
+                let id = crate::replicas::wait_within(w, h, timeout, deadline);
+                r.out = Some((id, now));
+                r.confirming = true;
             }
             RenewAction::LookForMaster => m.handle(RenewEvent::Looked { moved: false }, now),
             RenewAction::Tell(input) => tells.push(input),
@@ -221,22 +231,18 @@ pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value
     r.out = None;
     let now = local(w, h);
     if std::mem::take(&mut r.confirming) {
-        let event = crate::replicas::renewal_confirmed(a, sent);
+        let acked = match a {
+            Ok(Value::Int(n)) => Ok(n),
+            Ok(v) => panic!("seed {}: WAIT answered {v:?}", w.sc.seed),
+            Err(f) => Err(failure(f).reason),
+        };
         if let Some(m) = r.renewal.as_mut() {
-            m.handle(event, now);
+            m.handle(RenewEvent::Replicas(acked), now);
         }
         return;
     }
     let event = match a.map(RenewCall::reply) {
-        Ok(Ok(Renew::Renewed)) => {
-            let deadline = r.deadline.unwrap_or(now);
-            if let Some(id) = crate::replicas::after_renewal(w, h, deadline) {
-                r.out = Some((id, sent));
-                r.confirming = true;
-                return;
-            }
-            RenewEvent::Renewed { sent }
-        }
+        Ok(Ok(Renew::Renewed)) => RenewEvent::Renewed { sent },
         Ok(Ok(lost)) => RenewEvent::Lost {
             taken_over: lost == Renew::TakenOver,
         },

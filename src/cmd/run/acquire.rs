@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::Note;
 use super::held::Held;
+use super::note::Note;
 use super::release::clean_up;
 use super::waker::Waker;
 use crate::cli::config::RunConfig;
@@ -14,8 +14,9 @@ use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
 use crate::core::every::flags;
 use crate::core::finish::{Cleanup, CleanupEnd};
+use crate::error::{Error, OtherPeriod as OtherPeriodError};
 use crate::exit::Exit;
-use crate::log::{debug, error, info, warn};
+use crate::log::{debug, info, warn};
 use crate::log::{ms, secs};
 use crate::store::keys::{Keys, new_token};
 use crate::store::lock::{Acquire, AcquireCall, BusyCall, Meta};
@@ -37,17 +38,22 @@ struct Shell<'a> {
     tx: Sender<Note>,
     waker: Option<Waker>,
     wait: Wait,
+    /// The failure that ends the wait, when one does: said once, at the top.
+    error: Option<Error>,
 }
 
-/// Take the lock `keys` names: the connection that won it, what the run holds, and the exit
-/// status of a run whose job must not start (a signal came first, the replicas did not confirm
-/// the lock: release it unstarted); or the exit status of a run that got no lock.
+/// How a run ends: its exit status, or the failure that ended it (said at the top).
+pub type Ended = Result<Exit, Error>;
+
+/// Take the lock `keys` names: the connection that won it, what the run holds, and how a run
+/// whose job must not start ends (a signal came first, the replicas did not confirm the lock:
+/// release it unstarted); or how a run that got no lock ends.
 pub fn acquire(
     cfg: &Arc<RunConfig>,
     keys: Keys,
     events: &Receiver<Note>,
     tx: Sender<Note>,
-) -> Result<(Session, Held, Option<Exit>), Exit> {
+) -> Result<(Session, Held, Option<Ended>), Ended> {
     let won = take(cfg, &keys, events, tx)?;
     Ok((
         won.session,
@@ -74,7 +80,7 @@ struct Won {
     sent: Instant,
     waited: Duration,
     window: Option<u64>,
-    unstarted: Option<Exit>,
+    unstarted: Option<Ended>,
 }
 
 fn take(
@@ -82,7 +88,7 @@ fn take(
     keys: &Keys,
     events: &Receiver<Note>,
     tx: Sender<Note>,
-) -> Result<Won, Exit> {
+) -> Result<Won, Ended> {
     let limits = Limits {
         wait: cfg.wait,
         retry_max: cfg.retry_max,
@@ -110,6 +116,7 @@ fn take(
         tx,
         waker: None,
         wait: Wait::new(limits, backoff, Instant::now()),
+        error: None,
     };
     loop {
         // A signal or wake-up that came in meanwhile counts before the next try.
@@ -125,8 +132,8 @@ fn take(
             continue;
         }
         let Some(next) = s.wait.poll_timeout() else {
-            error!("internal"; "the acquire loop has neither a next try nor an outcome");
-            return Err(Exit::Internal);
+            let why = "the acquire loop has neither a next try nor an outcome";
+            return Err(Err(Error::Internal(why.into())));
         };
         if let Ok(ev) = events.recv_timeout(next.saturating_duration_since(Instant::now()), None) {
             s.event(ev);
@@ -215,7 +222,9 @@ impl Shell<'_> {
         }
     }
 
-    fn finish(&mut self, outcome: Outcome) -> Result<Won, Exit> {
+    fn finish(&mut self, outcome: Outcome) -> Result<Won, Ended> {
+        // The failure the machine reported, if one ended the wait.
+        let ended = |exit, error: &mut Option<Error>| error.take().map_or(Ok(exit), Err);
         let (fence, slot, sent, waited, unstarted) = match outcome {
             Outcome::Acquired {
                 fence,
@@ -229,8 +238,14 @@ impl Shell<'_> {
                 sent,
                 waited,
                 exit,
-            } => (fence, slot, sent, waited, Some(exit)),
-            Outcome::Exit(exit) => return Err(exit),
+            } => (
+                fence,
+                slot,
+                sent,
+                waited,
+                Some(ended(exit, &mut self.error)),
+            ),
+            Outcome::Exit(exit) => return Err(ended(exit, &mut self.error)),
         };
         let fresh = Session::new(&self.cfg.server);
         Ok(Won {
@@ -271,7 +286,7 @@ impl Shell<'_> {
         }
     }
 
-    fn report(&self, r: Report) {
+    fn report(&mut self, r: Report) {
         let (lock, target) = (&self.keys.lock, &self.cfg.server.target);
         match r {
             Report::NoTtl => warn!("no_ttl";
@@ -284,13 +299,16 @@ impl Shell<'_> {
                 )
             }
             Report::Refused { reason } => {
-                error!("redis_refused"; "cannot use Redis at {target}: {reason}")
+                let target = target.to_string();
+                self.error = Some(Error::Refused { target, reason });
             }
             Report::OtherLimit { recorded } => {
-                error!("other_limit", recorded = recorded, limit = self.cfg.limit;
-                    "{lock} is in use with --limit {recorded}, this run asked for --limit {}: every run with a key must use the same --limit (nothing held, the job did not run)",
-                    self.cfg.limit
-                )
+                let (lock, limit) = (lock.clone(), self.cfg.limit);
+                self.error = Some(Error::OtherLimit {
+                    lock,
+                    recorded,
+                    limit,
+                });
             }
             Report::OtherPeriod(other) => {
                 let mine = self
@@ -298,14 +316,17 @@ impl Shell<'_> {
                     .every
                     .map_or(String::new(), |e| flags(e.period_ms(), e.offset_ms()));
                 let date = other.every_ms >= 86_400_000;
-                error!("other_period", every_ms = other.every_ms, offset_ms = other.offset_ms;
-                    "{lock} is recorded with {} (its last success: run {} on {}, granted {}), this run has {mine}: every host must give a key the same period (nothing held, the job did not run); to change the key's period on purpose, run `dlock release {} {mine}` once (the window holding that success stays done)",
-                    flags(other.every_ms, other.offset_ms),
-                    short_run(&other.run),
-                    other.host,
-                    utc_stamp(other.granted_ms, date),
-                    self.cfg.name
-                )
+                self.error = Some(Error::OtherPeriod(Box::new(OtherPeriodError {
+                    lock: lock.clone(),
+                    key: self.cfg.name.clone(),
+                    recorded: flags(other.every_ms, other.offset_ms),
+                    mine,
+                    every_ms: other.every_ms,
+                    offset_ms: other.offset_ms,
+                    run: short_run(&other.run),
+                    host: other.host,
+                    granted: utc_stamp(other.granted_ms, date),
+                })));
             }
             Report::NotDue { not_due, code } => {
                 let next = self.cfg.every.map_or(0, |e| e.next(not_due.window_ms));
@@ -326,19 +347,15 @@ impl Shell<'_> {
             Report::Replicated { acked } => {
                 debug!("replicas", acked = acked; "{acked} replicas have {lock}")
             }
-            Report::Unreplicated {
-                n,
-                acked: Ok(acked),
-                timeout,
-            } => error!("replicas", acked = acked, wanted = n;
-                "only {acked} of {n} replicas acknowledged {lock} within {} (--min-replicas): releasing, the job does not run (exit 69); check replication or lower --min-replicas",
-                secs(timeout)
-            ),
-            Report::Unreplicated {
-                acked: Err(reason), ..
-            } => error!("replicas";
-                "cannot confirm replication of {lock} ({reason}): releasing, the job does not run (exit 69)"
-            ),
+            Report::Unreplicated { n, acked, timeout } => {
+                let lock = lock.clone();
+                self.error = Some(Error::Unreplicated {
+                    lock,
+                    n,
+                    acked,
+                    timeout,
+                });
+            }
             Report::SignalWhileWaiting { signal, waited } => {
                 info!("signal_while_waiting", signal = signal, waited_ms = ms(waited);
                     "{} while waiting for {lock}: stopped waiting after {}; nothing held",
@@ -385,10 +402,12 @@ impl Shell<'_> {
                 }
             }
             Report::GaveUpDown { reason, waited } => {
-                error!("redis_unreachable", waited_ms = ms(waited);
-                    "cannot reach Redis at {target}: {reason} (tried for {}); check --url / DLOCK_URL and that the server is up",
-                    secs(waited)
-                )
+                let target = target.to_string();
+                self.error = Some(Error::Unreachable {
+                    target,
+                    reason,
+                    waited,
+                });
             }
         }
     }

@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 
 use super::report::spawn_failed;
 use crate::core::stop::GROUP_POLL;
+use crate::error::Error;
 use crate::exit::Exit;
-use crate::log::{error, warn};
+use crate::log::warn;
 use crate::sys::event::{self, Event};
 use crate::sys::process;
 
@@ -40,18 +41,29 @@ pub fn argv(grace: Duration, job: &[OsString]) -> Vec<OsString> {
     argv
 }
 
-/// Run as the init, from the arguments after `ARG`; the exit status.
-pub fn main(mut args: impl Iterator<Item = OsString>) -> u8 {
+/// Run as the init, from the arguments after `ARG`; the exit status (a failure said first,
+/// as dlock's own top does).
+pub fn main(args: impl Iterator<Item = OsString>) -> u8 {
+    match init(args) {
+        Ok(code) => code,
+        Err(e) => {
+            e.log();
+            e.code()
+        }
+    }
+}
+
+fn init(mut args: impl Iterator<Item = OsString>) -> Result<u8, Error> {
     let grace = args.next().and_then(|g| g.to_str()?.parse::<u64>().ok());
     if let Some(log) = args.next() {
         crate::log::apply_settings(&log.to_string_lossy());
     }
+    let usage = || Error::Usage(format!("{ARG} is dlock's own: GRACE_MS LOG -- COMMAND..."));
     let (Some(grace), Some(sep)) = (grace, args.next()) else {
-        error!("internal"; "{ARG} is dlock's own: GRACE_MS LOG -- COMMAND...");
-        return Exit::Usage.code();
+        return Err(usage());
     };
     if sep != "--" {
-        return Exit::Usage.code();
+        return Err(usage());
     }
     let job: Vec<OsString> = args.collect();
     // JSON lines name the key, as dlock's own do (the job's environment carries it).
@@ -59,19 +71,12 @@ pub fn main(mut args: impl Iterator<Item = OsString>) -> u8 {
         crate::log::set_key(&key.to_string_lossy());
     }
     // No helper thread sends notes.
-    let (_tx, rx) = match event::channel::<Infallible>() {
-        Ok(c) => c,
-        Err(e) => {
-            error!("internal"; "contained init: cannot set up signal handling: {e}");
-            return Exit::Internal.code();
-        }
-    };
-    let child = match process::spawn(&job, &[], false, None) {
-        Ok(c) => c,
-        Err(e) => {
-            return spawn_failed(&e).code();
-        }
-    };
+    let (_tx, rx) = event::channel::<Infallible>().map_err(|e| {
+        Error::Internal(format!(
+            "contained init: cannot set up signal handling: {e}"
+        ))
+    })?;
+    let child = process::spawn(&job, &[], false, None).map_err(|e| spawn_failed(&e))?;
     rx.watch_child(child.pid, false);
     // No timer runs while the job does (dlock outside keeps the lease's): wait for its exit or
     // a signal, an hour at a time.
@@ -86,7 +91,7 @@ pub fn main(mut args: impl Iterator<Item = OsString>) -> u8 {
     };
     child.restore_tty();
     sweep(&rx, Duration::from_millis(grace));
-    Exit::from_status(status).code()
+    Ok(Exit::from_status(status).code())
 }
 
 /// The job has exited: SIGTERM whatever is left in the namespace, wait up to `grace` (reaping

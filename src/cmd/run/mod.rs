@@ -5,6 +5,7 @@ mod acquire;
 mod capture;
 mod held;
 pub(crate) mod init;
+mod note;
 mod ping;
 mod release;
 mod report;
@@ -20,9 +21,10 @@ use crate::core::clock::hard_stop;
 use crate::core::finish::{End, EndLimits, JobEnded, Report as EndReport};
 use crate::core::ping::{Facts, body, first_line, outcome};
 use crate::core::stats;
-use crate::core::stop::{Input, Stop};
+use crate::core::stop::Stop;
+use crate::error::Error;
 use crate::exit::Exit;
-use crate::log::{debug, error, info, warn};
+use crate::log::{debug, info, warn};
 use crate::log::{io_reason, ms, secs};
 use crate::store::keys::Keys;
 use crate::store::runs::RunLog;
@@ -31,40 +33,29 @@ use crate::sys::event::{Event, Receiver};
 use crate::sys::host;
 use crate::sys::process::{self, Child};
 use crate::sys::signals;
+use acquire::Ended;
 use capture::Capture;
 use held::Held;
+use note::Note;
 use ping::Pinger;
 use supervise::Supervisor;
 
-/// What `run`'s helper threads tell the main loop: the waker's wake-up while it waits for the
-/// lock, the watchdog's renewal results (already the stop machine's input) while the job runs.
-#[derive(Debug)]
-pub(crate) enum Note {
-    Woken,
-    Lease(Input),
-}
-
-pub fn run(cfg: Box<RunConfig>) -> Exit {
+/// `dlock run`: the job's exit status (or dlock's own for a busy, not-due, capped or lost
+/// run), or the failure that ended it, said once at the top.
+pub fn run(cfg: Box<RunConfig>) -> Ended {
     // First, before any thread starts: the signal mask is inherited.
-    let (tx, rx) = match crate::sys::event::channel() {
-        Ok(c) => c,
-        Err(e) => {
-            error!("internal"; "cannot set up signal handling: {e}");
-            return Exit::Internal;
-        }
-    };
+    let (tx, rx) = crate::sys::event::channel()
+        .map_err(|e| Error::Internal(format!("cannot set up signal handling: {e}")))?;
     let cfg: Arc<RunConfig> = Arc::from(cfg);
-    if let Err(exit) = preflight(&cfg) {
-        return exit;
-    }
+    preflight(&cfg)?;
     let keys = Keys::with_limit(&cfg.key, cfg.limit);
     crate::log::set_key(&keys.lock);
     if let Err(exit) = splay(&cfg, &rx) {
-        return exit;
+        return Ok(exit);
     }
-    let (mut session, held, unstarted_exit) = match acquire::acquire(&cfg, keys, &rx, tx.clone()) {
+    let (mut session, held, unstarted_end) = match acquire::acquire(&cfg, keys, &rx, tx.clone()) {
         Ok(won) => won,
-        Err(exit) => return exit,
+        Err(end) => return end,
     };
     let held = Arc::new(held);
     report::acquired(&cfg, &held.keys.lock, held.fence, held.slot, held.waited);
@@ -83,16 +74,18 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
     // --ping: only the host that holds the lock pings.
     let mut pinger = Pinger::new(&cfg, &held.token);
     // The job never started: count the acquisition but no hold time, log nothing; the end
-    // ping still tells (`error`: the line that said why the job could not be started).
-    let unstarted = |session: &mut Session, exit, error: Option<String>, pinger| {
+    // ping still tells (with the failure's line, when one ended the run).
+    let unstarted = |session: &mut Session, ended: Ended, pinger| {
+        let exit = ended.as_ref().map_or_else(Error::exit, |e| *e);
         let end = End::unstarted(exit, held.first_expiry(), Instant::now());
         release::end(session, &held, &RunLog::off(), end, |_, _| {});
-        end_ping(pinger, &held, (exit, false), error.as_deref(), None);
-        exit
+        let line = ended.as_ref().err().map(|e| format!("dlock: error: {e}"));
+        end_ping(pinger, &held, (exit, false), line.as_deref(), None);
+        ended
     };
     // A signal before the job started, or replicas that did not confirm the lock.
-    if let Some(exit) = unstarted_exit {
-        return unstarted(&mut session, exit, None, pinger);
+    if let Some(ended) = unstarted_end {
+        return unstarted(&mut session, ended, pinger);
     }
     let capture = match cfg
         .capture
@@ -101,8 +94,11 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
         None => None,
         Some(Ok(c)) => Some(c),
         Some(Err(e)) => {
-            error!("internal"; "--capture: cannot set up the pipes for the job's output: {}", io_reason(&e));
-            return unstarted(&mut session, Exit::Internal, None, pinger);
+            let why = format!(
+                "--capture: cannot set up the pipes for the job's output: {}",
+                io_reason(&e)
+            );
+            return unstarted(&mut session, Err(Error::Internal(why)), pinger);
         }
     };
     let child = match spawn(&held, capture.as_ref().map(|c| &c.1)) {
@@ -110,7 +106,7 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
             rx.watch_child(c.pid, c.hold_leader);
             c
         }
-        Err((exit, error)) => return unstarted(&mut session, exit, Some(error), pinger),
+        Err(e) => return unstarted(&mut session, Err(e), pinger),
     };
     if let Some(p) = pinger.as_mut() {
         p.start();
@@ -143,7 +139,7 @@ pub fn run(cfg: Box<RunConfig>) -> Exit {
     let (exit, compare_failure) = finish(&mut session, &held, &sup.stop, started_ms, &log);
     let output = log.output.as_ref().map(|o| o.0.as_slice());
     end_ping(pinger, &held, (exit, compare_failure), None, output);
-    exit
+    Ok(exit)
 }
 
 /// After the release: the end ping, when --ping asked for one. `ended`: the exit status and
@@ -209,14 +205,9 @@ fn splay(cfg: &RunConfig, rx: &Receiver<Note>) -> Result<(), Exit> {
 
 /// What is checked before acquiring: whether --contain is possible here, and a warning for an
 /// uncapped lease.
-fn preflight(cfg: &RunConfig) -> Result<(), Exit> {
-    if cfg.contain
-        && let Err(why) = process::contain_possible()
-    {
-        error!("contain";
-            "--contain: cannot give the job its own PID namespace: {why}; run as root, allow namespaces, or drop --contain (exit 71, nothing acquired)"
-        );
-        return Err(Exit::NoContain);
+fn preflight(cfg: &RunConfig) -> Result<(), Error> {
+    if cfg.contain {
+        process::contain_possible().map_err(Error::ContainRefused)?;
     }
     if cfg.limits.max_renewals.is_none() {
         warn!("unlimited_renewals";
@@ -228,8 +219,8 @@ fn preflight(cfg: &RunConfig) -> Result<(), Exit> {
 
 /// Start the job (under `--contain`'s init when asked) with what it is told about its lease,
 /// its output into `--capture`'s pipes when asked.
-/// Err: the exit status and the error line that said why the job could not be started.
-fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, (Exit, String)> {
+/// Err: why the job could not be started.
+fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, Error> {
     let cfg = &held.cfg;
     let kill_at = hard_stop(held.first_deadline(), cfg.limits.ttl);
     let wall_deadline = crate::sys::host::unix_ms()
@@ -252,7 +243,7 @@ fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, (Exit
     } else {
         process::spawn(&cfg.argv, &env, false, output)
     };
-    child.map_err(|e| report::spawn_failed_line(&e))
+    child.map_err(|e| report::spawn_failed(&e))
 }
 
 /// The job is over: release (or, for a lease found lost, only record the run), say how it

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::cli::config::RunConfig;
 use crate::core::finish::Released;
 use crate::core::stop::Report;
+use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::{debug, error, info, warn};
 use crate::log::{ms, secs};
@@ -52,8 +53,9 @@ pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Ve
                 "the key is gone (expired, deleted, or the server lost its data)"
             };
             error!("lost", elapsed_ms = ms(*ran);
-                "lease lost after {}: {what}; stopping the job now (exit 125)",
-                secs(*ran)
+                "lease lost after {}: {what}; stopping the job now (exit {})",
+                secs(*ran),
+                Exit::LOST
             );
         }
         Report::CapReached {
@@ -76,12 +78,13 @@ pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Ve
             limit,
             kill_in,
         } => error!("stopping", reason = "cap", ran_ms = ms(*ran), limit_ms = ms(*limit);
-            "stopping the job: renewal cap reached (ran {}; hard limit ≈ {renewals} × {} + TTL {} = {}); SIGTERM now, SIGKILL in {} (exit 124)",
+            "stopping the job: renewal cap reached (ran {}; hard limit ≈ {renewals} × {} + TTL {} = {}); SIGTERM now, SIGKILL in {} (exit {})",
             secs(*ran),
             secs(cfg.limits.renew_every),
             secs(cfg.limits.ttl),
             secs(*limit),
-            secs(*kill_in)
+            secs(*kill_in),
+            Exit::CAP
         ),
         Report::StopUnconfirmed {
             trouble,
@@ -89,10 +92,11 @@ pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Ve
             left,
             kill_in,
         } => error!("stopping", reason = "unconfirmed", ran_ms = ms(*ran);
-            "stopping the job: lease not confirmed ({}) and it ends in {}; SIGTERM now, SIGKILL in {} (exit 125)",
+            "stopping the job: lease not confirmed ({}) and it ends in {}; SIGTERM now, SIGKILL in {} (exit {})",
             trouble.as_deref().unwrap_or("no renewal answer"),
             secs(*left),
-            secs(*kill_in)
+            secs(*kill_in),
+            Exit::LOST
         ),
         Report::Forwarded { signal, kill_in } => {
             info!("signal_forwarded", signal = *signal, kill_in_ms = ms(*kill_in);
@@ -159,30 +163,14 @@ pub(super) fn acquired(cfg: &RunConfig, lock: &str, fence: i64, slot: u32, waite
     );
 }
 
-/// The job could not be started: say why, and the exit status that says it (127, 126, 70).
-/// Used by `run` and by `--contain`'s init alike.
-pub(crate) fn spawn_failed(e: &SpawnError) -> Exit {
-    spawn_failed_line(e).0
-}
-
-/// `spawn_failed`, and the line it logged as text (`dlock: error: …`), for `--ping`'s body.
-pub(super) fn spawn_failed_line(e: &SpawnError) -> (Exit, String) {
-    let (exit, msg) = match e {
-        SpawnError::NotFound(p) => (
-            Exit::NotFound,
-            format!(
-                "command not found: {p}; check the path and PATH, or use --shell for shell syntax"
-            ),
-        ),
-        SpawnError::NotExecutable(why) => (Exit::NotExecutable, format!("cannot execute {why}")),
-        SpawnError::Other(why) => (Exit::Internal, format!("cannot start the job: {why}")),
-    };
-    match exit {
-        Exit::NotFound => error!("not_found"; "{msg}"),
-        Exit::NotExecutable => error!("not_executable"; "{msg}"),
-        _ => error!("internal"; "{msg}"),
+/// Why the job could not be started, with the exit status that says it (127, 126, 70). Used
+/// by `run` and by `--contain`'s init alike.
+pub(crate) fn spawn_failed(e: &SpawnError) -> Error {
+    match e {
+        SpawnError::NotFound(p) => Error::NotFound(p.to_string()),
+        SpawnError::NotExecutable(why) => Error::NotExecutable(why.to_string()),
+        SpawnError::Other(why) => Error::Internal(format!("cannot start the job: {why}")),
     }
-    (exit, format!("dlock: error: {msg}"))
 }
 
 /// The facts of a finished hold.

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::Note;
 use super::held::Held;
+use super::note::Note;
 use super::watchdog::{Watchdog, watched};
 use crate::core::stop::{Action, Input, Stop};
 use crate::log::secs;

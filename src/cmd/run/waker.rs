@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use super::Note;
+use super::note::Note;
 use crate::cli::config::RunConfig;
 use crate::core::acquire::{WakerPush, waker_push};
 use crate::log::{debug, warn};

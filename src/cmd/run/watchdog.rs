@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::Note;
 use super::held::Held;
+use super::note::Note;
 use crate::core::renew::{Action, Event, Renewal};
 use crate::core::stop::FIRST_LOOK;
 use crate::log::debug;
@@ -77,7 +77,7 @@ fn watch(
 ) -> Session {
     let cfg = &held.cfg;
     let sentinel = session.behind_sentinel();
-    let mut m = Renewal::new(cfg.limits, held.sent, sentinel, at_once, Instant::now());
+    let m = Renewal::new(cfg.limits, held.sent, sentinel, at_once, Instant::now());
     let renew = RenewCall {
         keys: &held.keys,
         slot: held.slot,
@@ -85,8 +85,7 @@ fn watch(
         ttl: cfg.limits.ttl,
         stats: cfg.stats,
     };
-    // --min-replicas N with --replica-timeout: a renewal counts once N replicas have it.
-    let replicas = (cfg.min_replicas > 0).then_some((cfg.min_replicas, cfg.replica_timeout));
+    let mut m = m.with_replicas(cfg.min_replicas, cfg.replica_timeout);
     loop {
         m.on_timeout(Instant::now());
         while let Some(action) = m.poll_action() {
@@ -103,8 +102,16 @@ fn watch(
                     m.handle(Event::Looked { moved }, Instant::now());
                 }
                 Action::Renew { deadline } => {
-                    let event = renew_once(&mut session, &renew, replicas, deadline);
+                    let event = renew_once(&mut session, &renew, deadline);
                     m.handle(event, Instant::now());
+                }
+                Action::ConfirmReplicas {
+                    n,
+                    timeout,
+                    deadline,
+                } => {
+                    let acked = session.wait_replicas_within(n, timeout, deadline);
+                    m.handle(Event::Replicas(acked.map_err(|f| f.reason)), Instant::now());
                 }
             }
         }
@@ -132,51 +139,20 @@ fn watch(
 
 /// One renewal, on the master the sentinels name now (a demoted master keeps accepting writes
 /// until Sentinel reconfigures it), connecting and answered within what is left of the lease.
-fn renew_once(
-    session: &mut Session,
-    renew: &RenewCall,
-    replicas: Option<(u32, Duration)>,
-    deadline: Instant,
-) -> Event {
+fn renew_once(session: &mut Session, renew: &RenewCall, deadline: Instant) -> Event {
     if session.follow_master(deadline) {
         debug!("master_moved"; "the sentinels name a new master: renewing there");
     }
     let sent = Instant::now();
-    let answer = session
-        .call_within(renew, Some(deadline))
-        .map_err(|f| (f.reason, f.refused))
-        .and_then(|r| match (r, replicas) {
-            // A renewal that only the master has would not survive a failover: the promoted
-            // replica's copy runs out one TTL after the last one it got.
-            (Renew::Renewed, Some((n, timeout))) => confirm(session, n, timeout, deadline)
-                .map(|()| r)
-                .map_err(|reason| (reason, false)),
-            _ => Ok(r),
-        });
-    match answer {
+    match session.call_within(renew, Some(deadline)) {
         Ok(Renew::Renewed) => Event::Renewed { sent },
         Ok(lost) => Event::Lost {
             taken_over: lost == Renew::TakenOver,
         },
-        Err((reason, refused)) => Event::Failed { reason, refused },
-    }
-}
-
-/// `--min-replicas`: have `n` replicas acknowledged the renewal (WAIT, ending by the lease's
-/// deadline)? Else why not, for the operator.
-fn confirm(
-    session: &mut Session,
-    n: u32,
-    timeout: Duration,
-    deadline: Instant,
-) -> Result<(), String> {
-    match session.wait_replicas_within(n, timeout, deadline) {
-        Ok(acked) if acked >= i64::from(n) => Ok(()),
-        Ok(acked) => Err(format!(
-            "only {acked} of {n} replicas acknowledged the renewal within {} (--min-replicas)",
-            crate::log::secs(timeout)
-        )),
-        Err(f) => Err(f.reason),
+        Err(f) => Event::Failed {
+            reason: f.reason,
+            refused: f.refused,
+        },
     }
 }
 

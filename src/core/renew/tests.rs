@@ -375,3 +375,87 @@ fn while_the_server_refuses_connections_the_retries_come_every_10ms() {
     );
     assert!(tries >= 100, "{tries} tries in {window:?}");
 }
+
+/// --min-replicas: an applied renewal counts only once the replicas acknowledged it (its lease
+/// then runs from its send); too few, or a failed WAIT, is a failed renewal (told, retried at
+/// once). The WAIT's timeout stays within the lease, and at least 1 ms (WAIT 0 blocks forever).
+#[test]
+fn with_min_replicas_a_renewal_counts_once_the_replicas_have_it() {
+    let t0 = Instant::now();
+    let mut r = Renewal::new(limits(Some(3)), t0, false, false, t0).with_replicas(1, MS(100));
+    r.on_timeout(t0 + MS(1000));
+    let deadline = lease_end(t0, MS(3000));
+    assert_eq!(actions(&mut r), renew_until(deadline));
+    let sent = t0 + MS(1000);
+    r.handle(Event::Renewed { sent }, t0 + MS(1010));
+    assert_eq!(
+        actions(&mut r),
+        vec![Action::ConfirmReplicas {
+            n: 1,
+            timeout: MS(100),
+            deadline
+        }]
+    );
+    assert_eq!(r.poll_timeout(), None, "nothing else while the WAIT is out");
+    r.handle(Event::Replicas(Ok(1)), t0 + MS(1050));
+    let renewed = lease_end(sent, MS(3000));
+    assert_eq!(
+        actions(&mut r),
+        vec![Action::Tell(Tell::Renewed {
+            deadline: renewed,
+            count: 1
+        })]
+    );
+    // The next one: the replica does not acknowledge it.
+    r.on_timeout(t0 + MS(2000));
+    actions(&mut r);
+    r.handle(
+        Event::Renewed {
+            sent: t0 + MS(2000),
+        },
+        t0 + MS(2010),
+    );
+    actions(&mut r);
+    r.handle(Event::Replicas(Ok(0)), t0 + MS(2110));
+    let a = actions(&mut r);
+    assert!(
+        matches!(&a[..], [Action::Tell(Tell::RenewTrouble(why))]
+            if why == "only 0 of 1 replicas acknowledged the renewal within 100ms (--min-replicas)"),
+        "{a:?}"
+    );
+    assert_eq!(r.deadline(), renewed, "the lease did not move");
+    assert_eq!(r.poll_timeout(), Some(t0 + MS(2110)), "retried at once");
+    r.on_timeout(t0 + MS(2110));
+    assert_eq!(actions(&mut r), renew_until(renewed));
+    // Near the lease's end the WAIT gets only what is left, and never 0.
+    r.handle(
+        Event::Renewed {
+            sent: t0 + MS(2110),
+        },
+        renewed - MS(30),
+    );
+    assert_eq!(
+        actions(&mut r),
+        vec![Action::ConfirmReplicas {
+            n: 1,
+            timeout: MS(30),
+            deadline: renewed
+        }]
+    );
+    r.handle(Event::Replicas(Err("reset".into())), renewed);
+    let mut r = Renewal::new(limits(Some(3)), t0, false, true, t0).with_replicas(1, MS(100));
+    actions(&mut r);
+    r.handle(Event::Renewed { sent: t0 }, deadline);
+    assert!(matches!(
+        actions(&mut r)[..],
+        [Action::ConfirmReplicas { timeout, .. }] if timeout == MS(1)
+    ));
+    // Without --min-replicas (N = 0), an applied renewal counts at once.
+    let mut r = Renewal::new(limits(Some(3)), t0, false, true, t0).with_replicas(0, MS(100));
+    actions(&mut r);
+    r.handle(Event::Renewed { sent: t0 }, t0 + MS(5));
+    assert!(matches!(
+        actions(&mut r)[..],
+        [Action::Tell(Tell::Renewed { count: 1, .. })]
+    ));
+}

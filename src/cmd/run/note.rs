@@ -1,0 +1,10 @@
+//! What `run`'s helper threads tell the main loop: the waker's wake-up while it waits for the
+//! lock, the watchdog's renewal results (already the stop machine's input) while the job runs.
+
+use crate::core::stop::Input;
+
+#[derive(Debug)]
+pub(crate) enum Note {
+    Woken,
+    Lease(Input),
+}
