@@ -20,6 +20,13 @@ pub const BUDGET: Duration = Duration::from_secs(10);
 /// A first try and two retries.
 pub const MAX_TRIES: u32 = 3;
 
+/// How long the end ping waits for the start ping's answer (so that the server never sees the
+/// end first): one request's timeouts (`connect` + `io`), within what is left of the end's own
+/// budget at `now` (it ends at `deadline`).
+pub fn start_wait(connect: Duration, io: Duration, deadline: Instant, now: Instant) -> Duration {
+    (connect + io).min(deadline.saturating_duration_since(now))
+}
+
 /// Pauses before the second and third try: long enough for a restarting server's listener,
 /// short enough that three tries against a refusing port cost under a second.
 const PAUSES: [Duration; 2] = [Duration::from_millis(250), Duration::from_millis(500)];

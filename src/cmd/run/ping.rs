@@ -75,8 +75,8 @@ impl Pinger {
     pub fn end(self, code: u8, body: impl FnOnce(usize) -> String) {
         let deadline = Instant::now() + ping::BUDGET;
         let limit = self.started.and_then(|rx| {
-            let wait = (self.shared.connect + self.shared.io)
-                .min(deadline.saturating_duration_since(Instant::now()));
+            let (connect, io) = (self.shared.connect, self.shared.io);
+            let wait = ping::start_wait(connect, io, deadline, Instant::now());
             rx.recv_timeout(wait).ok().flatten()
         });
         let body = body(limit.unwrap_or(ping::DEFAULT_BODY_LIMIT));

@@ -242,3 +242,17 @@ fn no_try_starts_without_room_in_the_budget() {
     );
     assert_eq!(t.allowance(deadline + Duration::from_secs(1)), None);
 }
+
+/// The end ping waits for the start ping's answer one request's timeouts, never past its own
+/// budget.
+#[test]
+fn the_end_waits_for_the_start_at_most_one_request_within_its_budget() {
+    let now = Instant::now();
+    let ms = Duration::from_millis;
+    assert_eq!(start_wait(ms(300), ms(900), now + BUDGET, now), ms(1200));
+    assert_eq!(start_wait(ms(300), ms(900), now + ms(500), now), ms(500));
+    assert_eq!(
+        start_wait(ms(300), ms(900), now, now + ms(1)),
+        Duration::ZERO
+    );
+}
