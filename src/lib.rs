@@ -21,6 +21,7 @@ mod log;
 mod store;
 #[allow(unsafe_code)]
 mod sys;
+mod units;
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, SystemTime};
 
+use crate::units::{HOUR_MS, MINUTE_MS, SECOND_MS};
+
 pub use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -162,12 +164,15 @@ pub(crate) use warning as warn;
 /// A duration as operators read it, the one human format of logs and `status`: "350ms",
 /// "1.2s", "4m05s", "2h03m".
 pub fn secs(d: Duration) -> String {
-    let ms = d.as_millis();
-    match ms {
-        0..=999 => format!("{ms}ms"),
-        1000..=59_999 => format!("{:.1}s", d.as_secs_f64()),
-        60_000..=3_599_999 => format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60),
-        _ => format!("{}h{:02}m", ms / 3_600_000, (ms / 60_000) % 60),
+    let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    if ms < SECOND_MS {
+        format!("{ms}ms")
+    } else if ms < MINUTE_MS {
+        format!("{:.1}s", d.as_secs_f64())
+    } else if ms < HOUR_MS {
+        format!("{}m{:02}s", ms / MINUTE_MS, (ms / SECOND_MS) % 60)
+    } else {
+        format!("{}h{:02}m", ms / HOUR_MS, (ms / MINUTE_MS) % 60)
     }
 }
 

@@ -12,6 +12,7 @@ use crate::log::secs_ms;
 use crate::store::reader;
 use crate::store::state::{Found, KeyStatus};
 use crate::sys::host::{unix_ms, utc_stamp};
+use crate::units::DAY_MS;
 
 /// `dlock check KEY… RULES`: `Done` when every key passes, `NotDone` when one fails.
 pub fn check(cfg: &CheckConfig) -> Result<Exit, Error> {
@@ -212,8 +213,6 @@ fn windows(s: &KeyStatus, now: i64, n: u32) -> (bool, String) {
         }
     }
 }
-
-const DAY_MS: u64 = 86_400_000;
 
 /// A number a rule compares, as people read it (`1m30s`), or in exact ms where the short
 /// form would read the same as a different limit (`29999ms` against `30000ms`, not `30.0s`

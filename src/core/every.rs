@@ -1,7 +1,8 @@
 //! `--every`'s windows (SPEC 7d): `[k·period + offset, (k+1)·period + offset)` in Unix ms on the
-//! Redis server's clock. The acquire script decides with the same arithmetic on the server
-//! (lib.lua's `current_window`); this is the client's copy, for the not-due line, `status` and
-//! `check --missed-windows`.
+//! Redis server's clock. The acquire script decides with lib.lua's `window_of` on the server;
+//! this is the client's copy, for the not-due line, `status`, `check --missed-windows` and the
+//! board, held to the script's by a differential test in the scripts' own Lua
+//! (`tests/sim/windows.rs`).
 
 use std::time::Duration;
 

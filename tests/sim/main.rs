@@ -28,4 +28,5 @@ mod seeds;
 mod server;
 mod supervise;
 mod waiting;
+mod windows;
 mod world;

@@ -9,6 +9,7 @@ use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
 use crate::store::state::KeyStatus;
 use crate::sys::host::utc_stamp;
+use crate::units::DAY_MS;
 
 /// The plot area inside the SVG's 800 × 240 units (the picture scales with the page, evenly).
 const W: f64 = 800.0;
@@ -79,7 +80,7 @@ pub fn durations(s: &KeyStatus, runs: &[RunEntry]) -> Markup {
         * 1.1;
     let x = |t: i64| LEFT + (t - t0) as f64 * (W - LEFT - 10.0) / (t1 - t0) as f64;
     let y = |ms: i64| TOP + (H - TOP - BOTTOM) * (1.0 - ms.max(0) as f64 / top);
-    let date = t1 - t0 > 86_400_000;
+    let date = t1 - t0 > DAY_MS as i64;
     let stamp = |t: i64| utc_stamp(u64::try_from(t).unwrap_or(0), date);
     html! {
         svg class="chart durations" viewBox={"0 0 " (W) " " (H)} width="100%" role="img" aria-label="run durations over time" {

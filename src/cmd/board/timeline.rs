@@ -14,6 +14,11 @@ use crate::log::secs_ms;
 use crate::store::state::KeyStatus;
 use crate::store::timeline::{Bar, Runs};
 use crate::sys::host::utc_stamp;
+use crate::units::{DAY_MS, HOUR_MS};
+
+/// An hour and a day in ms, as the axis counts (i64: times here may be before the epoch).
+const HOUR: i64 = HOUR_MS as i64;
+const DAY: i64 = DAY_MS as i64;
 
 /// `?hours=`: the range a front page draws, 1 hour to a week.
 pub const HOURS: std::ops::RangeInclusive<u32> = 1..=168;
@@ -35,7 +40,7 @@ pub struct Range {
 impl Range {
     pub fn last_hours(now_ms: i64, hours: u32) -> Range {
         Range {
-            from_ms: now_ms - i64::from(hours) * 3_600_000,
+            from_ms: now_ms - i64::from(hours) * HOUR,
             to_ms: now_ms,
         }
     }
@@ -47,7 +52,7 @@ impl Range {
     }
 
     fn hours(&self) -> i64 {
-        (self.to_ms - self.from_ms) / 3_600_000
+        (self.to_ms - self.from_ms) / HOUR
     }
 }
 
@@ -282,9 +287,9 @@ pub fn timeline(s: &KeyStatus, runs: &Runs, range: &Range) -> Markup {
 /// Where the axis puts a tick: every hour up to a day, every 6 h up to 3 days, else every day.
 fn tick_every_ms(range: &Range) -> i64 {
     match range.hours() {
-        ..=24 => 3_600_000,
-        25..=72 => 6 * 3_600_000,
-        _ => 24 * 3_600_000,
+        ..=24 => HOUR,
+        25..=72 => 6 * HOUR,
+        _ => DAY,
     }
 }
 
@@ -322,8 +327,8 @@ fn tick_label(range: &Range, t: i64) -> String {
         stamp.get(11..16).unwrap_or(""),
     );
     match tick_every_ms(range) {
-        3_600_000 => time.to_string(),
-        step if step >= 86_400_000 => date.to_string(),
+        HOUR => time.to_string(),
+        step if step >= DAY => date.to_string(),
         _ if time == "00:00" => date.to_string(),
         _ => time.to_string(),
     }

@@ -24,6 +24,7 @@ use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{clock_time, hostname, unix_ms, utc_stamp};
 use crate::sys::signals;
+use crate::units::DAY_MS;
 
 struct Shell<'a> {
     cfg: &'a RunConfig,
@@ -315,7 +316,7 @@ impl Shell<'_> {
                     .cfg
                     .every
                     .map_or(String::new(), |e| flags(e.period_ms(), e.offset_ms()));
-                let date = other.every_ms >= 86_400_000;
+                let date = other.every_ms >= DAY_MS;
                 self.error = Some(Error::OtherPeriod(Box::new(OtherPeriodError {
                     lock: lock.clone(),
                     key: self.cfg.name.clone(),
@@ -331,7 +332,7 @@ impl Shell<'_> {
             Report::NotDue { not_due, code } => {
                 let next = self.cfg.every.map_or(0, |e| e.next(not_due.window_ms));
                 // Windows of a day or more start on another date.
-                let date = self.cfg.every.is_some_and(|e| e.period_ms() >= 86_400_000);
+                let date = self.cfg.every.is_some_and(|e| e.period_ms() >= DAY_MS);
                 let run = short_run(&not_due.run);
                 info!("not_due", window_ms = not_due.window_ms, done_ms = not_due.done_ms, next_ms = next, exit = code;
                     "{lock}: done in this window (ok {} on {}, run {run}); next window {}; nothing to run, exit {code}",
