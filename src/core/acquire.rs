@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::Failure;
 use super::backoff::Backoff;
+use super::bugs::{self, Bug};
 use super::clock::{hard_stop, lease_end};
 use crate::exit::Exit;
 use crate::log::secs;
@@ -313,6 +314,11 @@ impl Wait {
         if self.limits.min_replicas == 0 {
             let (fence, slot, sent) = won;
             let waited = sent.saturating_duration_since(self.start);
+            let sent = if bugs::on(Bug::FirstLeaseFromWaitedSend) {
+                sent + waited
+            } else {
+                sent
+            };
             return self.finish(Outcome::Acquired {
                 fence,
                 slot,

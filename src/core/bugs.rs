@@ -18,6 +18,9 @@ pub enum Bug {
     CapPlusOne = 16,
     /// A waiter that leaves without the lock does not hand on the wake-up it got (issue 46).
     WakeUpLeavesWithTheWaiter = 32,
+    /// The first lease is measured from the end of the wait (the winning try's send plus the
+    /// time waited before it), not from the winning try's send (an audit's bug, issue 47).
+    FirstLeaseFromWaitedSend = 64,
 }
 
 #[cfg(feature = "test-support")]

@@ -20,7 +20,7 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use super::bugs::{Bug, on};
-use super::clock::{hard_stop, kill_lead};
+use super::clock::{hard_stop, kill_lead, lease_end};
 pub use super::stop_events::{Action, Input, Limits, Reason, Report};
 use crate::exit::Exit;
 
@@ -64,13 +64,15 @@ pub struct Stop {
 }
 
 impl Stop {
-    /// The job started at `started` under a lease that ends locally at `deadline`.
-    pub fn new(limits: Limits, started: Instant, deadline: Instant) -> Stop {
+    /// The job started under the lease granted by the acquire sent at `started`.
+    pub fn new(limits: Limits, started: Instant) -> Stop {
         let renews = limits.max_renewals != Some(0);
         Stop {
             limits,
             started,
-            deadline,
+            // The first lease runs from the winning acquire's send, not from its answer nor
+            // from when the wait began.
+            deadline: lease_end(started, limits.ttl),
             watch_at: renews.then(|| started + limits.renew_every),
             renewals: 0,
             cap_reached: !renews,

@@ -174,6 +174,16 @@ fn semaphore_slot_freed_twice() {
 }
 
 #[test]
+fn first_lease_from_the_waited_send() {
+    hunt(
+        "first lease measured from the waited send",
+        Some(Bug::FirstLeaseFromWaitedSend),
+        None,
+        false,
+    );
+}
+
+#[test]
 fn every_window_not_checked() {
     let patch = ("  if last >= window then", "  if false then");
     hunt("--every's not-due check skipped", None, Some(patch), false);

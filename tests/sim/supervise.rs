@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use dlock::api::sim::{
     Call, FIRST_LOOK, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop, StopAction,
-    StopInput, lease_end,
+    StopInput,
 };
 use redis::Value;
 
@@ -49,7 +49,7 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
         dead: None,
     });
     let l = limits(w);
-    let stop = Stop::new(l, sent, lease_end(sent, l.ttl));
+    let stop = Stop::new(l, sent);
     w.hosts[h].phase = Phase::Running(Box::new(Running {
         slot,
         sent,

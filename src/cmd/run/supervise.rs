@@ -42,7 +42,7 @@ impl<'a> Supervisor<'a> {
             tx,
             session: Some(session),
             watchdog: None,
-            stop: Stop::new(held.cfg.limits, held.sent, held.first_deadline()),
+            stop: Stop::new(held.cfg.limits, held.sent),
         }
     }
 

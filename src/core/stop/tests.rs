@@ -54,7 +54,7 @@ impl Sim {
     fn new(limits: Limits, group_until: Option<u64>) -> Sim {
         let t0 = Instant::now();
         Sim {
-            stop: Stop::new(limits, t0, lease_end(t0, limits.ttl)),
+            stop: Stop::new(limits, t0),
             t0,
             now: t0,
             group_until,
@@ -279,7 +279,7 @@ fn what_survives_sigkill_is_killed_again_at_each_probe_without_a_new_report() {
 fn the_loop_watches_the_connection_only_until_the_renewal_thread_runs_or_the_job_ends() {
     let t0 = Instant::now();
     let look = t0 + FIRST_LOOK;
-    let mut stop = Stop::new(limits(), t0, lease_end(t0, limits().ttl));
+    let mut stop = Stop::new(limits(), t0);
     assert!(stop.watches_connection(look));
     stop.on_timeout(t0 + MS(1000));
     assert_eq!(
@@ -291,7 +291,7 @@ fn the_loop_watches_the_connection_only_until_the_renewal_thread_runs_or_the_job
         "the thread watches from here"
     );
 
-    let mut stop = Stop::new(limits(), t0, lease_end(t0, limits().ttl));
+    let mut stop = Stop::new(limits(), t0);
     stop.handle(Input::LeaderExited(ExitStatus::from_raw(0)), t0 + MS(5));
     assert!(!stop.watches_connection(look), "the job is over");
 
@@ -299,7 +299,7 @@ fn the_loop_watches_the_connection_only_until_the_renewal_thread_runs_or_the_job
         max_renewals: Some(0),
         ..limits()
     };
-    let stop = Stop::new(no_renewals, t0, lease_end(t0, limits().ttl));
+    let stop = Stop::new(no_renewals, t0);
     assert!(
         !stop.watches_connection(look),
         "--max-renewals 0: nothing to renew with"
@@ -312,7 +312,7 @@ fn the_loop_watches_the_connection_only_until_the_renewal_thread_runs_or_the_job
 fn the_loop_begins_to_watch_the_connection_at_the_first_look() {
     let t0 = Instant::now();
     let look = t0 + FIRST_LOOK;
-    let stop = Stop::new(limits(), t0, lease_end(t0, limits().ttl));
+    let stop = Stop::new(limits(), t0);
     assert!(!stop.watches_connection(t0));
     assert!(!stop.watches_connection(look - MS(1)));
     assert!(stop.watches_connection(look));
@@ -325,13 +325,13 @@ fn the_loop_begins_to_watch_the_connection_at_the_first_look() {
     );
 
     // Nothing to watch for: no wake-up at the first look either.
-    let mut stop = Stop::new(limits(), t0, lease_end(t0, limits().ttl));
+    let mut stop = Stop::new(limits(), t0);
     stop.handle(Input::LeaderExited(ExitStatus::from_raw(0)), t0 + MS(5));
     assert!(stop.poll_timeout(t0 + MS(5)) <= t0 + MS(5) + GROUP_POLL);
     let no_renewals = Limits {
         max_renewals: Some(0),
         ..limits()
     };
-    let stop = Stop::new(no_renewals, t0, lease_end(t0, limits().ttl));
+    let stop = Stop::new(no_renewals, t0);
     assert!(stop.poll_timeout(t0) > look);
 }
