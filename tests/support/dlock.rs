@@ -97,15 +97,18 @@ impl Dlock {
     }
 
     /// Run to completion with stdin closed.
+    #[track_caller]
     pub fn run(mut self) -> Output {
         let out = self.cmd.stdin(Stdio::null()).output().expect("run dlock");
-        Output {
+        let out = Output {
             shown: self.shown.join(" "),
             status: out.status,
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             cpu: None,
-        }
+        };
+        assert_no_panic(&out.shown, Some(out.status), &out.stderr);
+        out
     }
 
     /// Start with piped stdin/stdout/stderr, for handshakes with the job.
@@ -175,6 +178,23 @@ pub struct Running {
     groups: Mutex<Vec<Group>>,
     /// Stdout is still read (dlock never blocks on it) but no longer kept (`discard_stdout`).
     discard: Arc<AtomicBool>,
+}
+
+/// What Rust's panic hook writes on stderr (`thread 'NAME' panicked at FILE:LINE:COL:`). dlock
+/// has no panic it means to show, so any is a bug, whatever the exit status says: a panic in
+/// the watchdog thread leaves the main loop to stop the job and exit 125 as for a lost lease,
+/// which the test that expects 125 would take for a pass.
+const PANIC: &str = "panicked at";
+
+/// Fail the test when a dlock's stderr shows a panic: checked wherever the builder collects a
+/// dlock's stderr (`Dlock::run`, `Running::finish`, and a `Running` dropped unfinished, as the
+/// exporter helper's is), not test by test.
+#[track_caller]
+fn assert_no_panic(shown: &str, status: Option<ExitStatus>, stderr: &str) {
+    assert!(
+        !stderr.contains(PANIC),
+        "`{shown}` panicked (status {status:?})\n--- stderr ---\n{stderr}"
+    );
 }
 
 /// How long a handshake line may take: the job prints it right after start, so this only
@@ -266,9 +286,14 @@ impl Running {
     /// Everything dlock wrote to stderr; complete once dlock has exited.
     fn drain_stderr(&mut self) -> String {
         // The job's leftovers may hold the pipe open; do not wait for them forever.
+        self.drain_stderr_within(Duration::from_secs(2))
+    }
+
+    /// What dlock wrote to stderr, waiting at most `within` for the pipe's end.
+    fn drain_stderr_within(&mut self, within: Duration) -> String {
         let start = Instant::now();
         while self.stderr_done.as_ref().is_some_and(|h| !h.is_finished())
-            && start.elapsed() < Duration::from_secs(2)
+            && start.elapsed() < within
         {
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -318,6 +343,7 @@ impl Running {
                 while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
                     stdout.push(l);
                 }
+                assert_no_panic(&self.shown, Some(status), &stderr);
                 return Output {
                     shown: self.shown.clone(),
                     status,
@@ -344,6 +370,14 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         self.end_all();
+        // A dlock the test never finished (an exporter, a holder left running) is checked for
+        // a panic too. Its stderr was read as it came, so a panic written while the test ran is
+        // in already; 200 ms more lets the reader take the pipe's last bytes after the kill
+        // above, without waiting on a job's leftover that still holds the pipe open.
+        if !std::thread::panicking() {
+            let stderr = self.drain_stderr_within(Duration::from_millis(200));
+            assert_no_panic(&self.shown, None, &stderr);
+        }
     }
 }
 
