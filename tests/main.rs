@@ -49,4 +49,5 @@ mod timeline;
 mod tls;
 mod tree;
 mod usage_messages;
+mod waited_lease;
 mod waiting;
