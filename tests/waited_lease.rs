@@ -34,7 +34,7 @@ fn a_waiter_without_renewals_stops_its_job_before_the_server_expires_its_key() {
     wait_for_waiter(&r);
     // The handshake came while more than a second of the busy key was left: the waiter waits
     // at least that long, four times the allowance dlock keeps between its SIGKILL and the
-    // lease's end (72 ms at 3 s), so a lease counted from the start of the wait would let the
+    // lease's end (82 ms at 3 s), so a lease counted from the start of the wait would let the
     // job outlive the server's lease by more than the allowance hides.
     let left = r.pttl("dlock:waited");
     assert!(
@@ -75,7 +75,7 @@ fn a_waiter_woken_by_a_release_gets_a_deadline_from_its_own_grant() {
     wait_for_waiter(&r);
     // Blocked, the waiter waits until the test lets the holder go: long enough that a deadline
     // counted from the start of the wait lies past the server's expiry by more than the
-    // allowance (42 ms at 2 s). A second is that by far, and short of the 2 s lease.
+    // allowance (72 ms at 2 s). A second is that by far, and short of the 2 s lease.
     let blocked = Instant::now();
     while blocked.elapsed() < Duration::from_secs(1) {
         assert_eq!(blocked_clients(&r), 1, "the waiter stopped waiting");
