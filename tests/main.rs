@@ -27,6 +27,7 @@ mod faults;
 mod foreign_keys;
 mod history;
 mod logs;
+mod lost_replies;
 mod lying_server;
 mod package;
 mod ping;
