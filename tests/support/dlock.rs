@@ -83,6 +83,20 @@ impl Dlock {
         self
     }
 
+    /// Start dlock with file-creation mask `mask`, as a shell after `umask 077` would (set
+    /// before `test_command`'s setpriv execs dlock, and kept by that exec).
+    pub fn umask(mut self, mask: libc::mode_t) -> Dlock {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: umask() in the forked child before exec is async-signal-safe.
+        unsafe {
+            self.cmd.pre_exec(move || {
+                libc::umask(mask);
+                Ok(())
+            });
+        }
+        self
+    }
+
     /// Start dlock with stderr closed, as some schedulers do.
     pub fn stderr_closed(mut self) -> Dlock {
         use std::os::unix::process::CommandExt;
