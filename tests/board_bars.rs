@@ -145,13 +145,13 @@ fn held_and_run_bars_start_and_end_where_the_servers_times_put_them() {
 
     let (t, axis) = open_hour(&b, &r, &addr, "dlock:held");
     let (left, right) = mark(&t, "held");
-    axis.assert_at("the held bar's left edge", left, since);
     // Now is the range's right end, whatever the page's now was.
     assert!(
         (right - axis.width).abs() <= SLACK_PX,
         "the held bar ends at {right:.1} px, not at now ({:.1} px)",
         axis.width
     );
+    axis.assert_at("the held bar's left edge", left, since);
     let (t, axis) = open_hour(&b, &r, &addr, "dlock:migration");
     let (left, right) = mark(&t, "ok");
     assert!(left.abs() <= SLACK_PX, "starts at {left:.1} px, not at 0");
