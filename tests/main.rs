@@ -20,6 +20,7 @@ mod contain;
 mod docs;
 mod edge;
 mod every;
+mod every_clock;
 mod every_failover;
 mod every_period;
 mod exporter;
