@@ -45,6 +45,7 @@ mod server_errors;
 mod server_finder;
 mod signals;
 mod silent_server;
+mod splay;
 mod stats;
 mod status;
 mod status_width;
