@@ -124,8 +124,8 @@ fn held_and_run_bars_start_and_end_where_the_servers_times_put_them() {
     );
     // Renewed every 333 ms: held 6 s, its TTL is far behind now.
     let mut holder = dlock(&r)
-        .args(["run", "--key", "held", "--ttl", "1s", "--max-renewals", "unlimited"])
-        .args(["--"])
+        .args(["run", "--key", "held", "--ttl", "1s"])
+        .args(["--max-renewals", "unlimited", "--"])
         .args(["sh", "-c", "echo held; read x"])
         .spawn();
     holder.expect_line("held");
@@ -135,10 +135,16 @@ fn held_and_run_bars_start_and_end_where_the_servers_times_put_them() {
         .unwrap();
     let start = Instant::now();
     while server_now(&r) < since + HELD_MS {
-        assert!(start.elapsed() < HANDSHAKE, "the server's clock stands still");
+        assert!(
+            start.elapsed() < HANDSHAKE,
+            "the server's clock stands still"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(r.renewals("dlock:held") > 0, "never renewed: held past its TTL?");
+    assert!(
+        r.renewals("dlock:held") > 0,
+        "never renewed: held past its TTL?"
+    );
     let (_e, addr) = exporter(&r, &[]);
     let b = Browser::start();
     b.viewport(WIDE, 600);

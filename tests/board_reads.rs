@@ -292,7 +292,8 @@ fn a_timeline_shorter_or_longer_than_its_log_is_passed_over_for_the_log() {
     let runs = |key: &str, codes: &[i32]| {
         for code in codes {
             dlock(&r)
-                .args(["run", "--key", key, "--", "sh", "-c", &format!("exit {code}")])
+                .args(["run", "--key", key, "--", "sh", "-c"])
+                .args([format!("exit {code}")])
                 .run()
                 .code(*code);
         }

@@ -158,7 +158,10 @@ fn dlock_up_goes_to_0_while_the_server_is_gone_and_back_to_1_when_it_returns() {
     assert!(page.contains("key=\"dlock:ex\""), "{page}");
     r.kill();
     let (code, page) = get(&addr, "/metrics");
-    assert_eq!(code, 200, "a scrape of a server that is gone still succeeds");
+    assert_eq!(
+        code, 200,
+        "a scrape of a server that is gone still succeeds"
+    );
     assert_eq!(up(&page), Some("0"), "{page}");
     assert!(!page.contains("key="), "{page}");
     // Back, empty (no data was saved), on the same socket: a run writes the lock again.

@@ -72,7 +72,10 @@ fn splayed_runs_take_their_locks_spread_over_the_range_and_within_it() {
         "a lock was taken {max:?} after its run started: {delays:?}"
     );
     assert!(*max > SPLAY / 2, "no run slept half its splay: {delays:?}");
-    assert!(*max - *min > SPLAY / 4, "the sleeps are not spread: {delays:?}");
+    assert!(
+        *max - *min > SPLAY / 4,
+        "the sleeps are not spread: {delays:?}"
+    );
 }
 
 /// SIGINT (not SIGTERM) during a splay of an hour: dlock exits 130 at once, the job never runs,
@@ -82,7 +85,8 @@ fn splayed_runs_take_their_locks_spread_over_the_range_and_within_it() {
 fn sigint_during_the_splay_ends_the_run_at_once_without_a_connection() {
     let r = RedisServer::start();
     let mut run = dlock(&r)
-        .args(["run", "--key", "spint", "--splay", "1h", "--", "echo", "ran"])
+        .args(["run", "--key", "spint", "--splay", "1h"])
+        .args(["--", "echo", "ran"])
         .spawn();
     run.expect_stderr("splay");
     let connections = || -> u64 {
@@ -101,7 +105,10 @@ fn sigint_during_the_splay_ends_the_run_at_once_without_a_connection() {
         .stdout_is("")
         .stderr_has("SIGINT during the splay")
         .stderr_lacks("acquired");
-    assert!(took < Duration::from_secs(1), "exited {took:?} after SIGINT");
+    assert!(
+        took < Duration::from_secs(1),
+        "exited {took:?} after SIGINT"
+    );
     // Each look is a connection of its own: the one after is the only new one.
     assert_eq!(connections(), before + 1, "dlock connected after its splay");
     assert_eq!(r.cmd_string(&["DBSIZE"]), "0");

@@ -27,8 +27,15 @@ fn a_waiter_without_renewals_stops_its_job_before_the_server_expires_its_key() {
     // --retry-max 200ms: an expiry wakes no one, so the waiter finds the lock free at its next
     // try, at most 200 ms after the server let the key go.
     let mut job = dlock(&r)
-        .args(["run", "--key", "waited", "--ttl", "3s", "--max-renewals", "0"])
-        .args(["--wait", "30s", "--retry-max", "200ms"])
+        .args(["run", "--key", "waited", "--ttl", "3s"])
+        .args([
+            "--max-renewals",
+            "0",
+            "--wait",
+            "30s",
+            "--retry-max",
+            "200ms",
+        ])
         .args(["--", "sh", "-c", STUBBORN_JOB])
         .spawn();
     wait_for_waiter(&r);
@@ -64,12 +71,13 @@ fn a_waiter_without_renewals_stops_its_job_before_the_server_expires_its_key() {
 fn a_waiter_woken_by_a_release_gets_a_deadline_from_its_own_grant() {
     let r = RedisServer::start();
     let mut holder = dlock(&r)
-        .args(["run", "--key", "woken", "--", "sh", "-c", "echo held; read x"])
+        .args(["run", "--key", "woken", "--"])
+        .args(["sh", "-c", "echo held; read x"])
         .spawn();
     holder.expect_line("held");
     let mut waiter = dlock(&r)
-        .args(["run", "--key", "woken", "--ttl", "2s", "--max-renewals", "0"])
-        .args(["--wait", "30s", "--", "sh", "-c"])
+        .args(["run", "--key", "woken", "--ttl", "2s"])
+        .args(["--max-renewals", "0", "--wait", "30s", "--", "sh", "-c"])
         .args(["echo \"deadline $DLOCK_DEADLINE_MS\"; read x"])
         .spawn();
     wait_for_waiter(&r);
