@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use super::{Group, RedisServer, groups_below, kill_groups, signal, test_command};
+use super::{Group, Output, RedisServer, groups_below, kill_groups, signal, test_command};
 
 /// The mark .ci/run gives every process the suite starts (inherited from the runner), to find
 /// any left alive after it: kept, unlike the other DLOCK_ variables.
@@ -395,15 +395,6 @@ impl Drop for Running {
     }
 }
 
-pub struct Output {
-    pub shown: String,
-    pub status: ExitStatus,
-    pub stdout: String,
-    pub stderr: String,
-    /// CPU time dlock itself used (user + system, 10 ms ticks), when spawned and finished.
-    pub cpu: Option<Duration>,
-}
-
 /// If `pid` (our child) has exited, its own CPU time, read without reaping it.
 fn exited_cpu(pid: i32) -> Option<Duration> {
     // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
@@ -434,95 +425,4 @@ fn exited_cpu(pid: i32) -> Option<Duration> {
     // SAFETY: sysconf has no memory effects.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
     Some(Duration::from_millis((f.iter().sum::<u64>()) * 1000 / hz))
-}
-
-impl Output {
-    fn describe(&self) -> String {
-        format!(
-            "command: {}\nstatus: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.shown, self.status, self.stdout, self.stderr
-        )
-    }
-
-    #[track_caller]
-    pub fn code(&self, expected: i32) -> &Self {
-        assert_eq!(
-            self.status.code(),
-            Some(expected),
-            "wrong exit code\n{}",
-            self.describe()
-        );
-        self
-    }
-
-    #[track_caller]
-    pub fn stderr_has(&self, needle: &str) -> &Self {
-        assert!(
-            self.stderr.contains(needle),
-            "stderr lacks {needle:?}\n{}",
-            self.describe()
-        );
-        self
-    }
-
-    #[track_caller]
-    pub fn stderr_lacks(&self, needle: &str) -> &Self {
-        assert!(
-            !self.stderr.contains(needle),
-            "stderr has {needle:?}\n{}",
-            self.describe()
-        );
-        self
-    }
-
-    #[track_caller]
-    pub fn stdout_has(&self, needle: &str) -> &Self {
-        assert!(
-            self.stdout.contains(needle),
-            "stdout lacks {needle:?}\n{}",
-            self.describe()
-        );
-        self
-    }
-
-    #[track_caller]
-    pub fn stdout_is_prefix(&self, prefix: &str) -> &Self {
-        assert!(
-            self.stdout.starts_with(prefix),
-            "stdout does not start with {prefix:?}\n{}",
-            self.describe()
-        );
-        self
-    }
-
-    #[track_caller]
-    pub fn stdout_is(&self, expected: &str) -> &Self {
-        assert_eq!(self.stdout, expected, "stdout differs\n{}", self.describe());
-        self
-    }
-
-    /// dlock used less CPU than `limit`: it waited for its timers and events instead of
-    /// spinning.
-    #[track_caller]
-    pub fn cpu_below(&self, limit: Duration) -> &Self {
-        let cpu = self.cpu.expect("CPU time is measured for spawned runs");
-        assert!(
-            cpu < limit,
-            "dlock used {cpu:?} of CPU\n{}",
-            self.describe()
-        );
-        self
-    }
-
-    /// A usage or connection error: exactly one line, `dlock: error: ...`.
-    #[track_caller]
-    pub fn one_line_error(&self) -> &Self {
-        let lines: Vec<_> = self.stderr.lines().collect();
-        assert!(
-            lines.len() == 1 && lines[0].starts_with("dlock: error: "),
-            "expected a one-line error\n{}",
-            self.describe()
-        );
-        self
-    }
 }
