@@ -248,6 +248,77 @@ fn a_log_without_a_timeline_is_drawn_the_same_from_the_log() {
     assert_eq!(from_log, from_timeline);
 }
 
+/// `key`'s runs as its log keeps them, oldest first, each as the hover text ends: `exit N`.
+fn logged_exits(r: &RedisServer, key: &str) -> Vec<String> {
+    r.stream(&format!("{{dlock:{key}}}:runs"), "-")
+        .into_iter()
+        .map(|(_, fields)| {
+            let code = fields.iter().find(|(k, _)| k == "exit_code").unwrap();
+            format!("exit {}", code.1)
+        })
+        .collect()
+}
+
+/// The exit codes `lock`'s bars show in their hover texts, sorted (bars are drawn grouped by
+/// outcome, not in time order).
+fn drawn_exits(addr: &str, lock: &str) -> Vec<String> {
+    let (code, _, html) = http_get(addr, "/");
+    assert_eq!(code, 200, "{html}");
+    let row = html
+        .split("<tr class=\"tl\"")
+        .find(|r| r.starts_with(&format!(" data-key=\"{lock}\"")))
+        .unwrap_or_else(|| panic!("no timeline for {lock}: {html}"));
+    let row = &row[..row.find("</tr>").unwrap()];
+    // A run's hover text ends in " · exit N"; the others (a "no data" shade) are not runs.
+    let mut exits: Vec<String> = row
+        .split("<title>")
+        .skip(1)
+        .filter_map(|t| {
+            let t = &t[..t.find("</title>").unwrap()];
+            Some(t[t.rfind(" · exit ")? + " · ".len()..].to_string())
+        })
+        .collect();
+    exits.sort();
+    exits
+}
+
+/// A timeline is read only when it is as long as its log, either way round. Shorter: the log's
+/// older runs were logged by a dlock from before timelines, the newer ones with their bars.
+/// Longer: another program trimmed the log (XTRIM) and left the timeline. Either way the board
+/// draws exactly the runs the log keeps, checked against the log's own entries.
+#[test]
+fn a_timeline_shorter_or_longer_than_its_log_is_passed_over_for_the_log() {
+    let r = RedisServer::start();
+    let runs = |key: &str, codes: &[i32]| {
+        for code in codes {
+            dlock(&r)
+                .args(["run", "--key", key, "--", "sh", "-c"])
+                .args([format!("exit {code}")])
+                .run()
+                .code(*code);
+        }
+    };
+    runs("short", &[3, 4, 0]);
+    // As a dlock from before timelines leaves its runs: a log with no timeline beside it.
+    r.cmd(&["DEL", "{dlock:short}:timeline"]);
+    runs("short", &[5, 0]);
+    assert_eq!(r.cmd_string(&["XLEN", "{dlock:short}:timeline"]), "2");
+    runs("long", &[3, 4, 0, 5, 6]);
+    r.cmd(&["XTRIM", "{dlock:long}:runs", "MAXLEN", "2"]);
+    assert_eq!(r.cmd_string(&["XLEN", "{dlock:long}:timeline"]), "5");
+    let (_e, addr) = exporter(&r, &[]);
+    for (key, kept) in [("short", 5), ("long", 2)] {
+        let mut logged = logged_exits(&r, key);
+        assert_eq!(logged.len(), kept, "{key}: {logged:?}");
+        logged.sort();
+        assert_eq!(
+            drawn_exits(&addr, &format!("dlock:{key}")),
+            logged,
+            "{key}: the bars are not the log's runs"
+        );
+    }
+}
+
 #[test]
 fn a_browser_gets_the_page_compressed_and_it_reads_as_the_page() {
     let r = RedisServer::start();

@@ -131,3 +131,45 @@ fn metrics_over_many_locks_are_streamed_with_every_key() {
     assert_eq!(fences.len(), 700);
     assert_eq!(fences[5], "dlock_fence{key=\"dlock:m0005\"} 6");
 }
+
+/// The page's own `dlock_up` line, read without a parser (so this runs wherever the suite does;
+/// the test above needs Python's prometheus_client).
+fn up(page: &str) -> Option<&str> {
+    page.lines().find_map(|l| l.strip_prefix("dlock_up "))
+}
+
+/// `dlock_up` follows the server: 1 while it answers, 0 (still HTTP 200, no lock series) while
+/// it is gone, and 1 again once it is back, when the exporter's next scrape reconnects and
+/// the page is again what `status --format prometheus` prints.
+#[test]
+fn dlock_up_goes_to_0_while_the_server_is_gone_and_back_to_1_when_it_returns() {
+    let mut r = RedisServer::start();
+    let ran = |r: &RedisServer| {
+        dlock(r)
+            .args(["run", "--key", "ex", "--", "true"])
+            .run()
+            .code(0);
+    };
+    ran(&r);
+    let (_e, addr) = exporter(&r, &[]);
+    let (code, page) = get(&addr, "/metrics");
+    assert_eq!(code, 200);
+    assert_eq!(up(&page), Some("1"), "{page}");
+    assert!(page.contains("key=\"dlock:ex\""), "{page}");
+    r.kill();
+    let (code, page) = get(&addr, "/metrics");
+    assert_eq!(
+        code, 200,
+        "a scrape of a server that is gone still succeeds"
+    );
+    assert_eq!(up(&page), Some("0"), "{page}");
+    assert!(!page.contains("key="), "{page}");
+    // Back, empty (no data was saved), on the same socket: a run writes the lock again.
+    r.restart();
+    ran(&r);
+    let (code, page) = get(&addr, "/metrics");
+    assert_eq!(code, 200);
+    assert_eq!(up(&page), Some("1"), "{page}");
+    let status = dlock(&r).args(["status", "--format", "prometheus"]).run();
+    assert_eq!(page, status.stdout);
+}

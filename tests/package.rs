@@ -188,6 +188,25 @@ fn install_self_copies_the_running_executable_over_what_dir_has() {
     assert_eq!(ran.stdout, orig.stdout);
 }
 
+/// The copy is 0755 whatever the umask: under `umask 077` (a hardened host, an initContainer
+/// whose image sets it) the mode given to open(2) loses its group and other bits, and a job
+/// running as another user of the pod could not run the copy. The suite itself runs under 022,
+/// which keeps 0755 by itself; this run has 077.
+#[test]
+fn install_self_leaves_the_copy_0755_under_umask_077() {
+    let t = tempfile::tempdir().unwrap();
+    Dlock::bare()
+        .umask(0o077)
+        .args(["install-self", t.path().to_str().unwrap()])
+        .run()
+        .code(0);
+    let mode = std::fs::metadata(t.path().join("dlock"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755, "mode {mode:o} under umask 077");
+}
+
 #[test]
 fn install_self_refuses_a_dir_that_is_missing_or_not_a_directory_in_one_line() {
     let t = tempfile::tempdir().unwrap();

@@ -16,6 +16,7 @@ mod lease;
 pub mod liar;
 #[macro_use]
 pub mod needs;
+mod output;
 pub mod overlap;
 mod process;
 pub mod proxy;
@@ -29,6 +30,7 @@ pub use dlock::*;
 pub use finder::*;
 pub use http::*;
 pub use lease::*;
+pub use output::*;
 pub use process::*;
 pub use server::*;
 pub use stopped::*;
