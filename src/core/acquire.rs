@@ -164,24 +164,26 @@ impl Wait {
             }
             return;
         }
-        let answer = !matches!(input, Input::Woken | Input::Signal(_) | Input::Replicas(_));
-        if !answer && self.out {
-            match input {
-                Input::Woken => self.woken_later = true,
-                Input::Signal(signal) => self.signal_later = Some(signal),
-                _ => {}
+        match input {
+            Input::Woken | Input::Signal(_) | Input::Replicas(_) if !self.out => {
+                self.answered(input, now)
             }
-            return;
-        }
-        if answer {
-            self.out = false;
-        }
-        self.answered(input, now);
-        if answer && self.outcome.is_none() && self.confirming.is_none() {
-            if let Some(signal) = self.signal_later.take() {
-                self.answered(Input::Signal(signal), now);
-            } else if std::mem::take(&mut self.woken_later) {
-                self.answered(Input::Woken, now);
+            Input::Woken => self.woken_later = true,
+            Input::Signal(signal) => self.signal_later = Some(signal),
+            Input::Replicas(_) => {}
+            answer => {
+                self.out = false;
+                self.answered(answer, now);
+                // What came while the try was out, now that its answer is in (the grant read
+                // both already; a wait that ended with the answer reads nothing more).
+                if self.outcome.is_some() {
+                    return;
+                }
+                if let Some(signal) = self.signal_later.take() {
+                    self.answered(Input::Signal(signal), now);
+                } else if std::mem::take(&mut self.woken_later) {
+                    self.answered(Input::Woken, now);
+                }
             }
         }
     }
@@ -304,6 +306,8 @@ impl Wait {
     /// have the lock first (a failover could hand it to someone else at once).
     fn granted(&mut self, won: (i64, u32, Instant)) {
         self.next_try = None;
+        // A wake-up is moot once the lock is ours.
+        self.woken_later = false;
         if self.waker {
             self.waker = false;
             self.actions.push_back(Action::StopWaker { held: true });

@@ -462,6 +462,11 @@ fn a_stopping_waker_hands_on_an_unused_wake_up_unless_the_lock_was_taken() {
     for (got, held, push) in table {
         assert_eq!(waker_push(got, held), push, "got {got}, held {held}");
     }
+    // The bug table's knob puts back the lost wake-up, and only that.
+    crate::core::bugs::set(&[crate::core::bugs::Bug::WakeUpLeavesWithTheWaiter]);
+    let lost = waker_push(true, false);
+    crate::core::bugs::set(&[]);
+    assert_eq!(lost, Nothing);
 }
 
 /// A wake-up that comes while the last try is out is never read: the wait is over when the

@@ -118,6 +118,30 @@ fn a_lost_reply_is_retried_without_stats_and_a_later_not_ours_is_ambiguous() {
     assert_eq!(end.outcome(), Some((Exit::Child(0), false)));
 }
 
+/// A try that never went out (connection refused) ran nothing: the retry still counts the
+/// run, and a "not ours" then is a compare failure, not the trace of a lost try.
+#[test]
+fn a_try_that_never_went_out_leaves_the_retry_counting_and_not_ours_plain() {
+    let t0 = Instant::now();
+    let mut now = t0 + MS(500);
+    let mut end = End::new(limits(), job(t0, Exit::Child(0)), now);
+    let refused = Failure {
+        sent: false,
+        maybe_executed: false,
+        refused: true,
+        ..lost("connection refused")
+    };
+    let seen = drive(&mut end, &mut now, &[Err(refused), Ok(Release::NotOurs)]);
+    assert_eq!(
+        seen,
+        [
+            "release(stats true)",
+            "release(stats true)",
+            "released NotOurs (compare failure)"
+        ]
+    );
+}
+
 /// A permanent failure is not retried, and three lost replies end it: unconfirmed.
 #[test]
 fn retries_stop_at_three_tries_or_a_permanent_failure() {

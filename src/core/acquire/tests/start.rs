@@ -174,3 +174,51 @@ fn with_min_replicas_the_job_starts_only_once_they_have_the_lock() {
         );
     }
 }
+
+/// The bug table's knob (`Bug::FirstLeaseFromWaitedSend`) puts back exactly the audit's bug: the
+/// outcome's lease start moves by the time waited before the winning try.
+#[test]
+fn the_first_lease_knob_measures_from_the_waited_send() {
+    crate::core::bugs::set(&[crate::core::bugs::Bug::FirstLeaseFromWaitedSend]);
+    let t0 = Instant::now();
+    let mut w = Wait::new(limits(), Backoff::new(MS(100), MS(100), 7), t0);
+    let sent = t0 + MS(300);
+    assert!(w.poll_try(sent).is_some());
+    w.handle(granted(sent), sent + MS(1));
+    crate::core::bugs::set(&[]);
+    assert!(
+        matches!(w.outcome(), Some(Outcome::Acquired { sent: s, .. }) if s == sent + MS(300)),
+        "{:?}",
+        w.outcome()
+    );
+}
+
+/// A signal that came while a try was out whose answer ended the wait by itself (not due,
+/// another --limit) changes nothing: that outcome stands, as the shell read it.
+#[test]
+fn a_signal_after_an_answer_that_ended_the_wait_changes_nothing() {
+    let (mut w, t0) = trying(limits());
+    w.handle(Input::Signal(15), t0 + MS(1));
+    w.handle(Input::OtherLimit(3), t0 + MS(2));
+    assert_eq!(w.outcome(), Some(Outcome::Exit(Exit::Usage)));
+    // Nor does a wake-up that came while the winning try was out, the replicas asked for.
+    let (mut w, t0) = trying(Limits {
+        min_replicas: 1,
+        ..limits()
+    });
+    w.handle(Input::Woken, t0 + MS(1));
+    w.handle(granted(t0), t0 + MS(2));
+    let a = actions(&mut w);
+    assert_eq!(
+        a,
+        [Action::ConfirmReplicas {
+            n: 1,
+            timeout: MS(100)
+        }]
+    );
+    assert_eq!(
+        w.poll_timeout(),
+        None,
+        "no try while the replicas are asked"
+    );
+}
