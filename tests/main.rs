@@ -27,6 +27,7 @@ mod exporter;
 mod failover;
 mod faults;
 mod foreign_keys;
+mod handback;
 mod history;
 mod logs;
 mod lost_replies;

@@ -1,0 +1,86 @@
+//! From the grant to the job's start: the waker stops, a signal that came first keeps the job
+//! from starting, and with --min-replicas the replicas must have the lock first (a failover
+//! could hand it to someone else at once). Part of `Wait`, in a file of its own.
+
+use std::time::Instant;
+
+use super::{Action, Outcome, Report, Wait};
+use crate::core::Failure;
+use crate::core::bugs::{self, Bug};
+use crate::exit::Exit;
+
+impl Wait {
+    /// The lock is ours (`won`: fence, slot, when the try was sent). The waker stops; a signal
+    /// that came meanwhile keeps the job from starting; with --min-replicas, the replicas must
+    /// have the lock first (a failover could hand it to someone else at once).
+    pub(super) fn granted(&mut self, won: (i64, u32, Instant)) {
+        self.next_try = None;
+        // A wake-up is moot once the lock is ours.
+        self.woken_later = false;
+        if self.waker {
+            self.waker = false;
+            self.actions.push_back(Action::StopWaker { held: true });
+        }
+        if let Some(signal) = self.signal_later.take() {
+            return self.before_start(won, signal);
+        }
+        if self.limits.min_replicas == 0 {
+            let (fence, slot, sent) = won;
+            let waited = sent.saturating_duration_since(self.start);
+            let sent = if bugs::on(Bug::FirstLeaseFromWaitedSend) {
+                sent + waited
+            } else {
+                sent
+            };
+            return self.finish(Outcome::Acquired {
+                fence,
+                slot,
+                sent,
+                waited,
+            });
+        }
+        self.confirming = Some(won);
+        self.actions.push_back(Action::ConfirmReplicas {
+            n: self.limits.min_replicas,
+            timeout: self.limits.replica_timeout,
+        });
+    }
+
+    pub(super) fn before_start(&mut self, won: (i64, u32, Instant), signal: i32) {
+        self.report(Report::SignalBeforeStart { signal });
+        self.unstarted(won, Exit::Signal(signal));
+    }
+
+    /// `ConfirmReplicas` answered.
+    pub(super) fn replicated(&mut self, won: (i64, u32, Instant), acked: Result<i64, Failure>) {
+        let (n, timeout) = (self.limits.min_replicas, self.limits.replica_timeout);
+        let acked = acked.map_err(|f| f.reason);
+        if matches!(acked, Ok(a) if a >= i64::from(n)) {
+            let (fence, slot, sent) = won;
+            let waited = sent.saturating_duration_since(self.start);
+            self.report(Report::Replicated {
+                acked: acked.unwrap_or(0),
+            });
+            return self.finish(Outcome::Acquired {
+                fence,
+                slot,
+                sent,
+                waited,
+            });
+        }
+        self.report(Report::Unreplicated { n, acked, timeout });
+        self.unstarted(won, Exit::Unavailable);
+    }
+
+    fn unstarted(&mut self, (fence, slot, sent): (i64, u32, Instant), exit: Exit) {
+        let waited = sent.saturating_duration_since(self.start);
+        self.confirming = None;
+        self.finish(Outcome::Unstarted {
+            fence,
+            slot,
+            sent,
+            waited,
+            exit,
+        });
+    }
+}
