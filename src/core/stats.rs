@@ -149,6 +149,29 @@ impl Stats {
         out
     }
 
+    /// The histogram's buckets from the first that has runs to the last, the empty ones
+    /// between included: (lower bound ms, upper bound ms, runs held longer than the lower and
+    /// at most the upper). A quarter of a doubling each, so runs between 2m30s and 4m fall
+    /// into four of them, not one.
+    pub fn buckets_ms(&self) -> Vec<(u64, u64, u64)> {
+        let (Some(&(first, _)), Some(&(last, _))) = (self.buckets.first(), self.buckets.last())
+        else {
+            return Vec::new();
+        };
+        (first..=last)
+            .map(|i| {
+                let lower = if i == 0 { 0 } else { upper_ms(i - 1) };
+                let n = self
+                    .buckets
+                    .iter()
+                    .filter(|(b, _)| *b == i)
+                    .map(|(_, c)| c)
+                    .sum();
+                (lower, upper_ms(i), n)
+            })
+            .collect()
+    }
+
     /// Hold times recorded in the histogram (what `cumulative_at_doublings` counts, plus any
     /// beyond 12 days).
     pub fn histogram_total(&self) -> u64 {

@@ -11,12 +11,16 @@ use crate::store::state::KeyStatus;
 use crate::sys::host::utc_stamp;
 use crate::units::DAY_MS;
 
-/// The plot area inside the SVG's 800 × 240 units (the picture scales with the page, evenly).
-const W: f64 = 800.0;
+/// The plot's height in px. Across, a point's place is a percentage of the plot's width, so
+/// the chart takes the page's width while its text keeps its size (scaling a fixed picture to
+/// a phone's width once drew its labels 4 px tall). The labels of the time axis sit under it;
+/// those of the duration axis left of it, in the box's padding (board.css).
 const H: f64 = 240.0;
-const LEFT: f64 = 56.0;
-const TOP: f64 = 10.0;
+const TOP: f64 = 12.0;
 const BOTTOM: f64 = 28.0;
+
+/// A label's line height at the chart's 10 px: two labels whose baselines are closer overlap.
+const LINE: f64 = 12.0;
 
 /// When an entry's release was logged: its id's time (Unix ms, server clock), or its own
 /// `ended_ms` for an id that is not a stream id.
@@ -62,6 +66,27 @@ fn levels(s: &KeyStatus) -> Vec<Level> {
     out
 }
 
+/// Where each level's label goes (its baseline, px from the top): just above its line, moved
+/// up by as much as it takes to keep a line's height from the label below it (p50 and p99 a
+/// few seconds apart would otherwise be written on top of each other), then down where that
+/// would leave the plot. `ys` are the lines' heights; the answer is in the same order.
+fn label_baselines(ys: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..ys.len()).collect();
+    order.sort_by(|&a, &b| ys[b].total_cmp(&ys[a]));
+    let mut out = vec![0.0; ys.len()];
+    let mut below = f64::INFINITY;
+    for &i in &order {
+        out[i] = (ys[i] - 3.0).min(below - LINE);
+        below = out[i];
+    }
+    let mut above = f64::NEG_INFINITY;
+    for &i in order.iter().rev() {
+        out[i] = out[i].max(TOP + LINE).max(above + LINE);
+        above = out[i];
+    }
+    out
+}
+
 /// The chart of `runs` (newest first, as the log reads), or a line saying there is none.
 pub fn durations(s: &KeyStatus, runs: &[RunEntry]) -> Markup {
     if runs.is_empty() {
@@ -78,62 +103,58 @@ pub fn durations(s: &KeyStatus, runs: &[RunEntry]) -> Markup {
         .unwrap_or(1)
         .max(1) as f64
         * 1.1;
-    let x = |t: i64| LEFT + (t - t0) as f64 * (W - LEFT - 10.0) / (t1 - t0) as f64;
+    let x = |t: i64| (t - t0) as f64 * 100.0 / (t1 - t0) as f64;
     let y = |ms: i64| TOP + (H - TOP - BOTTOM) * (1.0 - ms.max(0) as f64 / top);
     let date = t1 - t0 > DAY_MS as i64;
     let stamp = |t: i64| utc_stamp(u64::try_from(t).unwrap_or(0), date);
+    let baselines = label_baselines(&levels.iter().map(|l| y(l.ms)).collect::<Vec<_>>());
     html! {
-        svg class="chart durations" viewBox={"0 0 " (W) " " (H)} width="100%" role="img" aria-label="run durations over time" {
-            line class="frame" x1=(LEFT) x2=(LEFT) y1=(TOP) y2=(H - BOTTOM) {}
-            line class="frame" x1=(LEFT) x2=(W - 10.0) y1=(H - BOTTOM) y2=(H - BOTTOM) {}
-            text class="label y" x=(LEFT - 4.0) y=(y(0) + 3.0) { "0" }
-            text class="label y" x=(LEFT - 4.0) y=(TOP + 8.0) { (secs_ms(top as i64)) }
-            text class="label" x=(LEFT) y=(H - 8.0) { (stamp(t0)) }
-            text class="label end" x=(W - 10.0) y=(H - 8.0) { (stamp(t1)) }
-            @for l in &levels {
-                line class={"level " (l.class)} x1=(LEFT) x2=(W - 10.0) y1=(y(l.ms)) y2=(y(l.ms)) {
-                    title { (l.label) }
+        div class="durations" {
+            svg class="chart durations" width="100%" height=(H) role="img" aria-label="run durations over time" {
+                line class="frame" x1="0" x2="0" y1=(TOP) y2=(H - BOTTOM) {}
+                line class="frame" x1="0" x2="100%" y1=(H - BOTTOM) y2=(H - BOTTOM) {}
+                text class="label y" x="-4" y=(y(0) + 3.0) { "0" }
+                text class="label y" x="-4" y=(TOP + 4.0) { (secs_ms(top as i64)) }
+                text class="label" x="0" y=(H - 8.0) { (stamp(t0)) }
+                text class="label end" x="100%" y=(H - 8.0) { (stamp(t1)) }
+                @for (l, base) in levels.iter().zip(&baselines) {
+                    line class={"level " (l.class)} x1="0" x2="100%" y1=(y(l.ms)) y2=(y(l.ms)) {
+                        title { (l.label) }
+                    }
+                    text class={"label level " (l.class)} x="100%" y=(base) { (l.label) }
                 }
-                text class={"label level " (l.class)} x=(W - 12.0) y=(y(l.ms) - 3.0) { (l.label) }
-            }
-            @for e in runs.iter().rev() {
-                @let (cx, cy) = (x(logged_ms(e)), y(e.duration_ms()));
-                @let class = outcome_class(&e.outcome);
-                @let title = format!("{} · {} · {} · {} · exit {}", stamp(logged_ms(e)), e.host, secs_ms(e.duration_ms()), e.outcome, e.exit_code);
-                @match class {
-                    "ok" => circle class={"pt " (class)} cx=(cx) cy=(cy) r="3.5" { title { (title) } },
-                    "lost" => polygon class={"pt " (class)} points=(triangle(cx, cy)) { title { (title) } },
-                    _ => path class={"pt " (class)} d=(cross(cx, cy)) { title { (title) } },
+                @for e in runs.iter().rev() {
+                    @let (cx, cy) = (x(logged_ms(e)), y(e.duration_ms()));
+                    @let class = outcome_class(&e.outcome);
+                    @let title = format!("{} · {} · {} · {} · exit {}", stamp(logged_ms(e)), e.host, secs_ms(e.duration_ms()), e.outcome, e.exit_code);
+                    // A point is a shape around (0, 0) in a box placed at its time and duration.
+                    svg class="at" x={(format!("{cx:.2}")) "%"} y=(format!("{cy:.1}")) overflow="visible" {
+                        @match class {
+                            "ok" => circle class={"pt " (class)} r="3.5" { title { (title) } },
+                            "lost" => polygon class={"pt " (class)} points="0,-5 -4.5,3.5 4.5,3.5" { title { (title) } },
+                            _ => path class={"pt " (class)} d="M-4 -4L4 4M-4 4L4 -4" { title { (title) } },
+                        }
+                    }
                 }
             }
         }
     }
 }
 
-/// A triangle around (x, y).
-fn triangle(x: f64, y: f64) -> String {
-    format!(
-        "{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
-        x,
-        y - 5.0,
-        x - 4.5,
-        y + 3.5,
-        x + 4.5,
-        y + 3.5
-    )
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// An × around (x, y), drawn as a stroke.
-fn cross(x: f64, y: f64) -> String {
-    format!(
-        "M{:.1} {:.1}L{:.1} {:.1}M{:.1} {:.1}L{:.1} {:.1}",
-        x - 4.0,
-        y - 4.0,
-        x + 4.0,
-        y + 4.0,
-        x - 4.0,
-        y + 4.0,
-        x + 4.0,
-        y - 4.0
-    )
+    #[test]
+    fn level_labels_a_few_pixels_apart_are_moved_apart_and_keep_their_order() {
+        // p50 and p99 two px apart, the recommended TTL far above.
+        let ys = [120.0, 118.0, 60.0];
+        let b = label_baselines(&ys);
+        assert_eq!(b[2], 57.0, "alone: just above its line");
+        assert_eq!(b[0], 117.0, "the lowest: just above its line");
+        assert_eq!(b[1], 117.0 - LINE, "moved up, clear of the one below");
+        // Near the top: never above the plot, and still apart.
+        let top = label_baselines(&[TOP + 2.0, TOP + 1.0, TOP]);
+        assert_eq!(top, vec![TOP + 3.0 * LINE, TOP + 2.0 * LINE, TOP + LINE]);
+    }
 }

@@ -90,7 +90,16 @@ pub fn overview(v: &Overview) -> String {
                         th { "lock" } th { "state" } th { "holder" } th { "TTL left" } th { "fence" }
                         th { "last runs" } th { "last success" } th title="recommended TTL: 3 × p99" { "hold p50 / p99" }
                     }
-                    tr class="axis" { th colspan=(COLUMNS) { (timeline::axis(&v.range)) } }
+                }
+                // The axis belongs to the timelines, not to the columns above: a row of its own,
+                // laid out as a timeline's row, so that its ticks are where the bars are.
+                tbody class="axis" {
+                    tr class="axis" {
+                        td colspan=(COLUMNS) {
+                            span class="axis-caption" { "time, UTC (the server's clock)" }
+                            (timeline::axis(&v.range))
+                        }
+                    }
                 }
                 tbody {
                     @for r in v.rows {

@@ -9,11 +9,14 @@ use super::page::{
     badges, frame, holder_cell, legend, outcome_class, patterns, state, success_cell, ttl_cell,
 };
 use super::reasons::Badge;
+use super::timeline::{self, Range};
 use crate::cli::config::Rules;
+use crate::core::every::flags;
 use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
 use crate::store::state::KeyStatus;
-use crate::sys::host::local_stamp;
+use crate::store::timeline::Runs;
+use crate::sys::host::{local_stamp, utc_stamp};
 
 pub struct Detail<'a> {
     pub name: &'a str,
@@ -23,34 +26,76 @@ pub struct Detail<'a> {
     pub show_output: bool,
     pub now_ms: i64,
     pub rules: &'a Rules,
+    /// Its runs in the drawn range, and the range (None: a run log of another type).
+    pub timeline: Option<(&'a Runs, &'a Range)>,
 }
 
-/// The hold-time histogram as bars, one per doubling of the hold time that has runs in it.
+/// Bars the hold-time histogram draws at most: more buckets are drawn merged in twos, threes….
+const MAX_BARS: usize = 12;
+
+/// Labels a phone shows under the histogram (a label is about 40 px at 10 px).
+const NARROW_LABELS: usize = 4;
+
+/// The hold-time histogram: the stats' buckets (a quarter of a doubling each, every run the
+/// lock has counted) from the shortest run to the longest, merged so that at most `MAX_BARS`
+/// are drawn. Bars are placed in percent of the width and labels keep their size; a phone
+/// shows every few labels only (board.css), so they never touch.
 fn histogram(s: &KeyStatus) -> Markup {
-    let cumulative = s.stats.cumulative_at_doublings();
-    let mut bars: Vec<(u64, u64)> = Vec::new();
-    let mut before = 0;
-    for (le_ms, seen) in cumulative {
-        if seen > before {
-            bars.push((le_ms, seen - before));
-        }
-        before = seen;
-    }
-    let most = bars.iter().map(|b| b.1).max().unwrap_or(0);
+    let buckets = s.stats.buckets_ms();
+    let per_bar = buckets.len().div_ceil(MAX_BARS).max(1);
+    let bars: Vec<(u64, u64, u64)> = buckets
+        .chunks(per_bar)
+        .map(|c| {
+            let lower = c.first().map_or(0, |b| b.0);
+            let upper = c.last().map_or(0, |b| b.1);
+            (lower, upper, c.iter().map(|b| b.2).sum())
+        })
+        .collect();
+    let most = bars.iter().map(|b| b.2).max().unwrap_or(0).max(1);
+    let label_every = bars.len().div_ceil(NARROW_LABELS).max(1);
+    let share = 100.0 / bars.len().max(1) as f64;
     html! {
         @if bars.is_empty() {
             p class="none" { "No hold times recorded yet." }
         } @else {
-            svg class="chart" width=(bars.len() * 40) height="130" viewBox={"0 0 " (bars.len() * 40) " 130"} role="img" {
-                title { "hold-time histogram" }
-                @for (i, (le_ms, n)) in bars.iter().enumerate() {
-                    @let h = (n * 100 / most.max(1)).max(1);
-                    rect class="hist" x=(i * 40 + 4) y=(105 - h) width="32" height=(h) {
-                        title { (n) " runs held ≤ " (secs_ms(*le_ms as i64)) }
+            div class="hist" {
+                svg class="chart hist" width="100%" height="130" role="img" aria-label="hold-time histogram" {
+                    @for (i, (lower, upper, n)) in bars.iter().enumerate() {
+                        @let h = if *n == 0 { 0 } else { (n * 100 / most).max(1) };
+                        @let x = i as f64 * share;
+                        rect class="hist" x={(format!("{:.2}", x + share * 0.1)) "%"} y=(105 - h) width={(format!("{:.2}", share * 0.8)) "%"} height=(h) {
+                            title { (n) " runs held more than " (secs_ms(*lower as i64)) ", at most " (secs_ms(*upper as i64)) }
+                        }
+                        text x={(format!("{:.2}", x + share / 2.0)) "%"} y="122" class={"label" @if i % label_every == 0 { " narrow" }} { "≤" (secs_ms(*upper as i64)) }
                     }
-                    text x=(i * 40 + 20) y="122" class="label" { "≤" (secs_ms(*le_ms as i64)) }
                 }
             }
+        }
+    }
+}
+
+/// An `--every` key's period as its flags, its current window (UTC, on the server's clock `now`)
+/// done or due, and when the next begins; nothing for a key without `--every`.
+fn every_line(s: &KeyStatus, now_ms: i64) -> Markup {
+    let Some(w) = &s.window else {
+        return html! {};
+    };
+    let now = u64::try_from(now_ms).unwrap_or(0);
+    let start = w.every.window_of(now);
+    let next = w.every.next(start);
+    let day = w.every.period_ms() >= crate::units::DAY_MS;
+    let at = |t: u64| utc_stamp(t, day);
+    html! {
+        p class="meta every" {
+            code { (flags(w.every.period_ms(), w.every.offset_ms())) }
+            " · this window began " (at(start)) ": "
+            @if w.done_now(now) {
+                span class="done" { "done" }
+                @if let Some(d) = &w.done { " (ok on " (d.host) ")" }
+            } @else {
+                span class="due" { "due" }
+            }
+            " · next window " (at(next))
         }
     }
 }
@@ -70,8 +115,15 @@ pub fn detail(v: &Detail) -> String {
                     None => { "no success yet" }
                 }
             }
+            @if let Some((_, range)) = v.timeline { (every_line(s, range.to_ms)) }
             @if !v.badges.is_empty() { p class="badges" { (badges(&v.badges)) } }
             (legend(every))
+        }
+        @if let Some((runs, range)) = v.timeline {
+            div class="timeline" data-key=(s.key) {
+                (timeline::axis(range))
+                (timeline::timeline(s, runs, range))
+            }
         }
         h2 { "Holders" }
         @if s.holders.is_empty() {

@@ -142,7 +142,7 @@ pub fn answer(cfg: &ExporterConfig, cache: &Cache, path: &str, query: &str) -> O
             "text/javascript; charset=utf-8",
         ),
         _ => match path.strip_prefix("/locks/") {
-            Some(key) => detail(cfg, key),
+            Some(key) => detail(cfg, key, query),
             None => return None,
         },
     })
@@ -374,7 +374,13 @@ fn timelines(
     Ok((now, out))
 }
 
-fn detail(cfg: &ExporterConfig, raw: &str) -> Answer {
+/// `GET /locks/<KEY>?hours=`: one lock, its runs of the last hours on the front page's axis,
+/// its charts and its run log.
+fn detail(cfg: &ExporterConfig, raw: &str, query: &str) -> Answer {
+    let hours = match hours(query) {
+        Ok(h) => h,
+        Err(bad) => return bad,
+    };
     let name = percent_decode_str(raw).decode_utf8_lossy().into_owned();
     let Some(full) = cfg.lock_key(&name) else {
         return Answer::text(404, format!("not a lock name: {name:?}\n"));
@@ -404,6 +410,26 @@ fn detail(cfg: &ExporterConfig, raw: &str) -> Answer {
         Err(e) if e.code() == Some("WRONGTYPE") => Vec::new(),
         Err(e) => return unavailable(cfg, &e, Page::Html),
     };
+    // The timeline is drawn on the server's clock, as the front page's is.
+    let drawn = runs_in_range::server_ms(&mut c).and_then(|server_now| {
+        let range = timeline::Range::last_hours(server_now, hours);
+        let call = runs_in_range::TimelineCall {
+            keys: &keys,
+            since_ms: range.from_ms,
+            count: timeline::MAX_BARS,
+            start: None,
+        };
+        let reply = runs_in_range::read_many(&mut c, &[call])?.pop();
+        Ok(match reply {
+            Some(Ok(runs)) => Some((runs, range)),
+            // A run log of another type: no timeline, as on the front page.
+            _ => None,
+        })
+    });
+    let drawn = match drawn {
+        Ok(d) => d,
+        Err(e) => return unavailable(cfg, &e, Page::Html),
+    };
     let now = unix_ms() as i64;
     let view = lock_page::Detail {
         name: &name,
@@ -413,6 +439,7 @@ fn detail(cfg: &ExporterConfig, raw: &str) -> Answer {
         show_output: cfg.show_output,
         now_ms: now,
         rules: &cfg.rules,
+        timeline: drawn.as_ref().map(|(runs, range)| (runs, range)),
     };
     Answer::html(200, lock_page::detail(&view))
 }

@@ -87,7 +87,8 @@ pub struct Shade {
 }
 
 /// What the range holds before the runs drawn: from `Some(t)` back to the range's start there
-/// is no data (the log was trimmed, or more runs than `MAX_BARS` are in range).
+/// is no data — the log was trimmed, more runs than `MAX_BARS` are in range, or the log begins
+/// inside the range (the lock's first run, or no run yet: nothing to tell before it).
 pub fn no_data_before(s: &KeyStatus, runs: &Runs, range: &Range) -> Option<(i64, String)> {
     let oldest = runs.bars.last().map(|b| b.end_ms - b.took_ms);
     if runs.bars.len() >= MAX_BARS {
@@ -103,15 +104,21 @@ pub fn no_data_before(s: &KeyStatus, runs: &Runs, range: &Range) -> Option<(i64,
     // Nothing older is kept: were there runs before the oldest kept one? The stats hash counts
     // every run that held the lock; the log keeps at most --history of them.
     let trimmed = s.stats.samples > u64::try_from(runs.kept).unwrap_or(0);
-    trimmed.then(|| {
+    let t = oldest.unwrap_or(range.to_ms);
+    Some(if trimmed {
         (
-            oldest.unwrap_or(range.to_ms),
+            t,
             format!(
                 "no data: older runs are not in the run log, which keeps {} (run --history)",
                 runs.kept
             ),
         )
+    } else if oldest.is_some() {
+        (t, "no data: the run log begins with this run".into())
+    } else {
+        (t, "no data: no run in the log yet".into())
     })
+    .filter(|(t, _)| *t > range.from_ms)
 }
 
 /// `--every` windows as shaded segments: a window with a success recorded (a run of it that
@@ -237,9 +244,7 @@ pub fn timeline(s: &KeyStatus, runs: &Runs, range: &Range) -> Markup {
     html! {
         svg class="tl" width="100%" height=(h * f64::from(lanes)) role="img" aria-label={"runs of the last " (range.hours()) " h"} {
             @if let Some((t, why)) = &no_data {
-                @if *t > range.from_ms {
-                    rect class="nodata" x="0" width=(pc(range.pct(*t))) height="100%" { title { (why) } }
-                }
+                rect class="nodata" x="0" width=(pc(range.pct(*t))) height="100%" { title { (why) } }
             }
             @for w in &shades {
                 @let (a, b) = (range.pct(w.from_ms), range.pct(w.to_ms));
@@ -293,7 +298,21 @@ fn tick_every_ms(range: &Range) -> i64 {
     }
 }
 
-/// The shared time axis: UTC ticks and labels, and "now" at its right end.
+/// Labels the axis writes at most on a laptop and on a phone: "10:00" is about 28 px at the
+/// axis's 10 px, and a phone's timeline is about 350 px wide.
+const LABELS_WIDE: usize = 12;
+const LABELS_NARROW: usize = 5;
+
+/// Labels closer than this to the right end (percent) would touch "now": left out on a
+/// laptop, and on a phone, where the same share of a narrower axis is fewer pixels, a wider
+/// margin.
+const CLEAR_OF_NOW_WIDE: f64 = 94.0;
+const CLEAR_OF_NOW_NARROW: f64 = 84.0;
+
+/// The shared time axis: UTC ticks and labels, and "now" at its right end. Every tick is
+/// drawn; of the labels, every `n`-th so that at most `LABELS_WIDE` are written, and of those
+/// the ones classed `narrow` are all a phone shows (board.css), so that no two labels touch at
+/// either width.
 pub fn axis(range: &Range) -> Markup {
     let step = tick_every_ms(range);
     let first = range.from_ms - range.from_ms.rem_euclid(step) + step;
@@ -301,15 +320,20 @@ pub fn axis(range: &Range) -> Markup {
         .map(|i| first + i * step)
         .take_while(|&t| t <= range.to_ms)
         .collect();
-    // Every label would crowd a narrow screen: every second one past 12 ticks.
-    let label_every = if ticks.len() > 12 { 2 } else { 1 };
+    let wide = ticks.len().div_ceil(LABELS_WIDE).max(1);
+    let narrow = ticks
+        .len()
+        .div_ceil(LABELS_NARROW)
+        .max(1)
+        .next_multiple_of(wide);
     html! {
         svg class="axis" width="100%" height="22" role="img" aria-label="time axis, UTC" {
             @for (i, t) in ticks.iter().enumerate() {
-                @let x = pc(range.pct(*t));
+                @let (x, at) = (pc(range.pct(*t)), range.pct(*t));
                 line class="tick" x1=(x) x2=(x) y1="14" y2="22" {}
-                @if i % label_every == 0 && range.pct(*t) < 94.0 {
-                    text class="tick" x=(x) y="11" data-t=(t) { (tick_label(range, *t)) }
+                @if i % wide == 0 && at < CLEAR_OF_NOW_WIDE {
+                    @let on_a_phone = i % narrow == 0 && at < CLEAR_OF_NOW_NARROW;
+                    text class={"tick" @if on_a_phone { " narrow" }} x=(x) y="11" data-t=(t) { (tick_label(range, *t)) }
                 }
             }
             line class="now" x1="100%" x2="100%" y1="0" y2="22" {}

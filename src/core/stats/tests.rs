@@ -143,3 +143,22 @@ fn no_samples_no_numbers() {
     assert_eq!(s.recommended_ttl_ms(), None);
     assert_eq!(s.failure_rate(), None);
 }
+
+#[test]
+fn buckets_spread_runs_of_a_few_minutes_and_keep_the_empty_ones_between() {
+    // 60 runs between 2m30s and 4m: four quarter-doublings, not one doubling.
+    let samples: Vec<u64> = (0..60).map(|i| 150_000 + i * 1500).collect();
+    let b = stats_of(&samples).buckets_ms();
+    assert_eq!(b.len(), 4, "{b:?}");
+    assert!(b[0].0 < 150_000 && b[0].1 >= 150_000, "{b:?}");
+    assert!(b[3].1 >= 238_500, "{b:?}");
+    assert_eq!(b.iter().map(|x| x.2).sum::<u64>(), 60);
+    for w in b.windows(2) {
+        assert_eq!(w[0].1, w[1].0, "contiguous: {b:?}");
+    }
+    // 1 s and 16 s: the 15 empty buckets between are kept, so the gap shows.
+    let gap = stats_of(&[1000, 16_000]).buckets_ms();
+    assert_eq!(gap.len(), 17, "{gap:?}");
+    assert_eq!(gap.iter().filter(|x| x.2 > 0).count(), 2);
+    assert!(Stats::default().buckets_ms().is_empty());
+}

@@ -51,7 +51,7 @@ fn a_bar_ends_where_its_run_did_and_is_never_thinner_than_a_pixel() {
 }
 
 #[test]
-fn no_data_before_the_oldest_kept_run_of_a_trimmed_log_only() {
+fn no_data_before_the_oldest_run_the_log_keeps_when_it_begins_inside_the_range() {
     let r = Range::last_hours(NOON, 24);
     let mut s = lock();
     let runs = Runs {
@@ -60,9 +60,21 @@ fn no_data_before_the_oldest_kept_run_of_a_trimmed_log_only() {
         kept: 1,
         ..Runs::default()
     };
-    // One run recorded, one kept: nothing before it to show.
+    // One run recorded, one kept: the log begins with it, nothing is known before it.
     s.stats = crate::core::stats::Stats::from_fields([("hold_count", "1")]);
-    assert_eq!(no_data_before(&s, &runs, &r), None);
+    let (t, why) = no_data_before(&s, &runs, &r).unwrap();
+    assert_eq!(t, NOON - HOUR - 60_000);
+    assert!(why.contains("begins with this run"), "{why}");
+    // No run at all: no data over the whole range.
+    let (t, why) = no_data_before(&lock(), &Runs::default(), &r).unwrap();
+    assert_eq!(t, NOON);
+    assert!(why.contains("no run in the log yet"), "{why}");
+    // A log that begins before the range, or a run that began before it: none.
+    let early = Runs {
+        bars: vec![bar(r.from_ms + 1000, 60_000, "ok", None)],
+        ..runs.clone()
+    };
+    assert_eq!(no_data_before(&s, &early, &r), None);
     // 50 recorded, 1 kept: the log was trimmed; no data before that run's start.
     s.stats = crate::core::stats::Stats::from_fields([("hold_count", "50")]);
     let (t, why) = no_data_before(&s, &runs, &r).unwrap();
