@@ -2,7 +2,8 @@
 //! checked against the server's own run log (entry ids are the server's time of each release)
 //! and the test's own reading of the server's clock, never against what the page says of
 //! itself. Also the README's pictures: `DLOCK_UPDATE_PICTURES=1 cargo test --test integration
-//! timeline::` rewrites examples/board.png and examples/board-lock.png from the same fixture.
+//! timeline::` rewrites examples/board.png and examples/board-lock.png from the same fixture, and
+//! their phone-width pair examples/board-390.png and examples/board-lock-390.png.
 
 use std::time::Duration;
 
@@ -409,5 +410,11 @@ fn nothing_is_wider_than_a_laptop_or_a_phone_and_long_text_keeps_its_title() {
         b.viewport(1280, 1100);
         b.open(&format!("http://{addr}/locks/flaky-sync"));
         std::fs::write(examples.join("board-lock.png"), b.screenshot()).unwrap();
+        // The same two pages on a phone.
+        b.viewport(390, 844);
+        b.open(&format!("http://{addr}/"));
+        std::fs::write(examples.join("board-390.png"), b.screenshot()).unwrap();
+        b.open(&format!("http://{addr}/locks/flaky-sync"));
+        std::fs::write(examples.join("board-lock-390.png"), b.screenshot()).unwrap();
     }
 }
