@@ -79,3 +79,59 @@ fn missed_windows_on_the_board_judges_every_locks_only_and_check_still_fails_a_n
     );
     check("a-every").code(0);
 }
+
+#[test]
+fn a_lock_that_never_ran_is_404_on_the_board_in_the_words_status_prints() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["--prefix", "jobs/", "run", "--key", "ran", "--", "true"])
+        .run()
+        .code(0);
+    for (prefix, under) in [
+        ("dlock:", "dlock:"),
+        ("jobs/", "jobs/"),
+        ("", "the empty prefix"),
+    ] {
+        let (_e, addr) = exporter(&r, &["--prefix", prefix]);
+        let (code, _, body) = get(&addr, "/locks/reports%3Anightly");
+        assert_eq!(code, 404, "{body}");
+        assert_eq!(
+            body,
+            format!("no lock named reports:nightly has run under {under}\n")
+        );
+        // status keeps its row and its exit code, and says the same on stderr.
+        let status = dlock(&r)
+            .args(["--prefix", prefix, "status", "reports:nightly"])
+            .run();
+        status
+            .code(0)
+            .stdout_has(&format!("{prefix}reports:nightly"));
+        let notes: Vec<&str> = status
+            .stderr
+            .lines()
+            .filter(|l| l.contains("has run"))
+            .collect();
+        assert_eq!(notes, [format!("dlock: {}", body.trim_end())], "{prefix}");
+        let json = dlock(&r)
+            .args(["--prefix", prefix, "status", "--json", "reports:nightly"])
+            .run();
+        json.code(0).stderr_has(body.trim_end());
+    }
+    // A lock that ran has its page, and status no note; nor does the whole list note the lock
+    // it finds that never ran (only a name asked for is worth the line).
+    r.cmd(&["SET", "{jobs/idle}:fence", "0"]);
+    let (_e, addr) = exporter(&r, &["--prefix", "jobs/"]);
+    assert_eq!(get(&addr, "/locks/ran").0, 200);
+    for keys in [&["ran"][..], &[]] {
+        dlock(&r)
+            .args(["--prefix", "jobs/", "status"])
+            .args(keys)
+            .run()
+            .code(0)
+            .stderr_lacks("has run");
+    }
+    dlock(&r)
+        .args(["--prefix", "jobs/", "status"])
+        .run()
+        .stdout_has("jobs/idle");
+}
