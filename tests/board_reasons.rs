@@ -11,7 +11,7 @@ const HOUR: i64 = 3_600_000;
 
 /// The badges' words of `lock`'s row on the front page (maud escapes, so the words are the
 /// text between the badge's tags, HTML-unescaped here for the few entities maud writes).
-fn badges(html: &str, lock: &str) -> Vec<String> {
+pub(crate) fn badges(html: &str, lock: &str) -> Vec<String> {
     let row = html
         .split("<tr class=\"lock ")
         .find(|r| r.contains(&format!("data-key=\"{lock}\"")))

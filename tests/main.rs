@@ -33,6 +33,7 @@ mod history;
 mod logs;
 mod lost_replies;
 mod lying_server;
+mod never_ran;
 mod package;
 mod ping;
 mod prometheus;

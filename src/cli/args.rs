@@ -329,7 +329,9 @@ pub struct ExporterArgs {
     #[arg(long, value_name = "D", value_parser = parse_duration, help_heading = BOARD_RULES)]
     pub max_duration: Option<Duration>,
 
-    /// Board rule, as `dlock check --missed-windows`: the last N `--every` windows had no success
+    /// Board rule, as `dlock check --missed-windows`: the last N `--every` windows had no
+    /// success. Judges only the locks that ran with --every: a plain lock is not marked by it
+    /// (`check KEY` fails a KEY it names that never ran with --every)
     #[arg(long, value_name = "N", help_heading = BOARD_RULES)]
     pub missed_windows: Option<u32>,
 
@@ -374,7 +376,8 @@ pub struct CheckArgs {
     pub max_duration: Option<Duration>,
 
     /// Fail when KEY's last N complete `run --every` windows all went without a success (a
-    /// success in the current window passes), or KEY never ran with --every. N ≥ 1
+    /// success in the current window passes), or KEY never ran with --every (it was named, so
+    /// it is expected to; the exporter's board, over every lock, leaves plain locks alone). N ≥ 1
     #[arg(long, value_name = "N")]
     pub missed_windows: Option<u32>,
 

@@ -27,7 +27,8 @@ Examples:
 
 GET /metrics reads Redis once per scrape, within --connect-timeout and --io-timeout; with Redis
 down it still answers 200 with dlock_up 0. GET / is the status board (one row per lock, trouble
-on top), GET /locks/KEY one lock with its run log, GET /api/locks the same JSON as
+on top), GET /locks/KEY one lock with its run log (404 for one that never ran: \"no lock named
+KEY has run under PREFIX\", as `status KEY` notes it), GET /api/locks the same JSON as
 `status --json`. Requests are served by a few threads, so a scrape never waits behind a page.
 SIGTERM or SIGINT stops it (exit 0).
 Exit status: 0 stopped by a signal, 2 usage (bad or busy --listen address).";
@@ -71,7 +72,8 @@ The table fits 100 columns (a key over 30 characters is shortened in the middle 
 lock busy for their whole --wait (not failed jobs: RECENT and LAST show those); P50/P99 = hold time;
 CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99;
 RECENT = the run log's last runs (up to 10, no more than --history keeps), oldest left:
-✓ ok, ✗ any other end.
+✓ ok, ✗ any other end. A KEY named that never ran keeps its row (free, fence 0) and is noted
+on stderr: \"dlock: no lock named KEY has run under PREFIX\", the board's 404 for it.
 Exit status: 0, or 2 usage, 69 Redis unavailable.";
 
 pub const RELEASE_HELP: &str = "\

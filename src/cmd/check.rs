@@ -49,7 +49,7 @@ pub fn check(cfg: &CheckConfig) -> Result<Exit, Error> {
 /// Each limit is inclusive: exactly at it passes, a millisecond past fails; K runs in a row
 /// that did not end ok fail `--max-failures K`, K - 1 pass.
 fn verdict(s: &KeyStatus, now: i64, rules: &Rules) -> (bool, String) {
-    let Judged { passed, failed } = judge(s, now, rules);
+    let Judged { passed, failed } = judge(s, now, rules, Asked::Named);
     if failed.is_empty() {
         return (true, format!("{}: ok, {}", s.key, passed.join("; ")));
     }
@@ -71,14 +71,27 @@ fn verdict(s: &KeyStatus, now: i64, rules: &Rules) -> (bool, String) {
 }
 
 /// Each rule's clause, passed or failed: `check`'s line, and the board's badge with the same
-/// rules (the exporter's `--max-age`, `--max-failures`, `--min-duration`, `--max-duration`).
+/// rules (the exporter's `--max-age`, `--max-failures`, `--min-duration`, `--max-duration`,
+/// `--missed-windows`).
 pub(super) struct Judged {
     pub passed: Vec<String>,
     pub failed: Vec<String>,
 }
 
+/// How the lock came to be judged, which decides one case: `--missed-windows` on a lock that
+/// never ran with `--every`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Asked {
+    /// `check KEY`: the operator named the key, so expects it to run with `--every`; a key
+    /// that never did fails the rule.
+    Named,
+    /// Every lock the exporter shows: the rule is about `--every` locks, and a plain lock
+    /// (most of a fleet, often) is not judged by it — not red, not sorted first.
+    Shown,
+}
+
 /// Judge `s` by every rule in `rules` at `now` (see `verdict`).
-pub(super) fn judge(s: &KeyStatus, now: i64, rules: &Rules) -> Judged {
+pub(super) fn judge(s: &KeyStatus, now: i64, rules: &Rules, asked: Asked) -> Judged {
     let mut passed = Vec::new();
     let mut failed = Vec::new();
     let mut judge = |ok: bool, clause: String| {
@@ -168,7 +181,9 @@ pub(super) fn judge(s: &KeyStatus, now: i64, rules: &Rules) -> Judged {
             ),
         );
     }
-    if let Some(n) = rules.missed_windows {
+    if let Some(n) = rules.missed_windows
+        && (s.window.is_some() || asked == Asked::Named)
+    {
         let (ok, clause) = windows(s, now, n.get());
         judge(ok, clause);
     }

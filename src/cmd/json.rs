@@ -10,10 +10,12 @@ use crate::store::state::{Found, KeyStatus, Part};
 
 /// The locks `names` as one JSON array, each written to `w` as its batch is read: never more
 /// than one batch of locks in memory (`status --json`, `/api/locks`). The read's result, and
-/// the first write error (after which nothing more is written).
+/// the first write error (after which nothing more is written). `each` sees every lock first
+/// (`status` notes a named one that never ran).
 pub fn write_array(
     locks: &mut reader::Locks,
     w: &mut dyn Write,
+    each: &mut dyn FnMut(&KeyStatus),
 ) -> (redis::RedisResult<()>, Option<std::io::Error>) {
     let mut broken: Option<std::io::Error> = None;
     let mut first = true;
@@ -27,6 +29,7 @@ pub fn write_array(
     put(w, &mut |w| w.write_all(b"["));
     let read = locks.read(|found| {
         if let Found::Lock(s) = found {
+            each(&s);
             let sep: &[u8] = if first { b"" } else { b"," };
             first = false;
             // Serialized straight into the writer: no string per lock.

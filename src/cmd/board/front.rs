@@ -152,7 +152,7 @@ pub fn overview(v: &Overview) -> String {
     frame("dlock board", body)
 }
 
-/// The rules given, as the exporter's flags.
+/// The rules given, as the exporter's flags, with where `--missed-windows` applies.
 pub fn rules_text(r: &Rules) -> String {
     let d = |d: std::time::Duration| humantime::format_duration(d).to_string();
     let mut out = Vec::new();
@@ -169,7 +169,8 @@ pub fn rules_text(r: &Rules) -> String {
         out.push(format!("--max-duration {}", d(v)));
     }
     if let Some(n) = r.missed_windows {
-        out.push(format!("--missed-windows {n}"));
+        // Unlike `check KEY`, which fails a key it names that never ran with --every.
+        out.push(format!("--missed-windows {n} (on --every locks)"));
     }
     out.join(" ")
 }

@@ -20,6 +20,7 @@ pub use cache::Cache;
 use cache::Known;
 
 use super::json;
+use super::status::never_ran;
 use crate::cli::config::ExporterConfig;
 use crate::store::keys::Keys;
 use crate::store::reader;
@@ -160,7 +161,7 @@ fn api_locks(cfg: &ExporterConfig) -> Answer {
     let server = cfg.server.clone();
     Answer::streamed("application/json", "api-locks", move |w| {
         // A client that hung up is its own problem; Redis failing is the operator's.
-        if let (Err(e), _) = json::write_array(&mut locks, w) {
+        if let (Err(e), _) = json::write_array(&mut locks, w, &mut |_| {}) {
             server.unavailable(&e).log();
         }
     })
@@ -397,12 +398,9 @@ fn detail(cfg: &ExporterConfig, raw: &str, query: &str) -> Answer {
         }
         Err(e) => return unavailable(cfg, &e, Page::Html),
     };
-    let known = state.fence > 0
-        || !state.holders.is_empty()
-        || state.last.is_some()
-        || state.stats.runs > 0;
-    if !known {
-        return Answer::text(404, format!("no lock {full} under the prefix\n"));
+    // In the words `dlock status KEY` notes it with.
+    if !super::status::has_run(&state) {
+        return Answer::text(404, format!("{}\n", never_ran(&cfg.prefix, &name)));
     }
     let log: Vec<RunEntry> = match runs::read(&mut c, &keys, Some(DETAIL_RUNS)) {
         Ok(log) => log,

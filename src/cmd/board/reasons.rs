@@ -1,8 +1,10 @@
 //! Why a lock needs a look, in words (SPEC 7c): with rules given to the exporter, the verdict
-//! `dlock check` gives with the same rules (one function, `check::judge`); with none, the
-//! board's own two: the last run did not end ok, and a holder past the recommended TTL.
+//! `dlock check` gives with the same rules (one function, `check::judge`) — save that
+//! `--missed-windows` judges only the locks that ran with `--every`, where `check` also fails a
+//! key it names that never did; with none, the board's own two: the last run did not end ok,
+//! and a holder past the recommended TTL.
 
-use super::super::check::judge;
+use super::super::check::{Asked, judge};
 use crate::cli::config::Rules;
 use crate::log::secs_ms;
 use crate::store::state::KeyStatus;
@@ -17,7 +19,7 @@ pub struct Badge {
 /// The lock's badges at `now` (Unix ms), most urgent first; none for a lock that is fine.
 pub fn badges(s: &KeyStatus, now: i64, rules: &Rules) -> Vec<Badge> {
     if !rules.is_empty() {
-        return judge(s, now, rules)
+        return judge(s, now, rules, Asked::Shown)
             .failed
             .into_iter()
             .map(|words| Badge { rank: 1, words })

@@ -329,3 +329,25 @@ fn missed_windows_fails_a_key_that_never_succeeded_or_never_ran_with_every() {
     assert!(!ok);
     assert!(line.contains("never ran with --every"), "{line}");
 }
+
+/// Over the locks the exporter shows, `--missed-windows` leaves a plain lock out (no clause,
+/// passed or failed); an `--every` lock is judged alike however it was asked about.
+#[test]
+fn missed_windows_judges_a_plain_lock_only_when_it_was_named() {
+    let plain = status(Some(NOW), None);
+    let shown = judge(&plain, NOW, &missed(1), Asked::Shown);
+    assert!(shown.failed.is_empty() && shown.passed.is_empty());
+    let named = judge(&plain, NOW, &missed(1), Asked::Named);
+    assert_eq!(named.failed, ["never ran with --every (missed windows 1)"]);
+    for (every, ok) in [
+        (every_10s(None), false),
+        (every_10s(Some(NOW as u64)), true),
+    ] {
+        let (shown, named) = (
+            judge(&every, NOW, &missed(1), Asked::Shown),
+            judge(&every, NOW, &missed(1), Asked::Named),
+        );
+        assert_eq!(shown.failed.is_empty(), ok);
+        assert_eq!((shown.passed, shown.failed), (named.passed, named.failed));
+    }
+}

@@ -9,9 +9,9 @@ use crate::cli::args::StatusFormat;
 use crate::cli::config::StatusConfig;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::log::io_reason;
+use crate::log::{info, io_reason};
 use crate::store::reader;
-use crate::store::state::Found;
+use crate::store::state::{Found, KeyStatus};
 use crate::sys::host::unix_ms;
 
 use super::metrics;
@@ -44,6 +44,31 @@ fn prometheus(cfg: &StatusConfig) -> Result<Exit, Error> {
     match down {
         Some(e) => Err(cfg.server.unavailable(&e)),
         None => Ok(Exit::Done),
+    }
+}
+
+/// Whether the lock was ever taken: a fence, a holder, a last run or a run counted. One that
+/// was not is only a name: `status KEY` notes it, and the board's `/locks/KEY` is a 404.
+pub fn has_run(s: &KeyStatus) -> bool {
+    s.fence > 0 || !s.holders.is_empty() || s.last.is_some() || s.stats.runs > 0
+}
+
+/// What `status KEY` notes, and the board's `/locks/KEY` answers, for a lock that never ran:
+/// the same words in both (the business key `name`, as `--key` takes it, and the prefix).
+pub fn never_ran(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        format!("no lock named {name} has run under the empty prefix")
+    } else {
+        format!("no lock named {name} has run under {prefix}")
+    }
+}
+
+/// A named key that never ran (a typo, or a job not yet deployed) keeps its row, free, fence 0,
+/// as JSON and scripts expect; the note on stderr says that it is only a name.
+fn note_if_never_ran(cfg: &StatusConfig, s: &KeyStatus) {
+    if !cfg.keys.is_empty() && !has_run(s) {
+        let name = s.key.strip_prefix(cfg.prefix.as_str()).unwrap_or(&s.key);
+        info!("never_ran"; "{}", never_ran(&cfg.prefix, name));
     }
 }
 
@@ -96,7 +121,8 @@ fn write(cfg: &StatusConfig, locks: &mut reader::Locks, w: &mut dyn Write) -> Re
     };
     let read = match cfg.format {
         StatusFormat::Json => {
-            let (read, failed) = super::json::write_array(locks, w);
+            let (read, failed) =
+                super::json::write_array(locks, w, &mut |s| note_if_never_ran(cfg, s));
             broken = broken.or(failed);
             read
         }
@@ -116,6 +142,7 @@ fn write(cfg: &StatusConfig, locks: &mut reader::Locks, w: &mut dyn Write) -> Re
             // Read even without locks: the keys that are not locks are named.
             locks.read(|found| {
                 if let Found::Lock(s) = found {
+                    note_if_never_ran(cfg, &s);
                     put(w, t.row(&s, now).as_bytes());
                 }
             })

@@ -116,7 +116,7 @@ fn with_rules_the_badges_are_the_failing_clauses_of_check() {
     let b = badges(&s, NOW, &rules);
     assert_eq!(
         words(&b),
-        judge(&s, NOW, &rules)
+        judge(&s, NOW, &rules, Asked::Shown)
             .failed
             .iter()
             .map(String::as_str)
@@ -129,4 +129,32 @@ fn with_rules_the_badges_are_the_failing_clauses_of_check() {
         ..Rules::default()
     };
     assert!(badges(&s, NOW, &lenient).is_empty());
+}
+
+/// `--missed-windows` on the board judges the locks that ran with `--every` only: a plain lock
+/// gets no badge from it (and sorts with the healthy ones), whatever `check` says of it named.
+#[test]
+fn missed_windows_leaves_a_lock_that_never_ran_with_every_alone() {
+    let s = lock(Some(("ok", 0)), Some(0));
+    let rules = Rules {
+        missed_windows: NonZeroU32::new(1),
+        ..Rules::default()
+    };
+    let b = badges(&s, NOW, &rules);
+    assert!(b.is_empty(), "{b:?}");
+    assert_eq!(rank(&b), 3);
+    assert_eq!(
+        judge(&s, NOW, &rules, Asked::Named).failed,
+        ["never ran with --every (missed windows 1)"]
+    );
+    // Another rule the plain lock fails still marks it, alone.
+    let failing = lock(Some(("failed", 3)), Some(2));
+    let rules = Rules {
+        max_failures: NonZeroU32::new(2),
+        ..rules
+    };
+    assert_eq!(
+        words(&badges(&failing, NOW, &rules)),
+        ["2 failed runs in a row (max failures 2)"]
+    );
 }
