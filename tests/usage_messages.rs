@@ -252,3 +252,27 @@ fn key_help_says_the_limit_counts_the_prefix() {
         out.stdout
     );
 }
+
+/// clap writes an unset variable as `[env: NAME=]`, as if it were set and empty; a variable is
+/// named alone, set or not (a value in --help could be a credential's path or an URL).
+#[test]
+fn help_names_each_variable_without_a_value() {
+    for line in [&["--help"][..], &["run", "--help"], &["status", "--help"]] {
+        let out = Dlock::bare()
+            .env("DLOCK_PREFIX", "staging:")
+            .args(line)
+            .run();
+        out.code(0);
+        let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            help.contains("[env: DLOCK_PASSWORD_FILE]") && help.contains("[env: DLOCK_PREFIX]"),
+            "{}",
+            out.stdout
+        );
+        assert!(
+            !help.contains("=]") && !help.contains("staging:"),
+            "{}",
+            out.stdout
+        );
+    }
+}
