@@ -370,3 +370,4 @@ fn bad_ping_values_are_refused_in_one_line() {
 }
 
 mod delivery;
+mod messages;

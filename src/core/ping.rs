@@ -260,6 +260,9 @@ impl Answer {
 
     fn reason(&self) -> String {
         match self {
+            // Healthchecks' answer to a URL of no check (a UUID or slug mistyped, or the check
+            // deleted): the one failure only the operator can fix.
+            Answer::Status(404) => "HTTP status 404: the server has no check at this URL, its UUID or slug may be wrong; copy the ping URL from the check's page".into(),
             Answer::Status(s) => format!("HTTP status {s}"),
             Answer::Failed { reason, .. } => reason.clone(),
         }

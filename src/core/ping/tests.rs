@@ -222,9 +222,21 @@ fn other_answers_are_not_tried_again() {
     }
     let mut t = Tries::new(t0 + BUDGET);
     assert_eq!(
-        t.after(&Answer::Status(404), t0),
-        Step::Done(Err("HTTP status 404".into()))
+        t.after(&Answer::Status(400), t0),
+        Step::Done(Err("HTTP status 400".into()))
     );
+}
+
+/// A 404 is a URL of no check: the line says what to fix.
+#[test]
+fn a_404_says_the_checks_uuid_or_slug_may_be_wrong() {
+    let t0 = Instant::now();
+    let mut t = Tries::new(t0 + BUDGET);
+    let Step::Done(Err(why)) = t.after(&Answer::Status(404), t0) else {
+        panic!("a 404 is not tried again")
+    };
+    assert!(why.starts_with("HTTP status 404: "), "{why}");
+    assert!(why.contains("its UUID or slug may be wrong"), "{why}");
 }
 
 #[test]
