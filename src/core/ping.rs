@@ -79,7 +79,7 @@ impl fmt::Debug for PingUrl {
 pub fn parse_url(s: &str) -> Result<PingUrl, &'static str> {
     if s.is_empty() {
         return Err(
-            "is empty: give the check's ping URL, e.g. https://hc-ping.com/<uuid>, or leave --ping (and DLOCK_PING_URL) out",
+            "is empty: give the check's ping URL, e.g. https://hc-ping.com/<uuid>, or leave --ping out (DLOCK_PING_URL set and empty means no ping)",
         );
     }
     if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
