@@ -278,16 +278,17 @@ fn finish(
         sent: held.sent,
         started_ms,
     };
-    let renewals = stop.renewals();
+    let (renewals, exit) = (stop.renewals(), stop.exit());
     let end = End::new(limits, job, Instant::now());
     release::end(session, held, log, end, |session, r| {
-        report_end(session, held, renewals, r)
+        report_end(session, held, (renewals, exit), r)
     })
 }
 
-/// One report of the run's end; after a compare failure, what to change (read from the
-/// key's recorded runs on `session`).
-fn report_end(session: &mut Session, held: &Held, renewals: u32, r: EndReport) {
+/// One report of the run's end (`ran`: the renewals made, the job's exit); after a compare
+/// failure, what to change (read from the key's recorded runs on `session`).
+fn report_end(session: &mut Session, held: &Held, ran: (u32, Exit), r: EndReport) {
+    let (renewals, exit) = ran;
     let (cfg, lock) = (&held.cfg, &held.keys.lock);
     match r {
         EndReport::Released {
@@ -305,6 +306,11 @@ fn report_end(session: &mut Session, held: &Held, renewals: u32, r: EndReport) {
                 renewals,
                 keep,
                 expires_in,
+                exit,
+                window: held
+                    .window
+                    .zip(cfg.every)
+                    .map(|(start, every)| (start, every.next(start))),
             };
             report::released(cfg, &end, &released, advice.as_ref());
         }
