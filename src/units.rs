@@ -5,3 +5,31 @@ pub const SECOND_MS: u64 = 1000;
 pub const MINUTE_MS: u64 = 60 * SECOND_MS;
 pub const HOUR_MS: u64 = 60 * MINUTE_MS;
 pub const DAY_MS: u64 = 24 * HOUR_MS;
+
+/// A period as an operator writes it, in its largest units with none left empty: `1h30m`,
+/// `1m30s` (90 s), `1d`, `7d`, `1s500ms`; `0s` for nothing. For a period or an offset, where
+/// `168h00m` hides a week.
+pub fn compact(ms: u64) -> String {
+    let mut out = String::new();
+    let mut left = ms;
+    for (unit, size) in [
+        ("d", DAY_MS),
+        ("h", HOUR_MS),
+        ("m", MINUTE_MS),
+        ("s", SECOND_MS),
+        ("ms", 1),
+    ] {
+        let n = left / size;
+        left %= size;
+        if n > 0 {
+            out.push_str(&format!("{n}{unit}"));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("0s");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -159,3 +159,49 @@ fn json_logs_are_one_object_per_line() {
     let e: Value = serde_json::from_str(bad.stderr.trim()).unwrap();
     assert_eq!(e["level"], "error");
 }
+
+/// `HH:MM` of Unix ms, UTC.
+fn hh_mm(ms: u64) -> String {
+    let minutes = ms / 60_000 % (24 * 60);
+    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+}
+
+/// The last line of a run says how it ended without `history`: the job's exit and, with
+/// --every, the window and whether it is done or still due.
+#[test]
+fn the_release_line_says_how_the_job_ended_and_what_became_of_its_window() {
+    let r = RedisServer::start();
+    let last_line = |key: &str, every: &[&str], code: &str| {
+        let out = dlock(&r)
+            .args(["run", "--key", key])
+            .args(every)
+            .args(["--", "sh", "-c", &format!("exit {code}")])
+            .run();
+        out.code(code.parse().unwrap());
+        let last = out.stderr.lines().last().unwrap_or_default().to_string();
+        let prefix = format!("dlock: released dlock:{key} (held ");
+        assert!(last.starts_with(&prefix), "{}", out.stderr);
+        last
+    };
+    // Without --every: no window clause.
+    let last = last_line("plain", &[], "3");
+    assert!(last.ends_with(", renewed 0/3; the job exited 3)"), "{last}");
+    // An hourly window, failed then done: its span from the run log's window_ms.
+    let hourly = ["--every", "1h"];
+    let last = last_line("hourly", &hourly, "3");
+    let start: u64 = r.newest_run("hourly")["window_ms"].parse().unwrap();
+    let span = format!("{}–{} UTC", hh_mm(start), hh_mm(start + 3_600_000));
+    assert!(
+        last.ends_with(&format!("; the job exited 3; window {span} still due)")),
+        "{last}"
+    );
+    let last = last_line("hourly", &hourly, "0");
+    assert!(
+        last.ends_with(&format!("; the job exited 0; window {span} done)")),
+        "{last}"
+    );
+    // A daily window names its dates.
+    let last = last_line("daily", &["--every", "1d"], "0");
+    assert!(last.contains("; the job exited 0; window 20"), "{last}");
+    assert!(last.ends_with(" 00:00 UTC done)"), "{last}");
+}

@@ -365,8 +365,42 @@ fn bad_ping_values_are_refused_in_one_line() {
         .one_line_error()
         .stderr_has("--ping (or DLOCK_PING_URL) is not an http")
         .stderr_lacks(secret);
+    // An empty --ping stays refused, with DLOCK_PING_URL set and empty too.
+    dlock(&r)
+        .env("DLOCK_PING_URL", "")
+        .args(["run", "--key", "bad", "--ping", "", "--", "true"])
+        .run()
+        .code(2)
+        .one_line_error()
+        .stderr_has("--ping (or DLOCK_PING_URL) is empty");
+    // DLOCK_URL set and empty is still a usage error.
+    dlock(&r)
+        .env("DLOCK_URL", "")
+        .args(["run", "--key", "bad", "--", "true"])
+        .run()
+        .code(2)
+        .one_line_error();
     // Nothing was acquired.
     assert_eq!(r.cmd_string(&["DBSIZE"]), "0");
 }
 
+/// `DLOCK_PING_URL=` (set and empty, as a crontab line that turns pings off for the jobs below
+/// it writes) means no ping: the job runs, nothing is sent, nothing is said about --ping. It
+/// was a usage error (exit 2) until issue 48 changed it on purpose.
+#[test]
+fn an_empty_ping_variable_means_no_ping() {
+    let r = RedisServer::start();
+    for verbosity in [&[][..], &["-v"]] {
+        dlock(&r)
+            .env("DLOCK_PING_URL", "")
+            .args(verbosity)
+            .args(["run", "--key", "noping", "--", "echo", "ran"])
+            .run()
+            .code(0)
+            .stdout_is("ran\n")
+            .stderr_lacks("--ping");
+    }
+}
+
 mod delivery;
+mod messages;

@@ -66,3 +66,46 @@ fn long_keys_are_shortened_in_the_middle_of_the_table_and_shown_whole_in_wide_an
         assert!(json_keys.contains(&full.as_str()), "--json lacks {full}");
     }
 }
+
+/// `--wide`'s EVERY column writes a period and its offset in their largest units (`7d+4d`, not
+/// `168h00m+96h00m`); JSON keeps the milliseconds.
+#[test]
+fn the_every_column_writes_periods_in_their_largest_units() {
+    let r = RedisServer::start();
+    for (key, every) in [
+        ("weekly", &["--every", "7d", "--every-offset", "4d"][..]),
+        ("ninety", &["--every", "90s"]),
+        (
+            "hourhalf",
+            &["--every", "1h30m", "--every-offset", "1500ms"],
+        ),
+        ("daily", &["--every", "1d"]),
+    ] {
+        dlock(&r)
+            .args(["run", "--key", key])
+            .args(every)
+            .args(["--", "true"])
+            .run()
+            .code(0);
+    }
+    let out = dlock(&r).args(["status", "--wide"]).run();
+    out.code(0);
+    for (key, cell) in [
+        ("weekly", "7d+4d ok "),
+        ("ninety", "1m30s ok "),
+        ("hourhalf", "1h30m+1s500ms ok "),
+        ("daily", "1d ok "),
+    ] {
+        let row = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("dlock:{key} ")))
+            .unwrap_or_else(|| panic!("no row for {key}:\n{}", out.stdout));
+        assert!(row.contains(cell), "{key}: {cell:?} in\n{}", out.stdout);
+    }
+    let json = dlock(&r).args(["status", "--json", "weekly"]).run();
+    json.code(0);
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v[0]["window"]["every_ms"], 7 * 86_400_000_u64);
+    assert_eq!(v[0]["window"]["offset_ms"], 4 * 86_400_000_u64);
+}

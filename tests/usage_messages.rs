@@ -252,3 +252,65 @@ fn key_help_says_the_limit_counts_the_prefix() {
         out.stdout
     );
 }
+
+/// clap writes an unset variable as `[env: NAME=]`, as if it were set and empty; a variable is
+/// named alone, set or not (a value in --help could be a credential's path or an URL).
+#[test]
+fn help_names_each_variable_without_a_value() {
+    for line in [&["--help"][..], &["run", "--help"], &["status", "--help"]] {
+        let out = Dlock::bare()
+            .env("DLOCK_PREFIX", "staging:")
+            .args(line)
+            .run();
+        out.code(0);
+        let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            help.contains("[env: DLOCK_PASSWORD_FILE]") && help.contains("[env: DLOCK_PREFIX]"),
+            "{}",
+            out.stdout
+        );
+        assert!(
+            !help.contains("=]") && !help.contains("staging:"),
+            "{}",
+            out.stdout
+        );
+    }
+}
+
+/// A unit --every does not take gets a line listing the units it does take, and each of
+/// them works (humantime's own list named months, which --every then refused).
+#[test]
+fn the_units_an_every_error_lists_are_the_ones_every_takes() {
+    let r = RedisServer::start();
+    let run = |every: &str| {
+        dlock(&r)
+            .args(["run", "--key", "units", "--every", every, "--", "true"])
+            .run()
+    };
+    for bad in ["1mo", "2fortnights", "1us"] {
+        let out = run(bad);
+        out.code(2).one_line_error();
+        let listed = out
+            .stderr
+            .split_once("--every takes ")
+            .and_then(|(_, rest)| rest.split_once(" ("))
+            .map(|(units, _)| units.replace(" or ", ", "))
+            .unwrap_or_else(|| panic!("no units listed: {}", out.stderr));
+        let units: Vec<&str> = listed.split(", ").collect();
+        assert_eq!(units, ["ms", "s", "m", "h", "d", "w"], "{}", out.stderr);
+        for unit in units {
+            let n = if unit == "ms" { "1000" } else { "1" };
+            r.cmd(&["FLUSHALL"]);
+            run(&format!("{n}{unit}")).code(0);
+        }
+    }
+    // A year's and a month's spellings, all of them, with the line that says why.
+    for bad in [
+        "1M", "1month", "2months", "1y", "1yr", "2yrs", "1year", "2years",
+    ] {
+        run(bad)
+            .code(2)
+            .one_line_error()
+            .stderr_has("is not a fixed length");
+    }
+}

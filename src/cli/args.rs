@@ -243,7 +243,7 @@ pub struct RunArgs {
     /// Ping a Healthchecks-compatible URL from the host that runs the job: URL/start when it
     /// starts, URL/CODE (dlock's exit status) with the output's tail after the release. A
     /// failed ping is one warning; it never changes the exit status. The URL is a credential:
-    /// logs show its scheme and host only
+    /// logs show its scheme and host only. DLOCK_PING_URL set and empty means no ping
     #[arg(
         long,
         env = "DLOCK_PING_URL",
@@ -452,22 +452,6 @@ pub struct HistoryArgs {
 /// whole command, or one subcommand.
 pub fn command() -> clap::Command {
     GlobalArgs::augment_args(Cli::command().next_help_heading(EVERY_COMMAND))
-}
-
-/// `args` (hoisted; `named`: they have a command's name) as clap parses them. A line without a
-/// command's name (`dlock --help`, `dlock`, a typo first) is answered by `command()`, whose
-/// help lists the options of every command too.
-///
-/// As `Cli::try_parse_from` otherwise, except that the parser (every subcommand's arguments)
-/// and what it matched are never dropped: dlock parses once and exits, and freeing them piece
-/// by piece cost a tenth of a `dlock run -- true`'s instructions for memory the exit frees
-/// anyway.
-pub(super) fn with_clap(args: Vec<OsString>, named: bool) -> Result<Cli, clap::Error> {
-    use clap::FromArgMatches;
-    let cmd = if named { Cli::command() } else { command() };
-    let mut cmd = std::mem::ManuallyDrop::new(cmd);
-    let mut matches = std::mem::ManuallyDrop::new(cmd.try_get_matches_from_mut(args)?);
-    Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut cmd))
 }
 
 #[cfg(test)]

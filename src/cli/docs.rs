@@ -107,7 +107,7 @@ the Redis password when neither \-\-password\-file nor the URL gives one (as red
 the log level when neither \-v nor \-q is given: error, warn, info (default) or debug
 .TP
 \fBDLOCK_PING_URL\fR
-\fBdlock run\fR \-\-ping: the Healthchecks\-compatible URL the start and end pings go to (a credential: logs show its scheme and host only)
+\fBdlock run\fR \-\-ping: the Healthchecks\-compatible URL the start and end pings go to (a credential: logs show its scheme and host only); set and empty (a crontab's DLOCK_PING_URL= above lines that must not ping), no ping
 .TP
 \fBHTTPS_PROXY\fR, \fBALL_PROXY\fR, \fBHTTP_PROXY\fR, \fBNO_PROXY\fR
 the proxy \-\-ping's requests go through (the first of the three that is set, lower case too, for http and https URLs alike) and the hosts that bypass it

@@ -31,12 +31,22 @@ pub struct GlobalArgs {
 
     /// Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password
     /// in the URL. REDISCLI_AUTH is used when neither is given
-    #[arg(long, env = "DLOCK_PASSWORD_FILE", value_name = "PATH")]
+    #[arg(
+        long,
+        env = "DLOCK_PASSWORD_FILE",
+        value_name = "PATH",
+        hide_env_values = true
+    )]
     pub password_file: Option<PathBuf>,
 
     /// CA certificate (PEM) that signed the server's certificate, for a private CA; the system's
     /// trust store is used otherwise. Needs a rediss:// URL
-    #[arg(long, env = "DLOCK_TLS_CA", value_name = "FILE")]
+    #[arg(
+        long,
+        env = "DLOCK_TLS_CA",
+        value_name = "FILE",
+        hide_env_values = true
+    )]
     pub tls_ca: Option<PathBuf>,
 
     /// Client certificate (PEM) for mutual TLS; needs --tls-key
@@ -44,6 +54,7 @@ pub struct GlobalArgs {
         long,
         env = "DLOCK_TLS_CERT",
         value_name = "FILE",
+        hide_env_values = true,
         requires = "tls_key"
     )]
     pub tls_cert: Option<PathBuf>,
@@ -53,25 +64,26 @@ pub struct GlobalArgs {
         long,
         env = "DLOCK_TLS_KEY",
         value_name = "FILE",
+        hide_env_values = true,
         requires = "tls_cert"
     )]
     pub tls_key: Option<PathBuf>,
 
     /// Do not verify the server's certificate (testing only: anyone on the path can impersonate
     /// the server; dlock warns on every run)
-    #[arg(long, env = "DLOCK_TLS_INSECURE")]
+    #[arg(long, env = "DLOCK_TLS_INSECURE", hide_env_values = true)]
     pub tls_insecure: bool,
 
     /// Namespace prepended to every KEY: lock key = PREFIX + KEY
-    #[arg(long, env = "DLOCK_PREFIX", default_value = DEFAULT_PREFIX, value_name = "P")]
+    #[arg(long, env = "DLOCK_PREFIX", hide_env_values = true, default_value = DEFAULT_PREFIX, value_name = "P")]
     pub prefix: String,
 
     /// Bound on establishing a connection to Redis
-    #[arg(long, env = "DLOCK_CONNECT_TIMEOUT", default_value = DEFAULT_CONNECT_TIMEOUT, value_name = "D", value_parser = parse_duration)]
+    #[arg(long, env = "DLOCK_CONNECT_TIMEOUT", hide_env_values = true, default_value = DEFAULT_CONNECT_TIMEOUT, value_name = "D", value_parser = parse_duration)]
     pub connect_timeout: Duration,
 
     /// Bound on each Redis command; in `run` never more than a third of the TTL
-    #[arg(long, env = "DLOCK_IO_TIMEOUT", default_value = DEFAULT_IO_TIMEOUT, value_name = "D", value_parser = parse_duration)]
+    #[arg(long, env = "DLOCK_IO_TIMEOUT", hide_env_values = true, default_value = DEFAULT_IO_TIMEOUT, value_name = "D", value_parser = parse_duration)]
     pub io_timeout: Duration,
 
     /// More log lines on stderr (debug)
@@ -87,6 +99,7 @@ pub struct GlobalArgs {
     #[arg(
         long,
         env = "DLOCK_LOG_FORMAT",
+        hide_env_values = true,
         value_enum,
         default_value = DEFAULT_LOG_FORMAT,
         value_name = "FORMAT"
@@ -97,6 +110,7 @@ pub struct GlobalArgs {
     #[arg(
         long = "log-level",
         env = "DLOCK_LOG",
+        hide_env_values = true,
         value_enum,
         default_value = DEFAULT_LOG_LEVEL,
         value_name = "LEVEL",

@@ -17,7 +17,8 @@ use std::fmt;
 use clap::CommandFactory;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
-use super::args::{Cli, with_clap};
+use super::args::Cli;
+use super::line::with_clap;
 use crate::store::target::redact;
 
 /// clap's error, with the line it refused.

@@ -92,17 +92,42 @@ pub const EVERY_RANGE: std::ops::RangeInclusive<Duration> =
 /// Longest `--splay`.
 pub const MAX_SPLAY: Duration = Duration::from_secs(3600);
 
-/// An `--every` period: a duration in fixed units (humantime's `month` and `y` are 30.44 and
-/// 365.25 days, so a window would not start where an operator expects), 1s … 366d, whole
-/// milliseconds.
+/// The units `--every` takes, as its error lists them, each with the spellings humantime reads
+/// for it. Not ns or µs (windows are counted in whole ms), not months or years (humantime's are
+/// 30.44 and 365.25 days, so a window would not start where an operator expects).
+const EVERY_UNITS: [(&str, &[&str]); 6] = [
+    ("ms", &["ms", "msec", "millis"]),
+    ("s", &["s", "sec", "secs", "second", "seconds"]),
+    ("m", &["m", "min", "mins", "minute", "minutes"]),
+    ("h", &["h", "hr", "hrs", "hour", "hours"]),
+    ("d", &["d", "day", "days"]),
+    ("w", &["w", "wk", "wks", "week", "weeks"]),
+];
+
+/// humantime's spellings of a month and a year.
+const CALENDAR_UNITS: [&str; 8] = ["M", "month", "months", "y", "yr", "yrs", "year", "years"];
+
+/// An `--every` period: a duration in the units of `EVERY_UNITS`, 1s … 366d, whole
+/// milliseconds. A unit it does not take is named with the ones it does.
 pub(super) fn parse_every(s: &str) -> Result<Duration, String> {
+    // A leading '-' is not a unit: `parse_duration` says durations cannot be negative.
     let units = s
+        .trim_start()
+        .trim_start_matches('-')
         .split(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
         .filter(|u| !u.is_empty());
     for u in units {
-        if matches!(u, "M" | "month" | "months" | "y" | "year" | "years") {
+        if CALENDAR_UNITS.contains(&u) {
             return Err(format!(
                 "`{u}` is not a fixed length; write the period in days or less (e.g. 30d, 365d)"
+            ));
+        }
+        if !EVERY_UNITS.iter().any(|(_, spelled)| spelled.contains(&u)) {
+            let names: Vec<&str> = EVERY_UNITS.iter().map(|(name, _)| *name).collect();
+            let (last, rest) = names.split_last().unwrap_or((&"", &[]));
+            return Err(format!(
+                "unknown unit `{u}`: --every takes {} or {last} (e.g. 90s, 1h30m, 7d; a month is not a fixed length: 30d)",
+                rest.join(", ")
             ));
         }
     }

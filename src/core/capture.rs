@@ -61,6 +61,17 @@ impl Kept {
         }
     }
 
+    /// How many of `bytes()`'s last bytes are the stream's own last bytes, in one piece: all
+    /// of them when nothing was left out, else the tail (after the marker).
+    pub(crate) fn stream_tail(&self) -> usize {
+        let kept = self.head.len() + self.tail.len();
+        if self.total > kept as u64 {
+            self.tail.len()
+        } else {
+            kept
+        }
+    }
+
     /// Bytes the stream had in all.
     pub(crate) fn total(&self) -> u64 {
         self.total

@@ -79,7 +79,7 @@ impl fmt::Debug for PingUrl {
 pub fn parse_url(s: &str) -> Result<PingUrl, &'static str> {
     if s.is_empty() {
         return Err(
-            "is empty: give the check's ping URL, e.g. https://hc-ping.com/<uuid>, or leave --ping (and DLOCK_PING_URL) out",
+            "is empty: give the check's ping URL, e.g. https://hc-ping.com/<uuid>, or leave --ping out (DLOCK_PING_URL set and empty means no ping)",
         );
     }
     if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
@@ -192,22 +192,95 @@ pub fn first_line(f: &Facts) -> String {
     )
 }
 
-/// The end ping's body, at most `limit` bytes: `first`, then (with `--capture`) the tail of
-/// the kept output, as much as fits after a newline. The output is made UTF-8 first (invalid
-/// bytes become U+FFFD) and then cut, so the cut is on a character boundary.
-pub fn body(first: &str, output: Option<&[u8]>, limit: usize) -> String {
+/// The job's output as `--capture` kept it, for the end ping's body.
+#[derive(Debug, Clone, Copy)]
+pub struct Output<'a> {
+    /// The kept bytes (with `--capture`'s own marker where it left the middle out).
+    pub kept: &'a [u8],
+    /// Bytes the job wrote in all.
+    pub total: u64,
+    /// How many of `kept`'s last bytes are the output's own last bytes, in one piece.
+    pub tail: usize,
+}
+
+/// The end ping's body, at most `limit` bytes: `first`, then (with `--capture`) the kept output
+/// whole when it fits, else its last lines after a line naming how many bytes of the job's
+/// output came before them: `[… 97,312 bytes before this …]`. The output is made UTF-8 (invalid
+/// bytes become U+FFFD) after the cut, which is at the start of a line (mid-line, on a
+/// character boundary, only when the last line alone is longer than the room).
+pub fn body(first: &str, output: Option<Output>, limit: usize) -> String {
     let first = head(first, limit);
-    let Some(output) = output.filter(|o| !o.is_empty()) else {
+    let Some(out) = output.filter(|o| !o.kept.is_empty()) else {
         return first.to_string();
     };
     let room = limit.saturating_sub(first.len() + 1);
-    if room == 0 {
+    let whole = String::from_utf8_lossy(out.kept);
+    if whole.len() <= room {
+        return format!("{first}\n{whole}");
+    }
+    // Room for the marker at its widest (every byte before), and its newline.
+    let Some(room) = room.checked_sub(cut_marker(out.total).len() + 1) else {
+        return first.to_string();
+    };
+    let tail = &out.kept[out.kept.len() - out.tail.min(out.kept.len())..];
+    // A tail shorter than the output may start mid-line (--capture keeps bytes, not lines).
+    let (start, kept) = line_tail(tail, room, tail.len() as u64 == out.total);
+    let shown = (tail.len() - start) as u64;
+    if kept.is_empty() {
         return first.to_string();
     }
-    let text = String::from_utf8_lossy(output);
-    match tail(&text, room) {
-        "" => first.to_string(),
-        kept => format!("{first}\n{kept}"),
+    let marker = cut_marker(out.total.saturating_sub(shown));
+    format!("{first}\n{marker}\n{kept}")
+}
+
+/// `[… 97,312 bytes before this …]`: what a cut body left out.
+fn cut_marker(before: u64) -> String {
+    let digits = before.to_string();
+    let mut n = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            n.push(',');
+        }
+        n.push(c);
+    }
+    format!("[… {n} bytes before this …]")
+}
+
+/// The last lines of `raw` that fit in `max` bytes once made UTF-8: where they start in `raw`,
+/// and the text. Mid-line (on a character boundary) only when no whole line fits. `whole`:
+/// `raw` starts at the start of a line.
+fn line_tail(raw: &[u8], max: usize, whole: bool) -> (usize, String) {
+    let mut start = raw.len().saturating_sub(max);
+    loop {
+        let at_line = if start == 0 {
+            whole
+        } else {
+            raw[start - 1] == b'\n'
+        };
+        let line = if at_line {
+            Some(start)
+        } else {
+            raw[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map(|i| start + i + 1)
+                .filter(|&s| s < raw.len())
+        };
+        // No line starts in the room: the last line's end, from a character's first byte.
+        let s = line.unwrap_or_else(|| {
+            let mut s = start;
+            while s < raw.len() && s < start + 3 && raw[s] & 0xC0 == 0x80 {
+                s += 1;
+            }
+            s
+        });
+        let text = String::from_utf8_lossy(&raw[s..]);
+        if text.len() <= max {
+            return (s, text.into_owned());
+        }
+        // Invalid bytes grew into U+FFFD (3 bytes for each 1 to 3 of them): cut more, a byte
+        // of `raw` for every 3 too many at the least, so no more than needed.
+        start = (s + (text.len() - max).div_ceil(3)).min(raw.len());
     }
 }
 
@@ -218,15 +291,6 @@ fn head(s: &str, max: usize) -> &str {
         end -= 1;
     }
     &s[..end]
-}
-
-/// The last at most `max` bytes of `s`, cut on a character boundary.
-fn tail(s: &str, max: usize) -> &str {
-    let mut start = s.len().saturating_sub(max);
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
 }
 
 /// The `Ping-Body-Limit` header's value, when it is a number of bytes.
@@ -260,6 +324,9 @@ impl Answer {
 
     fn reason(&self) -> String {
         match self {
+            // Healthchecks' answer to a URL of no check (a UUID or slug mistyped, or the check
+            // deleted): the one failure only the operator can fix.
+            Answer::Status(404) => "HTTP status 404: the server has no check at this URL, its UUID or slug may be wrong; copy the ping URL from the check's page".into(),
             Answer::Status(s) => format!("HTTP status {s}"),
             Answer::Failed { reason, .. } => reason.clone(),
         }

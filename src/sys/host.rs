@@ -141,6 +141,29 @@ pub fn utc_stamp(ms: u64, date: bool) -> String {
     }
 }
 
+/// A span of Unix ms in UTC, as an operator reads a window: `09:00–10:00 UTC`, the seconds
+/// shown when either end has some (`09:00:30–09:01:00 UTC`), with both dates when `date`
+/// (`2026-12-02 00:00–2026-12-03 00:00 UTC`); `-` when it cannot be shown.
+pub fn utc_span(start: u64, end: u64, date: bool) -> String {
+    let at = |ms: u64| i64::try_from(ms / 1000).ok().and_then(utc_time);
+    let (Some(a), Some(b)) = (at(start), at(end)) else {
+        return "-".into();
+    };
+    let seconds = a.second != 0 || b.second != 0;
+    let show = |t: &LocalTime| {
+        let mut s = String::new();
+        if date {
+            s.push_str(&format!("{:04}-{:02}-{:02} ", t.year, t.month, t.day));
+        }
+        s.push_str(&format!("{:02}:{:02}", t.hour, t.minute));
+        if seconds {
+            s.push_str(&format!(":{:02}", t.second));
+        }
+        s
+    };
+    format!("{}–{} UTC", show(&a), show(&b))
+}
+
 /// The local time of day of `ms` (Unix ms): `HH:MM:SS`, for a log line about the next minutes.
 pub fn clock_time(ms: i64) -> String {
     match local_time(ms.div_euclid(1000)) {

@@ -43,7 +43,7 @@ fn a_job_shorter_than_the_start_pings_round_trip_is_ended_after_its_start() {
     not(dlock_test_has = "healthchecks"),
     ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
 )]
-fn a_dead_monitor_costs_one_warning_and_at_most_ten_seconds() {
+fn a_dead_monitor_costs_a_warning_a_ping_and_at_most_ten_seconds() {
     require!(needs::Need::Healthchecks);
     let r = RedisServer::start();
     // A port nobody listens on: every try is refused at once.
@@ -67,12 +67,22 @@ fn a_dead_monitor_costs_one_warning_and_at_most_ten_seconds() {
         .lines()
         .filter(|l| l.contains("warning: --ping"))
         .collect();
-    assert_eq!(warnings.len(), 1, "{}", out.stderr);
+    // The start ping's, then the end ping's (it carries the outcome: said even after the
+    // start's).
+    assert_eq!(warnings.len(), 2, "{}", out.stderr);
     assert!(
-        warnings[0].contains(&format!("http://127.0.0.1:{port}/…")),
+        warnings[0].contains("the start ping failed"),
         "{}",
-        warnings[0]
+        out.stderr
     );
+    assert!(
+        warnings[1].contains("the end ping (exit status 3) failed"),
+        "{}",
+        out.stderr
+    );
+    for w in warnings {
+        assert!(w.contains(&format!("http://127.0.0.1:{port}/…")), "{w}");
+    }
     // The end phase is bounded by 10 s; with refusals it takes under a second (three tries,
     // 250 + 500 ms apart). 2 s on top for dlock itself on a loaded machine.
     assert!(took < Duration::from_secs(12), "took {took:?}");

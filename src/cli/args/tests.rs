@@ -9,6 +9,24 @@ fn clap_definition_is_consistent() {
     command().debug_assert();
 }
 
+/// --help names an option's variable without its value: clap would write an unset one as
+/// `[env: NAME=]` and a set one with its value (a credential's path, a URL).
+#[test]
+fn help_never_shows_a_variables_value() {
+    let mut cmd = command();
+    cmd.build();
+    let subs: Vec<&clap::Command> = cmd.get_subcommands().collect();
+    for c in subs.into_iter().chain([&cmd]) {
+        for a in c.get_arguments().filter(|a| a.get_env().is_some()) {
+            assert!(
+                a.is_hide_env_values_set(),
+                "{} --{a}: hide_env_values",
+                c.get_name()
+            );
+        }
+    }
+}
+
 /// `argv::hoist` knows the options of every command by name: exactly GlobalArgs's.
 #[test]
 fn hoist_knows_every_option_of_every_command() {

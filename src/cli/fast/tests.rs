@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use clap::CommandFactory;
 use proptest::prelude::*;
 
-use super::super::args::with_clap;
 use super::super::argv::hoist;
+use super::super::line::with_clap;
 use super::*;
 
 fn line(words: &[&str]) -> Vec<OsString> {

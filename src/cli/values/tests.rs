@@ -24,3 +24,36 @@ fn durations_and_renewals_parse() {
     assert!(parse_size("16 parsecs").is_err());
     assert!(parse_size("99999999999999999999").is_err());
 }
+
+/// Every spelling of every unit --every lists works; the others are named with that list.
+#[test]
+fn every_takes_the_units_it_lists() {
+    for (_, spelled) in EVERY_UNITS {
+        for u in spelled {
+            let n = if *u == "ms" || u.starts_with("mil") || *u == "msec" {
+                1000
+            } else {
+                1
+            };
+            assert!(parse_every(&format!("{n}{u}")).is_ok(), "{n}{u}");
+        }
+    }
+    for bad in ["1mo", "1000000us", "1000000000ns", "1fortnight"] {
+        let e = parse_every(bad).err().unwrap_or_default();
+        assert!(
+            e.contains("--every takes ms, s, m, h, d or w"),
+            "{bad}: {e}"
+        );
+    }
+    for negative in ["-1s", " -1h", "-1"] {
+        let e = parse_every(negative).err().unwrap_or_default();
+        assert!(
+            e.starts_with("durations cannot be negative"),
+            "{negative}: {e}"
+        );
+    }
+    for bad in CALENDAR_UNITS {
+        let e = parse_every(&format!("1{bad}")).err().unwrap_or_default();
+        assert!(e.contains("is not a fixed length"), "{bad}: {e}");
+    }
+}

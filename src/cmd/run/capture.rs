@@ -50,6 +50,9 @@ impl JobEnds {
 pub(super) struct Captured {
     pub bytes: Vec<u8>,
     pub total: u64,
+    /// How many of `bytes`' last bytes are the output's own last bytes, in one piece (after
+    /// the marker of what was left out, when something was).
+    pub tail: usize,
     /// Some output was still being copied `--grace` after the job ended: dropped.
     pub unwritten: bool,
 }
@@ -116,6 +119,7 @@ impl Capture {
         Captured {
             bytes: kept.bytes(),
             total: kept.total(),
+            tail: kept.stream_tail(),
             unwritten,
         }
     }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::cli::config::RunConfig;
 use crate::core::clock::hard_stop;
 use crate::core::finish::{End, EndLimits, JobEnded, Report as EndReport};
-use crate::core::ping::{Facts, body, first_line, outcome};
+use crate::core::ping::{Facts, Output, body, first_line, outcome};
 use crate::core::stats;
 use crate::core::stop::Stop;
 use crate::error::Error;
@@ -129,15 +129,21 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         .unwrap_or_else(|| Session::new(&cfg.server));
     child.restore_tty();
     log.renewals = sup.stop.renewals();
+    let mut tail = 0;
     if let Some(c) = capture {
         let captured = c.finish(cfg.limits.grace);
         if captured.unwritten {
             report::output_dropped(&cfg);
         }
+        tail = captured.tail;
         log.output = Some((captured.bytes, captured.total));
     }
     let (exit, compare_failure) = finish(&mut session, &held, &sup.stop, started_ms, &log);
-    let output = log.output.as_ref().map(|o| o.0.as_slice());
+    let output = log.output.as_ref().map(|(kept, total)| Output {
+        kept,
+        total: *total,
+        tail,
+    });
     end_ping(pinger, &held, (exit, compare_failure), None, output);
     Ok(exit)
 }
@@ -150,7 +156,7 @@ fn end_ping(
     held: &Held,
     ended: (Exit, bool),
     error: Option<&str>,
-    output: Option<&[u8]>,
+    output: Option<Output>,
 ) {
     let Some(pinger) = pinger else {
         return;
@@ -272,16 +278,17 @@ fn finish(
         sent: held.sent,
         started_ms,
     };
-    let renewals = stop.renewals();
+    let (renewals, exit) = (stop.renewals(), stop.exit());
     let end = End::new(limits, job, Instant::now());
     release::end(session, held, log, end, |session, r| {
-        report_end(session, held, renewals, r)
+        report_end(session, held, (renewals, exit), r)
     })
 }
 
-/// One report of the run's end; after a compare failure, what to change (read from the
-/// key's recorded runs on `session`).
-fn report_end(session: &mut Session, held: &Held, renewals: u32, r: EndReport) {
+/// One report of the run's end (`ran`: the renewals made, the job's exit); after a compare
+/// failure, what to change (read from the key's recorded runs on `session`).
+fn report_end(session: &mut Session, held: &Held, ran: (u32, Exit), r: EndReport) {
+    let (renewals, exit) = ran;
     let (cfg, lock) = (&held.cfg, &held.keys.lock);
     match r {
         EndReport::Released {
@@ -299,6 +306,11 @@ fn report_end(session: &mut Session, held: &Held, renewals: u32, r: EndReport) {
                 renewals,
                 keep,
                 expires_in,
+                exit,
+                window: held
+                    .window
+                    .zip(cfg.every)
+                    .map(|(start, every)| (start, every.next(start))),
             };
             report::released(cfg, &end, &released, advice.as_ref());
         }

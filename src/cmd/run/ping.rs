@@ -2,9 +2,9 @@
 //! it), the end ping after the release, once the start ping has been answered (bounded by one
 //! request's timeouts) so that the server never sees the end first. What is sent and when a
 //! try is repeated is `core::ping`'s; the requests are `http`'s. A failed ping is one warning
-//! per run and changes nothing else.
+//! (the start's, the end's: the end ping carries the outcome, so its failure is said even after
+//! the start's) and changes nothing else.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -23,8 +23,6 @@ struct Shared {
     io: Duration,
     /// Built by the first ping that needs it: no client, no root store, without --ping.
     client: OnceLock<Result<Client, String>>,
-    /// One warning per run, whichever ping fails first.
-    warned: AtomicBool,
 }
 
 pub(super) struct Pinger {
@@ -44,7 +42,6 @@ impl Pinger {
                 connect: cfg.server.connect_timeout,
                 io: cfg.server.io_timeout,
                 client: OnceLock::new(),
-                warned: AtomicBool::new(false),
             }),
             started: None,
         })
@@ -58,14 +55,14 @@ impl Pinger {
             .name("ping".into())
             .spawn(move || {
                 let url = shared.url.start(&shared.rid);
-                let limit = shared.send("start", &url, b"", Instant::now() + ping::BUDGET);
+                let limit = shared.send("start ping", &url, b"", Instant::now() + ping::BUDGET);
                 let _ = tx.send(limit);
             });
         match spawned {
             Ok(_) => self.started = Some(rx),
             Err(e) => self
                 .shared
-                .failed("start", &format!("no thread for it: {e}")),
+                .failed("start ping", &format!("no thread for it: {e}")),
         }
     }
 
@@ -81,7 +78,8 @@ impl Pinger {
         });
         let body = body(limit.unwrap_or(ping::DEFAULT_BODY_LIMIT));
         let url = self.shared.url.end(code, &self.shared.rid);
-        self.shared.send("end", &url, body.as_bytes(), deadline);
+        let what = format!("end ping (exit status {code})");
+        self.shared.send(&what, &url, body.as_bytes(), deadline);
     }
 }
 
@@ -133,15 +131,11 @@ impl Shared {
         }
     }
 
-    /// One warning line per run; a later failure of the same run only at debug level.
+    /// One warning line for the ping `what` ("start ping", "end ping (exit status 3)").
     fn failed(&self, what: &str, why: &str) {
-        if self.warned.swap(true, Ordering::Relaxed) {
-            debug!("ping_failed"; "--ping {}: the {what} ping failed too ({why})", self.url);
-        } else {
-            warn!("ping_failed";
-                "--ping {}: the {what} ping failed ({why}); the job and its exit status are not affected",
-                self.url
-            );
-        }
+        warn!("ping_failed";
+            "--ping {}: the {what} failed ({why}); the job and its exit status are not affected",
+            self.url
+        );
     }
 }

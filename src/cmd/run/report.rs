@@ -13,6 +13,7 @@ use crate::log::{debug, error, info, warn};
 use crate::log::{ms, secs};
 use crate::sys::process::SpawnError;
 use crate::sys::signals;
+use crate::units::DAY_MS;
 
 /// `leftovers` lists the job's processes that are still running (asked only for that report).
 pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Vec<(i32, String)>) {
@@ -184,6 +185,48 @@ pub(super) struct End<'a> {
     pub keep: Duration,
     /// When an unconfirmed release expires by itself at the latest.
     pub expires_in: Duration,
+    /// How the job ended (dlock's exit status for the run).
+    pub exit: Exit,
+    /// --every: the run's window, start and end (Unix ms, server time).
+    pub window: Option<(u64, u64)>,
+}
+
+/// How the job ended, in words an operator reads without `history`: `the job exited 3`.
+fn job_ended(exit: Exit) -> String {
+    match exit {
+        Exit::Child(code) => format!("the job exited {code}"),
+        Exit::Signal(n) => format!(
+            "the job ended on {} (exit {})",
+            signals::name(n),
+            exit.code()
+        ),
+        Exit::Cap => format!(
+            "the job was stopped at the renewal cap (exit {})",
+            exit.code()
+        ),
+        Exit::Lost => format!("the lease was lost (exit {})", exit.code()),
+        other => format!("exit {}", other.code()),
+    }
+}
+
+/// The end of a released run's line: `; the job exited 3`, and with --every its window:
+/// `; window 09:00–10:00 UTC still due` after a failure (the next try runs the job; `over
+/// without a success` once the window has passed at `now_ms`), `done` after a success (the
+/// release recorded it).
+fn ending(exit: Exit, window: Option<(u64, u64)>, now_ms: u64) -> String {
+    let job = job_ended(exit);
+    let Some((start, end)) = window else {
+        return format!("; {job}");
+    };
+    let span = crate::sys::host::utc_span(start, end, end.saturating_sub(start) >= DAY_MS);
+    let state = if exit == Exit::Child(0) {
+        "done"
+    } else if now_ms >= end {
+        "over without a success"
+    } else {
+        "still due"
+    };
+    format!("; {job}; window {span} {state}")
 }
 
 /// How the release went. `advice` (what to change, and the recommended TTL in ms) is there
@@ -195,19 +238,26 @@ pub(super) fn released(
     advice: Option<&(String, Option<u64>)>,
 ) {
     let (lock, cap) = (e.lock, cap(cfg));
+    let now_ms = u64::try_from(crate::sys::host::unix_ms()).unwrap_or(u64::MAX);
     match (r, advice) {
-        (Released::Yes, _) => info!("released", held_ms = ms(e.held), renewals = e.renewals;
-            "released {lock}{} (held {}, renewed {}/{cap})",
-            e.slot_of,
-            secs(e.held),
-            e.renewals
-        ),
-        (Released::Kept, _) => info!("kept", held_ms = ms(e.held), keep_ms = ms(e.keep);
-            "job done after {}; keeping {lock} for {} more (--hold-at-least {})",
-            secs(e.held),
-            secs(e.keep),
-            secs(cfg.hold_at_least)
-        ),
+        (Released::Yes, _) => {
+            info!("released", held_ms = ms(e.held), renewals = e.renewals, exit = e.exit.code(), window_ms = e.window.map(|w| w.0);
+                "released {lock}{} (held {}, renewed {}/{cap}{})",
+                e.slot_of,
+                secs(e.held),
+                e.renewals,
+                ending(e.exit, e.window, now_ms)
+            )
+        }
+        (Released::Kept, _) => {
+            info!("kept", held_ms = ms(e.held), keep_ms = ms(e.keep), exit = e.exit.code();
+                "{} after {}; keeping {lock} for {} more (--hold-at-least {})",
+                job_ended(e.exit),
+                secs(e.held),
+                secs(e.keep),
+                secs(cfg.hold_at_least)
+            )
+        }
         (Released::Ambiguous, _) => info!("released";
             "{lock}: a release reply was lost; the lock is no longer ours (that release most likely went through)"
         ),

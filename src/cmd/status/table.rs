@@ -7,6 +7,7 @@
 use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
 use crate::store::state::{KeyStatus, RECENT};
+use crate::units::compact;
 
 /// The columns, with the width each takes (0: KEY, the longest key's).
 const NARROW: &[(&str, usize)] = &[
@@ -247,15 +248,16 @@ fn last_cell(r: &KeyStatus, now_ms: i64) -> String {
     }
 }
 
-/// `--every` in full: the period (and offset), and the last window with a success: `1h+2h ok
-/// 14m ago on web-2`, `1d never ok`; `-` without --every.
+/// `--every` in full: the period (and offset) in their largest units, and the last window with
+/// a success: `1h+2m ok 14m ago on web-2`, `7d+4d ok 50h12m ago on web-1`, `1d never ok`; `-`
+/// without --every.
 fn every_cell(r: &KeyStatus, now_ms: i64) -> String {
     let Some(w) = &r.window else {
         return "-".into();
     };
-    let mut period = secs_ms(w.every.period_ms() as i64);
+    let mut period = compact(w.every.period_ms());
     if w.every.offset_ms() > 0 {
-        period = format!("{period}+{}", secs_ms(w.every.offset_ms() as i64));
+        period = format!("{period}+{}", compact(w.every.offset_ms()));
     }
     match &w.done {
         None => format!("{period} never ok"),

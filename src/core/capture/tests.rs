@@ -7,6 +7,7 @@ fn a_short_stream_is_kept_whole_without_a_marker() {
     k.push(b"world");
     assert_eq!(k.bytes(), b"hello world");
     assert_eq!(k.total(), 11);
+    assert_eq!(k.stream_tail(), 11);
     // Exactly SIZE bytes: still whole.
     let mut k = Kept::new(8);
     k.push(b"12345678");
@@ -29,6 +30,8 @@ fn a_long_stream_keeps_a_quarter_from_the_start_and_the_rest_from_the_end() {
         want.extend_from_slice(&stream[10_000 - 768..]);
         assert_eq!(k.bytes(), want);
         assert_eq!(k.total(), 10_000);
+        // The stream's own end, after the marker.
+        assert_eq!(k.stream_tail(), 768);
     }
 }
 

@@ -113,44 +113,103 @@ fn the_first_line_names_key_host_pid_slot_fence_time_and_outcome() {
     );
 }
 
+/// Output that is all the job wrote.
+fn all(kept: &[u8]) -> Option<Output<'_>> {
+    Some(Output {
+        kept,
+        total: kept.len() as u64,
+        tail: kept.len(),
+    })
+}
+
 #[test]
 fn without_output_the_body_is_the_first_line() {
     let first = first_line(&facts());
     assert_eq!(body(&first, None, DEFAULT_BODY_LIMIT), first);
-    assert_eq!(body(&first, Some(b""), DEFAULT_BODY_LIMIT), first);
+    assert_eq!(body(&first, all(b""), DEFAULT_BODY_LIMIT), first);
 }
 
 #[test]
-fn the_body_keeps_the_tail_of_the_output_within_the_limit() {
+fn a_cut_body_keeps_the_last_whole_lines_after_a_marker_within_the_limit() {
     let first = "dlock: k";
     let output: String = (1..=400).map(|i| format!("line {i}\n")).collect();
-    let b = body(first, Some(output.as_bytes()), 1000);
-    assert_eq!(b.len(), 1000);
-    assert!(b.starts_with("dlock: k\n"));
-    assert!(b.ends_with("line 399\nline 400\n"));
-    // Room enough: all of it.
-    let b = body(first, Some(output.as_bytes()), 100_000);
+    let b = body(first, all(output.as_bytes()), 1000);
+    assert!(
+        b.len() <= 1000 && b.len() > 1000 - "line 400\n".len(),
+        "{}",
+        b.len()
+    );
+    let (head, kept) = b.split_once("…]\n").unwrap();
+    assert!(kept.starts_with("line ") && kept.ends_with("line 399\nline 400\n"));
+    assert!(output.ends_with(kept));
+    let before = output.len() - kept.len();
+    let grouped = format!("{},{:03}", before / 1000, before % 1000);
+    assert_eq!(head, format!("dlock: k\n[… {grouped} bytes before this "));
+    // Room enough: all of it, no marker.
+    let b = body(first, all(output.as_bytes()), 100_000);
     assert_eq!(b, format!("{first}\n{output}"));
 }
 
 #[test]
-fn the_body_is_cut_on_a_character_boundary_after_the_lossy_conversion() {
-    // "é" is 2 bytes; an invalid byte becomes U+FFFD (3 bytes).
-    let mut output = "éééé".as_bytes().to_vec();
+fn the_marker_counts_what_capture_left_out_and_groups_thousands() {
+    // --capture kept a head, its own marker, and the last 3,000 bytes of 120,000.
+    let tail: String = (1..=300).map(|i| format!("tail {i:04}\n")).collect();
+    let mut kept = b"head line\n\n[dlock: 116990 bytes left out]\n".to_vec();
+    kept.extend_from_slice(tail.as_bytes());
+    let out = Output {
+        kept: &kept,
+        total: 120_000,
+        tail: tail.len(),
+    };
+    let b = body("dlock: k", Some(out), 500);
+    let (head, shown) = b.split_once("…]\n").unwrap();
+    assert!(b.len() <= 500 && shown.starts_with("tail ") && tail.ends_with(shown));
+    let before = 120_000 - shown.len();
+    let grouped = format!("{},{:03}", before / 1000, before % 1000);
+    assert_eq!(head, format!("dlock: k\n[… {grouped} bytes before this "));
+    // A tail that starts mid-line (--capture keeps bytes, not lines), with room for all of it
+    // but not for the head: its first, partial line is left out too.
+    let mut kept = b"head line\n\n[dlock: 118955 bytes left out]\n".to_vec();
+    kept.extend_from_slice(&tail.as_bytes()[tail.len() - 1005..]);
+    let out = Output {
+        kept: &kept,
+        total: 120_000,
+        tail: 1005,
+    };
+    let b = body("dlock: k", Some(out), 1055);
+    let (head, shown) = b.split_once("…]\n").unwrap();
+    assert_eq!(head, "dlock: k\n[… 119,000 bytes before this ", "{b}");
+    assert!(
+        shown.starts_with("tail 0201\n") && shown.len() == 1000,
+        "{b}"
+    );
+}
+
+#[test]
+fn a_last_line_longer_than_the_room_is_cut_on_a_character_boundary_after_the_lossy_conversion() {
+    // "é" is 2 bytes; an invalid byte becomes U+FFFD (3 bytes). One line, no newline.
+    let mut output = "éééééééééééééééééééééééééééééééééééééééé"
+        .as_bytes()
+        .to_vec();
     output.push(0xff);
-    for limit in 2..20 {
-        let b = body("x", Some(&output), limit);
+    let marker = "[… 83 bytes before this …]\n".len();
+    for limit in 2..100 {
+        let b = body("x", all(&output), limit);
         assert!(b.len() <= limit, "{limit}: {b:?}");
         assert!(b.ends_with('\u{fffd}') || b == "x", "{limit}: {b:?}");
     }
-    assert_eq!(body("x", Some(&output), 2 + 3 + 3), "x\né\u{fffd}");
+    let b = body("x", all(&output), 2 + marker + 2 + 3);
+    assert_eq!(b, "x\n[… 78 bytes before this …]\né\u{fffd}");
+    // Invalid bytes alone, longer once converted than the room.
+    let b = body("x", all(&[0xff; 40]), 2 + marker + 6);
+    assert!(b.ends_with("…]\n\u{fffd}\u{fffd}"), "{b:?}");
 }
 
 #[test]
 fn a_first_line_longer_than_the_limit_is_cut_and_no_output_follows() {
-    let b = body("dlock: éééé", Some(b"out"), 9);
+    let b = body("dlock: éééé", all(b"out"), 9);
     assert_eq!(b, "dlock: é");
-    assert_eq!(body("dlock: k", Some(b"out"), 9), "dlock: k");
+    assert_eq!(body("dlock: k", all(b"out"), 9), "dlock: k");
 }
 
 #[test]
@@ -222,9 +281,21 @@ fn other_answers_are_not_tried_again() {
     }
     let mut t = Tries::new(t0 + BUDGET);
     assert_eq!(
-        t.after(&Answer::Status(404), t0),
-        Step::Done(Err("HTTP status 404".into()))
+        t.after(&Answer::Status(400), t0),
+        Step::Done(Err("HTTP status 400".into()))
     );
+}
+
+/// A 404 is a URL of no check: the line says what to fix.
+#[test]
+fn a_404_says_the_checks_uuid_or_slug_may_be_wrong() {
+    let t0 = Instant::now();
+    let mut t = Tries::new(t0 + BUDGET);
+    let Step::Done(Err(why)) = t.after(&Answer::Status(404), t0) else {
+        panic!("a 404 is not tried again")
+    };
+    assert!(why.starts_with("HTTP status 404: "), "{why}");
+    assert!(why.contains("its UUID or slug may be wrong"), "{why}");
 }
 
 #[test]

@@ -23,3 +23,41 @@ fn an_acl_refusal_of_xadd_names_the_command_and_the_rule_to_add_whatever_the_ser
         "OOM command not allowed"
     );
 }
+
+#[test]
+fn the_release_line_ends_with_how_the_job_ended_and_its_window() {
+    use crate::units::{HOUR_MS, MINUTE_MS};
+    // 2026-12-02 00:00 UTC.
+    let day = 1_796_169_600_000;
+    let (nine, ten) = (day + 9 * HOUR_MS, day + 10 * HOUR_MS);
+    let hour = Some((nine, ten));
+    assert_eq!(ending(Exit::Child(3), None, nine), "; the job exited 3");
+    assert_eq!(
+        ending(Exit::Child(3), hour, nine + 30 * MINUTE_MS),
+        "; the job exited 3; window 09:00–10:00 UTC still due"
+    );
+    assert_eq!(
+        ending(Exit::Child(3), hour, ten),
+        "; the job exited 3; window 09:00–10:00 UTC over without a success"
+    );
+    assert_eq!(
+        ending(Exit::Child(0), hour, ten + 1),
+        "; the job exited 0; window 09:00–10:00 UTC done"
+    );
+    assert_eq!(
+        ending(
+            Exit::Child(0),
+            Some((day + 90_000, day + DAY_MS + 90_000)),
+            day
+        ),
+        "; the job exited 0; window 2026-12-02 00:01:30–2026-12-03 00:01:30 UTC done"
+    );
+    assert_eq!(
+        ending(Exit::Signal(15), None, nine),
+        "; the job ended on SIGTERM (exit 143)"
+    );
+    assert_eq!(
+        ending(Exit::Cap, hour, nine),
+        "; the job was stopped at the renewal cap (exit 124); window 09:00–10:00 UTC still due"
+    );
+}
