@@ -87,18 +87,42 @@ fn same(kind: Kind, sim: &Answer, real: &Answer, tol: i64) -> bool {
     }
 }
 
-/// One key as both sides are compared: its type and value, a time it holds (an --every done
-/// key's `done_ms`, set from the server's TIME), and its PTTL.
-type Shown = BTreeMap<String, (String, Option<i64>, i64)>;
+/// One key as both sides are compared: its type and value, the times it holds (an --every done
+/// key's `done_ms` and `granted_ms`, a holder's `granted_ms`: each set from the server's TIME,
+/// which may read a millisecond past the clock the script's expiries use), and its PTTL.
+type Shown = BTreeMap<String, (String, Times, i64)>;
+
+/// A key's fields that hold a time read from the server's clock, by name.
+type Times = BTreeMap<String, i64>;
+
+/// The hash fields that hold a time read from the server's clock.
+const TIME_FIELDS: [&str; 2] = ["done_ms", "granted_ms"];
 
 /// A hash shown as a map (a hash past the small-hash limits, such as one holding the recent
-/// runs, replies in its table's order, not insertion order), with its time field apart.
-fn show_hash<'a>(pairs: impl Iterator<Item = (&'a String, &'a String)>) -> (String, Option<i64>) {
+/// runs, replies in its table's order, not insertion order), with its time fields apart.
+fn show_hash<'a>(pairs: impl Iterator<Item = (&'a String, &'a String)>) -> (String, Times) {
     let mut m: BTreeMap<&String, &String> = pairs.collect();
-    let time = m
-        .remove(&"done_ms".to_string())
-        .and_then(|t| t.parse().ok());
-    (format!("hash {m:?}"), time)
+    let mut times = Times::new();
+    for f in TIME_FIELDS {
+        // A value that is not a number stays in the map, compared as it is.
+        let n = m.get(&f.to_string()).and_then(|t| t.parse::<i64>().ok());
+        if let Some(n) = n {
+            m.remove(&f.to_string());
+            times.insert(f.to_string(), n);
+        }
+    }
+    (format!("hash {m:?}"), times)
+}
+
+/// Set `sim`'s server-clock time fields to `real`'s values, where both hashes have them.
+fn take_times(sim: &mut [(String, String)], real: &[(String, String)]) {
+    for (f, v) in sim.iter_mut() {
+        if TIME_FIELDS.contains(&f.as_str())
+            && let Some((_, r)) = real.iter().find(|(g, _)| g == f)
+        {
+            v.clone_from(r);
+        }
+    }
 }
 
 fn text(b: &[u8]) -> String {
@@ -112,12 +136,12 @@ fn sim_keys(ks: &mut Keyspace) -> Shown {
         .iter()
         .map(|(k, e)| {
             let (v, time) = match &e.data {
-                Data::Str(s) => (format!("string {s}"), None),
+                Data::Str(s) => (format!("string {s}"), Times::new()),
                 Data::Hash(h) => show_hash(h.iter().map(|(f, v)| (f, v))),
-                Data::List(l) => (format!("list {l:?}"), None),
+                Data::List(l) => (format!("list {l:?}"), Times::new()),
                 Data::Stream(entries, _) => {
                     let f: Vec<String> = entries.iter().map(|(_, f)| f.join(",")).collect();
-                    (format!("stream {f:?}"), None)
+                    (format!("stream {f:?}"), Times::new())
                 }
             };
             let pttl = e.expires.map_or(-1, |t| t.saturating_sub(now) as i64);
@@ -192,10 +216,10 @@ fn real_keys(conn: &mut redis::Connection) -> (u64, u64, Shown, Raw) {
         let (key, pttl) = (strings(&Value::Array(parts[..2].to_vec())), &parts[2]);
         let values = strings(&parts[3]);
         let (shown, time) = match key[1].as_str() {
-            "string" => (format!("string {}", values.join("")), None),
+            "string" => (format!("string {}", values.join("")), Times::new()),
             "hash" => show_hash(values.chunks(2).map(|c| (&c[0], &c[1]))),
-            "list" => (format!("list {values:?}"), None),
-            other => (format!("{other} {values:?}"), None),
+            "list" => (format!("list {values:?}"), Times::new()),
+            other => (format!("{other} {values:?}"), Times::new()),
         };
         let data = match key[1].as_str() {
             "string" => Some(Data::Str(values.join(""))),
@@ -251,12 +275,14 @@ fn key_difference(sim: &Shown, real: &Shown, tol: i64) -> Option<String> {
         match (sim.get(k), real.get(k)) {
             (Some((a, s, p)), Some((b, t, q))) => {
                 let ttl_ok = (*p == -1 && *q == -1) || (*p >= 0 && *q >= 0 && near(*p, *q, tol));
-                let time_ok = match (s, t) {
-                    (Some(x), Some(y)) => near(*x, *y, tol),
-                    _ => s == t,
-                };
+                let time_ok = s.len() == t.len()
+                    && s.iter()
+                        .zip(t)
+                        .all(|((f, x), (g, y))| f == g && near(*x, *y, tol));
                 if a != b || !ttl_ok || !time_ok {
-                    return Some(format!("{k}: simulated {a} pttl {p}, real {b} pttl {q}"));
+                    return Some(format!(
+                        "{k}: simulated {a} times {s:?} pttl {p}, real {b} times {t:?} pttl {q}"
+                    ));
                 }
             }
             (Some((a, _, p)), None) | (None, Some((a, _, p))) if *p < 0 || *p > tol => {
@@ -375,15 +401,21 @@ pub fn differential(seed: u64, calls: usize) -> Seen {
         }
         slack = end - td + 1;
         let t = td;
-        // Each call's expiries are held to the real server's within that call's own span;
-        // taken over from the real one now (and a key about to expire gone or kept as there),
-        // a span's error does not add up over later calls.
+        // Each call's expiries and server-clock times are held to the real server's within
+        // that call's own span; taken over from the real one now (and a key about to expire
+        // gone or kept as there), a span's error does not add up over later calls — nor show
+        // later, exactly, in a reply that returns the hash (a break returns the holder's).
         let mut ks = engine.ks.borrow_mut();
         ks.keys.retain(|k, _| raw.contains_key(k));
         for (k, (data, pttl)) in raw {
             let expires = u64::try_from(pttl).ok().map(|p| t + p);
             match (ks.keys.get_mut(&k), data) {
-                (Some(e), _) => e.expires = expires,
+                (Some(e), real) => {
+                    e.expires = expires;
+                    if let (Data::Hash(sim), Some(Data::Hash(real))) = (&mut e.data, real) {
+                        take_times(sim, &real);
+                    }
+                }
                 (None, Some(data)) => {
                     ks.keys.insert(k, crate::keyspace::Entry { data, expires });
                 }
