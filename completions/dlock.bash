@@ -22,6 +22,9 @@ _dlock() {
             dlock,completions)
                 cmd="dlock__subcmd__completions"
                 ;;
+            dlock,doctor)
+                cmd="dlock__subcmd__doctor"
+                ;;
             dlock,exporter)
                 cmd="dlock__subcmd__exporter"
                 ;;
@@ -48,6 +51,9 @@ _dlock() {
                 ;;
             dlock__subcmd__help,completions)
                 cmd="dlock__subcmd__help__subcmd__completions"
+                ;;
+            dlock__subcmd__help,doctor)
+                cmd="dlock__subcmd__help__subcmd__doctor"
                 ;;
             dlock__subcmd__help,exporter)
                 cmd="dlock__subcmd__help__subcmd__exporter"
@@ -77,7 +83,7 @@ _dlock() {
 
     case "${cmd}" in
         dlock)
-            opts="-v -q -h -V --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help --version run status exporter check release history completions install-self help"
+            opts="-v -q -h -V --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help --version run status exporter check doctor release history completions install-self help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -258,6 +264,60 @@ _dlock() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        dlock__subcmd__doctor)
+            opts="-v -q -h --json --strict --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prefix)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --io-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         dlock__subcmd__exporter)
             opts="-v -q -h --listen --max-age --max-failures --min-duration --max-duration --missed-windows --show-output --no-histogram --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -337,7 +397,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__help)
-            opts="run status exporter check release history completions install-self help"
+            opts="run status exporter check doctor release history completions install-self help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -365,6 +425,20 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        dlock__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -47,6 +47,7 @@ complete -c dlock -n "__fish_dlock_needs_command" -f -a "run" -d 'Acquire the lo
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "exporter" -d 'Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "doctor" -d 'Is the server fit for locks? Eviction, persistence, replicas, clock, latency (read-only)'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it; or change a key\'s --every period (--every D)'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "completions" -d 'Print a shell completion script to stdout'
@@ -168,6 +169,26 @@ complete -c dlock -n "__fish_dlock_using_subcommand check" -l tls-insecure -d 'D
 complete -c dlock -n "__fish_dlock_using_subcommand check" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand check" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand check" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l json -d 'One JSON object with every row, for a pre-deploy pipeline'
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l strict -d 'A row that could not be read (?) fails too: exit 1, for a pipeline that must know'
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l token -d 'Delete the lock only if this token (the holder\'s DLOCK_TOKEN) holds it; for a semaphore, the slot this token holds' -r
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l slot -d 'With --force on a semaphore (--limit N): break only slot I (0…N-1) instead of every slot' -r
 complete -c dlock -n "__fish_dlock_using_subcommand release" -l every -d 'Change KEY\'s recorded `run --every` period to D on purpose (after changing it on every host); breaks no lock. Its last success stays, so the window of D holding it stays done' -r
@@ -249,12 +270,13 @@ complete -c dlock -n "__fish_dlock_using_subcommand install-self" -l tls-insecur
 complete -c dlock -n "__fish_dlock_using_subcommand install-self" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand install-self" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand install-self" -s h -l help -d 'Print help'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions install-self help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions install-self help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions install-self help" -f -a "exporter" -d 'Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions install-self help" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions install-self help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it; or change a key\'s --every period (--every D)'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions install-self help" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions install-self help" -f -a "completions" -d 'Print a shell completion script to stdout'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions install-self help" -f -a "install-self" -d 'Copy this dlock executable to DIR/dlock (an initContainer filling an emptyDir)'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check release history completions install-self help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "exporter" -d 'Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "doctor" -d 'Is the server fit for locks? Eviction, persistence, replicas, clock, latency (read-only)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it; or change a key\'s --every period (--every D)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "completions" -d 'Print a shell completion script to stdout'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "install-self" -d 'Copy this dlock executable to DIR/dlock (an initContainer filling an emptyDir)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

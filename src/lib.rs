@@ -28,7 +28,7 @@ use std::io::Write;
 
 use cli::config::{self, Command};
 use cli::{docs, line};
-use cmd::{check, exporter, history, install, release, run, status};
+use cmd::{check, doctor, exporter, history, install, release, run, status};
 use error::Error;
 use exit::Exit;
 use log::warn;
@@ -85,6 +85,7 @@ where
         Command::Run(cfg) => run::run(cfg),
         Command::Status(cfg) => status::status(&cfg),
         Command::Check(cfg) => check::check(&cfg),
+        Command::Doctor(cfg) => doctor::doctor(&cfg),
         Command::Exporter(cfg) => exporter::exporter(&cfg),
         Command::Release(cfg) => release::release(&cfg),
         Command::History(cfg) => history::history(&cfg),

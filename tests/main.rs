@@ -19,6 +19,7 @@ mod check_rules;
 mod connections;
 mod contain;
 mod docs;
+mod doctor;
 mod edge;
 mod every;
 mod every_clock;

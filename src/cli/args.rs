@@ -10,8 +10,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
-    CHECK_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, RELEASE_HELP, STATUS_HELP, VERSION,
-    after_help,
+    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, RELEASE_HELP,
+    STATUS_HELP, VERSION, after_help,
 };
 pub use super::values::Renewals;
 use super::values::{
@@ -55,6 +55,7 @@ impl Cli {
             Command::Status(a) => &a.global,
             Command::Exporter(a) => &a.global,
             Command::Check(a) => &a.global,
+            Command::Doctor(a) => &a.global,
             Command::Release(a) => &a.global,
             Command::History(a) => &a.global,
             Command::Completions(a) => &a.global,
@@ -83,6 +84,9 @@ pub enum Command {
     /// Did each KEY's job run, and well? Dead-man's switch (--max-age) and run rules
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
+    /// Is the server fit for locks? Eviction, persistence, replicas, clock, latency (read-only)
+    #[command(after_help = DOCTOR_HELP)]
+    Doctor(DoctorArgs),
     /// Break a lock: --force whoever holds it, or --token only if that token holds it; or
     /// change a key's --every period (--every D)
     #[command(after_help = RELEASE_HELP)]
@@ -456,3 +460,6 @@ pub fn command() -> clap::Command {
 
 #[cfg(test)]
 mod tests;
+
+mod doctor;
+pub use doctor::DoctorArgs;

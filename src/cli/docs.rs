@@ -62,6 +62,9 @@ The codes above are \fBdlock run\fR's. The other commands exit:
 \fBdlock check\fR
 0 every KEY passes its rules; 1 at least one fails (one line per KEY on stdout either way); 2 usage (no rule, \-\-max\-failures 0); 69 Redis unavailable.
 .TP
+\fBdlock doctor\fR
+0 no row failed (warnings and unread rows do not fail); 1 a row failed (with \-\-strict: or could not be read); 2 usage; 69 Redis unreachable (also: connected, but nothing answered); 70 stdout closed early.
+.TP
 \fBdlock history\fR
 0 printed (also for a key with no run log); 1 \-\-run names no run, several, or one without kept output; 2 usage; 69 Redis unavailable; 70 stdout closed early.
 .TP

@@ -49,6 +49,21 @@ Prints one line per KEY with its numbers: every rule's when it passes; when it f
 failing rules' and what the last run did. Exit status: 0 every KEY passes, 1 one fails,
 2 usage (no rule, --max-failures 0), 69 Redis unavailable.";
 
+pub const DOCTOR_HELP: &str = "\
+Examples:
+  dlock doctor                        # the server dlock's --url points at
+  dlock doctor --json --strict        # a pre-deploy gate: exit 1 on any failing or unread row
+
+One row per check: ✓ fine, ! a warning, ✗ a failure, ? could not be read; each says what was
+found (with the numbers), why it matters and the fix. Rows: server (version, scripting, TLS,
+20 PINGs' p50/p99 against --io-timeout), eviction (INFO memory, else CONFIG GET maxmemory and
+maxmemory-policy), persistence (INFO persistence; CONFIG GET appendonly, appendfsync, save),
+replication (INFO replication; CONFIG GET min-replicas-to-write), clock (TIME against this
+host's clock). A command the user may not run makes its row ?, never an outage: run doctor once
+as an admin user and routinely as dlock's own. Read-only: nothing is written.
+Exit status: 0 nothing failed, 1 a row failed (or, with --strict, could not be read), 2 usage,
+69 Redis unreachable.";
+
 pub const HISTORY_HELP: &str = "\
 Examples:
   dlock history billing:daily                 # every run the log keeps, newest first

@@ -4,6 +4,7 @@
 
 pub(crate) mod board;
 pub(crate) mod check;
+pub(crate) mod doctor;
 pub(crate) mod exporter;
 pub(crate) mod history;
 pub(crate) mod install;

@@ -8,6 +8,7 @@ pub(crate) mod backoff;
 pub(crate) mod bugs;
 pub(crate) mod capture;
 pub(crate) mod clock;
+pub(crate) mod doctor;
 pub(crate) mod every;
 pub(crate) mod finish;
 pub(crate) mod ping;

@@ -6,6 +6,7 @@
 pub(crate) mod conn;
 pub(crate) mod fault;
 pub(crate) mod finish;
+pub(crate) mod info;
 pub(crate) mod keys;
 pub(crate) mod lock;
 pub(crate) mod reader;

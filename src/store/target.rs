@@ -58,6 +58,11 @@ impl Target {
         matches!(self.mode, Mode::Sentinel { .. })
     }
 
+    /// Over TLS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
     /// A Redis Cluster: keys live on several nodes.
     pub fn is_cluster(&self) -> bool {
         matches!(self.mode, Mode::Cluster { .. })

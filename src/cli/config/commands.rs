@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{Global, fmt_d, full_key, usage};
 use crate::cli::args::{
-    CheckArgs, ExporterArgs, HistoryArgs, ReleaseArgs, StatusArgs, StatusFormat,
+    CheckArgs, DoctorArgs, ExporterArgs, HistoryArgs, ReleaseArgs, StatusArgs, StatusFormat,
 };
 use crate::core::every::Every;
 use crate::error::Error;
@@ -37,6 +37,22 @@ pub struct CheckConfig {
     pub keys: Vec<String>,
     /// At least one of them is set.
     pub rules: Rules,
+}
+
+/// `dlock doctor`.
+#[derive(Debug)]
+pub struct DoctorConfig {
+    pub server: Server,
+    pub json: bool,
+    pub strict: bool,
+}
+
+pub(super) fn doctor(g: &Global, a: &DoctorArgs) -> Result<DoctorConfig, Error> {
+    Ok(DoctorConfig {
+        server: g.server.clone(),
+        json: a.json,
+        strict: a.strict,
+    })
 }
 
 /// What `dlock check` holds each key to (SPEC 7); a key fails when any rule that is set fails.

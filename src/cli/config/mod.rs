@@ -13,7 +13,8 @@ use crate::store::conn::Server;
 use crate::store::target::Target;
 
 pub use commands::{
-    CheckConfig, ExporterConfig, HistoryConfig, HistoryView, ReleaseConfig, Rules, StatusConfig,
+    CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView, ReleaseConfig, Rules,
+    StatusConfig,
 };
 pub use run::RunConfig;
 
@@ -24,6 +25,7 @@ pub enum Command {
     Run(Box<RunConfig>),
     Status(StatusConfig),
     Check(CheckConfig),
+    Doctor(DoctorConfig),
     Exporter(ExporterConfig),
     Release(ReleaseConfig),
     History(HistoryConfig),
@@ -37,6 +39,7 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, Error> {
         args::Command::Run(a) => Command::Run(Box::new(run::run(g, a)?)),
         args::Command::Status(a) => Command::Status(commands::status(g, a)?),
         args::Command::Check(a) => Command::Check(commands::check(g, a)?),
+        args::Command::Doctor(a) => Command::Doctor(commands::doctor(g, a)?),
         args::Command::Exporter(a) => Command::Exporter(commands::exporter(g, a)?),
         args::Command::Release(a) => Command::Release(commands::release(g, a)?),
         args::Command::History(a) => Command::History(commands::history(g, a)?),

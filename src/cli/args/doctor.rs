@@ -1,0 +1,19 @@
+//! `dlock doctor`'s own options.
+
+use clap::Args;
+
+use super::{EVERY_COMMAND, GlobalArgs};
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// One JSON object with every row, for a pre-deploy pipeline
+    #[arg(long)]
+    pub json: bool,
+
+    /// A row that could not be read (?) fails too: exit 1, for a pipeline that must know
+    #[arg(long)]
+    pub strict: bool,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
+}

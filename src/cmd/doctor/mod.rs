@@ -1,0 +1,197 @@
+//! `dlock doctor`: the field report's pre-launch checklist, read from the real server. The
+//! reads are in `store::info` (read-only; a refused command is an unknown row, not an outage),
+//! the judgements in `core::doctor`; this runs them in order, bounded by the connection's
+//! timeouts, and prints the rows. A connection that fails half-way marks every row it could not
+//! read, so the command ends within a few I/O timeouts against a server gone silent.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use redis::RedisResult;
+
+use crate::cli::config::DoctorConfig;
+use crate::core::doctor::{self, Mark, Row};
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::log::secs;
+use crate::store::conn::Conn;
+use crate::store::info;
+use crate::sys::host::unix_ms;
+
+/// PINGs timed for the server row.
+const PINGS: usize = 20;
+
+/// The checks, in the order they are printed; each reads with the connection and judges.
+type Check = fn(&DoctorConfig, &mut Conn) -> RedisResult<Row>;
+
+const CHECKS: [(&str, Check); 5] = [
+    ("server", server),
+    ("eviction", eviction),
+    ("persistence", persistence),
+    ("replication", replication),
+    ("clock", clock),
+];
+
+/// `dlock doctor`: every row on stdout (or one JSON object); exit 1 when one failed.
+pub fn doctor(cfg: &DoctorConfig) -> Result<Exit, Error> {
+    let mut conn = cfg
+        .server
+        .connect()
+        .map_err(|e| cfg.server.unavailable(&e))?;
+    let mut rows = Vec::with_capacity(CHECKS.len());
+    let mut broken: Option<String> = None;
+    for (i, (name, check)) in CHECKS.into_iter().enumerate() {
+        let row = match (&broken, i) {
+            (Some(why), _) => Row::new(name, Mark::Unknown, format!("not read: {why}")),
+            (None, _) => match check(cfg, &mut conn) {
+                Ok(row) => row,
+                // Connected but nothing answered (a silent server, a port that is not Redis):
+                // the server cannot be used at all.
+                Err(e) if i == 0 => return Err(cfg.server.unavailable(&e)),
+                Err(e) => {
+                    let why = cfg.server.target.classify(&e).reason().to_string();
+                    broken = Some(why.clone());
+                    Row::new(name, Mark::Unknown, format!("not read: {why}"))
+                }
+            },
+        };
+        rows.push(row);
+    }
+    let text = if cfg.json { json(&rows) } else { table(&rows) };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(|_| Error::StdoutClosed)?;
+    Ok(doctor::exit(&rows, cfg.strict))
+}
+
+/// The rows as an operator reads them: mark, check, what was found; why and the fix indented
+/// under a row that is not ✓.
+fn table(rows: &[Row]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        out.push_str(&format!(
+            "{} {:<12} {}\n",
+            r.mark.symbol(),
+            r.check,
+            r.found
+        ));
+        if !r.why.is_empty() {
+            out.push_str(&format!("  {:<12} why: {}\n", "", r.why));
+        }
+        if !r.fix.is_empty() {
+            out.push_str(&format!("  {:<12} fix: {}\n", "", r.fix));
+        }
+    }
+    let count = |m: Mark| rows.iter().filter(|r| r.mark == m).count();
+    let warnings = count(Mark::Warning);
+    out.push_str(&format!(
+        "{} failed, {warnings} warning{}, {} not read, {} ok\n",
+        count(Mark::Failure),
+        if warnings == 1 { "" } else { "s" },
+        count(Mark::Unknown),
+        count(Mark::Ok)
+    ));
+    out
+}
+
+fn json(rows: &[Row]) -> String {
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "check": r.check,
+                "mark": r.mark.word(),
+                "found": r.found,
+                "why": r.why,
+                "fix": r.fix,
+            })
+        })
+        .collect();
+    let count = |m: &str| rows.iter().filter(|r| r["mark"] == m).count();
+    let v = serde_json::json!({
+        "failures": count("failure"),
+        "warnings": count("warning"),
+        "unknown": count("unknown"),
+        "rows": rows,
+    });
+    format!("{v}\n")
+}
+
+/// Version, scripting, TLS, and `PINGS` round trips against `--io-timeout`.
+fn server(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    let mut rtts = Vec::with_capacity(PINGS);
+    for _ in 0..PINGS {
+        let t = Instant::now();
+        let _: String = c.query(&redis::cmd("PING"))?;
+        rtts.push(t.elapsed());
+    }
+    let io = cfg.server.io_timeout;
+    let (mut mark, p50, p99) = doctor::latency(&rtts, io);
+    let version = info::version(c)?;
+    let scripting = info::scripting(c)?;
+    let target = &cfg.server.target;
+    let found = format!(
+        "{} at {target}, {}; {PINGS} PINGs: p50 {}, p99 {} (--io-timeout {}); scripting {}",
+        version
+            .as_deref()
+            .unwrap_or("version unknown (INFO refused)"),
+        if target.is_tls() { "TLS" } else { "no TLS" },
+        round(p50),
+        round(p99),
+        secs(io),
+        scripting
+            .as_deref()
+            .map_or("on".to_string(), |why| format!("refused: {why}"))
+    );
+    let mut row = Row::new("server", mark, found);
+    if scripting.is_some() {
+        mark = Mark::Failure;
+        row = Row::new("server", mark, row.found)
+            .why("every lock is taken, renewed and released by a Lua script")
+            .fix("enable scripting (a server that allows EVAL and EVALSHA), Redis ≥ 6.2 or Valkey");
+    } else if mark != Mark::Ok {
+        row = row
+            .why("a round trip near --io-timeout turns slow replies into failed acquires and lost leases")
+            .fix(format!("--io-timeout {} or more, or a server nearer this host", secs(p99 * 10)));
+    }
+    Ok(row)
+}
+
+/// A duration to a hundredth of a millisecond (a loopback PING takes a few of them).
+fn round(d: Duration) -> String {
+    format!("{:.2}ms", d.as_secs_f64() * 1000.0)
+}
+
+fn eviction(_: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    let (limit, policy, used) = info::memory(c)?;
+    Ok(doctor::eviction(limit, policy.as_deref(), used))
+}
+
+fn persistence(_: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    Ok(doctor::persistence(&info::persistence(c)?))
+}
+
+fn replication(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    let mut r = info::replication(c)?;
+    let t = &cfg.server.target;
+    r.topology = if t.is_sentinel() {
+        Some("behind Sentinel")
+    } else if t.is_cluster() {
+        Some("Redis Cluster")
+    } else {
+        None
+    };
+    Ok(doctor::replication(&r))
+}
+
+/// The host's clock minus the server's `TIME`, read at the midpoint of its round trip.
+fn clock(_: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    let before = unix_ms() as i64;
+    let t = Instant::now();
+    let (s, us): (i64, i64) = c.query(&redis::cmd("TIME"))?;
+    let rtt = t.elapsed();
+    let host_mid = before + i64::try_from(rtt.as_millis() / 2).unwrap_or(0);
+    let server = s * 1000 + us / 1000;
+    Ok(doctor::clock(host_mid - server, rtt))
+}

@@ -1,0 +1,321 @@
+//! `dlock doctor` against real servers set up right and wrong (issue 49): each row is checked
+//! against how the test itself configured the server (its own CONFIG SET, its own replica, its
+//! own clock shift), never against another dlock reading.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::fake::Fake;
+use crate::support::*;
+
+/// `doctor --json` against `url`: its exit code and rows by check.
+fn doctor(url: &str, extra: &[&str]) -> (i32, Value) {
+    let out = Dlock::bare()
+        .env("DLOCK_URL", url)
+        .args(["doctor", "--json"])
+        .args(extra)
+        .run();
+    let v: Value = serde_json::from_str(out.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    (out.status.code().unwrap_or(-1), v)
+}
+
+fn row<'a>(v: &'a Value, check: &str) -> &'a Value {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == check)
+        .unwrap_or_else(|| panic!("no {check} row: {v}"))
+}
+
+fn mark(v: &Value, check: &str) -> String {
+    row(v, check)["mark"].as_str().unwrap().to_string()
+}
+
+fn found(v: &Value, check: &str) -> String {
+    row(v, check)["found"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_server_set_up_right_passes_with_no_failure_and_the_table_says_so() {
+    let r = RedisServer::start();
+    r.cmd(&["CONFIG", "SET", "appendonly", "yes"]);
+    let (code, v) = doctor(&r.url(), &[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["failures"], 0, "{v}");
+    for check in ["server", "eviction", "persistence", "replication", "clock"] {
+        assert_eq!(mark(&v, check), "ok", "{check}: {v}");
+    }
+    let version = r.info("server", "redis_version").unwrap();
+    assert!(found(&v, "server").contains(&version), "{v}");
+    assert!(found(&v, "server").contains("20 PINGs"), "{v}");
+    assert!(found(&v, "persistence").contains("AOF on"), "{v}");
+    // The table: one line a row, marks first, a count at the end.
+    let out = Dlock::bare()
+        .env("DLOCK_URL", &r.url())
+        .args(["doctor"])
+        .run();
+    out.code(0)
+        .stdout_has("✓ eviction")
+        .stdout_has("0 failed, 0 warnings, 0 not read, 5 ok");
+}
+
+#[test]
+fn an_evicting_policy_with_a_limit_fails_and_noeviction_passes() {
+    let r = RedisServer::start();
+    r.cmd(&["CONFIG", "SET", "maxmemory", "2mb"]);
+    for policy in ["allkeys-lru", "volatile-lru"] {
+        r.cmd(&["CONFIG", "SET", "maxmemory-policy", policy]);
+        let (code, v) = doctor(&r.url(), &[]);
+        assert_eq!(code, 1, "{policy}: {v}");
+        assert_eq!(mark(&v, "eviction"), "failure", "{policy}: {v}");
+        let f = found(&v, "eviction");
+        assert!(
+            f.contains(&format!("maxmemory 2mb with maxmemory-policy {policy}")),
+            "{f}"
+        );
+        assert_eq!(
+            f.contains("only keys with a TTL"),
+            policy.starts_with("volatile"),
+            "{f}"
+        );
+        assert!(
+            row(&v, "eviction")["fix"]
+                .as_str()
+                .unwrap()
+                .contains("maxmemory-policy noeviction")
+        );
+    }
+    r.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+    let (code, v) = doctor(&r.url(), &[]);
+    assert_eq!((code, mark(&v, "eviction")), (0, "ok".into()), "{v}");
+}
+
+#[test]
+fn with_config_renamed_away_eviction_is_read_from_info_and_the_schedule_is_unknown() {
+    let r = RedisServer::with_args(&[
+        "--maxmemory",
+        "3mb",
+        "--maxmemory-policy",
+        "allkeys-lfu",
+        "--rename-command",
+        "CONFIG",
+        "",
+    ]);
+    let (code, v) = doctor(&r.url(), &[]);
+    assert_eq!(code, 1, "{v}");
+    assert!(
+        found(&v, "eviction").contains("maxmemory 3mb with maxmemory-policy allkeys-lfu"),
+        "{v}"
+    );
+    assert_eq!(mark(&v, "persistence"), "warning", "{v}");
+    assert!(
+        found(&v, "persistence").contains("could not be read (CONFIG GET save refused)"),
+        "{v}"
+    );
+}
+
+#[test]
+fn no_persistence_is_a_warning_naming_appendonly() {
+    let r = RedisServer::start();
+    let (code, v) = doctor(&r.url(), &[]);
+    assert_eq!(code, 0, "a warning does not fail: {v}");
+    assert_eq!(mark(&v, "persistence"), "warning", "{v}");
+    assert!(
+        found(&v, "persistence").contains("no AOF and no snapshots"),
+        "{v}"
+    );
+    assert!(
+        row(&v, "persistence")["fix"]
+            .as_str()
+            .unwrap()
+            .contains("appendonly yes")
+    );
+}
+
+#[test]
+fn a_replica_is_listed_with_its_lag_and_min_replicas_advised() {
+    let master = RedisServer::start_tcp(&[]);
+    let port = master.port.unwrap().to_string();
+    let replica = RedisServer::start_tcp(&["--replicaof", "127.0.0.1", &port]);
+    // Until the master lists it online (a handshake, not a sleep; 10 s guards a hang).
+    let until = Instant::now() + Duration::from_secs(10);
+    while !master
+        .info("replication", "slave0")
+        .is_some_and(|s| s.contains("state=online"))
+    {
+        assert!(Instant::now() < until, "the replica never connected");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, v) = doctor(&master.tcp_url(), &[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(mark(&v, "replication"), "warning", "{v}");
+    let replica_port = replica.port.unwrap();
+    assert!(
+        found(&v, "replication").contains(&format!("127.0.0.1:{replica_port} online lag")),
+        "{v}"
+    );
+    assert!(
+        row(&v, "replication")["fix"]
+            .as_str()
+            .unwrap()
+            .contains("--min-replicas 1")
+    );
+    // A stopped replica lags: its lag grows past the seconds it has been stopped (the master
+    // counts whole seconds since the replica's last acknowledgement, sent once a second).
+    replica.pause();
+    let stopped = Instant::now();
+    let until = Instant::now() + Duration::from_secs(10);
+    let lag = loop {
+        let (_, v) = doctor(&master.tcp_url(), &[]);
+        let f = found(&v, "replication");
+        let lag: u64 = f
+            .split(" lag ")
+            .nth(1)
+            .and_then(|l| {
+                l.trim_end_matches(|c: char| !c.is_ascii_digit())
+                    .split('s')
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("{f}"));
+        if lag >= 2 {
+            break lag;
+        }
+        assert!(Instant::now() < until, "the lag never grew: {f}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(lag <= stopped.elapsed().as_secs() + 1, "lag {lag}");
+    replica.resume();
+    // The replica itself: locks cannot be written there.
+    let (code, v) = doctor(&replica.tcp_url(), &[]);
+    assert_eq!(
+        (code, mark(&v, "replication")),
+        (1, "failure".into()),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_user_without_info_or_config_gets_unknown_rows_never_an_outage_and_strict_fails_them() {
+    let r = RedisServer::start_tcp(&[]);
+    r.cmd(&[
+        "ACL",
+        "SETUSER",
+        "dlock",
+        "on",
+        ">dlock-pw",
+        "~*",
+        "+@all",
+        "-info",
+        "-config",
+    ]);
+    let url = format!("redis://dlock:dlock-pw@127.0.0.1:{}", r.port.unwrap());
+    let (code, v) = doctor(&url, &[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(mark(&v, "eviction"), "unknown", "{v}");
+    assert_eq!(mark(&v, "replication"), "unknown", "{v}");
+    assert!(found(&v, "server").contains("version unknown"), "{v}");
+    assert!(
+        row(&v, "eviction")["fix"]
+            .as_str()
+            .unwrap()
+            .contains("provider")
+    );
+    let (code, _) = doctor(&url, &["--strict"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_host_clock_two_hours_ahead_fails_with_the_offset() {
+    let r = RedisServer::start();
+    let out = Dlock::bare()
+        .env("DLOCK_URL", &r.url())
+        .env(
+            "LD_PRELOAD",
+            crate::support::compiled::clockshift().to_str().unwrap(),
+        )
+        .env("CLOCKSHIFT_AT_NS", "0")
+        .env("CLOCKSHIFT_SECONDS", "7200")
+        .args(["doctor", "--json"])
+        .run();
+    let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{v}");
+    assert_eq!(mark(&v, "clock"), "failure", "{v}");
+    // 2 h, to the second the shim steps it by (a loaded machine's round trip is far less).
+    let f = found(&v, "clock");
+    assert!(
+        f.contains("2h") && f.contains("ahead of the server's"),
+        "{f}"
+    );
+}
+
+#[test]
+fn a_silent_server_is_exit_69_within_the_timeouts() {
+    let silent = Fake::start(None);
+    let t = Instant::now();
+    let out = Dlock::bare()
+        .env("DLOCK_URL", &silent.url())
+        .args(["doctor"])
+        .run();
+    out.code(69).one_line_error();
+    // The default connect timeout is 2 s: well under the 10 s the issue allows.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+}
+
+/// Every number (and its unit) as `#`: a run's timings, sizes and port change; its words not.
+fn shape(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() || (in_number && (c == '.' || c.is_ascii_alphabetic() || c == '%')) {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The README's doctor output is a real run against a server set up as it says (maxmemory 2mb,
+/// volatile-lru, no persistence): rewritten with DLOCK_UPDATE_DOCS=1, else held to the same
+/// words and rows (numbers may differ from run to run).
+#[test]
+fn the_readmes_doctor_output_is_a_real_run() {
+    let r = RedisServer::start_tcp(&["--maxmemory", "2mb", "--maxmemory-policy", "volatile-lru"]);
+    let out = Dlock::bare()
+        .env("DLOCK_URL", &r.tcp_url())
+        .args(["doctor"])
+        .run();
+    out.code(1);
+    let block = format!(
+        "<!-- doctor:begin -->\n```console\n$ dlock doctor\n{}$ echo $?\n1\n```\n<!-- doctor:end -->",
+        out.stdout
+    );
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let start = readme
+        .find("<!-- doctor:begin -->")
+        .expect("the README's doctor block");
+    let end = readme.find("<!-- doctor:end -->").unwrap() + "<!-- doctor:end -->".len();
+    if std::env::var_os("DLOCK_UPDATE_DOCS").is_some() {
+        std::fs::write(
+            &path,
+            format!("{}{block}{}", &readme[..start], &readme[end..]),
+        )
+        .unwrap();
+        return;
+    }
+    assert_eq!(
+        shape(&readme[start..end]),
+        shape(&block),
+        "README.md's doctor output is stale: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration doctor::the_readme` and commit the result"
+    );
+}
