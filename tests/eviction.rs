@@ -196,6 +196,12 @@ fn volatile_lru_evicts_a_held_lock_and_a_rival_runs_beside_the_holder() {
         new.start > old.start && new.end < old.end,
         "the rival's job should lie inside the holder's: {v:?}"
     );
+    // The holder stopped at its first renewal (3 s in), not later: 6 s would be a second.
+    assert!(
+        old.end - old.start < 6_000_000_000,
+        "the holder's job ran {:.0} ms: past its first renewal",
+        ms(old.end - old.start)
+    );
     // The fence counter has no TTL, so volatile-lru keeps it: the fence still orders the two.
     assert!(new.fence > old.fence, "fences: {v:?}");
 }
