@@ -25,6 +25,7 @@ mod every;
 mod every_clock;
 mod every_failover;
 mod every_period;
+mod eviction;
 mod exporter;
 mod failover;
 mod faults;
