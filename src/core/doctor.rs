@@ -48,6 +48,8 @@ pub struct Row {
     pub why: String,
     /// The exact config line or flag that fixes it (empty when nothing needs fixing).
     pub fix: String,
+    /// The node it was read from, where there are several (a cluster's masters).
+    pub node: Option<String>,
 }
 
 impl Row {
@@ -58,6 +60,7 @@ impl Row {
             found: found.into(),
             why: String::new(),
             fix: String::new(),
+            node: None,
         }
     }
 
@@ -234,6 +237,8 @@ pub struct Replication {
     pub min_replicas_to_write: Option<u32>,
     /// Sentinel or Cluster in the URL.
     pub topology: Option<&'static str>,
+    /// The master's address where dlock found it (through Sentinel, or a cluster's master).
+    pub master: Option<String>,
 }
 
 /// With a replica and no `--min-replicas`, a failover can promote a replica that never saw a
@@ -244,7 +249,12 @@ pub fn replication(r: &Replication) -> Row {
     let m2w = r
         .min_replicas_to_write
         .map_or(String::new(), |n| format!("; min-replicas-to-write {n}"));
-    let topo = r.topology.map_or(String::new(), |t| format!(" ({t})"));
+    let topo = match (r.master.as_deref(), r.topology) {
+        (Some(m), Some(t)) => format!(" {m} ({t})"),
+        (None, Some(t)) => format!(" ({t})"),
+        (Some(m), None) => format!(" {m}"),
+        (None, None) => String::new(),
+    };
     match r.role.as_deref() {
         None => Row::new(
             CHECK,
@@ -263,7 +273,7 @@ pub fn replication(r: &Replication) -> Row {
             CHECK,
             Mark::Ok,
             format!(
-                "master with no replica{topo}{m2w}: no failover can lose a lock (and none takes over if it dies)"
+                "master{topo} with no replica{m2w}: no failover can lose a lock (and none takes over if it dies)"
             ),
         ),
         Some(_) => {
@@ -279,7 +289,7 @@ pub fn replication(r: &Replication) -> Row {
             Row::new(
                 CHECK,
                 Mark::Warning,
-                format!("master with {n} replica{}{topo}: {}{m2w}", if n == 1 { "" } else { "s" }, list.join(", ")),
+                format!("master{topo} with {n} replica{}: {}{m2w}", if n == 1 { "" } else { "s" }, list.join(", ")),
             )
             .why(why)
             .fix(format!("dlock run --min-replicas {} (WAIT for the replicas before the job starts and after an --every success)", n.min(2)))

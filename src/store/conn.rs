@@ -262,7 +262,7 @@ impl Target {
                     target: self.clone(),
                     ct,
                     io,
-                    node: None,
+                    node: Some((h.clone(), *p)),
                     watch: Watch::none(),
                 })
             })
@@ -295,7 +295,8 @@ pub struct Conn {
     target: Target,
     ct: Duration,
     io: Duration,
-    /// The master this connection reached through Sentinel.
+    /// The master this connection reached through Sentinel, or the cluster master `masters`
+    /// opened it to.
     node: Option<(String, u16)>,
     watch: Watch,
 }
@@ -328,6 +329,12 @@ impl Watch {
 const MAX_REDIRECTS: u32 = 3;
 
 impl Conn {
+    /// The node this connection reached, as `host:port`: a master found through Sentinel, or
+    /// one of a cluster's masters (`masters`); None for a server reached directly.
+    pub fn node(&self) -> Option<String> {
+        self.node.as_ref().map(|(h, p)| format!("{h}:{p}"))
+    }
+
     /// Behind Sentinel: has the master moved since this connection was made? A demoted master
     /// keeps accepting writes until Sentinel reconfigures it (seen: 10 s after the switch), so
     /// the watchdog asks before each renewal instead of waiting for READONLY.

@@ -125,6 +125,7 @@ pub fn replication(conn: &mut Conn) -> RedisResult<Replication> {
         replicas,
         min_replicas_to_write: config(conn, "min-replicas-to-write")?.and_then(|v| v.parse().ok()),
         topology: None,
+        master: None,
     })
 }
 

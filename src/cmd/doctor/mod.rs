@@ -34,16 +34,39 @@ const CHECKS: [(&str, Check); 5] = [
 
 /// `dlock doctor`: every row on stdout (or one JSON object); exit 1 when one failed.
 pub fn doctor(cfg: &DoctorConfig) -> Result<Exit, Error> {
-    let mut conn = cfg
-        .server
-        .connect()
-        .map_err(|e| cfg.server.unavailable(&e))?;
+    // A cluster's every master is checked: each keeps some of the locks.
+    let conns = if cfg.server.target.is_cluster() {
+        cfg.server.masters()
+    } else {
+        cfg.server.connect().map(|c| vec![c])
+    }
+    .map_err(|e| cfg.server.unavailable(&e))?;
+    let several = conns.len() > 1;
+    let mut rows = Vec::with_capacity(CHECKS.len() * conns.len());
+    for mut conn in conns {
+        let node = several.then(|| conn.node()).flatten();
+        for mut row in checks(cfg, &mut conn)? {
+            row.node.clone_from(&node);
+            rows.push(row);
+        }
+    }
+    let text = if cfg.json { json(&rows) } else { table(&rows) };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(|_| Error::StdoutClosed)?;
+    Ok(doctor::exit(&rows, cfg.strict))
+}
+
+/// Every check against one server, in order. A connection that fails half-way marks the rows
+/// it could not read; one that answers nothing at all is an outage.
+fn checks(cfg: &DoctorConfig, conn: &mut Conn) -> Result<Vec<Row>, Error> {
     let mut rows = Vec::with_capacity(CHECKS.len());
     let mut broken: Option<String> = None;
     for (i, (name, check)) in CHECKS.into_iter().enumerate() {
-        let row = match (&broken, i) {
-            (Some(why), _) => Row::new(name, Mark::Unknown, format!("not read: {why}")),
-            (None, _) => match check(cfg, &mut conn) {
+        let row = match &broken {
+            Some(why) => Row::new(name, Mark::Unknown, format!("not read: {why}")),
+            None => match check(cfg, conn) {
                 Ok(row) => row,
                 // Connected but nothing answered (a silent server, a port that is not Redis):
                 // the server cannot be used at all.
@@ -57,12 +80,7 @@ pub fn doctor(cfg: &DoctorConfig) -> Result<Exit, Error> {
         };
         rows.push(row);
     }
-    let text = if cfg.json { json(&rows) } else { table(&rows) };
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(|_| Error::StdoutClosed)?;
-    Ok(doctor::exit(&rows, cfg.strict))
+    Ok(rows)
 }
 
 /// The rows as an operator reads them: mark, check, what was found; why and the fix indented
@@ -101,6 +119,7 @@ fn json(rows: &[Row]) -> String {
         .map(|r| {
             serde_json::json!({
                 "check": r.check,
+                "node": r.node,
                 "mark": r.mark.word(),
                 "found": r.found,
                 "why": r.why,
@@ -175,6 +194,7 @@ fn persistence(_: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
 fn replication(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
     let mut r = info::replication(c)?;
     let t = &cfg.server.target;
+    r.master = c.node();
     r.topology = if t.is_sentinel() {
         Some("behind Sentinel")
     } else if t.is_cluster() {
