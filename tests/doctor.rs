@@ -319,3 +319,24 @@ fn the_readmes_doctor_output_is_a_real_run() {
         "README.md's doctor output is stale: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration doctor::the_readme` and commit the result"
     );
 }
+
+#[test]
+fn no_secret_is_printed_not_the_urls_password_nor_the_servers() {
+    let r = RedisServer::start_tcp(&["--requirepass", "s3cret-pw-41"]);
+    let url = format!("redis://:s3cret-pw-41@127.0.0.1:{}", r.port.unwrap());
+    for json in [false, true] {
+        let out = Dlock::bare()
+            .env("DLOCK_URL", &url)
+            .args(["doctor"])
+            .args(if json { &["--json"][..] } else { &[][..] })
+            .run();
+        out.code(0);
+        assert!(
+            !out.stdout.contains("s3cret") && !out.stderr.contains("s3cret"),
+            "{}\n{}",
+            out.stdout,
+            out.stderr
+        );
+        assert!(out.stdout.contains("127.0.0.1"), "{}", out.stdout);
+    }
+}
