@@ -26,6 +26,7 @@ mod every_clock;
 mod every_failover;
 mod every_period;
 mod exporter;
+mod exporter_server;
 mod failover;
 mod faults;
 mod foreign_keys;
