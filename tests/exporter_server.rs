@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use crate::support::needs::Need;
 use crate::support::*;
 
 /// The exporter at `url` (dlock's `--url`): the process and its address.
@@ -205,4 +206,84 @@ fn evictions_show_in_evicted_keys_total() {
         "{evicted} <= {shown} <= {after}: {page}"
     );
     stop(e);
+}
+
+/// The README's alert rules, as Prometheus loads them: `promtool check rules` passes, and they
+/// have a rule on each eviction series.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "promtool"),
+    ignore = "needs promtool (apt-get install prometheus)"
+)]
+fn the_readmes_alert_rules_pass_promtool_and_name_the_eviction_series() {
+    require!(Need::Promtool);
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let rules = readme
+        .split("```yaml\n")
+        .filter_map(|b| b.split_once("\n```").map(|b| b.0))
+        .find(|b| b.starts_with("# Prometheus alert rules"))
+        .expect("the README's alert rules block");
+    for series in ["dlock_server_evicting", "dlock_server_evicted_keys_total"] {
+        assert!(rules.contains(series), "no rule on {series}:\n{rules}");
+    }
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("dlock.rules.yml");
+    std::fs::write(&file, rules).unwrap();
+    let out = std::process::Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check rules:\n{}{}\n{rules}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The exporter's page with its server series, locks and a histogram passes `promtool check
+/// metrics` (the format and Prometheus' naming lints).
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "promtool"),
+    ignore = "needs promtool (apt-get install prometheus)"
+)]
+fn the_exporters_page_passes_promtool_check_metrics() {
+    require!(Need::Promtool);
+    let r = RedisServer::with_args(&["--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru"]);
+    dlock(&r)
+        .args(["run", "--key", "ev", "--every", "1h", "--", "true"])
+        .run()
+        .code(0);
+    dlock(&r)
+        .args(["run", "--key", "sem", "--limit", "2", "--", "true"])
+        .run()
+        .code(0);
+    let (e, addr) = exporter(&r, &[]);
+    let page = scrape(&addr);
+    assert_eq!(sample(&page, "dlock_server_evicting"), Some("1"), "{page}");
+    stop(e);
+    use std::io::Write;
+    let mut child = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(page.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics:\n{}{}\n{page}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
