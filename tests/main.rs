@@ -28,6 +28,7 @@ mod every_failover;
 mod every_period;
 mod eviction;
 mod exporter;
+mod exporter_server;
 mod failover;
 mod faults;
 mod foreign_keys;

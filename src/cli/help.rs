@@ -26,7 +26,9 @@ Examples:
   dlock exporter --listen :9433 --max-age 26h          # the board marks day-old successes
 
 GET /metrics reads Redis once per scrape, within --connect-timeout and --io-timeout; with Redis
-down it still answers 200 with dlock_up 0. GET / is the status board (one row per lock, trouble
+down it still answers 200 with dlock_up 0. Its dlock_server_evicting and
+dlock_server_evicted_keys_total come from INFO, read at most once a minute (absent for a user
+without +info). GET / is the status board (one row per lock, trouble
 on top), GET /locks/KEY one lock with its run log (404 for one that never ran: \"no lock named
 KEY has run under PREFIX\", as `status KEY` notes it), GET /api/locks the same JSON as
 `status --json`. Requests are served by a few threads, so a scrape never waits behind a page.

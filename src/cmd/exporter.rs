@@ -1,5 +1,5 @@
 //! `dlock exporter`: the Prometheus page of `status --format prometheus` over HTTP, read from
-//! Redis once per scrape, and the status board for people (`board`). A small synchronous
+//! Redis once per scrape (with the server's eviction facts, read at most once a minute), and the status board for people (`board`). A small synchronous
 //! server (tiny_http) with a few worker threads: a scrape never waits behind a page being
 //! rendered, the number of requests in flight stays bounded, and dlock stays free of an async
 //! runtime. The main thread only waits for SIGTERM/SIGINT.
@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::board::{self, Answer, Body};
+use super::metrics::server::Facts;
 use crate::cli::config::ExporterConfig;
 use crate::error::Error;
 use crate::exit::Exit;
@@ -45,15 +46,17 @@ pub fn exporter(cfg: &ExporterConfig) -> Result<Exit, Error> {
     let stop = Arc::new(AtomicBool::new(false));
     // What the board has read of each lock's run log, shared by the workers.
     let cache = board::Cache::default();
+    // The server's eviction facts, read at most once a minute for all the workers' scrapes.
+    let facts = Arc::new(super::metrics::server::facts());
     // Workers that have not failed. One that fails while others serve on says why at once; the
     // last one's failure is the exporter's.
     let serving = AtomicUsize::new(WORKERS);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..WORKERS)
             .map(|_| {
-                let (server, stop, cache, serving) =
-                    (server.clone(), stop.clone(), &cache, &serving);
-                scope.spawn(move || match serve(cfg, cache, &server, &stop) {
+                let (server, stop, cache, facts, serving) =
+                    (server.clone(), stop.clone(), &cache, &facts, &serving);
+                scope.spawn(move || match serve(cfg, cache, facts, &server, &stop) {
                     Err(e) if serving.fetch_sub(1, Ordering::SeqCst) > 1 => {
                         e.log();
                         Ok(())
@@ -87,6 +90,7 @@ pub fn exporter(cfg: &ExporterConfig) -> Result<Exit, Error> {
 fn serve(
     cfg: &ExporterConfig,
     cache: &board::Cache,
+    facts: &Arc<Facts>,
     server: &tiny_http::Server,
     stop: &AtomicBool,
 ) -> Result<(), Error> {
@@ -100,7 +104,7 @@ fn serve(
                 )));
             }
         };
-        let mut a = answer(cfg, cache, request.method(), request.url());
+        let mut a = answer(cfg, cache, facts, request.method(), request.url());
         let accept = request
             .headers()
             .iter()
@@ -164,6 +168,7 @@ fn accepts_gzip<'a>(accept_encoding: impl IntoIterator<Item = &'a str>) -> bool 
 fn answer(
     cfg: &ExporterConfig,
     cache: &board::Cache,
+    facts: &Arc<Facts>,
     method: &tiny_http::Method,
     url: &str,
 ) -> Answer {
@@ -179,18 +184,21 @@ fn answer(
         // Redis down, or answering what says it cannot be used (SPEC 5): still a page, with
         // dlock_up 0, so the scrape itself does not fail and an alert can say why. The reason is logged. Written as it is made (the
         // samples are read first: up or not is known before the first byte).
-        let (server, prefix, keys, histogram) = (
+        let (server, prefix, keys, histogram, facts) = (
             cfg.server.clone(),
             cfg.prefix.clone(),
             cfg.keys.clone(),
             cfg.histogram,
+            facts.clone(),
         );
         return Answer::streamed(
             "text/plain; version=0.0.4; charset=utf-8",
             "metrics",
             move |w| {
                 // A client that hung up is its own problem; Redis failing is the operator's.
-                if let (Some(e), _) = super::metrics::page(&server, &prefix, &keys, histogram, w) {
+                let read =
+                    super::metrics::page(&server, &prefix, &keys, histogram, Some(&facts), w);
+                if let (Some(e), _) = read {
                     server.unavailable(&e).log();
                 }
             },

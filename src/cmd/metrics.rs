@@ -8,6 +8,10 @@ use std::io::Write;
 use crate::core::stats::Stats;
 use crate::store::state::{Found, KeyStatus};
 
+pub mod server;
+
+use server::{Facts, ServerFacts};
+
 /// A label value: backslash, double quote and newline escaped.
 fn label(v: &str) -> String {
     v.replace('\\', "\\\\")
@@ -143,11 +147,13 @@ impl Out<'_> {
 /// The whole page, written to `w`. `up`: whether Redis could be read; without it there are no
 /// key series. `unreadable`: keys under the prefix that are not locks. `histogram`: the
 /// hold-time histogram's series (off: `--no-histogram`, for a large fleet's cardinality).
+/// `server`: the exporter's facts about the server (None: `status`, which has no such families).
 pub fn prometheus(
     rows: &[Sample],
     up: bool,
     unreadable: usize,
     histogram: bool,
+    server: Option<ServerFacts>,
     w: &mut dyn Write,
 ) -> std::io::Result<()> {
     let mut o = Out { w, failed: None };
@@ -165,6 +171,10 @@ pub fn prometheus(
             "Keys under the prefix that could not be read as locks.",
         );
         o.put(format_args!("dlock_unreadable_keys {unreadable}\n"));
+    }
+    if let Some(f) = server {
+        // Unknown too while Redis cannot be read.
+        server::families(&mut o, if up { f } else { ServerFacts::default() });
     }
     for (i, (name, help)) in COUNTERS.into_iter().enumerate() {
         o.per_key(rows, name, "counter", help, |r| {
@@ -292,12 +302,15 @@ fn every_families(o: &mut Out, rows: &[Sample]) {
 /// The page of every lock under the prefix (or `keys`), read through the one reader, written
 /// to `w`; with Redis unavailable (an outage, or a reply that says the server cannot be used:
 /// SPEC 5), the page that says so — `dlock_up 0`, no lock series — and the error. The locks are
-/// all read before the first byte is written. Returns the server's failure and the write's.
+/// all read before the first byte is written. `facts`: the exporter's cached server facts, read
+/// again after the locks when a minute has passed (`status` has none). Returns the server's
+/// failure and the write's.
 pub fn page(
     server: &crate::store::conn::Server,
     prefix: &str,
     keys: &[String],
     histogram: bool,
+    facts: Option<&Facts>,
     w: &mut dyn Write,
 ) -> (Option<redis::RedisError>, std::io::Result<()>) {
     let (mut rows, mut unreadable) = (Vec::new(), 0);
@@ -310,7 +323,15 @@ pub fn page(
     if !up {
         rows.clear();
     }
-    let wrote = prometheus(&rows, up, unreadable, histogram, w).and_then(|()| w.flush());
+    // Only once the locks were read: a server that is down is not asked again for INFO.
+    let known = facts.map(|f| {
+        if up {
+            server::current(server, f)
+        } else {
+            ServerFacts::default()
+        }
+    });
+    let wrote = prometheus(&rows, up, unreadable, histogram, known, w).and_then(|()| w.flush());
     (failed, wrote)
 }
 

@@ -105,9 +105,24 @@ fn evicts(policy: &str) -> bool {
     policy != "noeviction"
 }
 
+/// Whether the server can evict a lock: `maxmemory` (bytes, 0 = no limit) set with any policy but
+/// `noeviction`. None when the facts read cannot tell (INFO and CONFIG GET refused). The one
+/// judgement behind doctor's eviction row and the exporter's `dlock_server_evicting`, so the two
+/// cannot disagree.
+pub fn evicting(maxmemory: Option<u64>, policy: Option<&str>) -> Option<bool> {
+    match (maxmemory, policy) {
+        (Some(0), _) => Some(false),
+        (Some(_), Some(p)) => Some(evicts(p)),
+        // noeviction never evicts, whatever the limit.
+        (None, Some(p)) if !evicts(p) => Some(false),
+        _ => None,
+    }
+}
+
 /// Eviction: `maxmemory` (bytes, 0 = no limit) and `maxmemory-policy` as the server reports
 /// them, and the memory in use. An evicting policy with a limit can delete a held lock under
 /// memory pressure: a rival acquires while the holder runs on (tests/eviction.rs shows it).
+/// The mark is `evicting`'s verdict; the arms only word it.
 pub fn eviction(maxmemory: Option<u64>, policy: Option<&str>, used: Option<u64>) -> Row {
     const CHECK: &str = "eviction";
     let why = "an evicted lock lets a rival in while its holder runs on until its next renewal (README \"Before you go live\": eviction)";
@@ -117,19 +132,20 @@ pub fn eviction(maxmemory: Option<u64>, policy: Option<&str>, used: Option<u64>)
         Some(u) => format!(", {} in use", bytes(u)),
         None => String::new(),
     };
-    match (maxmemory, policy) {
-        (Some(0), Some(p)) => Row::new(
+    match (evicting(maxmemory, policy), maxmemory, policy) {
+        (Some(false), Some(0), Some(p)) => Row::new(
             CHECK,
             Mark::Ok,
             format!("no maxmemory limit (policy {p}, which applies only with a limit){}", usage(0)),
         ),
-        (Some(0), None) => Row::new(CHECK, Mark::Ok, format!("no maxmemory limit{}", usage(0))),
-        (Some(limit), Some(p)) if !evicts(p) => Row::new(
+        (Some(false), Some(0), None) => Row::new(CHECK, Mark::Ok, format!("no maxmemory limit{}", usage(0))),
+        (Some(false), Some(limit), Some(p)) => Row::new(
             CHECK,
             Mark::Ok,
             format!("maxmemory {} with {p}{}: writes fail when full, no key is evicted", bytes(limit), usage(limit)),
         ),
-        (Some(limit), Some(p)) => {
+        (Some(false), None, Some(p)) => Row::new(CHECK, Mark::Ok, format!("maxmemory-policy {p}")),
+        (Some(true), Some(limit), Some(p)) => {
             let worst = if p.starts_with("volatile-") {
                 ": volatile-* policies evict only keys with a TTL, and every lock has one"
             } else {
@@ -143,8 +159,7 @@ pub fn eviction(maxmemory: Option<u64>, policy: Option<&str>, used: Option<u64>)
             .why(why)
             .fix(fix)
         }
-        (None, Some(p)) if !evicts(p) => Row::new(CHECK, Mark::Ok, format!("maxmemory-policy {p}")),
-        (limit, p) => Row::new(
+        (_, limit, p) => Row::new(
             CHECK,
             Mark::Unknown,
             format!(

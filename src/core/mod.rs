@@ -12,6 +12,7 @@ pub(crate) mod doctor;
 pub(crate) mod every;
 pub(crate) mod finish;
 pub(crate) mod ping;
+pub(crate) mod refresh;
 pub(crate) mod renew;
 pub(crate) mod retry;
 pub(crate) mod stats;

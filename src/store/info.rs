@@ -67,12 +67,15 @@ fn config_value(v: Value, name: &str) -> Option<String> {
     })
 }
 
-/// `maxmemory`, `maxmemory-policy` and memory in use: from `INFO memory` first (managed servers
-/// refuse or rename CONFIG), `CONFIG GET` for what INFO lacks.
-pub fn memory(conn: &mut Conn) -> RedisResult<(Option<u64>, Option<String>, Option<u64>)> {
-    let info = info(conn, "memory")?.unwrap_or_default();
-    let num = |k: &str| info.get(k).and_then(|v| v.parse::<u64>().ok());
-    let mut limit = num("maxmemory");
+/// A number field of an INFO section.
+fn num(info: &Info, field: &str) -> Option<u64> {
+    info.get(field).and_then(|v| v.parse().ok())
+}
+
+/// `maxmemory` and `maxmemory-policy` from `info` (its memory section; empty when INFO was
+/// refused), `CONFIG GET` for what it lacks.
+fn limits(conn: &mut Conn, info: &Info) -> RedisResult<(Option<u64>, Option<String>)> {
+    let mut limit = num(info, "maxmemory");
     let mut policy = info.get("maxmemory_policy").cloned();
     if limit.is_none() {
         limit = config(conn, "maxmemory")?.and_then(|v| v.parse().ok());
@@ -80,7 +83,37 @@ pub fn memory(conn: &mut Conn) -> RedisResult<(Option<u64>, Option<String>, Opti
     if policy.is_none() {
         policy = config(conn, "maxmemory-policy")?;
     }
-    Ok((limit, policy, num("used_memory")))
+    Ok((limit, policy))
+}
+
+/// `maxmemory`, `maxmemory-policy` and memory in use: from `INFO memory` first (managed servers
+/// refuse or rename CONFIG), `CONFIG GET` for what INFO lacks.
+pub fn memory(conn: &mut Conn) -> RedisResult<(Option<u64>, Option<String>, Option<u64>)> {
+    let info = info(conn, "memory")?.unwrap_or_default();
+    let (limit, policy) = limits(conn, &info)?;
+    Ok((limit, policy, num(&info, "used_memory")))
+}
+
+/// What the exporter reads of the server at most once a minute: the eviction settings and the
+/// keys evicted since the server started. None where refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Evictions {
+    pub maxmemory: Option<u64>,
+    pub policy: Option<String>,
+    /// `INFO stats`' `evicted_keys` (a counter from the server's start).
+    pub evicted_keys: Option<u64>,
+}
+
+/// The eviction settings and count in one `INFO` (its default sections hold both memory and
+/// stats; naming two sections needs Redis 7), `CONFIG GET` only for what INFO lacks.
+pub fn evictions(conn: &mut Conn) -> RedisResult<Evictions> {
+    let info = info(conn, "default")?.unwrap_or_default();
+    let (maxmemory, policy) = limits(conn, &info)?;
+    Ok(Evictions {
+        maxmemory,
+        policy,
+        evicted_keys: num(&info, "evicted_keys"),
+    })
 }
 
 /// AOF, fsync, the snapshot schedule and the last snapshot's status.

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Every flag this script may set (the tests name them; rustc checks the spelling).
-const NEEDS: [&str; 11] = [
+const NEEDS: [&str; 12] = [
     "redis_cli",
     "tls",
     "sqlite3",
@@ -36,6 +36,7 @@ const NEEDS: [&str; 11] = [
     "browser",
     "healthchecks",
     "kubernetes_validate",
+    "promtool",
 ];
 
 fn on_path(name: &str) -> bool {
@@ -208,6 +209,7 @@ fn main() {
             "kubernetes_validate",
             succeeds(&python, &["-m", "kubernetes_validate", "--version"]),
         ),
+        ("promtool", on_path("promtool")),
     ];
     for (need, ok) in found {
         debug_assert!(NEEDS.contains(&need));

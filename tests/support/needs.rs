@@ -36,6 +36,8 @@ pub enum Need {
     Healthchecks,
     /// kubernetes-validate (PyPI), in DLOCK_TEST_PYTHON or python3: the examples' manifests.
     KubernetesValidate,
+    /// `promtool` (Debian's `prometheus`): the README's alert rules and the exporter's page.
+    Promtool,
 }
 
 fn on_path(name: &str) -> bool {
@@ -99,6 +101,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Browser => on_path("chromium") && on_path("chromedriver"),
         Need::Healthchecks => super::healthchecks::scripts_dir().join("start").is_file(),
         Need::KubernetesValidate => python_has("kubernetes_validate"),
+        Need::Promtool => on_path("promtool"),
     };
     (!ok).then_some(match need {
         Need::RedisCli => "needs redis-cli (apt-get install redis-tools)",
@@ -112,6 +115,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Browser => "needs chromium and chromedriver (apt-get install chromium chromium-driver)",
         Need::Healthchecks => "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12",
         Need::KubernetesValidate => "needs kubernetes-validate (pip install kubernetes-validate, or DLOCK_TEST_PYTHON=/path/to/python)",
+        Need::Promtool => "needs promtool (apt-get install prometheus)",
     })
 }
 

@@ -42,7 +42,15 @@ fn a_key_costs_48_series_and_14_without_the_histogram() {
     row.last_duration_ms = Some(8);
     for histogram in [true, false] {
         let mut page = Vec::new();
-        prometheus(std::slice::from_ref(&row), true, 0, histogram, &mut page).unwrap_or_default();
+        prometheus(
+            std::slice::from_ref(&row),
+            true,
+            0,
+            histogram,
+            None,
+            &mut page,
+        )
+        .unwrap_or_default();
         let page = String::from_utf8(page).unwrap_or_default();
         let series = page.lines().filter(|l| l.contains("key=")).count();
         assert_eq!(series, series_per_key(histogram), "{page}");
@@ -53,7 +61,7 @@ fn a_key_costs_48_series_and_14_without_the_histogram() {
 #[test]
 fn down_is_one_gauge_and_every_family_head() {
     let mut page = Vec::new();
-    prometheus(&[], false, 0, true, &mut page).unwrap_or_default();
+    prometheus(&[], false, 0, true, None, &mut page).unwrap_or_default();
     let page = String::from_utf8(page).unwrap_or_default();
     assert!(page.starts_with("# HELP dlock_up "), "{page}");
     assert!(page.contains("\ndlock_up 0\n"), "{page}");
@@ -62,4 +70,43 @@ fn down_is_one_gauge_and_every_family_head() {
         "{page}"
     );
     assert!(!page.contains("key="), "{page}");
+}
+
+/// The exporter's server facts: each sample where known, none where not (never a 0 that was not
+/// read), none while Redis is down; `status` (no facts) has neither family.
+#[test]
+fn server_facts_are_written_where_known_and_absent_where_not() {
+    let page = |up: bool, facts: Option<ServerFacts>| {
+        let mut page = Vec::new();
+        prometheus(&[], up, 0, false, facts, &mut page).unwrap_or_default();
+        String::from_utf8(page).unwrap_or_default()
+    };
+    let known = ServerFacts {
+        evicting: Some(true),
+        evicted_keys: Some(42),
+    };
+    let p = page(true, Some(known));
+    assert!(p.contains("\ndlock_server_evicting 1\n"), "{p}");
+    assert!(p.contains("\ndlock_server_evicted_keys_total 42\n"), "{p}");
+    assert!(
+        p.contains("# TYPE dlock_server_evicted_keys_total counter\n"),
+        "{p}"
+    );
+    let not = ServerFacts {
+        evicting: Some(false),
+        evicted_keys: None,
+    };
+    let p = page(true, Some(not));
+    assert!(p.contains("\ndlock_server_evicting 0\n"), "{p}");
+    assert!(!p.contains("\ndlock_server_evicted_keys_total "), "{p}");
+    for p in [
+        page(true, Some(ServerFacts::default())),
+        page(false, Some(known)),
+    ] {
+        assert!(p.contains("# TYPE dlock_server_evicting gauge\n"), "{p}");
+        assert!(!p.contains("\ndlock_server_evicting "), "{p}");
+        assert!(!p.contains("\ndlock_server_evicted_keys_total "), "{p}");
+    }
+    let p = page(true, None);
+    assert!(!p.contains("dlock_server_"), "{p}");
 }

@@ -36,7 +36,8 @@ pub fn status(cfg: &StatusConfig) -> Result<Exit, Error> {
 fn prometheus(cfg: &StatusConfig) -> Result<Exit, Error> {
     let mut down = None;
     let written = to_output(cfg, |w| {
-        let (failed, wrote) = metrics::page(&cfg.server, &cfg.prefix, &cfg.keys, cfg.histogram, w);
+        let (failed, wrote) =
+            metrics::page(&cfg.server, &cfg.prefix, &cfg.keys, cfg.histogram, None, w);
         down = failed;
         wrote.map_err(Failed::Output)
     });

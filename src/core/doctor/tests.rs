@@ -43,6 +43,50 @@ fn noeviction_or_no_limit_passes_and_nothing_read_is_unknown() {
 }
 
 #[test]
+fn evicting_is_a_limit_with_any_policy_but_noeviction_and_unknown_when_unread() {
+    let cases: [(Option<u64>, Option<&str>, Option<bool>); 9] = [
+        (Some(2 * MB), Some("allkeys-lru"), Some(true)),
+        (Some(2 * MB), Some("volatile-lru"), Some(true)),
+        (Some(2 * MB), Some("noeviction"), Some(false)),
+        (Some(0), Some("allkeys-lru"), Some(false)),
+        (Some(0), None, Some(false)),
+        (None, Some("noeviction"), Some(false)),
+        // An evicting policy whose limit could not be read: it may or may not evict.
+        (None, Some("allkeys-lru"), None),
+        (Some(2 * MB), None, None),
+        (None, None, None),
+    ];
+    for (limit, policy, want) in cases {
+        assert_eq!(evicting(limit, policy), want, "{limit:?} {policy:?}");
+    }
+}
+
+/// doctor's row and the exporter's gauge read the same judgement: over every combination of
+/// facts, the row fails exactly where `evicting` says 1, passes where it says 0, and is `?`
+/// where the gauge is absent.
+#[test]
+fn the_eviction_row_never_disagrees_with_evicting() {
+    let limits = [None, Some(0), Some(MB)];
+    let policies = [
+        None,
+        Some("noeviction"),
+        Some("allkeys-lru"),
+        Some("volatile-ttl"),
+    ];
+    for limit in limits {
+        for policy in policies {
+            let want = match evicting(limit, policy) {
+                Some(true) => Mark::Failure,
+                Some(false) => Mark::Ok,
+                None => Mark::Unknown,
+            };
+            let row = eviction(limit, policy, Some(MB / 2));
+            assert_eq!(row.mark, want, "{limit:?} {policy:?}: {}", row.found);
+        }
+    }
+}
+
+#[test]
 fn persistence_warns_without_aof_and_passes_with_it() {
     let p = |aof, save: Option<&str>, last: Option<&str>| Persistence {
         aof,
