@@ -547,7 +547,7 @@ fn an_unreachable_cluster_is_69() {
 
 /// The README's least-privilege rule set, read from the README itself so the test runs exactly
 /// what operators are told to configure.
-fn readme_acl_rules() -> Vec<String> {
+pub(crate) fn readme_acl_rules() -> Vec<String> {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let line = readme

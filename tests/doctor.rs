@@ -9,6 +9,8 @@ use serde_json::Value;
 use crate::support::fake::Fake;
 use crate::support::*;
 
+mod rights;
+
 /// `doctor --json` against `url`: its exit code and rows by check.
 fn doctor(url: &str, extra: &[&str]) -> (i32, Value) {
     let out = Dlock::bare()
@@ -45,10 +47,21 @@ fn a_server_set_up_right_passes_with_no_failure_and_the_table_says_so() {
     let (code, v) = doctor(&r.url(), &[]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["failures"], 0, "{v}");
-    for check in ["server", "eviction", "persistence", "replication", "clock"] {
+    for check in [
+        "server",
+        "eviction",
+        "persistence",
+        "replication",
+        "clock",
+        "rights",
+    ] {
         assert_eq!(mark(&v, check), "ok", "{check}: {v}");
     }
-    let version = r.info("server", "redis_version").unwrap();
+    // Valkey reports its own version beside the Redis version it is compatible with.
+    let version = r
+        .info("server", "valkey_version")
+        .or_else(|| r.info("server", "redis_version"))
+        .unwrap();
     assert!(found(&v, "server").contains(&version), "{v}");
     assert!(found(&v, "server").contains("20 PINGs"), "{v}");
     assert!(found(&v, "persistence").contains("AOF on"), "{v}");
@@ -59,7 +72,7 @@ fn a_server_set_up_right_passes_with_no_failure_and_the_table_says_so() {
         .run();
     out.code(0)
         .stdout_has("✓ eviction")
-        .stdout_has("0 failed, 0 warnings, 0 not read, 5 ok");
+        .stdout_has("0 failed, 0 warnings, 0 not read, 6 ok");
 }
 
 #[test]

@@ -61,8 +61,11 @@ found (with the numbers), why it matters and the fix. Rows: server (version, scr
 20 PINGs' p50/p99 against --io-timeout), eviction (INFO memory, else CONFIG GET maxmemory and
 maxmemory-policy), persistence (INFO persistence; CONFIG GET appendonly, appendfsync, save),
 replication (INFO replication; CONFIG GET min-replicas-to-write), clock (TIME against this
-host's clock). A command the user may not run makes its row ?, never an outage: run doctor once
-as an admin user and routinely as dlock's own. Read-only: nothing is written.
+host's clock), rights (every command dlock sends, for the user it connects as: ACL WHOAMI and
+ACL DRYRUN when allowed, else each tried on a scratch key {PREFIXdoctor:RANDOM} that one script
+writes and deletes; the fix is the ACL SETUSER rule to add). A command the user may not run
+makes its row ?, never an outage: run doctor once as an admin user and routinely as dlock's
+own. Read-only but for that scratch key; no real lock is touched.
 Exit status: 0 nothing failed, 1 a row failed (or, with --strict, could not be read), 2 usage,
 69 Redis unreachable.";
 

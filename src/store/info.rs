@@ -14,7 +14,7 @@ use crate::core::doctor::{Persistence, Replica, Replication};
 pub type Info = BTreeMap<String, String>;
 
 /// Whether `e` is the server refusing the command (an error reply), not the connection failing.
-fn refused(e: &RedisError) -> bool {
+pub(crate) fn refused(e: &RedisError) -> bool {
     !(e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal())
 }
 

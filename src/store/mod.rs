@@ -11,6 +11,7 @@ pub(crate) mod keys;
 pub(crate) mod lock;
 pub(crate) mod reader;
 mod reply;
+pub(crate) mod rights;
 pub(crate) mod runs;
 mod script;
 #[cfg(feature = "test-support")]

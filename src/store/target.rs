@@ -68,6 +68,16 @@ impl Target {
         matches!(self.mode, Mode::Cluster { .. })
     }
 
+    /// The ACL user the URL names, if any (else the server's `default`).
+    pub fn user(&self) -> Option<&str> {
+        self.redis.username()
+    }
+
+    /// The database the URL selects (0 unless it names one).
+    pub fn db(&self) -> i64 {
+        self.redis.db()
+    }
+
     /// Parse `--url`. Password precedence: `--password-file`, then the URL, then REDISCLI_AUTH.
     pub fn parse(
         url: &str,

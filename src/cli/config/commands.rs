@@ -43,6 +43,8 @@ pub struct CheckConfig {
 #[derive(Debug)]
 pub struct DoctorConfig {
     pub server: Server,
+    /// The key prefix: the rights row's scratch key lives under it.
+    pub prefix: String,
     pub json: bool,
     pub strict: bool,
 }
@@ -50,6 +52,7 @@ pub struct DoctorConfig {
 pub(super) fn doctor(g: &Global, a: &DoctorArgs) -> Result<DoctorConfig, Error> {
     Ok(DoctorConfig {
         server: g.server.clone(),
+        prefix: g.prefix.clone(),
         json: a.json,
         strict: a.strict,
     })

@@ -18,18 +18,21 @@ use crate::store::conn::Conn;
 use crate::store::info;
 use crate::sys::host::unix_ms;
 
+mod rights;
+
 /// PINGs timed for the server row.
 const PINGS: usize = 20;
 
 /// The checks, in the order they are printed; each reads with the connection and judges.
 type Check = fn(&DoctorConfig, &mut Conn) -> RedisResult<Row>;
 
-const CHECKS: [(&str, Check); 5] = [
+const CHECKS: [(&str, Check); 6] = [
     ("server", server),
     ("eviction", eviction),
     ("persistence", persistence),
     ("replication", replication),
     ("clock", clock),
+    ("rights", rights::rights),
 ];
 
 /// `dlock doctor`: every row on stdout (or one JSON object); exit 1 when one failed.
@@ -71,6 +74,11 @@ fn checks(cfg: &DoctorConfig, conn: &mut Conn) -> Result<Vec<Row>, Error> {
                 // Connected but nothing answered (a silent server, a port that is not Redis):
                 // the server cannot be used at all.
                 Err(e) if i == 0 => return Err(cfg.server.unavailable(&e)),
+                // The server answered with a refusal (a user without +time): this row only.
+                Err(e) if info::refused(&e) => {
+                    let why = cfg.server.target.classify(&e).reason().to_string();
+                    Row::new(name, Mark::Unknown, format!("not read: {why}"))
+                }
                 Err(e) => {
                     let why = cfg.server.target.classify(&e).reason().to_string();
                     broken = Some(why.clone());
@@ -142,7 +150,13 @@ fn server(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
     let mut rtts = Vec::with_capacity(PINGS);
     for _ in 0..PINGS {
         let t = Instant::now();
-        let _: String = c.query(&redis::cmd("PING"))?;
+        match c.query::<redis::Value>(&redis::cmd("PING")) {
+            // A refusal is a round trip too: the README's dlock user has no +ping (any reply
+            // proves the server, as at connect).
+            Ok(_) => {}
+            Err(e) if e.code() == Some("NOPERM") => {}
+            Err(e) => return Err(e),
+        }
         rtts.push(t.elapsed());
     }
     let io = cfg.server.io_timeout;
