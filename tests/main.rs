@@ -43,6 +43,7 @@ mod refusing_server;
 mod restart;
 mod run;
 mod run_log;
+mod run_log_lease;
 mod scripts;
 mod semaphore;
 mod server_errors;
