@@ -20,6 +20,7 @@ mod connections;
 mod contain;
 mod docs;
 mod doctor;
+mod doctor_keys;
 mod edge;
 mod every;
 mod every_clock;

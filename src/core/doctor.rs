@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use crate::exit::Exit;
 
+pub mod keys;
+
 /// A row's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mark {

@@ -43,6 +43,9 @@ pub struct CheckConfig {
 #[derive(Debug)]
 pub struct DoctorConfig {
     pub server: Server,
+    pub prefix: String,
+    /// Full lock keys for the keys row; empty = every lock under the prefix.
+    pub keys: Vec<String>,
     pub json: bool,
     pub strict: bool,
 }
@@ -50,6 +53,8 @@ pub struct DoctorConfig {
 pub(super) fn doctor(g: &Global, a: &DoctorArgs) -> Result<DoctorConfig, Error> {
     Ok(DoctorConfig {
         server: g.server.clone(),
+        prefix: g.prefix.clone(),
+        keys: full_keys(g, &a.keys)?,
         json: a.json,
         strict: a.strict,
     })

@@ -18,18 +18,21 @@ use crate::store::conn::Conn;
 use crate::store::info;
 use crate::sys::host::unix_ms;
 
+mod keys;
+
 /// PINGs timed for the server row.
 const PINGS: usize = 20;
 
 /// The checks, in the order they are printed; each reads with the connection and judges.
 type Check = fn(&DoctorConfig, &mut Conn) -> RedisResult<Row>;
 
-const CHECKS: [(&str, Check); 5] = [
+const CHECKS: [(&str, Check); 6] = [
     ("server", server),
     ("eviction", eviction),
     ("persistence", persistence),
     ("replication", replication),
     ("clock", clock),
+    ("keys", keys::keys),
 ];
 
 /// `dlock doctor`: every row on stdout (or one JSON object); exit 1 when one failed.
