@@ -54,6 +54,7 @@ fn a_server_set_up_right_passes_with_no_failure_and_the_table_says_so() {
         "replication",
         "clock",
         "rights",
+        "keys",
     ] {
         assert_eq!(mark(&v, check), "ok", "{check}: {v}");
     }
@@ -72,7 +73,7 @@ fn a_server_set_up_right_passes_with_no_failure_and_the_table_says_so() {
         .run();
     out.code(0)
         .stdout_has("✓ eviction")
-        .stdout_has("0 failed, 0 warnings, 0 not read, 6 ok");
+        .stdout_has("0 failed, 0 warnings, 0 not read, 7 ok");
 }
 
 #[test]
@@ -300,11 +301,20 @@ fn shape(text: &str) -> String {
 }
 
 /// The README's doctor output is a real run against a server set up as it says (maxmemory 2mb,
-/// volatile-lru, no persistence): rewritten with DLOCK_UPDATE_DOCS=1, else held to the same
-/// words and rows (numbers may differ from run to run).
+/// volatile-lru, no persistence, one job run with a TTL far above its time): rewritten with
+/// DLOCK_UPDATE_DOCS=1, else held to the same words and rows (numbers may differ from run to
+/// run).
 #[test]
 fn the_readmes_doctor_output_is_a_real_run() {
     let r = RedisServer::start_tcp(&["--maxmemory", "2mb", "--maxmemory-policy", "volatile-lru"]);
+    // One job of 0.2 s, run with --ttl 30s: the keys row's warning.
+    Dlock::bare()
+        .env("DLOCK_URL", &r.tcp_url())
+        .args([
+            "run", "--key", "report", "--ttl", "30s", "--", "sleep", "0.2",
+        ])
+        .run()
+        .code(0);
     let out = Dlock::bare()
         .env("DLOCK_URL", &r.tcp_url())
         .args(["doctor"])

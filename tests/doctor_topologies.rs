@@ -87,6 +87,8 @@ fn a_clusters_every_master_is_checked_on_its_own() {
     assert_eq!(code, 1, "{v}");
     let eviction = rows(&v, "eviction");
     assert_eq!(eviction.len(), 3, "{v}");
+    // The keys row reads every master itself: once, not once per master.
+    assert_eq!(rows(&v, "keys").len(), 1, "{v}");
     for (i, n) in c.nodes.iter().enumerate() {
         let node = format!("127.0.0.1:{}", n.port.unwrap());
         let row = eviction

@@ -84,7 +84,8 @@ pub enum Command {
     /// Did each KEY's job run, and well? Dead-man's switch (--max-age) and run rules
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
-    /// Is the server fit for locks? Eviction, persistence, replicas, clock, latency (read-only)
+    /// Is the server fit for locks? Eviction, persistence, replicas, clock, latency, and the
+    /// keys' recorded runs against their lease (read-only)
     #[command(after_help = DOCTOR_HELP)]
     Doctor(DoctorArgs),
     /// Break a lock: --force whoever holds it, or --token only if that token holds it; or

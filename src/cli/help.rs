@@ -55,6 +55,7 @@ pub const DOCTOR_HELP: &str = "\
 Examples:
   dlock doctor                        # the server dlock's --url points at
   dlock doctor --json --strict        # a pre-deploy gate: exit 1 on any failing or unread row
+  dlock doctor billing:daily          # the keys row for one key, not every lock under --prefix
 
 One row per check: ✓ fine, ! a warning, ✗ a failure, ? could not be read; each says what was
 found (with the numbers), why it matters and the fix. Rows: server (version, scripting, TLS,
@@ -63,9 +64,14 @@ maxmemory-policy), persistence (INFO persistence; CONFIG GET appendonly, appendf
 replication (INFO replication; CONFIG GET min-replicas-to-write), clock (TIME against this
 host's clock), rights (every command dlock sends, for the user it connects as: ACL WHOAMI and
 ACL DRYRUN when allowed, else each tried on a scratch key {PREFIXdoctor:RANDOM} that one script
-writes and deletes; the fix is the ACL SETUSER rule to add). A command the user may not run
-makes its row ?, never an outage: run doctor once as an admin user and routinely as dlock's
-own. Read-only but for that scratch key; no real lock is touched.
+writes and deletes; the fix is the ACL SETUSER rule to add), keys (every lock under the prefix
+found with SCAN, or each KEY, as status reads them, and each run log's newest 1000 runs with
+XREVRANGE: ✗ when the runs' p99 is beyond the lease's reach, --max-renewals × --renew-every +
+--ttl − --grace, judged on runs that recorded their lease; ! for a TTL over 10 × the p99, lost
+leases, cap hits or compare failures, two or more commands under one key, keys of other
+programs; ✗ for a lock with no expiry). A command the user may not run makes its row ?, never
+an outage: run doctor once as an admin user and routinely as dlock's own. Read-only but for
+that scratch key; no real lock is touched.
 Exit status: 0 nothing failed, 1 a row failed (or, with --strict, could not be read), 2 usage,
 69 Redis unreachable.";
 

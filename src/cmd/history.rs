@@ -11,10 +11,10 @@ use crate::cli::config::{HistoryConfig, HistoryView};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::warn;
-use crate::log::{io_reason, secs_ms};
+use crate::log::{io_reason, ms, secs_ms};
 use crate::store::conn::{Conn, Server};
 use crate::store::keys::Keys;
-use crate::store::runs::{self, PAGE, RunEntry};
+use crate::store::runs::{self, PAGE, RunEntry, UNLIMITED};
 use crate::sys::host::local_stamp as when;
 
 /// `dlock history KEY [-n N] [--failed] [--json] | --run RUN`.
@@ -158,6 +158,12 @@ fn to_json(e: &RunEntry) -> Value {
     }
     if let Some(w) = e.window_ms {
         v["window_ms"] = w.into();
+    }
+    if let Some(l) = e.lease {
+        v["ttl_ms"] = ms(l.ttl).into();
+        v["max_renewals"] = l.max_renewals.map_or(UNLIMITED.into(), Value::from);
+        v["renew_every_ms"] = ms(l.renew_every).into();
+        v["grace_ms"] = ms(l.grace).into();
     }
     v
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::exit::Exit;
 
+pub mod keys;
 pub mod rights;
 
 /// A row's verdict.

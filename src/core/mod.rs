@@ -19,8 +19,9 @@ pub(crate) mod stats;
 pub(crate) mod stop;
 mod stop_events;
 
-/// A run's timing settings, as the stop and renewal machines read them.
-#[derive(Debug, Clone, Copy)]
+/// A run's timing settings, as the stop and renewal machines read them (and its run-log entry
+/// records, for `doctor` to judge the lease against the runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     pub ttl: std::time::Duration,
     pub grace: std::time::Duration,

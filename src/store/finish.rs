@@ -6,7 +6,7 @@ use redis::{RedisResult, Value};
 
 use super::keys::Keys;
 use super::lock::{arg_ms, flag, slot_of, unexpected};
-use super::runs::RunLog;
+use super::runs::{RunLog, UNLIMITED};
 use super::script::{Call, RECORD, RELEASE, Script, read};
 use crate::exit::Exit;
 
@@ -56,12 +56,28 @@ fn history_argv(f: &Finish) -> [String; 6] {
     ]
 }
 
+/// The run's lease as its entry records it: TTL, --max-renewals (a count or `unlimited`),
+/// --renew-every and --grace, ms; all four '' when unknown (the script leaves them out).
+fn lease_argv(log: &RunLog) -> [String; 4] {
+    match log.lease {
+        Some(l) => [
+            arg_ms(l.ttl),
+            l.max_renewals
+                .map_or(UNLIMITED.to_string(), |n| n.to_string()),
+            arg_ms(l.renew_every),
+            arg_ms(l.grace),
+        ],
+        None => Default::default(),
+    }
+}
+
 /// The run-log entry's arguments after outcome and exit code, as `entry_from` (lib.lua) reads
 /// them: entries to keep, run id, host, pid, slot, fence, command, started, ended, renewals,
-/// waited ms, --every window ('' without --every), output bytes ('' without --capture); the
-/// kept output goes as the blob.
+/// waited ms, the lease (`lease_argv`), --every window ('' without --every), output bytes (''
+/// without --capture); the kept output goes as the blob.
 fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
     let [_, _, host, pid, started, ended] = history_argv(f);
+    let [ttl, cap, every, grace] = lease_argv(log);
     vec![
         log.history.to_string(),
         token.to_string(),
@@ -74,6 +90,10 @@ fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
         ended,
         log.renewals.to_string(),
         log.waited.as_millis().to_string(),
+        ttl,
+        cap,
+        every,
+        grace,
         log.window.map_or(String::new(), |w| w.to_string()),
         log.output
             .as_ref()

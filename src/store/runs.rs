@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::conn::Conn;
 use super::keys::Keys;
+use crate::core::Limits;
 
 /// A run's entry in the key's run log (SPEC 7b), beyond what `Finish` says.
 #[derive(Debug, Clone, Default)]
@@ -20,6 +21,8 @@ pub struct RunLog {
     pub command: String,
     pub renewals: u32,
     pub waited: Duration,
+    /// The lease the run held the lock under (--ttl, --max-renewals, --renew-every, --grace).
+    pub lease: Option<Limits>,
     /// --every: the start of the run's window (Unix ms, server time).
     pub window: Option<u64>,
     /// --capture: the kept bytes (head, marker line, tail) and how many the job wrote in all.
@@ -30,9 +33,9 @@ pub struct RunLog {
 pub const MAX_LOGGED_COMMAND: usize = 1024;
 
 /// How many ARGV the run-log entry takes (release.lua and record.lua read them from a fixed
-/// position through `entry_from`): 12, and the kept output with --capture.
+/// position through `entry_from`): 16, and the kept output with --capture.
 #[cfg(test)]
-pub const ENTRY_ARGS: usize = 13;
+pub const ENTRY_ARGS: usize = 17;
 
 impl RunLog {
     /// No entry (a run whose job never started, --history 0, --no-stats).
@@ -65,6 +68,9 @@ pub struct RunEntry {
     pub exit_code: i64,
     pub renewals: i64,
     pub waited_ms: i64,
+    /// The lease the run held the lock under; None in an entry written before runs recorded
+    /// it (or with a field missing or garbled).
+    pub lease: Option<Limits>,
     /// With --every: the start of the run's window (Unix ms, server time).
     pub window_ms: Option<i64>,
     /// With --capture: the kept bytes, exactly as the job wrote them.
@@ -85,6 +91,8 @@ impl RunEntry {
             id,
             ..RunEntry::default()
         };
+        // ttl_ms, max_renewals, renew_every_ms, grace_ms: a lease is known only whole.
+        let mut lease: [Option<&[u8]>; 4] = [None; 4];
         for pair in fields.chunks(2) {
             let [name, value] = pair else { continue };
             let (Some(name), Some(value)) = (bytes(name), bytes(value)) else {
@@ -105,14 +113,44 @@ impl RunEntry {
                 b"exit_code" => e.exit_code = num(),
                 b"renewals" => e.renewals = num(),
                 b"waited_ms" => e.waited_ms = num(),
+                b"ttl_ms" => lease[0] = Some(value),
+                b"max_renewals" => lease[1] = Some(value),
+                b"renew_every_ms" => lease[2] = Some(value),
+                b"grace_ms" => lease[3] = Some(value),
                 b"window_ms" => e.window_ms = Some(num()),
                 b"output" => e.output = Some(value.to_vec()),
                 b"output_bytes" => e.output_bytes = Some(num()),
                 _ => {}
             }
         }
+        e.lease = lease_of(lease);
         e
     }
+}
+
+/// The max_renewals field's word for no cap.
+pub const UNLIMITED: &str = "unlimited";
+
+/// A run's lease from its entry's four fields (ms, and a count or `UNLIMITED`); None when one
+/// is missing or not a number.
+fn lease_of([ttl, cap, every, grace]: [Option<&[u8]>; 4]) -> Option<Limits> {
+    let ms = |v: Option<&[u8]>| {
+        std::str::from_utf8(v?)
+            .ok()?
+            .parse::<u64>()
+            .ok()
+            .map(Duration::from_millis)
+    };
+    let max_renewals = match cap? {
+        n if n == UNLIMITED.as_bytes() => None,
+        n => Some(std::str::from_utf8(n).ok()?.parse::<u32>().ok()?),
+    };
+    Some(Limits {
+        ttl: ms(ttl)?,
+        grace: ms(grace)?,
+        renew_every: ms(every)?,
+        max_renewals,
+    })
 }
 
 fn bytes(v: &Value) -> Option<&[u8]> {

@@ -51,39 +51,39 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "f3bac952c23dc77fc977efd8e0586c8d4014913b",
+    "6cd818ad53a37680d5282d70513239cd026cdc04",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "5f2109b45de4e3739da4760de2daad9f73224ef0",
+    "c9496460d7d1d39d052370a933a6ec74aeff8d44",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "5ff99906a995a5000d673e7985e93b8fa69e05d1",
+    "ecb90062f93f1d82a574b086665adb8f5ab02bbc",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "75abd66519c05f5e94c25468ad57c051bedbb919",
+    "a5882c2a1f742fb9c64e4e47b5359f4969100bf3",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "ae3bc31aa555d5b49cb44f7c305aa7d85e164c53",
+    "4aa0db38f26b4fed2b07d01a5915031ef4af3f6e",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "9001f7cc016e9386a591ed521077797a1a6e09e9",
+    "54ceea81de86c0e4061ee364d518709e7aa662b6",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "5ebde6826ad8207931343861a5c8b7ff308fdf5c",
+    "7b3a74caeb026c868319d775e1a18a70f61a2afa",
 );
 pub(crate) static PERIOD: Script = Script::new(
     include_str!("scripts/period.lua"),
-    "4810ab5001b298236db905151631d550e0ae38f7",
+    "bc082de205ab372b7a9244132ed1e4820c763415",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "0748ee0d92cffd800b00d22ec4c9479fc280cf58",
+    "223f8ce3d62e8fee3b630fc95e13af55548463ff",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

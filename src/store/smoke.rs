@@ -98,6 +98,12 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     let log = RunLog {
         history: 2,
         command: "check".into(),
+        lease: Some(crate::core::Limits {
+            ttl,
+            grace: ttl / 3,
+            renew_every: ttl / 3,
+            max_renewals: None,
+        }),
         output: Some((b"out\xff".to_vec(), 4)),
         ..RunLog::off()
     };

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    AcquireCall, BreakCall, BusyCall, Every, Exit, Finish, Keys, Meta, RecordCall, ReleaseCall,
-    RenewCall, RunLog, WakeCall,
+    AcquireCall, BreakCall, BusyCall, Every, Exit, Finish, Keys, Limits, Meta, RecordCall,
+    ReleaseCall, RenewCall, RunLog, WakeCall,
 };
 
 use crate::calls::{Scripted, scripted};
@@ -71,6 +71,13 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
         command: "./job.sh".into(),
         renewals: rng.range(0, 3) as u32,
         waited: Duration::from_millis(rng.range(0, 100)),
+        // The run's lease as its entry records it (capped or not); now and then none.
+        lease: rng.chance(0.8).then(|| Limits {
+            ttl,
+            grace: ttl / 3,
+            renew_every: ttl / 3,
+            max_renewals: rng.chance(0.7).then(|| rng.range(0, 5) as u32),
+        }),
         window: every.map(|_| 1_700_000_000_000 + rng.range(0, 3) * 1000),
         ..RunLog::off()
     };

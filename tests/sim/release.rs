@@ -89,6 +89,7 @@ pub fn release_step(w: &mut World, h: usize) {
         // The run-log entry's fields go with every release (history 0: none kept); release.lua
         // reads the --every window from them.
         let log = RunLog {
+            lease: Some(crate::host::limits(w)),
             window,
             ..RunLog::off()
         };
@@ -207,10 +208,11 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
     w.check.wake_list(w.now, wakes);
     let Ok(Value::Array(v)) = a else { return };
     if call.name.starts_with("ReleaseCall") {
-        // release.lua's ARGV: the outcome is the 8th, the run log's window_ms the 25th. A
-        // success recorded: ok, with --every, the slot still ours (released or kept).
+        // release.lua's ARGV: the outcome is the 8th, the run log's window_ms the 29th (after
+        // the run's lease, 25th to 28th). A success recorded: ok, with --every, the slot still
+        // ours (released or kept).
         let ours = matches!(v.first(), Some(Value::Int(1 | 2)));
-        let every = call.argv.get(24).is_some_and(|w| !w.is_empty());
+        let every = call.argv.get(28).is_some_and(|w| !w.is_empty());
         if ours && every && call.argv.get(7).map(String::as_str) == Some("ok") {
             let at_ms = w.server.ks.borrow().now_ms();
             w.check.recorded_success(w.now, &call.argv[0], at_ms);

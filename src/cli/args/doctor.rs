@@ -6,6 +6,11 @@ use super::{EVERY_COMMAND, GlobalArgs};
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
+    /// Business keys (without the prefix) for the keys row; none = every lock under the
+    /// prefix (found with SCAN)
+    #[arg(value_name = "KEY")]
+    pub keys: Vec<String>,
+
     /// One JSON object with every row, for a pre-deploy pipeline
     #[arg(long)]
     pub json: bool,

@@ -45,6 +45,8 @@ pub struct DoctorConfig {
     pub server: Server,
     /// The key prefix: the rights row's scratch key lives under it.
     pub prefix: String,
+    /// Full lock keys for the keys row; empty = every lock under the prefix.
+    pub keys: Vec<String>,
     pub json: bool,
     pub strict: bool,
 }
@@ -53,6 +55,7 @@ pub(super) fn doctor(g: &Global, a: &DoctorArgs) -> Result<DoctorConfig, Error> 
     Ok(DoctorConfig {
         server: g.server.clone(),
         prefix: g.prefix.clone(),
+        keys: full_keys(g, &a.keys)?,
         json: a.json,
         strict: a.strict,
     })

@@ -18,21 +18,25 @@ use crate::store::conn::Conn;
 use crate::store::info;
 use crate::sys::host::unix_ms;
 
+mod keys;
 mod rights;
 
 /// PINGs timed for the server row.
 const PINGS: usize = 20;
 
-/// The checks, in the order they are printed; each reads with the connection and judges.
+/// The checks, in the order they are printed; each reads with the connection and judges. All
+/// but the last are the server's, run on each master of a cluster; the keys row reads every
+/// master itself (`store::reader`), so it runs once, on the first.
 type Check = fn(&DoctorConfig, &mut Conn) -> RedisResult<Row>;
 
-const CHECKS: [(&str, Check); 6] = [
+const CHECKS: [(&str, Check); 7] = [
     ("server", server),
     ("eviction", eviction),
     ("persistence", persistence),
     ("replication", replication),
     ("clock", clock),
     ("rights", rights::rights),
+    ("keys", keys::keys),
 ];
 
 /// `dlock doctor`: every row on stdout (or one JSON object); exit 1 when one failed.
@@ -46,10 +50,12 @@ pub fn doctor(cfg: &DoctorConfig) -> Result<Exit, Error> {
     .map_err(|e| cfg.server.unavailable(&e))?;
     let several = conns.len() > 1;
     let mut rows = Vec::with_capacity(CHECKS.len() * conns.len());
-    for mut conn in conns {
+    for (n, mut conn) in conns.into_iter().enumerate() {
         let node = several.then(|| conn.node()).flatten();
-        for mut row in checks(cfg, &mut conn)? {
-            row.node.clone_from(&node);
+        for mut row in checks(cfg, &mut conn, n == 0)? {
+            if row.check != "keys" {
+                row.node.clone_from(&node);
+            }
             rows.push(row);
         }
     }
@@ -63,10 +69,14 @@ pub fn doctor(cfg: &DoctorConfig) -> Result<Exit, Error> {
 
 /// Every check against one server, in order. A connection that fails half-way marks the rows
 /// it could not read; one that answers nothing at all is an outage.
-fn checks(cfg: &DoctorConfig, conn: &mut Conn) -> Result<Vec<Row>, Error> {
+fn checks(cfg: &DoctorConfig, conn: &mut Conn, first: bool) -> Result<Vec<Row>, Error> {
     let mut rows = Vec::with_capacity(CHECKS.len());
     let mut broken: Option<String> = None;
+    let per_server = CHECKS.len() - 1;
     for (i, (name, check)) in CHECKS.into_iter().enumerate() {
+        if i >= per_server && !first {
+            break;
+        }
         let row = match &broken {
             Some(why) => Row::new(name, Mark::Unknown, format!("not read: {why}")),
             None => match check(cfg, conn) {

@@ -15,6 +15,7 @@ fn entry(outcome: &str, output: Option<&[u8]>) -> RunEntry {
         exit_code: 125,
         renewals: 3,
         waited_ms: 7,
+        lease: None,
         window_ms: None,
         output: output.map(<[u8]>::to_vec),
         output_bytes: output.map(|o| o.len() as i64),

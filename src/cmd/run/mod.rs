@@ -68,6 +68,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         fence: held.fence,
         command: cfg.log_command.clone(),
         waited: held.waited,
+        lease: Some(cfg.limits),
         window: held.window,
         ..RunLog::off()
     };

@@ -30,6 +30,53 @@ fn entries_read_with_their_numbers_and_exact_output() {
     assert_eq!(e[0].duration_ms(), 750);
     assert_eq!(e[0].output.as_deref(), Some(&b"\xff\x00x"[..]));
     assert_eq!(e[0].outcome, "failed");
+    // Written before runs recorded their lease.
+    assert_eq!(e[0].lease, None);
+}
+
+/// One entry with `fields`, read back.
+fn entry(fields: &[(&str, &str)]) -> RunEntry {
+    let flat = fields
+        .iter()
+        .flat_map(|(k, v)| [bulk(k.as_bytes()), bulk(v.as_bytes())])
+        .collect();
+    let reply = Value::Array(vec![Value::Array(vec![bulk(b"5-0"), Value::Array(flat)])]);
+    parse(reply).unwrap_or_default().remove(0)
+}
+
+#[test]
+fn a_lease_is_read_whole_or_not_at_all() {
+    let ms = Duration::from_millis;
+    let full = [
+        ("ttl_ms", "30000"),
+        ("max_renewals", "3"),
+        ("renew_every_ms", "10000"),
+        ("grace_ms", "5000"),
+    ];
+    let lease = Limits {
+        ttl: ms(30_000),
+        grace: ms(5_000),
+        renew_every: ms(10_000),
+        max_renewals: Some(3),
+    };
+    assert_eq!(entry(&full).lease, Some(lease));
+    let mut unlimited = full;
+    unlimited[1].1 = "unlimited";
+    assert_eq!(
+        entry(&unlimited).lease,
+        Some(Limits {
+            max_renewals: None,
+            ..lease
+        })
+    );
+    // A field missing or garbled: unknown, never a guess.
+    assert_eq!(entry(&full[..3]).lease, None);
+    let mut bad = full;
+    bad[0].1 = "30s";
+    assert_eq!(entry(&bad).lease, None);
+    bad = full;
+    bad[1].1 = "-1";
+    assert_eq!(entry(&bad).lease, None);
 }
 
 #[test]

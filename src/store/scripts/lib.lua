@@ -100,17 +100,19 @@ local function log_run(stats, runs, timeline, keep, outcome, code, entry)
 end
 
 -- The run log's entry fields from ARGV[first …]: run id, host, pid, slot, fence, command,
--- started and ended (Unix ms), renewals, waited ms, the --every window's start ('' without
--- --every), then, with --capture, the output's total byte count and the kept bytes (absent
--- without it).
+-- started and ended (Unix ms), renewals, waited ms, the lease the run held the lock under
+-- (TTL ms, --max-renewals as a count or 'unlimited', --renew-every ms, --grace ms; '' when
+-- unknown), the --every window's start ('' without --every), then, with --capture, the
+-- output's total byte count and the kept bytes (absent without it).
 local ENTRY_NAMES = {'run', 'host', 'pid', 'slot', 'fence', 'command', 'started_ms', 'ended_ms',
-  'renewals', 'waited_ms', 'window_ms', 'output_bytes', 'output'}
+  'renewals', 'waited_ms', 'ttl_ms', 'max_renewals', 'renew_every_ms', 'grace_ms', 'window_ms',
+  'output_bytes', 'output'}
 local function entry_from(first)
   local e = {}
   for i, name in ipairs(ENTRY_NAMES) do
     local v = ARGV[first + i - 1]
-    -- window_ms only with --every, the output only with --capture.
-    local absent = (i == 11 and v == '') or (i >= 12 and ARGV[first + 11] == '')
+    -- The lease only when known, window_ms only with --every, the output only with --capture.
+    local absent = (i >= 11 and i <= 15 and v == '') or (i >= 16 and ARGV[first + 15] == '')
     if v ~= nil and not absent then
       e[#e + 1] = name
       e[#e + 1] = v

@@ -2,7 +2,7 @@
 -- KEYS: stats, runs, timeline. ARGV: hold ms, histogram field, outcome counter, then the history:
 --   outcome, exit code, host, pid, started and ended (Unix ms), then the run log as in
 --   release.lua: entries to keep (the 10th ARGV) and the entry's fields from the 11th on (run id …
---   output bytes, kept output).
+--   the lease … output bytes, kept output).
 -- Returns '' or why the run log could not be written.
 record(KEYS[1], ARGV[1], ARGV[2], ARGV[3], false)
 history(KEYS[1], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])

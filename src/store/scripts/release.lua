@@ -8,6 +8,7 @@
 --   (Unix ms). A compare failure is recorded as outcome compare_failure (exit 0 becomes 125).
 --   Then the run log: entries to keep (--history; 0 = none), and the entry's fields from
 --   the 15th ARGV on: run id, host, pid, slot, fence, command, started, ended, renewals, waited ms,
+--   the lease (TTL ms, max renewals or 'unlimited', renew-every ms, grace ms; '' unknown),
 --   --every window start ('' without --every), output bytes ('' without --capture), and the
 --   kept output (only with --capture).
 -- Returns {1 released, 2 kept for ARGV[3] ms, 0 not ours (or gone); '' or why the run log

@@ -1,0 +1,82 @@
+//! The keys row: every lock under the prefix (or the KEYs given), found and read as `status`
+//! reads them (`store::reader`: SCAN on every master, pipelined), each one's run log read
+//! newest first; `core::doctor::keys` judges.
+
+use std::time::Duration;
+
+use redis::RedisResult;
+
+use crate::cli::config::DoctorConfig;
+use crate::core::doctor::Row;
+use crate::core::doctor::keys::{self, Key, Lock, Run};
+use crate::store::conn::Conn;
+use crate::store::keys::Keys;
+use crate::store::reader;
+use crate::store::runs::{self, PAGE, RunEntry};
+use crate::store::state::{Found, KeyStatus, Part};
+
+/// Runs read per key, newest first: the default log keeps 100, and ten times that is enough
+/// for a p99 and for the commands a key serialises, however long a log `--history` keeps.
+const READ: usize = 1000;
+
+pub fn keys(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    let mut found = Vec::new();
+    let mut failed = None;
+    reader::open(&cfg.server, &cfg.prefix, &cfg.keys)?.read(|f| {
+        if failed.is_some() {
+            return;
+        }
+        match f {
+            Found::NotALock { key, why } => found.push(Key::Foreign { key, why }),
+            Found::Lock(s) => match lock(c, &s) {
+                Ok(l) => found.push(Key::Lock(l)),
+                Err(e) => failed = Some(e),
+            },
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let scope = if cfg.keys.is_empty() {
+        format!("under {}", cfg.prefix)
+    } else {
+        "given".to_string()
+    };
+    Ok(keys::keys(&scope, &found))
+}
+
+/// One lock as the row judges it: its stats counters, a slot held with no expiry, and its
+/// newest `READ` runs (none from a run log of another type: `status`' read already named it).
+fn lock(c: &mut Conn, s: &KeyStatus) -> RedisResult<Lock> {
+    let mut runs = Vec::new();
+    if !s.damaged(Part::Runs) {
+        let walked = runs::walk(c, &Keys::new(&s.key), PAGE, |e| {
+            runs.push(run(e));
+            runs.len() < READ
+        });
+        match walked {
+            // Made another type since the lock was read: no runs, as status would show.
+            Err(e) if e.code() == Some("WRONGTYPE") => runs.clear(),
+            other => other?,
+        }
+    }
+    Ok(Lock {
+        key: s.key.clone(),
+        runs,
+        counters: [s.stats.lost, s.stats.cap_hits, s.stats.compare_failures],
+        no_expiry: s
+            .holders
+            .iter()
+            .find(|h| h.ttl_ms == -1)
+            .map(|h| h.token.clone()),
+    })
+}
+
+fn run(e: RunEntry) -> Run {
+    Run {
+        took: Duration::from_millis(u64::try_from(e.duration_ms()).unwrap_or(0)),
+        command: e.command,
+        outcome: e.outcome,
+        lease: e.lease,
+    }
+}
