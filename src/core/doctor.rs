@@ -339,6 +339,24 @@ pub fn clock(offset: i64, round_trip: Duration) -> Row {
     Row::new(CHECK, mark, found).why(why).fix(fix)
 }
 
+/// The oldest Redis dlock is made and tested for (the contract: Redis 6.2 and 7.x, Valkey 8/9);
+/// every Valkey is newer.
+pub const OLDEST_REDIS: (u32, u32) = (6, 2);
+
+/// Why a server version is too old for dlock, if it is: `version` as the server row writes it
+/// ("Redis 6.0.16", "Valkey 9.1.2").
+pub fn too_old(version: &str) -> Option<String> {
+    let v = version.strip_prefix("Redis ")?;
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+    let (major, minor) = (parts.next()??, parts.next().flatten().unwrap_or(0));
+    ((major, minor) < OLDEST_REDIS).then(|| {
+        format!(
+            "Redis {v} is older than {}.{}, the oldest dlock is tested against",
+            OLDEST_REDIS.0, OLDEST_REDIS.1
+        )
+    })
+}
+
 /// Round trips of PING, sorted or not, against `--io-timeout`.
 pub fn latency(rtts: &[Duration], io_timeout: Duration) -> (Mark, Duration, Duration) {
     let mut v = rtts.to_vec();

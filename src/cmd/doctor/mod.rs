@@ -188,7 +188,16 @@ fn server(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
             .map_or("on".to_string(), |why| format!("refused: {why}"))
     );
     let mut row = Row::new("server", mark, found);
-    if scripting.is_some() {
+    if let Some(old) = version.as_deref().and_then(doctor::too_old) {
+        // Untested, not known broken (--every's scripts run from 3.2 on): a warning.
+        row = Row::new(
+            "server",
+            Mark::Warning.max(mark),
+            format!("{}: {old}", row.found),
+        )
+        .why("dlock is made and tested for Redis 6.2 and 7.x and Valkey 8 and 9")
+        .fix("Redis ≥ 6.2 or Valkey");
+    } else if scripting.is_some() {
         mark = Mark::Failure;
         row = Row::new("server", mark, row.found)
             .why("every lock is taken, renewed and released by a Lua script")

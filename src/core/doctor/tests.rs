@@ -197,3 +197,13 @@ fn only_a_failure_fails_unless_strict_makes_an_unknown_fail_too() {
     assert_eq!(bytes(1536 * 1024), "1.5mb");
     assert_eq!(bytes(900), "900b");
 }
+
+#[test]
+fn a_redis_before_6_2_is_too_old_and_valkey_never_is() {
+    assert!(too_old("Redis 6.0.16").is_some_and(|w| w.contains("older than 6.2")));
+    assert!(too_old("Redis 5.0.7").is_some());
+    assert_eq!(too_old("Redis 6.2.0"), None);
+    assert_eq!(too_old("Redis 7.0.15"), None);
+    assert_eq!(too_old("Valkey 9.1.2"), None);
+    assert_eq!(too_old("Redis ?"), None, "unknown is not judged");
+}
