@@ -18,7 +18,7 @@ use clap::CommandFactory;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use super::args::Cli;
-use super::line::with_clap;
+use super::clap_line::with_clap;
 use crate::store::target::redact;
 
 /// clap's error, with the line it refused.

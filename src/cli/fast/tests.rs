@@ -7,7 +7,7 @@ use clap::CommandFactory;
 use proptest::prelude::*;
 
 use super::super::argv::hoist;
-use super::super::line::with_clap;
+use super::super::clap_line::with_clap;
 use super::*;
 
 fn line(words: &[&str]) -> Vec<OsString> {
