@@ -191,7 +191,7 @@ pub struct Persistence {
 /// any more (the README's restart measurements, variant e).
 pub fn persistence(p: &Persistence) -> Row {
     const CHECK: &str = "persistence";
-    let why = "a restart without persistence empties every lock: a job running then can be joined by a rival (README \"Failover, partition and restart, measured\": the empty restart)";
+    let why = "a restart without persistence empties every lock: a job running then can be joined by a rival (README \"Failover, partition and restart, measured\": variant e-now overlaps; the remedies measured are e-aof and e-delayed)";
     let last = p
         .last_save
         .as_deref()
@@ -208,7 +208,7 @@ pub fn persistence(p: &Persistence) -> Row {
         ),
         (Some(false), Some("")) => Row::new(CHECK, Mark::Warning, "no AOF and no snapshots (save \"\")")
             .why(why)
-            .fix("appendonly yes (redis.conf), or restart dlock's Redis with a delay of one TTL (README)"),
+            .fix("appendonly yes (redis.conf), or restart dlock's Redis only after the longest TTL in use"),
         (Some(false), Some(s)) if !failed => Row::new(
             CHECK,
             Mark::Warning,
