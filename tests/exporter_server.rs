@@ -265,21 +265,10 @@ fn the_exporters_page_passes_promtool_check_metrics() {
     let page = scrape(&addr);
     assert_eq!(sample(&page, "dlock_server_evicting"), Some("1"), "{page}");
     stop(e);
-    use std::io::Write;
-    let mut child = std::process::Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(page.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = fed(
+        std::process::Command::new("promtool").args(["check", "metrics"]),
+        &page,
+    );
     assert!(
         out.status.success(),
         "promtool check metrics:\n{}{}\n{page}",

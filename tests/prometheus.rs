@@ -3,7 +3,7 @@
 //! numbers are the lock's own record, and the file is replaced atomically.
 
 use std::collections::HashMap;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -18,21 +18,7 @@ pub fn parse(page: &str) -> Vec<(String, serde_json::Map<String, Value>, f64)> {
         from prometheus_client.parser import text_string_to_metric_families as parse\n\
         out = [[s.name, s.labels, s.value] for f in parse(sys.stdin.read()) for s in f.samples]\n\
         print(json.dumps(out))";
-    let mut child = Command::new(&python)
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{python}: {e}"));
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(page.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = fed(Command::new(&python).args(["-c", script]), page);
     assert!(
         out.status.success(),
         "the official parser refused the page (or is missing: pip install prometheus-client, \

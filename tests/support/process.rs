@@ -70,6 +70,25 @@ pub struct Group {
     leader_start: Option<u64>,
 }
 
+/// `cmd` run with `input` on its stdin, to its end: its status, stdout and stderr (a checker
+/// such as promtool or Python's Prometheus parser reading a page).
+pub fn fed(cmd: &mut Command, input: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// The process groups of the processes below `pid` other than the suite's own: the job's
 /// group, which dlock made, and any its processes made.
 pub fn groups_below(pid: i32) -> Vec<Group> {
