@@ -28,6 +28,8 @@ pub enum Exit {
     Busy(u8),
     /// --every: the window already has a success; carries --not-due-exit-code.
     NotDue(u8),
+    /// The key is paused (`dlock pause`); carries --paused-exit-code.
+    Paused(u8),
     /// Renewal cap reached: the job was stopped before the lease ran out.
     Cap,
     /// Lease lost: taken over, deleted, or not confirmable before it could expire.
@@ -51,6 +53,8 @@ impl Exit {
     pub const BUSY_DEFAULT: u8 = 75;
     #[cfg(test)]
     pub const NOT_DUE_DEFAULT: u8 = 0;
+    #[cfg(test)]
+    pub const PAUSED_DEFAULT: u8 = 0;
     pub const CAP: u8 = 124;
     pub const LOST: u8 = 125;
     pub const NOT_EXECUTABLE: u8 = 126;
@@ -60,7 +64,7 @@ impl Exit {
         match self {
             Exit::Done => Self::DONE,
             Exit::NotDone => Self::NOT_DONE,
-            Exit::Child(c) | Exit::Busy(c) | Exit::NotDue(c) => c,
+            Exit::Child(c) | Exit::Busy(c) | Exit::NotDue(c) | Exit::Paused(c) => c,
             // Signal numbers on Linux are 1..=64, so 128 + N always fits in a byte.
             Exit::Signal(n) => u8::try_from(128 + n.clamp(0, 127)).unwrap_or(255),
             Exit::Usage => Self::USAGE,
@@ -130,6 +134,11 @@ pub const TABLE: &[Row] = &[
         code: "0",
         short: "0 not due (--every)",
         long: "`--every`: this window already had a successful run, so nothing ran (or the value of `--not-due-exit-code`)",
+    },
+    Row {
+        code: "0",
+        short: "0 paused",
+        long: "the key is paused (`dlock pause`): nothing ran, at once, whatever `--wait` says (or the value of `--paused-exit-code`)",
     },
     Row {
         code: "124",

@@ -24,7 +24,13 @@ fn every_script_runs_on_a_real_server() {
             "acquire (not due)",
             "acquire (other period)",
             "period",
-            "acquire (new period, not due)"
+            "acquire (new period, not due)",
+            "pause",
+            "acquire (paused)",
+            "resume",
+            "pause",
+            "acquire (paused)",
+            "resume"
         ]
     );
     // What the scripts counted landed where `dlock status` reads it: two acquisitions, two busy

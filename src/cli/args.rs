@@ -10,8 +10,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
-    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, RELEASE_HELP,
-    STATUS_HELP, VERSION, after_help,
+    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, PAUSE_HELP,
+    RELEASE_HELP, RESUME_HELP, STATUS_HELP, VERSION, after_help,
 };
 pub use super::values::Renewals;
 use super::values::{
@@ -20,7 +20,8 @@ use super::values::{
     DEFAULT_TTL, MAX_HISTORY, parse_duration, parse_renewals, parse_size,
 };
 use super::values::{
-    DEFAULT_EVERY_OFFSET, DEFAULT_NOT_DUE_EXIT_CODE, DEFAULT_SPLAY, parse_every, parse_splay,
+    DEFAULT_EVERY_OFFSET, DEFAULT_NOT_DUE_EXIT_CODE, DEFAULT_PAUSED_EXIT_CODE, DEFAULT_SPLAY,
+    parse_every, parse_splay,
 };
 
 /// Guard a shell job with a Redis lease so it never runs twice at the same time.
@@ -57,6 +58,8 @@ impl Cli {
             Command::Check(a) => &a.global,
             Command::Doctor(a) => &a.global,
             Command::Release(a) => &a.global,
+            Command::Pause(a) => &a.global,
+            Command::Resume(a) => &a.global,
             Command::History(a) => &a.global,
             Command::Completions(a) => &a.global,
             Command::InstallSelf(a) => &a.global,
@@ -92,6 +95,12 @@ pub enum Command {
     /// change a key's --every period (--every D)
     #[command(after_help = RELEASE_HELP)]
     Release(ReleaseArgs),
+    /// Start no new run of KEY (or of every key: --all) on any host, until `resume` or --for D
+    #[command(after_help = PAUSE_HELP)]
+    Pause(PauseArgs),
+    /// End a pause: KEY's own, or the prefix-wide one (--all)
+    #[command(after_help = RESUME_HELP)]
+    Resume(ResumeArgs),
     /// What happened, run by run: KEY's run log, newest first, or one run's kept output
     #[command(after_help = HISTORY_HELP)]
     History(HistoryArgs),
@@ -239,6 +248,11 @@ pub struct RunArgs {
     /// Exit status of a try whose --every window is already done ("nothing to do")
     #[arg(long, default_value = DEFAULT_NOT_DUE_EXIT_CODE, value_name = "N", allow_negative_numbers = true)]
     pub not_due_exit_code: u8,
+
+    /// Exit status of a try of a paused key (`dlock pause`): nothing runs, at once, whatever
+    /// --wait says
+    #[arg(long, default_value = DEFAULT_PAUSED_EXIT_CODE, value_name = "N", allow_negative_numbers = true)]
+    pub paused_exit_code: u8,
 
     /// Sleep a random time in [0, D) before the first try (D ≤ 1h), outside --wait: spreads a
     /// fleet's cron minute, and which host wins an --every window
@@ -428,5 +442,7 @@ mod tests;
 
 mod check;
 mod doctor;
+mod pause;
 pub use check::CheckArgs;
 pub use doctor::DoctorArgs;
+pub use pause::{PauseArgs, ResumeArgs};

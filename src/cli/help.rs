@@ -115,6 +115,28 @@ it keeps the last success, so the new period's window holding it stays done, and
 Exit status: 0 released (or period changed), 1 nothing released (not held, or held by another
 token; --every: the key never ran with --every), 2 usage, 69 Redis unavailable.";
 
+pub const PAUSE_HELP: &str = "\
+Examples:
+  dlock pause reconcile --for 2h --reason 'db upgrade'   # no host starts reconcile for 2h
+  dlock pause --all --reason 'db upgrade'                 # no key under the prefix starts
+  dlock resume reconcile                                  # reconcile runs again
+
+A try of a paused key runs nothing and exits at once with --paused-exit-code (0 by default), one
+line naming who paused it, until when and why; counted (status, dlock_paused_total). Running jobs
+go on: a pause stops starts, not runs. --for ends it on the Redis server's clock. A pause keeps
+its span after it ends, so `check --missed-windows` and the board tell a paused --every window
+from a missed one. Pausing a paused key replaces its pause.
+Exit status: 0 paused, 2 usage, 69 Redis unavailable.";
+
+pub const RESUME_HELP: &str = "\
+Examples:
+  dlock resume reconcile        # reconcile's own pause ends
+  dlock resume --all            # the prefix-wide pause ends; keys paused on their own stay paused
+
+While a prefix-wide pause is in force, `dlock resume KEY` ends KEY's own pause but KEY stays
+paused, and says so.
+Exit status: 0 a pause ended, 1 none was in force (for some KEY), 2 usage, 69 Redis unavailable.";
+
 /// What `dlock --version` says: the version, the commit and the build (static or dynamic),
 /// from the build script (tests/support/build.rs).
 pub const VERSION: &str = concat!(

@@ -19,6 +19,7 @@ pub(super) const DEFAULT_REPLICA_TIMEOUT: &str = "100ms";
 pub(super) const DEFAULT_LIMIT: &str = "1";
 pub(super) const DEFAULT_EVERY_OFFSET: &str = "0";
 pub(super) const DEFAULT_NOT_DUE_EXIT_CODE: &str = "0";
+pub(super) const DEFAULT_PAUSED_EXIT_CODE: &str = "0";
 pub(super) const DEFAULT_SPLAY: &str = "0";
 pub(super) const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
 pub(super) const DEFAULT_PREFIX: &str = "dlock:";

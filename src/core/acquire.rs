@@ -12,6 +12,7 @@
 //! - a try sent at or after the end of --wait is the last, and the acquire script counts its
 //!   busy answer itself;
 //! - KEY in use with another `--limit` ends at once (2), nothing held;
+//! - a paused KEY ends at once (--paused-exit-code), nothing held;
 //! - a refusal retrying cannot fix ends at once (69); an unreachable server is retried within
 //!   --wait, with one warning;
 //! - an acquire whose reply was lost may have taken the lock with our token: whatever ends the
@@ -229,6 +230,13 @@ impl Wait {
                 self.tries += 1;
                 self.report(Report::OtherPeriod(other));
                 self.give_up(Exit::Usage);
+            }
+            Input::Paused(pause) => {
+                // Paused: no waiting, whatever --wait says (a pause can last hours).
+                self.tries += 1;
+                let code = self.limits.paused_exit;
+                self.report(Report::Paused { pause, code });
+                self.give_up(Exit::Paused(code));
             }
             Input::NotDue(not_due) => {
                 // Done for this window: no waiting, whatever --wait says.

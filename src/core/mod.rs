@@ -11,6 +11,7 @@ pub(crate) mod clock;
 pub(crate) mod doctor;
 pub(crate) mod every;
 pub(crate) mod finish;
+pub(crate) mod pause;
 pub(crate) mod ping;
 pub(crate) mod refresh;
 pub(crate) mod renew;

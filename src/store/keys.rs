@@ -20,6 +20,12 @@ pub struct Keys {
     pub timeline: String,
     /// `--every`: the period, its offset and the last window with a success (SPEC 7d); no TTL.
     pub done: String,
+    /// `dlock pause`: the pause in force or the last one whose `--for` ran out (from_ms,
+    /// until_ms (0: until resumed), by, reason); deleted by `resume`; no TTL.
+    pub pause: String,
+    /// The pauses that ended (the spans `check` and the board tell a paused window by): a
+    /// stream of the last `PAUSE_SPANS`; no TTL.
+    pub pauses: String,
     /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` itself
     /// and `{lock}:holder`, so `--limit 1` is the plain lock with its layout unchanged.
     pub slots: Vec<Slot>,
@@ -38,9 +44,13 @@ pub const MAX_LIMIT: u32 = 1000;
 
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
 /// a slot number: `{lock}:slot:2`).
-pub const SUFFIXES: [&str; 9] = [
-    "fence", "holder", "stats", "wake", "limit", "slot", "runs", "timeline", "done",
+pub const SUFFIXES: [&str; 11] = [
+    "fence", "holder", "stats", "wake", "limit", "slot", "runs", "timeline", "done", "pause",
+    "pauses",
 ];
+
+/// Ended pauses a key's span stream keeps.
+pub const PAUSE_SPANS: u32 = 100;
 
 impl Keys {
     /// The plain lock (`--limit 1`).
@@ -59,6 +69,8 @@ impl Keys {
             runs: companion(lock, "runs"),
             timeline: companion(lock, "timeline"),
             done: companion(lock, "done"),
+            pause: companion(lock, "pause"),
+            pauses: companion(lock, "pauses"),
             slots: (0..limit.max(1)).map(|i| slot(lock, i)).collect(),
         }
     }
@@ -66,6 +78,13 @@ impl Keys {
     /// N of `--limit N`.
     pub fn limit_n(&self) -> usize {
         self.slots.len()
+    }
+
+    /// The prefix-wide records (`dlock pause --all`): the companions of the lock named by the
+    /// prefix alone, which no `--key` can name (an empty KEY is refused). `lock_of` never reads
+    /// them as a lock.
+    pub fn fleet(prefix: &str) -> Keys {
+        Keys::new(prefix)
     }
 }
 
@@ -143,11 +162,12 @@ pub fn lock_of<'k>(key: &'k str, prefix: &str) -> Option<&'k str> {
             && inner.starts_with(prefix)
             && !has_hash_tag(inner)
         {
-            return Some(inner);
+            // The prefix-wide pause (`Keys::fleet`) is no lock's.
+            return (inner != prefix).then_some(inner);
         }
         // `lock:suffix` for a lock with its own hash tag
         if base.starts_with(prefix) && has_hash_tag(base) {
-            return Some(base);
+            return (base != prefix).then_some(base);
         }
     }
     (key.starts_with(prefix) && !key.starts_with('{')).then_some(key)

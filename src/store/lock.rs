@@ -12,6 +12,7 @@ use super::keys::{Keys, Slot};
 use super::script::{self, ACQUIRE, BREAK, BUSY, Call, RENEW, Script, WAKE, read};
 use crate::core::acquire::{NotDue, OtherPeriod};
 use crate::core::every::Every;
+use crate::core::pause::{Pause, Scope};
 
 /// Run one script call.
 pub fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
@@ -36,6 +37,8 @@ pub enum Acquire {
     Busy { pttl: i64, holder: String },
     /// KEY is in use with another `--limit`: this one.
     OtherLimit(i64),
+    /// KEY, or every key under the prefix, is paused (nothing was taken).
+    Paused(Pause),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +111,18 @@ pub struct AcquireCall<'a> {
     pub last_try: bool,
     /// --every: decide whether the current window is due, in the same round trip.
     pub every: Option<Every>,
+    /// The prefix-wide pause: read by the script, or (Redis Cluster) read before it.
+    pub fleet: Fleet<'a>,
+}
+
+/// Where the acquire finds the prefix-wide pause (`dlock pause --all`).
+#[derive(Debug, Clone)]
+pub enum Fleet<'a> {
+    /// Its record's key, read inside the script (one server, Sentinel: every key on one node).
+    Key(&'a str),
+    /// Under Redis Cluster it lives in another hash slot than the lock's: what a read just
+    /// before found (None: no pause on record).
+    Read(Option<Pause>),
 }
 
 impl Call for AcquireCall<'_> {
@@ -117,15 +132,22 @@ impl Call for AcquireCall<'_> {
     }
     fn keys(&self) -> Vec<&str> {
         let k = self.keys;
-        let mut keys = vec![k.fence.as_str(), &k.stats, &k.limit, &k.done];
+        let mut keys = vec![k.fence.as_str(), &k.stats, &k.limit, &k.done, &k.pause];
         for s in &k.slots {
             keys.push(&s.lock);
             keys.push(&s.holder);
+        }
+        if let Fleet::Key(fleet) = self.fleet {
+            keys.push(fleet);
         }
         keys
     }
     fn argv(&self) -> Vec<String> {
         let m = self.meta;
+        let read = match &self.fleet {
+            Fleet::Read(Some(p)) => Some(p),
+            _ => None,
+        };
         vec![
             self.token.to_string(),
             arg_ms(self.ttl),
@@ -138,6 +160,10 @@ impl Call for AcquireCall<'_> {
             self.keys.limit_n().to_string(),
             self.every.map_or(0, |e| e.period_ms()).to_string(),
             self.every.map_or(0, |e| e.offset_ms()).to_string(),
+            read.map_or_else(String::new, |p| p.from_ms.to_string()),
+            read.map_or_else(String::new, |p| p.until_ms.unwrap_or(0).to_string()),
+            read.map_or_else(String::new, |p| p.by.clone()),
+            read.map_or_else(String::new, |p| p.reason.clone()),
         ]
     }
     fn reply(v: Value) -> RedisResult<Acquire> {
@@ -171,6 +197,23 @@ impl Call for AcquireCall<'_> {
                     granted_ms: granted.parse().unwrap_or(0),
                     run,
                     host,
+                })
+            }
+            4 => {
+                let text = holder.unwrap_or_default();
+                let mut parts = text.splitn(4, '\n');
+                let mut next = || parts.next().unwrap_or_default().to_string();
+                let (scope, by, reason, from) = (next(), next(), next(), next());
+                Acquire::Paused(Pause {
+                    scope: if scope == "all" {
+                        Scope::All
+                    } else {
+                        Scope::Key
+                    },
+                    from_ms: from.parse().unwrap_or(0),
+                    until_ms: Pause::until_field(u64::try_from(n).unwrap_or(0)),
+                    by,
+                    reason,
                 })
             }
             -1 => Acquire::OtherLimit(n),

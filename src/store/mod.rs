@@ -9,6 +9,7 @@ pub(crate) mod finish;
 pub(crate) mod info;
 pub(crate) mod keys;
 pub(crate) mod lock;
+pub(crate) mod pause;
 pub(crate) mod reader;
 mod reply;
 pub(crate) mod rights;

@@ -51,39 +51,43 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "6cd818ad53a37680d5282d70513239cd026cdc04",
+    "e3b4d2addde62bebdfa0ff85939e7e7c9c5ed2be",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "c9496460d7d1d39d052370a933a6ec74aeff8d44",
+    "99aa584fd37051ef7edd2b2358ceefeeaaf818f8",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "ecb90062f93f1d82a574b086665adb8f5ab02bbc",
+    "e135baa42dfe9f40348be5fae54625340e09a519",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "a5882c2a1f742fb9c64e4e47b5359f4969100bf3",
+    "e9517fd56fe7fb7a04eaf935fb77194e8814fdeb",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "4aa0db38f26b4fed2b07d01a5915031ef4af3f6e",
+    "c064ad0554cc1b8c478ad318d645dfecc0b330e3",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "54ceea81de86c0e4061ee364d518709e7aa662b6",
+    "76f4bfb10c194bfd76909bed9aab98cf122f448c",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "7b3a74caeb026c868319d775e1a18a70f61a2afa",
+    "0a4eeb2a720061d3a73875796d556587b572b4b9",
 );
 pub(crate) static PERIOD: Script = Script::new(
     include_str!("scripts/period.lua"),
-    "bc082de205ab372b7a9244132ed1e4820c763415",
+    "344b1e6f101c537849d6629d074fae9e15378b22",
+);
+pub(crate) static PAUSE: Script = Script::new(
+    include_str!("scripts/pause.lua"),
+    "c78a4f6496e11045705ee8e241166a404867414c",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "223f8ce3d62e8fee3b630fc95e13af55548463ff",
+    "bea2083565d561682eb869a441b19605b73bed02",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use redis::RedisError;
 
 use crate::core::Failure;
+use crate::core::pause::{Pause, Scope};
 
 use super::conn::Server;
 use super::conn::{Conn, Watched};
@@ -89,6 +90,13 @@ impl Session {
             conn.query::<Option<(String, String)>>(&blpop)
         })?;
         Ok(got.map(|(list, _)| list))
+    }
+
+    /// A pause record (in force or not: the acquire script judges by the server's time).
+    pub fn pause_record(&mut self, keys: &Keys, scope: Scope) -> Result<Option<Pause>, Failure> {
+        self.with(self.server.io_timeout, None, |conn| {
+            super::pause::read_record(conn, keys, scope)
+        })
     }
 
     /// The lock's state (token, TTL, holder, fence, stats) in one round trip.

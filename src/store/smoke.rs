@@ -9,11 +9,14 @@ use redis::RedisResult;
 use super::finish::{Finish, RecordCall, Release, ReleaseCall};
 use super::keys::Keys;
 use super::lock::{
-    Acquire, AcquireCall, BreakCall, Broken, BusyCall, Meta, Renew, RenewCall, WakeCall, call,
+    Acquire, AcquireCall, BreakCall, Broken, BusyCall, Fleet, Meta, Renew, RenewCall, WakeCall,
+    call,
 };
+use super::pause::{PauseCall, Paused};
 use super::runs::RunLog;
 use super::window::{PeriodCall, PeriodChanged};
 use crate::core::every::Every;
+use crate::core::pause::Scope;
 use crate::exit::Exit;
 
 /// A holder ("host pid 1") and a lost run's numbers to call the scripts with; also what the
@@ -55,6 +58,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         Ok(false) => Err(format!("{name}.lua: unexpected reply")),
         Err(e) => Err(format!("{name}.lua: {e}")),
     };
+    let fleet = Keys::fleet("dlock:script-check:");
     let acquire = |last_try| AcquireCall {
         keys: &keys,
         token,
@@ -63,6 +67,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         meta: &meta,
         last_try,
         every: None,
+        fleet: Fleet::Key(&fleet.pause),
     };
     let renew = RenewCall {
         keys: &keys,
@@ -227,5 +232,38 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     run("period", changed)?;
     let done = call(&mut c, &daily).map(|a| matches!(a, Acquire::NotDue(_)));
     run("acquire (new period, not due)", done)?;
+    // A paused key runs nothing: its own pause, then the prefix-wide one, both read by the
+    // acquire script; resume ends each.
+    for (keys, scope) in [(&keys, Scope::Key), (&fleet, Scope::All)] {
+        let pause = PauseCall {
+            keys,
+            by: "host (user)",
+            reason: "check",
+            for_: None,
+            resume: false,
+        };
+        let set = call(&mut c, &pause).map(|p| {
+            matches!(
+                p,
+                Paused::Set {
+                    replaced: false,
+                    ..
+                }
+            )
+        });
+        run("pause", set)?;
+        let paused = call(&mut c, &acquire(false)).map(
+            |a| matches!(a, Acquire::Paused(ref p) if p.scope == scope && p.reason == "check"),
+        );
+        run("acquire (paused)", paused)?;
+        let resume = PauseCall {
+            resume: true,
+            ..pause
+        };
+        run(
+            "resume",
+            call(&mut c, &resume).map(|p| matches!(p, Paused::Ended(_))),
+        )?;
+    }
     Ok(ran)
 }

@@ -59,6 +59,15 @@ pub fn hostname() -> String {
         .into_owned()
 }
 
+/// Who runs this dlock, for what it records of an operator's act (`dlock pause`): $USER or
+/// $LOGNAME, else the user id.
+pub fn user() -> String {
+    ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| format!("uid {}", rustix::process::getuid().as_raw()))
+}
+
 pub fn unix_ms() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

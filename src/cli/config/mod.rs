@@ -2,6 +2,7 @@
 //! and each failure is one line that names the flag and the fix (exit 2).
 
 mod commands;
+mod pause;
 mod run;
 
 use std::time::Duration;
@@ -16,6 +17,7 @@ pub use commands::{
     CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView, ReleaseConfig, Rules,
     StatusConfig,
 };
+pub use pause::PauseConfig;
 pub use run::RunConfig;
 
 /// What to do, checked: one value per subcommand, built from its arguments and the global
@@ -28,6 +30,7 @@ pub enum Command {
     Doctor(DoctorConfig),
     Exporter(ExporterConfig),
     Release(ReleaseConfig),
+    Pause(PauseConfig),
     History(HistoryConfig),
     Completions(clap_complete::Shell),
     InstallSelf(std::path::PathBuf),
@@ -42,6 +45,8 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, Error> {
         args::Command::Doctor(a) => Command::Doctor(commands::doctor(g, a)?),
         args::Command::Exporter(a) => Command::Exporter(commands::exporter(g, a)?),
         args::Command::Release(a) => Command::Release(commands::release(g, a)?),
+        args::Command::Pause(a) => Command::Pause(pause::pause(g, a)?),
+        args::Command::Resume(a) => Command::Pause(pause::resume(g, a)?),
         args::Command::History(a) => Command::History(commands::history(g, a)?),
         args::Command::Completions(a) => Command::Completions(a.shell),
         args::Command::InstallSelf(a) => Command::InstallSelf(a.dir.clone()),

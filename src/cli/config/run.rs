@@ -58,6 +58,10 @@ pub struct RunConfig {
     pub every: Option<Every>,
     /// --not-due-exit-code.
     pub not_due_exit_code: u8,
+    /// --paused-exit-code.
+    pub paused_exit_code: u8,
+    /// --prefix: where the prefix-wide pause (`dlock pause --all`) is kept.
+    pub prefix: String,
     /// --splay: the longest random sleep before the first try (0: none).
     pub splay: Duration,
     /// --ping / DLOCK_PING_URL: where the start and end pings go.
@@ -262,6 +266,8 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
         command_line,
         every,
         not_due_exit_code: r.not_due_exit_code,
+        paused_exit_code: r.paused_exit_code,
+        prefix: g.prefix.clone(),
         splay: r.splay,
         ping,
     })

@@ -14,12 +14,13 @@ use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
 use crate::core::every::flags;
 use crate::core::finish::{Cleanup, CleanupEnd};
+use crate::core::pause::{Pause, Scope};
 use crate::error::{Error, OtherPeriod as OtherPeriodError};
 use crate::exit::Exit;
 use crate::log::{debug, info, warn};
 use crate::log::{ms, secs};
 use crate::store::keys::{Keys, new_token};
-use crate::store::lock::{Acquire, AcquireCall, BusyCall, Meta};
+use crate::store::lock::{Acquire, AcquireCall, BusyCall, Fleet, Meta};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{clock_time, hostname, unix_ms, utc_stamp};
@@ -41,6 +42,10 @@ struct Shell<'a> {
     wait: Wait,
     /// The failure that ends the wait, when one does: said once, at the top.
     error: Option<Error>,
+    /// The prefix-wide pause's keys (`dlock pause --all`).
+    fleet: Keys,
+    /// The line that said a paused key ran nothing (for --ping's log ping).
+    paused: Option<String>,
 }
 
 /// How a run ends: its exit status, or the failure that ended it (said at the top).
@@ -97,6 +102,7 @@ fn take(
         stats: cfg.stats,
         conflict_exit: cfg.conflict_exit_code,
         not_due_exit: cfg.not_due_exit_code,
+        paused_exit: cfg.paused_exit_code,
         ttl: cfg.limits.ttl,
         min_replicas: cfg.min_replicas,
         replica_timeout: cfg.replica_timeout,
@@ -118,6 +124,8 @@ fn take(
         waker: None,
         wait: Wait::new(limits, backoff, Instant::now()),
         error: None,
+        fleet: Keys::fleet(&cfg.prefix),
+        paused: None,
     };
     loop {
         // A signal or wake-up that came in meanwhile counts before the next try.
@@ -158,6 +166,20 @@ impl Shell<'_> {
             since_ms: unix_ms(),
             ..self.meta.clone()
         };
+        // Under Redis Cluster the prefix-wide pause lives in another hash slot than the lock:
+        // read it first (one more round trip per try; a single server and Sentinel read it in
+        // the acquire script).
+        let fleet = if self.cfg.server.target.is_cluster() {
+            match self.session.pause_record(&self.fleet, Scope::All) {
+                Ok(p) => Fleet::Read(p),
+                Err(f) => {
+                    self.wait.handle(Input::Failed(f), Instant::now());
+                    return;
+                }
+            }
+        } else {
+            Fleet::Key(&self.fleet.pause)
+        };
         let call = AcquireCall {
             keys: self.keys,
             token: &self.token,
@@ -166,6 +188,7 @@ impl Shell<'_> {
             meta: &meta,
             last_try,
             every: self.cfg.every,
+            fleet,
         };
         let input = match self.session.call(&call) {
             Ok(Acquire::Acquired {
@@ -177,6 +200,7 @@ impl Shell<'_> {
                 Input::Acquired { fence, slot, sent }
             }
             Ok(Acquire::NotDue(not_due)) => Input::NotDue(not_due),
+            Ok(Acquire::Paused(pause)) => Input::Paused(pause),
             Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
             Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
             Ok(Acquire::OtherPeriod(other)) => Input::OtherPeriod(other),
@@ -341,6 +365,13 @@ impl Shell<'_> {
                     utc_stamp(next, date)
                 )
             }
+            Report::Paused { pause, code } => {
+                let line = paused_line(&self.cfg.name, &pause, now_ms());
+                info!("paused", from_ms = pause.from_ms, until_ms = pause.until_ms.unwrap_or(0), exit = code;
+                    "{lock}: {line}; nothing to run, exit {code}"
+                );
+                self.paused = Some(format!("{lock}: {line}"));
+            }
             Report::Woken => debug!("woken"; "{lock} was released; retrying at once"),
             Report::SignalBeforeStart { signal } => {
                 info!("signal_before_start", signal = signal; "{} before the job started: releasing", signals::name(signal))
@@ -421,4 +452,32 @@ fn short_run(run: &str) -> String {
         Some(head) if run.len() > 8 => format!("{head}…"),
         _ => run.to_string(),
     }
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(unix_ms()).unwrap_or(u64::MAX)
+}
+
+/// What an operator reads of a pause that stopped a try: "paused by web-1 (ops) until 14:30 UTC:
+/// db upgrade; `dlock resume K` ends it" (`key`: KEY as given); the prefix-wide one says so and
+/// names `resume --all`. The date shows when the end is a day or more away from `now_ms`.
+pub(super) fn paused_line(key: &str, p: &Pause, now_ms: u64) -> String {
+    let whose = match p.scope {
+        Scope::Key => "paused",
+        Scope::All => "every key is paused (--all)",
+    };
+    let until = p.until_ms.map_or_else(
+        || "until resumed".to_string(),
+        |u| format!("until {}", utc_stamp(u, u.saturating_sub(now_ms) >= DAY_MS)),
+    );
+    let reason = if p.reason.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", p.reason)
+    };
+    let resume = match p.scope {
+        Scope::Key => format!("`dlock resume {key}` ends it"),
+        Scope::All => "`dlock resume --all` ends it".to_string(),
+    };
+    format!("{whose} by {} {until}{reason}; {resume}", p.by)
 }

@@ -6,6 +6,7 @@ mod faults;
 mod start;
 
 use super::*;
+use crate::core::pause::{Pause, Scope};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
@@ -19,6 +20,7 @@ fn limits() -> Limits {
         stats: true,
         conflict_exit: 75,
         not_due_exit: 0,
+        paused_exit: 0,
         ttl: MS(30_000),
         min_replicas: 0,
         replica_timeout: MS(100),
@@ -41,6 +43,8 @@ enum A {
     NotDue,
     /// --every: KEY is recorded with another period.
     OtherPeriod,
+    /// KEY is paused.
+    Paused,
 }
 
 struct Sim {
@@ -144,6 +148,13 @@ impl Sim {
                         run: "r".into(),
                         host: "web-2".into(),
                     }),
+                    A::Paused => Input::Paused(Pause {
+                        scope: Scope::Key,
+                        from_ms: 1,
+                        until_ms: None,
+                        by: "web-1 (ops)".into(),
+                        reason: "db upgrade".into(),
+                    }),
                     A::Busy(pttl) => Input::Busy {
                         pttl,
                         holder: "h pid 1".into(),
@@ -174,6 +185,7 @@ fn report_name(r: &Report) -> &'static str {
         Report::Refused { .. } => "refused",
         Report::OtherLimit { .. } => "other-limit",
         Report::NotDue { .. } => "not-due",
+        Report::Paused { .. } => "paused",
         Report::OtherPeriod(_) => "other-period",
         Report::Woken => "woken",
         Report::SignalBeforeStart { .. } => "signal-before-start",
@@ -485,5 +497,25 @@ fn a_wake_up_during_the_last_try_is_not_the_machines_to_read() {
         sim.trace.join(", "),
         "0 try, 0 waker, 400 try, 800 try, 1000 try(last), 1020 gave-up-busy, \
          1020 stop-waker(not held)"
+    );
+}
+
+#[test]
+fn a_paused_key_ends_at_once_with_the_paused_code_whatever_wait_says() {
+    let mut sim = Sim::new(Limits {
+        paused_exit: 3,
+        ..limits()
+    });
+    let o = sim.run(&[(A::Paused, 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Paused(3)));
+    assert_eq!(sim.trace.join(", "), "0 try, 0 paused");
+    // A waiter whose key is paused meanwhile stops waiting at its next try, the waker stopped,
+    // nothing counted as busy.
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::Busy(5000), 0), (A::Paused, 0)], &[(30, Input::Woken)]);
+    assert_eq!(o, Outcome::Exit(Exit::Paused(0)));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 30 woken, 30 try, 30 paused, 30 stop-waker(not held)"
     );
 }

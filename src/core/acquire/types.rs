@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::core::Failure;
+use crate::core::pause::Pause;
 use crate::exit::Exit;
 
 /// The run's waiting settings.
@@ -20,6 +21,8 @@ pub struct Limits {
     pub conflict_exit: u8,
     /// --not-due-exit-code.
     pub not_due_exit: u8,
+    /// --paused-exit-code.
+    pub paused_exit: u8,
     /// --ttl: a grant answered so late that its lease is all but over covers no job.
     pub ttl: Duration,
     /// --min-replicas N with --replica-timeout: before the job, N replicas must have the lock.
@@ -64,6 +67,8 @@ pub enum Input {
     OtherLimit(i64),
     /// --every: the window is done (nothing was taken).
     NotDue(NotDue),
+    /// KEY, or every key under the prefix, is paused (nothing was taken).
+    Paused(Pause),
     /// --every: KEY's recorded period is another (nothing was taken).
     OtherPeriod(OtherPeriod),
     /// Someone else holds it: `pttl` ms left on their lease (-1: no expiry); `holder` is
@@ -133,6 +138,11 @@ pub enum Report {
     },
     /// --every: KEY's recorded period is another.
     OtherPeriod(OtherPeriod),
+    /// Paused: nothing runs; exit `code`.
+    Paused {
+        pause: Pause,
+        code: u8,
+    },
     Woken,
     /// The lock is ours, but a signal came before the job started: released unstarted.
     SignalBeforeStart {

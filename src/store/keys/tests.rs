@@ -48,6 +48,22 @@ fn companions_map_back_to_their_lock() {
         Some("dlock:job:fence")
     );
     assert_eq!(lock_of("{dlock:x}:released", "dlock:"), None);
+    // A pause record and its spans are a lock's companions.
+    assert_eq!(lock_of("{dlock:job}:pause", "dlock:"), Some("dlock:job"));
+    assert_eq!(lock_of("{dlock:job}:pauses", "dlock:"), Some("dlock:job"));
+    assert_eq!(lock_of("dlock:{b}:pause", "dlock:"), Some("dlock:{b}"));
+}
+
+#[test]
+fn the_prefix_wide_pause_is_no_lock() {
+    let fleet = Keys::fleet("dlock:");
+    assert_eq!(fleet.pause, "{dlock:}:pause");
+    assert_eq!(lock_of(&fleet.pause, "dlock:"), None);
+    assert_eq!(lock_of(&fleet.pauses, "dlock:"), None);
+    // A prefix with a hash tag of its own: `{app}:pause`.
+    let tagged = Keys::fleet("{app}:");
+    assert_eq!(lock_of(&tagged.pause, "{app}:"), None);
+    assert_eq!(lock_of("{app}:job:pause", "{app}:"), Some("{app}:job"));
 }
 
 #[test]

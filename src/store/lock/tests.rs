@@ -34,7 +34,10 @@ fn every_call_matches_its_script() {
         let name = src.lines().next().unwrap_or_default();
         let fixed = highest(src, "KEYS");
         // A key after the per-slot ones (release.lua's timeline) is named `KEYS[first + n]`.
-        let after_slots = usize::from(src.contains(&format!("KEYS[{} + n]", fixed + 1)));
+        let after_slots = usize::from(
+            src.contains(&format!("KEYS[{} + n]", fixed + 1))
+                || src.contains(&format!("KEYS[{} + 2 * n]", fixed + 1)),
+        );
         assert_eq!(
             c.counts().0,
             fixed + per_slot * N + after_slots,
@@ -60,9 +63,20 @@ fn every_call_matches_its_script() {
         meta: &meta,
         last_try: false,
         every: None,
+        fleet: Fleet::Key("{dlock:}:pause"),
     };
-    // acquire.lua names slot 0's keys (KEYS[5], KEYS[6]) through its helpers.
+    // acquire.lua names slot 0's keys (KEYS[6], KEYS[7]) through its helpers, and the
+    // prefix-wide pause after them (`KEYS[6 + 2 * n]`).
     check(&acquire, 2);
+    let acquire_argv = acquire.argv().len();
+    // Under Redis Cluster the prefix-wide pause is not a key of the script: its fields come
+    // as ARGV, as many as before.
+    let cluster = AcquireCall {
+        fleet: Fleet::Read(None),
+        ..acquire
+    };
+    assert_eq!(cluster.keys().len(), 5 + 2 * N);
+    assert_eq!(cluster.argv().len(), acquire_argv);
     check(
         &RenewCall {
             keys: &keys,

@@ -13,6 +13,7 @@ fn every_sha_is_the_sha1_of_its_source() {
         ("wake", &WAKE),
         ("break", &BREAK),
         ("period", &PERIOD),
+        ("pause", &PAUSE),
         ("timeline", &TIMELINE),
     ] {
         let sha = redis::Script::new(script.source()).get_hash().to_string();

@@ -1,20 +1,48 @@
 -- Acquire one of the key's N slots (N = --limit; 1 is the plain lock, whose one slot is the
 -- lock key itself), or re-confirm ours after a lost reply (the same token is retried).
--- KEYS: fence, stats, limit, done, then slot 0's lock key and holder hash, slot 1's, … slot
---   N-1's.
+-- KEYS: fence, stats, limit, done, pause, then slot 0's lock key and holder hash, slot 1's, …
+--   slot N-1's, then the prefix-wide pause record (absent under Redis Cluster, where it lives
+--   in another hash slot: the client reads it first and sends its fields as ARGV 12–15).
 -- ARGV: token, ttl ms, stats ('1'/'0'), host, pid, command, since (Unix ms), last try ('1': a
 --   busy answer ends the run, so it is counted here as a busy run: the common `--wait 0` skip
---   costs one command, not two), N, then --every's period and offset in ms ('0': no --every).
+--   costs one command, not two), N, then --every's period and offset in ms ('0': no --every),
+--   then (Cluster only) the prefix-wide pause's from ms, until ms, by and reason ('': none).
 -- Returns {1, fence, '', slot, window} when a slot is ours (window: the start of the --every
 -- window the run belongs to, -1 without --every); {0, pttl, 'host pid N', -1, -1} when every
 -- slot is held (pttl: the soonest one frees; who: its holder, '' if not a dlock); {-1, M, '',
 -- -1, -1} when KEY is in use with another --limit M (nothing changed); {2, window, 'done ms
 -- \n run \n host', -1, -1} when the current --every window already has a success (nothing
 -- changed but the not-due counter); {3, every ms, 'offset ms \n last grant ms \n run \n host',
--- -1, -1} when KEY's recorded --every period or offset is another (nothing changed).
+-- -1, -1} when KEY's recorded --every period or offset is another (nothing changed); {4, until
+-- ms (0: until resumed), 'key|all \n by \n reason \n from ms', -1, -1} when KEY or every key
+-- under the prefix is paused (nothing changed but the paused counter).
 local n = tonumber(ARGV[9])
-local function lock(i) return KEYS[5 + 2 * i] end
-local function holder(i) return KEYS[6 + 2 * i] end
+local function lock(i) return KEYS[6 + 2 * i] end
+local function holder(i) return KEYS[7 + 2 * i] end
+
+-- Paused (`dlock pause`): before anything else, whatever the lock's state, no new run starts.
+-- A retry after a lost reply whose first try took a slot keeps it (it is not a new run).
+local fleet = KEYS[6 + 2 * n]
+local pauses = {{'key', redis.call('HMGET', KEYS[5], 'from_ms', 'until_ms', 'by', 'reason')}}
+if fleet then
+  pauses[2] = {'all', redis.call('HMGET', fleet, 'from_ms', 'until_ms', 'by', 'reason')}
+elseif ARGV[12] and ARGV[12] ~= '' then
+  pauses[2] = {'all', {ARGV[12], ARGV[13], ARGV[14], ARGV[15]}}
+end
+for _, p in ipairs(pauses) do
+  local until_ms = in_force(p[2])
+  if until_ms then
+    local ours = false
+    for i = 0, n - 1 do
+      if redis.call('GET', lock(i)) == ARGV[1] then ours = true end
+    end
+    if not ours then
+      if ARGV[3] == '1' then bump(KEYS[2], 'paused') end
+      return {4, until_ms, p[1] .. '\n' .. (p[2][3] or '') .. '\n' .. (p[2][4] or '') .. '\n' ..
+        (p[2][1] or ''), -1, -1}
+    end
+  end
+end
 
 -- Every run with KEY must use the same N while any slot is held. The limit key records N
 -- (never for a plain lock) and lives at least as long as every slot.

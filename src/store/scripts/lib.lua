@@ -143,6 +143,15 @@ local function last_success(granted, window)
   return math.max(tonumber(granted) or -1, tonumber(window) or -1)
 end
 
+-- A pause record's HMGET of from_ms, until_ms (…): its end (0: until resumed) while it is in
+-- force, else nil (no record, or its --for has run out on the server's clock).
+local function in_force(p)
+  if not p[1] then return nil end
+  local until_ms = tonumber(p[2]) or 0
+  if until_ms > 0 and server_ms() >= until_ms then return nil end
+  return until_ms
+end
+
 -- A server time in ms as Redis keeps it: an integer, never Lua's 1.7e+12.
 local function ms_string(t)
   return string.format('%.0f', t)

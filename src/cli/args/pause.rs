@@ -1,0 +1,54 @@
+//! `dlock pause` and `dlock resume`: their own options.
+
+use std::time::Duration;
+
+use clap::Args;
+
+use super::super::values::parse_duration;
+use super::{EVERY_COMMAND, GlobalArgs};
+
+#[derive(Debug, Args)]
+pub struct PauseArgs {
+    /// Business keys (without the prefix) to pause; or --all
+    #[arg(
+        value_name = "KEY",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub keys: Vec<String>,
+
+    /// Pause every key under the prefix, including keys that have never run (needs --reason)
+    #[arg(long)]
+    pub all: bool,
+
+    /// End the pause by itself after D, on the Redis server's clock (1s … 366d) [default: until
+    /// `dlock resume`]
+    #[arg(long = "for", value_name = "D", value_parser = parse_duration)]
+    pub for_: Option<Duration>,
+
+    /// Why, for whoever finds the key paused (status, the board, each paused try's log line);
+    /// one line, at most 200 characters
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// Business keys (without the prefix) whose own pause ends; or --all
+    #[arg(
+        value_name = "KEY",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub keys: Vec<String>,
+
+    /// End the prefix-wide pause (`dlock pause --all`); the keys' own pauses stay
+    #[arg(long)]
+    pub all: bool,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
+}

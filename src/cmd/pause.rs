@@ -1,0 +1,106 @@
+//! `dlock pause` and `dlock resume`: set or end a key's pause, or the prefix-wide one (`--all`).
+//! The acquire script reads both (SPEC: a paused key starts no run on any host); this command
+//! only writes the records, on the server's clock (pause.lua), and says what it did, one line
+//! per key on stdout.
+
+use std::io::Write;
+
+use crate::cli::config::PauseConfig;
+use crate::core::pause::Scope;
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::log::{info, warn};
+use crate::store::conn::Conn;
+use crate::store::keys::Keys;
+use crate::store::lock;
+use crate::store::pause::{PauseCall, Paused, read_record};
+use crate::store::timeline::server_ms;
+use crate::sys::host::{hostname, user, utc_stamp};
+use crate::units::DAY_MS;
+
+/// `dlock pause KEY…|--all [--for D] [--reason TEXT]`, `dlock resume KEY…|--all`.
+pub fn pause(cfg: &PauseConfig) -> Result<Exit, Error> {
+    let server = &cfg.server;
+    let unavailable = |e: redis::RedisError| server.unavailable(&e);
+    let mut c = server.connect().map_err(unavailable)?;
+    let by = format!("{} ({})", hostname(), user());
+    let fleet = Keys::fleet(&cfg.prefix);
+    let targets: Vec<(Keys, String)> = if cfg.all {
+        vec![(fleet, format!("every key under {:?} (--all)", cfg.prefix))]
+    } else {
+        cfg.keys
+            .iter()
+            .map(|(full, name)| (Keys::new(full), name.clone()))
+            .collect()
+    };
+    let mut none = 0;
+    for (keys, shown) in &targets {
+        crate::log::set_key(&keys.lock);
+        let call = PauseCall {
+            keys,
+            by: &by,
+            reason: &cfg.reason,
+            for_: cfg.for_,
+            resume: cfg.resume,
+        };
+        let line = match lock::call(&mut c, &call).map_err(unavailable)? {
+            Paused::Set { pause, replaced } => {
+                let until = pause.until_ms.map_or_else(
+                    || "until `dlock resume`".to_string(),
+                    |u| format!("until {}", stamp(u, u.saturating_sub(pause.from_ms))),
+                );
+                let was = if replaced {
+                    " (replacing its pause)"
+                } else {
+                    ""
+                };
+                info!("paused", until_ms = pause.until_ms.unwrap_or(0);
+                    "{shown}: paused {until}{was}; no host starts a new run of it, running jobs go on"
+                );
+                let why = if pause.reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", pause.reason)
+                };
+                format!("paused {shown} {until}{was}{why}\n")
+            }
+            Paused::Ended(p) => {
+                let since = stamp(p.from_ms, DAY_MS);
+                info!("resumed"; "{shown}: resumed (paused since {since} by {})", p.by);
+                format!("resumed {shown} (paused since {since} by {})\n", p.by)
+            }
+            Paused::NotPaused => {
+                none += 1;
+                format!("{shown} was not paused\n")
+            }
+        };
+        let _ = std::io::stdout().lock().write_all(line.as_bytes());
+    }
+    if cfg.resume && !cfg.all {
+        still_paused(&mut c, &Keys::fleet(&cfg.prefix));
+    }
+    Ok(if none > 0 { Exit::NotDone } else { Exit::Done })
+}
+
+/// After `resume KEY`: a prefix-wide pause in force keeps KEY paused; say so.
+fn still_paused(c: &mut Conn, fleet: &Keys) {
+    let (Ok(Some(p)), Ok(now)) = (read_record(c, fleet, Scope::All), server_ms(c)) else {
+        return;
+    };
+    let now = u64::try_from(now).unwrap_or(0);
+    if p.in_force(now) {
+        let until = p.until_ms.map_or_else(
+            || "until resumed".to_string(),
+            |u| format!("until {}", stamp(u, u.saturating_sub(now))),
+        );
+        warn!("still_paused";
+            "every key is still paused (--all) by {} {until}: {}; `dlock resume --all` ends it",
+            p.by, p.reason
+        );
+    }
+}
+
+/// A server time as an operator reads it: with the date when `span` (ms) is a day or more.
+fn stamp(ms: u64, span: u64) -> String {
+    utc_stamp(ms, span >= DAY_MS)
+}

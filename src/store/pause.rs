@@ -1,0 +1,168 @@
+//! Pause records (`{K}:pause`, `{K}:pauses`; the prefix-wide ones are `Keys::fleet`'s): setting
+//! and ending one (pause.lua, on the server's clock), and reading them for `status`, `check`,
+//! the board, the metrics and `run` under Redis Cluster.
+
+use std::time::Duration;
+
+use redis::{RedisResult, Value};
+
+use super::conn::Conn;
+use super::keys::{Keys, PAUSE_SPANS};
+use super::lock::{arg_ms, unexpected};
+use super::script::{Call, PAUSE, Script, read};
+use crate::core::pause::{Pause, Scope, Span};
+
+/// pause.lua: pause `keys`' lock (or, for `Keys::fleet`, every key) from now on, for `for_`
+/// (None: until resumed), or end its pause (`resume`).
+pub struct PauseCall<'a> {
+    pub keys: &'a Keys,
+    /// "host (user)".
+    pub by: &'a str,
+    pub reason: &'a str,
+    pub for_: Option<Duration>,
+    /// End the pause in force instead.
+    pub resume: bool,
+}
+
+/// What pause.lua did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Paused {
+    /// The pause now in force; `replaced`: one was in force before it.
+    Set { pause: Pause, replaced: bool },
+    /// `resume`: the pause it ended.
+    Ended(Pause),
+    /// `resume`: none was in force.
+    NotPaused,
+}
+
+impl Call for PauseCall<'_> {
+    type Reply = Paused;
+    fn script(&self) -> &'static Script {
+        &PAUSE
+    }
+    fn keys(&self) -> Vec<&str> {
+        vec![self.keys.pause.as_str(), &self.keys.pauses]
+    }
+    fn argv(&self) -> Vec<String> {
+        vec![
+            if self.resume { "resume" } else { "pause" }.to_string(),
+            self.by.to_string(),
+            self.reason.to_string(),
+            self.for_.map_or_else(|| "0".to_string(), arg_ms),
+            PAUSE_SPANS.to_string(),
+        ]
+    }
+    fn reply(v: Value) -> RedisResult<Paused> {
+        let v: Vec<Value> = read(v)?;
+        let text = |i: usize| -> String {
+            v.get(i)
+                .and_then(|x| redis::from_redis_value_ref::<String>(x).ok())
+                .unwrap_or_default()
+        };
+        let code = v
+            .first()
+            .and_then(|x| redis::from_redis_value_ref::<i64>(x).ok());
+        let pause = || -> RedisResult<Pause> {
+            Ok(Pause {
+                scope: Scope::Key,
+                from_ms: text(1).parse().map_err(|_| unexpected("pause"))?,
+                until_ms: Pause::until_field(text(2).parse().unwrap_or(0)),
+                by: text(3),
+                reason: text(4),
+            })
+        };
+        match (code, v.len()) {
+            (Some(0), _) => Ok(Paused::NotPaused),
+            (Some(1), 6) => Ok(Paused::Set {
+                pause: pause()?,
+                replaced: text(5) == "1",
+            }),
+            (Some(1), 5) => Ok(Paused::Ended(pause()?)),
+            _ => Err(unexpected("pause")),
+        }
+    }
+}
+
+/// A pause record from its HGETALL (None: no record, or not one of ours: no from_ms).
+pub fn from_fields(h: &[(String, String)], scope: Scope) -> Option<Pause> {
+    let get = |k: &str| {
+        h.iter()
+            .rev()
+            .find(|(f, _)| f == k)
+            .map(|(_, v)| v.as_str())
+    };
+    Some(Pause {
+        scope,
+        from_ms: get("from_ms")?.parse().ok()?,
+        until_ms: Pause::until_field(get("until_ms").and_then(|u| u.parse().ok()).unwrap_or(0)),
+        by: get("by").unwrap_or_default().to_string(),
+        reason: get("reason").unwrap_or_default().to_string(),
+    })
+}
+
+/// A span stream's entries as XREVRANGE gives them, newest first; an entry without its times
+/// is left out.
+pub fn spans_from(v: Value) -> Vec<Span> {
+    let entries: Vec<(String, Vec<(String, String)>)> =
+        redis::from_redis_value(v).unwrap_or_default();
+    entries
+        .into_iter()
+        .filter_map(|(_, f)| {
+            let get = |k: &str| f.iter().find(|(n, _)| n == k).map(|(_, v)| v.to_string());
+            Some(Span {
+                from_ms: get("from_ms")?.parse().ok()?,
+                ended_ms: get("ended_ms")?.parse().ok()?,
+                by: get("by").unwrap_or_default(),
+                reason: get("reason").unwrap_or_default(),
+                ended_by: get("ended_by").unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// A pause record alone (Redis Cluster's read before an acquire). A record of another type
+/// reads as none.
+pub fn read_record(conn: &mut Conn, keys: &Keys, scope: Scope) -> RedisResult<Option<Pause>> {
+    match conn.query::<Vec<(String, String)>>(redis::cmd("HGETALL").arg(&keys.pause)) {
+        Ok(h) => Ok(from_fields(&h, scope)),
+        Err(e) if wrong_type(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// A key's pause on record (in force or not: the caller judges by the server's time) and its
+/// ended spans, newest first, in one round trip. A record of another type reads as none.
+pub fn read_pauses(
+    conn: &mut Conn,
+    keys: &Keys,
+    scope: Scope,
+) -> RedisResult<(Option<Pause>, Vec<Span>)> {
+    let mut p = redis::pipe();
+    p.cmd("HGETALL").arg(&keys.pause);
+    p.cmd("XREVRANGE")
+        .arg(&keys.pauses)
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(PAUSE_SPANS);
+    let mut replies = conn.query_pipe(&keys.pause, &p)?.into_iter();
+    let record = match replies.next() {
+        Some(Ok(v)) => redis::from_redis_value::<Vec<(String, String)>>(v).unwrap_or_default(),
+        Some(Err(e)) if wrong_type(&e) => Vec::new(),
+        Some(Err(e)) => return Err(e),
+        None => Vec::new(),
+    };
+    let spans = match replies.next() {
+        Some(Ok(v)) => spans_from(v),
+        _ => Vec::new(),
+    };
+    Ok((from_fields(&record, scope), spans))
+}
+
+/// A key of another type (another program's): no pause of ours.
+fn wrong_type(e: &redis::RedisError) -> bool {
+    e.code() == Some("WRONGTYPE")
+}
+
+#[cfg(test)]
+mod tests;
