@@ -70,13 +70,13 @@ fn a_waiter_that_gives_up_as_it_is_woken_hands_the_wake_up_on() {
     );
 }
 
-/// The acquire flagged as the last try (acquire.lua's 8th ARGV of 11): EVALSHA, the SHA, the
+/// The acquire flagged as the last try (acquire.lua's 8th ARGV of 15): EVALSHA, the SHA, the
 /// number of keys, the keys, then ARGV.
 fn last_try(args: &[Vec<u8>]) -> bool {
     let keys = args
         .get(2)
         .and_then(|n| std::str::from_utf8(n).ok()?.parse::<usize>().ok());
-    keys.is_some_and(|k| args.len() == 3 + k + 11 && args[3 + k + 7] == b"1")
+    keys.is_some_and(|k| args.len() == 3 + k + 15 && args[3 + k + 7] == b"1")
 }
 
 /// Wait until `n` clients are blocked (waiters in BLPOP).

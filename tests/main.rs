@@ -40,6 +40,7 @@ mod lost_replies;
 mod lying_server;
 mod never_ran;
 mod package;
+mod pause;
 mod ping;
 mod prometheus;
 mod recent_runs;

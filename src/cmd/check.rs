@@ -6,9 +6,13 @@ use std::io::Write;
 use std::time::Duration;
 
 use crate::cli::config::{CheckConfig, Rules};
+use crate::core::pause::{Pause, Scope, Span, last_pause_end, unpaused_windows};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::secs_ms;
+use crate::store::conn::Conn;
+use crate::store::keys::Keys;
+use crate::store::pause::read_pauses;
 use crate::store::reader;
 use crate::store::state::{Found, KeyStatus};
 use crate::sys::host::{unix_ms, utc_stamp};
@@ -18,13 +22,24 @@ use crate::units::DAY_MS;
 pub fn check(cfg: &CheckConfig) -> Result<Exit, Error> {
     let mut out = String::new();
     let mut failing = 0;
+    // The pauses that ended (a window paused is not missed; --max-age counts from a pause's
+    // end): read only for the rules that need them, on a connection of their own.
+    let mut spans = match (cfg.rules.max_age, cfg.rules.missed_windows) {
+        (None, None) => None,
+        _ => Some(Spans::open(cfg)?),
+    };
     // The keys in the order given; one that is not a lock fails (and was named on a warning
     // line), the others are judged.
-    let read = reader::each(&cfg.server, "", &cfg.keys, |found| {
+    let read = reader::each(&cfg.server, &cfg.prefix, &cfg.keys, |found| {
         // Read after the key: a holder's time so far is never ahead of what was read.
         let now = unix_ms() as i64;
         let (ok, line) = match found {
-            Found::Lock(s) => verdict(&s, now, &cfg.rules),
+            Found::Lock(mut s) => {
+                if let Some(spans) = spans.as_mut() {
+                    s.pauses_ended = spans.of(&s.key);
+                }
+                verdict(&s, now, &cfg.rules)
+            }
             Found::NotALock { key, why } => (false, format!("{key}: FAILING, {why}")),
         };
         if !ok {
@@ -40,6 +55,35 @@ pub fn check(cfg: &CheckConfig) -> Result<Exit, Error> {
     } else {
         Exit::Done
     })
+}
+
+/// The ended pauses `check` judges windows by: the prefix-wide ones read once, each key's own
+/// as it comes. A span stream that cannot be read counts as none (the pause records in force
+/// came with the lock).
+struct Spans {
+    c: Conn,
+    fleet: Vec<Span>,
+}
+
+impl Spans {
+    fn open(cfg: &CheckConfig) -> Result<Spans, Error> {
+        let mut c = cfg
+            .server
+            .connect()
+            .map_err(|e| cfg.server.unavailable(&e))?;
+        let fleet = read_pauses(&mut c, &Keys::fleet(&cfg.prefix), Scope::All)
+            .map(|(_, spans)| spans)
+            .map_err(|e| cfg.server.unavailable(&e))?;
+        Ok(Spans { c, fleet })
+    }
+
+    fn of(&mut self, key: &str) -> Vec<Span> {
+        let mut spans = read_pauses(&mut self.c, &Keys::new(key), Scope::Key)
+            .map(|(_, spans)| spans)
+            .unwrap_or_default();
+        spans.extend(self.fleet.iter().cloned());
+        spans
+    }
 }
 
 /// Whether `s` passes every rule in `rules` at `now` (Unix ms, the wall clock, as the record's
@@ -101,8 +145,29 @@ pub(super) fn judge(s: &KeyStatus, now: i64, rules: &Rules, asked: Asked) -> Jud
             failed.push(clause);
         }
     };
-    if let Some(max) = rules.max_age.map(ms) {
-        match s.last_success_ms {
+    let at = u64::try_from(now).unwrap_or(0);
+    // A pause in force: no run can start, so the rules of time (--max-age, --missed-windows)
+    // pass, naming it; the rules about the runs that did happen still judge them.
+    let paused = s.paused(at).map(|p| pause_clause(p, at));
+    let spans = s.pause_spans(at);
+    // --max-age counts from the end of the last pause when that came after the last success.
+    let since = match (s.last_success_ms, last_pause_end(&spans)) {
+        (Some(t), Some(end)) => Some(t.max(i64::try_from(end).unwrap_or(t))),
+        (t, end) => t.or_else(|| end.and_then(|e| i64::try_from(e).ok())),
+    };
+    let resumed = since != s.last_success_ms;
+    if let (Some(_), Some(clause)) = (rules.max_age, &paused) {
+        judge(true, clause.clone());
+    } else if let Some(max) = rules.max_age.map(ms) {
+        match since {
+            Some(t) if resumed => judge(
+                now - t <= max,
+                format!(
+                    "resumed {} ago after a pause, no success since (max age {})",
+                    shown(now - t, max),
+                    limit(max, &[now - t])
+                ),
+            ),
             Some(t) => judge(
                 now - t <= max,
                 format!(
@@ -184,7 +249,10 @@ pub(super) fn judge(s: &KeyStatus, now: i64, rules: &Rules, asked: Asked) -> Jud
     if let Some(n) = rules.missed_windows
         && (s.window.is_some() || asked == Asked::Named)
     {
-        let (ok, clause) = windows(s, now, n.get());
+        let (ok, clause) = match &paused {
+            Some(clause) => (true, clause.clone()),
+            None => windows(s, now, n.get(), &spans),
+        };
         judge(ok, clause);
     }
     Judged { passed, failed }
@@ -192,7 +260,7 @@ pub(super) fn judge(s: &KeyStatus, now: i64, rules: &Rules, asked: Asked) -> Jud
 
 /// `--missed-windows N`: whether a success is recorded in the last N complete --every windows
 /// (or the current one, which makes up for them) at `now`, and the clause that says so.
-fn windows(s: &KeyStatus, now: i64, n: u32) -> (bool, String) {
+fn windows(s: &KeyStatus, now: i64, n: u32, spans: &[(u64, u64)]) -> (bool, String) {
     let rule = format!("missed windows {n}");
     let Some(w) = &s.window else {
         return (false, format!("never ran with --every ({rule})"));
@@ -207,6 +275,23 @@ fn windows(s: &KeyStatus, now: i64, n: u32) -> (bool, String) {
             false,
             format!("never succeeded in an --every {every} window ({rule})"),
         ),
+        Some(last)
+            if last >= first
+                || unpaused_windows(spans, last + period, current, period) < u64::from(n) =>
+        {
+            let paused = if last >= first {
+                String::new()
+            } else {
+                "; the windows since were paused or fewer than the rule's".into()
+            };
+            (
+                true,
+                format!(
+                    "last success in the window of {} (every {every}; {rule}{paused})",
+                    utc_stamp(last, period >= DAY_MS)
+                ),
+            )
+        }
         Some(last) if last >= first => (
             true,
             format!(
@@ -215,7 +300,7 @@ fn windows(s: &KeyStatus, now: i64, n: u32) -> (bool, String) {
             ),
         ),
         Some(last) => {
-            let missed = (current - last) / period - 1;
+            let missed = unpaused_windows(spans, last + period, current, period);
             let windows = if missed == 1 { "window" } else { "windows" };
             (
                 false,
@@ -227,6 +312,25 @@ fn windows(s: &KeyStatus, now: i64, n: u32) -> (bool, String) {
             )
         }
     }
+}
+
+/// The clause of a key paused now: `paused by web-1 (ops) until 14:30:00 UTC: db upgrade`.
+fn pause_clause(p: &Pause, now_ms: u64) -> String {
+    let all = if p.scope == Scope::All {
+        " (--all)"
+    } else {
+        ""
+    };
+    let until = p.until_ms.map_or_else(
+        || "until resumed".to_string(),
+        |u| format!("until {}", utc_stamp(u, u.saturating_sub(now_ms) >= DAY_MS)),
+    );
+    let reason = if p.reason.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", p.reason)
+    };
+    format!("paused{all} by {} {until}{reason}", p.by)
 }
 
 /// A number a rule compares, as people read it (`1m30s`), or in exact ms where the short

@@ -5,8 +5,10 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use crate::core::pause::Scope;
 use crate::store::reader;
 use crate::store::state::{Found, KeyStatus, Part};
+use crate::sys::host::unix_ms;
 
 /// The locks `names` as one JSON array, each written to `w` as its batch is read: never more
 /// than one batch of locks in memory (`status --json`, `/api/locks`). The read's result, and
@@ -123,10 +125,20 @@ pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
             },
             lost: s.lost,
             not_due: s.not_due,
+            paused: s.paused,
             recommended_ttl_ms: s.recommended_ttl_ms(),
             runs: s.runs,
             samples: s.samples,
         }),
+        paused: r
+            .paused(u64::try_from(unix_ms()).unwrap_or(0))
+            .map(|p| PausedJson {
+                all: p.scope == Scope::All,
+                by: &p.by,
+                from_ms: p.from_ms,
+                reason: &p.reason,
+                until_ms: p.until_ms,
+            }),
         token: first.map(|f| f.token.as_str()),
         ttl_ms: first.map(|f| f.ttl_ms),
         window: r.window.as_ref().map(|w| {
@@ -168,6 +180,8 @@ struct LockJson<'a> {
     last: Option<LastJson<'a>>,
     last_success_ms: Option<i64>,
     limit: Option<u32>,
+    /// The pause in force (`dlock pause`; an addition: absent before), null when none.
+    paused: Option<PausedJson<'a>>,
     recent: Option<Vec<RecentJson<'a>>>,
     renewals: Option<i64>,
     since_ms: Option<i64>,
@@ -175,6 +189,17 @@ struct LockJson<'a> {
     token: Option<&'a str>,
     ttl_ms: Option<i64>,
     window: Option<WindowJson<'a>>,
+}
+
+/// A pause in force: the prefix-wide one (`all`) or the key's own; `until_ms` null: until
+/// `dlock resume`.
+#[derive(Serialize)]
+struct PausedJson<'a> {
+    all: bool,
+    by: &'a str,
+    from_ms: u64,
+    reason: &'a str,
+    until_ms: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -225,6 +250,8 @@ struct StatsJson {
     hold_ms: HoldJson,
     lost: u64,
     not_due: u64,
+    /// Tries that found the key paused (an addition).
+    paused: u64,
     recommended_ttl_ms: Option<u64>,
     runs: u64,
     samples: u64,

@@ -7,6 +7,7 @@ use std::io::Write;
 
 use crate::core::stats::Stats;
 use crate::store::state::{Found, KeyStatus};
+use crate::sys::host::unix_ms;
 
 pub mod server;
 
@@ -31,6 +32,9 @@ struct Num(f64);
 impl std::fmt::Display for Num {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let v = self.0;
+        if v.is_infinite() {
+            return f.write_str(if v > 0.0 { "+Inf" } else { "-Inf" });
+        }
         if v.fract() == 0.0 && v.abs() < 1e15 {
             write!(f, "{}", v as i64)
         } else {
@@ -57,6 +61,8 @@ pub struct Sample {
     /// --every: the period and the start of the last window with a success (ms).
     every_ms: Option<u64>,
     window_done_ms: Option<u64>,
+    /// The pause in force (on this host's clock): since, and until (None: until resumed).
+    paused: Option<(u64, Option<u64>)>,
 }
 
 impl Sample {
@@ -73,12 +79,15 @@ impl Sample {
             consecutive_failures: r.consecutive_failures,
             every_ms: r.window.as_ref().map(|w| w.every.period_ms()),
             window_done_ms: r.window.as_ref().and_then(|w| w.last_window()),
+            paused: r
+                .paused(u64::try_from(unix_ms()).unwrap_or(0))
+                .map(|p| (p.from_ms, p.until_ms)),
         }
     }
 }
 
 /// The counter families: name, help, and which of a sample's counters.
-const COUNTERS: [(&str, &str); 6] = [
+const COUNTERS: [(&str, &str); 7] = [
     ("dlock_runs_total", "Runs of the key: acquired + busy."),
     ("dlock_acquired_total", "Runs that got the lock."),
     (
@@ -91,6 +100,10 @@ const COUNTERS: [(&str, &str); 6] = [
         "dlock_compare_failures_total",
         "Releases or renewals that found someone else's value.",
     ),
+    (
+        "dlock_paused_total",
+        "Tries that found the key paused (dlock pause; not in dlock_runs_total).",
+    ),
 ];
 
 /// Series a key adds to the page: the counters and gauges, and with the histogram its
@@ -99,7 +112,7 @@ const COUNTERS: [(&str, &str); 6] = [
 #[cfg(test)]
 fn series_per_key(histogram: bool) -> usize {
     let buckets = if histogram { 32 + 2 } else { 0 };
-    COUNTERS.len() + 8 + buckets
+    COUNTERS.len() + 9 + buckets
 }
 
 /// Writes the page to `w` family by family; the first write error is kept.
@@ -186,6 +199,7 @@ pub fn prometheus(
                 s.lost,
                 s.cap_hits,
                 s.compare_failures,
+                s.paused,
             ];
             Some(counters[i] as f64)
         });
@@ -263,6 +277,31 @@ pub fn prometheus(
         "gauge",
         "Runs since the last success that did not end ok.",
         |r| r.consecutive_failures.map(|n| n as f64),
+    );
+    o.per_key(
+        rows,
+        "dlock_paused",
+        "gauge",
+        "Whether a pause is in force (dlock pause, the key's own or --all).",
+        |r| Some(f64::from(u8::from(r.paused.is_some()))),
+    );
+    // A paused key's two, only while one is in force.
+    o.per_key(
+        rows,
+        "dlock_paused_since_seconds",
+        "gauge",
+        "When the pause in force began (Unix time, server clock).",
+        |r| r.paused.map(|(from, _)| from as f64 / 1000.0),
+    );
+    o.per_key(
+        rows,
+        "dlock_paused_until_seconds",
+        "gauge",
+        "When the pause in force ends by itself (Unix time, server clock; +Inf: at dlock resume).",
+        |r| {
+            r.paused
+                .map(|(_, until)| until.map_or(f64::INFINITY, |u| u as f64 / 1000.0))
+        },
     );
     // --every's three, only for the keys that run with it (and only on a page with such a
     // key): the other keys' series and a page without --every stay as they were.

@@ -83,6 +83,32 @@ pub fn window_paused(spans: &[(u64, u64)], start: u64, end: u64) -> bool {
     spans.iter().any(|&(a, b)| a < end && b > start)
 }
 
+/// How many of the windows starting at `first`, `first + period`, … before `end` no pause
+/// touched (`spans` merged and sorted, as `paused_spans` gives them): the windows a key could
+/// have run in and did not, when it has no success after `first`.
+pub fn unpaused_windows(spans: &[(u64, u64)], first: u64, end: u64, period: u64) -> u64 {
+    if end <= first || period == 0 {
+        return 0;
+    }
+    let total = (end - first).div_ceil(period);
+    // Windows are counted once each, by index, however many spans touch them.
+    let mut paused = 0;
+    let mut next = 0; // the lowest window index not counted yet
+    for &(a, b) in spans {
+        if b <= first || a >= first + total * period {
+            continue;
+        }
+        let lo = a.saturating_sub(first) / period;
+        let hi = ((b - 1).saturating_sub(first) / period).min(total - 1);
+        let lo = lo.max(next);
+        if hi >= lo {
+            paused += hi - lo + 1;
+            next = hi + 1;
+        }
+    }
+    total - paused
+}
+
 /// When a paused key's last pause ended (`check --max-age` counts from it when it is later than
 /// the last success): the latest end among the spans, or `now` while one is in force.
 pub fn last_pause_end(spans: &[(u64, u64)]) -> Option<u64> {

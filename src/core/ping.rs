@@ -57,6 +57,11 @@ impl PingUrl {
         format!("{}/{code}?rid={rid}", self.base)
     }
 
+    /// `URL/log`: an event in the check's log that changes nothing else.
+    pub fn log(&self) -> String {
+        format!("{}/log", self.base)
+    }
+
     pub fn https(&self) -> bool {
         self.https
     }

@@ -62,6 +62,8 @@ pub struct Stats {
     pub compare_failures: u64,
     /// --every: tries that found their window done (not runs: runs = acquired + busy).
     pub not_due: u64,
+    /// Tries of a paused key (`dlock pause`): not runs either.
+    pub paused: u64,
     /// Finished runs whose hold time was recorded.
     pub samples: u64,
     pub max_ms: u64,
@@ -81,6 +83,7 @@ impl Stats {
                 "runs" => s.runs = n(v),
                 "acquired" => s.acquired = n(v),
                 "not_due" => s.not_due = n(v),
+                "paused" => s.paused = n(v),
                 "busy" => s.busy = n(v),
                 "lost" => s.lost = n(v),
                 "cap_hits" => s.cap_hits = n(v),

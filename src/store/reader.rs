@@ -10,7 +10,9 @@ use redis::{ErrorKind, RedisError, RedisResult, Value};
 
 use super::conn::{Conn, Server};
 use super::keys::{Keys, lock_of, scan_pattern};
+use super::pause;
 use super::state::{self, Found};
+use crate::core::pause::{Pause, Scope};
 use crate::log::warn;
 
 /// Locks read per pipeline: large enough that the round trip is noise, small enough that one
@@ -154,14 +156,19 @@ pub struct Locks {
     sent: VecDeque<Batch>,
     /// Read but not handed on yet: the names that are not UTF-8 and the first batch.
     ready: Vec<Found>,
+    /// The prefix-wide pause on record (`dlock pause --all`), told to every lock read.
+    fleet: Option<Pause>,
 }
 
 /// Connect, find the lock names (`keys`, full lock keys, as given; or every lock under `prefix`
 /// when empty) and read the first batch of them. Err: the server cannot be used.
 pub fn open(server: &Server, prefix: &str, keys: &[String]) -> RedisResult<Locks> {
-    let c = server.connect()?;
+    let mut c = server.connect()?;
     let names = names(server, prefix, keys)?;
-    Locks::primed(c, names)
+    let fleet = pause::read_record(&mut c, &Keys::fleet(prefix), Scope::All)?;
+    let mut locks = Locks::primed(c, names)?;
+    locks.fleet = fleet;
+    Ok(locks)
 }
 
 impl Locks {
@@ -180,6 +187,7 @@ impl Locks {
             next: 0,
             sent: VecDeque::new(),
             ready,
+            fleet: None,
         };
         if let Some(first) = locks.next_batch()? {
             locks.ready.extend(first);
@@ -199,8 +207,11 @@ impl Locks {
     pub fn read(&mut self, mut each: impl FnMut(Found)) -> RedisResult<()> {
         let mut found = std::mem::take(&mut self.ready);
         loop {
-            for f in found {
+            for mut f in found {
                 report(&f);
+                if let Found::Lock(s) = &mut f {
+                    s.fleet_pause.clone_from(&self.fleet);
+                }
                 each(f);
             }
             match self.next_batch()? {
@@ -216,7 +227,10 @@ impl Locks {
         for b in &mut self.sent {
             b.receive(&mut self.c)?;
         }
-        Locks::primed(self.c, Names::from(names))
+        let fleet = self.fleet;
+        let mut locks = Locks::primed(self.c, Names::from(names))?;
+        locks.fleet = fleet;
+        Ok(locks)
     }
 
     /// The next batch of locks, read; None after the last.

@@ -6,9 +6,11 @@ use redis::{RedisResult, Value};
 
 use super::conn::Conn;
 use super::keys::{Keys, MAX_LIMIT, slot};
+use super::pause;
 use super::reply::{self, AboutKey};
 use super::runs::{self, RunEntry};
 pub use super::window::Window;
+use crate::core::pause::{Pause, Scope, Span, paused_spans};
 use crate::core::stats::Stats;
 use crate::log::warn;
 
@@ -87,6 +89,13 @@ pub struct KeyStatus {
     /// A semaphore with slots held (its limit key is there): slots 1 … N-1 are read by
     /// `slot_commands` and `add_slots`.
     pub more_slots: bool,
+    /// `dlock pause`: the key's own pause on record, and the prefix-wide one (set by the
+    /// reader that read it), in force or not: `paused` judges.
+    pub pause: Option<Pause>,
+    pub fleet_pause: Option<Pause>,
+    /// The pauses that ended, the key's and the prefix-wide ones: read only where windows are
+    /// judged (`check`, the lock's page), empty elsewhere.
+    pub pauses_ended: Vec<Span>,
 }
 
 /// The parts of a lock kept in its companions, for naming a damaged one.
@@ -99,6 +108,7 @@ pub enum Part {
     Runs,
     Slot,
     Done,
+    Pause,
 }
 
 impl KeyStatus {
@@ -116,6 +126,23 @@ impl KeyStatus {
     /// `status` describe.
     pub fn first(&self) -> Option<&SlotState> {
         self.holders.first()
+    }
+
+    /// The pause in force at `now_ms` (the key's own first, then the prefix-wide one).
+    pub fn paused(&self, now_ms: u64) -> Option<&Pause> {
+        [&self.pause, &self.fleet_pause]
+            .into_iter()
+            .flatten()
+            .find(|p| p.in_force(now_ms))
+    }
+
+    /// The spans of time the key was paused up to `now_ms`, merged (`core::pause`).
+    pub fn pause_spans(&self, now_ms: u64) -> Vec<(u64, u64)> {
+        let current: Vec<&Pause> = [&self.pause, &self.fleet_pause]
+            .into_iter()
+            .flatten()
+            .collect();
+        paused_spans(&self.pauses_ended, &current, now_ms)
     }
 }
 
@@ -189,12 +216,12 @@ pub enum Found {
     },
 }
 
-/// The commands that read one lock, each a command and its one key (eight replies, read by
+/// The commands that read one lock, each a command and its one key (nine replies, read by
 /// `parse`): its limit, value, TTL, holder, fence, stats (with the newest runs in short), the
 /// run log's length (a key of another type there is named as damaged; its newest entries come
-/// in short from the stats hash: reading the stream would double what a lock costs to read)
-/// and the `--every` record.
-pub fn commands(keys: &Keys) -> [(&'static str, &str); 8] {
+/// in short from the stats hash: reading the stream would double what a lock costs to read),
+/// the `--every` record and the pause record.
+pub fn commands(keys: &Keys) -> [(&'static str, &str); 9] {
     [
         ("GET", &keys.limit),
         ("GET", &keys.lock),
@@ -204,6 +231,7 @@ pub fn commands(keys: &Keys) -> [(&'static str, &str); 8] {
         ("HGETALL", &keys.stats),
         ("XLEN", &keys.runs),
         ("HGETALL", &keys.done),
+        ("HGETALL", &keys.pause),
     ]
 }
 
@@ -285,6 +313,8 @@ pub fn parse(
         next_int("XLEN", replies)?,
     );
     let done = part(&mut problems, Part::Done, &keys.done, next_hash(replies)?);
+    let pause = part(&mut problems, Part::Pause, &keys.pause, next_hash(replies)?)
+        .and_then(|h| pause::from_fields(&h, Scope::Key));
     let window = done.and_then(|h| {
         Window::from_fields(&h)
             .map_err(|why| problems.push((Part::Done, format!("{}: {why}", keys.done))))
@@ -349,6 +379,9 @@ pub fn parse(
         holders,
         problems,
         more_slots: limit > 1,
+        pause,
+        fleet_pause: None,
+        pauses_ended: Vec::new(),
     })))
 }
 

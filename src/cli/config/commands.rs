@@ -33,6 +33,8 @@ pub struct StatusConfig {
 #[derive(Debug)]
 pub struct CheckConfig {
     pub server: Server,
+    /// Where the prefix-wide pause is kept.
+    pub prefix: String,
     /// Full lock keys, at least one.
     pub keys: Vec<String>,
     /// At least one of them is set.
@@ -183,6 +185,7 @@ pub(super) fn check(g: &Global, a: &CheckArgs) -> Result<CheckConfig, Error> {
         );
     }
     Ok(CheckConfig {
+        prefix: g.prefix.clone(),
         server: g.server.clone(),
         keys: full_keys(g, &a.keys)?,
         rules,

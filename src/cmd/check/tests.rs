@@ -22,6 +22,9 @@ fn status(last_success_ms: Option<i64>, last: Option<LastRun>) -> KeyStatus {
         recent: Vec::new(),
         problems: Vec::new(),
         more_slots: false,
+        pause: None,
+        fleet_pause: None,
+        pauses_ended: Vec::new(),
     }
 }
 

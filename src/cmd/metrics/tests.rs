@@ -9,7 +9,7 @@ fn label_values_and_numbers_are_written_as_the_format_wants() {
 }
 
 #[test]
-fn a_key_costs_48_series_and_14_without_the_histogram() {
+fn a_key_costs_50_series_and_16_without_the_histogram() {
     let s = crate::core::stats::Stats::from_fields([
         ("runs", "3"),
         ("h10", "3"),
@@ -35,6 +35,9 @@ fn a_key_costs_48_series_and_14_without_the_histogram() {
         recent: Vec::new(),
         problems: Vec::new(),
         more_slots: false,
+        pause: None,
+        fleet_pause: None,
+        pauses_ended: Vec::new(),
     };
     // `last` comes from the stats hash in a real read; here only the gauges that need it.
     let mut row = Sample::of(&status);
@@ -55,7 +58,7 @@ fn a_key_costs_48_series_and_14_without_the_histogram() {
         let series = page.lines().filter(|l| l.contains("key=")).count();
         assert_eq!(series, series_per_key(histogram), "{page}");
     }
-    assert_eq!((series_per_key(true), series_per_key(false)), (48, 14));
+    assert_eq!((series_per_key(true), series_per_key(false)), (50, 16));
 }
 
 #[test]

@@ -270,7 +270,13 @@ impl Shell<'_> {
                 waited,
                 Some(ended(exit, &mut self.error)),
             ),
-            Outcome::Exit(exit) => return Err(ended(exit, &mut self.error)),
+            Outcome::Exit(exit) => {
+                // --ping: a paused try tells the check in its log, without changing its state.
+                if let Some(line) = self.paused.take() {
+                    super::ping::log(self.cfg, &self.token, &line);
+                }
+                return Err(ended(exit, &mut self.error));
+            }
         };
         let fresh = Session::new(&self.cfg.server);
         Ok(Won {

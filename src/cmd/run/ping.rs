@@ -83,6 +83,16 @@ impl Pinger {
     }
 }
 
+/// One `URL/log` ping with `line` as its body (Healthchecks records it in the check's log
+/// without changing its state), when --ping was given; at most `ping::BUDGET`.
+pub fn log(cfg: &RunConfig, token: &str, line: &str) {
+    if let Some(p) = Pinger::new(cfg, token) {
+        let url = p.shared.url.log();
+        let deadline = Instant::now() + ping::BUDGET;
+        p.shared.send("log ping", &url, line.as_bytes(), deadline);
+    }
+}
+
 impl Shared {
     /// POST until `core::ping::Tries` says done; the server's body limit when it answered.
     fn send(&self, what: &str, url: &str, body: &[u8], deadline: Instant) -> Option<usize> {

@@ -4,15 +4,18 @@
 //! shortened in the middle; `--wide` and `--json` show it whole), so rows can be written as
 //! they are read.
 
+use crate::core::pause::{Pause, Scope};
 use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
 use crate::store::state::{KeyStatus, RECENT};
+use crate::sys::host::utc_stamp;
+use crate::units::DAY_MS;
 use crate::units::compact;
 
 /// The columns, with the width each takes (0: KEY, the longest key's).
 const NARROW: &[(&str, usize)] = &[
     ("KEY", 0),
-    ("STATE", 5),
+    ("STATE", 6),
     ("HOLDER", 22),
     ("TTL", 6),
     ("FENCE", 6),
@@ -26,7 +29,7 @@ const NARROW_KEY: usize = 30;
 
 const WIDE: &[(&str, usize)] = &[
     ("KEY", 0),
-    ("STATE", 5),
+    ("STATE", 6),
     ("HOLDER", 40),
     ("SINCE", 10),
     ("TTL", 9),
@@ -45,6 +48,7 @@ const WIDE: &[(&str, usize)] = &[
     ("LAST", 18),
     ("LAST-OK", 10),
     ("EVERY", 24),
+    ("PAUSED", 6),
 ];
 
 /// The whole table: a header, then each lock (a semaphore's other holders on lines of their
@@ -119,7 +123,11 @@ impl Table {
             .window
             .as_ref()
             .map(|w| w.done_now(u64::try_from(now_ms).unwrap_or(0)));
+        let now = u64::try_from(now_ms).unwrap_or(0);
+        let paused = r.paused(now);
         let state = match (semaphore, r.first().is_some(), window) {
+            // Paused: no new run starts, whatever the lock's state (a held one's job goes on).
+            _ if paused.is_some() => "paused".into(),
             (true, _, _) => format!("{}/{}", r.holders.len(), r.limit),
             (false, true, _) => "held".into(),
             (false, false, Some(true)) => "done".into(),
@@ -183,6 +191,7 @@ impl Table {
                 last_cell(r, now_ms),
                 last_ok,
                 every_cell(r, now_ms),
+                paused.map_or("-".into(), |p| pause_cell(p, now)),
             ]
         } else {
             vec![
@@ -267,6 +276,22 @@ fn every_cell(r: &KeyStatus, now_ms: i64) -> String {
             d.host
         ),
     }
+}
+
+/// A pause in force, in full: `until 14:30:00 UTC by web-1 (ops): db upgrade`, `--all until
+/// resumed by …`.
+pub(super) fn pause_cell(p: &Pause, now_ms: u64) -> String {
+    let all = if p.scope == Scope::All { "--all " } else { "" };
+    let until = p.until_ms.map_or_else(
+        || "until resumed".to_string(),
+        |u| format!("until {}", utc_stamp(u, u.saturating_sub(now_ms) >= DAY_MS)),
+    );
+    let reason = if p.reason.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", p.reason)
+    };
+    format!("{all}{until} by {}{reason}", p.by)
 }
 
 /// The last runs as a strip of marks, oldest left and newest right: `✓` ended ok, `✗` any

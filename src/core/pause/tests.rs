@@ -46,6 +46,22 @@ fn spans_merge_and_one_in_force_runs_to_now() {
 }
 
 #[test]
+fn windows_a_pause_touched_are_not_counted() {
+    // Windows of 10 from 100: [100,110) [110,120) [120,130) [130,140).
+    assert_eq!(unpaused_windows(&[], 100, 140, 10), 4);
+    assert_eq!(unpaused_windows(&[(115, 125)], 100, 140, 10), 2);
+    // Two spans in one window count it once; a span before or after counts nothing.
+    assert_eq!(unpaused_windows(&[(101, 102), (105, 106)], 100, 140, 10), 3);
+    assert_eq!(unpaused_windows(&[(0, 100), (140, 200)], 100, 140, 10), 4);
+    // A pause over all of them, and one still running past the end.
+    assert_eq!(unpaused_windows(&[(50, 500)], 100, 140, 10), 0);
+    assert_eq!(unpaused_windows(&[(139, 141)], 100, 140, 10), 3);
+    assert_eq!(unpaused_windows(&[], 140, 140, 10), 0);
+    // A partial last window (end not on a boundary) counts.
+    assert_eq!(unpaused_windows(&[], 100, 135, 10), 4);
+}
+
+#[test]
 fn a_window_touched_by_a_pause_is_paused() {
     let s = [(100, 200)];
     assert!(window_paused(&s, 150, 300));

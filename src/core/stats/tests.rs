@@ -20,6 +20,7 @@ fn read_as_a_map(h: &HashMap<String, String>) -> Stats {
         cap_hits: n("cap_hits"),
         compare_failures: n("compare_failures"),
         not_due: n("not_due"),
+        paused: n("paused"),
         samples: n("hold_count"),
         max_ms: n("hold_max_ms"),
         sum_ms: n("hold_sum_ms"),

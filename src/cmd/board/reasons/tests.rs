@@ -27,6 +27,9 @@ fn lock(last: Option<(&str, i64)>, in_a_row: Option<i64>) -> KeyStatus {
         recent: Vec::new(),
         problems: Vec::new(),
         more_slots: false,
+        pause: None,
+        fleet_pause: None,
+        pauses_ended: Vec::new(),
     }
 }
 

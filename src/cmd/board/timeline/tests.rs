@@ -23,6 +23,9 @@ fn lock() -> KeyStatus {
         recent: Vec::new(),
         problems: Vec::new(),
         more_slots: false,
+        pause: None,
+        fleet_pause: None,
+        pauses_ended: Vec::new(),
     }
 }
 

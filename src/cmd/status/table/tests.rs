@@ -39,6 +39,9 @@ fn held(key: &str, command: &str) -> KeyStatus {
         recent: runs(&["ok"; 10]),
         problems: Vec::new(),
         more_slots: false,
+        pause: None,
+        fleet_pause: None,
+        pauses_ended: Vec::new(),
     }
 }
 

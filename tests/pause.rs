@@ -1,0 +1,268 @@
+//! `dlock pause` / `dlock resume` (issue 50): a paused key starts no run on any host, its tries
+//! end at once with --paused-exit-code and are counted; `--for` ends on the server's clock;
+//! `--all` covers keys that never ran; a running job goes on; a paused `--every` window is not a
+//! missed one. "Did it run" is a file the jobs append to; every count and time is read from the
+//! server (its keys, its TIME), never from what dlock says of itself.
+
+use std::time::{Duration, Instant};
+
+use crate::every::{job, runs_in, server_ms};
+use crate::support::*;
+
+/// A try of KEY that appends `tag` to the key's file when it runs.
+fn try_key(r: &RedisServer, key: &str, tag: &str, extra: &[&str]) -> Output {
+    let file = r.dir().join(key);
+    dlock(r)
+        .args(["run", "--key", key])
+        .args(extra)
+        .args(["--"])
+        .args(job(&file, tag, "0", 0))
+        .run()
+}
+
+fn stat(r: &RedisServer, key: &str, field: &str) -> i64 {
+    let v: Option<i64> = redis::cmd("HGET")
+        .arg(format!("{{dlock:{key}}}:stats"))
+        .arg(field)
+        .query(&mut r.conn())
+        .unwrap();
+    v.unwrap_or(0)
+}
+
+/// Waits, on the server's clock, until it reads at least `t` (Unix ms). Bounded: the caller's
+/// `t` is a few seconds ahead at most.
+fn server_reaches(r: &RedisServer, t: u64) {
+    let start = Instant::now();
+    while server_ms(r) < t {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the server's clock never reached {t}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_paused_key_runs_nowhere_and_every_try_ends_at_once_counted() {
+    let r = RedisServer::start();
+    let out = dlock(&r)
+        .args(["pause", "reconcile", "--reason", "db upgrade"])
+        .run();
+    out.code(0)
+        .stdout_has("paused reconcile until `dlock resume`: db upgrade");
+    // Three contenders, each with a long --wait: none runs, none waits (the whole loop is far
+    // inside one --wait of 30 s, the bound that would show a wait).
+    let start = Instant::now();
+    for i in 0..3 {
+        let out = try_key(&r, "reconcile", &format!("c{i}"), &["--wait", "30s"]);
+        out.code(0)
+            .stdout_is("")
+            .stderr_has("dlock:reconcile: paused by ")
+            .stderr_has(": db upgrade; `dlock resume reconcile` ends it; nothing to run, exit 0");
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "a paused try waited: {:?}",
+        start.elapsed()
+    );
+    try_key(&r, "reconcile", "c3", &["--paused-exit-code", "3"]).code(3);
+    assert_eq!(runs_in(&r.dir().join("reconcile")), Vec::<String>::new());
+    assert_eq!(
+        stat(&r, "reconcile", "paused"),
+        4,
+        "each paused try counted"
+    );
+    assert_eq!(
+        stat(&r, "reconcile", "runs"),
+        0,
+        "a paused try is not a run"
+    );
+    assert_eq!(r.get("dlock:reconcile"), None, "nothing held");
+    // Resumed: the next try runs.
+    dlock(&r)
+        .args(["resume", "reconcile"])
+        .run()
+        .code(0)
+        .stdout_has("resumed reconcile (paused since ");
+    try_key(&r, "reconcile", "after", &[]).code(0);
+    assert_eq!(runs_in(&r.dir().join("reconcile")), ["after"]);
+    // Nothing left to resume: exit 1, said.
+    dlock(&r)
+        .args(["resume", "reconcile"])
+        .run()
+        .code(1)
+        .stdout_is("reconcile was not paused\n");
+}
+
+#[test]
+fn a_for_pause_ends_on_the_servers_clock_whatever_the_hosts() {
+    let r = RedisServer::start();
+    let before = server_ms(&r);
+    dlock(&r)
+        .args(["pause", "nightly", "--for", "2s"])
+        .run()
+        .code(0);
+    let until: u64 = redis::cmd("HGET")
+        .arg("{dlock:nightly}:pause")
+        .arg("until_ms")
+        .query(&mut r.conn())
+        .unwrap();
+    let after = server_ms(&r);
+    assert!(
+        (before + 2000..=after + 2000).contains(&until),
+        "until {until} is not 2 s after the server's time [{before}, {after}]"
+    );
+    // A host two hours ahead would think the pause long over: the script asks the server.
+    let ahead = |tag: &str| {
+        let file = r.dir().join("nightly");
+        dlock(&r)
+            .env(
+                "LD_PRELOAD",
+                crate::support::compiled::clockshift().to_str().unwrap(),
+            )
+            .env("CLOCKSHIFT_AT_NS", "0")
+            .env("CLOCKSHIFT_SECONDS", "7200")
+            .args(["run", "--key", "nightly", "--"])
+            .args(job(&file, tag, "0", 0))
+            .run()
+    };
+    if server_ms(&r) < until {
+        ahead("early").code(0).stderr_has("paused by ");
+    }
+    assert_eq!(runs_in(&r.dir().join("nightly")), Vec::<String>::new());
+    server_reaches(&r, until);
+    ahead("late").code(0);
+    assert_eq!(runs_in(&r.dir().join("nightly")), ["late"]);
+}
+
+#[test]
+fn pause_all_stops_keys_that_never_ran_until_resume_all() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["pause", "--all", "--reason", "maintenance"])
+        .run()
+        .code(0)
+        .stdout_has("paused every key under \"dlock:\" (--all)");
+    try_key(&r, "fresh", "x", &[])
+        .code(0)
+        .stderr_has("every key is paused (--all) by ")
+        .stderr_has(": maintenance; `dlock resume --all` ends it");
+    // A key's own pause on top: resuming it leaves the key paused, and says so.
+    dlock(&r).args(["pause", "fresh"]).run().code(0);
+    dlock(&r)
+        .args(["resume", "fresh"])
+        .run()
+        .code(0)
+        .stderr_has("every key is still paused (--all)");
+    try_key(&r, "fresh", "y", &[]).code(0).stderr_has("(--all)");
+    assert_eq!(runs_in(&r.dir().join("fresh")), Vec::<String>::new());
+    dlock(&r).args(["resume", "--all"]).run().code(0);
+    try_key(&r, "fresh", "z", &[]).code(0);
+    assert_eq!(runs_in(&r.dir().join("fresh")), ["z"]);
+    // The record is no lock: status never lists it.
+    let status = dlock(&r).args(["status"]).run();
+    status.code(0);
+    let keys: Vec<&str> = status
+        .stdout
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(keys, ["dlock:fresh"], "{}", status.stdout);
+}
+
+#[test]
+fn a_pause_stops_starts_not_runs() {
+    let r = RedisServer::start();
+    let mut holder = dlock(&r)
+        .args(["run", "--key", "long", "--ttl", "10s", "--"])
+        .args(["sh", "-c", "echo ready; read x; exit 0"])
+        .spawn();
+    holder.expect_line("ready");
+    dlock(&r).args(["pause", "long"]).run().code(0);
+    // Held and paused: status says paused (no new run starts), the holder still there.
+    let status = dlock(&r).args(["status", "--json"]).run();
+    status.code(0).stdout_has("\"paused\":{\"all\":false,");
+    assert!(
+        r.get("dlock:long").is_some(),
+        "the running job keeps its lock"
+    );
+    holder.close_stdin();
+    holder
+        .finish(Duration::from_secs(10))
+        .code(0)
+        .stderr_has("released dlock:long");
+    assert_eq!(r.get("dlock:long"), None);
+    let table = dlock(&r).args(["status"]).run();
+    table.code(0).stdout_has("dlock:long  paused");
+    let page = dlock(&r).args(["status", "--format", "prometheus"]).run();
+    page.code(0)
+        .stdout_has("dlock_paused{key=\"dlock:long\"} 1\n")
+        .stdout_has("dlock_paused_until_seconds{key=\"dlock:long\"} +Inf\n");
+}
+
+#[test]
+fn check_passes_a_paused_key_and_a_paused_window_is_not_missed() {
+    let r = RedisServer::start();
+    // Windows of 1 s on the server's clock: one success, then three windows without one.
+    try_key(&r, "tick", "ok", &["--every", "1s"]).code(0);
+    try_key(&r, "ctl", "ok", &["--every", "1s"]).code(0);
+    dlock(&r)
+        .args(["pause", "tick", "--reason", "upgrade"])
+        .run()
+        .code(0);
+    let paused_at = server_ms(&r);
+    // In force: check passes with the pause named, whatever the windows.
+    server_reaches(&r, paused_at + 3000);
+    dlock(&r)
+        .args(["check", "tick", "--missed-windows", "1", "--max-age", "1s"])
+        .run()
+        .code(0)
+        .stdout_has("tick: ok, paused by ")
+        .stdout_has(": upgrade");
+    // The control key, never paused, fails the same rule: the rule can fail.
+    dlock(&r)
+        .args(["check", "ctl", "--missed-windows", "1"])
+        .run()
+        .code(1)
+        .stdout_has("FAILING, no success in the last ");
+    // Resumed: the windows it was paused through are not missed, and --max-age counts from
+    // the resume.
+    dlock(&r).args(["resume", "tick"]).run().code(0);
+    dlock(&r)
+        .args(["check", "tick", "--missed-windows", "2", "--max-age", "20s"])
+        .run()
+        .code(0)
+        .stdout_has("resumed ")
+        .stdout_has("the windows since were paused");
+    // After resume the window runs.
+    try_key(&r, "tick", "after", &["--every", "1s"]).code(0);
+    assert_eq!(runs_in(&r.dir().join("tick")), ["ok", "after"]);
+}
+
+#[test]
+fn bad_pause_input_is_one_line_and_exit_2() {
+    let r = RedisServer::start();
+    let long = "x".repeat(201);
+    for (args, says) in [
+        (vec!["pause"], "KEY"),
+        (vec!["pause", "k", "--for", "0s"], "--for 0s is too short"),
+        (vec!["pause", "k", "--for", "400d"], "longer than a year"),
+        (vec!["pause", "k", "--reason", &long], "at most 200"),
+        (vec!["pause", "--all"], "say why with --reason"),
+        (
+            vec!["pause", "k", "--all", "--reason", "r"],
+            "cannot be used with",
+        ),
+        (vec!["resume"], "KEY"),
+    ] {
+        dlock(&r)
+            .args(&args)
+            .run()
+            .code(2)
+            .one_line_error()
+            .stderr_has(says);
+    }
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut r.conn()).unwrap();
+    assert!(keys.is_empty(), "bad input wrote {keys:?}");
+}
