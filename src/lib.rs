@@ -158,8 +158,9 @@ pub mod api {
         pub use crate::store::finish::{RecordCall, ReleaseCall};
         pub use crate::store::keys::Keys;
         pub use crate::store::lock::{
-            Acquire, AcquireCall, BreakCall, BusyCall, Meta, Renew, RenewCall, WakeCall,
+            Acquire, AcquireCall, BreakCall, BusyCall, Fleet, Meta, Renew, RenewCall, WakeCall,
         };
+        pub use crate::store::pause::{PauseCall, Paused};
         pub use crate::store::runs::RunLog;
         pub use crate::store::window::{PeriodCall, PeriodChanged};
         pub use crate::store::{Call, Script};

@@ -25,12 +25,16 @@ fn every_script_runs_on_a_real_server() {
             "acquire (other period)",
             "period",
             "acquire (new period, not due)",
+            "acquire (before the pause)",
             "pause",
             "acquire (paused)",
+            "acquire (paused, a retry of ours)",
             "resume",
             "pause",
             "acquire (paused)",
-            "resume"
+            "acquire (paused, a retry of ours)",
+            "resume",
+            "break"
         ]
     );
     // What the scripts counted landed where `dlock status` reads it: two acquisitions, two busy

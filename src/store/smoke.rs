@@ -233,7 +233,14 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     let done = call(&mut c, &daily).map(|a| matches!(a, Acquire::NotDue(_)));
     run("acquire (new period, not due)", done)?;
     // A paused key runs nothing: its own pause, then the prefix-wide one, both read by the
-    // acquire script; resume ends each.
+    // acquire script; resume ends each. A retry of an acquire whose reply was lost (the same
+    // token) keeps the slot its first try took, paused or not: it is not a new run.
+    let plain = AcquireCall {
+        stats: false,
+        ..acquire(false)
+    };
+    let took = call(&mut c, &plain).map(|a| matches!(a, Acquire::Acquired { .. }));
+    run("acquire (before the pause)", took)?;
     for (keys, scope) in [(&keys, Scope::Key), (&fleet, Scope::All)] {
         let pause = PauseCall {
             keys,
@@ -252,10 +259,16 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
             )
         });
         run("pause", set)?;
-        let paused = call(&mut c, &acquire(false)).map(
+        let rival = AcquireCall {
+            token: "rival",
+            ..acquire(false)
+        };
+        let paused = call(&mut c, &rival).map(
             |a| matches!(a, Acquire::Paused(ref p) if p.scope == scope && p.reason == "check"),
         );
         run("acquire (paused)", paused)?;
+        let retried = call(&mut c, &plain).map(|a| matches!(a, Acquire::Acquired { .. }));
+        run("acquire (paused, a retry of ours)", retried)?;
         let resume = PauseCall {
             resume: true,
             ..pause
@@ -265,5 +278,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
             call(&mut c, &resume).map(|p| matches!(p, Paused::Ended(_))),
         )?;
     }
+    let freed = call(&mut c, &brk).map(|b| matches!(b, Broken::Released { .. }));
+    run("break", freed)?;
     Ok(ran)
 }

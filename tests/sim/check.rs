@@ -163,6 +163,14 @@ impl Checker {
         }
     }
 
+    /// A run granted while its key was paused (`dlock pause`).
+    pub fn paused_grant(&mut self, t: Us, token: &str) {
+        self.fail(
+            t,
+            format!("{token} was granted the lock while the key was paused"),
+        );
+    }
+
     /// A waiter not served in time (liveness.rs).
     pub fn fail_liveness(&mut self, t: Us, why: String) {
         self.fail(t, why);

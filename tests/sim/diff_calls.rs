@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    AcquireCall, BreakCall, BusyCall, Every, Exit, Finish, Keys, Limits, Meta, RecordCall,
+    AcquireCall, BreakCall, BusyCall, Every, Exit, Finish, Fleet, Keys, Limits, Meta, RecordCall,
     ReleaseCall, RenewCall, RunLog, WakeCall,
 };
 
@@ -91,6 +91,7 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
                 meta: &meta,
                 last_try: rng.chance(0.5),
                 every,
+                fleet: Fleet::Key("{sim:}:pause"),
             };
             return (Kind::Acquire, scripted(&c));
         }

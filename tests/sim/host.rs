@@ -226,6 +226,7 @@ fn begin(w: &mut World, h: usize) {
         stats: true,
         conflict_exit: 75,
         not_due_exit: 0,
+        paused_exit: 0,
         ttl: w.sc.ttl,
         min_replicas: u32::from(w.sc.min_replicas.is_some()),
         replica_timeout: w.sc.min_replicas.unwrap_or_default(),

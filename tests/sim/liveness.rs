@@ -22,6 +22,7 @@ pub fn fair(w: &World) -> bool {
         && sc.partitions.is_empty()
         && sc.restarts.is_empty()
         && sc.failovers.is_empty()
+        && sc.pause.is_none()
         && !sc.slow
         // Every answer within the hosts' I/O timeout (a third of the TTL): a round trip
         // longer than it fails the try, as a lost reply does.

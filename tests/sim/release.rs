@@ -248,6 +248,10 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
         };
         if w.granted.insert(token.clone()) {
             w.check.ev(w.now, usize::MAX, "grant", i64::from(slot));
+            // A new run granted while the key is paused on a server that kept its data.
+            if w.paused && w.sc.restarts.is_empty() && w.sc.failovers.is_empty() {
+                w.check.paused_grant(w.now, &token);
+            }
             w.check.granted(w.now, &token, slot);
             crate::liveness::granted(w);
         }

@@ -30,6 +30,9 @@ pub struct Scenario {
     /// `dlock release K --every D` at this time (µs): the key's period changes on purpose, and
     /// each host uses D from its next run on.
     pub change: Option<(Us, Every)>,
+    /// `dlock pause K` at the first time (µs) and `dlock resume K` at the second: no run may
+    /// start in between (where the server keeps its data).
+    pub pause: Option<(Us, Us)>,
     /// Each host's clock rate against the server's.
     pub rates: Vec<f64>,
     /// One-way delay bound (µs) and the chance a request, or its reply, is lost.
@@ -135,6 +138,7 @@ impl Scenario {
             min_replicas: None,
             host_every: Vec::new(),
             change: None,
+            pause: None,
         };
         // Drawn last: the worlds of the draws before them stay as they were.
         sc.slow = r.chance(0.1);
@@ -159,6 +163,11 @@ impl Scenario {
                 sc.change = Some((r.range(0, horizon / 2), Self::period(&mut r, ttl_ms)));
             }
             debug_assert!(sc.host_every[0] == Some(every));
+        }
+        // A fifth of the worlds are paused for a while (drawn last, as above).
+        if r.chance(0.2) {
+            let from = r.range(0, horizon / 3);
+            sc.pause = Some((from, from + r.range(ttl_ms * 1000, ttl_ms * 1000 * 20)));
         }
         sc
     }

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use dlock::api::companion;
 use dlock::api::sim::{
-    Acquire, AcquireCall, BusyCall, Call, Cleanup, Failure, Meta, Outcome, ReleaseCall, RunLog,
-    WaitAction, WaitInput, WakeCall, WakerPush, lease_end, waker_push,
+    Acquire, AcquireCall, BusyCall, Call, Cleanup, Failure, Fleet, Meta, Outcome, ReleaseCall,
+    RunLog, WaitAction, WaitInput, WakeCall, WakerPush, lease_end, waker_push,
 };
 use redis::Value;
 
@@ -94,6 +94,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         meta: &meta,
         last_try,
         every: s.every,
+        fleet: Fleet::Key("{sim:}:pause"),
     });
     w.check.ev(w.now, h, "try", i64::from(last_try));
     if std::mem::take(&mut w.hosts[h].hung_up) {
@@ -150,6 +151,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
         }
         Ok(Ok(Acquire::Busy { pttl, holder })) => WaitInput::Busy { pttl, holder },
         Ok(Ok(Acquire::NotDue(n))) => WaitInput::NotDue(n),
+        Ok(Ok(Acquire::Paused(p))) => WaitInput::Paused(p),
         Ok(Ok(Acquire::OtherLimit(n))) => WaitInput::OtherLimit(n),
         Ok(Ok(Acquire::OtherPeriod(p))) => WaitInput::OtherPeriod(p),
         Ok(Err(e)) => panic!("seed {}: acquire's reply unread: {e}", w.sc.seed),

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::rc::Rc;
 use std::time::Instant;
 
-use dlock::api::sim::{Call, Every, Keys, PeriodCall, PeriodChanged};
+use dlock::api::sim::{Call, Every, Keys, PauseCall, PeriodCall, PeriodChanged};
 
 use crate::calls::{Scripted, scripted};
 use crate::check::{Checker, Us};
@@ -70,6 +70,8 @@ pub enum Event {
     /// The operator changes the key's --every period on every host and runs `dlock release
     /// K --every D` (Scenario::change).
     PeriodChange,
+    /// The operator runs `dlock pause K` (true) or `dlock resume K` (Scenario::pause).
+    Pause(bool),
 }
 
 /// A waker's BLPOP on the server: `BLPOP wake own`.
@@ -113,6 +115,8 @@ pub struct World {
     pub recorded: Option<Vec<Scripted>>,
     /// --every: the period every host's next run uses, once the operator changed it.
     pub period_now: Option<Every>,
+    /// The server holds a pause of the key (`dlock pause` ran, `resume` not yet).
+    pub paused: bool,
 }
 
 impl World {
@@ -146,6 +150,7 @@ impl World {
             base: Instant::now(),
             recorded: None,
             period_now: None,
+            paused: false,
             sc,
         };
         w.check.every_at_risk = unsafe_world || !w.sc.failovers.is_empty();
@@ -163,7 +168,36 @@ impl World {
         if let Some((at, _)) = w.sc.change {
             w.at(at, Event::PeriodChange);
         }
+        if let Some((from, to)) = w.sc.pause {
+            w.at(from, Event::Pause(true));
+            w.at(to, Event::Pause(false));
+        }
         w
+    }
+
+    /// The operator's `dlock pause K` (`on`) or `dlock resume K` on the server (again 100 ms
+    /// later while it is down, as an operator would retry a failed command).
+    fn pause(&mut self, on: bool) {
+        if !self.up {
+            self.at(self.now + 100_000, Event::Pause(on));
+            return;
+        }
+        let keys = self.keys.clone();
+        let call = scripted(&PauseCall {
+            keys: &keys,
+            by: "ops (sim)",
+            reason: "sim",
+            for_: None,
+            resume: !on,
+        });
+        let answer = call.run(&mut self.server);
+        self.check.counts.script_calls += 1;
+        self.check
+            .ev(self.now, usize::MAX, if on { "pause" } else { "resume" }, 0);
+        if let Ok(Ok(_)) = answer.map(PauseCall::reply) {
+            self.paused = on;
+        }
+        self.after_write();
     }
 
     /// The operator's change of period: every host's next run uses the new one, and `dlock
@@ -239,6 +273,7 @@ impl World {
                 Event::ServerUp(i) => self.server_up(i),
                 Event::Failover(i) => self.failover(i),
                 Event::PeriodChange => self.change_period(),
+                Event::Pause(on) => self.pause(on),
             }
             if self.hosts.iter().all(|h| h.finished(self.sc.runs)) {
                 break;
