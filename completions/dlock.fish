@@ -49,6 +49,8 @@ complete -c dlock -n "__fish_dlock_needs_command" -f -a "exporter" -d 'Serve the
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "doctor" -d 'Is the server fit for locks? Eviction, persistence, replicas, clock, latency, and the keys\' recorded runs against their lease (read-only)'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it; or change a key\'s --every period (--every D)'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "pause" -d 'Start no new run of KEY (or of every key: --all) on any host, until `resume` or --for D'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "resume" -d 'End a pause: KEY\'s own, or the prefix-wide one (--all)'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "completions" -d 'Print a shell completion script to stdout'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "install-self" -d 'Copy this dlock executable to DIR/dlock (an initContainer filling an emptyDir)'
@@ -71,6 +73,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand run" -l capture -d 'Keep the
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l every -d 'Once per period: at most one successful run of KEY per window of D (1s … 366d), on the Redis server\'s clock, windows from the Unix epoch in UTC. A window with a success is done: later tries in it run nothing (--not-due-exit-code); a failed run records nothing, so the next try runs the job again. Every host must give KEY the same period: once a success is recorded, a try with another period or offset is refused (exit 2); change it on purpose with `dlock release KEY --every D`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l every-offset -d 'Shift the --every windows: --every 1d --every-offset 2h = daily from 02:00 UTC (epoch weeks start on Thursday: Monday weeks are --every 7d --every-offset 4d)' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l not-due-exit-code -d 'Exit status of a try whose --every window is already done ("nothing to do")' -r
+complete -c dlock -n "__fish_dlock_using_subcommand run" -l paused-exit-code -d 'Exit status of a try of a paused key (`dlock pause`): nothing runs, at once, whatever --wait says' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l splay -d 'Sleep a random time in [0, D) before the first try (D ≤ 1h), outside --wait: spreads a fleet\'s cron minute, and which host wins an --every window' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l ping -d 'Ping a Healthchecks-compatible URL from the host that runs the job: URL/start when it starts, URL/CODE (dlock\'s exit status) with the output\'s tail after the release. A failed ping is one warning; it never changes the exit status. The URL is a credential: logs show its scheme and host only. DLOCK_PING_URL set and empty means no ping' -r
 complete -c dlock -n "__fish_dlock_using_subcommand run" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
@@ -212,6 +215,46 @@ complete -c dlock -n "__fish_dlock_using_subcommand release" -l tls-insecure -d 
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand release" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l for -d 'End the pause by itself after D, on the Redis server\'s clock (1s … 366d) [default: until `dlock resume`]' -r
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l reason -d 'Why, for whoever finds the key paused (status, the board, each paused try\'s log line); one line, at most 200 characters' -r
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l all -d 'Pause every key under the prefix, including keys that have never run (needs --reason)'
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l all -d 'End the prefix-wide pause (`dlock pause --all`); the keys\' own pauses stay'
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_using_subcommand resume" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand history" -s n -d 'Only the last N runs (counted after --failed) [default: every run the log keeps]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand history" -l run -d 'Print the output kept for run RUN (its id, or a unique prefix of at least 6 characters as listed in the RUN column; or as a hyphenated UUID, as --ping\'s rid), raw, on stdout. Only runs started with --capture keep any' -r
 complete -c dlock -n "__fish_dlock_using_subcommand history" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
@@ -270,13 +313,15 @@ complete -c dlock -n "__fish_dlock_using_subcommand install-self" -l tls-insecur
 complete -c dlock -n "__fish_dlock_using_subcommand install-self" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand install-self" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand install-self" -s h -l help -d 'Print help'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "exporter" -d 'Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "doctor" -d 'Is the server fit for locks? Eviction, persistence, replicas, clock, latency, and the keys\' recorded runs against their lease (read-only)'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it; or change a key\'s --every period (--every D)'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "completions" -d 'Print a shell completion script to stdout'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "install-self" -d 'Copy this dlock executable to DIR/dlock (an initContainer filling an emptyDir)'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release history completions install-self help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "exporter" -d 'Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "doctor" -d 'Is the server fit for locks? Eviction, persistence, replicas, clock, latency, and the keys\' recorded runs against their lease (read-only)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it; or change a key\'s --every period (--every D)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "pause" -d 'Start no new run of KEY (or of every key: --all) on any host, until `resume` or --for D'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "resume" -d 'End a pause: KEY\'s own, or the prefix-wide one (--all)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "completions" -d 'Print a shell completion script to stdout'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "install-self" -d 'Copy this dlock executable to DIR/dlock (an initContainer filling an emptyDir)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -722,6 +722,27 @@ fn every_command_works_as_a_least_privilege_user() {
         .run()
         .code(1);
     d().args(["release", "tick", "--force"]).run().code(0);
+    // pause and resume, a key's and every key's (the prefix-wide record is under the prefix's
+    // patterns too), a paused try, check with the spans of a pause that ended.
+    d().args(["pause", "tick", "--for", "1h", "--reason", "acl"])
+        .run()
+        .code(0);
+    d().args(["pause", "--all", "--reason", "acl"])
+        .run()
+        .code(0);
+    d().args(["run", "--key", "tick", "--", "true"])
+        .run()
+        .code(0)
+        .stderr_has("paused by ");
+    d().args(["resume", "tick"])
+        .run()
+        .code(0)
+        .stderr_has("still paused (--all)");
+    d().args(["resume", "--all"]).run().code(0);
+    d().args(["check", "tick", "--max-age", "1h", "--missed-windows", "1"])
+        .run()
+        .code(1)
+        .stdout_has("never ran with --every");
     // The user really is restricted: other keys are out of reach.
     let out = d()
         .args(["--prefix", "other:", "run", "--key", "x", "--", "true"])

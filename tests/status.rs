@@ -105,6 +105,8 @@ fn status_json_has_exactly_the_spec_fields() {
             "last",
             "last_success_ms",
             "limit",
+            // An addition (dlock pause): the pause in force, null when none.
+            "paused",
             "recent",
             "renewals",
             "since_ms",

@@ -71,6 +71,12 @@ The codes above are \fBdlock run\fR's. The other commands exit:
 \fBdlock release\fR
 0 released (with \-\-every: the period changed); 1 nothing released (not held, or held by another token; with \-\-every: the key never ran with \-\-every); 2 usage; 69 Redis unavailable.
 .TP
+\fBdlock pause\fR
+0 paused; 2 usage (no KEY, \-\-all without \-\-reason, a bad \-\-for or \-\-reason); 69 Redis unavailable.
+.TP
+\fBdlock resume\fR
+0 a pause ended; 1 none was in force (for some KEY); 2 usage; 69 Redis unavailable.
+.TP
 \fBdlock exporter\fR
 0 stopped by SIGTERM or SIGINT; 2 usage (a bad or busy \-\-listen address); 70 internal. Redis being down is no exit: /metrics answers dlock_up 0 and the board says why.
 .TP

@@ -49,6 +49,9 @@ pub fn check(cfg: &CheckConfig) -> Result<Exit, Error> {
         out.push('\n');
     });
     read.map_err(|e| cfg.server.unavailable(&e))?;
+    if let Some(e) = spans.and_then(|s| s.failed) {
+        return Err(cfg.server.unavailable(&e));
+    }
     let _ = std::io::stdout().lock().write_all(out.as_bytes());
     Ok(if failing > 0 {
         Exit::NotDone
@@ -58,31 +61,41 @@ pub fn check(cfg: &CheckConfig) -> Result<Exit, Error> {
 }
 
 /// The ended pauses `check` judges windows by: the prefix-wide ones read once, each key's own
-/// as it comes. A span stream that cannot be read counts as none (the pause records in force
-/// came with the lock).
+/// as it comes. A failure to read them is the server's (`failed`): check then says so (69),
+/// as for the locks themselves, rather than judge windows without their pauses.
 struct Spans {
     c: Conn,
     fleet: Vec<Span>,
+    failed: Option<redis::RedisError>,
 }
 
 impl Spans {
     fn open(cfg: &CheckConfig) -> Result<Spans, Error> {
-        let mut c = cfg
-            .server
-            .connect()
-            .map_err(|e| cfg.server.unavailable(&e))?;
-        let fleet = read_pauses(&mut c, &Keys::fleet(&cfg.prefix), Scope::All)
-            .map(|(_, spans)| spans)
-            .map_err(|e| cfg.server.unavailable(&e))?;
-        Ok(Spans { c, fleet })
+        let unavailable = |e: redis::RedisError| cfg.server.unavailable(&e);
+        let mut c = cfg.server.connect().map_err(unavailable)?;
+        let (_, fleet) =
+            read_pauses(&mut c, &Keys::fleet(&cfg.prefix), Scope::All).map_err(unavailable)?;
+        Ok(Spans {
+            c,
+            fleet,
+            failed: None,
+        })
     }
 
     fn of(&mut self, key: &str) -> Vec<Span> {
-        let mut spans = read_pauses(&mut self.c, &Keys::new(key), Scope::Key)
-            .map(|(_, spans)| spans)
-            .unwrap_or_default();
-        spans.extend(self.fleet.iter().cloned());
-        spans
+        if self.failed.is_some() {
+            return Vec::new();
+        }
+        match read_pauses(&mut self.c, &Keys::new(key), Scope::Key) {
+            Ok((_, mut spans)) => {
+                spans.extend(self.fleet.iter().cloned());
+                spans
+            }
+            Err(e) => {
+                self.failed = Some(e);
+                Vec::new()
+            }
+        }
     }
 }
 

@@ -273,13 +273,6 @@ pub fn prometheus(
     );
     o.per_key(
         rows,
-        "dlock_consecutive_failures",
-        "gauge",
-        "Runs since the last success that did not end ok.",
-        |r| r.consecutive_failures.map(|n| n as f64),
-    );
-    o.per_key(
-        rows,
         "dlock_paused",
         "gauge",
         "Whether a pause is in force (dlock pause, the key's own or --all).",
@@ -302,6 +295,13 @@ pub fn prometheus(
             r.paused
                 .map(|(_, until)| until.map_or(f64::INFINITY, |u| u as f64 / 1000.0))
         },
+    );
+    o.per_key(
+        rows,
+        "dlock_consecutive_failures",
+        "gauge",
+        "Runs since the last success that did not end ok.",
+        |r| r.consecutive_failures.map(|n| n as f64),
     );
     // --every's three, only for the keys that run with it (and only on a page with such a
     // key): the other keys' series and a page without --every stay as they were.

@@ -9,8 +9,10 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, PAUSE_SPANS};
 use super::lock::{arg_ms, unexpected};
+use super::reply;
 use super::script::{Call, PAUSE, Script, read};
 use crate::core::pause::{Pause, Scope, Span};
+use crate::log::warn;
 
 /// pause.lua: pause `keys`' lock (or, for `Keys::fleet`, every key) from now on, for `for_`
 /// (None: until resumed), or end its pause (`resume`).
@@ -101,11 +103,11 @@ pub fn from_fields(h: &[(String, String)], scope: Scope) -> Option<Pause> {
 }
 
 /// A span stream's entries as XREVRANGE gives them, newest first; an entry without its times
-/// is left out.
-pub fn spans_from(v: Value) -> Vec<Span> {
-    let entries: Vec<(String, Vec<(String, String)>)> =
-        redis::from_redis_value(v).unwrap_or_default();
-    entries
+/// is left out. A reply of a type XREVRANGE never sends is the server's failure.
+pub fn spans_from(v: Value) -> RedisResult<Vec<Span>> {
+    let entries: Vec<(String, Vec<(String, String)>)> = redis::from_redis_value(v)
+        .map_err(|_| reply::never_sent("XREVRANGE", "a reply that is not a stream's entries"))?;
+    Ok(entries
         .into_iter()
         .filter_map(|(_, f)| {
             let get = |k: &str| f.iter().find(|(n, _)| n == k).map(|(_, v)| v.to_string());
@@ -117,21 +119,34 @@ pub fn spans_from(v: Value) -> Vec<Span> {
                 ended_by: get("ended_by").unwrap_or_default(),
             })
         })
-        .collect()
+        .collect())
 }
 
-/// A pause record alone (Redis Cluster's read before an acquire). A record of another type
-/// reads as none.
-pub fn read_record(conn: &mut Conn, keys: &Keys, scope: Scope) -> RedisResult<Option<Pause>> {
-    match conn.query::<Vec<(String, String)>>(redis::cmd("HGETALL").arg(&keys.pause)) {
+/// The pause record from HGETALL's reply, checked as every reader checks a hash (`reply`): a
+/// key of another type reads as no pause, with a warning; a reply Redis never sends is the
+/// server's failure.
+fn record_from(
+    key: &str,
+    reply: Option<RedisResult<Value>>,
+    scope: Scope,
+) -> RedisResult<Option<Pause>> {
+    match reply::checked("HGETALL", reply)?.and_then(reply::fields) {
         Ok(h) => Ok(from_fields(&h, scope)),
-        Err(e) if wrong_type(&e) => Ok(None),
-        Err(e) => Err(e),
+        Err(why) => {
+            warn!("damaged_key"; "{key}: {why}; read as no pause");
+            Ok(None)
+        }
     }
 }
 
+/// A pause record alone (Redis Cluster's read before an acquire, `status`' prefix-wide one).
+pub fn read_record(conn: &mut Conn, keys: &Keys, scope: Scope) -> RedisResult<Option<Pause>> {
+    let v = conn.query::<Value>(redis::cmd("HGETALL").arg(&keys.pause));
+    record_from(&keys.pause, Some(v), scope)
+}
+
 /// A key's pause on record (in force or not: the caller judges by the server's time) and its
-/// ended spans, newest first, in one round trip. A record of another type reads as none.
+/// ended spans, newest first, in one round trip. A span stream of another type reads as none.
 pub fn read_pauses(
     conn: &mut Conn,
     keys: &Keys,
@@ -146,17 +161,14 @@ pub fn read_pauses(
         .arg("COUNT")
         .arg(PAUSE_SPANS);
     let mut replies = conn.query_pipe(&keys.pause, &p)?.into_iter();
-    let record = match replies.next() {
-        Some(Ok(v)) => redis::from_redis_value::<Vec<(String, String)>>(v).unwrap_or_default(),
+    let record = record_from(&keys.pause, replies.next(), scope)?;
+    let spans = match replies.next() {
+        Some(Ok(v)) => spans_from(v)?,
         Some(Err(e)) if wrong_type(&e) => Vec::new(),
         Some(Err(e)) => return Err(e),
-        None => Vec::new(),
+        None => return Err(reply::never_sent("XREVRANGE", "no reply")),
     };
-    let spans = match replies.next() {
-        Some(Ok(v)) => spans_from(v),
-        _ => Vec::new(),
-    };
-    Ok((from_fields(&record, scope), spans))
+    Ok((record, spans))
 }
 
 /// A key of another type (another program's): no pause of ours.

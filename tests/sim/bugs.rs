@@ -45,7 +45,10 @@ fn hunt_in(
         // A world may run none of the patched script (a paused world may never release).
         patched += w.server.patched;
         if patch.is_some() && worlds >= 20 {
-            assert!(patched > 0, "{name}: the patch matched no script in {worlds} worlds");
+            assert!(
+                patched > 0,
+                "{name}: the patch matched no script in {worlds} worlds"
+            );
         }
         if let Some(v) = o.violation {
             break Some((v, w));
