@@ -266,3 +266,124 @@ fn bad_pause_input_is_one_line_and_exit_2() {
     let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut r.conn()).unwrap();
     assert!(keys.is_empty(), "bad input wrote {keys:?}");
 }
+
+/// The pause rides in the acquire script: an uncontended run of a key that was paused and
+/// resumed (its record gone, its span kept), with a prefix-wide pause that ended too, is still
+/// the acquire and the release, as the server's MONITOR sees it.
+#[test]
+fn a_run_after_pauses_is_still_two_client_commands() {
+    let r = RedisServer::start();
+    for args in [
+        &["pause", "two", "--reason", "r"][..],
+        &["resume", "two"],
+        &["pause", "--all", "--reason", "r"],
+        &["resume", "--all"],
+    ] {
+        dlock(&r).args(args).run().code(0);
+    }
+    let run = || {
+        dlock(&r)
+            .args(["-q", "run", "--key", "two", "--", "true"])
+            .run()
+            .code(0);
+    };
+    // The first run loads the scripts (EVALSHA → NOSCRIPT → EVAL); count a warm one.
+    run();
+    let seen = crate::capture::client_commands_during(&r, run);
+    assert_eq!(seen, ["evalsha", "evalsha"], "{seen:?}");
+}
+
+/// Behind Sentinel: the pause is read where the lock is, on the master the sentinels name, in
+/// the same two commands.
+#[test]
+fn pause_works_through_sentinel_in_two_commands() {
+    let master = RedisServer::start_tcp(&[]);
+    let sentinel = crate::support::sentinel::Sentinel::watch(&master, "mymaster", 0);
+    let url = format!("redis+sentinel://127.0.0.1:{}/mymaster", sentinel.port);
+    let d = || Dlock::bare().env("DLOCK_URL", &url);
+    d().args(["pause", "--all", "--reason", "upgrade"])
+        .run()
+        .code(0);
+    d().args(["run", "--key", "s", "--", "echo", "ran"])
+        .run()
+        .code(0)
+        .stdout_is("")
+        .stderr_has("every key is paused (--all)");
+    assert_eq!(
+        master.cmd_string(&["HGET", "{dlock:}:pause", "reason"]),
+        "upgrade",
+        "the record is on the master"
+    );
+    d().args(["resume", "--all"]).run().code(0);
+    let run = || {
+        d().args(["-q", "run", "--key", "s", "--", "true"])
+            .run()
+            .code(0);
+    };
+    run();
+    let seen = crate::capture::client_commands_during(&master, run);
+    assert_eq!(seen, ["evalsha", "evalsha"], "{seen:?}");
+}
+
+/// Under Redis Cluster the prefix-wide record hashes to another slot than the locks: a try
+/// reads it first (one more command, measured here), and a key's own pause rides in the
+/// acquire script as on one server.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "redis_cli"),
+    ignore = "needs redis-cli (apt-get install redis-tools)"
+)]
+fn pause_works_across_a_cluster() {
+    require!(crate::support::needs::Need::RedisCli);
+    let c = crate::support::cluster::Cluster::start();
+    let d = || Dlock::bare().env("DLOCK_URL", &c.url());
+    // Keys on every master, none in the record's slot's owner alone.
+    let keys: Vec<String> = (0..9).map(|i| format!("job{i}")).collect();
+    d().args(["pause", "--all", "--reason", "upgrade"])
+        .run()
+        .code(0);
+    let fleet_owner = c.owner("{dlock:}:pause");
+    let mut owners = std::collections::BTreeSet::new();
+    for k in &keys {
+        owners.insert(c.owner(&format!("dlock:{k}")));
+        d().args(["run", "--key", k, "--", "echo", "ran"])
+            .run()
+            .code(0)
+            .stdout_is("")
+            .stderr_has("every key is paused (--all)");
+    }
+    assert_eq!(owners.len(), 3, "the keys should land on all three masters");
+    let reason: String = redis::cmd("HGET")
+        .arg("{dlock:}:pause")
+        .arg("reason")
+        .query(&mut c.nodes[fleet_owner].conn())
+        .unwrap();
+    assert_eq!(reason, "upgrade");
+    d().args(["resume", "--all"]).run().code(0);
+    // A key's own pause, in its own slot.
+    d().args(["pause", "job1"]).run().code(0);
+    d().args(["run", "--key", "job1", "--", "echo", "ran"])
+        .run()
+        .code(0)
+        .stdout_is("");
+    for k in keys.iter().filter(|k| *k != "job1") {
+        d().args(["run", "--key", k, "--", "echo", "ran"])
+            .run()
+            .code(0)
+            .stdout_is("ran\n");
+    }
+    // The one more read per try: an HGETALL of the record on its owner for each try.
+    let hgetall = |i: usize| -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query(&mut c.nodes[i].conn())
+            .unwrap();
+        info.lines()
+            .find(|l| l.starts_with("cmdstat_hgetall:"))
+            .and_then(|l| l.split("calls=").nth(1)?.split(',').next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let before = hgetall(fleet_owner);
+    d().args(["run", "--key", "job2", "--", "true"]).run().code(0);
+    assert_eq!(hgetall(fleet_owner) - before, 1, "one read of the record per try");
+}

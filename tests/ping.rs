@@ -282,6 +282,38 @@ fn busy_and_not_due_tries_send_nothing() {
     assert_eq!(kinds(&pings), ["start", "success 0"], "{pings:#?}");
 }
 
+/// A paused try sends one `/log` ping naming the pause: Healthchecks records it in the
+/// check's log and leaves the check's state as it was (up after a success).
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
+fn a_paused_try_logs_the_pause_without_changing_the_check() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("paused");
+    let r = RedisServer::start();
+    pinged(&r, "nightly", &check, &[], &["true"]).run().code(0);
+    dlock(&r)
+        .args(["pause", "nightly", "--reason", "db upgrade"])
+        .run()
+        .code(0);
+    pinged(&r, "nightly", &check, &[], &["echo", "ran"])
+        .run()
+        .code(0)
+        .stdout_is("");
+    let (status, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["start", "success 0", "log"], "{pings:#?}");
+    assert_eq!(status, "up", "a log ping changes nothing");
+    let body = pings[2].body.clone().unwrap_or_default();
+    assert!(
+        body.starts_with("dlock:nightly: paused by ")
+            && body.contains(": db upgrade; `dlock resume nightly` ends it"),
+        "{body}"
+    );
+}
+
 #[test]
 #[cfg_attr(
     not(dlock_test_has = "healthchecks"),
