@@ -73,7 +73,7 @@ fn a_server_set_up_right_passes_with_no_failure_and_the_table_says_so() {
         .run();
     out.code(0)
         .stdout_has("✓ eviction")
-        .stdout_has("0 failed, 0 warnings, 0 not read, 7 ok");
+        .stdout_has("0 failed, 0 warnings, 0 not read, 8 ok");
 }
 
 #[test]
@@ -364,4 +364,56 @@ fn no_secret_is_printed_not_the_urls_password_nor_the_servers() {
         );
         assert!(out.stdout.contains("127.0.0.1"), "{}", out.stdout);
     }
+}
+
+/// A pause in force for more than a day is a warning naming the key, who paused it and why,
+/// with the resume; a fresh one is listed, not warned about. The old pause's start is set two
+/// days back on the server's own clock (a test cannot wait a day).
+#[test]
+fn a_pause_older_than_a_day_is_a_warning_naming_its_resume() {
+    let r = RedisServer::start();
+    Dlock::bare()
+        .env("DLOCK_URL", &r.url())
+        .args(["pause", "fresh", "--reason", "short"])
+        .run()
+        .code(0);
+    let (code, v) = doctor(&r.url(), &[]);
+    assert_eq!(mark(&v, "pauses"), "ok", "{v}");
+    assert!(
+        found(&v, "pauses").starts_with("1 paused now; fresh paused "),
+        "{v}"
+    );
+    Dlock::bare()
+        .env("DLOCK_URL", &r.url())
+        .args(["pause", "report", "--reason", "db upgrade"])
+        .run()
+        .code(0);
+    let (s, _): (u64, u64) = redis::cmd("TIME").query(&mut r.conn()).unwrap();
+    let two_days_ago = (s - 2 * 86_400) * 1000;
+    r.cmd(&[
+        "HSET",
+        "{dlock:report}:pause",
+        "from_ms",
+        &two_days_ago.to_string(),
+    ]);
+    let (code2, v) = doctor(&r.url(), &[]);
+    assert_eq!(mark(&v, "pauses"), "warning", "{v}");
+    let f = found(&v, "pauses");
+    assert!(
+        f.starts_with("1 paused for more than a day; 2 paused now"),
+        "{f}"
+    );
+    assert!(
+        f.contains("report paused 48h00m ago by ") && f.contains(": db upgrade"),
+        "{f}"
+    );
+    assert!(
+        row(&v, "pauses")["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("dlock resume report"),
+        "{v}"
+    );
+    // A warning does not fail doctor.
+    assert_eq!(code2, code);
 }

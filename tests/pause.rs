@@ -384,6 +384,12 @@ fn pause_works_across_a_cluster() {
             .unwrap_or(0)
     };
     let before = hgetall(fleet_owner);
-    d().args(["run", "--key", "job2", "--", "true"]).run().code(0);
-    assert_eq!(hgetall(fleet_owner) - before, 1, "one read of the record per try");
+    d().args(["run", "--key", "job2", "--", "true"])
+        .run()
+        .code(0);
+    assert_eq!(
+        hgetall(fleet_owner) - before,
+        1,
+        "one read of the record per try"
+    );
 }

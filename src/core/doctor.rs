@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::exit::Exit;
 
 pub mod keys;
+pub mod pauses;
 pub mod rights;
 
 /// A row's verdict.

@@ -68,6 +68,14 @@ pub fn user() -> String {
         .unwrap_or_else(|| format!("uid {}", rustix::process::getuid().as_raw()))
 }
 
+/// Unix time in µs, for a clock compared with the server's TIME to the millisecond.
+pub fn unix_us() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros())
+        .unwrap_or(0)
+}
+
 pub fn unix_ms() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

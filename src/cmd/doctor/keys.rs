@@ -7,13 +7,16 @@ use std::time::Duration;
 use redis::RedisResult;
 
 use crate::cli::config::DoctorConfig;
-use crate::core::doctor::Row;
 use crate::core::doctor::keys::{self, Key, Lock, Run};
+use crate::core::doctor::{self, Row};
+use crate::core::pause::Scope;
 use crate::store::conn::Conn;
 use crate::store::keys::Keys;
+use crate::store::pause::read_record;
 use crate::store::reader;
 use crate::store::runs::{self, PAGE, RunEntry};
 use crate::store::state::{Found, KeyStatus, Part};
+use crate::store::timeline::server_ms;
 
 /// Runs read per key, newest first: the default log keeps 100, and ten times that is enough
 /// for a p99 and for the commands a key serialises, however long a log `--history` keeps.
@@ -43,6 +46,29 @@ pub fn keys(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
         "given".to_string()
     };
     Ok(keys::keys(&scope, &found))
+}
+
+/// The pauses row: every pause on record under the prefix (each lock's own, as `status` reads
+/// them, and the prefix-wide one), judged at the server's time.
+pub fn pauses(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    let mut paused = Vec::new();
+    if let Some(p) = read_record(c, &Keys::fleet(&cfg.prefix), Scope::All)? {
+        paused.push(("--all".to_string(), p));
+    }
+    reader::open(&cfg.server, &cfg.prefix, &cfg.keys)?.read(|f| {
+        if let Found::Lock(s) = f
+            && let Some(p) = s.pause
+        {
+            let key = s
+                .key
+                .strip_prefix(&cfg.prefix)
+                .unwrap_or(&s.key)
+                .to_string();
+            paused.push((key, p));
+        }
+    })?;
+    let now = u64::try_from(server_ms(c)?).unwrap_or(0);
+    Ok(doctor::pauses::pauses(now, &paused))
 }
 
 /// One lock as the row judges it: its stats counters, a slot held with no expiry, and its

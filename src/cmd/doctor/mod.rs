@@ -16,7 +16,7 @@ use crate::exit::Exit;
 use crate::log::secs;
 use crate::store::conn::Conn;
 use crate::store::info;
-use crate::sys::host::unix_ms;
+use crate::sys::host::unix_us;
 
 mod keys;
 mod rights;
@@ -25,11 +25,14 @@ mod rights;
 const PINGS: usize = 20;
 
 /// The checks, in the order they are printed; each reads with the connection and judges. All
-/// but the last are the server's, run on each master of a cluster; the keys row reads every
-/// master itself (`store::reader`), so it runs once, on the first.
+/// but the last two are the server's, run on each master of a cluster; the keys and pauses rows
+/// read every master themselves (`store::reader`), so they run once, on the first.
 type Check = fn(&DoctorConfig, &mut Conn) -> RedisResult<Row>;
 
-const CHECKS: [(&str, Check); 7] = [
+/// The rows at the end of CHECKS that run once, not per master.
+const ONCE: usize = 2;
+
+const CHECKS: [(&str, Check); 8] = [
     ("server", server),
     ("eviction", eviction),
     ("persistence", persistence),
@@ -37,6 +40,7 @@ const CHECKS: [(&str, Check); 7] = [
     ("clock", clock),
     ("rights", rights::rights),
     ("keys", keys::keys),
+    ("pauses", keys::pauses),
 ];
 
 /// `dlock doctor`: every row on stdout (or one JSON object); exit 1 when one failed.
@@ -53,7 +57,10 @@ pub fn doctor(cfg: &DoctorConfig) -> Result<Exit, Error> {
     for (n, mut conn) in conns.into_iter().enumerate() {
         let node = several.then(|| conn.node()).flatten();
         for mut row in checks(cfg, &mut conn, n == 0)? {
-            if row.check != "keys" {
+            if !CHECKS[CHECKS.len() - ONCE..]
+                .iter()
+                .any(|(n, _)| *n == row.check)
+            {
                 row.node.clone_from(&node);
             }
             rows.push(row);
@@ -72,7 +79,7 @@ pub fn doctor(cfg: &DoctorConfig) -> Result<Exit, Error> {
 fn checks(cfg: &DoctorConfig, conn: &mut Conn, first: bool) -> Result<Vec<Row>, Error> {
     let mut rows = Vec::with_capacity(CHECKS.len());
     let mut broken: Option<String> = None;
-    let per_server = CHECKS.len() - 1;
+    let per_server = CHECKS.len() - ONCE;
     for (i, (name, check)) in CHECKS.into_iter().enumerate() {
         if i >= per_server && !first {
             break;
@@ -240,11 +247,14 @@ fn replication(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
 
 /// The host's clock minus the server's `TIME`, read at the midpoint of its round trip.
 fn clock(_: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
-    let before = unix_ms() as i64;
+    // In µs, rounded to the ms at the end: both clocks truncated to the ms made a host in step
+    // read as a millisecond behind (and a host 2 h ahead as 1h59m).
+    let before = i64::try_from(unix_us()).unwrap_or(0);
     let t = Instant::now();
     let (s, us): (i64, i64) = c.query(&redis::cmd("TIME"))?;
     let rtt = t.elapsed();
-    let host_mid = before + i64::try_from(rtt.as_millis() / 2).unwrap_or(0);
-    let server = s * 1000 + us / 1000;
-    Ok(doctor::clock(host_mid - server, rtt))
+    let host_mid = before + i64::try_from(rtt.as_micros() / 2).unwrap_or(0);
+    let server = s * 1_000_000 + us;
+    let offset_ms = (host_mid - server + 500).div_euclid(1000);
+    Ok(doctor::clock(offset_ms, rtt))
 }
