@@ -261,9 +261,19 @@ fn the_exporters_page_passes_promtool_check_metrics() {
         .args(["run", "--key", "sem", "--limit", "2", "--", "true"])
         .run()
         .code(0);
+    // Paused keys: one until resumed (its end +Inf), one with --for.
+    dlock(&r).args(["pause", "ev"]).run().code(0);
+    dlock(&r)
+        .args(["pause", "sem", "--for", "1h"])
+        .run()
+        .code(0);
     let (e, addr) = exporter(&r, &[]);
     let page = scrape(&addr);
     assert_eq!(sample(&page, "dlock_server_evicting"), Some("1"), "{page}");
+    assert!(
+        page.contains("dlock_paused_until_seconds{key=\"dlock:ev\"} +Inf\n"),
+        "{page}"
+    );
     stop(e);
     let out = fed(
         std::process::Command::new("promtool").args(["check", "metrics"]),
