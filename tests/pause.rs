@@ -199,6 +199,21 @@ fn a_pause_stops_starts_not_runs() {
     page.code(0)
         .stdout_has("dlock_paused{key=\"dlock:long\"} 1\n")
         .stdout_has("dlock_paused_until_seconds{key=\"dlock:long\"} +Inf\n");
+    // Resumed: no longer paused, and the end is on the page, on the server's clock.
+    let before = server_ms(&r);
+    dlock(&r).args(["resume", "long"]).run().code(0);
+    let after = server_ms(&r);
+    let page = dlock(&r).args(["status", "--format", "prometheus"]).run();
+    page.code(0).stdout_has("dlock_paused{key=\"dlock:long\"} 0\n");
+    let ended: f64 = page
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("dlock_pause_ended_seconds{key=\"dlock:long\"} "))
+        .expect("dlock_pause_ended_seconds")
+        .parse()
+        .unwrap();
+    let ended = (ended * 1000.0).round() as u64;
+    assert!((before..=after).contains(&ended), "{ended} not in [{before}, {after}]");
 }
 
 #[test]

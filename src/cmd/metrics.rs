@@ -63,10 +63,13 @@ pub struct Sample {
     window_done_ms: Option<u64>,
     /// The pause in force (on this host's clock): since, and until (None: until resumed).
     paused: Option<(u64, Option<u64>)>,
+    /// When its last pause ended (resumed, replaced, or its --for ran out), if one has.
+    pause_ended_ms: Option<u64>,
 }
 
 impl Sample {
     pub fn of(r: &KeyStatus) -> Sample {
+        let now = u64::try_from(unix_ms()).unwrap_or(0);
         Sample {
             key: label(&r.key),
             stats: r.stats.clone(),
@@ -79,9 +82,8 @@ impl Sample {
             consecutive_failures: r.consecutive_failures,
             every_ms: r.window.as_ref().map(|w| w.every.period_ms()),
             window_done_ms: r.window.as_ref().and_then(|w| w.last_window()),
-            paused: r
-                .paused(u64::try_from(unix_ms()).unwrap_or(0))
-                .map(|p| (p.from_ms, p.until_ms)),
+            paused: r.paused(now).map(|p| (p.from_ms, p.until_ms)),
+            pause_ended_ms: r.last_pause_end(now),
         }
     }
 }
@@ -295,6 +297,13 @@ pub fn prometheus(
             r.paused
                 .map(|(_, until)| until.map_or(f64::INFINITY, |u| u as f64 / 1000.0))
         },
+    );
+    o.per_key(
+        rows,
+        "dlock_pause_ended_seconds",
+        "gauge",
+        "When the key's last pause ended (Unix time, server clock): an --every window alert can leave out the windows it covered.",
+        |r| r.pause_ended_ms.map(|ms| ms as f64 / 1000.0),
     );
     o.per_key(
         rows,

@@ -102,6 +102,15 @@ pub fn from_fields(h: &[(String, String)], scope: Scope) -> Option<Pause> {
     })
 }
 
+/// When the record's last pause ended (`ended_ms`, written when one is resumed or replaced; a
+/// `--for` pause that ran out ends at its `until_ms`, which the caller compares with now).
+pub fn ended_from_fields(h: &[(String, String)]) -> Option<u64> {
+    h.iter()
+        .rev()
+        .find(|(f, _)| f == "ended_ms")
+        .and_then(|(_, v)| v.parse().ok())
+}
+
 /// A span stream's entries as XREVRANGE gives them, newest first; an entry without its times
 /// is left out. A reply of a type XREVRANGE never sends is the server's failure.
 pub fn spans_from(v: Value) -> RedisResult<Vec<Span>> {
@@ -129,18 +138,27 @@ fn record_from(
     key: &str,
     reply: Option<RedisResult<Value>>,
     scope: Scope,
-) -> RedisResult<Option<Pause>> {
+) -> RedisResult<(Option<Pause>, Option<u64>)> {
     match reply::checked("HGETALL", reply)?.and_then(reply::fields) {
-        Ok(h) => Ok(from_fields(&h, scope)),
+        Ok(h) => Ok((from_fields(&h, scope), ended_from_fields(&h))),
         Err(why) => {
             warn!("damaged_key"; "{key}: {why}; read as no pause");
-            Ok(None)
+            Ok((None, None))
         }
     }
 }
 
 /// A pause record alone (Redis Cluster's read before an acquire, `status`' prefix-wide one).
 pub fn read_record(conn: &mut Conn, keys: &Keys, scope: Scope) -> RedisResult<Option<Pause>> {
+    Ok(read_record_and_end(conn, keys, scope)?.0)
+}
+
+/// `read_record`, and when the record's last pause ended (`ended_from_fields`).
+pub fn read_record_and_end(
+    conn: &mut Conn,
+    keys: &Keys,
+    scope: Scope,
+) -> RedisResult<(Option<Pause>, Option<u64>)> {
     let v = conn.query::<Value>(redis::cmd("HGETALL").arg(&keys.pause));
     record_from(&keys.pause, Some(v), scope)
 }
@@ -161,7 +179,7 @@ pub fn read_pauses(
         .arg("COUNT")
         .arg(PAUSE_SPANS);
     let mut replies = conn.query_pipe(&keys.pause, &p)?.into_iter();
-    let record = record_from(&keys.pause, replies.next(), scope)?;
+    let (record, _) = record_from(&keys.pause, replies.next(), scope)?;
     let spans = match replies.next() {
         Some(Ok(v)) => spans_from(v)?,
         Some(Err(e)) if wrong_type(&e) => Vec::new(),

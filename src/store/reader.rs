@@ -156,8 +156,9 @@ pub struct Locks {
     sent: VecDeque<Batch>,
     /// Read but not handed on yet: the names that are not UTF-8 and the first batch.
     ready: Vec<Found>,
-    /// The prefix-wide pause on record (`dlock pause --all`), told to every lock read.
-    fleet: Option<Pause>,
+    /// The prefix-wide pause on record (`dlock pause --all`) and when its last one ended, told
+    /// to every lock read.
+    fleet: (Option<Pause>, Option<u64>),
 }
 
 /// Connect, find the lock names (`keys`, full lock keys, as given; or every lock under `prefix`
@@ -165,7 +166,7 @@ pub struct Locks {
 pub fn open(server: &Server, prefix: &str, keys: &[String]) -> RedisResult<Locks> {
     let mut c = server.connect()?;
     let names = names(server, prefix, keys)?;
-    let fleet = pause::read_record(&mut c, &Keys::fleet(prefix), Scope::All)?;
+    let fleet = pause::read_record_and_end(&mut c, &Keys::fleet(prefix), Scope::All)?;
     let mut locks = Locks::primed(c, names)?;
     locks.fleet = fleet;
     Ok(locks)
@@ -187,7 +188,7 @@ impl Locks {
             next: 0,
             sent: VecDeque::new(),
             ready,
-            fleet: None,
+            fleet: (None, None),
         };
         if let Some(first) = locks.next_batch()? {
             locks.ready.extend(first);
@@ -210,7 +211,8 @@ impl Locks {
             for mut f in found {
                 report(&f);
                 if let Found::Lock(s) = &mut f {
-                    s.fleet_pause.clone_from(&self.fleet);
+                    s.fleet_pause.clone_from(&self.fleet.0);
+                    s.pause_ended_ms = s.pause_ended_ms.max(self.fleet.1);
                 }
                 each(f);
             }

@@ -83,7 +83,7 @@ pub(crate) static PERIOD: Script = Script::new(
 );
 pub(crate) static PAUSE: Script = Script::new(
     include_str!("scripts/pause.lua"),
-    "c78a4f6496e11045705ee8e241166a404867414c",
+    "ed36843bede0a6015c798eb5a1579aaa7741ed97",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),

@@ -93,6 +93,9 @@ pub struct KeyStatus {
     /// reader that read it), in force or not: `paused` judges.
     pub pause: Option<Pause>,
     pub fleet_pause: Option<Pause>,
+    /// When the key's last pause (its own or the prefix-wide one) was resumed or replaced; a
+    /// `--for` pause that ran out ends at its `until` (`last_pause_end`).
+    pub pause_ended_ms: Option<u64>,
     /// The pauses that ended, the key's and the prefix-wide ones: read only where windows are
     /// judged (`check`, the lock's page), empty elsewhere.
     pub pauses_ended: Vec<Span>,
@@ -134,6 +137,16 @@ impl KeyStatus {
             .into_iter()
             .flatten()
             .find(|p| p.in_force(now_ms))
+    }
+
+    /// When the key's last pause ended, if one has (`now_ms` for one in force: it has not).
+    pub fn last_pause_end(&self, now_ms: u64) -> Option<u64> {
+        let ran_out = [&self.pause, &self.fleet_pause]
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.until_ms.filter(|u| *u <= now_ms))
+            .max();
+        ran_out.max(self.pause_ended_ms)
     }
 
     /// The spans of time the key was paused up to `now_ms`, merged (`core::pause`).
@@ -313,8 +326,9 @@ pub fn parse(
         next_int("XLEN", replies)?,
     );
     let done = part(&mut problems, Part::Done, &keys.done, next_hash(replies)?);
-    let pause = part(&mut problems, Part::Pause, &keys.pause, next_hash(replies)?)
-        .and_then(|h| pause::from_fields(&h, Scope::Key));
+    let pause_record = part(&mut problems, Part::Pause, &keys.pause, next_hash(replies)?);
+    let pause_ended_ms = pause_record.as_deref().and_then(pause::ended_from_fields);
+    let pause = pause_record.and_then(|h| pause::from_fields(&h, Scope::Key));
     let window = done.and_then(|h| {
         Window::from_fields(&h)
             .map_err(|why| problems.push((Part::Done, format!("{}: {why}", keys.done))))
@@ -381,6 +395,7 @@ pub fn parse(
         more_slots: limit > 1,
         pause,
         fleet_pause: None,
+        pause_ended_ms,
         pauses_ended: Vec::new(),
     })))
 }

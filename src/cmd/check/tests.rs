@@ -24,6 +24,7 @@ fn status(last_success_ms: Option<i64>, last: Option<LastRun>) -> KeyStatus {
         more_slots: false,
         pause: None,
         fleet_pause: None,
+        pause_ended_ms: None,
         pauses_ended: Vec::new(),
     }
 }

@@ -37,6 +37,7 @@ fn a_key_costs_50_series_and_16_without_the_histogram() {
         more_slots: false,
         pause: None,
         fleet_pause: None,
+        pause_ended_ms: None,
         pauses_ended: Vec::new(),
     };
     // `last` comes from the stats hash in a real read; here only the gauges that need it.

@@ -2,7 +2,8 @@
 -- every key's), on the server's clock. A pause that ends, by `resume`, by a new pause in its
 -- place, or found run out (its --for), goes to the span stream, so that `check` and the board
 -- can tell a paused window from a missed one after it ended.
--- KEYS: the pause record, its span stream. ARGV: 'pause' or 'resume', by ('host (user)'),
+-- KEYS: the pause record (from_ms, until_ms, by, reason while a pause is on record; ended_ms
+--   once one ended), its span stream. ARGV: 'pause' or 'resume', by ('host (user)'),
 --   reason, --for in ms ('0': until resumed), spans to keep.
 -- Returns {1, from ms, until ms, by, reason}: the pause now in force (pause) or the one ended
 -- (resume), with a second part for pause, {was one in force ('1'/'0')}; {0} for a resume with
@@ -17,7 +18,10 @@ if cur[1] then
   if not live then at, by = cur[2], 'expired' end
   redis.pcall('XADD', KEYS[2], 'MAXLEN', ARGV[5], '*', 'from_ms', cur[1], 'until_ms',
     cur[2] or '0', 'by', cur[3] or '', 'reason', cur[4] or '', 'ended_ms', at, 'ended_by', by)
-  redis.call('DEL', KEYS[1])
+  -- The record keeps only when its last pause ended (the exporter's dlock_pause_ended_seconds:
+  -- an --every window alert must not fire for the windows a pause just covered).
+  redis.call('HDEL', KEYS[1], 'from_ms', 'until_ms', 'by', 'reason')
+  redis.call('HSET', KEYS[1], 'ended_ms', at)
   if live then ended = cur end
 end
 if ARGV[1] == 'resume' then

@@ -29,6 +29,7 @@ fn lock(last: Option<(&str, i64)>, in_a_row: Option<i64>) -> KeyStatus {
         more_slots: false,
         pause: None,
         fleet_pause: None,
+        pause_ended_ms: None,
         pauses_ended: Vec::new(),
     }
 }

@@ -25,6 +25,7 @@ fn lock() -> KeyStatus {
         more_slots: false,
         pause: None,
         fleet_pause: None,
+        pause_ended_ms: None,
         pauses_ended: Vec::new(),
     }
 }

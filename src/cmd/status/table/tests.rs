@@ -41,6 +41,7 @@ fn held(key: &str, command: &str) -> KeyStatus {
         more_slots: false,
         pause: None,
         fleet_pause: None,
+        pause_ended_ms: None,
         pauses_ended: Vec::new(),
     }
 }
