@@ -83,7 +83,7 @@ pub(crate) static PERIOD: Script = Script::new(
 );
 pub(crate) static PAUSE: Script = Script::new(
     include_str!("scripts/pause.lua"),
-    "ed36843bede0a6015c798eb5a1579aaa7741ed97",
+    "93ba31376f9d19a40e13072aa30e383645995f93",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),

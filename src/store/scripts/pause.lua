@@ -20,7 +20,7 @@ if cur[1] then
     cur[2] or '0', 'by', cur[3] or '', 'reason', cur[4] or '', 'ended_ms', at, 'ended_by', by)
   -- The record keeps only when its last pause ended (the exporter's dlock_pause_ended_seconds:
   -- an --every window alert must not fire for the windows a pause just covered).
-  redis.call('HDEL', KEYS[1], 'from_ms', 'until_ms', 'by', 'reason')
+  redis.call('DEL', KEYS[1])
   redis.call('HSET', KEYS[1], 'ended_ms', at)
   if live then ended = cur end
 end
