@@ -242,9 +242,10 @@ impl Unsucceeded<'_> {
             title: match class {
                 "paused" => self.paused_title(from, to),
                 _ => format!(
-                    "every {}: no success from {}",
+                    "every {}: no success from {} to {}",
                     self.every,
-                    when(self.range, from)
+                    when(self.range, from),
+                    self.till(to)
                 ),
             },
         });
@@ -255,8 +256,17 @@ impl Unsucceeded<'_> {
             "every {}: paused (dlock pause) from {} to {}: not missed",
             self.every,
             when(self.range, from),
-            when(self.range, to)
+            self.till(to)
         )
+    }
+
+    /// A segment's end: "now" at the range's end (the current window goes on).
+    fn till(&self, to: i64) -> String {
+        if to >= self.range.to_ms {
+            "now".into()
+        } else {
+            when(self.range, to)
+        }
     }
 }
 
