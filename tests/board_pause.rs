@@ -104,7 +104,7 @@ fn a_pause_is_a_banner_on_the_row_and_the_page_saying_who_until_when_and_why_as_
     );
     assert_eq!(order, serde_json::json!(["lock t3", "dlock:nightly", "tl"]));
     b.open(&format!("http://{addr}/locks/nightly"));
-    assert_eq!(page_banners(&b), [own.clone()]);
+    assert_eq!(page_banners(&b), std::slice::from_ref(&own));
     b.open(&format!("http://{addr}/locks/other"));
     assert_eq!(page_banners(&b), Vec::<String>::new());
     // Every key (--all), until resumed: on every row and every page, the key's own pause too
@@ -127,7 +127,7 @@ fn a_pause_is_a_banner_on_the_row_and_the_page_saying_who_until_when_and_why_as_
     want.sort();
     assert_eq!(banners, want);
     b.open(&format!("http://{addr}/locks/other"));
-    assert_eq!(page_banners(&b), [all.clone()]);
+    assert_eq!(page_banners(&b), std::slice::from_ref(&all));
     assert_eq!(
         b.eval("return document.querySelectorAll('div.paused i').length;"),
         0
