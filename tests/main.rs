@@ -11,6 +11,7 @@ mod bad_input;
 mod board;
 mod board_bars;
 mod board_layout;
+mod board_pause;
 mod board_reads;
 mod board_reasons;
 mod capture;

@@ -189,6 +189,52 @@ pub fn read_pauses(
     Ok((record, spans))
 }
 
+/// The ended spans of each of `keys`' pauses, newest first, in `keys`' order: one pipeline on
+/// one server (a round trip for the board's page of up to 1,000 locks), key by key under Redis
+/// Cluster (their streams live in as many slots). A span stream of another type reads as none.
+pub fn read_spans_many(conn: &mut Conn, keys: &[&Keys]) -> RedisResult<Vec<Vec<Span>>> {
+    let read = |k: &Keys| {
+        let mut c = redis::cmd("XREVRANGE");
+        c.arg(&k.pauses)
+            .arg("+")
+            .arg("-")
+            .arg("COUNT")
+            .arg(PAUSE_SPANS);
+        c
+    };
+    let replies: Vec<RedisResult<Value>> = if conn.is_cluster() {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            let mut p = redis::pipe();
+            p.add_command(read(k));
+            out.extend(conn.query_pipe(&k.pauses, &p)?);
+        }
+        out
+    } else if keys.is_empty() {
+        Vec::new()
+    } else {
+        let mut p = redis::pipe();
+        for k in keys {
+            p.add_command(read(k));
+        }
+        conn.query_pipe(&keys[0].pauses, &p)?
+    };
+    if replies.len() != keys.len() {
+        return Err(reply::never_sent(
+            "XREVRANGE",
+            "fewer replies than commands",
+        ));
+    }
+    replies
+        .into_iter()
+        .map(|r| match r {
+            Ok(v) => spans_from(v),
+            Err(e) if wrong_type(&e) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        })
+        .collect()
+}
+
 /// A key of another type (another program's): no pause of ours.
 fn wrong_type(e: &redis::RedisError) -> bool {
     e.code() == Some("WRONGTYPE")

@@ -5,8 +5,8 @@ use maud::html;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::page::{
-    badges, business, frame, hold_cell, holder_cell, legend, lock_href, patterns, state, strip,
-    success_cell, ttl_cell,
+    badges, business, frame, hold_cell, holder_cell, legend, lock_href, patterns, pause_banners,
+    state, strip, success_cell, ttl_cell,
 };
 use super::reasons::Badge;
 use super::timeline::{self, Range};
@@ -118,6 +118,13 @@ pub fn overview(v: &Overview) -> String {
                             td class="runs" data-label="last runs" { (strip(&s.recent)) }
                             td data-label="last success" { (success_cell(s, v.now_ms, v.rules)) }
                             td data-label="hold p50 / p99" { (hold_cell(s)) }
+                        }
+                        // A pause in force: a banner across the row, between its cells and its
+                        // timeline (who, until when, why).
+                        @if s.paused(u64::try_from(v.now_ms).unwrap_or(0)).is_some() {
+                            tr class="pause" data-key=(s.key) {
+                                td colspan=(COLUMNS) { (pause_banners(s, v.now_ms)) }
+                            }
                         }
                         tr class="tl" data-key=(s.key) {
                             td colspan=(COLUMNS) {

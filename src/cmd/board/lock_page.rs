@@ -6,12 +6,14 @@ use maud::{Markup, html};
 
 use super::chart;
 use super::page::{
-    badges, frame, holder_cell, legend, outcome_class, patterns, state, success_cell, ttl_cell,
+    badges, frame, holder_cell, legend, outcome_class, patterns, pause_banners, state,
+    success_cell, ttl_cell,
 };
 use super::reasons::Badge;
 use super::timeline::{self, Range};
 use crate::cli::config::Rules;
 use crate::core::every::flags;
+use crate::core::pause::window_paused;
 use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
 use crate::store::state::KeyStatus;
@@ -75,7 +77,8 @@ fn histogram(s: &KeyStatus) -> Markup {
 }
 
 /// An `--every` key's period as its flags, its current window (UTC, on the server's clock `now`)
-/// done or due, and when the next begins; nothing for a key without `--every`.
+/// done, paused (a pause touched it: not due) or due, and when the next begins; nothing for a
+/// key without `--every`.
 fn every_line(s: &KeyStatus, now_ms: i64) -> Markup {
     let Some(w) = &s.window else {
         return html! {};
@@ -92,6 +95,8 @@ fn every_line(s: &KeyStatus, now_ms: i64) -> Markup {
             @if w.done_now(now) {
                 span class="done" { "done" }
                 @if let Some(d) = &w.done { " (ok on " (d.host) ")" }
+            } @else if window_paused(&s.pause_spans(now), start, next) {
+                span class="paused" { "paused" }
             } @else {
                 span class="due" { "due" }
             }
@@ -115,6 +120,7 @@ pub fn detail(v: &Detail) -> String {
                     None => { "no success yet" }
                 }
             }
+            (pause_banners(s, v.now_ms))
             @if let Some((_, range)) = v.timeline { (every_line(s, range.to_ms)) }
             @if !v.badges.is_empty() { p class="badges" { (badges(&v.badges)) } }
             (legend(every))

@@ -22,7 +22,10 @@ use cache::Known;
 use super::json;
 use super::status::never_ran;
 use crate::cli::config::ExporterConfig;
+use crate::core::pause::Scope;
+use crate::store::conn::Conn;
 use crate::store::keys::Keys;
+use crate::store::pause::{read_pauses, read_spans_many};
 use crate::store::reader;
 use crate::store::runs::{self, RunEntry};
 use crate::store::state::{Found, KeyStatus};
@@ -269,11 +272,18 @@ fn overview(cfg: &ExporterConfig, cache: &Cache, query: &str) -> Answer {
     if let Err(e) = second {
         return unavailable(cfg, &e, Page::Html);
     }
+    let mut c = match cfg.server.connect() {
+        Ok(c) => c,
+        Err(e) => return unavailable(cfg, &e, Page::Html),
+    };
+    if let Err(e) = ended_pauses(&mut c, cfg, &mut shown_locks) {
+        return unavailable(cfg, &e, Page::Html);
+    }
     let shown: Vec<&KeyStatus> = on_page
         .iter()
         .filter_map(|(_, k)| shown_locks.get(k))
         .collect();
-    let (server_now, runs) = match timelines(cfg, cache, &shown, hours) {
+    let (server_now, runs) = match timelines(&mut c, cache, &shown, hours) {
         Ok(t) => t,
         Err(e) => return unavailable(cfg, &e, Page::Html),
     };
@@ -323,13 +333,12 @@ fn overview(cfg: &ExporterConfig, cache: &Cache, query: &str) -> Answer {
 /// the whole range of those whose log no longer has what was known.
 #[allow(clippy::type_complexity)]
 fn timelines(
-    cfg: &ExporterConfig,
+    c: &mut Conn,
     cache: &Cache,
     locks: &[&KeyStatus],
     hours: u32,
 ) -> redis::RedisResult<(i64, Vec<Option<runs_in_range::Runs>>)> {
-    let mut c = cfg.server.connect()?;
-    let now = runs_in_range::server_ms(&mut c)?;
+    let now = runs_in_range::server_ms(c)?;
     let since = timeline::Range::last_hours(now, hours).from_ms;
     let keys: Vec<Keys> = locks.iter().map(|s| Keys::new(&s.key)).collect();
     let known: Vec<Option<Known>> = locks.iter().map(|s| cache.take(&s.key)).collect();
@@ -344,7 +353,7 @@ fn timelines(
         .zip(&known)
         .map(|(k, known)| call(k, cache::start(known.as_ref(), since)))
         .collect();
-    let replies = runs_in_range::read_many(&mut c, &first)?;
+    let replies = runs_in_range::read_many(c, &first)?;
     let mut out = Vec::with_capacity(locks.len());
     let mut again = Vec::new();
     for (i, (reply, known)) in replies.into_iter().zip(known).enumerate() {
@@ -365,7 +374,7 @@ fn timelines(
         }
     }
     let second: Vec<_> = again.iter().map(|&i| call(&keys[i], None)).collect();
-    for (i, reply) in again.iter().zip(runs_in_range::read_many(&mut c, &second)?) {
+    for (i, reply) in again.iter().zip(runs_in_range::read_many(c, &second)?) {
         match reply {
             Ok(runs) => out[*i] = Some(runs),
             Err(e) if e.code() == Some("WRONGTYPE") => {}
@@ -373,6 +382,37 @@ fn timelines(
         }
     }
     Ok((now, out))
+}
+
+/// The pauses that ended, for the page's locks that need them: the `--every` ones (a window a
+/// pause touched is shaded paused, not due) and, with `--max-age`, every one (it counts from a
+/// resume after the last success). The prefix-wide spans are read once, and each lock's in one
+/// pipeline for the whole page (`read_spans_many`): one round trip more per page on one
+/// server, not one per lock; under Redis Cluster one per lock, as the timelines already cost.
+/// The first pass, which orders the locks, judges them by the pauses in force only (reading
+/// every lock's spans would cost as much again as the badges): a lock whose missed windows
+/// were all paused before a resume may sort among the trouble, but its row shows `check`'s
+/// verdict with the spans.
+fn ended_pauses(
+    c: &mut Conn,
+    cfg: &ExporterConfig,
+    locks: &mut std::collections::HashMap<String, KeyStatus>,
+) -> redis::RedisResult<()> {
+    let mut need: Vec<&mut KeyStatus> = locks
+        .values_mut()
+        .filter(|s| s.window.is_some() || cfg.rules.max_age.is_some())
+        .collect();
+    if need.is_empty() {
+        return Ok(());
+    }
+    let (_, fleet) = read_pauses(c, &Keys::fleet(&cfg.prefix), Scope::All)?;
+    let keys: Vec<Keys> = need.iter().map(|s| Keys::new(&s.key)).collect();
+    let refs: Vec<&Keys> = keys.iter().collect();
+    for (s, mut spans) in need.iter_mut().zip(read_spans_many(c, &refs)?) {
+        spans.extend(fleet.iter().cloned());
+        s.pauses_ended = spans;
+    }
+    Ok(())
 }
 
 /// `GET /locks/<KEY>?hours=`: one lock, its runs of the last hours on the front page's axis,
@@ -391,7 +431,7 @@ fn detail(cfg: &ExporterConfig, raw: &str, query: &str) -> Answer {
         Err(e) => return unavailable(cfg, &e, Page::Html),
     };
     let keys = Keys::new(&full);
-    let state = match crate::store::state::read(&mut c, &keys) {
+    let mut state = match crate::store::state::read(&mut c, &keys) {
         Ok(Found::Lock(s)) => *s,
         Ok(Found::NotALock { why, .. }) => {
             return Answer::text(404, format!("{full}: {why}\n"));
@@ -401,6 +441,23 @@ fn detail(cfg: &ExporterConfig, raw: &str, query: &str) -> Answer {
     // In the words `dlock status KEY` notes it with.
     if !super::status::has_run(&state) {
         return Answer::text(404, format!("{}\n", never_ran(&cfg.prefix, &name)));
+    }
+    // Its pauses: the prefix-wide record (the key's own came with its state) and the spans of
+    // both that ended, for the banner, the paused windows and the badges, as `check` reads
+    // them (two round trips on this connection).
+    let pauses = read_pauses(&mut c, &Keys::fleet(&cfg.prefix), Scope::All).and_then(
+        |(fleet, mut spans)| {
+            let (_, own) = read_pauses(&mut c, &keys, Scope::Key)?;
+            spans.extend(own);
+            Ok((fleet, spans))
+        },
+    );
+    match pauses {
+        Ok((fleet, spans)) => {
+            state.fleet_pause = fleet;
+            state.pauses_ended = spans;
+        }
+        Err(e) => return unavailable(cfg, &e, Page::Html),
     }
     let log: Vec<RunEntry> = match runs::read(&mut c, &keys, Some(DETAIL_RUNS)) {
         Ok(log) => log,

@@ -5,8 +5,10 @@
 use maud::{DOCTYPE, Markup, html};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 
+use super::super::check::{Asked, judge};
 use super::reasons::Badge;
 use crate::cli::config::Rules;
+use crate::core::pause::{Pause, Scope};
 use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
 use crate::store::state::{KeyStatus, SlotState};
@@ -146,15 +148,46 @@ pub fn ttl_cell(h: Option<&SlotState>) -> Markup {
 /// The last success's age, or "never" — the same words on every row; red when the rules have
 /// a `--max-age` it is past (a never that fails the rule is red on every row too).
 pub fn success_cell(s: &KeyStatus, now_ms: i64, rules: &Rules) -> Markup {
+    // Red exactly when `check --max-age` would fail it: not while a pause is in force, and
+    // counted from the resume when that came after the last success (`check::judge`).
     let stale = rules.max_age.is_some_and(|m| {
-        s.last_success_ms
-            .is_none_or(|t| now_ms - t > m.as_millis() as i64)
+        let only_age = Rules {
+            max_age: Some(m),
+            ..Rules::default()
+        };
+        !judge(s, now_ms, &only_age, Asked::Shown).failed.is_empty()
     });
     html! {
         span class={"success" @if stale { " stale" }} {
             @match s.last_success_ms {
                 Some(t) => { (secs_ms(now_ms - t)) " ago" }
                 None => "never",
+            }
+        }
+    }
+}
+
+/// The pauses of `s` in force at `now_ms` (the key's own, then the prefix-wide one), each as a
+/// banner that says who paused, until when and why: "Paused by web-1 (ops) until 14:30:00 UTC:
+/// db upgrade", "Every key paused (--all) by ops-1 (ana) until resumed: db upgrade". Nothing
+/// for a key not paused. The reason and `by` are the server's text, escaped as every value.
+pub fn pause_banners(s: &KeyStatus, now_ms: i64) -> Markup {
+    let now = u64::try_from(now_ms).unwrap_or(0);
+    let in_force: Vec<&Pause> = [&s.pause, &s.fleet_pause]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.in_force(now))
+        .collect();
+    html! {
+        @for p in in_force {
+            div class={"paused" @if p.scope == Scope::All { " all" }} role="status" title={"paused since " (utc_stamp(p.from_ms, true))} {
+                strong { @if p.scope == Scope::All { "Every key paused (--all)" } @else { "Paused" } }
+                " by " span class="by" { (p.by) } " "
+                @match p.until_ms {
+                    Some(u) => { "until " (utc_stamp(u, u.saturating_sub(now) >= crate::units::DAY_MS)) }
+                    None => "until resumed",
+                }
+                @if !p.reason.is_empty() { ": " span class="reason" { (p.reason) } }
             }
         }
     }
@@ -202,14 +235,18 @@ pub fn legend(every: bool) -> Markup {
                     svg class="key" width="22" height="12" { rect class="win due" width="22" height="12" {} }
                     " window due (no success)"
                 }
+                span class="item" {
+                    svg class="key" width="22" height="12" { rect class="win paused" width="22" height="12" {} }
+                    " window paused (dlock pause): not missed"
+                }
             }
             span class="item" { "times UTC" }
         }
     }
 }
 
-/// The patterns board.css fills failed and signal marks with, so that they differ from ok by
-/// more than colour; referenced by id from any SVG on the page.
+/// The patterns board.css fills failed and signal marks (and paused windows) with, so that
+/// they differ from ok (and missed ones) by more than colour; referenced by id from any SVG on the page.
 pub fn patterns() -> Markup {
     html! {
         svg class="defs" width="0" height="0" aria-hidden="true" {
@@ -217,6 +254,10 @@ pub fn patterns() -> Markup {
                 pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)" {
                     rect class="hatch-bg" width="6" height="6" {}
                     line class="hatch-line" x1="0" y1="0" x2="0" y2="6" {}
+                }
+                pattern id="pausehatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)" {
+                    rect class="pausehatch-bg" width="6" height="6" {}
+                    line class="pausehatch-line" x1="0" y1="0" x2="0" y2="6" {}
                 }
                 pattern id="dots" width="4" height="4" patternUnits="userSpaceOnUse" {
                     rect class="dots-bg" width="4" height="4" {}

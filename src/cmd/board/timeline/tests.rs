@@ -172,3 +172,108 @@ fn the_axis_ticks_every_utc_hour_of_a_day_and_every_day_of_a_week() {
     assert_eq!(tick_label(&day, NOON - 3 * HOUR), "09:00");
     assert_eq!(axis.matches("class=\"now\"").count(), 2);
 }
+
+/// A window a pause touched is shaded "paused", not "due"; the segments agree window by window
+/// with `core::pause::window_paused` (what `check --missed-windows` counts by), done windows
+/// stay done, and the segments stay few however short the period.
+#[test]
+fn every_windows_a_pause_touched_are_paused_not_due() {
+    use crate::core::pause::{Pause, Scope, Span, window_paused};
+    let r = Range::last_hours(NOON, 1);
+    let mut s = lock();
+    s.window = Some(Window {
+        every: Every {
+            period: Duration::from_secs(60),
+            offset: Duration::ZERO,
+        },
+        done: None,
+    });
+    let min = 60_000;
+    let runs = Runs {
+        bars: vec![
+            bar(NOON - 10 * min + 5000, 1000, "ok", Some(NOON - 10 * min)),
+            bar(NOON - 40 * min + 5000, 1000, "ok", Some(NOON - 40 * min)),
+        ],
+        older: true,
+        kept: 2,
+        ..Runs::default()
+    };
+    let span = |from_ms, ended_ms| Span {
+        from_ms,
+        ended_ms,
+        by: "web-1 (ops)".into(),
+        reason: "db".into(),
+        ended_by: "resume".into(),
+    };
+    // Ended: 50m30s ago to 45m ago exactly (touches 6 windows: -51…-46), and 20m ago + 1 ms to
+    // 15m ago + 1 ms (touches -20…-15); in force: 3m ago on.
+    s.pauses_ended = vec![
+        span(
+            u64::try_from(NOON - 50 * min - 30_000).unwrap(),
+            u64::try_from(NOON - 45 * min).unwrap(),
+        ),
+        span(
+            u64::try_from(NOON - 20 * min + 1).unwrap(),
+            u64::try_from(NOON - 15 * min + 1).unwrap(),
+        ),
+    ];
+    s.pause = Some(Pause {
+        scope: Scope::Key,
+        from_ms: u64::try_from(NOON - 3 * min).unwrap(),
+        until_ms: None,
+        by: "web-1 (ops)".into(),
+        reason: "db".into(),
+    });
+    let shades = windows(&s, &runs, &r, r.from_ms);
+    let got: Vec<(i64, i64, &str)> = shades
+        .iter()
+        .map(|w| ((w.from_ms - NOON) / min, (w.to_ms - NOON) / min, w.class))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (-60, -51, "due"),
+            (-51, -45, "paused"),
+            (-45, -40, "due"),
+            (-40, -39, "done"),
+            (-39, -20, "due"),
+            (-20, -14, "paused"),
+            (-14, -10, "due"),
+            (-10, -9, "done"),
+            (-9, -3, "due"),
+            (-3, 0, "paused"),
+        ]
+    );
+    // Window by window, as check judges them.
+    let spans = s.pause_spans(u64::try_from(NOON).unwrap());
+    for w in (NOON - 60 * min..NOON).step_by(60_000) {
+        let shade = shades
+            .iter()
+            .find(|x| x.from_ms <= w && w < x.to_ms)
+            .unwrap();
+        let paused = window_paused(
+            &spans,
+            u64::try_from(w).unwrap(),
+            u64::try_from(w + min).unwrap(),
+        );
+        if shade.class != "done" {
+            assert_eq!(
+                shade.class == "paused",
+                paused,
+                "window {}",
+                (w - NOON) / min
+            );
+        }
+    }
+    assert!(shades[1].title.contains("paused"), "{}", shades[1].title);
+    // A 1-s period over a week: still a few segments per pause and run.
+    s.window = Some(Window {
+        every: Every {
+            period: Duration::from_secs(1),
+            offset: Duration::ZERO,
+        },
+        done: None,
+    });
+    let week = Range::last_hours(NOON, 168);
+    assert!(windows(&s, &runs, &week, week.from_ms).len() <= 2 * runs.bars.len() + 2 * 3 + 1);
+}
