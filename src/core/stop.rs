@@ -8,6 +8,7 @@
 //! - the whole group must be gone by the *hard stop*, `kill_lead` before the local lease end;
 //!   SIGTERM goes out `--grace` before it unless a renewal moved the lease end on;
 //! - a lost lease stops the job at once (SIGKILL after `--grace`, never past the hard stop);
+//! - so does `dlock cancel` (a job that already exited, or one being stopped, keeps its end);
 //! - a signal is forwarded once with SIGKILL after `--grace` (never past the hard stop); a
 //!   second SIGINT/SIGTERM sends SIGKILL at once;
 //! - when the leader has exited, whatever is left of the job — its group and every other
@@ -51,6 +52,8 @@ pub struct Stop {
     cap_reached: bool,
     trouble: Option<String>,
     reason: Option<Reason>,
+    /// `dlock cancel`'s sender ("HOST (user)") and reason, once it stopped the job.
+    cancel: Option<(String, String)>,
     /// SIGKILL time once a stop has begun.
     kill_at: Option<Instant>,
     /// SIGTERM went to every process of the job (a forwarded signal only reaches its group).
@@ -78,6 +81,7 @@ impl Stop {
             cap_reached: !renews,
             trouble: None,
             reason: None,
+            cancel: None,
             kill_at: None,
             terminated: false,
             leftovers: false,
@@ -101,6 +105,11 @@ impl Stop {
     pub fn definitely_lost(&self) -> bool {
         // Only a renewal's answer sets this reason, and nothing replaces it.
         self.reason == Some(Reason::Lost)
+    }
+
+    /// Who cancelled the run and why ("HOST (user)", reason), when a cancel stopped it.
+    pub fn cancel(&self) -> Option<&(String, String)> {
+        self.cancel.as_ref()
     }
 
     /// The leader has exited and its whole group is gone.
@@ -224,6 +233,16 @@ impl Stop {
                 });
             }
             Input::Signal(sig) => self.on_signal(sig, now),
+            Input::Cancelled { by, reason } => {
+                // Only a job still running and not already being stopped: a stop under way
+                // (cap, lost, a signal) keeps its own reason and its own exit.
+                if self.leader.is_some() || self.reason.is_some() {
+                    self.report(Report::CancelIgnored { by });
+                    return;
+                }
+                self.cancel = Some((by, reason));
+                self.begin_stop(Reason::Cancelled, now);
+            }
             Input::ConnectionDropped => {
                 // Only until the renewal thread runs (it watches its connection itself), and
                 // not once the job is over: then the release finds out.
@@ -254,6 +273,7 @@ impl Stop {
         match self.reason {
             Some(Reason::Lost | Reason::Unconfirmed) => Exit::Lost,
             Some(Reason::Cap) => Exit::Cap,
+            Some(Reason::Cancelled) => Exit::Cancelled,
             _ => self.leader.map_or(Exit::Internal, Exit::from_status),
         }
     }
@@ -310,7 +330,7 @@ impl Stop {
     fn begin_stop(&mut self, reason: Reason, now: Instant) {
         self.reason = Some(reason);
         let kill_at = match reason {
-            Reason::Lost => (now + self.limits.grace).min(self.hard_stop()),
+            Reason::Lost | Reason::Cancelled => (now + self.limits.grace).min(self.hard_stop()),
             _ => self.hard_stop(),
         };
         self.kill_at = Some(kill_at);
@@ -335,6 +355,14 @@ impl Stop {
                     trouble,
                     ran,
                     left,
+                    kill_in,
+                });
+            }
+            Reason::Cancelled => {
+                let (by, why) = self.cancel.clone().unwrap_or_default();
+                self.report(Report::Cancelled {
+                    by,
+                    reason: why,
                     kill_in,
                 });
             }

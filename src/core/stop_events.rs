@@ -26,6 +26,8 @@ pub enum Input {
     /// The server closed or reset the connection before the first renewal (a restart may have
     /// lost the lease with it).
     ConnectionDropped,
+    /// `dlock cancel` asked this run to stop: `by` is "HOST (user)" of whoever sent it.
+    Cancelled { by: String, reason: String },
 }
 
 /// Why the job is being stopped.
@@ -39,6 +41,8 @@ pub enum Reason {
     Cap,
     /// A signal to dlock, forwarded.
     Signal(i32),
+    /// `dlock cancel`: stopped like a lost lease, but the lock is still ours to release.
+    Cancelled,
 }
 
 /// What to do.
@@ -114,4 +118,13 @@ pub enum Report {
     },
     /// The leader exited and other processes of the job remain: they are stopped too.
     Stragglers,
+    /// SIGTERM now: `dlock cancel` from `by`; SIGKILL in `kill_in`.
+    Cancelled {
+        by: String,
+        reason: String,
+        kill_in: Duration,
+    },
+    /// A cancel came when the run was already ending (the job exited, or another stop was under
+    /// way): it changes nothing.
+    CancelIgnored { by: String },
 }

@@ -17,6 +17,7 @@ fn counter(f: &Finish) -> &'static str {
     match f.exit {
         Exit::Cap => "cap_hits",
         Exit::Lost => "lost",
+        Exit::Cancelled => "cancelled",
         _ => "",
     }
 }
@@ -29,6 +30,8 @@ fn outcome(f: &Finish) -> &'static str {
         Exit::Signal(_) => "signal",
         Exit::Cap => "cap",
         Exit::Lost => "lost",
+        // `dlock cancel` stopped it: neither a success nor a job failure (lib.lua's history).
+        Exit::Cancelled => "cancelled",
         // The job exited non-zero, or could not be started.
         _ => "failed",
     }

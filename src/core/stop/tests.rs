@@ -38,6 +38,8 @@ enum In {
     Signal(i32),
     /// The server closed the connection.
     Dropped,
+    /// `dlock cancel` reached the run.
+    Cancel,
 }
 
 struct Sim {
@@ -84,6 +86,10 @@ impl Sim {
             In::Cap(count) => Input::CapReached { count },
             In::Signal(s) => Input::Signal(s),
             In::Dropped => Input::ConnectionDropped,
+            In::Cancel => Input::Cancelled {
+                by: "ops1 (ann)".into(),
+                reason: "db upgrade".into(),
+            },
         }
     }
 
@@ -160,6 +166,8 @@ fn report_name(r: &Report) -> &'static str {
         Report::Forwarded { .. } => "forwarded",
         Report::Escalated { .. } => "escalated",
         Report::Stragglers => "stragglers",
+        Report::Cancelled { .. } => "cancelled",
+        Report::CancelIgnored { .. } => "cancel-ignored",
     }
 }
 
