@@ -285,7 +285,7 @@ pub struct StatusArgs {
     #[arg(long)]
     pub wide: bool,
 
-    /// Prometheus: leave out the hold-time histogram (34 of a key's 48 series), for a fleet
+    /// Prometheus: leave out the hold-time histogram (34 of a key's 49 series), for a fleet
     /// whose series count matters; the recommended TTL gauge stays
     #[arg(long)]
     pub no_histogram: bool,
@@ -345,7 +345,7 @@ pub struct ExporterArgs {
     #[arg(long)]
     pub show_output: bool,
 
-    /// /metrics: leave out the hold-time histogram (34 of a key's 48 series), for a fleet
+    /// /metrics: leave out the hold-time histogram (34 of a key's 49 series), for a fleet
     /// whose series count matters; the recommended TTL gauge stays
     #[arg(long)]
     pub no_histogram: bool,

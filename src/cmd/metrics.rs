@@ -78,7 +78,7 @@ impl Sample {
 }
 
 /// The counter families: name, help, and which of a sample's counters.
-const COUNTERS: [(&str, &str); 6] = [
+const COUNTERS: [(&str, &str); 7] = [
     ("dlock_runs_total", "Runs of the key: acquired + busy."),
     ("dlock_acquired_total", "Runs that got the lock."),
     (
@@ -91,6 +91,7 @@ const COUNTERS: [(&str, &str); 6] = [
         "dlock_compare_failures_total",
         "Releases or renewals that found someone else's value.",
     ),
+    ("dlock_cancelled_total", "Runs stopped by dlock cancel."),
 ];
 
 /// Series a key adds to the page: the counters and gauges, and with the histogram its
@@ -186,6 +187,7 @@ pub fn prometheus(
                 s.lost,
                 s.cap_hits,
                 s.compare_failures,
+                s.cancelled,
             ];
             Some(counters[i] as f64)
         });

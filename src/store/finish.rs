@@ -76,8 +76,9 @@ fn lease_argv(log: &RunLog) -> [String; 4] {
 
 /// The run-log entry's arguments after outcome and exit code, as `entry_from` (lib.lua) reads
 /// them: entries to keep, run id, host, pid, slot, fence, command, started, ended, renewals,
-/// waited ms, the lease (`lease_argv`), --every window ('' without --every), output bytes (''
-/// without --capture); the kept output goes as the blob.
+/// waited ms, the lease (`lease_argv`), --every window ('' without --every), who cancelled the
+/// run and why ('' unless cancelled), output bytes ('' without --capture); the kept output goes
+/// as the blob.
 fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
     let [_, _, host, pid, started, ended] = history_argv(f);
     let [ttl, cap, every, grace] = lease_argv(log);
@@ -98,6 +99,8 @@ fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
         every,
         grace,
         log.window.map_or(String::new(), |w| w.to_string()),
+        log.cancel.as_ref().map_or(String::new(), |c| c.0.clone()),
+        log.cancel.as_ref().map_or(String::new(), |c| c.1.clone()),
         log.output
             .as_ref()
             .map_or(String::new(), |o| o.1.to_string()),

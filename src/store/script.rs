@@ -51,39 +51,43 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "6cd818ad53a37680d5282d70513239cd026cdc04",
+    "ec727b4cbccbb24cf414a57c54d95722572d278e",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "c9496460d7d1d39d052370a933a6ec74aeff8d44",
+    "df8aa00b8c6c121f5385d85caa809926e9838cfc",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "ecb90062f93f1d82a574b086665adb8f5ab02bbc",
+    "ea79ca3fc7618d484ce55d6863168cb027db4c51",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "a5882c2a1f742fb9c64e4e47b5359f4969100bf3",
+    "59b4194448f402b62a2ef7dbdc9007fc5829b9db",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "4aa0db38f26b4fed2b07d01a5915031ef4af3f6e",
+    "900062c000c2049ce56572bdd743db0206d5ca3d",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "54ceea81de86c0e4061ee364d518709e7aa662b6",
+    "c369016105d87a3caabaa9669061484e1240f501",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "7b3a74caeb026c868319d775e1a18a70f61a2afa",
+    "98a4ad4529f1d29a948fde6a205a806459628e0d",
 );
 pub(crate) static PERIOD: Script = Script::new(
     include_str!("scripts/period.lua"),
-    "bc082de205ab372b7a9244132ed1e4820c763415",
+    "c74459035b6fe8fc3739f243d9231bfa7d25e9e1",
+);
+pub(crate) static CANCEL: Script = Script::new(
+    include_str!("scripts/cancel.lua"),
+    "e8d12716b433855d64dca162d48907cfdc91a994",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "223f8ce3d62e8fee3b630fc95e13af55548463ff",
+    "52baa9c6b319021dc0f41164a85d60d1e18724d1",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

@@ -81,7 +81,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         let end = End::unstarted(exit, held.first_expiry(), Instant::now());
         release::end(session, &held, &RunLog::off(), end, |_, _| {});
         let line = ended.as_ref().err().map(|e| format!("dlock: error: {e}"));
-        end_ping(pinger, &held, (exit, false), line.as_deref(), None);
+        end_ping(pinger, &held, (exit, false), line.as_deref(), None, None);
         ended
     };
     // A signal before the job started, or replicas that did not confirm the lock.
@@ -130,6 +130,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         .unwrap_or_else(|| Session::new(&cfg.server));
     child.restore_tty();
     log.renewals = sup.stop.renewals();
+    log.cancel = sup.stop.cancel().cloned();
     let mut tail = 0;
     if let Some(c) = capture {
         let captured = c.finish(cfg.limits.grace);
@@ -145,18 +146,37 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         total: *total,
         tail,
     });
-    end_ping(pinger, &held, (exit, compare_failure), None, output);
+    let cancel = log.cancel.as_ref().map(|(by, why)| cancel_line(by, why));
+    end_ping(
+        pinger,
+        &held,
+        (exit, compare_failure),
+        None,
+        cancel.as_deref(),
+        output,
+    );
     Ok(exit)
+}
+
+/// The end ping's second line for a cancelled run: who and why (its exit, 122, is a `fail`).
+fn cancel_line(by: &str, why: &str) -> String {
+    if why.is_empty() {
+        format!("cancelled by {by}")
+    } else {
+        format!("cancelled by {by}: {why}")
+    }
 }
 
 /// After the release: the end ping, when --ping asked for one. `ended`: the exit status and
 /// whether the release found the lock taken. `error`, the line that said why the job could
-/// not be started, is the body when given; else the run's facts and the tail of `output`.
+/// not be started, is the body when given; else the run's facts (with `cancel`'s line after
+/// them for a cancelled run) and the tail of `output`.
 fn end_ping(
     pinger: Option<Pinger>,
     held: &Held,
     ended: (Exit, bool),
     error: Option<&str>,
+    cancel: Option<&str>,
     output: Option<Output>,
 ) {
     let Some(pinger) = pinger else {
@@ -177,7 +197,10 @@ fn end_ping(
             took,
             outcome: outcome(ended.0, ended.1),
         });
-        body(&first, output, limit)
+        match cancel {
+            Some(line) => body(&format!("{first}\n{line}"), output, limit),
+            None => body(&first, output, limit),
+        }
     });
 }
 
