@@ -28,7 +28,7 @@ use std::io::Write;
 
 use cli::config::{self, Command};
 use cli::{docs, line};
-use cmd::{check, doctor, exporter, history, install, release, run, status};
+use cmd::{cancel, check, doctor, exporter, history, install, release, run, status};
 use error::Error;
 use exit::Exit;
 use log::warn;
@@ -88,6 +88,7 @@ where
         Command::Doctor(cfg) => doctor::doctor(&cfg),
         Command::Exporter(cfg) => exporter::exporter(&cfg),
         Command::Release(cfg) => release::release(&cfg),
+        Command::Cancel(cfg) => cancel::cancel(&cfg),
         Command::History(cfg) => history::history(&cfg),
         Command::Completions(shell) => completions(shell),
         Command::InstallSelf(dir) => install::install_self(&dir),

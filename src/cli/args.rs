@@ -10,7 +10,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
-    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, RELEASE_HELP,
+    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, RELEASE_HELP, CANCEL_HELP,
     STATUS_HELP, VERSION, after_help,
 };
 pub use super::values::Renewals;
@@ -57,6 +57,7 @@ impl Cli {
             Command::Check(a) => &a.global,
             Command::Doctor(a) => &a.global,
             Command::Release(a) => &a.global,
+            Command::Cancel(a) => &a.global,
             Command::History(a) => &a.global,
             Command::Completions(a) => &a.global,
             Command::InstallSelf(a) => &a.global,
@@ -92,6 +93,10 @@ pub enum Command {
     /// change a key's --every period (--every D)
     #[command(after_help = RELEASE_HELP)]
     Release(ReleaseArgs),
+    /// Stop the run that holds KEY, on whichever host it runs: its job gets SIGTERM within a
+    /// second, then --grace, SIGKILL; it releases and records the run as cancelled (exit 122)
+    #[command(after_help = CANCEL_HELP)]
+    Cancel(CancelArgs),
     /// What happened, run by run: KEY's run log, newest first, or one run's kept output
     #[command(after_help = HISTORY_HELP)]
     History(HistoryArgs),
@@ -381,6 +386,31 @@ pub struct ReleaseArgs {
     /// With --every: the new --every-offset
     #[arg(long, default_value = DEFAULT_EVERY_OFFSET, value_name = "D", value_parser = parse_duration)]
     pub every_offset: Duration,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// Business key (without the prefix)
+    #[arg(value_name = "KEY")]
+    pub key: String,
+
+    /// For a semaphore (--limit N): cancel only the run holding slot I (0…N-1) [default:
+    /// every slot's run]
+    #[arg(long, value_name = "I")]
+    pub slot: Option<u32>,
+
+    /// Why, at most 200 characters: in the holder's log line, its run log entry
+    /// (cancel_reason) and its end ping [default: none]
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// Return once the request is on the server, without waiting for the holder to record the
+    /// run
+    #[arg(long)]
+    pub no_wait: bool,
 
     #[command(flatten, next_help_heading = EVERY_COMMAND)]
     pub global: GlobalArgs,

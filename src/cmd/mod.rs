@@ -10,6 +10,7 @@ pub(crate) mod history;
 pub(crate) mod install;
 pub(crate) mod json;
 pub(crate) mod metrics;
+pub(crate) mod cancel;
 pub(crate) mod release;
 pub(crate) mod run;
 pub(crate) mod status;

@@ -59,6 +59,15 @@ pub fn hostname() -> String {
         .into_owned()
 }
 
+/// Who runs this process, as `dlock cancel` names the operator: $USER, else $LOGNAME, else
+/// "unknown" (a cron job or container may set neither).
+pub fn user() -> String {
+    ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown".into())
+}
+
 pub fn unix_ms() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

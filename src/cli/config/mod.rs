@@ -13,7 +13,7 @@ use crate::store::conn::Server;
 use crate::store::target::Target;
 
 pub use commands::{
-    CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView, ReleaseConfig, Rules,
+    CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView, ReleaseConfig, CancelConfig, Rules,
     StatusConfig,
 };
 pub use run::RunConfig;
@@ -28,6 +28,7 @@ pub enum Command {
     Doctor(DoctorConfig),
     Exporter(ExporterConfig),
     Release(ReleaseConfig),
+    Cancel(CancelConfig),
     History(HistoryConfig),
     Completions(clap_complete::Shell),
     InstallSelf(std::path::PathBuf),
@@ -42,6 +43,7 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, Error> {
         args::Command::Doctor(a) => Command::Doctor(commands::doctor(g, a)?),
         args::Command::Exporter(a) => Command::Exporter(commands::exporter(g, a)?),
         args::Command::Release(a) => Command::Release(commands::release(g, a)?),
+        args::Command::Cancel(a) => Command::Cancel(commands::cancel(g, a)?),
         args::Command::History(a) => Command::History(commands::history(g, a)?),
         args::Command::Completions(a) => Command::Completions(a.shell),
         args::Command::InstallSelf(a) => Command::InstallSelf(a.dir.clone()),

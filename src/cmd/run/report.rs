@@ -121,7 +121,8 @@ pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Ve
             } else {
                 format!(": {reason}")
             };
-            error!("cancelled", by = by.as_str(), kill_in_ms = ms(*kill_in);
+            // An operator's deliberate act, not an incident: a warning, not an error.
+            warn!("cancelled", by = by.as_str(), kill_in_ms = ms(*kill_in);
                 "cancelled by {by}{why} — stopping the job (SIGTERM, SIGKILL in {}); exit {}",
                 secs(*kill_in),
                 Exit::CANCELLED

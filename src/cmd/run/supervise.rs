@@ -138,6 +138,7 @@ fn input(ev: Event<Note>) -> Option<Input> {
         Event::Signal(sig) => Some(Input::Signal(sig)),
         Event::Note(Note::Lease(input)) => Some(input),
         Event::HungUp => Some(Input::ConnectionDropped),
+        Event::Note(Note::Cancelled { by, reason }) => Some(Input::Cancelled { by, reason }),
         Event::Note(Note::Woken) => None,
     }
 }
