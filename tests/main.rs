@@ -13,6 +13,7 @@ mod board_bars;
 mod board_layout;
 mod board_reads;
 mod board_reasons;
+mod cancel;
 mod capture;
 mod chaos;
 mod check_rules;

@@ -10,8 +10,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
-    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, RELEASE_HELP, CANCEL_HELP,
-    STATUS_HELP, VERSION, after_help,
+    CANCEL_HELP, CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP,
+    RELEASE_HELP, STATUS_HELP, VERSION, after_help,
 };
 pub use super::values::Renewals;
 use super::values::{

@@ -132,7 +132,11 @@ pub fn cancel(cfg: &CancelConfig) -> Result<Exit, Error> {
 
 /// Wait for each asked run to give its slot up, and print its run log entry. Ok(Err) when one
 /// did not confirm in time (the others are printed).
-fn wait(c: &mut Conn, keys: &Keys, mut asked: Vec<Asked>) -> redis::RedisResult<Result<Exit, Error>> {
+fn wait(
+    c: &mut Conn,
+    keys: &Keys,
+    mut asked: Vec<Asked>,
+) -> redis::RedisResult<Result<Exit, Error>> {
     let start = Instant::now();
     let mut late = Vec::new();
     while !asked.is_empty() {

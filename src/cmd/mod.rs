@@ -3,6 +3,7 @@
 //! (`run/init` is `run --contain`'s init inside the job's PID namespace).
 
 pub(crate) mod board;
+pub(crate) mod cancel;
 pub(crate) mod check;
 pub(crate) mod doctor;
 pub(crate) mod exporter;
@@ -10,7 +11,6 @@ pub(crate) mod history;
 pub(crate) mod install;
 pub(crate) mod json;
 pub(crate) mod metrics;
-pub(crate) mod cancel;
 pub(crate) mod release;
 pub(crate) mod run;
 pub(crate) mod status;

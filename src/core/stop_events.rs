@@ -126,5 +126,7 @@ pub enum Report {
     },
     /// A cancel came when the run was already ending (the job exited, or another stop was under
     /// way): it changes nothing.
-    CancelIgnored { by: String },
+    CancelIgnored {
+        by: String,
+    },
 }

@@ -139,7 +139,8 @@ pub fn lock_of<'k>(key: &'k str, prefix: &str) -> Option<&'k str> {
             base
         }
         Some((base, t))
-            if !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric())
+            if !t.is_empty()
+                && t.bytes().all(|b| b.is_ascii_alphanumeric())
                 && base.ends_with(":cancel") =>
         {
             base

@@ -156,7 +156,8 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     let asked = super::cancel::CancelCall::new(&keys, 0, "rival", "ops (ann)", "why");
     run(
         "cancel",
-        call(&mut c, &asked).map(|a| matches!(a, super::cancel::Cancel::Asked { pttl, .. } if pttl > 0)),
+        call(&mut c, &asked)
+            .map(|a| matches!(a, super::cancel::Cancel::Asked { pttl, .. } if pttl > 0)),
     )?;
     let brk = BreakCall {
         keys: &keys,

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use super::{Global, fmt_d, full_key, usage};
 use crate::cli::args::{
-    CancelArgs, CheckArgs, DoctorArgs, ExporterArgs, HistoryArgs, ReleaseArgs, StatusArgs, StatusFormat,
+    CancelArgs, CheckArgs, DoctorArgs, ExporterArgs, HistoryArgs, ReleaseArgs, StatusArgs,
+    StatusFormat,
 };
 use crate::core::every::Every;
 use crate::error::Error;

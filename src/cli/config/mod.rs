@@ -13,8 +13,8 @@ use crate::store::conn::Server;
 use crate::store::target::Target;
 
 pub use commands::{
-    CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView, ReleaseConfig, CancelConfig, Rules,
-    StatusConfig,
+    CancelConfig, CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView,
+    ReleaseConfig, Rules, StatusConfig,
 };
 pub use run::RunConfig;
 

@@ -9,5 +9,8 @@ pub(crate) enum Note {
     Woken,
     Lease(Input),
     /// `dlock cancel` from `by` ("HOST (user)").
-    Cancelled { by: String, reason: String },
+    Cancelled {
+        by: String,
+        reason: String,
+    },
 }
