@@ -287,12 +287,16 @@ fn a_semaphore_cancels_one_slot_or_all() {
 #[test]
 fn a_cancel_during_the_hold_at_least_keep_frees_the_lock_without_a_second_entry() {
     let r = RedisServer::start();
+    // TTL 5 s: were the keep not seen, cancel would wait for a holder for 2 × 5 s + 1 s and
+    // exit 1, not for the 60 s keep.
     dlock(&r)
         .args([
             "-q",
             "run",
             "--key",
             "keep",
+            "--ttl",
+            "5s",
             "--hold-at-least",
             "60s",
             "--",
