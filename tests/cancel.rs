@@ -150,6 +150,13 @@ fn a_holder_opens_its_second_connection_only_once_the_listener_starts() {
     let late = clients();
     eprintln!("connections per holder: {early} at the job's start, {late} once the listener runs");
     assert_eq!(late, 2);
+    // Named, for an operator reading CLIENT LIST (and for tests counting waiters).
+    assert!(
+        r.cmd_string(&["CLIENT", "LIST"])
+            .contains("name=dlock-cancel "),
+        "the listener's connection is named"
+    );
+    assert_eq!(blocked_clients(&r), 0, "a listener is not a waiter");
     dlock(&r).args(["-q", "cancel", "conns"]).run().code(0);
     h.finish(Duration::from_secs(10)).code(122);
 }

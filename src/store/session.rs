@@ -104,6 +104,15 @@ impl Session {
         Ok(got.map(|(_, item)| item))
     }
 
+    /// `CLIENT SETNAME name`, connecting first if needed: what `CLIENT LIST` shows for this
+    /// connection. Best effort: a server or ACL that refuses it leaves it unnamed.
+    pub fn name(&mut self, name: &str) {
+        let mut setname = redis::cmd("CLIENT");
+        setname.arg("SETNAME").arg(name);
+        let io = self.server.io_timeout;
+        let _ = self.with(io, None, |conn| conn.query::<()>(&setname));
+    }
+
     /// `LPOP list`: the item taken, if any (where BLPOP is refused).
     pub fn pop(&mut self, list: &str) -> Result<Option<String>, Failure> {
         let mut lpop = redis::cmd("LPOP");

@@ -28,6 +28,10 @@ pub const LISTEN_AFTER: Duration = Duration::from_millis(250);
 /// often to look instead. Half a second keeps a cancel under the one-second promise.
 const POLL: Duration = Duration::from_millis(500);
 
+/// The listener's connection's name in `CLIENT LIST`: an operator counting a holder's two
+/// connections (and a test counting waiters, blocked in BLPOP too) tells it apart by it.
+pub const CONNECTION_NAME: &str = "dlock-cancel";
+
 /// After a connection error: try again this much later, never in a spin (the renewals report
 /// Redis trouble; a request pushed meanwhile waits in the list).
 const RETRY: Duration = Duration::from_millis(100);
@@ -82,6 +86,9 @@ fn listen(
     debug!("listening"; "listening for dlock cancel on {list}");
     let mut polling = false;
     loop {
+        if !session.is_connected() {
+            session.name(CONNECTION_NAME);
+        }
         let got = if polling {
             session.pop(list)
         } else {
