@@ -5,6 +5,7 @@
 //!
 //! The rules, in the order a run meets them:
 //! - the renewal thread starts when the first renewal is due (a short job never pays for it);
+//! - the cancel listener starts `LISTEN_AFTER` into the job, unless it has ended (likewise);
 //! - the whole group must be gone by the *hard stop*, `kill_lead` before the local lease end;
 //!   SIGTERM goes out `--grace` before it unless a renewal moved the lease end on;
 //! - a lost lease stops the job at once (SIGKILL after `--grace`, never past the hard stop);
@@ -39,6 +40,12 @@ pub const GROUP_POLL: Duration = Duration::from_millis(5);
 /// (the waker's, which closes right after the acquire): a hang-up is seen at most this late.
 pub const FIRST_LOOK: Duration = Duration::from_millis(100);
 
+/// How far into the job the cancel listener starts (its thread, then its connection and first
+/// BLPOP). A short job (the common cron run) ends before it: no thread, and the run stays at
+/// two client commands (acquire, release). A request sent earlier waits in its list, so the job
+/// still gets SIGTERM within a second of it.
+pub const LISTEN_AFTER: Duration = Duration::from_millis(250);
+
 #[derive(Debug)]
 pub struct Stop {
     limits: Limits,
@@ -48,6 +55,8 @@ pub struct Stop {
     /// When the renewal thread must be running: the first renewal time until it has been
     /// asked for; None from then on, or from the start with --max-renewals 0.
     watch_at: Option<Instant>,
+    /// When the cancel listener must start; None once asked for, or once the leader exited.
+    listen_at: Option<Instant>,
     renewals: u32,
     cap_reached: bool,
     trouble: Option<String>,
@@ -77,6 +86,7 @@ impl Stop {
             // from when the wait began.
             deadline: lease_end(started, limits.ttl),
             watch_at: renews.then(|| started + limits.renew_every),
+            listen_at: Some(started + LISTEN_AFTER),
             renewals: 0,
             cap_reached: !renews,
             trouble: None,
@@ -158,6 +168,9 @@ impl Stop {
         if let Some(t) = self.watch_at {
             wake = wake.min(t);
         }
+        if let Some(t) = self.listen_at.filter(|_| self.leader.is_none()) {
+            wake = wake.min(t);
+        }
         let look = self.started + FIRST_LOOK;
         if self.watching() && now < look {
             wake = wake.min(look);
@@ -186,6 +199,11 @@ impl Stop {
             self.actions
                 .push_back(Action::StartWatchdog { at_once: false });
         }
+        // Nothing left to cancel once the leader exited.
+        if self.leader.is_none() && self.listen_at.is_some_and(|t| now >= t) {
+            self.listen_at = None;
+            self.actions.push_back(Action::StartListener);
+        }
     }
 
     pub fn handle(&mut self, input: Input, now: Instant) {
@@ -193,6 +211,7 @@ impl Stop {
         match input {
             Input::LeaderExited(status) => {
                 self.leader = Some(status);
+                self.listen_at = None;
                 self.report(Report::Exited { status, ran });
             }
             Input::Group { alive } => self.on_group(alive, now),

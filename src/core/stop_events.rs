@@ -51,6 +51,9 @@ pub enum Action {
     /// Start the renewal thread: the first renewal is due, or (`at_once`) the connection
     /// dropped and a renewal now finds out whether the lease survived.
     StartWatchdog { at_once: bool },
+    /// Start listening for `dlock cancel` (its own thread and connection): `LISTEN_AFTER`
+    /// into the job, so that a short job pays for neither.
+    StartListener,
     /// Forward this signal to the job's process group, as a terminal would.
     Forward(i32),
     /// SIGTERM to every process of the job: its group and every other descendant (a daemon

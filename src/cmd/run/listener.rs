@@ -19,11 +19,6 @@ use crate::store::keys::cancel_list;
 use crate::store::session::Session;
 use crate::sys::event::Sender;
 
-/// How far into the job the listener sends its first command. A short job (the common cron
-/// run) ends before it and stays at two client commands (acquire, release); a request sent
-/// earlier waits in the list, so it is still taken within a second of being sent.
-pub const LISTEN_AFTER: Duration = Duration::from_millis(250);
-
 /// Where BLPOP is refused (a proxy that forbids blocking commands, an ACL without it): how
 /// often to look instead. Half a second keeps a cancel under the one-second promise.
 const POLL: Duration = Duration::from_millis(500);
@@ -36,8 +31,10 @@ pub const CONNECTION_NAME: &str = "dlock-cancel";
 /// Redis trouble; a request pushed meanwhile waits in the list).
 const RETRY: Duration = Duration::from_millis(100);
 
-/// The running listener; dropping it ends the thread at its next look (a BLPOP in flight ends
-/// with the process, which closes its connection: the release never waits for it).
+/// The running listener, started by the stop machine `LISTEN_AFTER` into the job (a short job
+/// pays for neither its thread nor its connection; a request sent earlier waits in the list).
+/// Dropping it ends the thread at its next look (a BLPOP in flight ends with the process, which
+/// closes its connection: the release never waits for it).
 pub(super) struct Listener {
     _stop: mpsc::Sender<()>,
 }
@@ -80,9 +77,6 @@ fn listen(
     tx: &Sender<Note>,
     stopped: &mpsc::Receiver<()>,
 ) {
-    if ended(stopped, LISTEN_AFTER) {
-        return;
-    }
     debug!("listening"; "listening for dlock cancel on {list}");
     let mut polling = false;
     loop {

@@ -121,11 +121,10 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
     // The watchdog thread starts when the stop machine says the first renewal is due: a job
     // shorter than that (the common cron case) never pays for it, and with --max-renewals 0
     // it never starts; the session then waits in the supervisor for the release.
-    // `dlock cancel` reaches the run through its own connection, from LISTEN_AFTER into the job.
-    let listener = listener::Listener::start(&held, tx.clone());
+    // Likewise `dlock cancel`'s listener (its own thread and connection), from LISTEN_AFTER
+    // into the job.
     let mut sup = Supervisor::new(&held, &child, session, tx);
     sup.supervise(&rx);
-    drop(listener);
     // The group is gone: its id may be given out again once the leader is reaped.
     child.reap_leader();
     // None only if the renewal thread panicked: the release then starts a fresh session.
