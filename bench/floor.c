@@ -7,7 +7,7 @@
  *
  *   floor PORT KEY ACQUIRE_SHA RELEASE_SHA JOB...   (the scripts loaded by the caller)
  *
- * The arguments mirror src/store/lock.rs (AcquireCall, ReleaseCall) as of 2026-12-03 (the release carries the run's lease); bench/run
+ * The arguments mirror src/store/lock.rs (AcquireCall, ReleaseCall) as of 2026-12-03 (the release carries the run's lease, and the cancel's two fields); bench/run
  * checks after the rounds that each run left the lock free and logged, so a drift shows. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
   const char *release[] = {"EVALSHA", argv[4], "9", k[3], k[4], k[1], k[5], k[2], k[6], k[7],
                            k[3], k[8], tok, "1", "0", "0", "h0", "", "1", "ok", "0", "host", pid, start,
                            end, "100", tok, "host", pid, "0", "1", argv[5], start, end, "0", "0",
-                           "30000", "3", "10000", "5000", "", ""};
-  call(fd, 42, release);
+                           "30000", "3", "10000", "5000", "", "", "", ""};
+  call(fd, 44, release);
   return WEXITSTATUS(status);
 }

@@ -51,6 +51,7 @@ complete -c dlock -n "__fish_dlock_needs_command" -f -a "doctor" -d 'Is the serv
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it; or change a key\'s --every period (--every D)'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "pause" -d 'Start no new run of KEY (or of every key: --all) on any host, until `resume` or --for D'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "resume" -d 'End a pause: KEY\'s own, or the prefix-wide one (--all)'
+complete -c dlock -n "__fish_dlock_needs_command" -f -a "cancel" -d 'Stop the run that holds KEY, on whichever host it runs: its job gets SIGTERM within a second, then --grace, SIGKILL; it releases and records the run as cancelled (exit 122)'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "completions" -d 'Print a shell completion script to stdout'
 complete -c dlock -n "__fish_dlock_needs_command" -f -a "install-self" -d 'Copy this dlock executable to DIR/dlock (an initContainer filling an emptyDir)'
@@ -118,7 +119,7 @@ info\t''
 debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l json -d 'Same as --format json'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l wide -d 'The table with every metric column (runs, BUSY%, hold-time quantiles, compare failures, lost, cap, recommended TTL, the last run), wider than a terminal'
-complete -c dlock -n "__fish_dlock_using_subcommand status" -l no-histogram -d 'Prometheus: leave out the hold-time histogram (34 of a key\'s 48 series), for a fleet whose series count matters; the recommended TTL gauge stays'
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l no-histogram -d 'Prometheus: leave out the hold-time histogram (34 of a key\'s 51 series), for a fleet whose series count matters; the recommended TTL gauge stays'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand status" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
@@ -144,7 +145,7 @@ warn\t''
 info\t''
 debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l show-output -d 'Show the captured output (`run --capture`) on the board\'s lock pages. It may hold secrets: put the board behind an authenticating proxy first'
-complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l no-histogram -d '/metrics: leave out the hold-time histogram (34 of a key\'s 48 series), for a fleet whose series count matters; the recommended TTL gauge stays'
+complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l no-histogram -d '/metrics: leave out the hold-time histogram (34 of a key\'s 51 series), for a fleet whose series count matters; the recommended TTL gauge stays'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand exporter" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
@@ -255,6 +256,27 @@ complete -c dlock -n "__fish_dlock_using_subcommand resume" -l tls-insecure -d '
 complete -c dlock -n "__fish_dlock_using_subcommand resume" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand resume" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand resume" -s h -l help -d 'Print help'
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l slot -d 'For a semaphore (--limit N): cancel only the run holding slot I (0…N-1) [default: every slot\'s run]' -r
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l reason -d 'Why, at most 200 characters: in the holder\'s log line, its run log entry (cancel_reason) and its end ping [default: none]' -r
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l tls-cert -d 'Client certificate (PEM) for mutual TLS; needs --tls-key' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l tls-key -d 'Client private key (PEM) for mutual TLS; needs --tls-cert' -r -F
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l prefix -d 'Namespace prepended to every KEY: lock key = PREFIX + KEY' -r
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l connect-timeout -d 'Bound on establishing a connection to Redis' -r
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l io-timeout -d 'Bound on each Redis command; in `run` never more than a third of the TTL' -r
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l log-format -d 'Log line format on stderr: text (`dlock: ...`) or json (one object per line: ts, level, event, key, msg and the event\'s numbers) for Kubernetes log pipelines' -r -f -a "text\t''
+json\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l log-level -d 'Log level when neither -v nor -q is given' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''"
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l no-wait -d 'Return once the request is on the server, without waiting for the holder to record the run'
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -s v -l verbose -d 'More log lines on stderr (debug)'
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand history" -s n -d 'Only the last N runs (counted after --failed) [default: every run the log keeps]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand history" -l run -d 'Print the output kept for run RUN (its id, or a unique prefix of at least 6 characters as listed in the RUN column; or as a hyphenated UUID, as --ping\'s rid), raw, on stdout. Only runs started with --capture keep any' -r
 complete -c dlock -n "__fish_dlock_using_subcommand history" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
@@ -313,15 +335,16 @@ complete -c dlock -n "__fish_dlock_using_subcommand install-self" -l tls-insecur
 complete -c dlock -n "__fish_dlock_using_subcommand install-self" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand install-self" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand install-self" -s h -l help -d 'Print help'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "exporter" -d 'Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "doctor" -d 'Is the server fit for locks? Eviction, persistence, replicas, clock, latency, and the keys\' recorded runs against their lease (read-only)'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it; or change a key\'s --every period (--every D)'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "pause" -d 'Start no new run of KEY (or of every key: --all) on any host, until `resume` or --for D'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "resume" -d 'End a pause: KEY\'s own, or the prefix-wide one (--all)'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "completions" -d 'Print a shell completion script to stdout'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "install-self" -d 'Copy this dlock executable to DIR/dlock (an initContainer filling an emptyDir)'
-complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume history completions install-self help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "run" -d 'Acquire the lock, run COMMAND under it, keep it renewed, release it'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "status" -d 'Show who holds which lock and how each lock behaves over time'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "exporter" -d 'Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "check" -d 'Did each KEY\'s job run, and well? Dead-man\'s switch (--max-age) and run rules'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "doctor" -d 'Is the server fit for locks? Eviction, persistence, replicas, clock, latency, and the keys\' recorded runs against their lease (read-only)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "release" -d 'Break a lock: --force whoever holds it, or --token only if that token holds it; or change a key\'s --every period (--every D)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "pause" -d 'Start no new run of KEY (or of every key: --all) on any host, until `resume` or --for D'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "resume" -d 'End a pause: KEY\'s own, or the prefix-wide one (--all)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "cancel" -d 'Stop the run that holds KEY, on whichever host it runs: its job gets SIGTERM within a second, then --grace, SIGKILL; it releases and records the run as cancelled (exit 122)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "history" -d 'What happened, run by run: KEY\'s run log, newest first, or one run\'s kept output'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "completions" -d 'Print a shell completion script to stdout'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "install-self" -d 'Copy this dlock executable to DIR/dlock (an initContainer filling an emptyDir)'
+complete -c dlock -n "__fish_dlock_using_subcommand help; and not __fish_seen_subcommand_from run status exporter check doctor release pause resume cancel history completions install-self help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

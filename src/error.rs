@@ -84,6 +84,8 @@ pub enum Error {
     /// `release --token T`: held, by another token (`holder`: its token; `None` for a
     /// semaphore, whose slots may have several).
     NotYours { key: String, holder: Option<String> },
+    /// `cancel`: nothing to cancel, or a holder that did not confirm (`why`: one line).
+    NotCancelled { key: String, why: String },
     /// `release --every D`: the key has no --every success to keep (`ran`: it ran with --every).
     NoEvery { key: String, ran: bool },
     /// `install-self`: the running executable cannot be read.
@@ -144,6 +146,7 @@ impl Error {
             | Error::NoOutput { .. }
             | Error::NotHeld { .. }
             | Error::NotYours { .. }
+            | Error::NotCancelled { .. }
             | Error::NoEvery { .. }
             | Error::SelfUnreadable(_)
             | Error::NotInstalled { .. } => Exit::NotDone,
@@ -170,6 +173,7 @@ impl Error {
             Error::NoOutput { .. } => "no_output",
             Error::NotHeld { .. } => "not_held",
             Error::NotYours { .. } => "not_yours",
+            Error::NotCancelled { .. } => "not_cancelled",
             Error::NoEvery { .. } => "no_every",
             Error::SelfUnreadable(_) | Error::NotInstalled { .. } => "install_self",
             Error::Refused { .. } => "redis_refused",
@@ -246,6 +250,7 @@ impl fmt::Display for Error {
                 "run {run} of {lock} kept no output: it ran without --capture; add --capture SIZE (e.g. 64KiB) to the job's `dlock run` to keep the output of its next runs"
             ),
             Error::NotHeld { key } => write!(f, "{key} is not held: nothing to release"),
+            Error::NotCancelled { key, why } => write!(f, "{key}: {why}"),
             Error::NotYours { key, holder: None } => write!(
                 f,
                 "no slot of {key} is held by the given --token: nothing released (use --force [--slot I] to break slots anyway)"

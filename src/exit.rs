@@ -34,6 +34,8 @@ pub enum Exit {
     Cap,
     /// Lease lost: taken over, deleted, or not confirmable before it could expire.
     Lost,
+    /// `dlock cancel` stopped the job (from any host); the lock was released.
+    Cancelled,
     /// The command exists but cannot be executed.
     NotExecutable,
     /// The command does not exist.
@@ -55,6 +57,8 @@ impl Exit {
     pub const NOT_DUE_DEFAULT: u8 = 0;
     #[cfg(test)]
     pub const PAUSED_DEFAULT: u8 = 0;
+    /// Below 124 so that it collides with no other row nor with 128+N.
+    pub const CANCELLED: u8 = 122;
     pub const CAP: u8 = 124;
     pub const LOST: u8 = 125;
     pub const NOT_EXECUTABLE: u8 = 126;
@@ -71,6 +75,7 @@ impl Exit {
             Exit::Unavailable => Self::UNAVAILABLE,
             Exit::Internal => Self::INTERNAL,
             Exit::NoContain => Self::NO_CONTAIN,
+            Exit::Cancelled => Self::CANCELLED,
             Exit::Cap => Self::CAP,
             Exit::Lost => Self::LOST,
             Exit::NotExecutable => Self::NOT_EXECUTABLE,
@@ -139,6 +144,11 @@ pub const TABLE: &[Row] = &[
         code: "0",
         short: "0 paused",
         long: "the key is paused (`dlock pause`): nothing ran, at once, whatever `--wait` says (or the value of `--paused-exit-code`)",
+    },
+    Row {
+        code: "122",
+        short: "122 cancelled",
+        long: "the job was stopped by `dlock cancel` (from any host) and the lock released; neither a success nor a job failure",
     },
     Row {
         code: "124",

@@ -743,6 +743,36 @@ fn every_command_works_as_a_least_privilege_user() {
         .run()
         .code(1)
         .stdout_has("never ran with --every");
+    // cancel: the holder's listener (BLPOP on its own list), cancel.lua, waiting for the entry,
+    // and the keep's compare-and-delete: nothing beyond the rules above.
+    let mut h = d()
+        .args(["-v", "run", "--key", "cx", "--ttl", "60s", "--", "sh", "-c"])
+        .args(["echo ready; while :; do sleep 0.01; done"])
+        .spawn();
+    h.expect_line("ready");
+    h.expect_stderr("listening for dlock cancel");
+    d().args(["cancel", "cx", "--reason", "acl"])
+        .run()
+        .code(0)
+        .stdout_has("dlock: cancelled dlock:cx on ");
+    h.finish(std::time::Duration::from_secs(10))
+        .code(122)
+        .stderr_lacks("refuses");
+    d().args([
+        "run",
+        "--key",
+        "tick",
+        "--hold-at-least",
+        "5s",
+        "--",
+        "true",
+    ])
+    .run()
+    .code(0);
+    d().args(["cancel", "tick"])
+        .run()
+        .code(0)
+        .stdout_has("dlock: freed dlock:tick");
     // The user really is restricted: other keys are out of reach.
     let out = d()
         .args(["--prefix", "other:", "run", "--key", "x", "--", "true"])

@@ -466,7 +466,9 @@ fn a_run_uses_one_connection() {
             .unwrap()
     };
     // No renewal at all; renewals up to the cap (the watchdog parks, holding the connection);
-    // renewals that never reach the cap (the watchdog hands it back when stopped).
+    // renewals that never reach the cap (the watchdog hands it back when stopped). TTL 150 ms
+    // (renewals every 50 ms) and a 120 ms job: every case happens before the cancel listener's
+    // own connection (from 250 ms into the job; tests/cancel.rs counts it) would open.
     for renewals in ["0", "1", "3"] {
         let before = connections();
         dlock(&r)
@@ -475,11 +477,11 @@ fn a_run_uses_one_connection() {
                 "--key",
                 "one",
                 "--ttl",
-                "300ms",
+                "150ms",
                 "--max-renewals",
                 renewals,
             ])
-            .args(["--", "sleep", "0.25"])
+            .args(["--", "sleep", "0.12"])
             .run()
             .stderr_has("released dlock:one");
         // The test's own INFO connection is the other one.

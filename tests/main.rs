@@ -14,6 +14,7 @@ mod board_layout;
 mod board_pause;
 mod board_reads;
 mod board_reasons;
+mod cancel;
 mod capture;
 mod chaos;
 mod check_rules;

@@ -204,7 +204,8 @@ fn a_pause_stops_starts_not_runs() {
     dlock(&r).args(["resume", "long"]).run().code(0);
     let after = server_ms(&r);
     let page = dlock(&r).args(["status", "--format", "prometheus"]).run();
-    page.code(0).stdout_has("dlock_paused{key=\"dlock:long\"} 0\n");
+    page.code(0)
+        .stdout_has("dlock_paused{key=\"dlock:long\"} 0\n");
     let ended: f64 = page
         .stdout
         .lines()
@@ -213,7 +214,10 @@ fn a_pause_stops_starts_not_runs() {
         .parse()
         .unwrap();
     let ended = (ended * 1000.0).round() as u64;
-    assert!((before..=after).contains(&ended), "{ended} not in [{before}, {after}]");
+    assert!(
+        (before..=after).contains(&ended),
+        "{ended} not in [{before}, {after}]"
+    );
 }
 
 #[test]

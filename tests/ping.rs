@@ -193,6 +193,37 @@ fn a_lost_lease_pings_125() {
     not(dlock_test_has = "healthchecks"),
     ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
 )]
+fn a_cancelled_run_pings_a_failure_with_who_and_why() {
+    require!(needs::Need::Healthchecks);
+    let hc = healthchecks();
+    let check = hc.check("cancelled");
+    let r = RedisServer::start();
+    let mut job = pinged(
+        &r,
+        "cancelled",
+        &check,
+        &["--ttl", "60s"],
+        &["sh", "-c", "echo \"pids $$ $$\"; exec sleep 300"],
+    )
+    .spawn();
+    job.expect_line("pids");
+    dlock(&r)
+        .args(["-q", "cancel", "cancelled", "--reason", "db upgrade"])
+        .run()
+        .code(0);
+    job.finish(Duration::from_secs(20)).code(122);
+    let (_, pings) = hc.pings(&check);
+    assert_eq!(kinds(&pings), ["start", "fail 122"], "{pings:#?}");
+    let body = pings[1].body.clone().unwrap();
+    assert!(body.contains("outcome cancelled\ncancelled by "), "{body}");
+    assert!(body.ends_with(": db upgrade"), "{body}");
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "healthchecks"),
+    ignore = "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12"
+)]
 fn a_command_not_found_pings_127_with_the_error_and_no_start() {
     require!(needs::Need::Healthchecks);
     let hc = healthchecks();

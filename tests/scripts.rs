@@ -18,6 +18,8 @@ fn every_script_runs_on_a_real_server() {
             "record",
             "wake",
             "acquire (again)",
+            "cancel (ended)",
+            "cancel",
             "break",
             "acquire (--every)",
             "release (--every)",

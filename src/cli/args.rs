@@ -10,8 +10,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
-    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, PAUSE_HELP,
-    RELEASE_HELP, RESUME_HELP, STATUS_HELP, VERSION, after_help,
+    CANCEL_HELP, CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP,
+    PAUSE_HELP, RELEASE_HELP, RESUME_HELP, STATUS_HELP, VERSION, after_help,
 };
 pub use super::values::Renewals;
 use super::values::{
@@ -60,6 +60,7 @@ impl Cli {
             Command::Release(a) => &a.global,
             Command::Pause(a) => &a.global,
             Command::Resume(a) => &a.global,
+            Command::Cancel(a) => &a.global,
             Command::History(a) => &a.global,
             Command::Completions(a) => &a.global,
             Command::InstallSelf(a) => &a.global,
@@ -101,6 +102,10 @@ pub enum Command {
     /// End a pause: KEY's own, or the prefix-wide one (--all)
     #[command(after_help = RESUME_HELP)]
     Resume(ResumeArgs),
+    /// Stop the run that holds KEY, on whichever host it runs: its job gets SIGTERM within a
+    /// second, then --grace, SIGKILL; it releases and records the run as cancelled (exit 122)
+    #[command(after_help = CANCEL_HELP)]
+    Cancel(CancelArgs),
     /// What happened, run by run: KEY's run log, newest first, or one run's kept output
     #[command(after_help = HISTORY_HELP)]
     History(HistoryArgs),
@@ -299,7 +304,7 @@ pub struct StatusArgs {
     #[arg(long)]
     pub wide: bool,
 
-    /// Prometheus: leave out the hold-time histogram (34 of a key's 48 series), for a fleet
+    /// Prometheus: leave out the hold-time histogram (34 of a key's 51 series), for a fleet
     /// whose series count matters; the recommended TTL gauge stays
     #[arg(long)]
     pub no_histogram: bool,
@@ -359,7 +364,7 @@ pub struct ExporterArgs {
     #[arg(long)]
     pub show_output: bool,
 
-    /// /metrics: leave out the hold-time histogram (34 of a key's 48 series), for a fleet
+    /// /metrics: leave out the hold-time histogram (34 of a key's 51 series), for a fleet
     /// whose series count matters; the recommended TTL gauge stays
     #[arg(long)]
     pub no_histogram: bool,
@@ -395,6 +400,31 @@ pub struct ReleaseArgs {
     /// With --every: the new --every-offset
     #[arg(long, default_value = DEFAULT_EVERY_OFFSET, value_name = "D", value_parser = parse_duration)]
     pub every_offset: Duration,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// Business key (without the prefix)
+    #[arg(value_name = "KEY")]
+    pub key: String,
+
+    /// For a semaphore (--limit N): cancel only the run holding slot I (0…N-1) [default:
+    /// every slot's run]
+    #[arg(long, value_name = "I")]
+    pub slot: Option<u32>,
+
+    /// Why, at most 200 characters: in the holder's log line, its run log entry
+    /// (cancel_reason) and its end ping [default: none]
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// Return once the request is on the server, without waiting for the holder to record the
+    /// run
+    #[arg(long)]
+    pub no_wait: bool,
 
     #[command(flatten, next_help_heading = EVERY_COMMAND)]
     pub global: GlobalArgs,

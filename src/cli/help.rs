@@ -136,6 +136,19 @@ Examples:
 While a prefix-wide pause is in force, `dlock resume KEY` ends KEY's own pause but KEY stays
 paused, and says so.
 Exit status: 0 a pause ended, 1 none was in force (for some KEY), 2 usage, 69 Redis unavailable.";
+pub const CANCEL_HELP: &str = "\
+Examples:
+  dlock cancel reconcile --reason 'db upgrade'      # stop the run, wait for its record
+  dlock cancel reports --slot 2                      # a semaphore: only the run in slot 2
+  dlock cancel nightly-backup --no-wait              # return once the request is sent
+
+The holder (on any host) gets the request within a second, whatever its phase: its job gets
+SIGTERM, SIGKILL after its --grace; it releases the lock and records the run with outcome
+cancelled, who cancelled it (host and user) and the reason, and exits 122. Only the runs that
+hold KEY when the cancel is sent are stopped, never a later one. A lock only kept by
+--hold-at-least (its run already ended) is freed at once, with no second run log entry.
+Exit status: 0 cancelled (or, --no-wait, asked), 1 nothing held or the holder did not confirm
+within its TTL + grace, 2 usage, 69 Redis unavailable.";
 
 /// What `dlock --version` says: the version, the commit and the build (static or dynamic),
 /// from the build script (tests/support/build.rs).

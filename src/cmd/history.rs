@@ -159,6 +159,12 @@ fn to_json(e: &RunEntry) -> Value {
     if let Some(w) = e.window_ms {
         v["window_ms"] = w.into();
     }
+    if let Some(by) = &e.cancel_by {
+        v["cancel_by"] = by.as_str().into();
+    }
+    if let Some(why) = &e.cancel_reason {
+        v["cancel_reason"] = why.as_str().into();
+    }
     if let Some(l) = e.lease {
         v["ttl_ms"] = ms(l.ttl).into();
         v["max_renewals"] = l.max_renewals.map_or(UNLIMITED.into(), Value::from);

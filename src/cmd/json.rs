@@ -114,6 +114,7 @@ pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
         stats: stats_ok.then(|| StatsJson {
             acquired: s.acquired,
             busy: s.busy,
+            cancelled: s.cancelled,
             cap_hits: s.cap_hits,
             compare_failures: s.compare_failures,
             failure_rate: s.failure_rate(),
@@ -244,6 +245,7 @@ struct RecentJson<'a> {
 struct StatsJson {
     acquired: u64,
     busy: u64,
+    cancelled: u64,
     cap_hits: u64,
     compare_failures: u64,
     failure_rate: Option<f64>,

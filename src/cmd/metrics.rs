@@ -89,7 +89,7 @@ impl Sample {
 }
 
 /// The counter families: name, help, and which of a sample's counters.
-const COUNTERS: [(&str, &str); 7] = [
+const COUNTERS: [(&str, &str); 8] = [
     ("dlock_runs_total", "Runs of the key: acquired + busy."),
     ("dlock_acquired_total", "Runs that got the lock."),
     (
@@ -106,6 +106,7 @@ const COUNTERS: [(&str, &str); 7] = [
         "dlock_paused_total",
         "Tries that found the key paused (dlock pause; not in dlock_runs_total).",
     ),
+    ("dlock_cancelled_total", "Runs stopped by dlock cancel."),
 ];
 
 /// Series a key adds to the page: the counters and gauges, and with the histogram its
@@ -202,6 +203,7 @@ pub fn prometheus(
                 s.cap_hits,
                 s.compare_failures,
                 s.paused,
+                s.cancelled,
             ];
             Some(counters[i] as f64)
         });

@@ -3,6 +3,7 @@
 //! (`run/init` is `run --contain`'s init inside the job's PID namespace).
 
 pub(crate) mod board;
+pub(crate) mod cancel;
 pub(crate) mod check;
 pub(crate) mod doctor;
 pub(crate) mod exporter;

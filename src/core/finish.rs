@@ -129,9 +129,9 @@ impl End {
     pub fn new(limits: EndLimits, job: JobEnded, now: Instant) -> End {
         let held = now.saturating_duration_since(job.sent);
         // --hold-at-least: an early finish keeps the lock for the rest of that time; never
-        // after a cap stop or a lost lease.
+        // after a cap stop, a lost lease or a cancel (the operator wants the lock free).
         let keep = match job.exit {
-            Exit::Lost | Exit::Cap => Duration::ZERO,
+            Exit::Lost | Exit::Cap | Exit::Cancelled => Duration::ZERO,
             _ => limits.hold_at_least.saturating_sub(held),
         };
         let finish = Finish {

@@ -167,6 +167,7 @@ pub fn outcome(exit: Exit, compare_failure: bool) -> &'static str {
         Exit::Signal(_) => "signal",
         Exit::Cap => "cap",
         Exit::Lost => "lost",
+        Exit::Cancelled => "cancelled",
         _ => "failed",
     }
 }

@@ -59,6 +59,8 @@ pub struct Stats {
     pub busy: u64,
     pub lost: u64,
     pub cap_hits: u64,
+    /// Runs `dlock cancel` stopped.
+    pub cancelled: u64,
     pub compare_failures: u64,
     /// --every: tries that found their window done (not runs: runs = acquired + busy).
     pub not_due: u64,
@@ -87,6 +89,7 @@ impl Stats {
                 "busy" => s.busy = n(v),
                 "lost" => s.lost = n(v),
                 "cap_hits" => s.cap_hits = n(v),
+                "cancelled" => s.cancelled = n(v),
                 "compare_failures" => s.compare_failures = n(v),
                 "hold_count" => s.samples = n(v),
                 "hold_max_ms" => s.max_ms = n(v),

@@ -5,9 +5,11 @@
 //!
 //! The rules, in the order a run meets them:
 //! - the renewal thread starts when the first renewal is due (a short job never pays for it);
+//! - the cancel listener starts `LISTEN_AFTER` into the job, unless it has ended (likewise);
 //! - the whole group must be gone by the *hard stop*, `kill_lead` before the local lease end;
 //!   SIGTERM goes out `--grace` before it unless a renewal moved the lease end on;
 //! - a lost lease stops the job at once (SIGKILL after `--grace`, never past the hard stop);
+//! - so does `dlock cancel` (a job that already exited, or one being stopped, keeps its end);
 //! - a signal is forwarded once with SIGKILL after `--grace` (never past the hard stop); a
 //!   second SIGINT/SIGTERM sends SIGKILL at once;
 //! - when the leader has exited, whatever is left of the job — its group and every other
@@ -38,6 +40,12 @@ pub const GROUP_POLL: Duration = Duration::from_millis(5);
 /// (the waker's, which closes right after the acquire): a hang-up is seen at most this late.
 pub const FIRST_LOOK: Duration = Duration::from_millis(100);
 
+/// How far into the job the cancel listener starts (its thread, then its connection and first
+/// BLPOP). A short job (the common cron run) ends before it: no thread, and the run stays at
+/// two client commands (acquire, release). A request sent earlier waits in its list, so the job
+/// still gets SIGTERM within a second of it.
+pub const LISTEN_AFTER: Duration = Duration::from_millis(250);
+
 #[derive(Debug)]
 pub struct Stop {
     limits: Limits,
@@ -47,10 +55,14 @@ pub struct Stop {
     /// When the renewal thread must be running: the first renewal time until it has been
     /// asked for; None from then on, or from the start with --max-renewals 0.
     watch_at: Option<Instant>,
+    /// When the cancel listener must start; None once asked for, or once the leader exited.
+    listen_at: Option<Instant>,
     renewals: u32,
     cap_reached: bool,
     trouble: Option<String>,
     reason: Option<Reason>,
+    /// `dlock cancel`'s sender ("HOST (user)") and reason, once it stopped the job.
+    cancel: Option<(String, String)>,
     /// SIGKILL time once a stop has begun.
     kill_at: Option<Instant>,
     /// SIGTERM went to every process of the job (a forwarded signal only reaches its group).
@@ -74,10 +86,12 @@ impl Stop {
             // from when the wait began.
             deadline: lease_end(started, limits.ttl),
             watch_at: renews.then(|| started + limits.renew_every),
+            listen_at: Some(started + LISTEN_AFTER),
             renewals: 0,
             cap_reached: !renews,
             trouble: None,
             reason: None,
+            cancel: None,
             kill_at: None,
             terminated: false,
             leftovers: false,
@@ -101,6 +115,11 @@ impl Stop {
     pub fn definitely_lost(&self) -> bool {
         // Only a renewal's answer sets this reason, and nothing replaces it.
         self.reason == Some(Reason::Lost)
+    }
+
+    /// Who cancelled the run and why ("HOST (user)", reason), when a cancel stopped it.
+    pub fn cancel(&self) -> Option<&(String, String)> {
+        self.cancel.as_ref()
     }
 
     /// The leader has exited and its whole group is gone.
@@ -149,6 +168,9 @@ impl Stop {
         if let Some(t) = self.watch_at {
             wake = wake.min(t);
         }
+        if let Some(t) = self.listen_at.filter(|_| self.leader.is_none()) {
+            wake = wake.min(t);
+        }
         let look = self.started + FIRST_LOOK;
         if self.watching() && now < look {
             wake = wake.min(look);
@@ -177,6 +199,11 @@ impl Stop {
             self.actions
                 .push_back(Action::StartWatchdog { at_once: false });
         }
+        // Nothing left to cancel once the leader exited.
+        if self.leader.is_none() && self.listen_at.is_some_and(|t| now >= t) {
+            self.listen_at = None;
+            self.actions.push_back(Action::StartListener);
+        }
     }
 
     pub fn handle(&mut self, input: Input, now: Instant) {
@@ -184,6 +211,7 @@ impl Stop {
         match input {
             Input::LeaderExited(status) => {
                 self.leader = Some(status);
+                self.listen_at = None;
                 self.report(Report::Exited { status, ran });
             }
             Input::Group { alive } => self.on_group(alive, now),
@@ -224,6 +252,16 @@ impl Stop {
                 });
             }
             Input::Signal(sig) => self.on_signal(sig, now),
+            Input::Cancelled { by, reason } => {
+                // Only a job still running and not already being stopped: a stop under way
+                // (cap, lost, a signal) keeps its own reason and its own exit.
+                if self.leader.is_some() || self.reason.is_some() {
+                    self.report(Report::CancelIgnored { by });
+                    return;
+                }
+                self.cancel = Some((by, reason));
+                self.begin_stop(Reason::Cancelled, now);
+            }
             Input::ConnectionDropped => {
                 // Only until the renewal thread runs (it watches its connection itself), and
                 // not once the job is over: then the release finds out.
@@ -254,6 +292,7 @@ impl Stop {
         match self.reason {
             Some(Reason::Lost | Reason::Unconfirmed) => Exit::Lost,
             Some(Reason::Cap) => Exit::Cap,
+            Some(Reason::Cancelled) => Exit::Cancelled,
             _ => self.leader.map_or(Exit::Internal, Exit::from_status),
         }
     }
@@ -310,7 +349,7 @@ impl Stop {
     fn begin_stop(&mut self, reason: Reason, now: Instant) {
         self.reason = Some(reason);
         let kill_at = match reason {
-            Reason::Lost => (now + self.limits.grace).min(self.hard_stop()),
+            Reason::Lost | Reason::Cancelled => (now + self.limits.grace).min(self.hard_stop()),
             _ => self.hard_stop(),
         };
         self.kill_at = Some(kill_at);
@@ -335,6 +374,14 @@ impl Stop {
                     trouble,
                     ran,
                     left,
+                    kill_in,
+                });
+            }
+            Reason::Cancelled => {
+                let (by, why) = self.cancel.clone().unwrap_or_default();
+                self.report(Report::Cancelled {
+                    by,
+                    reason: why,
                     kill_in,
                 });
             }

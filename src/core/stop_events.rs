@@ -26,6 +26,8 @@ pub enum Input {
     /// The server closed or reset the connection before the first renewal (a restart may have
     /// lost the lease with it).
     ConnectionDropped,
+    /// `dlock cancel` asked this run to stop: `by` is "HOST (user)" of whoever sent it.
+    Cancelled { by: String, reason: String },
 }
 
 /// Why the job is being stopped.
@@ -39,6 +41,8 @@ pub enum Reason {
     Cap,
     /// A signal to dlock, forwarded.
     Signal(i32),
+    /// `dlock cancel`: stopped like a lost lease, but the lock is still ours to release.
+    Cancelled,
 }
 
 /// What to do.
@@ -47,6 +51,9 @@ pub enum Action {
     /// Start the renewal thread: the first renewal is due, or (`at_once`) the connection
     /// dropped and a renewal now finds out whether the lease survived.
     StartWatchdog { at_once: bool },
+    /// Start listening for `dlock cancel` (its own thread and connection): `LISTEN_AFTER`
+    /// into the job, so that a short job pays for neither.
+    StartListener,
     /// Forward this signal to the job's process group, as a terminal would.
     Forward(i32),
     /// SIGTERM to every process of the job: its group and every other descendant (a daemon
@@ -114,4 +121,15 @@ pub enum Report {
     },
     /// The leader exited and other processes of the job remain: they are stopped too.
     Stragglers,
+    /// SIGTERM now: `dlock cancel` from `by`; SIGKILL in `kill_in`.
+    Cancelled {
+        by: String,
+        reason: String,
+        kill_in: Duration,
+    },
+    /// A cancel came when the run was already ending (the job exited, or another stop was under
+    /// way): it changes nothing.
+    CancelIgnored {
+        by: String,
+    },
 }

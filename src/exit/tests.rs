@@ -9,6 +9,7 @@ fn table_matches_spec() {
     assert_eq!(Exit::NotDue(0).code(), 0);
     assert_eq!(Exit::NotDue(9).code(), 9);
     assert_eq!(Exit::Paused(3).code(), 3);
+    assert_eq!(Exit::Cancelled.code(), 122);
     assert_eq!(Exit::Cap.code(), 124);
     assert_eq!(Exit::Lost.code(), 125);
     assert_eq!(Exit::Usage.code(), 2);
@@ -31,6 +32,7 @@ fn the_written_table_matches_the_codes() {
         Exit::BUSY_DEFAULT,
         Exit::NOT_DUE_DEFAULT,
         Exit::PAUSED_DEFAULT,
+        Exit::CANCELLED,
         Exit::CAP,
         Exit::LOST,
         Exit::NOT_EXECUTABLE,
@@ -40,6 +42,6 @@ fn the_written_table_matches_the_codes() {
     assert_eq!(numbers, codes);
     assert_eq!(
         summary(),
-        "Exit status: the job's own, or 2 usage, 69 Redis unavailable, 70 internal, 71 --contain refused, 75 busy, 0 not due (--every), 0 paused, 124 renewal cap reached, 125 lease lost, 126 not executable, 127 not found, 128+N signal."
+        "Exit status: the job's own, or 2 usage, 69 Redis unavailable, 70 internal, 71 --contain refused, 75 busy, 0 not due (--every), 0 paused, 122 cancelled, 124 renewal cap reached, 125 lease lost, 126 not executable, 127 not found, 128+N signal."
     );
 }

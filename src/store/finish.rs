@@ -17,6 +17,7 @@ fn counter(f: &Finish) -> &'static str {
     match f.exit {
         Exit::Cap => "cap_hits",
         Exit::Lost => "lost",
+        Exit::Cancelled => "cancelled",
         _ => "",
     }
 }
@@ -29,6 +30,8 @@ fn outcome(f: &Finish) -> &'static str {
         Exit::Signal(_) => "signal",
         Exit::Cap => "cap",
         Exit::Lost => "lost",
+        // `dlock cancel` stopped it: neither a success nor a job failure (lib.lua's history).
+        Exit::Cancelled => "cancelled",
         // The job exited non-zero, or could not be started.
         _ => "failed",
     }
@@ -73,8 +76,9 @@ fn lease_argv(log: &RunLog) -> [String; 4] {
 
 /// The run-log entry's arguments after outcome and exit code, as `entry_from` (lib.lua) reads
 /// them: entries to keep, run id, host, pid, slot, fence, command, started, ended, renewals,
-/// waited ms, the lease (`lease_argv`), --every window ('' without --every), output bytes (''
-/// without --capture); the kept output goes as the blob.
+/// waited ms, the lease (`lease_argv`), --every window ('' without --every), who cancelled the
+/// run and why ('' unless cancelled), output bytes ('' without --capture); the kept output goes
+/// as the blob.
 fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
     let [_, _, host, pid, started, ended] = history_argv(f);
     let [ttl, cap, every, grace] = lease_argv(log);
@@ -95,6 +99,8 @@ fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
         every,
         grace,
         log.window.map_or(String::new(), |w| w.to_string()),
+        log.cancel.as_ref().map_or(String::new(), |c| c.0.clone()),
+        log.cancel.as_ref().map_or(String::new(), |c| c.1.clone()),
         log.output
             .as_ref()
             .map_or(String::new(), |o| o.1.to_string()),

@@ -43,14 +43,21 @@ pub struct Slot {
 pub const MAX_LIMIT: u32 = 1000;
 
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
-/// a slot number: `{lock}:slot:2`).
-pub const SUFFIXES: [&str; 11] = [
+/// a slot number: `{lock}:slot:2`; `cancel` with the token of the run it asks to stop:
+/// `{lock}:cancel:TOKEN`, see `cancel_list`).
+pub const SUFFIXES: [&str; 12] = [
     "fence", "holder", "stats", "wake", "limit", "slot", "runs", "timeline", "done", "pause",
-    "pauses",
+    "pauses", "cancel",
 ];
 
 /// Ended pauses a key's span stream keeps.
 pub const PAUSE_SPANS: u32 = 100;
+
+/// `dlock cancel`'s request list for the run holding `token`: only that run reads it (a later
+/// run has another token), and it expires by itself when nobody answers.
+pub fn cancel_list(lock: &str, token: &str) -> String {
+    companion(lock, &format!("cancel:{token}"))
+}
 
 impl Keys {
     /// The plain lock (`--limit 1`).
@@ -140,12 +147,20 @@ fn has_hash_tag(key: &str) -> bool {
 /// The lock a key found under the prefix belongs to: the lock key itself, or a companion's
 /// lock (None: not dlock's).
 pub fn lock_of<'k>(key: &'k str, prefix: &str) -> Option<&'k str> {
-    // A semaphore's other slots: `{lock}:slot:2`, `{lock}:holder:2`.
+    // A semaphore's other slots: `{lock}:slot:2`, `{lock}:holder:2`; a cancel request for
+    // the run holding a token: `{lock}:cancel:TOKEN` (dlock's tokens are hex).
     let key = match key.rsplit_once(':') {
         Some((base, n))
             if !n.is_empty()
                 && n.bytes().all(|b| b.is_ascii_digit())
                 && (base.ends_with(":slot") || base.ends_with(":holder")) =>
+        {
+            base
+        }
+        Some((base, t))
+            if !t.is_empty()
+                && t.bytes().all(|b| b.is_ascii_alphanumeric())
+                && base.ends_with(":cancel") =>
         {
             base
         }

@@ -3,6 +3,7 @@
 //! the Lua scripts (`scripts/*.lua`, run by `script`) and the lock protocol's typed calls
 //! (`lock`, and `finish` for the calls that end a run).
 
+pub(crate) mod cancel;
 pub(crate) mod conn;
 pub(crate) mod fault;
 pub(crate) mod finish;

@@ -25,6 +25,8 @@ pub struct RunLog {
     pub lease: Option<Limits>,
     /// --every: the start of the run's window (Unix ms, server time).
     pub window: Option<u64>,
+    /// `dlock cancel` stopped the run: who ("HOST (user)") and why.
+    pub cancel: Option<(String, String)>,
     /// --capture: the kept bytes (head, marker line, tail) and how many the job wrote in all.
     pub output: Option<(Vec<u8>, u64)>,
 }
@@ -33,9 +35,9 @@ pub struct RunLog {
 pub const MAX_LOGGED_COMMAND: usize = 1024;
 
 /// How many ARGV the run-log entry takes (release.lua and record.lua read them from a fixed
-/// position through `entry_from`): 16, and the kept output with --capture.
+/// position through `entry_from`): 18, and the kept output with --capture.
 #[cfg(test)]
-pub const ENTRY_ARGS: usize = 17;
+pub const ENTRY_ARGS: usize = 19;
 
 impl RunLog {
     /// No entry (a run whose job never started, --history 0, --no-stats).
@@ -63,7 +65,7 @@ pub struct RunEntry {
     pub command: String,
     pub started_ms: i64,
     pub ended_ms: i64,
-    /// ok, failed, signal, lost, cap or compare_failure.
+    /// ok, failed, signal, lost, cap, cancelled or compare_failure.
     pub outcome: String,
     pub exit_code: i64,
     pub renewals: i64,
@@ -73,6 +75,9 @@ pub struct RunEntry {
     pub lease: Option<Limits>,
     /// With --every: the start of the run's window (Unix ms, server time).
     pub window_ms: Option<i64>,
+    /// `dlock cancel` stopped the run: who ("HOST (user)") and why.
+    pub cancel_by: Option<String>,
+    pub cancel_reason: Option<String>,
     /// With --capture: the kept bytes, exactly as the job wrote them.
     pub output: Option<Vec<u8>>,
     pub output_bytes: Option<i64>,
@@ -118,6 +123,8 @@ impl RunEntry {
                 b"renew_every_ms" => lease[2] = Some(value),
                 b"grace_ms" => lease[3] = Some(value),
                 b"window_ms" => e.window_ms = Some(num()),
+                b"cancel_by" => e.cancel_by = Some(text()),
+                b"cancel_reason" => e.cancel_reason = Some(text()),
                 b"output" => e.output = Some(value.to_vec()),
                 b"output_bytes" => e.output_bytes = Some(num()),
                 _ => {}

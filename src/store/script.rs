@@ -51,43 +51,47 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "e3b4d2addde62bebdfa0ff85939e7e7c9c5ed2be",
+    "9b5b016a7cabf3cd4e116716bdb78bd613d895e2",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "99aa584fd37051ef7edd2b2358ceefeeaaf818f8",
+    "7f633683b8cefd904f4984b4b4e890c559bb7af1",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "e135baa42dfe9f40348be5fae54625340e09a519",
+    "4be9e688bc70993fded5847eb2d6a1c3b47a959b",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "e9517fd56fe7fb7a04eaf935fb77194e8814fdeb",
+    "6c2453f9e8121829eaa20d3058945011465f967c",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "c064ad0554cc1b8c478ad318d645dfecc0b330e3",
+    "b0f0ac62c53d0ec2b8fbae6f4360c880d80b5448",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "76f4bfb10c194bfd76909bed9aab98cf122f448c",
+    "f11d94e2611badfff725d358a3bd9825c77488f8",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "0a4eeb2a720061d3a73875796d556587b572b4b9",
+    "797dba0796f0439a010ec9bf33a47c35e5476afa",
 );
 pub(crate) static PERIOD: Script = Script::new(
     include_str!("scripts/period.lua"),
-    "344b1e6f101c537849d6629d074fae9e15378b22",
+    "19af5d33e67cf902fdaf83a9dce56baab3c732d7",
 );
 pub(crate) static PAUSE: Script = Script::new(
     include_str!("scripts/pause.lua"),
-    "93ba31376f9d19a40e13072aa30e383645995f93",
+    "505057553f40b615ff585cc4d396fcdfd2f22466",
+);
+pub(crate) static CANCEL: Script = Script::new(
+    include_str!("scripts/cancel.lua"),
+    "e5dd47b0e44971f41b2e79271f8c4ac2a220b7d4",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "bea2083565d561682eb869a441b19605b73bed02",
+    "5b742ac576779827447ce4f9c987c2724bcc19dc",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

@@ -99,6 +99,37 @@ impl Session {
         })
     }
 
+    /// `BLPOP list block`: the item taken, or None when nothing came within `block` (whole
+    /// seconds, at least one: Redis before 6.0 takes no fractions).
+    pub fn take(&mut self, list: &str, block: Duration) -> Result<Option<String>, Failure> {
+        let secs = block.as_secs().max(1);
+        let mut blpop = redis::cmd("BLPOP");
+        blpop.arg(list).arg(secs);
+        let io = Duration::from_secs(secs) + self.server.io_timeout;
+        let got = self.with(io, None, |conn| {
+            conn.query::<Option<(String, String)>>(&blpop)
+        })?;
+        Ok(got.map(|(_, item)| item))
+    }
+
+    /// `CLIENT SETNAME name`, connecting first if needed: what `CLIENT LIST` shows for this
+    /// connection. Best effort: a server or ACL that refuses it leaves it unnamed.
+    pub fn name(&mut self, name: &str) {
+        let mut setname = redis::cmd("CLIENT");
+        setname.arg("SETNAME").arg(name);
+        let io = self.server.io_timeout;
+        let _ = self.with(io, None, |conn| conn.query::<()>(&setname));
+    }
+
+    /// `LPOP list`: the item taken, if any (where BLPOP is refused).
+    pub fn pop(&mut self, list: &str) -> Result<Option<String>, Failure> {
+        let mut lpop = redis::cmd("LPOP");
+        lpop.arg(list);
+        self.with(self.server.io_timeout, None, |conn| {
+            conn.query::<Option<String>>(&lpop)
+        })
+    }
+
     /// The lock's state (token, TTL, holder, fence, stats) in one round trip.
     /// Err also when the key is not a lock (its reason).
     pub fn state(&mut self, keys: &Keys) -> Result<KeyStatus, Failure> {

@@ -152,6 +152,19 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
             }
         }),
     )?;
+    // A cancel aimed at a token that no longer holds is refused; the holder's gets its request.
+    let stale = super::cancel::CancelCall::new(&keys, 0, token, "ops (ann)", "why");
+    run(
+        "cancel (ended)",
+        call(&mut c, &stale).map(|a| a == super::cancel::Cancel::Ended),
+    )?;
+    let asked = super::cancel::CancelCall::new(&keys, 0, "rival", "ops (ann)", "why");
+    let answered = call(&mut c, &asked)
+        .map(|a| matches!(a, super::cancel::Cancel::Asked { pttl, .. } if pttl > 0));
+    // The request expires by itself should nobody take it.
+    let list = super::keys::cancel_list(&keys.lock, "rival");
+    let expires = c.query::<i64>(redis::cmd("PTTL").arg(&list));
+    run("cancel", answered.and_then(|a| expires.map(|t| a && t > 0)))?;
     let brk = BreakCall {
         keys: &keys,
         slot: 0,

@@ -59,8 +59,8 @@ pub fn hostname() -> String {
         .into_owned()
 }
 
-/// Who runs this dlock, for what it records of an operator's act (`dlock pause`): $USER or
-/// $LOGNAME, else the user id.
+/// Who runs this dlock, for what it records of an operator's act (`dlock pause`, `dlock
+/// cancel`): $USER, else $LOGNAME, else the user id (a cron job or container may set neither).
 pub fn user() -> String {
     ["USER", "LOGNAME"]
         .iter()

@@ -153,7 +153,8 @@ fn act_stop(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
             }
             StopAction::Terminate | StopAction::Forward(_) => signal(w, h, r, false),
             StopAction::Kill { .. } | StopAction::KillAgain => signal(w, h, r, true),
-            StopAction::Report(_) => {}
+            // The simulated worlds send no `dlock cancel`: no listener to run.
+            StopAction::StartListener | StopAction::Report(_) => {}
         }
     }
     acted

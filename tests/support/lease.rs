@@ -32,7 +32,8 @@ pub fn assert_deadline(r: &RedisServer, key: &str, ttl: Duration, before_ms: u12
     );
 }
 
-/// Handshake: a waiter is blocked on the lock's wake-up list (BLPOP), i.e. waiting.
+/// Handshake: a waiter is blocked on the lock's wake-up list (BLPOP), i.e. waiting (a
+/// holder's cancel listener, blocked too, is not one).
 pub fn wait_for_waiter(r: &RedisServer) {
     let start = Instant::now();
     loop {
@@ -44,9 +45,18 @@ pub fn wait_for_waiter(r: &RedisServer) {
     }
 }
 
-/// How many clients are blocked (in BLPOP: waiters) right now.
+/// How many clients are blocked in BLPOP as waiters right now: the server's blocked clients
+/// less the holders' cancel listeners (named `dlock-cancel`, blocked on their own cancel list
+/// from 250 ms into a job).
 pub fn blocked_clients(r: &RedisServer) -> u32 {
-    r.info("clients", "blocked_clients")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
+    let list = r.cmd_string(&["CLIENT", "LIST"]);
+    let blocked = list.lines().filter(|l| {
+        let field = |k: &str| {
+            l.split(' ')
+                .find_map(|f| f.strip_prefix(k))
+                .unwrap_or_default()
+        };
+        field("flags=").contains('b') && field("name=") != "dlock-cancel"
+    });
+    blocked.count() as u32
 }

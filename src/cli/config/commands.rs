@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use super::{Global, fmt_d, full_key, usage};
 use crate::cli::args::{
-    CheckArgs, DoctorArgs, ExporterArgs, HistoryArgs, ReleaseArgs, StatusArgs, StatusFormat,
+    CancelArgs, CheckArgs, DoctorArgs, ExporterArgs, HistoryArgs, ReleaseArgs, StatusArgs,
+    StatusFormat,
 };
 use crate::core::every::Every;
 use crate::error::Error;
@@ -127,6 +128,23 @@ pub struct ReleaseConfig {
     /// lock.
     pub every: Option<Every>,
 }
+
+/// `dlock cancel`.
+#[derive(Debug)]
+pub struct CancelConfig {
+    pub server: Server,
+    /// The full lock key.
+    pub key: String,
+    /// --slot I; None = every slot.
+    pub slot: Option<u32>,
+    /// --reason ('' when none).
+    pub reason: String,
+    /// Not --no-wait: wait for the holders' run log entries.
+    pub wait: bool,
+}
+
+/// Longest --reason of `dlock cancel`: it goes into the run log entry and a log line.
+pub const MAX_REASON_CHARS: usize = 200;
 
 /// `dlock history`.
 #[derive(Debug)]
@@ -294,6 +312,24 @@ pub(super) fn release(g: &Global, a: &ReleaseArgs) -> Result<ReleaseConfig, Erro
         token: a.token.clone().filter(|_| !a.force),
         slot: a.slot,
         every: None,
+    })
+}
+
+pub(super) fn cancel(g: &Global, a: &CancelArgs) -> Result<CancelConfig, Error> {
+    let key = full_key(g, &a.key)?;
+    let reason = a.reason.clone().unwrap_or_default();
+    let chars = reason.chars().count();
+    if chars > MAX_REASON_CHARS {
+        usage!(
+            "--reason is {chars} characters long; at most {MAX_REASON_CHARS}: say why in a line, e.g. --reason 'db upgrade, ticket 123'"
+        );
+    }
+    Ok(CancelConfig {
+        server: g.server.clone(),
+        key,
+        slot: a.slot,
+        reason,
+        wait: !a.no_wait,
     })
 }
 

@@ -14,8 +14,8 @@ use crate::store::conn::Server;
 use crate::store::target::Target;
 
 pub use commands::{
-    CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView, ReleaseConfig, Rules,
-    StatusConfig,
+    CancelConfig, CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView,
+    ReleaseConfig, Rules, StatusConfig,
 };
 pub use pause::PauseConfig;
 pub use run::RunConfig;
@@ -31,6 +31,7 @@ pub enum Command {
     Exporter(ExporterConfig),
     Release(ReleaseConfig),
     Pause(PauseConfig),
+    Cancel(CancelConfig),
     History(HistoryConfig),
     Completions(clap_complete::Shell),
     InstallSelf(std::path::PathBuf),
@@ -47,6 +48,7 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, Error> {
         args::Command::Release(a) => Command::Release(commands::release(g, a)?),
         args::Command::Pause(a) => Command::Pause(pause::pause(g, a)?),
         args::Command::Resume(a) => Command::Pause(pause::resume(g, a)?),
+        args::Command::Cancel(a) => Command::Cancel(commands::cancel(g, a)?),
         args::Command::History(a) => Command::History(commands::history(g, a)?),
         args::Command::Completions(a) => Command::Completions(a.shell),
         args::Command::InstallSelf(a) => Command::InstallSelf(a.dir.clone()),

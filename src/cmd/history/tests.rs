@@ -17,6 +17,8 @@ fn entry(outcome: &str, output: Option<&[u8]>) -> RunEntry {
         waited_ms: 7,
         lease: None,
         window_ms: None,
+        cancel_by: None,
+        cancel_reason: None,
         output: output.map(<[u8]>::to_vec),
         output_bytes: output.map(|o| o.len() as i64),
     }

@@ -5,6 +5,7 @@ mod acquire;
 mod capture;
 mod held;
 pub(crate) mod init;
+mod listener;
 mod note;
 mod ping;
 mod release;
@@ -81,7 +82,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         let end = End::unstarted(exit, held.first_expiry(), Instant::now());
         release::end(session, &held, &RunLog::off(), end, |_, _| {});
         let line = ended.as_ref().err().map(|e| format!("dlock: error: {e}"));
-        end_ping(pinger, &held, (exit, false), line.as_deref(), None);
+        end_ping(pinger, &held, (exit, false), line.as_deref(), None, None);
         ended
     };
     // A signal before the job started, or replicas that did not confirm the lock.
@@ -120,6 +121,8 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
     // The watchdog thread starts when the stop machine says the first renewal is due: a job
     // shorter than that (the common cron case) never pays for it, and with --max-renewals 0
     // it never starts; the session then waits in the supervisor for the release.
+    // Likewise `dlock cancel`'s listener (its own thread and connection), from LISTEN_AFTER
+    // into the job.
     let mut sup = Supervisor::new(&held, &child, session, tx);
     sup.supervise(&rx);
     // The group is gone: its id may be given out again once the leader is reaped.
@@ -130,6 +133,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         .unwrap_or_else(|| Session::new(&cfg.server));
     child.restore_tty();
     log.renewals = sup.stop.renewals();
+    log.cancel = sup.stop.cancel().cloned();
     let mut tail = 0;
     if let Some(c) = capture {
         let captured = c.finish(cfg.limits.grace);
@@ -145,18 +149,37 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         total: *total,
         tail,
     });
-    end_ping(pinger, &held, (exit, compare_failure), None, output);
+    let cancel = log.cancel.as_ref().map(|(by, why)| cancel_line(by, why));
+    end_ping(
+        pinger,
+        &held,
+        (exit, compare_failure),
+        None,
+        cancel.as_deref(),
+        output,
+    );
     Ok(exit)
+}
+
+/// The end ping's second line for a cancelled run: who and why (its exit, 122, is a `fail`).
+fn cancel_line(by: &str, why: &str) -> String {
+    if why.is_empty() {
+        format!("cancelled by {by}")
+    } else {
+        format!("cancelled by {by}: {why}")
+    }
 }
 
 /// After the release: the end ping, when --ping asked for one. `ended`: the exit status and
 /// whether the release found the lock taken. `error`, the line that said why the job could
-/// not be started, is the body when given; else the run's facts and the tail of `output`.
+/// not be started, is the body when given; else the run's facts (with `cancel`'s line after
+/// them for a cancelled run) and the tail of `output`.
 fn end_ping(
     pinger: Option<Pinger>,
     held: &Held,
     ended: (Exit, bool),
     error: Option<&str>,
+    cancel: Option<&str>,
     output: Option<Output>,
 ) {
     let Some(pinger) = pinger else {
@@ -177,7 +200,10 @@ fn end_ping(
             took,
             outcome: outcome(ended.0, ended.1),
         });
-        body(&first, output, limit)
+        match cancel {
+            Some(line) => body(&format!("{first}\n{line}"), output, limit),
+            None => body(&first, output, limit),
+        }
     });
 }
 

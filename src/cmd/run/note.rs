@@ -1,5 +1,6 @@
 //! What `run`'s helper threads tell the main loop: the waker's wake-up while it waits for the
-//! lock, the watchdog's renewal results (already the stop machine's input) while the job runs.
+//! lock, the watchdog's renewal results (already the stop machine's input) and the listener's
+//! cancel request while the job runs.
 
 use crate::core::stop::Input;
 
@@ -7,4 +8,9 @@ use crate::core::stop::Input;
 pub(crate) enum Note {
     Woken,
     Lease(Input),
+    /// `dlock cancel` from `by` ("HOST (user)").
+    Cancelled {
+        by: String,
+        reason: String,
+    },
 }

@@ -111,6 +111,26 @@ pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Ve
             signals::name(*signal)
         ),
         Report::Stragglers => stragglers(&leftovers()),
+        Report::Cancelled {
+            by,
+            reason,
+            kill_in,
+        } => {
+            let why = if reason.is_empty() {
+                String::new()
+            } else {
+                format!(": {reason}")
+            };
+            // An operator's deliberate act, not an incident: a warning, not an error.
+            warn!("cancelled", by = by.as_str(), kill_in_ms = ms(*kill_in);
+                "cancelled by {by}{why} — stopping the job (SIGTERM, SIGKILL in {}); exit {}",
+                secs(*kill_in),
+                Exit::CANCELLED
+            )
+        }
+        Report::CancelIgnored { by } => info!("cancel_ignored", by = by.as_str();
+            "a cancel from {by} came as the run was already ending: it keeps its own outcome"
+        ),
     }
 }
 
@@ -205,6 +225,7 @@ fn job_ended(exit: Exit) -> String {
             exit.code()
         ),
         Exit::Lost => format!("the lease was lost (exit {})", exit.code()),
+        Exit::Cancelled => format!("the run was cancelled (exit {})", exit.code()),
         other => format!("exit {}", other.code()),
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::held::Held;
+use super::listener::Listener;
 use super::note::Note;
 use super::watchdog::{Watchdog, watched};
 use crate::core::stop::{Action, Input, Stop};
@@ -25,6 +26,8 @@ pub(super) struct Supervisor<'a> {
     /// None when the thread could not start (the session went with it) or after `take_session`.
     session: Option<Session>,
     watchdog: Option<Watchdog>,
+    /// `dlock cancel`'s listener, once the machine starts it.
+    listener: Option<Listener>,
     pub(super) stop: Stop,
 }
 
@@ -42,6 +45,7 @@ impl<'a> Supervisor<'a> {
             tx,
             session: Some(session),
             watchdog: None,
+            listener: None,
             stop: Stop::new(held.cfg.limits, held.sent),
         }
     }
@@ -79,6 +83,9 @@ impl<'a> Supervisor<'a> {
         while let Some(action) = self.stop.poll_action() {
             match action {
                 Action::StartWatchdog { at_once } => self.start_watchdog(at_once),
+                Action::StartListener => {
+                    self.listener = Listener::start(self.held, self.tx.clone());
+                }
                 Action::Forward(sig) => {
                     self.child.signal_group(sig);
                 }
@@ -122,8 +129,10 @@ impl<'a> Supervisor<'a> {
         }
     }
 
-    /// Stop renewing and hand over the session for the release.
+    /// Stop renewing (and listening) and hand over the session for the release.
     pub(super) fn take_session(&mut self) -> Option<Session> {
+        // A BLPOP in flight ends with the process: the release does not wait for it.
+        self.listener = None;
         match self.watchdog.take() {
             Some(w) => w.stop(),
             None => self.session.take(),
@@ -138,6 +147,7 @@ fn input(ev: Event<Note>) -> Option<Input> {
         Event::Signal(sig) => Some(Input::Signal(sig)),
         Event::Note(Note::Lease(input)) => Some(input),
         Event::HungUp => Some(Input::ConnectionDropped),
+        Event::Note(Note::Cancelled { by, reason }) => Some(Input::Cancelled { by, reason }),
         Event::Note(Note::Woken) => None,
     }
 }

@@ -18,6 +18,7 @@ fn read_as_a_map(h: &HashMap<String, String>) -> Stats {
         busy: n("busy"),
         lost: n("lost"),
         cap_hits: n("cap_hits"),
+        cancelled: n("cancelled"),
         compare_failures: n("compare_failures"),
         not_due: n("not_due"),
         paused: n("paused"),

@@ -38,6 +38,8 @@ enum In {
     Signal(i32),
     /// The server closed the connection.
     Dropped,
+    /// `dlock cancel` reached the run.
+    Cancel,
 }
 
 struct Sim {
@@ -48,6 +50,9 @@ struct Sim {
     group_until: Option<u64>,
     killed: bool,
     trace: Vec<String>,
+    /// When the cancel listener was started (kept out of `trace`: the scenarios are about
+    /// stopping the job; `the_cancel_listener_starts_a_quarter_second_into_a_running_job`).
+    listened: Vec<u128>,
 }
 
 impl Sim {
@@ -60,6 +65,7 @@ impl Sim {
             group_until,
             killed: false,
             trace: Vec::new(),
+            listened: Vec::new(),
         }
     }
 
@@ -84,12 +90,20 @@ impl Sim {
             In::Cap(count) => Input::CapReached { count },
             In::Signal(s) => Input::Signal(s),
             In::Dropped => Input::ConnectionDropped,
+            In::Cancel => Input::Cancelled {
+                by: "ops1 (ann)".into(),
+                reason: "db upgrade".into(),
+            },
         }
     }
 
     /// Carry out what the machine asks for, as the I/O shell would, and note it.
     fn drain(&mut self) {
         while let Some(a) = self.stop.poll_action() {
+            if a == Action::StartListener {
+                self.listened.push(self.ms());
+                continue;
+            }
             let name = match &a {
                 Action::StartWatchdog { at_once: false } => "watchdog".to_string(),
                 Action::StartWatchdog { at_once: true } => "watchdog now".to_string(),
@@ -98,6 +112,7 @@ impl Sim {
                 Action::Kill { .. } => "KILL".into(),
                 Action::KillAgain => "KILL again".into(),
                 Action::Report(r) => report_name(r).into(),
+                Action::StartListener => unreachable!("kept out of the trace above"),
             };
             self.trace.push(format!("{} {name}", self.ms()));
             if matches!(a, Action::Kill { .. }) {
@@ -160,13 +175,16 @@ fn report_name(r: &Report) -> &'static str {
         Report::Forwarded { .. } => "forwarded",
         Report::Escalated { .. } => "escalated",
         Report::Stragglers => "stragglers",
+        Report::Cancelled { .. } => "cancelled",
+        Report::CancelIgnored { .. } => "cancel-ignored",
     }
 }
 
 #[test]
 fn the_machine_wakes_for_its_next_rule_and_polls_only_once_sigkill_is_out() {
     let mut sim = Sim::new(limits(), None);
-    // First the connection's watch, then the renewal thread, then SIGTERM time.
+    // First the connection's watch, then the cancel listener, then the renewal thread, then
+    // SIGTERM time.
     assert_eq!(sim.stop.poll_timeout(sim.now), sim.t0 + FIRST_LOOK);
     sim.now = sim.t0 + FIRST_LOOK;
     sim.stop.on_timeout(sim.now);
@@ -175,6 +193,10 @@ fn the_machine_wakes_for_its_next_rule_and_polls_only_once_sigkill_is_out() {
         None,
         "the watch is the loop's, not an action"
     );
+    assert_eq!(sim.stop.poll_timeout(sim.now), sim.t0 + LISTEN_AFTER);
+    sim.now = sim.t0 + LISTEN_AFTER;
+    sim.stop.on_timeout(sim.now);
+    assert_eq!(sim.stop.poll_action(), Some(Action::StartListener));
     assert_eq!(sim.stop.poll_timeout(sim.now), sim.at(1000));
     sim.now = sim.at(1000);
     sim.stop.on_timeout(sim.now);
@@ -334,4 +356,26 @@ fn the_loop_begins_to_watch_the_connection_at_the_first_look() {
     };
     let stop = Stop::new(no_renewals, t0);
     assert!(stop.poll_timeout(t0) > look);
+}
+
+/// The cancel listener starts LISTEN_AFTER into the job, once, renewals or not; a job that ended
+/// before never starts it (a short cron job pays for no thread and no connection).
+#[test]
+fn the_cancel_listener_starts_a_quarter_second_into_a_running_job() {
+    let no_renewals = Limits {
+        max_renewals: Some(0),
+        ..limits()
+    };
+    for l in [limits(), no_renewals] {
+        let mut sim = Sim::new(l, Some(1500));
+        sim.run(&[(1500, In::Exit(0))], 20_000);
+        assert_eq!(sim.listened, [LISTEN_AFTER.as_millis()], "{l:?}");
+    }
+    let mut sim = Sim::new(limits(), Some(200));
+    sim.run(&[(200, In::Exit(0))], 20_000);
+    assert!(sim.listened.is_empty(), "{:?}", sim.listened);
+    // Nor when the leader exited before it, its stragglers still running at 250 ms.
+    let mut sim = Sim::new(limits(), Some(400));
+    sim.run(&[(200, In::Exit(0))], 20_000);
+    assert!(sim.listened.is_empty(), "{:?}", sim.listened);
 }

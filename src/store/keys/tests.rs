@@ -66,6 +66,23 @@ fn the_prefix_wide_pause_is_no_lock() {
     assert_eq!(lock_of("{app}:job:pause", "{app}:"), Some("{app}:job"));
 }
 
+/// A cancel request is a companion of its lock, never a lock of its own (`status` would show
+/// it as a key that is not a lock).
+#[test]
+fn cancel_requests_map_back_to_their_lock() {
+    let tok = "0123456789abcdef0123456789abcdef";
+    let list = cancel_list("dlock:job", tok);
+    assert_eq!(list, format!("{{dlock:job}}:cancel:{tok}"));
+    assert_eq!(lock_of(&list, "dlock:"), Some("dlock:job"));
+    let tagged = cancel_list("dlock:{b}", tok);
+    assert_eq!(tagged, format!("dlock:{{b}}:cancel:{tok}"));
+    assert_eq!(lock_of(&tagged, "dlock:"), Some("dlock:{b}"));
+    assert_eq!(lock_of("{dlock:job}:cancel", "dlock:"), Some("dlock:job"));
+    // Only a token is taken off, and only after `:cancel`.
+    assert_eq!(lock_of("{dlock:job}:cancel:a b", "dlock:"), None);
+    assert_eq!(lock_of("{dlock:job}:fence:abc", "dlock:"), None);
+}
+
 #[test]
 fn glob_metacharacters_are_escaped() {
     assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");

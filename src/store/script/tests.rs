@@ -12,6 +12,7 @@ fn every_sha_is_the_sha1_of_its_source() {
         ("busy", &BUSY),
         ("wake", &WAKE),
         ("break", &BREAK),
+        ("cancel", &CANCEL),
         ("period", &PERIOD),
         ("pause", &PAUSE),
         ("timeline", &TIMELINE),

@@ -30,7 +30,8 @@ end
 -- Record how a run that held the lock ended (`last` in `status`), when the last successful
 -- one did and how long it took, and how many runs in a row did not end ok (`check
 -- --max-failures` reads it, with or without a run log). Best effort, like the counters; one
--- field per HSET (Redis before 4.0).
+-- field per HSET (Redis before 4.0). A cancelled run (`dlock cancel`) is neither a success nor
+-- a failure: it leaves the streak as it was.
 local function history(stats, outcome, code, host, pid, started, ended)
   for _, kv in ipairs({{'last_outcome', outcome}, {'last_exit_code', code}, {'last_host', host},
       {'last_pid', pid}, {'last_started_ms', started}, {'last_ended_ms', ended}}) do
@@ -40,7 +41,7 @@ local function history(stats, outcome, code, host, pid, started, ended)
     redis.pcall('HSET', stats, 'last_success_ms', ended)
     redis.pcall('HSET', stats, 'last_success_duration_ms', tonumber(ended) - tonumber(started))
     redis.pcall('HSET', stats, 'consecutive_failures', 0)
-  else
+  elseif outcome ~= 'cancelled' then
     bump(stats, 'consecutive_failures')
   end
 end
@@ -102,17 +103,19 @@ end
 -- The run log's entry fields from ARGV[first …]: run id, host, pid, slot, fence, command,
 -- started and ended (Unix ms), renewals, waited ms, the lease the run held the lock under
 -- (TTL ms, --max-renewals as a count or 'unlimited', --renew-every ms, --grace ms; '' when
--- unknown), the --every window's start ('' without --every), then, with --capture, the
--- output's total byte count and the kept bytes (absent without it).
+-- unknown), the --every window's start ('' without --every), who cancelled the run and why
+-- ('' unless `dlock cancel` stopped it), then, with --capture, the output's total byte count and
+-- the kept bytes (absent without it).
 local ENTRY_NAMES = {'run', 'host', 'pid', 'slot', 'fence', 'command', 'started_ms', 'ended_ms',
   'renewals', 'waited_ms', 'ttl_ms', 'max_renewals', 'renew_every_ms', 'grace_ms', 'window_ms',
-  'output_bytes', 'output'}
+  'cancel_by', 'cancel_reason', 'output_bytes', 'output'}
 local function entry_from(first)
   local e = {}
   for i, name in ipairs(ENTRY_NAMES) do
     local v = ARGV[first + i - 1]
-    -- The lease only when known, window_ms only with --every, the output only with --capture.
-    local absent = (i >= 11 and i <= 15 and v == '') or (i >= 16 and ARGV[first + 15] == '')
+    -- The lease only when known, window_ms only with --every, the cancel's fields only for a
+    -- cancelled run, the output only with --capture.
+    local absent = (i >= 11 and i <= 17 and v == '') or (i >= 18 and ARGV[first + 17] == '')
     if v ~= nil and not absent then
       e[#e + 1] = name
       e[#e + 1] = v

@@ -9,8 +9,10 @@
 --   Then the run log: entries to keep (--history; 0 = none), and the entry's fields from
 --   the 15th ARGV on: run id, host, pid, slot, fence, command, started, ended, renewals, waited ms,
 --   the lease (TTL ms, max renewals or 'unlimited', renew-every ms, grace ms; '' unknown),
---   --every window start ('' without --every), output bytes ('' without --capture), and the
---   kept output (only with --capture).
+--   --every window start ('' without --every), cancelled by and why ('' unless cancelled),
+--   output bytes ('' without --capture), and the kept output (only with --capture).
+--   A kept holder hash is marked `kept` '1': no process holds the lock any more, so `dlock
+--   cancel` frees it itself instead of asking a holder that is gone.
 -- Returns {1 released, 2 kept for ARGV[3] ms, 0 not ours (or gone); '' or why the run log
 --   could not be written}.
 local n = tonumber(ARGV[7])
@@ -44,6 +46,7 @@ if ours then
   if tonumber(ARGV[3]) > 0 then
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
     redis.call('PEXPIRE', KEYS[2], ARGV[3])
+    redis.pcall('HSET', KEYS[2], 'kept', '1')
     if n > 1 then hold_limit(KEYS[5], n, ARGV[3]) end
     r = 2
   else

@@ -74,6 +74,11 @@ fn every_command_the_rust_code_sends_is_checked_or_excused() {
         "SENTINEL",
         // doctor's own diagnostic reads: refused, they make a ? row, never an outage.
         "INFO", "CONFIG", "ACL",
+        // The cancel listener's fallback, only where BLPOP (a need) is refused: a user with
+        // the README's rules never sends it.
+        "LPOP",
+        // The cancel listener names its connection, best effort: refused, it goes unnamed.
+        "CLIENT",
     ];
     let needed: BTreeSet<&str> = NEEDS.iter().map(|n| n.cmd[0]).collect();
     let mut files = Vec::new();

@@ -123,6 +123,66 @@ scenarios! {
         exit: Exit::Lost,
         done_at: 1700,
     };
+    a_cancel_between_renewals_stops_the_job_at_once_122: Case {
+        rule: "a cancel stops the job at once like a lost lease (SIGTERM, SIGKILL after --grace), 122",
+        limits: limits(),
+        inputs: vec![(1500, In::Cancel)],
+        group_until: None,
+        trace: "1000 watchdog, 1500 cancelled, 1500 TERM, 2000 KILL, 2000 exited",
+        exit: Exit::Cancelled,
+        done_at: 2000,
+    };
+    a_cancelled_job_that_exits_on_sigterm_is_still_122: Case {
+        rule: "a job that ends on the cancel's SIGTERM is cancelled, not its own exit",
+        limits: limits(),
+        inputs: vec![(1500, In::Cancel), (1600, In::Exit(-TERM))],
+        group_until: Some(1600),
+        trace: "1000 watchdog, 1500 cancelled, 1500 TERM, 1600 exited",
+        exit: Exit::Cancelled,
+        done_at: 1600,
+    };
+    a_cancel_with_no_renewals_stops_the_job_at_once: Case {
+        rule: "--max-renewals 0: no renewal thread, a cancel still stops the job at once",
+        limits: Limits {
+            max_renewals: Some(0),
+            ..limits()
+        },
+        inputs: vec![(200, In::Cancel)],
+        group_until: None,
+        trace: "200 cancelled, 200 TERM, 700 KILL, 700 exited",
+        exit: Exit::Cancelled,
+        done_at: 700,
+    };
+    a_cancel_after_the_cap_stops_the_job_at_once: Case {
+        rule: "after the renewal cap (before its SIGTERM) a cancel stops the job at once",
+        limits: limits(),
+        inputs: vec![(1100, In::Cap(1)), (1500, In::Cancel)],
+        group_until: None,
+        trace: "1000 watchdog, 1100 cap-reached, 1500 cancelled, 1500 TERM, 2000 KILL, 2000 exited",
+        exit: Exit::Cancelled,
+        done_at: 2000,
+    };
+    a_cancel_during_another_stop_keeps_that_stops_exit: Case {
+        rule: "a cancel while the cap's stop is under way changes nothing: 124",
+        limits: Limits {
+            max_renewals: Some(0),
+            ..limits()
+        },
+        inputs: vec![(2500, In::Cancel)],
+        group_until: None,
+        trace: "2418 stop-cap, 2418 TERM, 2500 cancel-ignored, 2918 KILL, 2918 exited",
+        exit: Exit::Cap,
+        done_at: 2918,
+    };
+    a_cancel_after_the_leader_exited_keeps_its_exit: Case {
+        rule: "a cancel after the job exited by itself changes nothing: its own exit",
+        limits: limits(),
+        inputs: vec![(1200, In::Exit(0)), (1200, In::Cancel)],
+        group_until: Some(1300),
+        trace: "1000 watchdog, 1200 exited, 1200 stragglers, 1200 TERM, 1200 cancel-ignored",
+        exit: Exit::Child(0),
+        done_at: 1300,
+    };
     a_loss_while_stopping_sends_nothing_new_but_makes_it_125: Case {
         rule: "a loss while already stopping sends nothing new but makes it 125",
         limits: Limits {

@@ -1,0 +1,130 @@
+//! `dlock cancel`'s request (SPEC 7e): cancel.lua puts it on the run's own list,
+//! `{lock}:cancel:TOKEN`, only while that token still holds the slot, so a cancel can never
+//! reach a later run (which has another token and never reads that list). The holder takes it
+//! with BLPOP on a second connection (`cmd::run::listener`). The request is two lines: who
+//! sent it ("HOST (user)") and why.
+
+use std::time::Duration;
+
+use redis::{RedisResult, Value};
+
+use super::keys::{Keys, cancel_list};
+use super::lock::{arg_ms, slot_of};
+use super::script::{CANCEL, Call, Script, read};
+
+/// How long past the lock's TTL an unanswered request stays on the server: the holder's last
+/// lease plus this covers a holder that answers at its very end; then the request is gone by
+/// itself (nothing lingers for `doctor` to find).
+pub const REQUEST_MARGIN: Duration = Duration::from_secs(60);
+
+/// What cancel.lua answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cancel {
+    /// The request is on the holder's list; the lock's TTL then (ms) and its holder fields.
+    Asked {
+        pttl: i64,
+        holder: Vec<(String, String)>,
+    },
+    /// Only --hold-at-least keeps the slot: no holder process is left to ask.
+    Kept { holder: Vec<(String, String)> },
+    /// The token no longer holds the slot: that run has ended.
+    Ended,
+}
+
+/// cancel.lua: ask the run holding `slot` with `token` to stop.
+pub struct CancelCall<'a> {
+    pub keys: &'a Keys,
+    pub slot: u32,
+    pub token: &'a str,
+    /// "HOST (user)".
+    pub by: &'a str,
+    pub reason: &'a str,
+    /// `cancel_list(lock, token)`, named in KEYS (Cluster and proxies route by it).
+    list: String,
+}
+
+impl<'a> CancelCall<'a> {
+    pub fn new(keys: &'a Keys, slot: u32, token: &'a str, by: &'a str, reason: &'a str) -> Self {
+        CancelCall {
+            keys,
+            slot,
+            token,
+            by,
+            reason,
+            list: cancel_list(&keys.lock, token),
+        }
+    }
+}
+
+impl Call for CancelCall<'_> {
+    type Reply = Cancel;
+    fn script(&self) -> &'static Script {
+        &CANCEL
+    }
+    fn keys(&self) -> Vec<&str> {
+        let s = slot_of(self.keys, self.slot);
+        vec![s.lock.as_str(), &s.holder, &self.list]
+    }
+    fn argv(&self) -> Vec<String> {
+        vec![
+            self.token.to_string(),
+            request(self.by, self.reason),
+            arg_ms(REQUEST_MARGIN),
+        ]
+    }
+    fn reply(v: Value) -> RedisResult<Cancel> {
+        let v: Vec<Value> = read(v)?;
+        let num = |i: usize| {
+            v.get(i)
+                .and_then(|x| redis::from_redis_value_ref::<i64>(x).ok())
+                .unwrap_or(0)
+        };
+        let pairs = |from: usize| -> Vec<(String, String)> {
+            let text = |i: usize| -> String {
+                v.get(i)
+                    .and_then(|x| redis::from_redis_value_ref::<String>(x).ok())
+                    .unwrap_or_default()
+            };
+            (from..v.len())
+                .step_by(2)
+                .map(|i| (text(i), text(i + 1)))
+                .collect()
+        };
+        Ok(match num(0) {
+            1 => Cancel::Asked {
+                pttl: num(1),
+                holder: pairs(2),
+            },
+            2 => Cancel::Kept { holder: pairs(1) },
+            _ => Cancel::Ended,
+        })
+    }
+}
+
+/// The request's text: "HOST (user)\nreason".
+pub fn request(by: &str, reason: &str) -> String {
+    format!("{by}\n{reason}")
+}
+
+/// Who sent a request and why, from its text (a request without a newline is all "who").
+pub fn parse_request(item: &str) -> (String, String) {
+    match item.split_once('\n') {
+        Some((by, why)) => (by.to_string(), why.to_string()),
+        None => (item.to_string(), String::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_reads_back_as_sent() {
+        let item = request("ops1 (ann)", "db upgrade\nsee ticket 12");
+        assert_eq!(
+            parse_request(&item),
+            ("ops1 (ann)".into(), "db upgrade\nsee ticket 12".into())
+        );
+        assert_eq!(parse_request("ops1"), ("ops1".into(), String::new()));
+    }
+}

@@ -1,0 +1,28 @@
+-- `dlock cancel`: ask the run holding one slot to stop, if `token` still holds it.
+-- KEYS: the slot's lock key, its holder hash, the run's cancel list ({lock}:cancel:TOKEN).
+-- ARGV: token, the request ("HOST (user)\nreason"), how long past the lock's TTL an unanswered
+--   request may stay (ms).
+-- Returns {1, pttl, holder fields...} asked (the holder answers by releasing); {2, holder
+--   fields...} the slot is only kept by --hold-at-least (no holder process is left to ask: the
+--   caller frees it with break.lua); {0} the token no longer holds the slot (that run ended).
+local v = redis.call('GET', KEYS[1])
+if v ~= ARGV[1] then return {0} end
+local h = redis.call('HGETALL', KEYS[2])
+local kept = false
+local out = {}
+for i = 1, #h, 2 do
+  if h[i] == 'kept' and h[i + 1] == '1' then kept = true end
+  out[#out + 1] = h[i]
+  out[#out + 1] = h[i + 1]
+end
+if kept then
+  table.insert(out, 1, 2)
+  return out
+end
+local ttl = redis.call('PTTL', KEYS[1])
+redis.call('LPUSH', KEYS[3], ARGV[2])
+-- A lock without a TTL (set by hand) still gets a request that goes away.
+redis.call('PEXPIRE', KEYS[3], math.max(ttl, 0) + tonumber(ARGV[3]))
+table.insert(out, 1, ttl)
+table.insert(out, 1, 1)
+return out
