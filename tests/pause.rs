@@ -412,3 +412,45 @@ fn pause_works_across_a_cluster() {
         "one read of the record per try"
     );
 }
+
+/// `pause --cancel-running`: the runs that hold the key now are cancelled (exit 122, recorded
+/// as cancelled with the pause's reason), and no new one starts; with `--all`, every held key.
+#[test]
+fn pause_cancel_running_stops_the_runs_that_hold_the_keys() {
+    let r = RedisServer::start();
+    let hold = |key: &str| {
+        let mut h = dlock(&r)
+            .args(["run", "--key", key, "--ttl", "60s", "--"])
+            .args(["sh", "-c", "echo ready; while :; do sleep 0.01; done"])
+            .spawn();
+        h.expect_line("ready");
+        h
+    };
+    let a = hold("a");
+    dlock(&r)
+        .args(["pause", "a", "--reason", "db upgrade", "--cancel-running"])
+        .run()
+        .code(0)
+        .stdout_has("paused a until `dlock resume`: db upgrade")
+        .stdout_has("dlock: cancelled dlock:a on ");
+    a.finish(Duration::from_secs(10)).code(122);
+    let entry = r.newest_run("a");
+    assert_eq!(entry["outcome"], "cancelled");
+    assert_eq!(entry["cancel_reason"], "db upgrade");
+    assert_eq!(r.get("dlock:a"), None, "released");
+    try_key(&r, "a", "x", &[]).code(0).stderr_has("paused by ");
+    // --all: every held key under the prefix, whichever.
+    let (b, c) = (hold("b"), hold("c"));
+    dlock(&r)
+        .args(["pause", "--all", "--reason", "freeze", "--cancel-running"])
+        .run()
+        .code(0);
+    b.finish(Duration::from_secs(10)).code(122);
+    c.finish(Duration::from_secs(10)).code(122);
+    assert_eq!(r.newest_run("c")["cancel_reason"], "freeze");
+    // Nothing held: nothing to cancel, still exit 0.
+    dlock(&r)
+        .args(["pause", "idle", "--cancel-running"])
+        .run()
+        .code(0);
+}

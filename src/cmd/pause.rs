@@ -9,7 +9,10 @@ use crate::cli::config::PauseConfig;
 use crate::core::pause::Scope;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::log::{info, warn};
+use crate::cli::config::CancelConfig;
+use crate::log::{error, info, warn};
+use crate::store::reader;
+use crate::store::state::Found;
 use crate::store::conn::Conn;
 use crate::store::keys::Keys;
 use crate::store::lock;
@@ -79,7 +82,52 @@ pub fn pause(cfg: &PauseConfig) -> Result<Exit, Error> {
     if cfg.resume && !cfg.all {
         still_paused(&mut c, &Keys::fleet(&cfg.prefix));
     }
+    if cfg.cancel_running {
+        return cancel_running(cfg);
+    }
     Ok(if none > 0 { Exit::NotDone } else { Exit::Done })
+}
+
+/// `pause --cancel-running`: each paused key's runs are cancelled as `dlock cancel` does, with
+/// the pause's reason, one after the other (a key that nothing holds is skipped). Exit 1 when
+/// a holder did not confirm (named on stderr).
+fn cancel_running(cfg: &PauseConfig) -> Result<Exit, Error> {
+    let held: Vec<String> = if cfg.all {
+        let mut held = Vec::new();
+        reader::each(&cfg.server, &cfg.prefix, &[], |f| {
+            if let Found::Lock(s) = f
+                && !s.holders.is_empty()
+            {
+                held.push(s.key.clone());
+            }
+        })
+        .map_err(|e| cfg.server.unavailable(&e))?;
+        held
+    } else {
+        cfg.keys.iter().map(|(full, _)| full.clone()).collect()
+    };
+    let mut exit = Exit::Done;
+    for key in held {
+        let one = CancelConfig {
+            server: cfg.server.clone(),
+            key,
+            slot: None,
+            reason: cfg.reason.clone(),
+            wait: true,
+        };
+        match super::cancel::cancel(&one) {
+            Ok(_) => {}
+            // Released since it was read: nothing left to cancel.
+            Err(Error::NotCancelled { why, .. }) if why.starts_with("not held") => {}
+            // A holder that did not confirm (or Redis failing half-way): said, and exit 1
+            // once every key was tried.
+            Err(e) => {
+                error!("cancel_unconfirmed"; "{e}");
+                exit = Exit::NotDone;
+            }
+        }
+    }
+    Ok(exit)
 }
 
 /// After `resume KEY`: a prefix-wide pause in force keeps KEY paused; say so.

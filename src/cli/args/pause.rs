@@ -31,6 +31,11 @@ pub struct PauseArgs {
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
 
+    /// Also stop the runs that hold the paused keys now, as `dlock cancel` does (with the
+    /// pause's reason), and wait until each is recorded as cancelled
+    #[arg(long)]
+    pub cancel_running: bool,
+
     #[command(flatten, next_help_heading = EVERY_COMMAND)]
     pub global: GlobalArgs,
 }

@@ -21,6 +21,8 @@ pub struct PauseConfig {
     /// --for: None until resumed.
     pub for_: Option<Duration>,
     pub reason: String,
+    /// --cancel-running.
+    pub cancel_running: bool,
 }
 
 pub(super) fn pause(g: &Global, a: &PauseArgs) -> Result<PauseConfig, Error> {
@@ -61,6 +63,7 @@ pub(super) fn pause(g: &Global, a: &PauseArgs) -> Result<PauseConfig, Error> {
         resume: false,
         for_: a.for_,
         reason,
+        cancel_running: a.cancel_running,
     })
 }
 
@@ -73,6 +76,7 @@ pub(super) fn resume(g: &Global, a: &ResumeArgs) -> Result<PauseConfig, Error> {
         resume: true,
         for_: None,
         reason: String::new(),
+        cancel_running: false,
     })
 }
 
