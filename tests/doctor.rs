@@ -73,7 +73,7 @@ fn a_server_set_up_right_passes_with_no_failure_and_the_table_says_so() {
         .run();
     out.code(0)
         .stdout_has("✓ eviction")
-        .stdout_has("0 failed, 0 warnings, 0 not read, 8 ok");
+        .stdout_has("0 failed, 0 warnings, 0 not read, 9 ok");
 }
 
 #[test]
@@ -416,4 +416,36 @@ fn a_pause_older_than_a_day_is_a_warning_naming_its_resume() {
     );
     // A warning does not fail doctor.
     assert_eq!(code2, code);
+}
+
+/// A cancel request that its holder does not take (here a lock another tool holds, so no
+/// listener runs) is a warning naming the run and who asked; once that lock is gone the
+/// request is only listed, for a run that ended.
+#[test]
+fn a_cancel_request_no_holder_took_is_a_warning() {
+    let r = RedisServer::start();
+    let (code, v) = doctor(&r.url(), &[]);
+    assert_eq!(found(&v, "cancels"), "no cancel request waiting", "{v}");
+    r.cmd(&["SET", "dlock:stuck", "tok1", "PX", "60000"]);
+    Dlock::bare()
+        .env("DLOCK_URL", &r.url())
+        .args(["cancel", "stuck", "--no-wait", "--reason", "db upgrade"])
+        .run()
+        .code(0);
+    let (code2, v) = doctor(&r.url(), &[]);
+    assert_eq!(mark(&v, "cancels"), "warning", "{v}");
+    let f = found(&v, "cancels");
+    assert!(
+        f.starts_with("1 holder(s) not taking a cancel; stuck run tok1 (asked by ")
+            && f.contains(": db upgrade) still holds the lock"),
+        "{f}"
+    );
+    assert_eq!(code2, code, "a warning does not fail doctor");
+    r.cmd(&["DEL", "dlock:stuck"]);
+    let (_, v) = doctor(&r.url(), &[]);
+    assert_eq!(mark(&v, "cancels"), "ok", "{v}");
+    assert!(
+        found(&v, "cancels").contains("ended before taking it"),
+        "{v}"
+    );
 }

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
-use super::keys::{Keys, cancel_list};
+use super::conn::Conn;
+use super::keys::{Keys, cancel_list, cancel_pattern, lock_of};
 use super::lock::{arg_ms, slot_of};
 use super::script::{CANCEL, Call, Script, read};
 
@@ -99,6 +100,77 @@ impl Call for CancelCall<'_> {
             _ => Cancel::Ended,
         })
     }
+}
+
+/// A request still on its list (no holder took it), as `doctor` finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    /// The lock it is about, and the token of the run it was sent to.
+    pub lock: String,
+    pub token: String,
+    /// Who sent it and why (the newest request on the list).
+    pub by: String,
+    pub reason: String,
+    /// That token still holds a slot of the lock (its holder is not listening), or not (the
+    /// run ended, or died, before it took the request).
+    pub holding: bool,
+}
+
+/// Every request list under `prefix` on this server (one master of a cluster) that still holds
+/// a request. A live holder takes its request within a second, so one found here was either
+/// sent just now or is not going to be taken.
+pub fn waiting(conn: &mut Conn, prefix: &str) -> RedisResult<Vec<Waiting>> {
+    let pattern = cancel_pattern(prefix);
+    let mut lists = Vec::new();
+    let mut cursor = "0".to_string();
+    loop {
+        let (next, keys): (String, Vec<String>) = conn.query(
+            redis::cmd("SCAN")
+                .arg(&cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000),
+        )?;
+        lists.extend(keys);
+        if next == "0" {
+            break;
+        }
+        cursor = next;
+    }
+    let mut found = Vec::new();
+    for list in lists {
+        let Some((head, token)) = list.rsplit_once(":cancel:") else {
+            continue;
+        };
+        let fence = format!("{head}:fence");
+        let Some(lock) = lock_of(&fence, prefix).map(str::to_string) else {
+            continue;
+        };
+        let lock = lock.as_str();
+        let newest: Option<String> = match conn.query(redis::cmd("LINDEX").arg(&list).arg(0)) {
+            Ok(v) => v,
+            // Another program's key of another type: not a request.
+            Err(e) if e.code() == Some("WRONGTYPE") => continue,
+            Err(e) => return Err(e),
+        };
+        let Some(item) = newest else { continue };
+        let keys = Keys::with_limit(lock, super::state::limit(conn, &Keys::new(lock))?);
+        let mut holding = false;
+        for s in &keys.slots {
+            let v: Option<String> = conn.query(redis::cmd("GET").arg(&s.lock))?;
+            holding |= v.as_deref() == Some(token);
+        }
+        let (by, reason) = parse_request(&item);
+        found.push(Waiting {
+            lock: lock.to_string(),
+            token: token.to_string(),
+            by,
+            reason,
+            holding,
+        });
+    }
+    Ok(found)
 }
 
 /// The request's text: "HOST (user)\nreason".

@@ -197,6 +197,11 @@ pub fn scan_pattern(prefix: &str) -> String {
     format!("*{}*", glob_escape(prefix))
 }
 
+/// The SCAN MATCH pattern of `dlock cancel`'s request lists under `prefix`.
+pub fn cancel_pattern(prefix: &str) -> String {
+    format!("*{}*:cancel:*", glob_escape(prefix))
+}
+
 /// Escape glob metacharacters so a prefix matches only itself in SCAN MATCH.
 fn glob_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -10,6 +10,7 @@ use crate::cli::config::DoctorConfig;
 use crate::core::doctor::keys::{self, Key, Lock, Run};
 use crate::core::doctor::{self, Row};
 use crate::core::pause::Scope;
+use crate::store::cancel;
 use crate::store::conn::Conn;
 use crate::store::keys::Keys;
 use crate::store::pause::read_record;
@@ -69,6 +70,28 @@ pub fn pauses(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
     })?;
     let now = u64::try_from(server_ms(c)?).unwrap_or(0);
     Ok(doctor::pauses::pauses(now, &paused))
+}
+
+/// The cancels row: every request list under the prefix still holding a request, on every
+/// master.
+pub fn cancels(cfg: &DoctorConfig, _: &mut Conn) -> RedisResult<Row> {
+    let mut found = Vec::new();
+    for mut m in cfg.server.masters()? {
+        for w in cancel::waiting(&mut m, &cfg.prefix)? {
+            found.push(doctor::pauses::Request {
+                key: w
+                    .lock
+                    .strip_prefix(&cfg.prefix)
+                    .unwrap_or(&w.lock)
+                    .to_string(),
+                token: w.token,
+                by: w.by,
+                reason: w.reason,
+                holding: w.holding,
+            });
+        }
+    }
+    Ok(doctor::pauses::cancels(&found))
 }
 
 /// One lock as the row judges it: its stats counters, a slot held with no expiry, and its

@@ -25,14 +25,14 @@ mod rights;
 const PINGS: usize = 20;
 
 /// The checks, in the order they are printed; each reads with the connection and judges. All
-/// but the last two are the server's, run on each master of a cluster; the keys and pauses rows
-/// read every master themselves (`store::reader`), so they run once, on the first.
+/// but the last three are the server's, run on each master of a cluster; the keys, pauses and
+/// cancels rows read every master themselves, so they run once, on the first.
 type Check = fn(&DoctorConfig, &mut Conn) -> RedisResult<Row>;
 
 /// The rows at the end of CHECKS that run once, not per master.
-const ONCE: usize = 2;
+const ONCE: usize = 3;
 
-const CHECKS: [(&str, Check); 8] = [
+const CHECKS: [(&str, Check); 9] = [
     ("server", server),
     ("eviction", eviction),
     ("persistence", persistence),
@@ -41,6 +41,7 @@ const CHECKS: [(&str, Check); 8] = [
     ("rights", rights::rights),
     ("keys", keys::keys),
     ("pauses", keys::pauses),
+    ("cancels", keys::cancels),
 ];
 
 /// `dlock doctor`: every row on stdout (or one JSON object); exit 1 when one failed.

@@ -56,5 +56,58 @@ pub fn pauses(now_ms: u64, paused: &[(String, Pause)]) -> Row {
         .fix(format!("{resume} (or pause again with --for D, so that it ends by itself)"))
 }
 
+/// A `dlock cancel` request no holder has taken, as the cancels row judges it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// KEY as given, and the run the request was sent to.
+    pub key: String,
+    pub token: String,
+    pub by: String,
+    pub reason: String,
+    /// That run still holds the lock: it is not listening for cancels.
+    pub holding: bool,
+}
+
+/// The cancels row: a request a live holder has not taken (it takes one within a second) is a
+/// warning naming the run; one for a run that ended first is only listed (it expires by itself).
+pub fn cancels(waiting: &[Request]) -> Row {
+    if waiting.is_empty() {
+        return Row::new("cancels", Mark::Ok, "no cancel request waiting");
+    }
+    let words = |r: &Request| {
+        let why = if r.reason.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", r.reason)
+        };
+        let state = if r.holding {
+            "still holds the lock"
+        } else {
+            "ended before taking it"
+        };
+        format!("{} run {} (asked by {}{why}) {state}", r.key, r.token, r.by)
+    };
+    let found = waiting
+        .iter()
+        .take(3)
+        .map(words)
+        .collect::<Vec<_>>()
+        .join("; ");
+    let Some(stuck) = waiting.iter().find(|r| r.holding) else {
+        return Row::new(
+            "cancels",
+            Mark::Ok,
+            format!(
+                "{} request(s) for runs that had ended, expiring: {found}",
+                waiting.len()
+            ),
+        );
+    };
+    let n = waiting.iter().filter(|r| r.holding).count();
+    Row::new("cancels", Mark::Warning, format!("{n} holder(s) not taking a cancel; {found}"))
+        .why("a holder takes its cancel within a second: one that does not runs a dlock without cancel, or its second connection is refused, and its job goes on")
+        .fix(format!("dlock release {} --force (its holder stops at its next renewal), and upgrade dlock on that host", stuck.key))
+}
+
 #[cfg(test)]
 mod tests;

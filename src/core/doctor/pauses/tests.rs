@@ -55,3 +55,40 @@ fn a_pause_older_than_a_day_is_a_warning_with_its_resume() {
     let day = [("k".to_string(), pause(Scope::Key, NOW - DAY_MS, None))];
     assert_eq!(pauses(NOW, &day).mark, Mark::Ok);
 }
+
+#[test]
+fn a_request_a_holder_did_not_take_is_a_warning_one_for_an_ended_run_is_listed() {
+    assert_eq!(cancels(&[]).found, "no cancel request waiting");
+    let ended = Request {
+        key: "report".into(),
+        token: "t1".into(),
+        by: "ops-1 (ana)".into(),
+        reason: "db upgrade".into(),
+        holding: false,
+    };
+    let row = cancels(std::slice::from_ref(&ended));
+    assert_eq!(row.mark, Mark::Ok);
+    assert!(
+        row.found
+            .contains("report run t1 (asked by ops-1 (ana): db upgrade) ended before taking it"),
+        "{}",
+        row.found
+    );
+    let stuck = Request {
+        holding: true,
+        token: "t2".into(),
+        ..ended.clone()
+    };
+    let row = cancels(&[ended, stuck]);
+    assert_eq!(row.mark, Mark::Warning);
+    assert!(
+        row.found.starts_with("1 holder(s) not taking a cancel"),
+        "{}",
+        row.found
+    );
+    assert!(
+        row.fix.starts_with("dlock release report --force"),
+        "{}",
+        row.fix
+    );
+}

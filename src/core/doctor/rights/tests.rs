@@ -74,6 +74,8 @@ fn every_command_the_rust_code_sends_is_checked_or_excused() {
         "SENTINEL",
         // doctor's own diagnostic reads: refused, they make a ? row, never an outage.
         "INFO", "CONFIG", "ACL",
+        // doctor's cancels row reads who asked (the request's text): refused, a ? row.
+        "LINDEX",
         // The cancel listener's fallback, only where BLPOP (a need) is refused: a user with
         // the README's rules never sends it.
         "LPOP",
