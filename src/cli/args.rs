@@ -406,31 +406,6 @@ pub struct ReleaseArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct CancelArgs {
-    /// Business key (without the prefix)
-    #[arg(value_name = "KEY")]
-    pub key: String,
-
-    /// For a semaphore (--limit N): cancel only the run holding slot I (0…N-1) [default:
-    /// every slot's run]
-    #[arg(long, value_name = "I")]
-    pub slot: Option<u32>,
-
-    /// Why, at most 200 characters: in the holder's log line, its run log entry
-    /// (cancel_reason) and its end ping [default: none]
-    #[arg(long, value_name = "TEXT")]
-    pub reason: Option<String>,
-
-    /// Return once the request is on the server, without waiting for the holder to record the
-    /// run
-    #[arg(long)]
-    pub no_wait: bool,
-
-    #[command(flatten, next_help_heading = EVERY_COMMAND)]
-    pub global: GlobalArgs,
-}
-
-#[derive(Debug, Args)]
 pub struct HistoryArgs {
     /// Business key (without the prefix)
     #[arg(value_name = "KEY")]
@@ -472,7 +447,7 @@ mod tests;
 
 mod check;
 mod doctor;
-mod pause;
+mod maintenance;
 pub use check::CheckArgs;
 pub use doctor::DoctorArgs;
-pub use pause::{PauseArgs, ResumeArgs};
+pub use maintenance::{CancelArgs, PauseArgs, ResumeArgs};

@@ -9,6 +9,7 @@ mod chart;
 mod front;
 mod lock_page;
 mod page;
+mod pauses;
 mod reasons;
 mod timeline;
 
@@ -22,10 +23,8 @@ use cache::Known;
 use super::json;
 use super::status::never_ran;
 use crate::cli::config::ExporterConfig;
-use crate::core::pause::Scope;
 use crate::store::conn::Conn;
 use crate::store::keys::Keys;
-use crate::store::pause::{read_pauses, read_spans_many};
 use crate::store::reader;
 use crate::store::runs::{self, RunEntry};
 use crate::store::state::{Found, KeyStatus};
@@ -276,7 +275,7 @@ fn overview(cfg: &ExporterConfig, cache: &Cache, query: &str) -> Answer {
         Ok(c) => c,
         Err(e) => return unavailable(cfg, &e, Page::Html),
     };
-    if let Err(e) = ended_pauses(&mut c, cfg, &mut shown_locks) {
+    if let Err(e) = pauses::ended(&mut c, cfg, &mut shown_locks) {
         return unavailable(cfg, &e, Page::Html);
     }
     let shown: Vec<&KeyStatus> = on_page
@@ -384,37 +383,6 @@ fn timelines(
     Ok((now, out))
 }
 
-/// The pauses that ended, for the page's locks that need them: the `--every` ones (a window a
-/// pause touched is shaded paused, not due) and, with `--max-age`, every one (it counts from a
-/// resume after the last success). The prefix-wide spans are read once, and each lock's in one
-/// pipeline for the whole page (`read_spans_many`): one round trip more per page on one
-/// server, not one per lock; under Redis Cluster one per lock, as the timelines already cost.
-/// The first pass, which orders the locks, judges them by the pauses in force only (reading
-/// every lock's spans would cost as much again as the badges): a lock whose missed windows
-/// were all paused before a resume may sort among the trouble, but its row shows `check`'s
-/// verdict with the spans.
-fn ended_pauses(
-    c: &mut Conn,
-    cfg: &ExporterConfig,
-    locks: &mut std::collections::HashMap<String, KeyStatus>,
-) -> redis::RedisResult<()> {
-    let mut need: Vec<&mut KeyStatus> = locks
-        .values_mut()
-        .filter(|s| s.window.is_some() || cfg.rules.max_age.is_some())
-        .collect();
-    if need.is_empty() {
-        return Ok(());
-    }
-    let (_, fleet) = read_pauses(c, &Keys::fleet(&cfg.prefix), Scope::All)?;
-    let keys: Vec<Keys> = need.iter().map(|s| Keys::new(&s.key)).collect();
-    let refs: Vec<&Keys> = keys.iter().collect();
-    for (s, mut spans) in need.iter_mut().zip(read_spans_many(c, &refs)?) {
-        spans.extend(fleet.iter().cloned());
-        s.pauses_ended = spans;
-    }
-    Ok(())
-}
-
 /// `GET /locks/<KEY>?hours=`: one lock, its runs of the last hours on the front page's axis,
 /// its charts and its run log.
 fn detail(cfg: &ExporterConfig, raw: &str, query: &str) -> Answer {
@@ -442,22 +410,8 @@ fn detail(cfg: &ExporterConfig, raw: &str, query: &str) -> Answer {
     if !super::status::has_run(&state) {
         return Answer::text(404, format!("{}\n", never_ran(&cfg.prefix, &name)));
     }
-    // Its pauses: the prefix-wide record (the key's own came with its state) and the spans of
-    // both that ended, for the banner, the paused windows and the badges, as `check` reads
-    // them (two round trips on this connection).
-    let pauses = read_pauses(&mut c, &Keys::fleet(&cfg.prefix), Scope::All).and_then(
-        |(fleet, mut spans)| {
-            let (_, own) = read_pauses(&mut c, &keys, Scope::Key)?;
-            spans.extend(own);
-            Ok((fleet, spans))
-        },
-    );
-    match pauses {
-        Ok((fleet, spans)) => {
-            state.fleet_pause = fleet;
-            state.pauses_ended = spans;
-        }
-        Err(e) => return unavailable(cfg, &e, Page::Html),
+    if let Err(e) = pauses::of_one(&mut c, &cfg.prefix, &keys, &mut state) {
+        return unavailable(cfg, &e, Page::Html);
     }
     let log: Vec<RunEntry> = match runs::read(&mut c, &keys, Some(DETAIL_RUNS)) {
         Ok(log) => log,

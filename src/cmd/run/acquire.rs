@@ -14,7 +14,7 @@ use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
 use crate::core::every::flags;
 use crate::core::finish::{Cleanup, CleanupEnd};
-use crate::core::pause::{Pause, Scope};
+use crate::core::pause::Scope;
 use crate::error::{Error, OtherPeriod as OtherPeriodError};
 use crate::exit::Exit;
 use crate::log::{debug, info, warn};
@@ -372,7 +372,7 @@ impl Shell<'_> {
                 )
             }
             Report::Paused { pause, code } => {
-                let line = paused_line(&self.cfg.name, &pause, now_ms());
+                let line = super::report::paused_line(&self.cfg.name, &pause, unix_ms());
                 info!("paused", from_ms = pause.from_ms, until_ms = pause.until_ms.unwrap_or(0), exit = code;
                     "{lock}: {line}; nothing to run, exit {code}"
                 );
@@ -458,32 +458,4 @@ fn short_run(run: &str) -> String {
         Some(head) if run.len() > 8 => format!("{head}…"),
         _ => run.to_string(),
     }
-}
-
-fn now_ms() -> u64 {
-    u64::try_from(unix_ms()).unwrap_or(u64::MAX)
-}
-
-/// What an operator reads of a pause that stopped a try: "paused by web-1 (ops) until 14:30 UTC:
-/// db upgrade; `dlock resume K` ends it" (`key`: KEY as given); the prefix-wide one says so and
-/// names `resume --all`. The date shows when the end is a day or more away from `now_ms`.
-pub(super) fn paused_line(key: &str, p: &Pause, now_ms: u64) -> String {
-    let whose = match p.scope {
-        Scope::Key => "paused",
-        Scope::All => "every key is paused (--all)",
-    };
-    let until = p.until_ms.map_or_else(
-        || "until resumed".to_string(),
-        |u| format!("until {}", utc_stamp(u, u.saturating_sub(now_ms) >= DAY_MS)),
-    );
-    let reason = if p.reason.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", p.reason)
-    };
-    let resume = match p.scope {
-        Scope::Key => format!("`dlock resume {key}` ends it"),
-        Scope::All => "`dlock resume --all` ends it".to_string(),
-    };
-    format!("{whose} by {} {until}{reason}; {resume}", p.by)
 }

@@ -1,4 +1,4 @@
-//! `dlock pause` and `dlock resume`: their own options.
+//! The maintenance commands' own options: `dlock pause`, `dlock resume`, `dlock cancel`.
 
 use std::time::Duration;
 
@@ -53,6 +53,31 @@ pub struct ResumeArgs {
     /// End the prefix-wide pause (`dlock pause --all`); the keys' own pauses stay
     #[arg(long)]
     pub all: bool,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// Business key (without the prefix)
+    #[arg(value_name = "KEY")]
+    pub key: String,
+
+    /// For a semaphore (--limit N): cancel only the run holding slot I (0…N-1) [default:
+    /// every slot's run]
+    #[arg(long, value_name = "I")]
+    pub slot: Option<u32>,
+
+    /// Why, at most 200 characters: in the holder's log line, its run log entry
+    /// (cancel_reason) and its end ping [default: none]
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// Return once the request is on the server, without waiting for the holder to record the
+    /// run
+    #[arg(long)]
+    pub no_wait: bool,
 
     #[command(flatten, next_help_heading = EVERY_COMMAND)]
     pub global: GlobalArgs,
