@@ -5,18 +5,18 @@
 
 use std::io::Write;
 
+use crate::cli::config::CancelConfig;
 use crate::cli::config::PauseConfig;
 use crate::core::pause::Scope;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::cli::config::CancelConfig;
 use crate::log::{error, info, warn};
-use crate::store::reader;
-use crate::store::state::Found;
 use crate::store::conn::Conn;
 use crate::store::keys::Keys;
 use crate::store::lock;
 use crate::store::pause::{PauseCall, Paused, read_record};
+use crate::store::reader;
+use crate::store::state::Found;
 use crate::store::timeline::server_ms;
 use crate::sys::host::{hostname, user, utc_stamp};
 use crate::units::DAY_MS;
