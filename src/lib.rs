@@ -156,6 +156,7 @@ pub mod api {
         pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};
         pub use crate::core::{Failure, Limits};
         pub use crate::exit::Exit;
+        pub use crate::store::cancel::{Cancel, CancelCall, parse_request};
         pub use crate::store::finish::{RecordCall, ReleaseCall};
         pub use crate::store::keys::Keys;
         pub use crate::store::lock::{

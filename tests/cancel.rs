@@ -420,3 +420,86 @@ fn nothing_held_is_1_and_bad_input_is_2() {
         .one_line_error()
         .stderr_has("--slot 1 is out of range");
 }
+
+/// A holder of `key` running `JOB` with `url` as its server (a `redis+sentinel://` or
+/// `redis+cluster://` URL), `-v` as `holder`'s.
+fn holder_at(url: &str, key: &str) -> Running {
+    let mut h = Dlock::bare()
+        .env("DLOCK_URL", url)
+        .args(["-v", "run", "--key", key, "--ttl", "60s"])
+        .args(["--", "sh", "-c", JOB])
+        .spawn();
+    h.expect_line("ready");
+    h
+}
+
+/// Through Sentinel: the holder and `dlock cancel` each find the master by the sentinel URL
+/// (the listener's second connection too); the run exits 122, and the master has the lock gone
+/// and the run logged as cancelled with its reason.
+#[test]
+fn a_cancel_works_through_sentinel() {
+    let master = RedisServer::start_tcp(&[]);
+    let sentinel = crate::support::sentinel::Sentinel::watch(&master, "mymaster", 0);
+    let url = format!("redis+sentinel://127.0.0.1:{}/mymaster", sentinel.port);
+    let h = holder_at(&url, "s");
+    assert!(master.get("dlock:s").is_some(), "held on the master");
+    Dlock::bare()
+        .env("DLOCK_URL", &url)
+        .args(["cancel", "s", "--reason", "sentinel drill"])
+        .run()
+        .code(0)
+        .stdout_has("dlock: cancelled dlock:s on ");
+    h.finish(Duration::from_secs(10))
+        .code(122)
+        .stderr_has(": sentinel drill — stopping the job");
+    assert_eq!(master.get("dlock:s"), None, "released on the master");
+    let e = master.newest_run("s");
+    assert_eq!(e["outcome"], "cancelled");
+    assert_eq!(e["exit_code"], "122");
+    assert_eq!(e["cancel_reason"], "sentinel drill");
+}
+
+/// Across a three-master cluster: keys held on different masters are each cancelled by
+/// `dlock cancel KEY` (cancel.lua on the key's master, the request on the run's own list in the
+/// key's slot, the holder's BLPOP routed there); every holder exits 122, and each master has
+/// its key's lock gone and the run logged as cancelled.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "redis_cli"),
+    ignore = "needs redis-cli (apt-get install redis-tools)"
+)]
+fn a_cancel_works_across_a_cluster() {
+    require!(crate::support::needs::Need::RedisCli);
+    let c = crate::support::cluster::Cluster::start();
+    let url = c.url();
+    // One key on each master.
+    let mut by_owner = std::collections::BTreeMap::new();
+    for i in 0..30 {
+        let k = format!("job{i}");
+        by_owner.entry(c.owner(&format!("dlock:{k}"))).or_insert(k);
+    }
+    assert_eq!(by_owner.len(), 3, "keys on all three masters");
+    let held: Vec<(usize, String, Running)> = by_owner
+        .into_iter()
+        .map(|(owner, k)| {
+            let h = holder_at(&url, &k);
+            (owner, k, h)
+        })
+        .collect();
+    for (_, k, _) in &held {
+        Dlock::bare()
+            .env("DLOCK_URL", &url)
+            .args(["cancel", k, "--reason", "cluster drill"])
+            .run()
+            .code(0)
+            .stdout_has(&format!("dlock: cancelled dlock:{k} on "));
+    }
+    for (owner, k, h) in held {
+        h.finish(Duration::from_secs(10)).code(122);
+        let node = &c.nodes[owner];
+        assert_eq!(node.get(&format!("dlock:{k}")), None, "{k} released");
+        let e = node.newest_run(&k);
+        assert_eq!(e["outcome"], "cancelled", "{k}");
+        assert_eq!(e["cancel_reason"], "cluster drill", "{k}");
+    }
+}

@@ -10,6 +10,7 @@ mod support;
 mod bad_input;
 mod board;
 mod board_bars;
+mod board_cancel;
 mod board_layout;
 mod board_pause;
 mod board_reads;

@@ -13,7 +13,7 @@
 //! drifting past dlock's bound) the first three are counted as overlaps, with their longest
 //! duration, not failed.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use dlock::api::sim::Every;
 
@@ -87,6 +87,16 @@ pub struct Counts {
     /// Wake-ups a waiter left with, unused, in the worlds that promise liveness (waiting.rs):
     /// none without a bug, and the next grant misses the wake-up bound.
     pub wakeups_lost: u64,
+    /// `dlock cancel`: requests cancel.lua put on a run's list, slots it found only kept by
+    /// --hold-at-least (freed by break.lua), runs it found ended, requests the holder's
+    /// stop machine took, runs that ended cancelled (exit 122), and requests popped by a
+    /// listener whose connection was cut.
+    pub cancels_asked: u64,
+    pub cancels_freed: u64,
+    pub cancels_ended: u64,
+    pub cancels_heard: u64,
+    pub cancelled_runs: u64,
+    pub cancels_lost: u64,
 }
 
 #[derive(Debug)]
@@ -115,6 +125,10 @@ pub struct Checker {
     pub periods: Periods,
     /// Runs whose lease reached its renewal cap.
     capped: Vec<String>,
+    /// `dlock cancel`: the tokens cancel.lua put a request on the list of.
+    cancel_requested: BTreeSet<String>,
+    /// Runs that ended cancelled.
+    cancelled: BTreeSet<String>,
 }
 
 impl Checker {
@@ -135,6 +149,60 @@ impl Checker {
             restart_bound: Vec::new(),
             periods: Periods::default(),
             capped: Vec::new(),
+            cancel_requested: BTreeSet::new(),
+            cancelled: BTreeSet::new(),
+        }
+    }
+
+    /// cancel.lua asked `token`'s run to stop (or found its slot kept): only while the token
+    /// held the slot (`holds`, read before the script ran).
+    pub fn cancel_asked(&mut self, t: Us, token: &str, holds: bool) {
+        self.counts.cancels_asked += 1;
+        if !holds {
+            self.fail(
+                t,
+                format!("cancel.lua asked {token} to stop, which no longer held its slot"),
+            );
+        }
+        self.cancel_requested.insert(token.to_string());
+    }
+
+    /// cancel.lua found `token`'s run ended: only when it no longer held the slot.
+    pub fn cancel_ended(&mut self, t: Us, token: &str, holds: bool) {
+        self.counts.cancels_ended += 1;
+        if holds {
+            self.fail(
+                t,
+                format!("cancel.lua said {token}'s run had ended while it held its slot"),
+            );
+        }
+    }
+
+    /// `token`'s stop machine took a cancel request: one sent for that very run.
+    pub fn cancel_heard(&mut self, t: Us, token: &str) {
+        self.counts.cancels_heard += 1;
+        if !self.cancel_requested.contains(token) {
+            self.fail(
+                t,
+                format!("{token} was stopped by a cancel sent for another run"),
+            );
+        }
+    }
+
+    /// `token`'s run ended cancelled (exit 122).
+    pub fn cancelled(&mut self, token: &str) {
+        self.counts.cancelled_runs += 1;
+        self.cancelled.insert(token.to_string());
+    }
+
+    /// The server's done key names `token` after its release: a success recorded. Never for a
+    /// cancelled run.
+    pub fn done_by(&mut self, t: Us, token: &str) {
+        if self.cancelled.contains(token) {
+            self.fail(
+                t,
+                format!("cancelled run {token} was recorded as --every's success (the done key names it)"),
+            );
         }
     }
 
@@ -320,6 +388,10 @@ impl Checker {
 
     /// --every: `token`'s run ended 0 with its release confirmed.
     pub fn success(&mut self, t: Us, token: &str) {
+        if self.cancelled.contains(token) {
+            self.fail(t, format!("cancelled run {token} ended as a success"));
+            return;
+        }
         if !self.periods.knows(token) {
             self.fail(t, format!("a success of {token}, which was never granted"));
             return;

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    AcquireCall, BreakCall, BusyCall, Every, Exit, Finish, Fleet, Keys, Limits, Meta, RecordCall,
-    ReleaseCall, RenewCall, RunLog, WakeCall,
+    AcquireCall, BreakCall, BusyCall, CancelCall, Every, Exit, Finish, Fleet, Keys, Limits, Meta,
+    RecordCall, ReleaseCall, RenewCall, RunLog, WakeCall,
 };
 
 use crate::calls::{Scripted, scripted};
@@ -120,11 +120,18 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
             list: &keys.wake,
             room: limit as usize,
         }),
-        89..=94 => scripted(&BreakCall {
+        89..=91 => scripted(&BreakCall {
             keys: &keys,
             slot,
             token: rng.chance(0.5).then_some(token.as_str()),
         }),
+        92..=94 => scripted(&CancelCall::new(
+            &keys,
+            slot,
+            &token,
+            "ops (diff)",
+            "a reason\nover two lines",
+        )),
         // A key of the wrong type where a script expects another (or its removal): the
         // scripts' strict and best-effort paths.
         _ => {

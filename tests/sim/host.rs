@@ -78,6 +78,8 @@ pub struct Ending {
     pub ok: bool,
     /// The request out, and which of the machine's actions it carries out.
     pub out: Option<(u64, Out)>,
+    /// `dlock cancel` stopped the run: who and why (the run log entry's fields).
+    pub cancel: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,6 +9,7 @@
 mod anchor;
 mod bugs;
 mod calls;
+mod cancel;
 mod check;
 mod diff;
 mod diff_calls;

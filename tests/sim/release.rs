@@ -25,6 +25,10 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
     match stop.exit() {
         Exit::Lost => w.check.counts.lost += 1,
         Exit::Cap => w.check.counts.capped += 1,
+        Exit::Cancelled => {
+            let token = w.hosts[h].token.clone();
+            w.check.cancelled(&token);
+        }
         _ => {}
     }
     let limits = EndLimits {
@@ -44,6 +48,10 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
     };
     let ok = stop.exit() == Exit::Child(0);
     ending(w, h, (slot, window, ok), End::new(limits, job, now));
+    // The run log's entry names who cancelled the run and why, as `cmd::run` sets it.
+    if let Phase::Ending(e) = &mut w.hosts[h].phase {
+        e.cancel = stop.cancel().cloned();
+    }
 }
 
 /// A run whose job never started (a signal first, or the replicas did not confirm the lock):
@@ -63,6 +71,7 @@ fn ending(w: &mut World, h: usize, run: (u32, Option<u64>, bool), end: End) {
         window,
         ok,
         out: None,
+        cancel: None,
     }));
     release_step(w, h);
 }
@@ -84,13 +93,14 @@ pub fn release_step(w: &mut World, h: usize) {
             let at = r.end.poll_timeout();
             return schedule(w, h, at);
         };
-        let (slot, window) = (r.slot, r.window);
+        let (slot, window, cancel) = (r.slot, r.window, r.cancel.clone());
         let (keys, token) = (w.keys.clone(), w.hosts[h].token.clone());
         // The run-log entry's fields go with every release (history 0: none kept); release.lua
         // reads the --every window from them.
         let log = RunLog {
             lease: Some(crate::host::limits(w)),
             window,
+            cancel,
             ..RunLog::off()
         };
         let hung = std::mem::take(&mut w.hosts[h].hung_up);
@@ -212,6 +222,18 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
         // the run's lease, 25th to 28th). A success recorded: ok, with --every, the slot still
         // ours (released or kept).
         let ours = matches!(v.first(), Some(Value::Int(1 | 2)));
+        // What the server recorded, whatever the release's arguments said: a done key naming
+        // a cancelled run is a cancelled run counted as a success.
+        let done_by = {
+            let mut ks = w.server.ks.borrow_mut();
+            match ks.command(&["HGET", &w.keys.done, "run"]) {
+                Ok(Value::BulkString(b)) => Some(String::from_utf8_lossy(&b).into_owned()),
+                _ => None,
+            }
+        };
+        if done_by.as_deref() == Some(call.argv[0].as_str()) {
+            w.check.done_by(w.now, &call.argv[0]);
+        }
         let every = call.argv.get(28).is_some_and(|w| !w.is_empty());
         if ours && every && call.argv.get(7).map(String::as_str) == Some("ok") {
             let at_ms = w.server.ks.borrow().now_ms();

@@ -33,6 +33,9 @@ pub struct Scenario {
     /// `dlock pause K` at the first time (µs) and `dlock resume K` at the second: no run may
     /// start in between (where the server keeps its data).
     pub pause: Option<(Us, Us)>,
+    /// `dlock cancel K` at each of these times (µs): the operator reads each held slot's token
+    /// and asks that run to stop (cancel.lua); the holder's listener takes the request.
+    pub cancels: Vec<Us>,
     /// Each host's clock rate against the server's.
     pub rates: Vec<f64>,
     /// One-way delay bound (µs) and the chance a request, or its reply, is lost.
@@ -139,6 +142,7 @@ impl Scenario {
             host_every: Vec::new(),
             change: None,
             pause: None,
+            cancels: Vec::new(),
         };
         // Drawn last: the worlds of the draws before them stay as they were.
         sc.slow = r.chance(0.1);
@@ -168,6 +172,12 @@ impl Scenario {
         if r.chance(0.2) {
             let from = r.range(0, horizon / 3);
             sc.pause = Some((from, from + r.range(ttl_ms * 1000, ttl_ms * 1000 * 20)));
+        }
+        // A quarter of the worlds see one to three `dlock cancel`s (drawn last, as above).
+        if r.chance(0.25) {
+            for _ in 0..r.range(1, 3) {
+                sc.cancels.push(r.range(0, horizon));
+            }
         }
         sc
     }

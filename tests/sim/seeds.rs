@@ -49,7 +49,7 @@ pub fn run_world(
 }
 
 /// A failing world made smaller while it still fails: fewer hosts, fewer runs, each partition,
-/// restart and failover dropped, no losses or resets, no slow messages, shorter delays: each change kept when the
+/// restart, failover and cancel dropped, no losses or resets, no slow messages, shorter delays: each change kept when the
 /// world still shows a violation. The smallest failing world and its whole trace.
 pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Scenario, World) {
     let fails = |c: &Scenario| run_world(c.clone(), 0, patch).0.violation.is_some();
@@ -90,6 +90,11 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
         for i in 0..best.failovers.len() {
             let mut c = best.clone();
             c.failovers.remove(i);
+            tries.push(c);
+        }
+        for i in 0..best.cancels.len() {
+            let mut c = best.clone();
+            c.cancels.remove(i);
             tries.push(c);
         }
         if best.loss > 0.0 || best.reset > 0.0 {
@@ -198,6 +203,8 @@ fn seed_range() {
     let (mut late_slow, mut late_other) = (0, 0);
     // Failover worlds with --min-replicas (safe): worlds, jobs started, runs refused.
     let (mut replicated, mut replicated_runs, mut unconfirmed) = (0, 0, 0);
+    // Worlds with `dlock cancel`s, and those with --every too.
+    let (mut cancel_worlds, mut cancel_every) = (0, 0);
     for seed in CI_SEEDS {
         let (o, w) = simulate(seed, true, 0);
         if let Some(v) = &o.violation {
@@ -215,6 +222,16 @@ fn seed_range() {
         }
         worlds += 1;
         unsafe_worlds += u64::from(o.unsafe_world);
+        if !w.sc.cancels.is_empty() {
+            cancel_worlds += 1;
+            cancel_every += u64::from(w.sc.every.is_some());
+        }
+        total.cancels_asked += o.counts.cancels_asked;
+        total.cancels_freed += o.counts.cancels_freed;
+        total.cancels_ended += o.counts.cancels_ended;
+        total.cancels_heard += o.counts.cancels_heard;
+        total.cancelled_runs += o.counts.cancelled_runs;
+        total.cancels_lost += o.counts.cancels_lost;
         total.runs += o.counts.runs;
         total.grants += o.counts.grants;
         total.renewals += o.counts.renewals;
@@ -291,6 +308,19 @@ fn seed_range() {
     assert!(
         replicated >= 10 && unconfirmed > 0 && replicated_runs > unconfirmed,
         "the --min-replicas worlds must both confirm and refuse"
+    );
+    println!(
+        "sim: {cancel_worlds} worlds with dlock cancel ({cancel_every} with --every): {} requests put on a holder's list, {} kept slots freed, {} runs found ended; {} requests taken by the holder, {} runs ended cancelled (exit 122), {} popped and lost with a cut connection",
+        total.cancels_asked,
+        total.cancels_freed,
+        total.cancels_ended,
+        total.cancels_heard,
+        total.cancelled_runs,
+        total.cancels_lost
+    );
+    assert!(
+        total.cancelled_runs > 20 && total.cancels_ended > 0,
+        "the cancel worlds must cancel runs, and find some ended"
     );
 }
 

@@ -153,8 +153,9 @@ fn act_stop(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
             }
             StopAction::Terminate | StopAction::Forward(_) => signal(w, h, r, false),
             StopAction::Kill { .. } | StopAction::KillAgain => signal(w, h, r, true),
-            // The simulated worlds send no `dlock cancel`: no listener to run.
-            StopAction::StartListener | StopAction::Report(_) => {}
+            // `dlock cancel`'s listener: its BLPOP on the run's own list (cancel.rs).
+            StopAction::StartListener => crate::cancel::start(w, h),
+            StopAction::Report(_) => {}
         }
     }
     acted

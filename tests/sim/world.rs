@@ -22,7 +22,7 @@ mod net;
 pub use net::{Fail, Flight, Request};
 
 /// Unix time of the world's start on the server's clock (µs).
-const EPOCH_US: u64 = 1_800_000_000_000_000;
+pub const EPOCH_US: u64 = 1_800_000_000_000_000;
 
 /// What happens next, in true time.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -72,6 +72,24 @@ pub enum Event {
     PeriodChange,
     /// The operator runs `dlock pause K` (true) or `dlock resume K` (Scenario::pause).
     Pause(bool),
+    /// The operator runs `dlock cancel K` (Scenario::cancels): reads each held slot's token…
+    Cancel,
+    /// …and, a round trip later, runs cancel.lua for it.
+    CancelSend {
+        slot: u32,
+        token: String,
+    },
+    /// A holder's cancel listener's BLPOP reaches the server.
+    Listen {
+        host: usize,
+        run: u64,
+    },
+    /// A cancel request popped by the listener reaches its holder.
+    Heard {
+        host: usize,
+        run: u64,
+        item: String,
+    },
 }
 
 /// A waker's BLPOP on the server: `BLPOP wake own`.
@@ -117,6 +135,8 @@ pub struct World {
     pub period_now: Option<Every>,
     /// The server holds a pause of the key (`dlock pause` ran, `resume` not yet).
     pub paused: bool,
+    /// Holders' cancel listeners blocked in BLPOP on their run's own list.
+    pub listeners: Vec<crate::cancel::Listening>,
 }
 
 impl World {
@@ -151,6 +171,7 @@ impl World {
             recorded: None,
             period_now: None,
             paused: false,
+            listeners: Vec::new(),
             sc,
         };
         w.check.every_at_risk = unsafe_world || !w.sc.failovers.is_empty();
@@ -171,6 +192,9 @@ impl World {
         if let Some((from, to)) = w.sc.pause {
             w.at(from, Event::Pause(true));
             w.at(to, Event::Pause(false));
+        }
+        for at in w.sc.cancels.clone() {
+            w.at(at, Event::Cancel);
         }
         w
     }
@@ -274,6 +298,10 @@ impl World {
                 Event::Failover(i) => self.failover(i),
                 Event::PeriodChange => self.change_period(),
                 Event::Pause(on) => self.pause(on),
+                Event::Cancel => crate::cancel::operator(self),
+                Event::CancelSend { slot, token } => crate::cancel::send(self, slot, &token),
+                Event::Listen { host, run } => crate::cancel::listen(self, host, run),
+                Event::Heard { host, run, item } => crate::cancel::heard(self, host, run, &item),
             }
             if self.hosts.iter().all(|h| h.finished(self.sc.runs)) {
                 break;
@@ -304,6 +332,12 @@ impl World {
             self.replica.drain(..first.saturating_sub(1));
         }
         self.serve_blocked();
+        crate::cancel::serve(self);
+    }
+
+    /// After the operator's cancel (cancel.lua, break.lua): as after any write.
+    pub fn after_cancel(&mut self) {
+        self.after_write();
     }
 
     /// BLPOP: an item on a waiter's own key ends its BLPOP (its thread just ends); each item
@@ -355,6 +389,7 @@ impl World {
             self.server.ks.borrow_mut().keys.clear();
         }
         self.reset_all();
+        crate::cancel::dropped(self);
         for h in 0..self.hosts.len() {
             self.hosts[h].hung_up = true;
             crate::host::poke(self, h);
@@ -393,6 +428,7 @@ impl World {
         self.blocked.clear();
         self.check.ev(self.now, usize::MAX, "failover", lag as i64);
         self.reset_all();
+        crate::cancel::dropped(self);
         for h in 0..self.hosts.len() {
             self.hosts[h].hung_up = true;
             crate::host::poke(self, h);

@@ -103,12 +103,14 @@ pub fn strip(recent: &[RunEntry]) -> Markup {
     }
 }
 
-/// The class that colours and shapes a run by its outcome (board.css): ok, failed, signal, and
-/// lost for the three ways a lease ends under a run (lost, cap, compare_failure).
+/// The class that colours and shapes a run by its outcome (board.css): ok, failed, signal,
+/// lost for the three ways a lease ends under a run (lost, cap, compare_failure), and cancelled
+/// (`dlock cancel` stopped it: neither a success nor a failure, drawn in neither's colour).
 pub fn outcome_class(outcome: &str) -> &'static str {
     match outcome {
         "ok" => "ok",
         "signal" => "signal",
+        "cancelled" => "cancelled",
         "lost" | "cap" | "compare_failure" => "lost",
         _ => "failed",
     }
@@ -204,7 +206,7 @@ pub fn badges(badges: &[Badge]) -> Markup {
 
 /// What the colours and shapes mean, once per page.
 pub fn legend(every: bool) -> Markup {
-    let items: [(&str, &str); 5] = [
+    let items: [(&str, &str); 6] = [
         ("ok", "ok"),
         ("failed", "failed (exit ≠ 0)"),
         ("signal", "ended by a signal"),
@@ -212,6 +214,7 @@ pub fn legend(every: bool) -> Markup {
             "lost",
             "lease lost, renewal cap, release found another holder",
         ),
+        ("cancelled", "cancelled (dlock cancel)"),
         ("held", "running now"),
     ];
     html! {

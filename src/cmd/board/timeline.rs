@@ -314,7 +314,7 @@ fn span(a: f64, z: f64) -> (f64, f64) {
 const ROOM_FOR_HOST: f64 = 6.0;
 
 /// The outcome classes, in the order their groups are drawn (the rarer on top).
-const CLASSES: [&str; 4] = ["ok", "lost", "signal", "failed"];
+const CLASSES: [&str; 5] = ["ok", "cancelled", "lost", "signal", "failed"];
 
 /// One lock's timeline. Bars are grouped by lane and outcome (`<g class="b ok">`), so that a bar
 /// is just its place, its width and its title: a front page of 1,000 locks with 100 runs each
