@@ -789,7 +789,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__pause)
-            opts="-v -q -h --all --for --reason --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --all --for --reason --cancel-running --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -233,6 +233,7 @@ warn\t''
 info\t''
 debug\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand pause" -l all -d 'Pause every key under the prefix, including keys that have never run (needs --reason)'
+complete -c dlock -n "__fish_dlock_using_subcommand pause" -l cancel-running -d 'Also stop the runs that hold the paused keys now, as `dlock cancel` does (with the pause\'s reason), and wait until each is recorded as cancelled'
 complete -c dlock -n "__fish_dlock_using_subcommand pause" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand pause" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand pause" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'

@@ -72,7 +72,7 @@ The codes above are \fBdlock run\fR's. The other commands exit:
 0 released (with \-\-every: the period changed); 1 nothing released (not held, or held by another token; with \-\-every: the key never ran with \-\-every); 2 usage; 69 Redis unavailable.
 .TP
 \fBdlock pause\fR
-0 paused; 2 usage (no KEY, \-\-all without \-\-reason, a bad \-\-for or \-\-reason); 69 Redis unavailable.
+0 paused (with \-\-cancel\-running: and each run holding a paused key recorded as cancelled); 1 \-\-cancel\-running: a holder did not confirm; 2 usage (no KEY, \-\-all without \-\-reason, a bad \-\-for or \-\-reason); 69 Redis unavailable.
 .TP
 \fBdlock resume\fR
 0 a pause ended; 1 none was in force (for some KEY); 2 usage; 69 Redis unavailable.

@@ -123,10 +123,12 @@ Examples:
 
 A try of a paused key runs nothing and exits at once with --paused-exit-code (0 by default), one
 line naming who paused it, until when and why; counted (status, dlock_paused_total). Running jobs
-go on: a pause stops starts, not runs. --for ends it on the Redis server's clock. A pause keeps
+go on: a pause stops starts, not runs (--cancel-running also stops the runs that hold those keys
+now, as `dlock cancel` does). --for ends it on the Redis server's clock. A pause keeps
 its span after it ends, so `check --missed-windows` and the board tell a paused --every window
 from a missed one. Pausing a paused key replaces its pause.
-Exit status: 0 paused, 2 usage, 69 Redis unavailable.";
+Exit status: 0 paused, 1 a holder did not confirm its cancel (--cancel-running), 2 usage, 69
+Redis unavailable.";
 
 pub const RESUME_HELP: &str = "\
 Examples:

@@ -45,7 +45,13 @@ pub fn badges(s: &KeyStatus, now: i64, rules: &Rules) -> Vec<Badge> {
         }
     }
     let in_a_row = s.consecutive_failures.unwrap_or(0);
-    if let Some(l) = s.last.as_ref().filter(|l| l.outcome != "ok") {
+    // A cancelled run was an operator's act (`dlock cancel`), not the job failing: no badge, as
+    // `check --max-failures` leaves it out too.
+    if let Some(l) = s
+        .last
+        .as_ref()
+        .filter(|l| l.outcome != "ok" && l.outcome != "cancelled")
+    {
         let what = match l.outcome.as_str() {
             "failed" => format!("last run failed: exit {}", l.exit_code),
             "signal" => format!("last run ended by a signal: exit {}", l.exit_code),

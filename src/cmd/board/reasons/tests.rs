@@ -162,3 +162,11 @@ fn missed_windows_leaves_a_lock_that_never_ran_with_every_alone() {
         ["2 failed runs in a row (max failures 2)"]
     );
 }
+
+#[test]
+fn with_no_rule_a_cancelled_last_run_is_no_trouble_but_failures_before_it_are() {
+    let r = Rules::default();
+    assert!(badges(&lock(Some(("cancelled", 122)), Some(0)), NOW, &r).is_empty());
+    let b = badges(&lock(Some(("cancelled", 122)), Some(2)), NOW, &r);
+    assert_eq!(words(&b), ["2 failed runs in a row"]);
+}
