@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   if (argc < 6) return 64;
   const char *key = argv[2];
   unsigned char r[16];
-  char tok[33], pid[16], start[24], end[24], k[9][160];
+  char tok[33], pid[16], start[24], end[24], k[11][160];
   if (getrandom(r, sizeof r, 0) != sizeof r) return 70;
   for (int i = 0; i < 16; i++) sprintf(tok + 2 * i, "%02x", r[i]);
   sprintf(pid, "%d", getpid());
@@ -53,13 +53,16 @@ int main(int argc, char **argv) {
   if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) return 69;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   const char *suffix[] = {":fence", ":stats", ":limit", "",         ":holder",
-                          ":wake",  ":runs",  ":done",  ":timeline"};
-  for (int i = 0; i < 9; i++)
+                          ":wake",  ":runs",  ":done",  ":timeline", ":pause"};
+  for (int i = 0; i < 10; i++)
     snprintf(k[i], sizeof k[i], i == 3 ? "dlock:%s%s" : "{dlock:%s}%s", key, suffix[i]);
+  /* The prefix-wide pause record, read by the acquire script too (dlock pause --all). */
+  snprintf(k[10], sizeof k[10], "{dlock:}:pause");
   unix_ms(start);
-  const char *acquire[] = {"EVALSHA", argv[3], "6", k[0], k[1], k[2], k[7], k[3], k[4],
-                           tok, "30000", "1", "host", pid, argv[5], start, "0", "1", "0", "0"};
-  call(fd, 20, acquire);
+  const char *acquire[] = {"EVALSHA", argv[3], "8", k[0], k[1], k[2], k[7], k[9], k[3], k[4],
+                           k[10], tok, "30000", "1", "host", pid, argv[5], start, "0", "1", "0",
+                           "0", "", "", "", ""};
+  call(fd, 26, acquire);
   if (strncmp(buf, "*5\r\n:1\r\n", 8)) return 75;
   pid_t child;
   int status;
