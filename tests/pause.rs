@@ -49,7 +49,7 @@ fn a_paused_key_runs_nowhere_and_every_try_ends_at_once_counted() {
         .args(["pause", "reconcile", "--reason", "db upgrade"])
         .run();
     out.code(0)
-        .stdout_has("paused reconcile until `dlock resume`: db upgrade");
+        .stdout_has("paused reconcile until resumed: db upgrade");
     // Three contenders, each with a long --wait: none runs, none waits (the whole loop is far
     // inside one --wait of 30 s, the bound that would show a wait).
     let start = Instant::now();
@@ -431,7 +431,7 @@ fn pause_cancel_running_stops_the_runs_that_hold_the_keys() {
         .args(["pause", "a", "--reason", "db upgrade", "--cancel-running"])
         .run()
         .code(0)
-        .stdout_has("paused a until `dlock resume`: db upgrade")
+        .stdout_has("paused a until resumed: db upgrade")
         .stdout_has("dlock: cancelled dlock:a on ");
     a.finish(Duration::from_secs(10)).code(122);
     let entry = r.newest_run("a");

@@ -19,7 +19,6 @@ use crate::store::conn::Conn;
 use crate::store::keys::{Keys, slot};
 use crate::store::lock::{self, BreakCall, Broken};
 use crate::store::runs::{self, PAGE, RunEntry};
-use crate::store::state;
 use crate::sys::host::{hostname, user};
 
 /// How often to look whether a cancelled run has given its slot up: the holder's SIGTERM comes
@@ -47,18 +46,7 @@ pub fn cancel(cfg: &CancelConfig) -> Result<Exit, Error> {
     crate::log::set_key(full);
     let unavailable = |e: redis::RedisError| server.unavailable(&e);
     let mut c = server.connect().map_err(unavailable)?;
-    let limit = state::limit(&mut c, &Keys::new(full)).map_err(unavailable)?;
-    let keys = Keys::with_limit(full, limit);
-    let slots: Vec<u32> = match cfg.slot {
-        Some(i) if i >= limit => {
-            return Err(Error::Usage(format!(
-                "--slot {i} is out of range: {full} has {limit} slot(s), 0…{}",
-                limit - 1
-            )));
-        }
-        Some(i) => vec![i],
-        None => (0..limit).collect(),
-    };
+    let (keys, slots) = super::release::slots(&mut c, server, full, cfg.slot)?;
     let by = format!("{} ({})", hostname(), user());
     let (mut asked, mut freed) = (Vec::new(), 0);
     for i in slots {

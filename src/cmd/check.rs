@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::time::Duration;
 
+use super::pause::described;
 use crate::cli::config::{CheckConfig, Rules};
 use crate::core::pause::{Pause, Scope, Span, last_pause_end, unpaused_windows};
 use crate::error::Error;
@@ -280,7 +281,6 @@ fn windows(s: &KeyStatus, now: i64, n: u32, spans: &[(u64, u64)]) -> (bool, Stri
     };
     let period = w.every.period_ms();
     let current = w.every.window_of(u64::try_from(now).unwrap_or(0));
-    let first = current.saturating_sub(period.saturating_mul(u64::from(n)));
     let every = secs_ms(period as i64);
     // The window of the key's period that holds the last success's grant.
     match w.last_window() {
@@ -288,32 +288,29 @@ fn windows(s: &KeyStatus, now: i64, n: u32, spans: &[(u64, u64)]) -> (bool, Stri
             false,
             format!("never succeeded in an --every {every} window ({rule})"),
         ),
-        Some(last)
-            if last >= first
-                || unpaused_windows(spans, last + period, current, period) < u64::from(n) =>
-        {
-            let paused = if last >= first {
-                String::new()
-            } else {
-                "; the windows since were paused or fewer than the rule's".into()
-            };
-            (
-                true,
-                format!(
-                    "last success in the window of {} (every {every}; {rule}{paused})",
-                    utc_stamp(last, period >= DAY_MS)
-                ),
-            )
-        }
-        Some(last) if last >= first => (
-            true,
-            format!(
-                "last success in the window of {} (every {every}; {rule})",
-                utc_stamp(last, period >= DAY_MS)
-            ),
-        ),
         Some(last) => {
+            // The complete windows since the last success's, and of them those no pause
+            // touched: fewer of those than N passes (with no pause, that is a success in the
+            // last N).
+            let since = (current.saturating_sub(last) / period).saturating_sub(1);
             let missed = unpaused_windows(spans, last + period, current, period);
+            if missed < u64::from(n) {
+                let paused = if missed < since {
+                    format!(
+                        "; the windows since were paused ({} of {since})",
+                        since - missed
+                    )
+                } else {
+                    String::new()
+                };
+                return (
+                    true,
+                    format!(
+                        "last success in the window of {} (every {every}; {rule}{paused})",
+                        utc_stamp(last, period >= DAY_MS)
+                    ),
+                );
+            }
             let windows = if missed == 1 { "window" } else { "windows" };
             (
                 false,
@@ -334,16 +331,7 @@ fn pause_clause(p: &Pause, now_ms: u64) -> String {
     } else {
         ""
     };
-    let until = p.until_ms.map_or_else(
-        || "until resumed".to_string(),
-        |u| format!("until {}", utc_stamp(u, u.saturating_sub(now_ms) >= DAY_MS)),
-    );
-    let reason = if p.reason.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", p.reason)
-    };
-    format!("paused{all} by {} {until}{reason}", p.by)
+    format!("paused{all} {}", described(p, now_ms))
 }
 
 /// A number a rule compares, as people read it (`1m30s`), or in exact ms where the short

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use crate::cli::config::CancelConfig;
 use crate::cli::config::PauseConfig;
-use crate::core::pause::Scope;
+use crate::core::pause::{Pause, Scope};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::{error, info, warn};
@@ -48,10 +48,7 @@ pub fn pause(cfg: &PauseConfig) -> Result<Exit, Error> {
         };
         let line = match lock::call(&mut c, &call).map_err(unavailable)? {
             Paused::Set { pause, replaced } => {
-                let until = pause.until_ms.map_or_else(
-                    || "until `dlock resume`".to_string(),
-                    |u| format!("until {}", stamp(u, u.saturating_sub(pause.from_ms))),
-                );
+                let until = until_words(&pause, pause.from_ms);
                 let was = if replaced {
                     " (replacing its pause)"
                 } else {
@@ -137,13 +134,9 @@ fn still_paused(c: &mut Conn, fleet: &Keys) {
     };
     let now = u64::try_from(now).unwrap_or(0);
     if p.in_force(now) {
-        let until = p.until_ms.map_or_else(
-            || "until resumed".to_string(),
-            |u| format!("until {}", stamp(u, u.saturating_sub(now))),
-        );
         warn!("still_paused";
-            "every key is still paused (--all) by {} {until}: {}; `dlock resume --all` ends it",
-            p.by, p.reason
+            "every key is still paused (--all) {}; `dlock resume --all` ends it",
+            described(&p, now)
         );
     }
 }
@@ -151,4 +144,24 @@ fn still_paused(c: &mut Conn, fleet: &Keys) {
 /// A server time as an operator reads it: with the date when `span` (ms) is a day or more.
 fn stamp(ms: u64, span: u64) -> String {
     utc_stamp(ms, span >= DAY_MS)
+}
+
+/// When a pause ends, as every line of dlock says it: "until 14:30:00 UTC" (with the date when
+/// that is a day or more after `now_ms`) or "until resumed".
+pub(crate) fn until_words(p: &Pause, now_ms: u64) -> String {
+    p.until_ms.map_or_else(
+        || "until resumed".to_string(),
+        |u| format!("until {}", stamp(u, u.saturating_sub(now_ms))),
+    )
+}
+
+/// A pause in one phrase, as `run`, `status`, `check` and `resume` say it: "by web-1 (ops)
+/// until 14:30:00 UTC: db upgrade".
+pub(crate) fn described(p: &Pause, now_ms: u64) -> String {
+    let reason = if p.reason.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", p.reason)
+    };
+    format!("by {} {}{reason}", p.by, until_words(p, now_ms))
 }

@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::info;
 use crate::log::secs_ms;
-use crate::store::conn::Conn;
+use crate::store::conn::{Conn, Server};
 use crate::store::keys::Keys;
 use crate::store::lock::{self, BreakCall, Broken};
 use crate::store::state;
@@ -28,18 +28,8 @@ pub fn release(cfg: &ReleaseConfig) -> Result<Exit, Error> {
     if let Some(every) = cfg.every {
         return change_period(&mut c, cfg, every);
     }
-    let limit = state::limit(&mut c, &Keys::new(full)).map_err(unavailable)?;
-    let keys = Keys::with_limit(full, limit);
-    let slots: Vec<u32> = match cfg.slot {
-        Some(i) if i >= limit => {
-            return Err(Error::Usage(format!(
-                "--slot {i} is out of range: {full} has {limit} slot(s), 0…{}",
-                limit - 1
-            )));
-        }
-        Some(i) => vec![i],
-        None => (0..limit).collect(),
-    };
+    let (keys, slots) = slots(&mut c, server, full, cfg.slot)?;
+    let limit = keys.limit_n();
     let mut released = 0;
     let mut other = None;
     for i in slots {
@@ -78,6 +68,28 @@ pub fn release(cfg: &ReleaseConfig) -> Result<Exit, Error> {
         },
         None => Error::NotHeld { key },
     })
+}
+
+/// KEY's keys with its recorded `--limit`, and the slots `--slot` names (every slot without it);
+/// a slot out of range is a usage error. `release --force` and `cancel` share it.
+pub(super) fn slots(
+    c: &mut Conn,
+    server: &Server,
+    full: &str,
+    slot: Option<u32>,
+) -> Result<(Keys, Vec<u32>), Error> {
+    let limit = state::limit(c, &Keys::new(full)).map_err(|e| server.unavailable(&e))?;
+    let slots = match slot {
+        Some(i) if i >= limit => {
+            return Err(Error::Usage(format!(
+                "--slot {i} is out of range: {full} has {limit} slot(s), 0…{}",
+                limit - 1
+            )));
+        }
+        Some(i) => vec![i],
+        None => (0..limit).collect(),
+    };
+    Ok((Keys::with_limit(full, limit), slots))
 }
 
 /// `dlock release KEY --every D`: the period every host must use for KEY from now on.

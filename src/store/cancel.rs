@@ -11,7 +11,7 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, cancel_list, cancel_pattern, lock_of};
 use super::lock::{arg_ms, slot_of};
-use super::script::{CANCEL, Call, Script, read};
+use super::script::{CANCEL, Call, Items, Script};
 
 /// How long past the lock's TTL an unanswered request stays on the server: the holder's last
 /// lease plus this covers a holder that answers at its very end; then the request is gone by
@@ -74,29 +74,13 @@ impl Call for CancelCall<'_> {
         ]
     }
     fn reply(v: Value) -> RedisResult<Cancel> {
-        let v: Vec<Value> = read(v)?;
-        let num = |i: usize| {
-            v.get(i)
-                .and_then(|x| redis::from_redis_value_ref::<i64>(x).ok())
-                .unwrap_or(0)
-        };
-        let pairs = |from: usize| -> Vec<(String, String)> {
-            let text = |i: usize| -> String {
-                v.get(i)
-                    .and_then(|x| redis::from_redis_value_ref::<String>(x).ok())
-                    .unwrap_or_default()
-            };
-            (from..v.len())
-                .step_by(2)
-                .map(|i| (text(i), text(i + 1)))
-                .collect()
-        };
-        Ok(match num(0) {
+        let v = Items::of(v)?;
+        Ok(match v.int(0).unwrap_or(0) {
             1 => Cancel::Asked {
-                pttl: num(1),
-                holder: pairs(2),
+                pttl: v.int(1).unwrap_or(0),
+                holder: v.pairs(2),
             },
-            2 => Cancel::Kept { holder: pairs(1) },
+            2 => Cancel::Kept { holder: v.pairs(1) },
             _ => Cancel::Ended,
         })
     }

@@ -9,7 +9,7 @@ use redis::{RedisResult, Value};
 
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
-use super::script::{self, ACQUIRE, BREAK, BUSY, Call, RENEW, Script, WAKE, read};
+use super::script::{self, ACQUIRE, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, read};
 use crate::core::acquire::{NotDue, OtherPeriod};
 use crate::core::every::Every;
 use crate::core::pause::{Pause, Scope};
@@ -336,25 +336,13 @@ impl Call for BreakCall<'_> {
         ]
     }
     fn reply(v: Value) -> RedisResult<Broken> {
-        let v: Vec<Value> = read(v)?;
-        let text = |i: usize| -> String {
-            v.get(i)
-                .and_then(|x| redis::from_redis_value_ref::<String>(x).ok())
-                .unwrap_or_default()
-        };
-        let code = v
-            .first()
-            .and_then(|x| redis::from_redis_value_ref::<i64>(x).ok())
-            .unwrap_or(0);
-        Ok(match code {
+        let v = Items::of(v)?;
+        Ok(match v.int(0).unwrap_or(0) {
             1 => Broken::Released {
-                token: text(1),
-                holder: (2..v.len())
-                    .step_by(2)
-                    .map(|i| (text(i), text(i + 1)))
-                    .collect(),
+                token: v.text(1),
+                holder: v.pairs(2),
             },
-            -1 => Broken::HeldBy(text(1)),
+            -1 => Broken::HeldBy(v.text(1)),
             _ => Broken::NotHeld,
         })
     }

@@ -10,7 +10,7 @@ use super::conn::Conn;
 use super::keys::{Keys, PAUSE_SPANS};
 use super::lock::{arg_ms, unexpected};
 use super::reply;
-use super::script::{Call, PAUSE, Script, read};
+use super::script::{Call, Items, PAUSE, Script};
 use crate::core::pause::{Pause, Scope, Span};
 use crate::log::warn;
 
@@ -55,15 +55,9 @@ impl Call for PauseCall<'_> {
         ]
     }
     fn reply(v: Value) -> RedisResult<Paused> {
-        let v: Vec<Value> = read(v)?;
-        let text = |i: usize| -> String {
-            v.get(i)
-                .and_then(|x| redis::from_redis_value_ref::<String>(x).ok())
-                .unwrap_or_default()
-        };
-        let code = v
-            .first()
-            .and_then(|x| redis::from_redis_value_ref::<i64>(x).ok());
+        let v = Items::of(v)?;
+        let text = |i: usize| v.text(i);
+        let code = v.int(0);
         let pause = || -> RedisResult<Pause> {
             Ok(Pause {
                 scope: Scope::Key,

@@ -175,5 +175,40 @@ pub(crate) fn read<T: FromRedisValue>(v: Value) -> RedisResult<T> {
     Ok(redis::from_redis_value(v)?)
 }
 
+/// A script's array reply of mixed items (a code, then text), read item by item: an item of
+/// another type, or past the end, reads as empty (text) or None (integer).
+pub(crate) struct Items(Vec<Value>);
+
+impl Items {
+    pub(crate) fn of(v: Value) -> RedisResult<Items> {
+        Ok(Items(read(v)?))
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(crate) fn text(&self, i: usize) -> String {
+        self.0
+            .get(i)
+            .and_then(|x| redis::from_redis_value_ref::<String>(x).ok())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn int(&self, i: usize) -> Option<i64> {
+        self.0
+            .get(i)
+            .and_then(|x| redis::from_redis_value_ref::<i64>(x).ok())
+    }
+
+    /// The items from `from` on as (field, value) pairs: a hash the script passed on.
+    pub(crate) fn pairs(&self, from: usize) -> Vec<(String, String)> {
+        (from..self.len())
+            .step_by(2)
+            .map(|i| (self.text(i), self.text(i + 1)))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests;

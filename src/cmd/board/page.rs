@@ -2,6 +2,7 @@
 //! a host name or captured output can only ever be shown, never run. Bars and charts are inline
 //! SVG shapes styled by class from board.css (no inline style: the CSP forbids it).
 
+use crate::cmd::pause::until_words;
 use maud::{DOCTYPE, Markup, html};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 
@@ -185,10 +186,7 @@ pub fn pause_banners(s: &KeyStatus, now_ms: i64) -> Markup {
             div class={"paused" @if p.scope == Scope::All { " all" }} role="status" title={"paused since " (utc_stamp(p.from_ms, true))} {
                 strong { @if p.scope == Scope::All { "Every key paused (--all)" } @else { "Paused" } }
                 " by " span class="by" { (p.by) } " "
-                @match p.until_ms {
-                    Some(u) => { "until " (utc_stamp(u, u.saturating_sub(now) >= crate::units::DAY_MS)) }
-                    None => "until resumed",
-                }
+                (until_words(p, now))
                 @if !p.reason.is_empty() { ": " span class="reason" { (p.reason) } }
             }
         }

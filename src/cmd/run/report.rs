@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::cli::config::RunConfig;
+use crate::cmd::pause::described;
 use crate::core::finish::Released;
 use crate::core::pause::{Pause, Scope};
 use crate::core::stop::Report;
@@ -12,7 +13,6 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::{debug, error, info, warn};
 use crate::log::{ms, secs};
-use crate::sys::host::utc_stamp;
 use crate::sys::process::SpawnError;
 use crate::sys::signals;
 use crate::units::DAY_MS;
@@ -341,24 +341,14 @@ pub(super) fn output_dropped(cfg: &RunConfig) {
 /// names `resume --all`. The date shows when the end is a day or more away from `now_ms`.
 pub(super) fn paused_line(key: &str, p: &Pause, now: u128) -> String {
     let now_ms = u64::try_from(now).unwrap_or(u64::MAX);
-    let whose = match p.scope {
-        Scope::Key => "paused",
-        Scope::All => "every key is paused (--all)",
+    let (whose, resume) = match p.scope {
+        Scope::Key => ("paused", format!("`dlock resume {key}` ends it")),
+        Scope::All => (
+            "every key is paused (--all)",
+            "`dlock resume --all` ends it".to_string(),
+        ),
     };
-    let until = p.until_ms.map_or_else(
-        || "until resumed".to_string(),
-        |u| format!("until {}", utc_stamp(u, u.saturating_sub(now_ms) >= DAY_MS)),
-    );
-    let reason = if p.reason.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", p.reason)
-    };
-    let resume = match p.scope {
-        Scope::Key => format!("`dlock resume {key}` ends it"),
-        Scope::All => "`dlock resume --all` ends it".to_string(),
-    };
-    format!("{whose} by {} {until}{reason}; {resume}", p.by)
+    format!("{whose} {}; {resume}", described(p, now_ms))
 }
 
 #[cfg(test)]

@@ -4,12 +4,11 @@
 //! shortened in the middle; `--wide` and `--json` show it whole), so rows can be written as
 //! they are read.
 
+use crate::cmd::pause::described;
 use crate::core::pause::{Pause, Scope};
 use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
 use crate::store::state::{KeyStatus, RECENT};
-use crate::sys::host::utc_stamp;
-use crate::units::DAY_MS;
 use crate::units::compact;
 
 /// The columns, with the width each takes (0: KEY, the longest key's).
@@ -278,20 +277,10 @@ fn every_cell(r: &KeyStatus, now_ms: i64) -> String {
     }
 }
 
-/// A pause in force, in full: `until 14:30:00 UTC by web-1 (ops): db upgrade`, `--all until
-/// resumed by …`.
+/// A pause in force, in full: `by web-1 (ops) until 14:30:00 UTC: db upgrade`, `--all by …`.
 pub(super) fn pause_cell(p: &Pause, now_ms: u64) -> String {
     let all = if p.scope == Scope::All { "--all " } else { "" };
-    let until = p.until_ms.map_or_else(
-        || "until resumed".to_string(),
-        |u| format!("until {}", utc_stamp(u, u.saturating_sub(now_ms) >= DAY_MS)),
-    );
-    let reason = if p.reason.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", p.reason)
-    };
-    format!("{all}{until} by {}{reason}", p.by)
+    format!("{all}{}", described(p, now_ms))
 }
 
 /// The last runs as a strip of marks, oldest left and newest right: `✓` ended ok, `✗` any
