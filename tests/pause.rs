@@ -454,3 +454,55 @@ fn pause_cancel_running_stops_the_runs_that_hold_the_keys() {
         .run()
         .code(0);
 }
+
+/// A pause on a paused key replaces it (said), and every pause that ends leaves its span on the
+/// server: replaced, run out (`--for`, ended at its own `until`, by "expired"), resumed.
+#[test]
+fn every_pause_that_ends_leaves_its_span() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["pause", "k", "--reason", "one"])
+        .run()
+        .code(0);
+    dlock(&r)
+        .args(["pause", "k", "--for", "1s", "--reason", "two"])
+        .run()
+        .code(0)
+        .stdout_has("(replacing its pause): two");
+    let until: u64 = redis::cmd("HGET")
+        .arg("{dlock:k}:pause")
+        .arg("until_ms")
+        .query(&mut r.conn())
+        .unwrap();
+    server_reaches(&r, until);
+    // The next act on the record files the run-out pause; nothing was in force to resume.
+    dlock(&r).args(["resume", "k"]).run().code(1);
+    dlock(&r)
+        .args(["pause", "k", "--reason", "three"])
+        .run()
+        .code(0);
+    dlock(&r).args(["resume", "k"]).run().code(0);
+    let spans = r.stream("{dlock:k}:pauses", "-");
+    let field = |i: usize, f: &str| -> String {
+        spans[i]
+            .1
+            .iter()
+            .find(|(k, _)| k == f)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(spans.len(), 3, "{spans:?}");
+    assert_eq!(field(0, "reason"), "one");
+    assert!(
+        field(0, "ended_by").contains('('),
+        "replaced by a host (user): {spans:?}"
+    );
+    assert_eq!(field(1, "reason"), "two");
+    assert_eq!(field(1, "ended_by"), "expired");
+    assert_eq!(
+        field(1, "ended_ms"),
+        until.to_string(),
+        "ended at its own until"
+    );
+    assert_eq!(field(2, "reason"), "three");
+}
