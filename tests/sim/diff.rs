@@ -307,6 +307,9 @@ pub struct Seen {
     pub calls: usize,
     /// Calls the simulated server agreed with only at another clock reading in the span.
     pub moved: usize,
+    /// Busy answers that named the holder of another slot whose lease ends within the
+    /// tolerance of the one the simulated server named (see `busy_tie`).
+    pub ties: usize,
     /// Error replies (a key of the wrong type where a script is strict).
     pub errors: usize,
     /// Keys that expired between one call and the next, on the real server.
@@ -314,6 +317,67 @@ pub struct Seen {
     /// Calls by their reply's first element (acquire: 1 ours, 0 busy, -1 other limit, 2 not
     /// due; renew: 1, 0, -1; release: {1, 2, 0}).
     pub firsts: BTreeMap<i64, usize>,
+}
+
+/// Whether two busy answers of an acquire differ only in which of two slots that free at
+/// (nearly) the same time they name: the script names the slot whose PTTL is least, and Redis
+/// 7.0 reads its clock afresh for each PTTL, so a server stopped for a few ms between two
+/// slots' PTTLs names the later of two leases that end a ms apart (seen in CI: `h2 pid 20`
+/// for `h0 pid 84`, both 248 ms). Taken as agreeing when the real answer names the holder of
+/// a slot whose expiry (as the simulated server had it before the call) is within `tol` of
+/// the soonest one, and everything else in the answers agrees.
+fn busy_tie(
+    kind: Kind,
+    before: &Keyspace,
+    call: &Scripted,
+    sim: &Answer,
+    real: &Answer,
+    tol: i64,
+) -> bool {
+    let (Ok(Value::Array(a)), Ok(Value::Array(b))) = (sim, real) else {
+        return false;
+    };
+    if kind != Kind::Acquire || a.len() != 5 || b.len() != 5 || a[0] != b[0] {
+        return false;
+    }
+    if int(&a[0]) != Some(0) || a[3..] != b[3..] || a[2] == b[2] {
+        return false;
+    }
+    let (Some(x), Some(y)) = (int(&a[1]), int(&b[1])) else {
+        return false;
+    };
+    if x < 0 || y < 0 || !near(x, y, tol) {
+        return false;
+    }
+    let n: usize = call.argv.get(8).and_then(|n| n.parse().ok()).unwrap_or(0);
+    // Each slot's expiry and the holder its answer would name (KEYS: five, then lock and
+    // holder hash by slot).
+    let slots: Vec<(u64, Value)> = (0..n)
+        .filter_map(|i| {
+            let lock = before.keys.get(call.keys.get(5 + 2 * i)?)?;
+            let Data::Str(token) = &lock.data else {
+                return None;
+            };
+            let field = |h: &[(String, String)], f: &str| {
+                h.iter().find(|(k, _)| k == f).map(|(_, v)| v.clone())
+            };
+            let who = match before.keys.get(call.keys.get(6 + 2 * i)?).map(|e| &e.data) {
+                Some(Data::Hash(h)) if field(h, "token").as_ref() == Some(token) => format!(
+                    "{} pid {}",
+                    field(h, "host").unwrap_or_else(|| "?".into()),
+                    field(h, "pid").unwrap_or_else(|| "?".into())
+                ),
+                _ => String::new(),
+            };
+            Some((lock.expires?, Value::BulkString(who.into_bytes())))
+        })
+        .collect();
+    let Some(soonest) = slots.iter().map(|(at, _)| *at).min() else {
+        return false;
+    };
+    slots
+        .iter()
+        .any(|(at, who)| near(*at as i64, soonest as i64, tol) && *who == b[2])
 }
 
 /// The differential test itself: `calls` random calls from `seed`; the first difference
@@ -368,6 +432,7 @@ pub fn differential(seed: u64, calls: usize) -> Seen {
         // that span, the first probe's tried first.
         let (lo, hi) = (keys_ms.saturating_sub(slack), after_ms + slack);
         let mut first_difference = None;
+        let mut ties = 0;
         let agreed = std::iter::once(keys_ms).chain(lo..=hi).find(|ms| {
             *engine.ks.borrow_mut() = Keyspace {
                 now_us: if *ms == keys_ms {
@@ -379,7 +444,9 @@ pub fn differential(seed: u64, calls: usize) -> Seen {
                 ..before.clone()
             };
             let sim = call.run(&mut engine);
-            let difference = if same(kind, &sim, &real, tol) {
+            let tie = busy_tie(kind, &before, &call, &sim, &real, tol);
+            ties += usize::from(tie);
+            let difference = if tie || same(kind, &sim, &real, tol) {
                 engine.ks.borrow_mut().keys_ms = Some(td);
                 let sim_shown = sim_keys(&mut engine.ks.borrow_mut());
                 key_difference(&sim_shown, &real_shown, tol_keys)
@@ -399,6 +466,7 @@ pub fn differential(seed: u64, calls: usize) -> Seen {
             Some(ms) if ms != keys_ms => stats.moved += 1,
             Some(_) => {}
         }
+        stats.ties += usize::from(ties > 0);
         slack = end - td + 1;
         let t = td;
         // Each call's expiries and server-clock times are held to the real server's within
