@@ -108,6 +108,16 @@ pub enum Error {
     },
     /// `run`: KEY's --every period is recorded as another (boxed: the largest of these).
     OtherPeriod(Box<OtherPeriod>),
+    /// `run` with a calendar --every: the server's clock (`server_ms`) is outside the windows
+    /// this host computed around its own (`host_ms`), from `first_ms` to `last_ms`.
+    ClockOff {
+        lock: String,
+        schedule: String,
+        server_ms: u64,
+        host_ms: u64,
+        first_ms: u64,
+        last_ms: u64,
+    },
     /// `run --min-replicas N`: fewer replicas acknowledged the lock (`acked`, or why the WAIT
     /// failed); the job did not run.
     Unreplicated {
@@ -134,6 +144,7 @@ impl Error {
             | Error::OtherLimit { .. }
             | Error::OtherPeriod(_) => Exit::Usage,
             Error::Unavailable { .. }
+            | Error::ClockOff { .. }
             | Error::Refused { .. }
             | Error::Unreachable { .. }
             | Error::Unreplicated { .. } => Exit::Unavailable,
@@ -180,6 +191,7 @@ impl Error {
             Error::Unreachable { .. } => "redis_unreachable",
             Error::OtherLimit { .. } => "other_limit",
             Error::OtherPeriod(_) => "other_period",
+            Error::ClockOff { .. } => "clock_off",
             Error::Unreplicated { .. } => "replicas",
             Error::ContainRefused(_) => "contain",
             Error::NotFound(_) => "not_found",
@@ -201,6 +213,12 @@ impl Error {
             Error::OtherPeriod(p) => vec![
                 ("every_ms", Value::from(p.every_ms)),
                 ("offset_ms", Value::from(p.offset_ms)),
+            ],
+            Error::ClockOff {
+                server_ms, host_ms, ..
+            } => vec![
+                ("server_ms", Value::from(*server_ms)),
+                ("host_ms", Value::from(*host_ms)),
             ],
             Error::Unreplicated {
                 n, acked: Ok(a), ..
@@ -310,6 +328,28 @@ impl fmt::Display for Error {
                 p.key,
                 mine = p.mine
             ),
+            Error::ClockOff {
+                lock,
+                schedule,
+                server_ms,
+                host_ms,
+                first_ms,
+                last_ms,
+            } => {
+                let (gap, side) = if server_ms >= host_ms {
+                    (server_ms - host_ms, "behind")
+                } else {
+                    (host_ms - server_ms, "ahead of")
+                };
+                write!(
+                    f,
+                    "{lock}: this host's clock is {} {side} the Redis server's ({} there): the windows of {schedule} computed here run from {} to {}, and the server's time is in none of them (nothing held, the job did not run); fix this host's clock (NTP; `dlock doctor` shows the offset)",
+                    humantime::format_duration(Duration::from_secs(gap / 1000)),
+                    crate::sys::host::utc_stamp(*server_ms, true),
+                    crate::sys::host::utc_stamp(*first_ms, true),
+                    crate::sys::host::utc_stamp(*last_ms, true),
+                )
+            }
             Error::Unreplicated {
                 lock,
                 n,

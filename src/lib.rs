@@ -140,13 +140,14 @@ pub mod api {
     #[cfg(feature = "test-support")]
     pub mod sim {
         pub use crate::core::acquire::{
-            Action as WaitAction, Input as WaitInput, Limits as WaitLimits, NotDue, Outcome, Wait,
-            WakerPush, waker_push,
+            Action as WaitAction, ClockOff, Input as WaitInput, Limits as WaitLimits, NotDue,
+            Outcome, Wait, WakerPush, waker_push,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};
+        pub use crate::core::calendar::Calendar;
         pub use crate::core::clock::{drift, hard_stop, kill_lead, lease_end, server_expiry};
-        pub use crate::core::every::{Every, confirm_success};
+        pub use crate::core::every::{Every, Period, confirm_success};
         pub use crate::core::finish::{
             Action as EndAction, Cleanup, End, EndLimits, Finish, Input as EndInput, JobEnded,
             Release, Released, Report as EndReport,
@@ -160,7 +161,8 @@ pub mod api {
         pub use crate::store::finish::{RecordCall, ReleaseCall};
         pub use crate::store::keys::Keys;
         pub use crate::store::lock::{
-            Acquire, AcquireCall, BreakCall, BusyCall, Fleet, Meta, Renew, RenewCall, WakeCall,
+            Acquire, AcquireCall, BreakCall, BusyCall, EveryArg, Fleet, Meta, Renew, RenewCall,
+            WakeCall,
         };
         pub use crate::store::pause::{PauseCall, Paused};
         pub use crate::store::runs::RunLog;

@@ -13,7 +13,6 @@ use super::help::{
     CANCEL_HELP, CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP,
     PAUSE_HELP, RELEASE_HELP, RESUME_HELP, STATUS_HELP, VERSION, after_help,
 };
-pub use super::values::Renewals;
 use super::values::{
     DEFAULT_CONFLICT_EXIT_CODE, DEFAULT_HOLD_AT_LEAST, DEFAULT_LIMIT, DEFAULT_MAX_RENEWALS,
     DEFAULT_MIN_REPLICAS, DEFAULT_REPLICA_TIMEOUT, DEFAULT_RETRY_MAX, DEFAULT_RETRY_MIN,
@@ -21,8 +20,9 @@ use super::values::{
 };
 use super::values::{
     DEFAULT_EVERY_OFFSET, DEFAULT_NOT_DUE_EXIT_CODE, DEFAULT_PAUSED_EXIT_CODE, DEFAULT_SPLAY,
-    parse_every, parse_splay,
+    parse_every_value, parse_splay,
 };
+pub use super::values::{EveryValue, Renewals};
 
 /// Guard a shell job with a Redis lease so it never runs twice at the same time.
 #[derive(Debug, Parser)]
@@ -236,14 +236,24 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub capture: Option<usize>,
 
-    /// Once per period: at most one successful run of KEY per window of D (1s … 366d), on the
-    /// Redis server's clock, windows from the Unix epoch in UTC. A window with a success is
-    /// done: later tries in it run nothing (--not-due-exit-code); a failed run records nothing,
-    /// so the next try runs the job again. Every host must give KEY the same period: once a
-    /// success is recorded, a try with another period or offset is refused (exit 2); change it
-    /// on purpose with `dlock release KEY --every D`
-    #[arg(long, value_name = "D", value_parser = parse_every)]
-    pub every: Option<Duration>,
+    /// Once per period: at most one successful run of KEY per window, on the Redis server's
+    /// clock. D is a duration (1s … 366d; windows from the Unix epoch in UTC) or a calendar: a
+    /// five-field cron schedule ('0 9 * * 1-5', names, ranges, steps, lists; day-of-month and
+    /// day-of-week both restricted mean either, as in Vixie cron) or @hourly, @daily, @weekly,
+    /// @monthly, @yearly, in --tz; its window runs from one scheduled time to the next. A
+    /// window with a success is done: later tries in it run nothing (--not-due-exit-code); a
+    /// failed run records nothing, so the next try runs the job again. Every host must give KEY
+    /// the same period: once a success is recorded, a try with another is refused (exit 2);
+    /// change it on purpose with `dlock release KEY --every D`
+    #[arg(long, value_name = "D|CRON", value_parser = parse_every_value)]
+    pub every: Option<EveryValue>,
+
+    /// The time zone of a calendar --every (an IANA name: Europe/Berlin, America/New_York;
+    /// the zone database travels inside dlock). A local time skipped by a DST change runs at
+    /// the first time after the gap; one that happens twice runs once, the first time
+    /// [env: DLOCK_TZ, for calendars only] [default: UTC]
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
 
     /// Shift the --every windows: --every 1d --every-offset 2h = daily from 02:00 UTC (epoch
     /// weeks start on Thursday: Monday weeks are --every 7d --every-offset 4d)
@@ -394,8 +404,12 @@ pub struct ReleaseArgs {
 
     /// Change KEY's recorded `run --every` period to D on purpose (after changing it on every
     /// host); breaks no lock. Its last success stays, so the window of D holding it stays done
-    #[arg(long, value_name = "D", value_parser = parse_every, conflicts_with_all = ["force", "token"])]
-    pub every: Option<Duration>,
+    #[arg(long, value_name = "D|CRON", value_parser = parse_every_value, conflicts_with_all = ["force", "token"])]
+    pub every: Option<EveryValue>,
+
+    /// With a calendar --every: its time zone [env: DLOCK_TZ, for calendars only] [default: UTC]
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
 
     /// With --every: the new --every-offset
     #[arg(long, default_value = DEFAULT_EVERY_OFFSET, value_name = "D", value_parser = parse_duration)]

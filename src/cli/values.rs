@@ -108,6 +108,44 @@ const EVERY_UNITS: [(&str, &[&str]); 6] = [
 /// humantime's spellings of a month and a year.
 const CALENDAR_UNITS: [&str; 8] = ["M", "month", "months", "y", "yr", "yrs", "year", "years"];
 
+/// `--every`'s value: a duration (what humantime reads), or a calendar (anything else), whose
+/// zone comes from `--tz` and is checked with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EveryValue {
+    Duration(Duration),
+    Calendar(String),
+}
+
+/// An example of each reading, said where a value is neither.
+const BOTH_READINGS: &str =
+    "a duration such as 1h or 30m, or a calendar such as '0 9 * * 1-5' or @daily (with --tz ZONE)";
+
+/// `--every`'s value: a value humantime reads is a duration (`1h`, `1h 30m`, `2 days`),
+/// anything else a calendar (`0 9 * * 1-5`, `@daily`), checked here in UTC for its syntax
+/// (its zone is checked with --tz). One that is neither names both readings.
+pub(super) fn parse_every_value(s: &str) -> Result<EveryValue, String> {
+    let t = s.trim();
+    if humantime::parse_duration(t).is_ok() {
+        return parse_every(t).map(EveryValue::Duration);
+    }
+    let fields = t.split_whitespace().count();
+    if t.starts_with('@') || fields >= 2 {
+        return match crate::core::calendar::Calendar::parse(t, "UTC") {
+            Ok(_) => Ok(EveryValue::Calendar(t.to_string())),
+            Err(cal) => Err(match humantime::parse_duration(t) {
+                Err(dur) if !t.starts_with('@') => {
+                    format!("`{t}` is neither a duration ({dur}) nor a calendar ({cal})")
+                }
+                _ => cal,
+            }),
+        };
+    }
+    // One word that is not a duration: the duration's own error, then the other reading.
+    parse_every(t)
+        .map(EveryValue::Duration)
+        .map_err(|why| format!("{why}; --every takes {BOTH_READINGS}"))
+}
+
 /// An `--every` period: a duration in the units of `EVERY_UNITS`, 1s … 366d, whole
 /// milliseconds. A unit it does not take is named with the ones it does.
 pub(super) fn parse_every(s: &str) -> Result<Duration, String> {
@@ -120,7 +158,7 @@ pub(super) fn parse_every(s: &str) -> Result<Duration, String> {
     for u in units {
         if CALENDAR_UNITS.contains(&u) {
             return Err(format!(
-                "`{u}` is not a fixed length; write the period in days or less (e.g. 30d, 365d)"
+                "`{u}` is not a fixed length: for calendar months and years use @monthly or @yearly (with --tz ZONE), or write the period in days (e.g. 30d, 365d)"
             ));
         }
         if !EVERY_UNITS.iter().any(|(_, spelled)| spelled.contains(&u)) {

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use super::pause::described;
 use crate::cli::config::{CheckConfig, Rules};
-use crate::core::pause::{Pause, Scope, Span, last_pause_end, unpaused_windows};
+use crate::core::every::windows_between;
+use crate::core::pause::{Pause, Scope, Span, last_pause_end};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::secs_ms;
@@ -17,7 +18,6 @@ use crate::store::pause::read_pauses;
 use crate::store::reader;
 use crate::store::state::{Found, KeyStatus};
 use crate::sys::host::{unix_ms, utc_stamp};
-use crate::units::DAY_MS;
 
 /// `dlock check KEY… RULES`: `Done` when every key passes, `NotDone` when one fails.
 pub fn check(cfg: &CheckConfig) -> Result<Exit, Error> {
@@ -279,9 +279,11 @@ fn windows(s: &KeyStatus, now: i64, n: u32, spans: &[(u64, u64)]) -> (bool, Stri
     let Some(w) = &s.window else {
         return (false, format!("never ran with --every ({rule})"));
     };
-    let period = w.every.period_ms();
     let current = w.every.window_of(u64::try_from(now).unwrap_or(0));
-    let every = secs_ms(period as i64);
+    let every = w
+        .every
+        .fixed()
+        .map_or_else(|| w.every.short(), |e| secs_ms(e.period_ms() as i64));
     // The window of the key's period that holds the last success's grant.
     match w.last_window() {
         None => (
@@ -292,8 +294,9 @@ fn windows(s: &KeyStatus, now: i64, n: u32, spans: &[(u64, u64)]) -> (bool, Stri
             // The complete windows since the last success's, and of them those no pause
             // touched: fewer of those than N passes (with no pause, that is a success in the
             // last N).
-            let since = (current.saturating_sub(last) / period).saturating_sub(1);
-            let missed = unpaused_windows(spans, last + period, current, period);
+            let first = w.every.next(last);
+            let (since, missed) = windows_between(&w.every, spans, first, current);
+            let date = w.every.long(last);
             if missed < u64::from(n) {
                 let paused = if missed < since {
                     format!(
@@ -307,7 +310,7 @@ fn windows(s: &KeyStatus, now: i64, n: u32, spans: &[(u64, u64)]) -> (bool, Stri
                     true,
                     format!(
                         "last success in the window of {} (every {every}; {rule}{paused})",
-                        utc_stamp(last, period >= DAY_MS)
+                        utc_stamp(last, date)
                     ),
                 );
             }
@@ -316,8 +319,8 @@ fn windows(s: &KeyStatus, now: i64, n: u32, spans: &[(u64, u64)]) -> (bool, Stri
                 false,
                 format!(
                     "no success in the last {missed} {windows} of {every} since {} (last in the window of {}; {rule})",
-                    utc_stamp(last + period, period >= DAY_MS),
-                    utc_stamp(last, period >= DAY_MS)
+                    utc_stamp(first, date),
+                    utc_stamp(last, date)
                 ),
             )
         }

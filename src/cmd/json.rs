@@ -5,6 +5,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use crate::core::every::rfc3339;
 use crate::core::pause::Scope;
 use crate::store::reader;
 use crate::store::state::{Found, KeyStatus, Part};
@@ -144,14 +145,24 @@ pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
         ttl_ms: first.map(|f| f.ttl_ms),
         window: r.window.as_ref().map(|w| {
             let done = w.done.as_ref();
+            let (fixed, cal) = (w.every.fixed(), w.every.calendar());
+            let now = u64::try_from(unix_ms()).unwrap_or(0);
+            let start = w.every.window_of(now);
+            let end = w.every.next(start);
             WindowJson {
+                current_end: rfc3339(&w.every, end),
+                current_end_ms: end,
+                current_start: rfc3339(&w.every, start),
+                current_start_ms: start,
                 done_host: done.map(|d| d.host.as_str()),
                 done_ms: done.map(|d| d.at_ms),
                 done_run: done.map(|d| d.run.as_str()),
-                every_ms: w.every.period_ms(),
-                offset_ms: w.every.offset_ms(),
+                every_ms: fixed.map(|e| e.period_ms()),
+                offset_ms: fixed.map(|e| e.offset_ms()),
                 granted_ms: done.map(|d| d.granted_ms),
+                schedule: cal.map(|c| c.text()),
                 start_ms: w.last_window(),
+                tz: cal.map(|c| c.tz()),
             }
         }),
     }
@@ -159,16 +170,24 @@ pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
 
 /// `--every`: the period and the last window with a success (`granted_ms`: when the success's
 /// lock was granted, server time; `start_ms`: the start of the window of the period that holds
-/// it; `done_ms`: its release's server time).
+/// it; `done_ms`: its release's server time). A duration has `every_ms` and `offset_ms`, a
+/// calendar `schedule` and `tz` (the others null); `current_*`: the window holding now (this
+/// host's clock), in ms and in RFC 3339 with the zone's offset.
 #[derive(Serialize)]
 struct WindowJson<'a> {
+    current_end: String,
+    current_end_ms: u64,
+    current_start: String,
+    current_start_ms: u64,
     done_host: Option<&'a str>,
     done_ms: Option<u64>,
     done_run: Option<&'a str>,
-    every_ms: u64,
+    every_ms: Option<u64>,
     granted_ms: Option<u64>,
-    offset_ms: u64,
+    offset_ms: Option<u64>,
+    schedule: Option<&'a str>,
     start_ms: Option<u64>,
+    tz: Option<&'a str>,
 }
 
 #[derive(Serialize)]

@@ -59,7 +59,12 @@ pub struct Sample {
     last_duration_ms: Option<i64>,
     consecutive_failures: Option<i64>,
     /// --every: the period and the start of the last window with a success (ms).
+    /// `--every`: whether the key runs with it, its period when a duration, and the windows
+    /// around now (the previous one's start, the current one's start and end: a calendar's
+    /// are of unequal length).
+    every: bool,
     every_ms: Option<u64>,
+    windows: Option<[u64; 3]>,
     window_done_ms: Option<u64>,
     /// The pause in force (on this host's clock): since, and until (None: until resumed).
     paused: Option<(u64, Option<u64>)>,
@@ -80,7 +85,20 @@ impl Sample {
             last_exit_code: r.last.as_ref().map(|l| l.exit_code),
             last_duration_ms: r.last.as_ref().map(|l| l.ended_ms - l.started_ms),
             consecutive_failures: r.consecutive_failures,
-            every_ms: r.window.as_ref().map(|w| w.every.period_ms()),
+            every: r.window.is_some(),
+            every_ms: r
+                .window
+                .as_ref()
+                .and_then(|w| w.every.fixed())
+                .map(|e| e.period_ms()),
+            windows: r.window.as_ref().map(|w| {
+                let start = w.every.window_of(now);
+                [
+                    w.every.window_of(start.saturating_sub(1)),
+                    start,
+                    w.every.next(start),
+                ]
+            }),
             window_done_ms: r.window.as_ref().and_then(|w| w.last_window()),
             paused: r.paused(now).map(|p| (p.from_ms, p.until_ms)),
             pause_ended_ms: r.last_pause_end(now),
@@ -316,7 +334,7 @@ pub fn prometheus(
     );
     // --every's three, only for the keys that run with it (and only on a page with such a
     // key): the other keys' series and a page without --every stay as they were.
-    if rows.iter().any(|r| r.every_ms.is_some()) {
+    if rows.iter().any(|r| r.every) {
         every_families(&mut o, rows);
     }
     match o.failed {
@@ -331,14 +349,36 @@ fn every_families(o: &mut Out, rows: &[Sample]) {
         "dlock_not_due_total",
         "counter",
         "--every tries that found their window done (not in dlock_runs_total).",
-        |r| r.every_ms.map(|_| r.stats.not_due as f64),
+        |r| r.every.then_some(r.stats.not_due as f64),
     );
     o.per_key(
         rows,
         "dlock_every_seconds",
         "gauge",
-        "The --every period.",
+        "The --every period (a duration's; a calendar's windows are of unequal length: see dlock_window_start_seconds).",
         |r| r.every_ms.map(|ms| ms as f64 / 1000.0),
+    );
+    let window = |i: usize| move |r: &Sample| r.windows.map(|w| w[i] as f64 / 1000.0);
+    o.per_key(
+        rows,
+        "dlock_window_previous_start_seconds",
+        "gauge",
+        "Start of the --every window before the current one (Unix time): a missed window is dlock_window_last_done_seconds < this.",
+        window(0),
+    );
+    o.per_key(
+        rows,
+        "dlock_window_start_seconds",
+        "gauge",
+        "Start of the current --every window (Unix time, on the exporter's clock).",
+        window(1),
+    );
+    o.per_key(
+        rows,
+        "dlock_window_end_seconds",
+        "gauge",
+        "End of the current --every window: the next one's start (Unix time).",
+        window(2),
     );
     o.per_key(
         rows,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use crate::cli::config::ReleaseConfig;
-use crate::core::every::{Every, flags};
+use crate::core::every::{Period, calendar_flags, flags};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::info;
@@ -25,7 +25,7 @@ pub fn release(cfg: &ReleaseConfig) -> Result<Exit, Error> {
     crate::log::set_key(full);
     let unavailable = |e: redis::RedisError| server.unavailable(&e);
     let mut c = server.connect().map_err(unavailable)?;
-    if let Some(every) = cfg.every {
+    if let Some(every) = &cfg.every {
         return change_period(&mut c, cfg, every);
     }
     let (keys, slots) = slots(&mut c, server, full, cfg.slot)?;
@@ -93,18 +93,19 @@ pub(super) fn slots(
 }
 
 /// `dlock release KEY --every D`: the period every host must use for KEY from now on.
-fn change_period(c: &mut Conn, cfg: &ReleaseConfig, every: Every) -> Result<Exit, Error> {
+fn change_period(c: &mut Conn, cfg: &ReleaseConfig, every: &Period) -> Result<Exit, Error> {
     let (full, keys) = (&cfg.key, Keys::new(&cfg.key));
-    let new = flags(every.period_ms(), every.offset_ms());
+    let new = every.flags();
     // A done key of another type is refused by the script, as `run` is (exit 69).
     let changed = lock::call(c, &PeriodCall { keys: &keys, every })
         .map_err(|e| cfg.server.unavailable(&e))?;
-    let (every_ms, offset_ms, last) = match changed {
+    let (every_ms, offset_ms, calendar, last) = match changed {
         PeriodChanged::Changed {
             every_ms,
             offset_ms,
+            calendar,
             last,
-        } => (every_ms, offset_ms, last),
+        } => (every_ms, offset_ms, calendar, last),
         PeriodChanged::NoRecord => {
             return Err(Error::NoEvery {
                 key: full.clone(),
@@ -118,7 +119,11 @@ fn change_period(c: &mut Conn, cfg: &ReleaseConfig, every: Every) -> Result<Exit
             });
         }
     };
-    let old = every_ms.map_or("none".into(), |e| flags(e, offset_ms.unwrap_or(0)));
+    let old = match (calendar, every_ms) {
+        (Some((schedule, tz)), _) => calendar_flags(&schedule, &tz),
+        (None, Some(e)) => flags(e, offset_ms.unwrap_or(0)),
+        (None, None) => "none".into(),
+    };
     let kept = format!(
         "its last success (run {} on {}, granted {}) keeps the window from {} done",
         last.run,

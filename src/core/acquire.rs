@@ -33,7 +33,7 @@ mod start;
 mod types;
 mod waker;
 
-pub use types::{Action, Input, Limits, NotDue, OtherPeriod, Outcome, Report};
+pub use types::{Action, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Report};
 pub use waker::{WakerPush, waker_push};
 
 /// The last thing a try said.
@@ -230,6 +230,12 @@ impl Wait {
                 self.tries += 1;
                 self.report(Report::OtherPeriod(other));
                 self.give_up(Exit::Usage);
+            }
+            Input::ClockOff(off) => {
+                // This host's clock is off by more than a window: never a guess.
+                self.tries += 1;
+                self.report(Report::ClockOff(off));
+                self.give_up(Exit::Unavailable);
             }
             Input::Paused(pause) => {
                 // Paused: no waiting, whatever --wait says (a pause can last hours).

@@ -6,6 +6,10 @@
 
 use std::time::Duration;
 
+use super::calendar::Calendar;
+use super::pause::{unpaused_windows, window_paused};
+use crate::units::compact;
+
 /// `--every D --every-offset O`, checked: 1s ≤ D ≤ 366d in whole ms, 0 ≤ O < D.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Every {
@@ -36,6 +40,126 @@ impl Every {
     /// The start of the window after the one starting at `start`.
     pub fn next(&self, start: u64) -> u64 {
         start.saturating_add(self.period_ms())
+    }
+}
+
+/// `--every`'s period: a fixed duration (and offset) in UTC, or a calendar in a zone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Period {
+    Fixed(Every),
+    Calendar(Calendar),
+}
+
+impl Period {
+    /// The start of the window holding `now_ms`.
+    pub fn window_of(&self, now_ms: u64) -> u64 {
+        match self {
+            Period::Fixed(e) => e.window_of(now_ms),
+            Period::Calendar(c) => c.window_of(now_ms),
+        }
+    }
+
+    /// The start of the window after the one starting at `start`.
+    pub fn next(&self, start: u64) -> u64 {
+        match self {
+            Period::Fixed(e) => e.next(start),
+            Period::Calendar(c) => c.next(start),
+        }
+    }
+
+    pub fn fixed(&self) -> Option<Every> {
+        match self {
+            Period::Fixed(e) => Some(*e),
+            Period::Calendar(_) => None,
+        }
+    }
+
+    pub fn calendar(&self) -> Option<&Calendar> {
+        match self {
+            Period::Fixed(_) => None,
+            Period::Calendar(c) => Some(c),
+        }
+    }
+
+    /// Whether the window starting at `start` lasts a day or more (times are shown with
+    /// their dates).
+    pub fn long(&self, start: u64) -> bool {
+        self.next(start).saturating_sub(start) >= crate::units::DAY_MS
+    }
+
+    /// The period as the flags that give it, each one shell word: `--every 1h30m`,
+    /// `--every '0 9 * * 1-5' --tz Europe/Berlin`.
+    pub fn flags(&self) -> String {
+        match self {
+            Period::Fixed(e) => flags(e.period_ms(), e.offset_ms()),
+            Period::Calendar(c) => calendar_flags(c.text(), c.tz()),
+        }
+    }
+
+    /// The period in a few words, for a table: `1h`, `1d+2h`, `0 9 * * 1-5 Europe/Berlin`.
+    pub fn short(&self) -> String {
+        match self {
+            Period::Fixed(e) => match e.offset_ms() {
+                0 => compact(e.period_ms()),
+                o => format!("{}+{}", compact(e.period_ms()), compact(o)),
+            },
+            Period::Calendar(c) => format!("{} {}", c.text(), c.tz()),
+        }
+    }
+}
+
+/// The most windows of a calendar `windows_between` walks (a minute's schedule over 69 days);
+/// a count that reaches it is that many.
+const MAX_WALKED: u64 = 100_000;
+
+/// The windows of `period` from `first` (a window's start) to `end`: how many start before
+/// `end`, and how many of them no pause touched (`spans` merged and sorted): what `check
+/// --missed-windows` counts since a key's last success.
+pub fn windows_between(period: &Period, spans: &[(u64, u64)], first: u64, end: u64) -> (u64, u64) {
+    match period {
+        Period::Fixed(e) => {
+            let p = e.period_ms();
+            let total = end.saturating_sub(first).div_ceil(p);
+            (total, unpaused_windows(spans, first, end, p))
+        }
+        Period::Calendar(c) => {
+            let (mut total, mut unpaused, mut s) = (0, 0, first);
+            while s < end && total < MAX_WALKED {
+                let e = c.next(s);
+                total += 1;
+                unpaused += u64::from(!window_paused(spans, s, e));
+                s = e;
+            }
+            (total, unpaused)
+        }
+    }
+}
+
+/// A time as RFC 3339 with the period's zone offset (UTC for a duration):
+/// `2026-12-04T09:00:00+01:00`.
+pub fn rfc3339(period: &Period, ms: u64) -> String {
+    let zone = period
+        .calendar()
+        .and_then(|c| jiff::tz::TimeZone::get(c.tz()).ok())
+        .unwrap_or(jiff::tz::TimeZone::UTC);
+    let ts = jiff::Timestamp::from_millisecond(i64::try_from(ms).unwrap_or(i64::MAX))
+        .unwrap_or(jiff::Timestamp::MAX);
+    ts.to_zoned(zone)
+        .strftime("%Y-%m-%dT%H:%M:%S%:z")
+        .to_string()
+}
+
+/// A calendar as the flags that give it: `--every '0 9 * * 1-5' --tz Europe/Berlin` (no
+/// `--tz` for UTC).
+pub fn calendar_flags(schedule: &str, tz: &str) -> String {
+    let quoted = if schedule.contains(char::is_whitespace) || schedule.contains('*') {
+        format!("'{schedule}'")
+    } else {
+        schedule.to_string()
+    };
+    match tz {
+        "UTC" | "" => format!("--every {quoted}"),
+        tz => format!("--every {quoted} --tz {tz}"),
     }
 }
 

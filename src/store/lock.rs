@@ -10,8 +10,9 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
 use super::script::{self, ACQUIRE, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, read};
-use crate::core::acquire::{NotDue, OtherPeriod};
-use crate::core::every::Every;
+use crate::core::acquire::{ClockOff, NotDue, OtherPeriod};
+use crate::core::calendar::Calendar;
+use crate::core::every::{Every, Period};
 use crate::core::pause::{Pause, Scope};
 
 /// Run one script call.
@@ -32,6 +33,8 @@ pub enum Acquire {
     NotDue(NotDue),
     /// --every: KEY's recorded period or offset is another.
     OtherPeriod(OtherPeriod),
+    /// A calendar --every: the server's clock is in none of the windows sent.
+    ClockOff(ClockOff),
     /// Held by someone else; `pttl` ms left on their lease (-1: no expiry at all); `holder` is
     /// "host pid N" when a dlock holds it, empty otherwise.
     Busy { pttl: i64, holder: String },
@@ -100,6 +103,7 @@ pub(super) fn flag(on: bool) -> String {
 }
 
 /// acquire.lua: take the lock, or re-confirm it after a lost reply (same token).
+#[derive(Clone)]
 pub struct AcquireCall<'a> {
     pub keys: &'a Keys,
     pub token: &'a str,
@@ -110,9 +114,27 @@ pub struct AcquireCall<'a> {
     /// A busy answer ends the run: count it as a busy run in the same round trip.
     pub last_try: bool,
     /// --every: decide whether the current window is due, in the same round trip.
-    pub every: Option<Every>,
+    pub every: Option<EveryArg<'a>>,
     /// The prefix-wide pause: read by the script, or (Redis Cluster) read before it.
     pub fleet: Fleet<'a>,
+}
+
+/// `--every` as an acquire sends it: a duration, or a calendar with the window starts this
+/// host computed around its own clock (the script picks the one holding the server's TIME).
+#[derive(Debug, Clone, Copy)]
+pub enum EveryArg<'a> {
+    Fixed(Every),
+    Calendar(&'a Calendar, [u64; 4]),
+}
+
+impl<'a> EveryArg<'a> {
+    /// The argument for `period` with this host's clock at `host_ms` (Unix ms).
+    pub fn new(period: &'a Period, host_ms: u64) -> EveryArg<'a> {
+        match period {
+            Period::Fixed(e) => EveryArg::Fixed(*e),
+            Period::Calendar(c) => EveryArg::Calendar(c, c.starts(host_ms)),
+        }
+    }
 }
 
 /// Where the acquire finds the prefix-wide pause (`dlock pause --all`).
@@ -148,7 +170,11 @@ impl Call for AcquireCall<'_> {
             Fleet::Read(Some(p)) => Some(p),
             _ => None,
         };
-        vec![
+        let fixed = match self.every {
+            Some(EveryArg::Fixed(e)) => Some(e),
+            _ => None,
+        };
+        let mut argv = vec![
             self.token.to_string(),
             arg_ms(self.ttl),
             flag(self.stats),
@@ -158,13 +184,21 @@ impl Call for AcquireCall<'_> {
             m.since_ms.to_string(),
             flag(self.last_try),
             self.keys.limit_n().to_string(),
-            self.every.map_or(0, |e| e.period_ms()).to_string(),
-            self.every.map_or(0, |e| e.offset_ms()).to_string(),
+            fixed.map_or(0, |e| e.period_ms()).to_string(),
+            fixed.map_or(0, |e| e.offset_ms()).to_string(),
             read.map_or_else(String::new, |p| p.from_ms.to_string()),
             read.map_or_else(String::new, |p| p.until_ms.unwrap_or(0).to_string()),
             read.map_or_else(String::new, |p| p.by.clone()),
             read.map_or_else(String::new, |p| p.reason.clone()),
-        ]
+        ];
+        match self.every {
+            Some(EveryArg::Calendar(c, starts)) => {
+                let starts: Vec<String> = starts.iter().map(u64::to_string).collect();
+                argv.extend([c.text().to_string(), c.tz().to_string(), starts.join(",")]);
+            }
+            _ => argv.extend([String::new(), String::new(), String::new()]),
+        }
+        argv
     }
     fn reply(v: Value) -> RedisResult<Acquire> {
         let (ok, n, holder, slot, window): (i64, i64, Option<String>, i64, i64) = read(v)?;
@@ -188,15 +222,18 @@ impl Call for AcquireCall<'_> {
             }
             3 => {
                 let text = holder.unwrap_or_default();
-                let mut parts = text.splitn(4, '\n');
+                let mut parts = text.splitn(6, '\n');
                 let mut next = || parts.next().unwrap_or_default().to_string();
                 let (offset, granted, run, host) = (next(), next(), next(), next());
+                let (schedule, tz) = (next(), next());
                 Acquire::OtherPeriod(OtherPeriod {
                     every_ms: u64::try_from(n).unwrap_or(0),
                     offset_ms: offset.parse().unwrap_or(0),
                     granted_ms: granted.parse().unwrap_or(0),
                     run,
                     host,
+                    schedule,
+                    tz,
                 })
             }
             4 => {
@@ -214,6 +251,18 @@ impl Call for AcquireCall<'_> {
                     until_ms: Pause::until_field(u64::try_from(n).unwrap_or(0)),
                     by,
                     reason,
+                })
+            }
+            5 => {
+                let text = holder.unwrap_or_default();
+                let starts: Vec<u64> = text.split(',').filter_map(|s| s.parse().ok()).collect();
+                let (Some(first), Some(last)) = (starts.first(), starts.last()) else {
+                    return Err(unexpected("acquire"));
+                };
+                Acquire::ClockOff(ClockOff {
+                    server_ms: u64::try_from(n).map_err(|_| unexpected("acquire"))?,
+                    first_ms: *first,
+                    last_ms: *last,
                 })
             }
             -1 => Acquire::OtherLimit(n),

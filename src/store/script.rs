@@ -51,7 +51,7 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "9b5b016a7cabf3cd4e116716bdb78bd613d895e2",
+    "57833cbc7a5dde13285acd362595aee4dadaecc6",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
@@ -59,7 +59,7 @@ pub(crate) static RENEW: Script = Script::new(
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "4be9e688bc70993fded5847eb2d6a1c3b47a959b",
+    "049847f28d467b16df534d46a65b67eee838d86d",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
@@ -79,7 +79,7 @@ pub(crate) static TIMELINE: Script = Script::new(
 );
 pub(crate) static PERIOD: Script = Script::new(
     include_str!("scripts/period.lua"),
-    "19af5d33e67cf902fdaf83a9dce56baab3c732d7",
+    "fecada7d3fa0b6e3c47cc378462df87f7cd5d822",
 );
 pub(crate) static PAUSE: Script = Script::new(
     include_str!("scripts/pause.lua"),

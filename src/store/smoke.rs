@@ -9,13 +9,14 @@ use redis::RedisResult;
 use super::finish::{Finish, RecordCall, Release, ReleaseCall};
 use super::keys::Keys;
 use super::lock::{
-    Acquire, AcquireCall, BreakCall, Broken, BusyCall, Fleet, Meta, Renew, RenewCall, WakeCall,
-    call,
+    Acquire, AcquireCall, BreakCall, Broken, BusyCall, EveryArg, Fleet, Meta, Renew, RenewCall,
+    WakeCall, call,
 };
 use super::pause::{PauseCall, Paused};
 use super::runs::RunLog;
 use super::window::{PeriodCall, PeriodChanged};
-use crate::core::every::Every;
+use crate::core::calendar::Calendar;
+use crate::core::every::{Every, Period};
 use crate::core::pause::Scope;
 use crate::exit::Exit;
 
@@ -175,11 +176,12 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     run("break", broken)?;
     // --every: the window comes from the server's clock (TIME), a success makes it done and
     // the next try finds it so.
+    let hourly = Period::Fixed(Every {
+        period: Duration::from_secs(3600),
+        offset: Duration::ZERO,
+    });
     let timed = AcquireCall {
-        every: Some(Every {
-            period: Duration::from_secs(3600),
-            offset: Duration::ZERO,
-        }),
+        every: Some(EveryArg::new(&hourly, 0)),
         // Not counted: the counts above stay what the test reads (the window is recorded
         // with --no-stats too).
         stats: false,
@@ -216,22 +218,20 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     run("acquire (not due)", not_due)?;
     // A try with another period is refused; period.lua changes the key's period on purpose,
     // and the new period's window holding the success is done.
+    let day = Period::Fixed(Every {
+        period: Duration::from_secs(86_400),
+        offset: Duration::ZERO,
+    });
     let daily = AcquireCall {
-        every: Some(Every {
-            period: Duration::from_secs(86_400),
-            offset: Duration::ZERO,
-        }),
-        ..timed
+        every: Some(EveryArg::new(&day, 0)),
+        ..timed.clone()
     };
     let refused = call(&mut c, &daily)
         .map(|a| matches!(a, Acquire::OtherPeriod(ref p) if p.every_ms == 3_600_000));
     run("acquire (other period)", refused)?;
     let change = PeriodCall {
         keys: &keys,
-        every: daily.every.unwrap_or(Every {
-            period: Duration::ZERO,
-            offset: Duration::ZERO,
-        }),
+        every: &day,
     };
     let changed = call(&mut c, &change).map(|p| {
         matches!(
@@ -245,6 +245,36 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     run("period", changed)?;
     let done = call(&mut c, &daily).map(|a| matches!(a, Acquire::NotDue(_)));
     run("acquire (new period, not due)", done)?;
+    // A calendar: the key's period changed to @daily in UTC (the same windows as 1d), whose
+    // window holding the success is done; window starts sent around a clock far from the
+    // server's are answered as such, nothing taken.
+    let cal = Period::Calendar(Calendar::parse("@daily", "UTC")?);
+    let change = PeriodCall {
+        keys: &keys,
+        every: &cal,
+    };
+    let changed = call(&mut c, &change).map(|p| {
+        matches!(
+            p,
+            PeriodChanged::Changed {
+                every_ms: Some(86_400_000),
+                ..
+            }
+        )
+    });
+    run("period (calendar)", changed)?;
+    let (secs, _): (u64, u64) = c
+        .query(&redis::cmd("TIME"))
+        .map_err(|e| format!("TIME: {e}"))?;
+    let calendar = |host_ms| AcquireCall {
+        every: Some(EveryArg::new(&cal, host_ms)),
+        ..timed.clone()
+    };
+    let done = call(&mut c, &calendar(secs * 1000)).map(|a| matches!(a, Acquire::NotDue(_)));
+    run("acquire (calendar, not due)", done)?;
+    let off = call(&mut c, &calendar(secs * 1000 - 10 * 86_400_000))
+        .map(|a| matches!(a, Acquire::ClockOff(ref o) if o.server_ms / 1000 >= secs));
+    run("acquire (calendar, host clock off)", off)?;
     // A paused key runs nothing: its own pause, then the prefix-wide one, both read by the
     // acquire script; resume ends each. A retry of an acquire whose reply was lost (the same
     // token) keeps the slot its first try took, paused or not: it is not a new run.

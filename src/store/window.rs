@@ -9,12 +9,13 @@ use redis::{RedisResult, Value};
 use super::keys::Keys;
 use super::lock::{arg_ms, unexpected};
 use super::script::{Call, PERIOD, Script, read};
-use crate::core::every::Every;
+use crate::core::calendar::Calendar;
+use crate::core::every::{Every, Period};
 
 /// `--every`: the key's period and its last window with a success, from the done record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Window {
-    pub every: Every,
+    pub every: Period,
     /// The last success: its grant, its release's server time, run id and host; None before
     /// the first success.
     pub done: Option<WindowDone>,
@@ -45,14 +46,29 @@ impl Window {
             return Ok(None);
         }
         let num = |k: &str| get(k).and_then(|v| v.parse::<u64>().ok());
-        let (Some(every_ms), Some(offset_ms)) = (num("every_ms"), num("offset_ms")) else {
-            return Err("not a dlock --every record (no every_ms and offset_ms)".into());
+        let every = match (get("schedule"), get("tz")) {
+            // A calendar (SPEC 7d): read with this dlock's zone database.
+            (Some(schedule), Some(tz)) => Period::Calendar(Calendar::parse(schedule, tz).map_err(
+                |why| format!("a calendar --every record this dlock cannot read (schedule '{schedule}', tz {tz}: {why})"),
+            )?),
+            _ => {
+                let (Some(every_ms), Some(offset_ms)) = (num("every_ms"), num("offset_ms")) else {
+                    return Err(
+                        "not a dlock --every record (no every_ms and offset_ms, nor schedule and tz)"
+                            .into(),
+                    );
+                };
+                if every_ms == 0 || offset_ms >= every_ms {
+                    return Err(format!(
+                        "not a dlock --every record (every_ms {every_ms}, offset_ms {offset_ms})"
+                    ));
+                }
+                Period::Fixed(Every {
+                    period: Duration::from_millis(every_ms),
+                    offset: Duration::from_millis(offset_ms),
+                })
+            }
         };
-        if every_ms == 0 || offset_ms >= every_ms {
-            return Err(format!(
-                "not a dlock --every record (every_ms {every_ms}, offset_ms {offset_ms})"
-            ));
-        }
         let granted = num("granted_ms").max(num("window_ms"));
         let done = granted.map(|granted_ms| WindowDone {
             granted_ms,
@@ -60,13 +76,7 @@ impl Window {
             run: get("run").unwrap_or_default().to_string(),
             host: get("host").unwrap_or_default().to_string(),
         });
-        Ok(Some(Window {
-            every: Every {
-                period: Duration::from_millis(every_ms),
-                offset: Duration::from_millis(offset_ms),
-            },
-            done,
-        }))
+        Ok(Some(Window { every, done }))
     }
 
     /// The start of the window of the key's period that holds the last success's grant.
@@ -97,14 +107,17 @@ pub enum PeriodChanged {
     Changed {
         every_ms: Option<u64>,
         offset_ms: Option<u64>,
+        /// A calendar's schedule and zone, when the record had one.
+        calendar: Option<(String, String)>,
         last: WindowDone,
     },
 }
 
-/// period.lua: set KEY's recorded `--every` period and offset, keeping its last success.
+/// period.lua: set KEY's recorded `--every` period and offset, or calendar, keeping its last
+/// success.
 pub struct PeriodCall<'a> {
     pub keys: &'a Keys,
-    pub every: Every,
+    pub every: &'a Period,
 }
 
 impl Call for PeriodCall<'_> {
@@ -116,7 +129,15 @@ impl Call for PeriodCall<'_> {
         vec![&self.keys.done]
     }
     fn argv(&self) -> Vec<String> {
-        vec![arg_ms(self.every.period), arg_ms(self.every.offset)]
+        match self.every {
+            Period::Fixed(e) => vec![arg_ms(e.period), arg_ms(e.offset)],
+            Period::Calendar(c) => vec![
+                "0".into(),
+                "0".into(),
+                c.text().to_string(),
+                c.tz().to_string(),
+            ],
+        }
     }
     fn reply(v: Value) -> RedisResult<PeriodChanged> {
         let (code, rest): (i64, Vec<String>) = match read::<Vec<Value>>(v)?.split_first() {
@@ -129,9 +150,10 @@ impl Call for PeriodCall<'_> {
         Ok(match (code, rest.as_slice()) {
             (0, []) => PeriodChanged::NoRecord,
             (1, []) => PeriodChanged::NoSuccess,
-            (2, [every, offset, granted, run, host]) => PeriodChanged::Changed {
+            (2, [every, offset, granted, run, host, schedule, tz]) => PeriodChanged::Changed {
                 every_ms: every.parse().ok(),
                 offset_ms: offset.parse().ok(),
+                calendar: (!schedule.is_empty()).then(|| (schedule.clone(), tz.clone())),
                 last: WindowDone {
                     granted_ms: granted.parse().map_err(|_| unexpected("period"))?,
                     at_ms: 0,

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    AcquireCall, BreakCall, BusyCall, CancelCall, Every, Exit, Finish, Fleet, Keys, Limits, Meta,
-    RecordCall, ReleaseCall, RenewCall, RunLog, WakeCall,
+    AcquireCall, BreakCall, BusyCall, CancelCall, Every, EveryArg, Exit, Finish, Fleet, Keys,
+    Limits, Meta, RecordCall, ReleaseCall, RenewCall, RunLog, WakeCall,
 };
 
 use crate::calls::{Scripted, scripted};
@@ -90,7 +90,7 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
                 stats,
                 meta: &meta,
                 last_try: rng.chance(0.5),
-                every,
+                every: every.map(EveryArg::Fixed),
                 fleet: Fleet::Key("{sim:}:pause"),
             };
             return (Kind::Acquire, scripted(&c));

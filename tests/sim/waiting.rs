@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use dlock::api::companion;
 use dlock::api::sim::{
-    Acquire, AcquireCall, BusyCall, Call, Cleanup, Failure, Fleet, Meta, Outcome, ReleaseCall,
-    RunLog, WaitAction, WaitInput, WakeCall, WakerPush, lease_end, waker_push,
+    Acquire, AcquireCall, BusyCall, Call, Cleanup, EveryArg, Failure, Fleet, Meta, Outcome,
+    ReleaseCall, RunLog, WaitAction, WaitInput, WakeCall, WakerPush, lease_end, waker_push,
 };
 use redis::Value;
 
@@ -93,7 +93,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         stats: true,
         meta: &meta,
         last_try,
-        every: s.every,
+        every: s.every.map(EveryArg::Fixed),
         fleet: Fleet::Key("{sim:}:pause"),
     });
     w.check.ev(w.now, h, "try", i64::from(last_try));
@@ -154,6 +154,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
         Ok(Ok(Acquire::Paused(p))) => WaitInput::Paused(p),
         Ok(Ok(Acquire::OtherLimit(n))) => WaitInput::OtherLimit(n),
         Ok(Ok(Acquire::OtherPeriod(p))) => WaitInput::OtherPeriod(p),
+        Ok(Ok(Acquire::ClockOff(o))) => WaitInput::ClockOff(o),
         Ok(Err(e)) => panic!("seed {}: acquire's reply unread: {e}", w.sc.seed),
         Err(f) => WaitInput::Failed(failure(f)),
     };

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::rc::Rc;
 use std::time::Instant;
 
-use dlock::api::sim::{Call, Every, Keys, PauseCall, PeriodCall, PeriodChanged};
+use dlock::api::sim::{Call, Every, Keys, PauseCall, Period, PeriodCall, PeriodChanged};
 
 use crate::calls::{Scripted, scripted};
 use crate::check::{Checker, Us};
@@ -237,9 +237,10 @@ impl World {
             return;
         }
         let keys = self.keys.clone();
+        let period = Period::Fixed(to);
         let call = scripted(&PeriodCall {
             keys: &keys,
-            every: to,
+            every: &period,
         });
         let answer = call.run(&mut self.server);
         self.check.counts.script_calls += 1;

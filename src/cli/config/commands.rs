@@ -10,7 +10,7 @@ use crate::cli::args::{
     CancelArgs, CheckArgs, DoctorArgs, ExporterArgs, HistoryArgs, ReleaseArgs, StatusArgs,
     StatusFormat,
 };
-use crate::core::every::Every;
+use crate::core::every::Period;
 use crate::error::Error;
 use crate::store::conn::Server;
 
@@ -126,7 +126,7 @@ pub struct ReleaseConfig {
     pub slot: Option<u32>,
     /// --every D [--every-offset O]: change the key's recorded period instead of breaking a
     /// lock.
-    pub every: Option<Every>,
+    pub every: Option<Period>,
 }
 
 /// `dlock cancel`.
@@ -274,24 +274,21 @@ pub(super) fn exporter(g: &Global, a: &ExporterArgs) -> Result<ExporterConfig, E
 
 pub(super) fn release(g: &Global, a: &ReleaseArgs) -> Result<ReleaseConfig, Error> {
     let key = full_key(g, &a.key)?;
-    if let Some(period) = a.every {
-        if a.every_offset >= period {
-            usage!(
-                "--every-offset {} must be shorter than --every {}: it shifts where each window starts",
-                fmt_d(a.every_offset),
-                fmt_d(period)
-            );
-        }
+    if let Some(value) = &a.every {
+        let period = super::every_period(value, a.tz.as_deref(), a.every_offset)?;
         return Ok(ReleaseConfig {
             server: g.server.clone(),
             key,
             token: None,
             slot: None,
-            every: Some(Every {
-                period,
-                offset: a.every_offset,
-            }),
+            every: Some(period),
         });
+    }
+    if let Some(tz) = &a.tz {
+        usage!(
+            "--tz {tz} goes with a calendar --every (a new period for the key), e.g. dlock release {} --every '0 9 * * 1-5' --tz {tz}",
+            a.key
+        );
     }
     if !a.every_offset.is_zero() {
         usage!(

@@ -8,6 +8,8 @@ mod run;
 use std::time::Duration;
 
 use crate::cli::args::{self, GlobalArgs, LogFormatArg, LogLevelArg};
+use crate::core::calendar::Calendar;
+use crate::core::every::{Every, Period};
 use crate::error::Error;
 use crate::log::{Level, io_reason};
 use crate::store::conn::Server;
@@ -214,6 +216,60 @@ fn check_key_chars(flag: &str, s: &str) -> Result<(), Error> {
         );
     }
     Ok(())
+}
+
+/// `--every`'s value with `--tz` and `--every-offset` as `run` and `release` read them: a
+/// duration takes an offset and no zone, a calendar a zone (`--tz`, else `DLOCK_TZ`, else
+/// UTC) and no offset.
+fn every_period(
+    value: &args::EveryValue,
+    tz: Option<&str>,
+    offset: Duration,
+) -> Result<Period, Error> {
+    match value {
+        args::EveryValue::Duration(period) => {
+            if let Some(tz) = tz {
+                usage!(
+                    "--tz {tz} is the time zone of a calendar; --every {} is a duration, in windows from the Unix epoch in UTC: drop --tz (shift the windows with --every-offset, or give a calendar such as '0 2 * * *')",
+                    fmt_d(*period)
+                );
+            }
+            if offset >= *period {
+                usage!(
+                    "--every-offset {} must be shorter than --every {}: it shifts where each window starts",
+                    fmt_d(offset),
+                    fmt_d(*period)
+                );
+            }
+            Ok(Period::Fixed(Every {
+                period: *period,
+                offset,
+            }))
+        }
+        args::EveryValue::Calendar(text) => {
+            if !offset.is_zero() {
+                usage!(
+                    "--every-offset shifts a duration's windows; the calendar '{text}' says its times itself (e.g. '30 2 * * *'): drop --every-offset"
+                );
+            }
+            let env = std::env::var("DLOCK_TZ").ok().filter(|z| !z.is_empty());
+            let zone = tz
+                .map(str::to_string)
+                .or(env)
+                .unwrap_or_else(|| "UTC".into());
+            let from = if tz.is_some() { "--tz" } else { "DLOCK_TZ" };
+            Calendar::parse(text, &zone)
+                .map(Period::Calendar)
+                .map_err(|why| {
+                    let why = if why.starts_with("unknown time zone") {
+                        format!("{from} {why}")
+                    } else {
+                        why
+                    };
+                    Error::Usage(format!("--every '{text}': {why}"))
+                })
+        }
+    }
 }
 
 fn fmt_d(d: Duration) -> String {

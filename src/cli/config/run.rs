@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::{Global, fmt_d, prefixed, usage};
 use crate::cli::args::{Renewals, RunArgs};
-use crate::core::every::Every;
+use crate::core::every::Period;
 use crate::core::ping::{PingUrl, parse_url};
 use crate::core::stop::Limits;
 use crate::error::Error;
@@ -55,7 +55,7 @@ pub struct RunConfig {
     /// The job's command line as shown in `dlock status` (truncated).
     pub command_line: String,
     /// --every / --every-offset: once per window.
-    pub every: Option<Every>,
+    pub every: Option<Period>,
     /// --not-due-exit-code.
     pub not_due_exit_code: u8,
     /// --paused-exit-code.
@@ -187,15 +187,9 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
             }
         );
     }
-    let every = match r.every {
-        Some(period) => {
-            if r.every_offset >= period {
-                usage!(
-                    "--every-offset {} must be shorter than --every {}: it shifts where each window starts",
-                    fmt_d(r.every_offset),
-                    fmt_d(period)
-                );
-            }
+    let every = match &r.every {
+        Some(value) => {
+            let period = super::every_period(value, r.tz.as_deref(), r.every_offset)?;
             if !r.hold_at_least.is_zero() {
                 usage!(
                     "--every and --hold-at-least both keep a job to once per tick; --every records each window's success itself: drop --hold-at-least"
@@ -207,15 +201,17 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
                     r.limit
                 );
             }
-            Some(Every {
-                period,
-                offset: r.every_offset,
-            })
+            Some(period)
         }
         None => {
             if !r.every_offset.is_zero() {
                 usage!(
                     "--every-offset shifts the --every windows; give --every too (e.g. --every 1d --every-offset 2h)"
+                );
+            }
+            if let Some(tz) = &r.tz {
+                usage!(
+                    "--tz {tz} is the time zone of a calendar --every; give one too (e.g. --every '0 9 * * 1-5' --tz {tz})"
                 );
             }
             if r.not_due_exit_code != 0 {

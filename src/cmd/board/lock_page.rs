@@ -12,7 +12,6 @@ use super::page::{
 use super::reasons::Badge;
 use super::timeline::{self, Range};
 use crate::cli::config::Rules;
-use crate::core::every::flags;
 use crate::core::pause::window_paused;
 use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
@@ -86,11 +85,11 @@ fn every_line(s: &KeyStatus, now_ms: i64) -> Markup {
     let now = u64::try_from(now_ms).unwrap_or(0);
     let start = w.every.window_of(now);
     let next = w.every.next(start);
-    let day = w.every.period_ms() >= crate::units::DAY_MS;
+    let day = w.every.long(start);
     let at = |t: u64| utc_stamp(t, day);
     html! {
         p class="meta every" {
-            code { (flags(w.every.period_ms(), w.every.offset_ms())) }
+            code { (w.every.flags()) }
             " · this window began " (at(start)) ": "
             @if w.done_now(now) {
                 span class="done" { "done" }

@@ -10,6 +10,7 @@ use std::fmt::Write;
 use maud::{Markup, Render, html};
 
 use super::page::outcome_class;
+use crate::core::every::Period;
 use crate::log::secs_ms;
 use crate::store::state::KeyStatus;
 use crate::store::timeline::{Bar, Runs};
@@ -132,9 +133,6 @@ pub fn windows(s: &KeyStatus, runs: &Runs, range: &Range, data_from: i64) -> Vec
     let Some(w) = &s.window else {
         return Vec::new();
     };
-    let period = i64::try_from(w.every.period_ms())
-        .unwrap_or(i64::MAX)
-        .max(1);
     let start = data_from.max(range.from_ms);
     let first = i64::try_from(w.every.window_of(u64::try_from(start).unwrap_or(0))).unwrap_or(0);
     let mut done: Vec<i64> = runs
@@ -154,9 +152,9 @@ pub fn windows(s: &KeyStatus, runs: &Runs, range: &Range, data_from: i64) -> Vec
     let unsucceeded = Unsucceeded {
         range,
         start,
-        period,
+        period: &w.every,
         spans: &spans,
-        every: secs_ms(period),
+        every: w.every.short(),
     };
     let mut out = Vec::new();
     let mut at = first;
@@ -164,9 +162,10 @@ pub fn windows(s: &KeyStatus, runs: &Runs, range: &Range, data_from: i64) -> Vec
         if d > at {
             unsucceeded.shade(&mut out, at, d);
         }
+        let end = unsucceeded.next(d);
         out.push(Shade {
             from_ms: d.max(start),
-            to_ms: d + period,
+            to_ms: end,
             class: "done",
             title: format!(
                 "every {}: window of {} done",
@@ -174,7 +173,7 @@ pub fn windows(s: &KeyStatus, runs: &Runs, range: &Range, data_from: i64) -> Vec
                 when(range, d)
             ),
         });
-        at = d + period;
+        at = end;
     }
     if at < range.to_ms {
         unsucceeded.shade(&mut out, at, range.to_ms);
@@ -188,13 +187,24 @@ struct Unsucceeded<'a> {
     range: &'a Range,
     /// Nothing is shaded before it (`data_from` or the range's start).
     start: i64,
-    period: i64,
+    /// Windows of a duration, or a calendar's of unequal length.
+    period: &'a Period,
     /// Merged and sorted (`core::pause::paused_spans`), server time.
     spans: &'a [(u64, u64)],
     every: String,
 }
 
 impl Unsucceeded<'_> {
+    fn window_of(&self, t: i64) -> i64 {
+        let w = self.period.window_of(u64::try_from(t).unwrap_or(0));
+        i64::try_from(w).unwrap_or(i64::MAX)
+    }
+
+    fn next(&self, start: i64) -> i64 {
+        let n = self.period.next(u64::try_from(start).unwrap_or(0));
+        i64::try_from(n).unwrap_or(i64::MAX)
+    }
+
     /// Shade `[at, end)`: `at` a window's start, `end` one too or the range's end. Each span
     /// marks the windows from the one holding its start to the one holding its last ms.
     fn shade(&self, out: &mut Vec<Shade>, at: i64, end: i64) {
@@ -207,10 +217,8 @@ impl Unsucceeded<'_> {
             if b <= pos || a >= end {
                 continue;
             }
-            let lo = at + (a.max(pos) - at) / self.period * self.period;
-            let hi = (at + (b - 1 - at) / self.period * self.period)
-                .saturating_add(self.period)
-                .min(end);
+            let lo = self.window_of(a.max(pos)).max(at);
+            let hi = self.next(self.window_of(b - 1).max(at)).min(end);
             if lo > pos {
                 self.push(out, pos, lo, "due");
             }

@@ -271,14 +271,14 @@ fn every_rule_given_is_judged_and_only_the_failing_ones_are_named_on_failure() {
 /// KEY run with `--every 10s` (offset 0), its last success granted 2 s into the window
 /// starting at `done_window` (None: none yet).
 fn every_10s(done_window: Option<u64>) -> KeyStatus {
-    use crate::core::every::Every;
+    use crate::core::every::{Every, Period};
     use crate::store::window::{Window, WindowDone};
     KeyStatus {
         window: Some(Window {
-            every: Every {
+            every: Period::Fixed(Every {
                 period: Duration::from_secs(10),
                 offset: Duration::ZERO,
-            },
+            }),
             done: done_window.map(|w| WindowDone {
                 granted_ms: w + 2_000,
                 at_ms: w + 3_000,

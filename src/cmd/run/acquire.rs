@@ -12,7 +12,7 @@ use super::waker::Waker;
 use crate::cli::config::RunConfig;
 use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
 use crate::core::backoff::Backoff;
-use crate::core::every::flags;
+use crate::core::every::{calendar_flags, flags};
 use crate::core::finish::{Cleanup, CleanupEnd};
 use crate::core::pause::Scope;
 use crate::error::{Error, OtherPeriod as OtherPeriodError};
@@ -20,7 +20,7 @@ use crate::exit::Exit;
 use crate::log::{debug, info, warn};
 use crate::log::{ms, secs};
 use crate::store::keys::{Keys, new_token};
-use crate::store::lock::{Acquire, AcquireCall, BusyCall, Fleet, Meta};
+use crate::store::lock::{Acquire, AcquireCall, BusyCall, EveryArg, Fleet, Meta};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{clock_time, hostname, unix_ms, utc_stamp};
@@ -187,7 +187,11 @@ impl Shell<'_> {
             stats: self.cfg.stats,
             meta: &meta,
             last_try,
-            every: self.cfg.every,
+            every: self
+                .cfg
+                .every
+                .as_ref()
+                .map(|p| EveryArg::new(p, u64::try_from(unix_ms()).unwrap_or(u64::MAX))),
             fleet,
         };
         let input = match self.session.call(&call) {
@@ -204,6 +208,7 @@ impl Shell<'_> {
             Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
             Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
             Ok(Acquire::OtherPeriod(other)) => Input::OtherPeriod(other),
+            Ok(Acquire::ClockOff(off)) => Input::ClockOff(off),
             Err(f) => Input::Failed(f),
         };
         self.wait.handle(input, Instant::now());
@@ -342,15 +347,17 @@ impl Shell<'_> {
                 });
             }
             Report::OtherPeriod(other) => {
-                let mine = self
-                    .cfg
-                    .every
-                    .map_or(String::new(), |e| flags(e.period_ms(), e.offset_ms()));
-                let date = other.every_ms >= DAY_MS;
+                let mine = self.cfg.every.as_ref().map_or(String::new(), |e| e.flags());
+                let date = other.every_ms >= DAY_MS || !other.schedule.is_empty();
+                let recorded = if other.schedule.is_empty() {
+                    flags(other.every_ms, other.offset_ms)
+                } else {
+                    calendar_flags(&other.schedule, &other.tz)
+                };
                 self.error = Some(Error::OtherPeriod(Box::new(OtherPeriodError {
                     lock: lock.clone(),
                     key: self.cfg.name.clone(),
-                    recorded: flags(other.every_ms, other.offset_ms),
+                    recorded,
                     mine,
                     every_ms: other.every_ms,
                     offset_ms: other.offset_ms,
@@ -360,16 +367,33 @@ impl Shell<'_> {
                 })));
             }
             Report::NotDue { not_due, code } => {
-                let next = self.cfg.every.map_or(0, |e| e.next(not_due.window_ms));
+                let every = self.cfg.every.as_ref();
+                let next = every.map_or(0, |e| e.next(not_due.window_ms));
                 // Windows of a day or more start on another date.
-                let date = self.cfg.every.is_some_and(|e| e.period_ms() >= DAY_MS);
+                let date = every.is_some_and(|e| e.long(not_due.window_ms));
+                // A calendar's next window also on its zone's clock.
+                let local = match every.and_then(|e| e.calendar()) {
+                    Some(c) if c.tz() != "UTC" => format!(" ({})", c.local(next)),
+                    _ => String::new(),
+                };
                 let run = short_run(&not_due.run);
                 info!("not_due", window_ms = not_due.window_ms, done_ms = not_due.done_ms, next_ms = next, exit = code;
-                    "{lock}: done in this window (ok {} on {}, run {run}); next window {}; nothing to run, exit {code}",
+                    "{lock}: done in this window (ok {} on {}, run {run}); next window {}{local}; nothing to run, exit {code}",
                     utc_stamp(not_due.done_ms, date),
                     not_due.host,
                     utc_stamp(next, date)
                 )
+            }
+            Report::ClockOff(off) => {
+                let schedule = self.cfg.every.as_ref().map_or(String::new(), |e| e.flags());
+                self.error = Some(Error::ClockOff {
+                    lock: lock.clone(),
+                    schedule,
+                    server_ms: off.server_ms,
+                    host_ms: u64::try_from(unix_ms()).unwrap_or(u64::MAX),
+                    first_ms: off.first_ms,
+                    last_ms: off.last_ms,
+                });
             }
             Report::Paused { pause, code } => {
                 let line = super::report::paused_line(&self.cfg.name, &pause, unix_ms());

@@ -336,7 +336,7 @@ fn report_end(session: &mut Session, held: &Held, ran: (u32, Exit), r: EndReport
                 exit,
                 window: held
                     .window
-                    .zip(cfg.every)
+                    .zip(cfg.every.as_ref())
                     .map(|(start, every)| (start, every.next(start))),
             };
             report::released(cfg, &end, &released, advice.as_ref());

@@ -9,7 +9,6 @@ use crate::core::pause::{Pause, Scope};
 use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
 use crate::store::state::{KeyStatus, RECENT};
-use crate::units::compact;
 
 /// The columns, with the width each takes (0: KEY, the longest key's).
 const NARROW: &[(&str, usize)] = &[
@@ -263,10 +262,7 @@ fn every_cell(r: &KeyStatus, now_ms: i64) -> String {
     let Some(w) = &r.window else {
         return "-".into();
     };
-    let mut period = compact(w.every.period_ms());
-    if w.every.offset_ms() > 0 {
-        period = format!("{period}+{}", compact(w.every.offset_ms()));
-    }
+    let period = w.every.short();
     match &w.done {
         None => format!("{period} never ok"),
         Some(d) => format!(

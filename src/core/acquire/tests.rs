@@ -45,6 +45,8 @@ enum A {
     OtherPeriod,
     /// KEY is paused.
     Paused,
+    /// A calendar --every: the server's clock is in none of the windows sent.
+    ClockOff,
 }
 
 struct Sim {
@@ -147,6 +149,13 @@ impl Sim {
                         granted_ms: 3_603_000,
                         run: "r".into(),
                         host: "web-2".into(),
+                        schedule: String::new(),
+                        tz: String::new(),
+                    }),
+                    A::ClockOff => Input::ClockOff(ClockOff {
+                        server_ms: 10 * 3_600_000,
+                        first_ms: 0,
+                        last_ms: 3 * 3_600_000,
                     }),
                     A::Paused => Input::Paused(Pause {
                         scope: Scope::Key,
@@ -187,6 +196,7 @@ fn report_name(r: &Report) -> &'static str {
         Report::NotDue { .. } => "not-due",
         Report::Paused { .. } => "paused",
         Report::OtherPeriod(_) => "other-period",
+        Report::ClockOff(_) => "clock-off",
         Report::Woken => "woken",
         Report::SignalBeforeStart { .. } => "signal-before-start",
         Report::Replicated { .. } => "replicated",
@@ -348,6 +358,22 @@ fn a_key_recorded_with_another_period_is_a_usage_error_at_once_even_while_waitin
         "{:?}",
         sim.trace
     );
+}
+
+#[test]
+fn a_host_clock_off_by_more_than_a_calendar_window_is_unavailable_at_once_never_a_guess() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::ClockOff, 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Unavailable));
+    assert_eq!(sim.trace.join(", "), "0 try, 0 clock-off");
+    // Also after waiting: a woken waiter's next try.
+    let mut sim = Sim::new(limits());
+    let o = sim.run(
+        &[(A::Busy(5000), 0), (A::ClockOff, 0)],
+        &[(30, Input::Woken)],
+    );
+    assert_eq!(o, Outcome::Exit(Exit::Unavailable));
+    assert_eq!(sim.wait.tries(), 2);
 }
 
 #[test]

@@ -30,6 +30,15 @@ pub struct Limits {
     pub replica_timeout: Duration,
 }
 
+/// A calendar --every: the server's time (Unix ms) fell outside the window starts this host
+/// computed around its own clock (the first and last of them, Unix ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockOff {
+    pub server_ms: u64,
+    pub first_ms: u64,
+    pub last_ms: u64,
+}
+
 /// --every: the current window already has a success, so this try runs nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotDue {
@@ -45,9 +54,12 @@ pub struct NotDue {
 /// every host must use one period for a key, like one --limit).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OtherPeriod {
-    /// The recorded period and offset (ms).
+    /// The recorded period and offset (ms; 0 for a calendar).
     pub every_ms: u64,
     pub offset_ms: u64,
+    /// The recorded calendar and its zone ('' for a duration).
+    pub schedule: String,
+    pub tz: String,
     /// The last success: the server time its lock was granted (Unix ms), its run id and host.
     pub granted_ms: u64,
     pub run: String,
@@ -71,6 +83,9 @@ pub enum Input {
     Paused(Pause),
     /// --every: KEY's recorded period is another (nothing was taken).
     OtherPeriod(OtherPeriod),
+    /// A calendar --every: the server's clock is in none of the windows sent (nothing was
+    /// taken).
+    ClockOff(ClockOff),
     /// Someone else holds it: `pttl` ms left on their lease (-1: no expiry); `holder` is
     /// "host pid N" for a dlock holder.
     Busy { pttl: i64, holder: String },
@@ -138,6 +153,8 @@ pub enum Report {
     },
     /// --every: KEY's recorded period is another.
     OtherPeriod(OtherPeriod),
+    /// A calendar --every: the host's clock is off by more than a window.
+    ClockOff(ClockOff),
     /// Paused: nothing runs; exit `code`.
     Paused {
         pause: Pause,

@@ -79,7 +79,7 @@ const RETURN_1_SHA: &str = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
 /// scratch key (SET gives it a minute's TTL), the others then meet a key of another type
 /// (WRONGTYPE: past the ACL check, nothing written); DEL ends it. TIME comes last: servers
 /// before 5.0 refuse writes after it in a script.
-pub const NEEDS: [Need; 26] = [
+pub const NEEDS: [Need; 27] = [
     need(
         &["EVALSHA"],
         &[RETURN_1_SHA, "1", "KEY"],
@@ -219,6 +219,13 @@ pub const NEEDS: [Need; 26] = [
     ),
     need(&["EXISTS"], &["KEY"], true, When::Always, "status"),
     need(&["DEL"], &["KEY"], true, When::Always, "releasing a lock"),
+    need(
+        &["HDEL"],
+        &["KEY", "f"],
+        true,
+        When::Always,
+        "a calendar --every (a key's period changed between a calendar and a duration)",
+    ),
     need(
         &["TIME"],
         &[],

@@ -6,7 +6,9 @@
 -- ARGV: token, ttl ms, stats ('1'/'0'), host, pid, command, since (Unix ms), last try ('1': a
 --   busy answer ends the run, so it is counted here as a busy run: the common `--wait 0` skip
 --   costs one command, not two), N, then --every's period and offset in ms ('0': no --every),
---   then (Cluster only) the prefix-wide pause's from ms, until ms, by and reason ('': none).
+--   then (Cluster only) the prefix-wide pause's from ms, until ms, by and reason ('': none),
+--   then a calendar --every ('' or absent: none): its schedule, its zone, and its window
+--   starts as Unix ms joined by ',' (ascending; the windows are the spans between them).
 -- Returns {1, fence, '', slot, window} when a slot is ours (window: the start of the --every
 -- window the run belongs to, -1 without --every); {0, pttl, 'host pid N', -1, -1} when every
 -- slot is held (pttl: the soonest one frees; who: its holder, '' if not a dlock); {-1, M, '',
@@ -15,7 +17,9 @@
 -- changed but the not-due counter); {3, every ms, 'offset ms \n last grant ms \n run \n host',
 -- -1, -1} when KEY's recorded --every period or offset is another (nothing changed); {4, until
 -- ms (0: until resumed), 'key|all \n by \n reason \n from ms', -1, -1} when KEY or every key
--- under the prefix is paused (nothing changed but the paused counter).
+-- under the prefix is paused (nothing changed but the paused counter); {5, server ms, the sent
+-- starts, -1, -1} when the server's clock is in none of a calendar's sent windows (nothing
+-- changed). Answer 3's text goes on with the recorded schedule and zone ('' for a duration).
 local n = tonumber(ARGV[9])
 local function lock(i) return KEYS[6 + 2 * i] end
 local function holder(i) return KEYS[7 + 2 * i] end
@@ -54,30 +58,75 @@ elseif n > 1 and redis.call('EXISTS', lock(0)) == 1 then
 end
 
 -- --every. A key's period is the one its first success recorded (or `dlock release K --every`
--- set since): a try with another period or offset is refused, like another --limit (hosts
--- that disagree would otherwise each run once per window of their own). Then done is decided
--- by time: the current window is done when the last success was granted inside it (or later),
--- whatever period that run used. The done key is strict, like the fence: one of another type
--- stops the script here, before anything is written.
-local every, window, granted = tonumber(ARGV[10]), -1, -1
-if every > 0 then
+-- set since): a try with another period or offset, or another calendar, is refused, like
+-- another --limit (hosts that disagree would otherwise each run once per window of their own).
+-- Then done is decided by time: the current window is done when the last success was granted
+-- inside it (or later), whatever period that run used. The done key is strict, like the
+-- fence: one of another type stops the script here, before anything is written.
+-- A calendar (ARGV 16-18: its schedule, zone, and window starts the client computed around
+-- its own clock) has windows of unequal length: the current one is the span of the sent
+-- starts that holds the server's TIME; a TIME outside them all is a host clock off by more
+-- than a window, answered and never guessed.
+local every, window, granted, period_fields = tonumber(ARGV[10]), -1, -1, {}
+local schedule = ARGV[16] or ''
+if every > 0 or schedule ~= '' then
   local done = redis.call('HMGET', KEYS[4], 'granted_ms', 'window_ms', 'every_ms', 'offset_ms',
-    'done_ms', 'run', 'host')
+    'done_ms', 'run', 'host', 'schedule', 'tz')
   local last = last_success(done[1], done[2])
-  if last >= 0 and done[3] and (done[3] ~= ARGV[10] or done[4] ~= ARGV[11]) then
+  local other
+  if schedule == '' then
+    other = done[3] ~= ARGV[10] or done[4] ~= ARGV[11]
+  else
+    other = done[8] ~= schedule or done[9] ~= ARGV[17]
+  end
+  if last >= 0 and (done[3] or done[8]) and other then
     return {3, tonumber(done[3]) or 0, (done[4] or '') .. '\n' .. ms_string(last) .. '\n' ..
-      (done[6] or '') .. '\n' .. (done[7] or ''), -1, -1}
+      (done[6] or '') .. '\n' .. (done[7] or '') .. '\n' .. (done[8] or '') .. '\n' ..
+      (done[9] or ''), -1, -1}
   end
   granted = server_ms()
-  window = window_of(granted, every, tonumber(ARGV[11]))
+  local window_end = nil
+  if schedule == '' then
+    window = window_of(granted, every, tonumber(ARGV[11]))
+  else
+    local starts = {}
+    for s in string.gmatch(ARGV[18], '[^,]+') do starts[#starts + 1] = tonumber(s) end
+    for i = 1, #starts - 1 do
+      if starts[i] <= granted and granted < starts[i + 1] then
+        window, window_end = starts[i], starts[i + 1]
+      end
+    end
+    if not window_end then
+      return {5, granted, ARGV[18], -1, -1}
+    end
+  end
   if last >= window then
     if ARGV[3] == '1' then bump(KEYS[2], 'not_due') end
     return {2, window, (done[5] or '') .. '\n' .. (done[6] or '') .. '\n' .. (done[7] or ''), -1, -1}
   end
   -- The period, for status and check before the first success.
-  if done[3] ~= ARGV[10] or done[4] ~= ARGV[11] then
-    redis.call('HSET', KEYS[4], 'every_ms', ARGV[10])
-    redis.call('HSET', KEYS[4], 'offset_ms', ARGV[11])
+  if other then
+    -- A record of the other kind (a calendar for a duration, or back) loses its fields: a
+    -- record holds one kind.
+    if schedule == '' then
+      if done[8] or done[9] then redis.call('HDEL', KEYS[4], 'schedule', 'tz') end
+      redis.call('HSET', KEYS[4], 'every_ms', ARGV[10])
+      redis.call('HSET', KEYS[4], 'offset_ms', ARGV[11])
+    else
+      if done[3] or done[4] then redis.call('HDEL', KEYS[4], 'every_ms', 'offset_ms') end
+      redis.call('HSET', KEYS[4], 'schedule', schedule)
+      redis.call('HSET', KEYS[4], 'tz', ARGV[17])
+    end
+  end
+  -- The holder's record of its window, for the release that records its success.
+  period_fields = {{'window_ms', window}, {'granted_ms', ms_string(granted)}}
+  if schedule == '' then
+    period_fields[3] = {'every_ms', ARGV[10]}
+    period_fields[4] = {'offset_ms', ARGV[11]}
+  else
+    period_fields[3] = {'schedule', schedule}
+    period_fields[4] = {'tz', ARGV[17]}
+    period_fields[5] = {'window_end_ms', ms_string(window_end)}
   end
 end
 
@@ -89,7 +138,7 @@ for i = 0, n - 1 do
     redis.call('PEXPIRE', holder(i), ARGV[2])
     if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
     -- A retry after a lost reply: the run's window is the one its first acquire recorded.
-    if every > 0 then window = tonumber(redis.call('HGET', holder(i), 'window_ms') or window) end
+    if window >= 0 then window = tonumber(redis.call('HGET', holder(i), 'window_ms') or window) end
     return {1, tonumber(redis.call('GET', KEYS[1]) or '0'), '', i, window}
   end
   if not v and not free then free = i end
@@ -126,11 +175,8 @@ redis.call('HSET', h, 'fence', f)
 redis.call('HSET', h, 'renewals', 0)
 -- --every: the run's window, its grant on the server's clock and its period, for the release
 -- that records its success.
-if every > 0 then
-  for _, kv in ipairs({{'window_ms', window}, {'granted_ms', ms_string(granted)},
-      {'every_ms', ARGV[10]}, {'offset_ms', ARGV[11]}}) do
-    redis.call('HSET', h, kv[1], kv[2])
-  end
+for _, kv in ipairs(period_fields) do
+  redis.call('HSET', h, kv[1], kv[2])
 end
 redis.call('PEXPIRE', h, ARGV[2])
 if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end

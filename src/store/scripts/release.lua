@@ -1,5 +1,6 @@
 -- Compare-and-delete our slot, wake one waiter, count the run and log it; with --every, a
--- success records its grant (and, the key's first, its period) in the done key.
+-- success records its grant and, for a calendar, its window's end (and, the key's first, its
+-- period: every_ms and offset_ms, or schedule and tz) in the done key.
 -- KEYS: the slot's lock key, its holder hash, stats, wake, limit, runs, done, then the lock key
 --   of every slot 0 … N-1 (the limit key goes with the last held slot), then the timeline.
 -- ARGV: token, stats ('1'/'0'), keep ms (--hold-at-least: > 0 keeps the slot that much longer
@@ -24,7 +25,8 @@ local ours = redis.call('GET', KEYS[1]) == ARGV[1]
 -- done key of another type stops the script before the lock is touched.
 local window = entry_field(15, 'window_ms')
 if ours and window ~= '' and ARGV[8] == 'ok' then
-  local g = redis.pcall('HMGET', KEYS[2], 'granted_ms', 'every_ms', 'offset_ms')
+  local g = redis.pcall('HMGET', KEYS[2], 'granted_ms', 'every_ms', 'offset_ms', 'schedule', 'tz',
+    'window_end_ms')
   if type(g) ~= 'table' or g.err then g = {} end
   local granted = tonumber(g[1]) or tonumber(window)
   local prev = redis.call('HMGET', KEYS[7], 'granted_ms', 'window_ms')
@@ -35,6 +37,12 @@ if ours and window ~= '' and ARGV[8] == 'ok' then
     if last < 0 and g[2] and g[3] then
       fields[#fields + 1] = {'every_ms', g[2]}
       fields[#fields + 1] = {'offset_ms', g[3]}
+    end
+    -- A calendar's window has its own end (windows of unequal length), and its schedule.
+    if g[6] then fields[#fields + 1] = {'window_end_ms', g[6]} end
+    if last < 0 and g[4] and g[5] then
+      fields[#fields + 1] = {'schedule', g[4]}
+      fields[#fields + 1] = {'tz', g[5]}
     end
     for _, kv in ipairs(fields) do
       redis.call('HSET', KEYS[7], kv[1], kv[2])

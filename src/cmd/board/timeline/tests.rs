@@ -1,5 +1,5 @@
 use super::*;
-use crate::core::every::Every;
+use crate::core::every::{Every, Period};
 use crate::store::state::Window;
 use crate::store::timeline::Bar;
 use std::time::Duration;
@@ -109,10 +109,10 @@ fn every_windows_are_done_where_a_run_succeeded_and_due_between() {
     let r = Range::last_hours(NOON, 6);
     let mut s = lock();
     s.window = Some(Window {
-        every: Every {
+        every: Period::Fixed(Every {
             period: Duration::from_secs(3600),
             offset: Duration::ZERO,
-        },
+        }),
         done: None,
     });
     let runs = Runs {
@@ -148,10 +148,10 @@ fn every_windows_are_done_where_a_run_succeeded_and_due_between() {
     assert!(from_two_hours.iter().all(|w| w.from_ms >= NOON - 2 * HOUR));
     // A 1-s period over a week costs what its runs cost, not 604,800 windows.
     s.window = Some(Window {
-        every: Every {
+        every: Period::Fixed(Every {
             period: Duration::from_secs(1),
             offset: Duration::ZERO,
-        },
+        }),
         done: None,
     });
     let week = Range::last_hours(NOON, 168);
@@ -182,10 +182,10 @@ fn every_windows_a_pause_touched_are_paused_not_due() {
     let r = Range::last_hours(NOON, 1);
     let mut s = lock();
     s.window = Some(Window {
-        every: Every {
+        every: Period::Fixed(Every {
             period: Duration::from_secs(60),
             offset: Duration::ZERO,
-        },
+        }),
         done: None,
     });
     let min = 60_000;
@@ -268,10 +268,10 @@ fn every_windows_a_pause_touched_are_paused_not_due() {
     assert!(shades[1].title.contains("paused"), "{}", shades[1].title);
     // A 1-s period over a week: still a few segments per pause and run.
     s.window = Some(Window {
-        every: Every {
+        every: Period::Fixed(Every {
             period: Duration::from_secs(1),
             offset: Duration::ZERO,
-        },
+        }),
         done: None,
     });
     let week = Range::last_hours(NOON, 168);

@@ -142,8 +142,8 @@ fn every_trial_names_only_the_scratch_key() {
         ["SELECT", "3"],
         "the URL's own database"
     );
-    assert_eq!(needs(false, false).len(), 23);
-    assert_eq!(needs(true, true).len(), 26);
+    assert_eq!(needs(false, false).len(), 24);
+    assert_eq!(needs(true, true).len(), 27);
 }
 
 #[test]
@@ -260,7 +260,7 @@ fn all_allowed_is_ok_and_wait_alone_is_a_note() {
     assert_eq!(r.mark, Mark::Ok);
     assert_eq!(
         r.found,
-        "user dlock may run all 23 commands dlock sends (by ACL DRYRUN)"
+        "user dlock may run all 24 commands dlock sends (by ACL DRYRUN)"
     );
     assert!(r.fix.is_empty());
     let v = verdicts(&[("WAIT", Verdict::Missing)]);
