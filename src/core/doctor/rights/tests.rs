@@ -267,7 +267,7 @@ fn all_allowed_is_ok_and_wait_alone_is_a_note() {
     let r = rights("dlock", "dlock:", Method::Trial, &v, None);
     assert_eq!(r.mark, Mark::Ok);
     assert!(
-        r.found.contains("all 22 commands") && r.found.contains("WAIT refused"),
+        r.found.contains("all 23 commands") && r.found.contains("WAIT refused"),
         "{}",
         r.found
     );
