@@ -851,7 +851,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__release)
-            opts="-v -q -h --force --token --slot --every --every-offset --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --force --token --slot --every --tz --every-offset --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -866,6 +866,10 @@ _dlock() {
                     return 0
                     ;;
                 --every)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tz)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -975,7 +979,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__run)
-            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --conflict-exit-code --shell --hold-at-least --min-replicas --replica-timeout --no-notify --limit --contain --no-stats --history --capture --every --every-offset --not-due-exit-code --paused-exit-code --splay --ping --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --conflict-exit-code --shell --hold-at-least --min-replicas --replica-timeout --no-notify --limit --contain --no-stats --history --capture --every --tz --every-offset --not-due-exit-code --paused-exit-code --splay --ping --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1042,6 +1046,10 @@ _dlock() {
                     return 0
                     ;;
                 --every)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tz)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

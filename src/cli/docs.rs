@@ -129,6 +129,9 @@ where \fBdlock run\fR looks for a COMMAND without a slash
 .TP
 \fBTZ\fR
 the time zone of \fBdlock history\fR's ENDED column (else the system's)
+.TP
+\fBDLOCK_TZ\fR
+\-\-tz: the time zone of a calendar \-\-every (an IANA name; default UTC); a duration \-\-every ignores it
 .PP
 \fBdlock run\fR gives the job its own environment (DLOCK_URL and REDISCLI_AUTH included) and sets:
 .TP

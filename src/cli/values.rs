@@ -132,11 +132,11 @@ pub(super) fn parse_every_value(s: &str) -> Result<EveryValue, String> {
     if t.starts_with('@') || fields >= 2 {
         return match crate::core::calendar::Calendar::parse(t, "UTC") {
             Ok(_) => Ok(EveryValue::Calendar(t.to_string())),
+            // Five or six words are a calendar (or one with a seconds field): its error alone.
+            Err(cal) if t.starts_with('@') || (5..=6).contains(&fields) => Err(cal),
             Err(cal) => Err(match humantime::parse_duration(t) {
-                Err(dur) if !t.starts_with('@') => {
-                    format!("`{t}` is neither a duration ({dur}) nor a calendar ({cal})")
-                }
-                _ => cal,
+                Err(dur) => format!("`{t}` is neither a duration ({dur}) nor a calendar ({cal})"),
+                Ok(_) => cal,
             }),
         };
     }
