@@ -325,6 +325,22 @@ fn check_counts_missed_calendar_windows_of_unequal_length() {
         .stdout_has("0 0 * * 1-5 UTC ok");
 }
 
+/// A calendar whose window lasts over a year (leap days) runs, and `status --wide` says how
+/// long its window is: from one 29 February to the next, four years.
+#[test]
+fn a_leap_day_calendar_runs_and_status_says_its_window_is_years_long() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "leap", "--every", "0 0 29 2 *", "--", "true"])
+        .run()
+        .code(0);
+    dlock(&r)
+        .args(["status", "leap", "--wide"])
+        .run()
+        .code(0)
+        .stdout_has("0 0 29 2 * UTC (a window of 4.0 years) ok");
+}
+
 /// A key's recorded calendar binds every host, as a duration does: another schedule, another
 /// zone or a duration is refused naming the recorded one; `release --every` changes it.
 #[test]
