@@ -15,6 +15,7 @@ mod board_layout;
 mod board_pause;
 mod board_reads;
 mod board_reasons;
+mod calendar_croniter;
 mod cancel;
 mod capture;
 mod chaos;
