@@ -331,7 +331,15 @@ fn check_counts_missed_calendar_windows_of_unequal_length() {
 fn a_leap_day_calendar_runs_and_status_says_its_window_is_years_long() {
     let r = RedisServer::start();
     dlock(&r)
-        .args(["run", "--key", "leap", "--every", "0 0 29 2 *", "--", "true"])
+        .args([
+            "run",
+            "--key",
+            "leap",
+            "--every",
+            "0 0 29 2 *",
+            "--",
+            "true",
+        ])
         .run()
         .code(0);
     dlock(&r)

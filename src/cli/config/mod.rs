@@ -259,7 +259,7 @@ fn every_period(
                 .unwrap_or_else(|| "UTC".into());
             let from = if tz.is_some() { "--tz" } else { "DLOCK_TZ" };
             Calendar::parse(text, &zone)
-                .map(Period::Calendar)
+                .map(|c| Period::Calendar(Box::new(c)))
                 .map_err(|why| {
                     let why = if why.starts_with("unknown time zone") {
                         format!("{from} {why}")

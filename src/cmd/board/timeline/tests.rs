@@ -287,9 +287,9 @@ fn calendar_windows_of_unequal_length_are_shaded_window_by_window() {
     let day = 24 * HOUR;
     let mut s = lock();
     s.window = Some(Window {
-        every: Period::Calendar(
+        every: Period::Calendar(Box::new(
             crate::core::calendar::Calendar::parse("0 0 * * 1-5", "UTC").unwrap(),
-        ),
+        )),
         done: None,
     });
     let friday = midnight - 5 * day;
