@@ -261,12 +261,13 @@ fn every_period(
             Calendar::parse(text, &zone)
                 .map(|c| Period::Calendar(Box::new(c)))
                 .map_err(|why| {
-                    let why = if why.starts_with("unknown time zone") {
-                        format!("{from} {why}")
+                    // The schedule's own errors were said when --every was read (in UTC): what
+                    // is left is the zone's.
+                    Error::Usage(if why.starts_with("unknown time zone") {
+                        format!("{from}: {why}")
                     } else {
                         why
-                    };
-                    Error::Usage(format!("--every '{text}': {why}"))
+                    })
                 })
         }
     }
