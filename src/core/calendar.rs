@@ -17,14 +17,16 @@
 //! - Times are wall-clock times in `--tz` (default UTC), from the zone database built into
 //!   dlock (IANA tzdb, `dlock doctor` names its version), never the host's: every host on one
 //!   dlock version computes the same windows.
-//! - Clock changes (DST), one rule, Vixie cron's: a schedule whose minute and hour each name
-//!   a single value (`30 2 * * *`) runs once a day at that wall-clock time. If that time does
-//!   not exist on the day the clock jumps forward, it runs at the first time after the jump
-//!   (02:30 in a 02:00→03:00 jump runs at 03:00). If it exists twice on the day the clock goes
-//!   back, it runs at the first of the two only. Every other schedule (a `*`, a step, a range
-//!   or a list in minute or hour) runs at each wall-clock time that matches and exists: the
-//!   times inside a forward jump are skipped, and the repeated hour of a backward change runs
-//!   at its matching times twice, once on each pass.
+//! - Clock changes (DST), one rule: a schedule whose minute and hour each name a single value
+//!   (`30 2 * * *`) runs once a day at that wall-clock time. If that time does not exist on
+//!   the day the clock jumps forward, it runs at the first time after the jump (02:30 in a
+//!   02:00→03:00 jump runs at 03:00). If it exists twice on the day the clock goes back, it
+//!   runs at the first of the two only. Every other schedule (a `*`, a step, a range or a list
+//!   in minute or hour) runs at each wall-clock time that matches and exists: the times inside
+//!   a forward jump are skipped, and the repeated hour of a backward change runs at its
+//!   matching times twice, once on each pass. (croner's rule, and Vixie cron's for one time a
+//!   day; Vixie also moves a list such as `30 2,14` past the jump, croniter every schedule
+//!   whose hour is not `*`.)
 
 mod fields;
 #[cfg(test)]
