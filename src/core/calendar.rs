@@ -121,23 +121,7 @@ impl Calendar {
         let zone = TimeZone::get(tz).map_err(|_| {
             format!("unknown time zone `{tz}`: an IANA name such as Europe/Berlin or UTC")
         })?;
-        // A minute or hour naming one value is written as that value, so croner's fixed-time
-        // rule (module doc) is "one minute and one hour", however they were spelt (`*/60`).
-        let single = |f: &fields::Field| {
-            if f.bits.count_ones() == 1 {
-                f.bits.trailing_zeros().to_string()
-            } else {
-                f.text.clone()
-            }
-        };
-        let numeric = [
-            single(&minute),
-            single(&hour),
-            dom.text,
-            month.text,
-            dow.text,
-        ]
-        .join(" ");
+        let numeric = [minute.text, hour.text, dom.text, month.text, dow.text].join(" ");
         let cron = CronParser::builder()
             .seconds(Seconds::Disallowed)
             .year(Year::Disallowed)
