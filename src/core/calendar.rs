@@ -17,14 +17,16 @@
 //! - Times are wall-clock times in `--tz` (default UTC), from the zone database built into
 //!   dlock (IANA tzdb, `dlock doctor` names its version), never the host's: every host on one
 //!   dlock version computes the same windows.
-//! - Clock changes (DST), one rule, Vixie cron's: a schedule whose minute and hour each name
-//!   a single value (`30 2 * * *`) runs once a day at that wall-clock time. If that time does
-//!   not exist on the day the clock jumps forward, it runs at the first time after the jump
-//!   (02:30 in a 02:00→03:00 jump runs at 03:00). If it exists twice on the day the clock goes
-//!   back, it runs at the first of the two only. Every other schedule (a `*`, a step, a range
-//!   or a list in minute or hour) runs at each wall-clock time that matches and exists: the
-//!   times inside a forward jump are skipped, and the repeated hour of a backward change runs
-//!   at its matching times twice, once on each pass.
+//! - Clock changes (DST), one rule: a schedule whose minute and hour each name a single value
+//!   (`30 2 * * *`) runs once a day at that wall-clock time. If that time does not exist on
+//!   the day the clock jumps forward, it runs at the first time after the jump (02:30 in a
+//!   02:00→03:00 jump runs at 03:00). If it exists twice on the day the clock goes back, it
+//!   runs at the first of the two only. Every other schedule (a `*`, a step, a range or a list
+//!   in minute or hour) runs at each wall-clock time that matches and exists: the times inside
+//!   a forward jump are skipped, and the repeated hour of a backward change runs at its
+//!   matching times twice, once on each pass. (croner's rule, and Vixie cron's for one time a
+//!   day; Vixie also moves a list such as `30 2,14` past the jump, croniter every schedule
+//!   whose hour is not `*`.)
 
 mod fields;
 #[cfg(test)]
@@ -119,23 +121,7 @@ impl Calendar {
         let zone = TimeZone::get(tz).map_err(|_| {
             format!("unknown time zone `{tz}`: an IANA name such as Europe/Berlin or UTC")
         })?;
-        // A minute or hour naming one value is written as that value, so croner's fixed-time
-        // rule (module doc) is "one minute and one hour", however they were spelt (`*/60`).
-        let single = |f: &fields::Field| {
-            if f.bits.count_ones() == 1 {
-                f.bits.trailing_zeros().to_string()
-            } else {
-                f.text.clone()
-            }
-        };
-        let numeric = [
-            single(&minute),
-            single(&hour),
-            dom.text,
-            month.text,
-            dow.text,
-        ]
-        .join(" ");
+        let numeric = [minute.text, hour.text, dom.text, month.text, dow.text].join(" ");
         let cron = CronParser::builder()
             .seconds(Seconds::Disallowed)
             .year(Year::Disallowed)

@@ -58,6 +58,9 @@ pub(super) struct Field {
     pub(super) star: bool,
     /// Begins with `*` (`*/2`), which Vixie cron counts as unrestricted for the day rule.
     pub(super) star_led: bool,
+    /// What croner reads: `*`, or every value named, as a list. croner reads steps and ranges
+    /// with limits of its own (a step above 65535 is an error there); a list it reads as
+    /// plain cron does, and its once-a-day rule (one minute, one hour) sees the same values.
     pub(super) text: String,
 }
 
@@ -75,7 +78,6 @@ pub(super) fn read(fields: &[&str]) -> Result<[Field; 5], String> {
 fn field(spec: &Spec, text: &str) -> Result<Field, String> {
     let name = spec.name;
     let mut bits = 0u64;
-    let mut parts = Vec::new();
     for item in text.split(',') {
         let (range, step) = match item.split_once('/') {
             Some((range, step)) => (range, Some(step)),
@@ -92,8 +94,8 @@ fn field(spec: &Spec, text: &str) -> Result<Field, String> {
                 }
             },
         };
-        let (lo, hi, shown) = if range == "*" {
-            (spec.min, spec.max, "*".to_string())
+        let (lo, hi) = if range == "*" {
+            (spec.min, spec.max)
         } else if let Some((a, b)) = range.split_once('-') {
             let (a, mut b) = (value(spec, a, item)?, value(spec, b, item)?);
             // `mon-sun`: Sunday ending a range is 7, as in every cron that reads names.
@@ -106,25 +108,20 @@ fn field(spec: &Spec, text: &str) -> Result<Field, String> {
                     spec.max, spec.min
                 ));
             }
-            (a, b, format!("{a}-{b}"))
+            (a, b)
         } else if step != 1 {
             return Err(format!(
                 "{name} `{item}`: a step goes after `*` or a range (`*/{step}`, `a-b/{step}`)"
             ));
         } else {
             let v = value(spec, range, item)?;
-            (v, v, v.to_string())
+            (v, v)
         };
         let mut v = lo;
         while v <= hi {
             bits |= 1 << v;
-            v += step;
+            v = v.saturating_add(step);
         }
-        parts.push(if step == 1 {
-            shown
-        } else {
-            format!("{shown}/{step}")
-        });
     }
     if name == "day-of-week" && bits & (1 << 7) != 0 {
         bits = (bits & !(1 << 7)) | 1;
@@ -133,7 +130,12 @@ fn field(spec: &Spec, text: &str) -> Result<Field, String> {
         bits,
         star: text == "*",
         star_led: text.starts_with('*'),
-        text: parts.join(","),
+        text: if text == "*" {
+            "*".into()
+        } else {
+            let values = (0..64).filter(|v| bits & (1 << v) != 0);
+            values.map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+        },
     })
 }
 

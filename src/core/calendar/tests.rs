@@ -372,3 +372,17 @@ fn the_bundled_zone_database_names_its_version() {
         "{v}"
     );
 }
+
+#[test]
+fn big_steps_name_the_first_value_only() {
+    for text in [
+        "0 0 */100 * *",
+        "0 0 * * */9999999",
+        "*/4294967295 * * * *",
+        "0 0 1-5/70000 * *",
+    ] {
+        let c = Calendar::parse(text, "UTC").unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.next(0) > 0, "{text}");
+    }
+    refused_naming("*/4294967296 * * * *", &["minute", "step"]);
+}
