@@ -64,6 +64,7 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
                 c.hosts -= 1;
                 c.rates.remove(h);
                 c.host_every.remove(h);
+                c.skews.remove(h);
                 c.partitions.retain(|p| p.0 != h);
                 for p in &mut c.partitions {
                     p.0 -= usize::from(p.0 > h);
@@ -112,7 +113,7 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
         }
         if best.host_every.iter().any(|e| *e != best.every) {
             tries.push(Scenario {
-                host_every: vec![best.every; best.hosts],
+                host_every: vec![best.every.clone(); best.hosts],
                 ..best.clone()
             });
         }
@@ -205,6 +206,8 @@ fn seed_range() {
     let (mut replicated, mut replicated_runs, mut unconfirmed) = (0, 0, 0);
     // Worlds with `dlock cancel`s, and those with --every too.
     let (mut cancel_worlds, mut cancel_every) = (0, 0);
+    // Calendar worlds, their --every successes and the longest of them (simulated s).
+    let (mut calendar_worlds, mut calendar_successes, mut calendar_longest) = (0, 0, 0);
     for seed in CI_SEEDS {
         let (o, w) = simulate(seed, true, 0);
         if let Some(v) = &o.violation {
@@ -226,6 +229,16 @@ fn seed_range() {
             cancel_worlds += 1;
             cancel_every += u64::from(w.sc.every.is_some());
         }
+        if w.sc.calendar_world() {
+            calendar_worlds += 1;
+            calendar_successes += o.counts.successes;
+            calendar_longest = calendar_longest.max(w.now / 1_000_000);
+        }
+        total.calendar_tries += o.counts.calendar_tries;
+        total.clock_offs += o.counts.clock_offs;
+        total.clock_off_runs += o.counts.clock_off_runs;
+        total.calendar_grants += o.counts.calendar_grants;
+        total.calendar_grants_before += o.counts.calendar_grants_before;
         total.cancels_asked += o.counts.cancels_asked;
         total.cancels_freed += o.counts.cancels_freed;
         total.cancels_ended += o.counts.cancels_ended;
@@ -278,6 +291,23 @@ fn seed_range() {
     assert!(
         total.period_refusals > 10 && total.period_changes > 5,
         "the mixed-period and changed-period worlds must reach the rule"
+    );
+    println!(
+        "sim: {calendar_worlds} calendar worlds (the longest {calendar_longest} s simulated): {} tries found a window, {} grants each in the window holding the server's time ({} in the window before the host's own), {calendar_successes} successes; {} tries answered that the host's clock is off, {} runs ended on one (exit 69)",
+        total.calendar_tries,
+        total.calendar_grants,
+        total.calendar_grants_before,
+        total.clock_offs,
+        total.clock_off_runs
+    );
+    assert!(
+        calendar_worlds >= 10
+            && total.calendar_grants > 10
+            && total.calendar_grants_before > 0
+            && calendar_successes > 10
+            && total.clock_offs > 10
+            && total.clock_off_runs > 10,
+        "the calendar worlds must reach windows, grants in the window before the host's, and clocks off"
     );
     println!(
         "sim: --every across failovers with --min-replicas: {} successes the replica confirmed, never run again; {} windows run again after a success it had not confirmed (the run warned); in unsafe worlds {} repeats",
