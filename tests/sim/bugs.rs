@@ -263,6 +263,21 @@ fn every_success_placed_at_its_release() {
 }
 
 #[test]
+fn calendar_starts_one_window_late() {
+    // The host sends a calendar's window starts from the window after its own, the one before
+    // left out: a host whose clock is ahead of the server's by less than a window is told, near
+    // a boundary, that its clock is off (exit 69, the window missed). Found in the calendar
+    // worlds, by the checker's own windows around the host's clock.
+    hunt_in(
+        "calendar window starts one window late",
+        Some(Bug::CalendarStartsLate),
+        None,
+        false,
+        Scenario::calendar_world,
+    );
+}
+
+#[test]
 fn a_free_slot_never_found() {
     // Liveness: acquire.lua answers busy for a free lock; a waiter gives up on it (fair worlds).
     let patch = ("  if not v and not free then free = i end", "");
