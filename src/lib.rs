@@ -128,6 +128,7 @@ pub mod api {
     pub use crate::cli::args::command;
     pub use crate::cli::docs::{SHELLS, completions, man_page};
     pub use crate::core::backoff::Backoff;
+    pub use crate::core::calendar::{Calendar, tzdb_version};
     pub use crate::core::stats::bucket_field;
     pub use crate::exit::markdown as exit_table_markdown;
     pub use crate::store::keys::{Keys, companion, new_token};

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::every::{done, job, runs_in, server_ms};
+use crate::support::needs::Need;
 use crate::support::*;
 
 const MIN: u64 = 60_000;
@@ -325,6 +326,30 @@ fn check_counts_missed_calendar_windows_of_unequal_length() {
         .stdout_has("0 0 * * 1-5 UTC ok");
 }
 
+/// A calendar whose window lasts over a year (leap days) runs, and `status --wide` says how
+/// long its window is: from one 29 February to the next, four years.
+#[test]
+fn a_leap_day_calendar_runs_and_status_says_its_window_is_years_long() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "leap",
+            "--every",
+            "0 0 29 2 *",
+            "--",
+            "true",
+        ])
+        .run()
+        .code(0);
+    dlock(&r)
+        .args(["status", "leap", "--wide"])
+        .run()
+        .code(0)
+        .stdout_has("0 0 29 2 * UTC (a window of 4.0 years) ok");
+}
+
 /// A key's recorded calendar binds every host, as a duration does: another schedule, another
 /// zone or a duration is refused naming the recorded one; `release --every` changes it.
 #[test]
@@ -417,4 +442,47 @@ fn bad_calendars_are_one_line_usage_errors() {
         .code(2)
         .one_line_error()
         .stderr_has("DLOCK_TZ");
+}
+
+/// The `@yearly` Berlin window the server recorded, against croniter's (an independent
+/// implementation): its previous and next scheduled times around the server's time.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "croniter"),
+    ignore = "needs croniter (pip install croniter) in DLOCK_TEST_PYTHON or python3"
+)]
+fn the_yearly_berlin_window_is_croniters() {
+    require!(Need::Croniter);
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["run", "--key", "yearly", "--every", "@yearly"])
+        .args(["--tz", "Europe/Berlin", "--", "true"])
+        .run()
+        .code(0);
+    let granted: u64 = done(&r, "yearly", "granted_ms").unwrap().parse().unwrap();
+    let python = std::env::var("DLOCK_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = format!(
+        "from croniter import croniter\n\
+         from datetime import datetime, timezone\n\
+         from zoneinfo import ZoneInfo\n\
+         t = datetime.fromtimestamp({granted} / 1000, timezone.utc).astimezone(ZoneInfo('Europe/Berlin'))\n\
+         it = croniter('@yearly', t)\n\
+         nxt = it.get_next(datetime)\n\
+         it = croniter('@yearly', t)\n\
+         prev = it.get_prev(datetime)\n\
+         print(int(prev.timestamp() * 1000), int(nxt.timestamp() * 1000))\n"
+    );
+    let out = std::process::Command::new(python)
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (prev, next) = text.trim().split_once(' ').unwrap();
+    assert_eq!(done(&r, "yearly", "window_ms").as_deref(), Some(prev));
+    assert_eq!(done(&r, "yearly", "window_end_ms").as_deref(), Some(next));
 }

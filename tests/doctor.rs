@@ -73,7 +73,7 @@ fn a_server_set_up_right_passes_with_no_failure_and_the_table_says_so() {
         .run();
     out.code(0)
         .stdout_has("✓ eviction")
-        .stdout_has("0 failed, 0 warnings, 0 not read, 9 ok");
+        .stdout_has("0 failed, 0 warnings, 0 not read, 10 ok");
 }
 
 #[test]
@@ -446,6 +446,58 @@ fn a_cancel_request_no_holder_took_is_a_warning() {
     assert_eq!(mark(&v, "cancels"), "ok", "{v}");
     assert!(
         found(&v, "cancels").contains("ended before taking it"),
+        "{v}"
+    );
+}
+
+/// The calendars row: the zone database dlock carries (the version `api::tzdb_version` reads
+/// from the bundled crate) with no calendar key; with an hourly calendar key, this host's clock
+/// against the window: in step passes, 40 minutes off (the clockshift shim, in that dlock only)
+/// warns, 2 hours off fails — a run from that host then exits 69, as the row says.
+#[test]
+fn the_calendars_row_judges_the_host_clock_against_the_shortest_window() {
+    let r = RedisServer::start();
+    let (_, v) = doctor(&r.url(), &[]);
+    let tzdb = dlock::api::tzdb_version().expect("the bundled database's version");
+    assert_eq!(
+        found(&v, "calendars"),
+        format!("no calendar --every key; this dlock carries zone database {tzdb}"),
+        "{v}"
+    );
+    Dlock::bare()
+        .env("DLOCK_URL", &r.url())
+        .args(["run", "--key", "hourly", "--every", "@hourly", "--", "true"])
+        .run()
+        .code(0);
+    let (_, v) = doctor(&r.url(), &[]);
+    assert_eq!(mark(&v, "calendars"), "ok", "{v}");
+    assert!(
+        found(&v, "calendars").contains("1 calendar key (hourly (@hourly UTC))"),
+        "{v}"
+    );
+    let shifted = |secs: &str| {
+        let out = Dlock::bare()
+            .env("DLOCK_URL", &r.url())
+            .env(
+                "LD_PRELOAD",
+                crate::support::compiled::clockshift().to_str().unwrap(),
+            )
+            .env("CLOCKSHIFT_AT_NS", "0")
+            .env("CLOCKSHIFT_SECONDS", secs)
+            .args(["doctor", "--json"])
+            .run();
+        let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+        v
+    };
+    let v = shifted("-2400");
+    assert_eq!(mark(&v, "calendars"), "warning", "{v}");
+    let v = shifted("7200");
+    assert_eq!(mark(&v, "calendars"), "failure", "{v}");
+    assert!(
+        row(&v, "calendars")["why"]
+            .as_str()
+            .unwrap()
+            .contains("exits 69"),
         "{v}"
     );
 }

@@ -224,7 +224,11 @@ fn the_readmes_alert_rules_pass_promtool_and_name_the_eviction_series() {
         .filter_map(|b| b.split_once("\n```").map(|b| b.0))
         .find(|b| b.starts_with("# Prometheus alert rules"))
         .expect("the README's alert rules block");
-    for series in ["dlock_server_evicting", "dlock_server_evicted_keys_total"] {
+    for series in [
+        "dlock_server_evicting",
+        "dlock_server_evicted_keys_total",
+        "dlock_window_previous_start_seconds",
+    ] {
         assert!(rules.contains(series), "no rule on {series}:\n{rules}");
     }
     let t = tempfile::tempdir().unwrap();
@@ -261,6 +265,12 @@ fn the_exporters_page_passes_promtool_check_metrics() {
         .args(["run", "--key", "sem", "--limit", "2", "--", "true"])
         .run()
         .code(0);
+    // A calendar's windows, of unequal length: no dlock_every_seconds, its window gauges.
+    dlock(&r)
+        .args(["run", "--key", "cal", "--every", "0 9 * * 1-5"])
+        .args(["--tz", "Europe/Berlin", "--", "true"])
+        .run()
+        .code(0);
     // Paused keys: one until resumed (its end +Inf), one with --for.
     dlock(&r).args(["pause", "ev"]).run().code(0);
     dlock(&r)
@@ -272,6 +282,17 @@ fn the_exporters_page_passes_promtool_check_metrics() {
     assert_eq!(sample(&page, "dlock_server_evicting"), Some("1"), "{page}");
     assert!(
         page.contains("dlock_paused_until_seconds{key=\"dlock:ev\"} +Inf\n"),
+        "{page}"
+    );
+    for series in [
+        "dlock_window_previous_start_seconds{key=\"dlock:cal\"}",
+        "dlock_window_start_seconds{key=\"dlock:cal\"}",
+        "dlock_window_end_seconds{key=\"dlock:cal\"}",
+    ] {
+        assert!(page.contains(series), "{series}: {page}");
+    }
+    assert!(
+        !page.contains("dlock_every_seconds{key=\"dlock:cal\"}"),
         "{page}"
     );
     stop(e);

@@ -16,6 +16,7 @@ mod board_pause;
 mod board_reads;
 mod board_reasons;
 mod calendar;
+mod calendar_croniter;
 mod cancel;
 mod capture;
 mod chaos;

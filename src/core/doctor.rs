@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::exit::Exit;
 
+pub mod calendars;
 pub mod keys;
 pub mod pauses;
 pub mod rights;

@@ -47,7 +47,8 @@ impl Every {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Period {
     Fixed(Every),
-    Calendar(Calendar),
+    /// Boxed: a parsed schedule is several hundred bytes, a duration sixteen.
+    Calendar(Box<Calendar>),
 }
 
 impl Period {

@@ -248,7 +248,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     // A calendar: the key's period changed to @daily in UTC (the same windows as 1d), whose
     // window holding the success is done; window starts sent around a clock far from the
     // server's are answered as such, nothing taken.
-    let cal = Period::Calendar(Calendar::parse("@daily", "UTC")?);
+    let cal = Period::Calendar(Box::new(Calendar::parse("@daily", "UTC")?));
     let change = PeriodCall {
         keys: &keys,
         every: &cal,

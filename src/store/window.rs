@@ -48,9 +48,12 @@ impl Window {
         let num = |k: &str| get(k).and_then(|v| v.parse::<u64>().ok());
         let every = match (get("schedule"), get("tz")) {
             // A calendar (SPEC 7d): read with this dlock's zone database.
-            (Some(schedule), Some(tz)) => Period::Calendar(Calendar::parse(schedule, tz).map_err(
-                |why| format!("a calendar --every record this dlock cannot read (schedule '{schedule}', tz {tz}: {why})"),
-            )?),
+            (Some(schedule), Some(tz)) => {
+                let calendar = Calendar::parse(schedule, tz).map_err(|why| {
+                    format!("a calendar --every record this dlock cannot read (schedule '{schedule}', tz {tz}: {why})")
+                })?;
+                Period::Calendar(Box::new(calendar))
+            }
             _ => {
                 let (Some(every_ms), Some(offset_ms)) = (num("every_ms"), num("offset_ms")) else {
                     return Err(

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Every flag this script may set (the tests name them; rustc checks the spelling).
-const NEEDS: [&str; 12] = [
+const NEEDS: [&str; 13] = [
     "redis_cli",
     "tls",
     "sqlite3",
@@ -37,6 +37,7 @@ const NEEDS: [&str; 12] = [
     "healthchecks",
     "kubernetes_validate",
     "promtool",
+    "croniter",
 ];
 
 fn on_path(name: &str) -> bool {
@@ -210,6 +211,7 @@ fn main() {
             succeeds(&python, &["-m", "kubernetes_validate", "--version"]),
         ),
         ("promtool", on_path("promtool")),
+        ("croniter", succeeds(&python, &["-c", "import croniter"])),
     ];
     for (need, ok) in found {
         debug_assert!(NEEDS.contains(&need));

@@ -38,6 +38,8 @@ pub enum Need {
     KubernetesValidate,
     /// `promtool` (Debian's `prometheus`): the README's alert rules and the exporter's page.
     Promtool,
+    /// croniter (PyPI), in DLOCK_TEST_PYTHON or python3: the calendars' differential test.
+    Croniter,
 }
 
 fn on_path(name: &str) -> bool {
@@ -65,6 +67,14 @@ fn python_has(module: &str) -> bool {
     let python = std::env::var("DLOCK_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     std::process::Command::new(python)
         .args(["-m", module, "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn python_imports(module: &str) -> bool {
+    let python = std::env::var("DLOCK_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    std::process::Command::new(python)
+        .args(["-c", &format!("import {module}")])
         .output()
         .is_ok_and(|o| o.status.success())
 }
@@ -102,6 +112,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Healthchecks => super::healthchecks::scripts_dir().join("start").is_file(),
         Need::KubernetesValidate => python_has("kubernetes_validate"),
         Need::Promtool => on_path("promtool"),
+        Need::Croniter => python_imports("croniter"),
     };
     (!ok).then_some(match need {
         Need::RedisCli => "needs redis-cli (apt-get install redis-tools)",
@@ -116,6 +127,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Healthchecks => "needs the Healthchecks scripts (../shared/healthchecks or DLOCK_TEST_HEALTHCHECKS) and Python >= 3.12",
         Need::KubernetesValidate => "needs kubernetes-validate (pip install kubernetes-validate, or DLOCK_TEST_PYTHON=/path/to/python)",
         Need::Promtool => "needs promtool (apt-get install prometheus)",
+        Need::Croniter => "needs croniter (pip install croniter) in DLOCK_TEST_PYTHON or python3",
     })
 }
 

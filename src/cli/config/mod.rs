@@ -259,14 +259,15 @@ fn every_period(
                 .unwrap_or_else(|| "UTC".into());
             let from = if tz.is_some() { "--tz" } else { "DLOCK_TZ" };
             Calendar::parse(text, &zone)
-                .map(Period::Calendar)
+                .map(|c| Period::Calendar(Box::new(c)))
                 .map_err(|why| {
-                    let why = if why.starts_with("unknown time zone") {
-                        format!("{from} {why}")
+                    // The schedule's own errors were said when --every was read (in UTC): what
+                    // is left is the zone's.
+                    Error::Usage(if why.starts_with("unknown time zone") {
+                        format!("{from}: {why}")
                     } else {
                         why
-                    };
-                    Error::Usage(format!("--every '{text}': {why}"))
+                    })
                 })
         }
     }

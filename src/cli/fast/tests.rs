@@ -53,8 +53,10 @@ fn everyday_lines_are_read_without_clap_and_as_clap_reads_them() {
 /// one of them to clap would still be right, but slow).
 #[test]
 fn every_option_it_knows_is_read_without_clap() {
-    let options: [&[&str]; 28] = [
+    let options: [&[&str]; 30] = [
         &["--ttl", "10s"],
+        &["--every", "0 9 * * 1-5"],
+        &["--tz", "Europe/Berlin"],
         &["--wait", "0"],
         &["--retry-min", "10ms"],
         &["--retry-max", "2s"],
@@ -207,11 +209,14 @@ fn word() -> impl Strategy<Value = Vec<String>> {
         ("prefix", vec!["dlock:", "x:", ""]),
         ("log-format", vec!["text", "json"]),
         ("log-level", vec!["info", "debug", "warn", "error"]),
+        ("every", vec!["1h", "1h 30m", "@daily", "0 9 * * 1-5", "*/5 * * * *"]),
+        ("tz", vec!["UTC", "Europe/Berlin", "Mars/Olympus"]),
     ];
     let bad: Vec<(&str, Vec<&str>)> = vec![
         ("key", vec!["-x", "--"]),
         ("ttl", vec!["ten", "-1s", "400d", ""]),
         ("max-renewals", vec!["-1", "x"]),
+        ("every", vec!["5 5 5", "61 * * * *", "1M", "@fortnightly"]),
         ("conflict-exit-code", vec!["256", "-1", "x"]),
         ("limit", vec!["4294967296", "x", ""]),
         ("history", vec!["10001", "-1"]),

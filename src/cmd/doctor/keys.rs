@@ -7,6 +7,7 @@ use std::time::Duration;
 use redis::RedisResult;
 
 use crate::cli::config::DoctorConfig;
+use crate::core::doctor::calendars::CalendarKey;
 use crate::core::doctor::keys::{self, Key, Lock, Run};
 use crate::core::doctor::{self, Row};
 use crate::core::pause::Scope;
@@ -92,6 +93,37 @@ pub fn cancels(cfg: &DoctorConfig, _: &mut Conn) -> RedisResult<Row> {
         }
     }
     Ok(doctor::pauses::cancels(&found))
+}
+
+/// The calendars row: every key under the prefix whose `--every` is a calendar, with its
+/// window holding now, and this host's clock against the server's.
+pub fn calendars(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    let (offset_ms, _) = super::clock_offset(c)?;
+    let now = u64::try_from(server_ms(c)?).unwrap_or(0);
+    let mut found = Vec::new();
+    reader::open(&cfg.server, &cfg.prefix, &cfg.keys)?.read(|f| {
+        if let Found::Lock(s) = f
+            && let Some(w) = &s.window
+            && w.every.calendar().is_some()
+        {
+            let start = w.every.window_of(now);
+            found.push(CalendarKey {
+                key: s
+                    .key
+                    .strip_prefix(&cfg.prefix)
+                    .unwrap_or(&s.key)
+                    .to_string(),
+                schedule: w.every.short(),
+                window_ms: w.every.next(start).saturating_sub(start),
+            });
+        }
+    })?;
+    let tzdb = crate::core::calendar::tzdb_version();
+    Ok(doctor::calendars::calendars(
+        tzdb.as_deref(),
+        offset_ms,
+        &found,
+    ))
 }
 
 /// One lock as the row judges it: its stats counters, a slot held with no expiry, and its

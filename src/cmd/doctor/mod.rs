@@ -25,14 +25,14 @@ mod rights;
 const PINGS: usize = 20;
 
 /// The checks, in the order they are printed; each reads with the connection and judges. All
-/// but the last three are the server's, run on each master of a cluster; the keys, pauses and
-/// cancels rows read every master themselves, so they run once, on the first.
+/// but the last four are the server's, run on each master of a cluster; the keys, pauses,
+/// cancels and calendars rows read every master themselves, so they run once, on the first.
 type Check = fn(&DoctorConfig, &mut Conn) -> RedisResult<Row>;
 
 /// The rows at the end of CHECKS that run once, not per master.
-const ONCE: usize = 3;
+const ONCE: usize = 4;
 
-const CHECKS: [(&str, Check); 9] = [
+const CHECKS: [(&str, Check); 10] = [
     ("server", server),
     ("eviction", eviction),
     ("persistence", persistence),
@@ -42,6 +42,7 @@ const CHECKS: [(&str, Check); 9] = [
     ("keys", keys::keys),
     ("pauses", keys::pauses),
     ("cancels", keys::cancels),
+    ("calendars", keys::calendars),
 ];
 
 /// `dlock doctor`: every row on stdout (or one JSON object); exit 1 when one failed.
@@ -248,6 +249,12 @@ fn replication(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
 
 /// The host's clock minus the server's `TIME`, read at the midpoint of its round trip.
 fn clock(_: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    let (offset_ms, rtt) = clock_offset(c)?;
+    Ok(doctor::clock(offset_ms, rtt))
+}
+
+/// This host's clock minus the server's (ms), read with one TIME, and the round trip.
+fn clock_offset(c: &mut Conn) -> RedisResult<(i64, Duration)> {
     // In µs, rounded to the ms at the end: both clocks truncated to the ms made a host in step
     // read as a millisecond behind (and a host 2 h ahead as 1h59m).
     let before = i64::try_from(unix_us()).unwrap_or(0);
@@ -256,6 +263,5 @@ fn clock(_: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
     let rtt = t.elapsed();
     let host_mid = before + i64::try_from(rtt.as_micros() / 2).unwrap_or(0);
     let server = s * 1_000_000 + us;
-    let offset_ms = (host_mid - server + 500).div_euclid(1000);
-    Ok(doctor::clock(offset_ms, rtt))
+    Ok(((host_mid - server + 500).div_euclid(1000), rtt))
 }

@@ -262,7 +262,16 @@ fn every_cell(r: &KeyStatus, now_ms: i64) -> String {
     let Some(w) = &r.window else {
         return "-".into();
     };
-    let period = w.every.short();
+    let mut period = w.every.short();
+    // A calendar whose window holding now lasts over a year (`0 0 29 2 *`): say how long.
+    let start = w.every.window_of(u64::try_from(now_ms).unwrap_or(0));
+    let length = w.every.next(start).saturating_sub(start);
+    if length > 366 * crate::units::DAY_MS {
+        period = format!(
+            "{period} (a window of {:.1} years)",
+            length as f64 / (365.25 * crate::units::DAY_MS as f64)
+        );
+    }
     match &w.done {
         None => format!("{period} never ok"),
         Some(d) => format!(

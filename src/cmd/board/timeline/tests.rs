@@ -277,3 +277,50 @@ fn every_windows_a_pause_touched_are_paused_not_due() {
     let week = Range::last_hours(NOON, 168);
     assert!(windows(&s, &runs, &week, week.from_ms).len() <= 2 * runs.bars.len() + 2 * 3 + 1);
 }
+
+/// A calendar's windows differ in length: weekday midnights in UTC, where Friday's window lasts
+/// until Monday. A week to Wednesday noon, with successes in Friday's and Tuesday's windows.
+#[test]
+fn calendar_windows_of_unequal_length_are_shaded_window_by_window() {
+    let r = Range::last_hours(NOON, 168);
+    let midnight = NOON - 12 * HOUR; // Wednesday 2026-12-02 00:00 UTC
+    let day = 24 * HOUR;
+    let mut s = lock();
+    s.window = Some(Window {
+        every: Period::Calendar(Box::new(
+            crate::core::calendar::Calendar::parse("0 0 * * 1-5", "UTC").unwrap(),
+        )),
+        done: None,
+    });
+    let friday = midnight - 5 * day;
+    let tuesday = midnight - day;
+    let runs = Runs {
+        bars: vec![
+            bar(tuesday + HOUR, 1000, "ok", Some(tuesday)),
+            bar(friday + HOUR, 1000, "ok", Some(friday)),
+        ],
+        older: true,
+        kept: 2,
+        ..Runs::default()
+    };
+    let shades: Vec<(i64, i64, &str)> = windows(&s, &runs, &r, r.from_ms)
+        .iter()
+        .map(|w| {
+            (
+                (w.from_ms - midnight) / HOUR,
+                (w.to_ms - midnight) / HOUR,
+                w.class,
+            )
+        })
+        .collect();
+    assert_eq!(
+        shades,
+        [
+            (-156, -120, "due"),
+            (-120, -48, "done"),
+            (-48, -24, "due"),
+            (-24, 0, "done"),
+            (0, 12, "due"),
+        ]
+    );
+}
