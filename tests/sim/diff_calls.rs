@@ -105,7 +105,7 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_millis() as i64);
                 let cal = Calendar::parse(text, tz).expect("a schedule of the test's");
-                Some((Period::Calendar(cal), (now + shift) as u64))
+                Some((Period::Calendar(Box::new(cal)), (now + shift) as u64))
             } else {
                 None
             };

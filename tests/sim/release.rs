@@ -260,7 +260,7 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
                     w.sc.seed, call.argv
                 );
             };
-            Some(Period::Calendar(cal.clone()))
+            Some(Period::Calendar(Box::new(cal.clone())))
         }
         _ => None,
     };

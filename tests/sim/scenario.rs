@@ -227,7 +227,9 @@ impl Scenario {
     /// host sends cover (every try answered that its clock is off).
     fn calendar(&mut self, r: &mut Rng) {
         let (text, tz, shortest, longest) = *r.pick(&SCHEDULES);
-        let cal = Period::Calendar(Calendar::parse(text, tz).expect("a schedule of the sim's"));
+        let cal = Period::Calendar(Box::new(
+            Calendar::parse(text, tz).expect("a schedule of the sim's"),
+        ));
         let Some(Period::Fixed(drawn)) = self.every.clone() else {
             return;
         };
@@ -276,7 +278,7 @@ impl Scenario {
             let to = if r.chance(0.5) {
                 let (text, tz, _, _) = *r.pick(&SCHEDULES);
                 let other = Calendar::parse(text, tz).expect("a schedule of the sim's");
-                Period::Calendar(other)
+                Period::Calendar(Box::new(other))
             } else {
                 every(&to)
             };
