@@ -21,6 +21,10 @@ pub enum Bug {
     /// The first lease is measured from the end of the wait (the winning try's send plus the
     /// time waited before it), not from the winning try's send (an audit's bug, issue 47).
     FirstLeaseFromWaitedSend = 64,
+    /// A calendar --every's window starts computed around the window after the host's own:
+    /// the window before it is not sent, so a host whose clock is a little ahead of the
+    /// server's is told its clock is off (issue 51).
+    CalendarStartsLate = 128,
 }
 
 #[cfg(feature = "test-support")]

@@ -132,7 +132,14 @@ impl<'a> EveryArg<'a> {
     pub fn new(period: &'a Period, host_ms: u64) -> EveryArg<'a> {
         match period {
             Period::Fixed(e) => EveryArg::Fixed(*e),
-            Period::Calendar(c) => EveryArg::Calendar(c, c.starts(host_ms)),
+            Period::Calendar(c) => {
+                let around = if crate::core::bugs::on(crate::core::bugs::Bug::CalendarStartsLate) {
+                    c.next(c.window_of(host_ms))
+                } else {
+                    host_ms
+                };
+                EveryArg::Calendar(c, c.starts(around))
+            }
         }
     }
 }

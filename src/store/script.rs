@@ -59,7 +59,7 @@ pub(crate) static RENEW: Script = Script::new(
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "049847f28d467b16df534d46a65b67eee838d86d",
+    "77558aa4c3a0421536689d53f5014ecfd5949003",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),

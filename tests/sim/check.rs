@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use dlock::api::sim::Every;
+use dlock::api::sim::{Calendar, Period};
 
 use crate::periods::Periods;
 
@@ -71,6 +71,15 @@ pub struct Counts {
     pub period_refusals: u64,
     /// `dlock release K --every D` the server took.
     pub period_changes: u64,
+    /// Calendar --every: tries the server found in a window the host sent (answered), tries it
+    /// answered that the host's clock is off (ClockOff, code 5), runs that ended on one
+    /// (exit 69), fresh grants (each in the window holding the server's time), and grants
+    /// in the window before the host's own (the host's clock ahead).
+    pub calendar_tries: u64,
+    pub clock_offs: u64,
+    pub clock_off_runs: u64,
+    pub calendar_grants: u64,
+    pub calendar_grants_before: u64,
     /// Requests that reached the server after their host had given up on them (the
     /// slow-network experiment's late deliveries).
     pub late_arrivals: u64,
@@ -345,7 +354,7 @@ impl Checker {
 
     /// --every: `token`, whose try had `every`, was granted at `server_ms` on the server's
     /// clock.
-    pub fn window_granted(&mut self, token: &str, every: Every, server_ms: u64) {
+    pub fn window_granted(&mut self, token: &str, every: Period, server_ms: u64) {
         self.periods.granted(token, every, server_ms);
     }
 
@@ -369,7 +378,7 @@ impl Checker {
 
     /// --every: a try with `every` answered at `at_ms` not due (`refused` false) or refused
     /// for another period (true): only when the recorded successes say so (periods.rs).
-    pub fn every_answer(&mut self, t: Us, every: &Every, at_ms: u64, refused: bool) {
+    pub fn every_answer(&mut self, t: Us, every: &Period, at_ms: u64, refused: bool) {
         let checked = if refused {
             self.periods.refused(every, at_ms)
         } else {
@@ -383,6 +392,69 @@ impl Checker {
             } else {
                 self.fail(t, why);
             }
+        }
+    }
+
+    /// Calendar --every: a try with `cal`, sent when the host's wall clock read `host_ms`, was
+    /// answered `code` by the server at `server_ms` (its TIME); `window`: the window a fresh
+    /// grant answered. The host sends the window before the one holding its clock, that one
+    /// and the two after (SPEC 7d): the server says the host's clock is off (5) exactly when
+    /// its time is outside them, finds a window otherwise (busy 0, ours 1, not due 2: the
+    /// answers after that decision), and a grant is in the window holding the server's time,
+    /// whatever the host's clock said. The checker's own walk of the calendar, not the
+    /// windows the host sent.
+    pub fn calendar_answer(
+        &mut self,
+        t: Us,
+        cal: &Calendar,
+        times: (u64, u64),
+        answer: (i64, Option<u64>),
+    ) {
+        let ((host_ms, server_ms), (code, window)) = (times, answer);
+        if !matches!(code, 0..=2 | 5) {
+            return;
+        }
+        let own = cal.window_of(host_ms);
+        let (first, end) = (cal.window_of(own - 1), cal.next(cal.next(own)));
+        let inside = first <= server_ms && server_ms < end;
+        if code == 5 {
+            self.counts.clock_offs += 1;
+        } else {
+            self.counts.calendar_tries += 1;
+        }
+        if inside == (code == 5) {
+            let said = if code == 5 {
+                "that the host's clock is off"
+            } else {
+                "with a window"
+            };
+            self.fail(
+                t,
+                format!("a try with '{}' in {} sent at host time {host_ms} was answered {said} (code {code}) at server time {server_ms}, which is {} the windows around the host's clock [{first}, {end})", cal.text(), cal.tz(), if inside { "inside" } else { "outside" }),
+            );
+        }
+        if let Some(window) = window {
+            self.counts.calendar_grants += 1;
+            self.counts.calendar_grants_before += u64::from(window < own);
+            let holding = cal.window_of(server_ms);
+            if window != holding {
+                self.fail(
+                    t,
+                    format!("a grant with '{}' in {} at server time {server_ms} answered the window from {window}, not the one holding that time (from {holding})", cal.text(), cal.tz()),
+                );
+            }
+        }
+    }
+
+    /// A run whose try was answered that its host's clock is off must end unavailable (exit
+    /// 69), holding nothing, never wait on or run: `ended` is how it ended.
+    pub fn clock_off_run(&mut self, t: Us, token: &str, ended: Option<dlock::api::sim::Exit>) {
+        self.counts.clock_off_runs += 1;
+        if ended != Some(dlock::api::sim::Exit::Unavailable) {
+            self.fail(
+                t,
+                format!("run {token} was told its host's clock is off, and ended {ended:?}, not unavailable (69)"),
+            );
         }
     }
 

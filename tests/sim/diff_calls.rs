@@ -1,12 +1,14 @@
 //! The differential test's random calls: dlock's real call structs with random arguments on
 //! two keys (--limit 1 and 3, now and then another), and now and then a key of the wrong type
-//! written where a script expects another.
+//! written where a script expects another. A calendar --every's acquire sends its window starts
+//! around the real server's clock (this machine's), now and then shifted by windows so the
+//! server finds its time outside them (ClockOff).
 
 use std::time::Duration;
 
 use dlock::api::sim::{
-    AcquireCall, BreakCall, BusyCall, CancelCall, Every, EveryArg, Exit, Finish, Fleet, Keys,
-    Limits, Meta, RecordCall, ReleaseCall, RenewCall, RunLog, WakeCall,
+    AcquireCall, BreakCall, BusyCall, Calendar, CancelCall, Every, EveryArg, Exit, Finish, Fleet,
+    Keys, Limits, Meta, Period, RecordCall, ReleaseCall, RenewCall, RunLog, WakeCall,
 };
 
 use crate::calls::{Scripted, scripted};
@@ -83,6 +85,30 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
     };
     let call = match rng.range(0, 99) {
         0..=34 => {
+            // A calendar instead of the duration, two times in five: minute windows in UTC or
+            // two-minute ones in Asia/Kolkata, its starts around this machine's clock (the real
+            // server's), three in ten of them shifted by windows past what the starts cover.
+            let calendar = every.is_some() && rng.chance(0.4);
+            let period = if calendar {
+                let (text, tz, window) = *rng.pick(&[
+                    ("* * * * *", "UTC", 60_000),
+                    ("*/2 * * * *", "Asia/Kolkata", 120_000),
+                ]);
+                let shift: i64 = match rng.range(0, 9) {
+                    0 => 3 * window,
+                    1 => -4 * window,
+                    2 => -5 * window,
+                    3 => window / 2,
+                    _ => 0,
+                };
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as i64);
+                let cal = Calendar::parse(text, tz).expect("a schedule of the test's");
+                Some((Period::Calendar(Box::new(cal)), (now + shift) as u64))
+            } else {
+                None
+            };
             let c = AcquireCall {
                 keys: &keys,
                 token: &token,
@@ -90,7 +116,10 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
                 stats,
                 meta: &meta,
                 last_try: rng.chance(0.5),
-                every: every.map(EveryArg::Fixed),
+                every: match &period {
+                    Some((p, host_ms)) => Some(EveryArg::new(p, *host_ms)),
+                    None => every.map(EveryArg::Fixed),
+                },
                 fleet: Fleet::Key("{sim:}:pause"),
             };
             return (Kind::Acquire, scripted(&c));

@@ -8,7 +8,7 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Backoff, Cleanup, End, Every, Failure, Limits, Renewal, Stop, Wait, WaitLimits,
+    Backoff, Cleanup, End, Failure, Limits, Period, Renewal, Stop, Wait, WaitLimits,
 };
 
 use crate::check::Us;
@@ -39,9 +39,11 @@ pub struct Waiting {
     /// --min-replicas' WAIT out after the grant.
     pub confirm: Option<u64>,
     /// --every: the run's period (the host's, or the one the operator changed to).
-    pub every: Option<Every>,
+    pub every: Option<Period>,
     /// --every: the window of the acquire that won.
     pub window: Option<u64>,
+    /// A calendar --every try was answered that this host's clock is off.
+    pub clock_off: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +144,14 @@ pub fn local(w: &World, h: usize) -> Instant {
     w.base + Duration::from_micros(host.off + (w.now as f64 * host.rate) as u64)
 }
 
+/// The host's wall clock now (Unix ms): the server's at the world's start, skewed by the
+/// scenario, running at the host's rate.
+pub fn wall_ms(w: &World, h: usize) -> u64 {
+    let host = &w.hosts[h];
+    let us = crate::world::EPOCH_US as f64 + w.now as f64 * host.rate;
+    ((us / 1000.0) as i64 + w.sc.skews[h]) as u64
+}
+
 /// When (true time) the host's clock shows `at`, plus a late timer wake-up (≤ 1 ms: dlock's
 /// allowance has 2 ms for timer granularity).
 pub fn true_at(w: &mut World, h: usize, at: Instant) -> Us {
@@ -240,8 +250,9 @@ fn begin(w: &mut World, h: usize) {
         waker: WakerState::Off,
         cleanup: None,
         confirm: None,
-        every: w.period_now.or(w.sc.host_every[h]),
+        every: w.period_now.clone().or_else(|| w.sc.host_every[h].clone()),
         window: None,
+        clock_off: false,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
     let until = w.now + (w.sc.wait.as_micros() as f64 / w.hosts[h].rate) as Us;

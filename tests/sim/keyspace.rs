@@ -46,9 +46,9 @@ pub struct Keyspace {
 
 /// The commands served, as the match in `Keyspace::command` spells them (a script may write
 /// them in any case).
-const COMMANDS: [&str; 18] = [
-    "GET", "SET", "PEXPIRE", "PTTL", "EXISTS", "DEL", "INCR", "HSET", "HGET", "HMGET", "HGETALL",
-    "HINCRBY", "LPUSH", "LTRIM", "LLEN", "TIME", "XADD", "XLEN",
+const COMMANDS: [&str; 19] = [
+    "GET", "SET", "PEXPIRE", "PTTL", "EXISTS", "DEL", "INCR", "HSET", "HDEL", "HGET", "HMGET",
+    "HGETALL", "HINCRBY", "LPUSH", "LTRIM", "LLEN", "TIME", "XADD", "XLEN",
 ];
 
 fn int_arg(s: &str) -> Result<i64, String> {
@@ -268,6 +268,21 @@ impl Keyspace {
                     }
                 }
                 Ok(Value::Int(added))
+            }
+            // acquire.lua's change of a done record's kind (a calendar for a duration, or
+            // back); a hash left empty is gone, as Redis has it.
+            "HDEL" => {
+                arity(2, false)?;
+                let Some(h) = self.hash(a[0])? else {
+                    return Ok(Value::Int(0));
+                };
+                let before = h.len();
+                h.retain(|(f, _)| !a[1..].contains(&f.as_str()));
+                let (n, empty) = (before - h.len(), h.is_empty());
+                if empty {
+                    self.keys.remove(a[0]);
+                }
+                Ok(Value::Int(n as i64))
             }
             "HGET" => {
                 arity(2, true)?;

@@ -4,24 +4,33 @@
 //! holds across a change of period (the operator's `dlock release K --every D`) and with hosts
 //! that disagree about the period (the first success binds the key to its own; the others are
 //! refused). The windows are the checker's own arithmetic on the server's clock, not the
-//! windows the scripts report.
+//! windows the scripts report (for a calendar, whose windows are of unequal length, the
+//! calendar's own `window_of` in its zone).
 
 use std::collections::BTreeMap;
 
-use dlock::api::sim::Every;
+use dlock::api::sim::Period;
 
 /// The start of the window of `every` that holds `t` (server Unix ms).
-pub fn window_of(every: &Every, t: u64) -> u64 {
-    let (p, o) = (
-        every.period.as_millis() as u64,
-        every.offset.as_millis() as u64,
-    );
-    t - (t + p - o % p) % p
+pub fn window_of(every: &Period, t: u64) -> u64 {
+    match every {
+        Period::Fixed(every) => {
+            let (p, o) = (
+                every.period.as_millis() as u64,
+                every.offset.as_millis() as u64,
+            );
+            t - (t + p - o % p) % p
+        }
+        Period::Calendar(c) => c.window_of(t),
+    }
 }
 
 /// A period as a message shows it.
-fn shown(e: &Every) -> String {
-    format!("{} ms+{} ms", e.period.as_millis(), e.offset.as_millis())
+fn shown(e: &Period) -> String {
+    match e {
+        Period::Fixed(e) => format!("{} ms+{} ms", e.period.as_millis(), e.offset.as_millis()),
+        Period::Calendar(c) => format!("'{}' in {}", c.text(), c.tz()),
+    }
 }
 
 #[derive(Debug)]
@@ -45,22 +54,22 @@ pub struct Periods {
     /// Each token's grant: the server's time then (Unix ms), its run's period, and whether its
     /// job started (fixed from then: a late duplicate of its acquire, on a slow network, can
     /// grant the token again after its release, and must not move its run).
-    grants: BTreeMap<String, (u64, Every, bool)>,
+    grants: BTreeMap<String, (u64, Period, bool)>,
     /// The successes the server recorded: their token, grant and when they were recorded
     /// (server ms), and whether the replica confirmed the record (--min-replicas' WAIT).
     recorded: Vec<Recorded>,
     /// The key's period in force, from when (server ms): the first recorded success's own, then
     /// each change the server took.
-    in_force: Vec<(u64, Every)>,
+    in_force: Vec<(u64, Period)>,
 }
 
 impl Periods {
     /// The server granted `token`, whose try had `every`, at `server_ms`.
-    pub fn granted(&mut self, token: &str, every: Every, server_ms: u64) {
+    pub fn granted(&mut self, token: &str, every: Period, server_ms: u64) {
         let g = self
             .grants
             .entry(token.to_string())
-            .or_insert((server_ms, every, false));
+            .or_insert((server_ms, every.clone(), false));
         if !g.2 {
             *g = (server_ms, every, false);
         }
@@ -81,7 +90,7 @@ impl Periods {
     /// The server recorded `token`'s success at `at_ms`: why that breaks the promise, if it
     /// does.
     pub fn recorded(&mut self, token: &str, at_ms: u64) -> Result<(), Broken> {
-        let Some(&(g, every, _)) = self.grants.get(token) else {
+        let Some((g, every, _)) = self.grants.get(token).cloned() else {
             let why = format!("a success of {token}, which was never granted");
             return Err(Broken {
                 why,
@@ -123,7 +132,7 @@ impl Periods {
         }
         if self.in_force.is_empty() {
             // The key's first success binds it to its period.
-            self.in_force.push((at_ms, every));
+            self.in_force.push((at_ms, every.clone()));
         }
         self.recorded.push(Recorded {
             token: token.to_string(),
@@ -144,7 +153,7 @@ impl Periods {
     /// The server answered a try with `every` at `at_ms` "not due": a success recorded before
     /// must have been granted in the window of `every` that holds `at_ms` (or later). A run
     /// that crossed a boundary belongs to the window of its grant, so the next one is due.
-    pub fn not_due(&self, every: &Every, at_ms: u64) -> Result<(), String> {
+    pub fn not_due(&self, every: &Period, at_ms: u64) -> Result<(), String> {
         let start = window_of(every, at_ms);
         if self
             .recorded
@@ -161,7 +170,7 @@ impl Periods {
 
     /// The server refused a try with `every` at `at_ms` for another period: the key's period
     /// in force then must be another.
-    pub fn refused(&self, every: &Every, at_ms: u64) -> Result<(), String> {
+    pub fn refused(&self, every: &Period, at_ms: u64) -> Result<(), String> {
         match self.in_force.iter().rev().find(|(from, _)| *from <= at_ms) {
             Some((_, f)) if f != every => Ok(()),
             force => Err(format!(
@@ -173,7 +182,7 @@ impl Periods {
     }
 
     /// The server took `dlock release K --every to` at `at_ms`.
-    pub fn changed(&mut self, at_ms: u64, to: Every) {
+    pub fn changed(&mut self, at_ms: u64, to: Period) {
         self.in_force.push((at_ms, to));
     }
 }

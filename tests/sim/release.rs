@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Call, End, EndAction, EndInput, EndLimits, EndReport, Every, Exit, JobEnded, RecordCall,
-    ReleaseCall, Released, RunLog, Stop, server_expiry,
+    Call, End, EndAction, EndInput, EndLimits, EndReport, Every, Exit, JobEnded, Period,
+    RecordCall, ReleaseCall, Released, RunLog, Stop, server_expiry,
 };
 use redis::Value;
 
@@ -244,15 +244,41 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
     if !call.name.starts_with("AcquireCall") {
         return;
     }
-    // --every (acquire.lua's 10th and 11th ARGV: the try's period and offset in ms).
+    // --every (acquire.lua's 10th and 11th ARGV: the try's period and offset in ms; or its
+    // 16th and 17th: a calendar's schedule and zone).
     let ms = |i: usize| call.argv.get(i).and_then(|a| a.parse::<u64>().ok());
+    let arg = |i: usize| call.argv.get(i).map_or("", String::as_str);
     let every = match (ms(9), ms(10)) {
-        (Some(period), Some(offset)) if period > 0 => Some(Every {
+        (Some(period), Some(offset)) if period > 0 => Some(Period::Fixed(Every {
             period: Duration::from_millis(period),
             offset: Duration::from_millis(offset),
-        }),
+        })),
+        _ if !arg(15).is_empty() => {
+            let Some(cal) = w.calendar(arg(15), arg(16)) else {
+                panic!(
+                    "seed {}: an acquire with a calendar the world has not: {:?}",
+                    w.sc.seed, call.argv
+                );
+            };
+            Some(Period::Calendar(Box::new(cal.clone())))
+        }
         _ => None,
     };
+    // A calendar: where the server's time is against the windows around the host's clock at
+    // the send (the try's `since_ms`, the 7th ARGV), and the window of a fresh grant.
+    if let Some(Period::Calendar(cal)) = &every
+        && v.len() == 5
+        && let (Value::Int(code), Some(host_ms)) = (&v[0], ms(6))
+    {
+        let server_ms = w.server.ks.borrow().now_ms();
+        let fresh = *code == 1 && holder.as_deref() != Some(call.argv[0].as_str());
+        let window = match (&v[4], fresh) {
+            (Value::Int(win), true) => Some(*win as u64),
+            _ => None,
+        };
+        w.check
+            .calendar_answer(w.now, cal, (host_ms, server_ms), (*code, window));
+    }
     if let Some(every) = &every
         && v.len() == 5
         && matches!(v[0], Value::Int(2 | 3))

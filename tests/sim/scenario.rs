@@ -3,10 +3,25 @@
 
 use std::time::Duration;
 
-use dlock::api::sim::Every;
+use dlock::api::sim::{Calendar, Every, Period};
 
 use crate::check::Us;
 use crate::rng::Rng;
+
+const MINUTE: u64 = 60_000;
+
+/// The calendar worlds' schedules: (cron, zone, shortest and longest window in ms). Cron's
+/// floor is the minute; `*/2,*/3` and `*/7` have windows of unequal length (1 and 2 minutes;
+/// 7 and, before the hour, 4), and Asia/Kolkata's half-hour offset moves `*/7`'s short window
+/// to :26 UTC.
+const SCHEDULES: [(&str, &str, u64, u64); 6] = [
+    ("* * * * *", "UTC", MINUTE, MINUTE),
+    ("*/2 * * * *", "Asia/Kolkata", 2 * MINUTE, 2 * MINUTE),
+    ("0-59/3 * * * *", "UTC", 3 * MINUTE, 3 * MINUTE),
+    ("*/2,*/3 * * * *", "UTC", MINUTE, 2 * MINUTE),
+    ("*/7 * * * *", "Asia/Kolkata", 4 * MINUTE, 7 * MINUTE),
+    ("*/7 * * * *", "UTC", 4 * MINUTE, 7 * MINUTE),
+];
 
 /// What one world is.
 #[derive(Debug, Clone)]
@@ -22,14 +37,24 @@ pub struct Scenario {
     pub retry_max: Duration,
     pub notify: bool,
     pub hold_at_least: Duration,
-    /// --every: the period and offset of its windows (the first host's; see `host_every`).
-    pub every: Option<Every>,
+    /// --every: the period and offset of its windows, or a calendar (the first host's; see
+    /// `host_every`).
+    pub every: Option<Period>,
     /// --every, host by host: `every` for all of them but in the mixed-period worlds, where
-    /// some hosts give the key another period (a fleet mid-upgrade).
-    pub host_every: Vec<Option<Every>>,
+    /// some hosts give the key another period (a fleet mid-upgrade; in a calendar world, a
+    /// duration).
+    pub host_every: Vec<Option<Period>>,
     /// `dlock release K --every D` at this time (µs): the key's period changes on purpose, and
     /// each host uses D from its next run on.
-    pub change: Option<(Us, Every)>,
+    pub change: Option<(Us, Period)>,
+    /// Each host's wall clock against the server's (ms; + is ahead) at the world's start: a
+    /// calendar's window starts are computed around it (drifting at the host's rate after).
+    /// 0 but in the calendar worlds.
+    pub skews: Vec<i64>,
+    /// A calendar world's time scale: every duration of the world as drawn with a duration for
+    /// --every (TTL, delays, faults' times) times this, so its windows of minutes hold the
+    /// drawn 2-5 TTLs. 1 elsewhere.
+    pub scale: f64,
     /// `dlock pause K` at the first time (µs) and `dlock resume K` at the second: no run may
     /// start in between (where the server keeps its data).
     pub pause: Option<(Us, Us)>,
@@ -124,10 +149,10 @@ impl Scenario {
             every: (limit == 1 && hold_at_least == 0 && r.chance(0.3)).then(|| {
                 // Windows of 2-5 TTLs (whole ms, as the CLI takes them), any offset.
                 let period = ttl_ms * r.range(2, 5);
-                Every {
+                Period::Fixed(Every {
                     period: Duration::from_millis(period),
                     offset: Duration::from_millis(r.range(0, period - 1)),
-                }
+                })
             }),
             rates,
             delay_max: *r.pick(&[200, 2000, 20_000]),
@@ -141,6 +166,8 @@ impl Scenario {
             min_replicas: None,
             host_every: Vec::new(),
             change: None,
+            skews: vec![0; hosts],
+            scale: 1.0,
             pause: None,
             cancels: Vec::new(),
         };
@@ -153,18 +180,19 @@ impl Scenario {
         }
         // --every worlds: a third with hosts that disagree about the period, a third with the
         // period changed on purpose while they run (drawn last, as above).
-        sc.host_every = vec![sc.every; hosts];
-        if let Some(every) = sc.every {
+        sc.host_every = vec![sc.every.clone(); hosts];
+        if let Some(every) = sc.every.clone() {
             if r.chance(0.3) {
                 let other = Self::period(&mut r, ttl_ms);
                 for e in sc.host_every.iter_mut().skip(1) {
                     if r.chance(0.5) {
-                        *e = Some(other);
+                        *e = Some(Period::Fixed(other));
                     }
                 }
             }
             if r.chance(0.3) {
-                sc.change = Some((r.range(0, horizon / 2), Self::period(&mut r, ttl_ms)));
+                let to = Period::Fixed(Self::period(&mut r, ttl_ms));
+                sc.change = Some((r.range(0, horizon / 2), to));
             }
             debug_assert!(sc.host_every[0] == Some(every));
         }
@@ -179,9 +207,93 @@ impl Scenario {
                 sc.cancels.push(r.range(0, horizon));
             }
         }
+        // A fifth of the --every worlds run on a calendar (drawn last, as above).
+        if sc.every.is_some() && r.chance(0.2) {
+            sc.calendar(&mut r);
+        }
         sc
     }
 
+    /// This --every world on a calendar instead (issue 51): the key's period (and each host's
+    /// that had it) becomes one of `SCHEDULES`, a change of period becomes another calendar
+    /// half the time (a duration else), hosts that disagree keep a duration (refused as
+    /// another period). Cron's windows are a minute at least, so the whole world is slowed
+    /// down to them: every duration drawn times `scale`, which makes the schedule's shortest
+    /// window as many TTLs as the drawn period was (2-5). The machines' own constants (the
+    /// drift allowance's 2 ms, the first look's 100 ms, timers ≤ 1 ms late) stay as they are.
+    /// The event count, and so the runtime, stays that of the world drawn. Each host's wall
+    /// clock is skewed: half a little (±2 s), some ahead by up to a window (the server's time
+    /// then often in the window before the host's), some off by more than the windows the
+    /// host sends cover (every try answered that its clock is off).
+    fn calendar(&mut self, r: &mut Rng) {
+        let (text, tz, shortest, longest) = *r.pick(&SCHEDULES);
+        let cal = Period::Calendar(Box::new(
+            Calendar::parse(text, tz).expect("a schedule of the sim's"),
+        ));
+        let Some(Period::Fixed(drawn)) = self.every.clone() else {
+            return;
+        };
+        let k = shortest as f64 / drawn.period.as_millis() as f64;
+        self.scale = k;
+        let d = |d: Duration| Duration::from_millis((d.as_millis() as f64 * k).round() as u64);
+        let us = |t: Us| (t as f64 * k).round() as Us;
+        let every = |p: &Period| match p {
+            Period::Fixed(e) => Period::Fixed(Every {
+                period: d(e.period),
+                offset: d(e.offset),
+            }),
+            c => c.clone(),
+        };
+        self.ttl = d(self.ttl);
+        self.grace = d(self.grace);
+        self.wait = d(self.wait);
+        self.retry_min = d(self.retry_min);
+        self.retry_max = d(self.retry_max);
+        self.hold_at_least = d(self.hold_at_least);
+        self.min_replicas = self.min_replicas.map(d);
+        self.delay_max = us(self.delay_max);
+        for p in &mut self.partitions {
+            (p.1, p.2) = (us(p.1), us(p.2));
+        }
+        for x in &mut self.restarts {
+            (x.0, x.1) = (us(x.0), us(x.1));
+        }
+        for f in &mut self.failovers {
+            (f.0, f.1) = (us(f.0), us(f.1));
+        }
+        self.pause = self.pause.map(|(a, b)| (us(a), us(b)));
+        for c in &mut self.cancels {
+            *c = us(*c);
+        }
+        let first = self.every.clone();
+        for e in &mut self.host_every {
+            *e = if *e == first {
+                Some(cal.clone())
+            } else {
+                e.as_ref().map(every)
+            };
+        }
+        self.every = Some(cal.clone());
+        if let Some((at, to)) = self.change.take() {
+            let to = if r.chance(0.5) {
+                let (text, tz, _, _) = *r.pick(&SCHEDULES);
+                let other = Calendar::parse(text, tz).expect("a schedule of the sim's");
+                Period::Calendar(Box::new(other))
+            } else {
+                every(&to)
+            };
+            self.change = Some((us(at), to));
+        }
+        for s in &mut self.skews {
+            let long = longest as i64;
+            *s = match r.range(0, 9) {
+                0..=4 => r.range(0, 4000) as i64 - 2000,
+                5..=7 => r.range(0, shortest) as i64,
+                8 => long + r.range(0, 2 * longest) as i64,
+                _ => -(3 * long + r.range(0, 2 * longest) as i64),
+            };
+        }
+    }
     /// An --every period of 2-5 TTLs (whole ms, as the CLI takes them), any offset.
     fn period(r: &mut Rng, ttl_ms: u64) -> Every {
         let period = ttl_ms * r.range(2, 5);
@@ -189,6 +301,11 @@ impl Scenario {
             period: Duration::from_millis(period),
             offset: Duration::from_millis(r.range(0, period - 1)),
         }
+    }
+
+    /// Whether --every runs on a calendar in this world.
+    pub fn calendar_world(&self) -> bool {
+        matches!(self.every, Some(Period::Calendar(_)))
     }
 
     /// A world the README does not promise anything for: overlaps are counted there.

@@ -20,12 +20,14 @@ use crate::check::Us;
 use crate::host::{Phase, Waiting, WakerState, failure, io_timeout, local, schedule};
 use crate::world::{Event, Fail, Request, World};
 
-fn meta() -> Meta {
+/// A try's meta: `since_ms` is the host's wall clock at the send, as `cmd::run` sends it (the
+/// checker reads the host's clock there: a calendar's window starts are computed around it).
+fn meta(since_ms: u64) -> Meta {
     Meta {
         host: "sim".into(),
         pid: 1,
         command: "./job.sh".into(),
-        since_ms: 0,
+        since_ms: u128::from(since_ms),
     }
 }
 
@@ -42,6 +44,14 @@ pub fn step(w: &mut World, h: usize) {
             return;
         }
         if let Some(outcome) = s.wait.outcome() {
+            if s.clock_off {
+                let token = w.hosts[h].token.clone();
+                let ended = match &outcome {
+                    Outcome::Exit(e) => Some(*e),
+                    _ => None,
+                };
+                w.check.clock_off_run(w.now, &token, ended);
+            }
             if let Outcome::Exit(_) = outcome {
                 // Checked while the host still counts as waiting.
                 w.check.counts.busy += 1;
@@ -85,7 +95,8 @@ pub fn step(w: &mut World, h: usize) {
 fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
     let sent = local(w, h);
     let token = w.hosts[h].token.clone();
-    let (keys, meta) = (w.keys.clone(), meta());
+    let wall = crate::host::wall_ms(w, h);
+    let (keys, meta) = (w.keys.clone(), meta(wall));
     let call = scripted(&AcquireCall {
         keys: &keys,
         token: &token,
@@ -93,7 +104,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         stats: true,
         meta: &meta,
         last_try,
-        every: s.every.map(EveryArg::Fixed),
+        every: s.every.as_ref().map(|p| EveryArg::new(p, wall)),
         fleet: Fleet::Key("{sim:}:pause"),
     });
     w.check.ev(w.now, h, "try", i64::from(last_try));
@@ -154,7 +165,10 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
         Ok(Ok(Acquire::Paused(p))) => WaitInput::Paused(p),
         Ok(Ok(Acquire::OtherLimit(n))) => WaitInput::OtherLimit(n),
         Ok(Ok(Acquire::OtherPeriod(p))) => WaitInput::OtherPeriod(p),
-        Ok(Ok(Acquire::ClockOff(o))) => WaitInput::ClockOff(o),
+        Ok(Ok(Acquire::ClockOff(o))) => {
+            s.clock_off = true;
+            WaitInput::ClockOff(o)
+        }
         Ok(Err(e)) => panic!("seed {}: acquire's reply unread: {e}", w.sc.seed),
         Err(f) => WaitInput::Failed(failure(f)),
     };

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::rc::Rc;
 use std::time::Instant;
 
-use dlock::api::sim::{Call, Every, Keys, PauseCall, Period, PeriodCall, PeriodChanged};
+use dlock::api::sim::{Calendar, Call, Keys, PauseCall, Period, PeriodCall, PeriodChanged};
 
 use crate::calls::{Scripted, scripted};
 use crate::check::{Checker, Us};
@@ -132,7 +132,10 @@ pub struct World {
     /// Every script call the server ran, when asked for (anchor.rs).
     pub recorded: Option<Vec<Scripted>>,
     /// --every: the period every host's next run uses, once the operator changed it.
-    pub period_now: Option<Every>,
+    pub period_now: Option<Period>,
+    /// The world's calendars (its hosts' and its change's), for the checker to read an
+    /// acquire's schedule and zone by (parsed once, not at each call).
+    pub calendars: Vec<Calendar>,
     /// The server holds a pause of the key (`dlock pause` ran, `resume` not yet).
     pub paused: bool,
     /// Holders' cancel listeners blocked in BLPOP on their run's own list.
@@ -170,6 +173,13 @@ impl World {
             base: Instant::now(),
             recorded: None,
             period_now: None,
+            calendars: sc
+                .host_every
+                .iter()
+                .flatten()
+                .chain(sc.change.as_ref().map(|c| &c.1))
+                .filter_map(|p| p.calendar().cloned())
+                .collect(),
             paused: false,
             listeners: Vec::new(),
             sc,
@@ -228,19 +238,18 @@ impl World {
     /// release K --every D` runs on the server (again 100 ms later while it is down, as an
     /// operator would retry a failed command).
     fn change_period(&mut self) {
-        let Some((_, to)) = self.sc.change else {
+        let Some((_, to)) = self.sc.change.clone() else {
             return;
         };
-        self.period_now = Some(to);
+        self.period_now = Some(to.clone());
         if !self.up {
             self.at(self.now + 100_000, Event::PeriodChange);
             return;
         }
         let keys = self.keys.clone();
-        let period = Period::Fixed(to);
         let call = scripted(&PeriodCall {
             keys: &keys,
-            every: &period,
+            every: &to,
         });
         let answer = call.run(&mut self.server);
         self.check.counts.script_calls += 1;
@@ -252,6 +261,13 @@ impl World {
             self.check.periods.changed(at_ms, to);
         }
         self.after_write();
+    }
+
+    /// The world's calendar `text` in `tz`, if it has one.
+    pub fn calendar(&self, text: &str, tz: &str) -> Option<&Calendar> {
+        self.calendars
+            .iter()
+            .find(|c| c.text() == text && c.tz() == tz)
     }
 
     pub fn at(&mut self, t: Us, e: Event) {

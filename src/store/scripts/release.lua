@@ -34,15 +34,20 @@ if ours and window ~= '' and ARGV[8] == 'ok' then
   if granted > last then
     local fields = {{'window_ms', window}, {'granted_ms', ms_string(granted)},
       {'done_ms', ms_string(server_ms())}, {'run', entry_field(15, 'run')}, {'host', ARGV[10]}}
+    -- The first success's period is the key's: the other kind's fields go (a try of the other
+    -- kind before any success wrote its own, for status and check; left beside this one, it
+    -- would pass acquire.lua's check as the key's period too).
     if last < 0 and g[2] and g[3] then
       fields[#fields + 1] = {'every_ms', g[2]}
       fields[#fields + 1] = {'offset_ms', g[3]}
+      redis.call('HDEL', KEYS[7], 'schedule', 'tz')
     end
     -- A calendar's window has its own end (windows of unequal length), and its schedule.
     if g[6] then fields[#fields + 1] = {'window_end_ms', g[6]} end
     if last < 0 and g[4] and g[5] then
       fields[#fields + 1] = {'schedule', g[4]}
       fields[#fields + 1] = {'tz', g[5]}
+      redis.call('HDEL', KEYS[7], 'every_ms', 'offset_ms')
     end
     for _, kv in ipairs(fields) do
       redis.call('HSET', KEYS[7], kv[1], kv[2])
