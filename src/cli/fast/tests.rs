@@ -209,7 +209,10 @@ fn word() -> impl Strategy<Value = Vec<String>> {
         ("prefix", vec!["dlock:", "x:", ""]),
         ("log-format", vec!["text", "json"]),
         ("log-level", vec!["info", "debug", "warn", "error"]),
-        ("every", vec!["1h", "1h 30m", "@daily", "0 9 * * 1-5", "*/5 * * * *"]),
+        (
+            "every",
+            vec!["1h", "1h 30m", "@daily", "0 9 * * 1-5", "*/5 * * * *"],
+        ),
         ("tz", vec!["UTC", "Europe/Berlin", "Mars/Olympus"]),
     ];
     let bad: Vec<(&str, Vec<&str>)> = vec![
