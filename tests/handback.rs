@@ -70,13 +70,14 @@ fn a_waiter_that_gives_up_as_it_is_woken_hands_the_wake_up_on() {
     );
 }
 
-/// The acquire flagged as the last try (acquire.lua's 8th ARGV of 15): EVALSHA, the SHA, the
-/// number of keys, the keys, then ARGV.
+/// The acquire flagged as the last try (acquire.lua's 8th ARGV): EVALSHA, the SHA, the number
+/// of keys, the keys, then ARGV. Only the flag's place is read, so ARGV added after it (the
+/// calendar's three) do not hide the try.
 fn last_try(args: &[Vec<u8>]) -> bool {
     let keys = args
         .get(2)
         .and_then(|n| std::str::from_utf8(n).ok()?.parse::<usize>().ok());
-    keys.is_some_and(|k| args.len() == 3 + k + 15 && args[3 + k + 7] == b"1")
+    keys.is_some_and(|k| args.get(3 + k + 7).is_some_and(|flag| flag == b"1"))
 }
 
 /// Wait until `n` clients are blocked (waiters in BLPOP).
