@@ -101,6 +101,24 @@ fn three_contenders_in_one_calendar_window_run_the_job_once() {
     let hm = |s: u64| format!("{:02}:{:02}", s / 3600, s / 60 % 60);
     late.stderr_has(&format!("next window {}:00 UTC", hm(next_utc)))
         .stderr_has(&format!("{} IST)", hm(next_ist)));
+    // history --json places the run in its window: start and end as the test's arithmetic
+    // has them, on the zone's clock, with the schedule and zone.
+    let out = dlock(&r).args(["history", "cal", "--json"]).run();
+    out.code(0);
+    let runs: serde_json::Value = serde_json::from_str(&out.stdout).expect("history --json");
+    let run = &runs[0];
+    assert_eq!(run["window_ms"], window, "{run}");
+    assert_eq!(run["window_end_ms"], window + HOUR, "{run}");
+    let start_ist = (window / 1000 + 19_800) % 86_400;
+    for (field, at) in [("window_start", start_ist), ("window_end", next_ist)] {
+        let text = run[field].as_str().unwrap_or_default();
+        assert!(
+            text.ends_with(&format!("T{}:00+05:30", hm(at))),
+            "{field}: {run}"
+        );
+    }
+    assert_eq!(run["schedule"], "0 * * * *", "{run}");
+    assert_eq!(run["tz"], "Asia/Kolkata", "{run}");
 }
 
 /// A failed run records nothing: the next try in the same calendar window runs again; a

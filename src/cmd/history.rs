@@ -8,6 +8,7 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use crate::cli::config::{HistoryConfig, HistoryView};
+use crate::core::every::{Period, rfc3339};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::warn;
@@ -15,6 +16,7 @@ use crate::log::{io_reason, ms, secs_ms};
 use crate::store::conn::{Conn, Server};
 use crate::store::keys::Keys;
 use crate::store::runs::{self, PAGE, RunEntry, UNLIMITED};
+use crate::store::window;
 use crate::sys::host::local_stamp as when;
 
 /// `dlock history KEY [-n N] [--failed] [--json] | --run RUN`.
@@ -35,7 +37,15 @@ pub fn history(cfg: &HistoryConfig) -> Result<Exit, Error> {
                 }
             };
             let out = if *json {
-                let arr: Vec<Value> = entries.iter().map(to_json).collect();
+                let period = period(&mut c, &keys, &entries);
+                let arr: Vec<Value> = entries
+                    .iter()
+                    .map(|e| {
+                        let mut v = to_json(e);
+                        window_json(&mut v, e, period.as_ref());
+                        v
+                    })
+                    .collect();
                 format!("{}\n", Value::Array(arr))
             } else {
                 table(&entries)
@@ -127,6 +137,45 @@ fn print(bytes: &[u8]) -> Result<Exit, Error> {
         .write_all(bytes)
         .map_err(|e| Error::Stdout(io_reason(&e)))?;
     Ok(Exit::Done)
+}
+
+/// The key's `--every` period from its done record, read once when a listed run has a window;
+/// a record that cannot be read is a warning and leaves the windows' ends out.
+fn period(c: &mut Conn, keys: &Keys, entries: &[RunEntry]) -> Option<Period> {
+    if entries.iter().all(|e| e.window_ms.is_none()) {
+        return None;
+    }
+    match window::read_record(c, keys) {
+        Ok(Ok(w)) => w.map(|w| w.every),
+        Ok(Err(why)) => {
+            warn!("damaged_key"; "{}: {why}; runs' windows shown by their start only", keys.done);
+            None
+        }
+        Err(e) => {
+            warn!("redis_error"; "{}: {e}; runs' windows shown by their start only", keys.done);
+            None
+        }
+    }
+}
+
+/// A run's `--every` window beside its start (`window_ms`): its end and both as RFC 3339 in
+/// the period's zone, and a calendar's schedule and zone — when the key's recorded period
+/// (read now) still starts a window there; a run of an earlier period keeps its start alone.
+fn window_json(v: &mut Value, e: &RunEntry, period: Option<&Period>) {
+    let (Some(start), Some(p)) = (e.window_ms.and_then(|w| u64::try_from(w).ok()), period) else {
+        return;
+    };
+    if p.window_of(start) != start {
+        return;
+    }
+    let end = p.next(start);
+    v["window_end_ms"] = end.into();
+    v["window_start"] = rfc3339(p, start).into();
+    v["window_end"] = rfc3339(p, end).into();
+    if let Some(c) = p.calendar() {
+        v["schedule"] = c.text().into();
+        v["tz"] = c.tz().into();
+    }
 }
 
 /// One run as `--json` shows it: the entry's fields (SPEC 7b) and `duration_ms`; kept output as

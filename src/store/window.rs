@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
+use super::conn::Conn;
 use super::keys::Keys;
 use super::lock::{arg_ms, unexpected};
+use super::reply;
 use super::script::{Call, PERIOD, Script, read};
 use crate::core::calendar::Calendar;
 use crate::core::every::{Every, Period};
@@ -96,6 +98,16 @@ impl Window {
             .as_ref()
             .is_some_and(|d| d.granted_ms >= self.every.window_of(now_ms))
     }
+}
+
+/// KEY's `--every` record alone (`history --json` places each run's window with it): None
+/// without a record; a record that is not one (another type, missing fields) is the `Err`
+/// text naming why, for the caller to warn with.
+pub fn read_record(conn: &mut Conn, keys: &Keys) -> RedisResult<Result<Option<Window>, String>> {
+    let v = conn.query::<Value>(redis::cmd("HGETALL").arg(&keys.done));
+    Ok(reply::checked("HGETALL", Some(v))?
+        .and_then(reply::fields)
+        .and_then(|h| Window::from_fields(&h)))
 }
 
 /// What `dlock release KEY --every D` found before it changed the period.
