@@ -121,6 +121,36 @@ fn three_contenders_in_one_calendar_window_run_the_job_once() {
     assert_eq!(run["tz"], "Asia/Kolkata", "{run}");
 }
 
+/// A paused calendar key starts nothing in its window and records nothing there (the pause
+/// is not a success); after the resume the same window is still due, runs once, and is done.
+#[test]
+fn a_paused_calendar_window_runs_after_the_resume() {
+    let r = RedisServer::start();
+    let file = r.dir().join("cal-pause");
+    // @hourly in Berlin starts on the UTC hour (whole-hour offsets).
+    let window = well_inside(&r, HOUR, 0, 20_000);
+    let run = |tag: &str| {
+        dlock(&r)
+            .args(["run", "--key", "pcal", "--every", "@hourly"])
+            .args(["--tz", "Europe/Berlin", "--"])
+            .args(job(&file, tag, "0", 0))
+            .run()
+    };
+    dlock(&r)
+        .args(["pause", "pcal", "--reason", "upgrade"])
+        .run()
+        .code(0);
+    run("paused").code(0).stderr_has("paused by ");
+    assert_eq!(runs_in(&file), Vec::<String>::new());
+    assert_eq!(done(&r, "pcal", "window_ms"), None);
+    dlock(&r).args(["resume", "pcal"]).run().code(0);
+    run("resumed").code(0);
+    assert_eq!(runs_in(&file), ["resumed"]);
+    assert_eq!(done(&r, "pcal", "window_ms"), Some(window.to_string()));
+    run("again").code(0).stderr_has("done in this window");
+    assert_eq!(runs_in(&file), ["resumed"]);
+}
+
 /// A failed run records nothing: the next try in the same calendar window runs again; a
 /// success then makes the window done until the next scheduled time.
 #[test]
