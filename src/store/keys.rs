@@ -1,5 +1,8 @@
 //! Key names for one lock and the token that marks a holder (SPEC §3).
 
+mod slot;
+pub use slot::cluster_slot;
+
 /// Key names for one lock. Companion keys share the lock key's cluster slot (SPEC §3).
 #[derive(Debug, Clone)]
 pub struct Keys {
