@@ -1,6 +1,7 @@
 //! Parsed arguments -> validated configuration. Every rule that spans several flags lives here,
 //! and each failure is one line that names the flag and the fix (exit 2).
 
+mod also;
 mod commands;
 mod pause;
 mod run;
