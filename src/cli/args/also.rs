@@ -2,7 +2,8 @@
 
 use clap::{ArgAction, Args};
 
-/// `--also KEY…` and `--also-limit N`, flattened into `RunArgs` right after `--limit`.
+// `--also KEY…` and `--also-limit N`, flattened into `RunArgs` right after `--limit`. Not a
+// doc comment: clap would take a flattened struct's doc comment for `run`'s own about.
 #[derive(Debug, Args)]
 pub struct AlsoArgs {
     /// Also hold KEY's lock for the whole run: the very lock `run --key KEY` takes, so plain

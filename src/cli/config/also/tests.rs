@@ -247,3 +247,16 @@ fn the_help_says_the_bounds_the_check_enforces() {
     assert!(help("also_limit").contains(&format!("1 … {MAX_ALSO_LIMIT}, with --also")));
     assert!(help("also_limit").contains("[default: 1]"));
 }
+
+/// The flattened --also options leave `run`'s own description alone (clap takes a flattened
+/// struct's doc comment for the command's about).
+#[test]
+fn run_keeps_its_own_about() {
+    let mut cmd = crate::cli::args::command();
+    cmd.build();
+    let run = cmd.find_subcommand("run").unwrap_or_else(|| panic!("run"));
+    assert_eq!(
+        run.get_about().map(|a| a.to_string()).as_deref(),
+        Some("Acquire the lock, run COMMAND under it, keep it renewed, release it")
+    );
+}
