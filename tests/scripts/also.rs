@@ -502,6 +502,17 @@ fn release_frees_all_and_wakes_each_list() {
         hget(&s, &also[1].slots[0].holder, "kept").as_deref(),
         Some("1")
     );
+    // … and only a whole one: a partial set is freed at once.
+    for lock in held_by(&s, &k, &also, "tok") {
+        s.cmd(&["DEL", &lock]);
+    }
+    eval(&s, &acquire(&k, &also, "tok", &m, TTL, None));
+    s.cmd(&["SET", &also[0].slots[0].lock, "other"]);
+    assert_eq!(
+        eval(&s, &release(&k, &also, "tok", &keep, &log)),
+        (Release::NotOurs, None, Some(1))
+    );
+    assert!(held_by(&s, &k, &also, "tok").is_empty());
 }
 
 /// The run log entry of a run with --also carries DLOCK_ALSO's text.
