@@ -121,6 +121,8 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
                     None => every.map(EveryArg::Fixed),
                 },
                 fleet: Fleet::Key("{sim:}:pause"),
+                also: &[],
+                woken: None,
             };
             return (Kind::Acquire, scripted(&c));
         }
@@ -130,6 +132,7 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
             token: &token,
             ttl,
             stats,
+            also: &[],
         }),
         55..=77 => scripted(&ReleaseCall {
             keys: &keys,
@@ -137,6 +140,8 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
             token: &token,
             finish: &finish,
             log: &log,
+            also: &[],
+            known_lost: false,
         }),
         78..=82 => scripted(&RecordCall {
             keys: &keys,

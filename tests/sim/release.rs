@@ -122,6 +122,8 @@ pub fn release_step(w: &mut World, h: usize) {
                     token: &token,
                     finish: &finish,
                     log: &log,
+                    also: &[],
+                    known_lost: false,
                 });
                 w.check.ev(w.now, h, "release", 0);
                 (w.send(h, call, timeout), Out::Release)
@@ -187,7 +189,7 @@ pub fn answer(w: &mut World, h: usize, id: u64, a: Result<Value, Fail>) {
         (Out::Wait, Ok(v)) => panic!("seed {}: WAIT answered {v:?}", w.sc.seed),
         (Out::Wait, Err(f)) => EndInput::Replicas(Err(failure(f))),
         (Out::Release, Ok(v)) => match ReleaseCall::reply(v) {
-            Ok((released, _)) => EndInput::Released(Ok(released)),
+            Ok((released, _, _)) => EndInput::Released(Ok(released)),
             Err(e) => panic!("seed {}: release's reply unread: {e}", w.sc.seed),
         },
         (Out::Release, Err(f)) => EndInput::Released(Err(failure(f))),

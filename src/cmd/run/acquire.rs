@@ -193,20 +193,25 @@ impl Shell<'_> {
                 .as_ref()
                 .map(|p| EveryArg::new(p, u64::try_from(unix_ms()).unwrap_or(u64::MAX))),
             fleet,
+            also: &[],
+            woken: None,
         };
         let input = match self.session.call(&call) {
             Ok(Acquire::Acquired {
                 fence,
                 slot,
                 window,
+                ..
             }) => {
                 self.window = window;
                 Input::Acquired { fence, slot, sent }
             }
             Ok(Acquire::NotDue(not_due)) => Input::NotDue(not_due),
-            Ok(Acquire::Paused(pause)) => Input::Paused(pause),
-            Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
-            Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
+            Ok(Acquire::Paused(pause) | Acquire::PausedAlso(_, pause)) => Input::Paused(pause),
+            Ok(Acquire::Busy { pttl, holder, .. }) => Input::Busy { pttl, holder },
+            Ok(Acquire::OtherLimit(recorded) | Acquire::OtherLimitAlso(_, recorded)) => {
+                Input::OtherLimit(recorded)
+            }
             Ok(Acquire::OtherPeriod(other)) => Input::OtherPeriod(other),
             Ok(Acquire::ClockOff(off)) => Input::ClockOff(off),
             Err(f) => Input::Failed(f),

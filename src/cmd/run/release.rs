@@ -51,8 +51,10 @@ pub fn end(
                         token,
                         finish: &finish,
                         log,
+                        also: &[],
+                        known_lost: false,
                     };
-                    let answer = session.call(&call).map(|(released, log_error)| {
+                    let answer = session.call(&call).map(|(released, log_error, _)| {
                         if let Some(err) = log_error {
                             super::report::log_failed(&keys.runs, &err);
                         }
@@ -102,8 +104,10 @@ pub fn clean_up(
             token,
             finish: &finish,
             log: &off,
+            also: &[],
+            known_lost: false,
         };
-        let answer = session.call(&call).map(|(released, _)| released);
+        let answer = session.call(&call).map(|(released, _, _)| released);
         cleanup.handle(answer, Instant::now());
     }
 }

@@ -84,6 +84,7 @@ fn watch(
         token: &held.token,
         ttl: cfg.limits.ttl,
         stats: cfg.stats,
+        also: &[],
     };
     let mut m = m.with_replicas(cfg.min_replicas, cfg.replica_timeout);
     loop {
@@ -145,8 +146,8 @@ fn renew_once(session: &mut Session, renew: &RenewCall, deadline: Instant) -> Ev
     }
     let sent = Instant::now();
     match session.call_within(renew, Some(deadline)) {
-        Ok(Renew::Renewed) => Event::Renewed { sent },
-        Ok(lost) => Event::Lost {
+        Ok((Renew::Renewed, _)) => Event::Renewed { sent },
+        Ok((lost, _)) => Event::Lost {
             taken_over: lost == Renew::TakenOver,
         },
         Err(f) => Event::Failed {
