@@ -248,6 +248,7 @@ pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value
         Ok(Ok((Renew::Renewed, _))) => RenewEvent::Renewed { sent },
         Ok(Ok((lost, _))) => RenewEvent::Lost {
             taken_over: lost == Renew::TakenOver,
+            key: None,
         },
         Ok(Err(e)) => panic!("seed {}: renew's reply unread: {e}", w.sc.seed),
         Err(f) => RenewEvent::Failed {
