@@ -89,7 +89,7 @@ pub(super) fn also(
 /// A script's keys must all live in one hash slot: an `--also` key in another slot than
 /// `--key` could never be taken with it (CROSSSLOT). Companions share their lock's slot, so the
 /// lock keys alone decide.
-pub(super) fn cluster_slots(key: &str, also: &[Also]) -> Result<(), Error> {
+pub fn cluster_slots(key: &str, also: &[Also]) -> Result<(), Error> {
     let own = cluster_slot(key);
     if let Some((x, slot)) = also
         .iter()

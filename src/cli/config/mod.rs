@@ -16,6 +16,7 @@ use crate::log::{Level, io_reason};
 use crate::store::conn::Server;
 use crate::store::target::Target;
 
+pub use also::cluster_slots;
 pub use commands::{
     CancelConfig, CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView,
     ReleaseConfig, Rules, StatusConfig,

@@ -47,16 +47,8 @@ pub struct RunConfig {
     pub limit: u32,
     /// --also: the other locks the run holds with its own, in command-line order (none: a
     /// plain run). Checked: distinct, not --key, in --key's hash slot under Redis Cluster.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "checked and carried; `cmd/run` takes them next")
-    )]
     pub also: Vec<Also>,
     /// --also-limit: slots of each --also key (1 = plain locks).
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "checked and carried; `cmd/run` takes them next")
-    )]
     pub also_limit: u32,
     /// Record per-key metrics (not --no-stats).
     pub stats: bool,

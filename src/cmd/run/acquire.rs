@@ -5,17 +5,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::held::Held;
+use super::held::{AlsoHeld, Held};
 use super::note::Note;
 use super::release::clean_up;
-use super::waker::Waker;
+use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{Action, Input, Limits, Outcome, Report, Wait};
+use crate::core::acquire::{Action, Input, Limits, Outcome, Wait};
 use crate::core::backoff::Backoff;
-use crate::core::every::{calendar_flags, flags};
 use crate::core::finish::{Cleanup, CleanupEnd};
 use crate::core::pause::Scope;
-use crate::error::{Error, OtherPeriod as OtherPeriodError};
+use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::{debug, info, warn};
 use crate::log::{ms, secs};
@@ -23,19 +22,34 @@ use crate::store::keys::{Keys, new_token};
 use crate::store::lock::{Acquire, AcquireCall, BusyCall, EveryArg, Fleet, Meta};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
-use crate::sys::host::{clock_time, hostname, unix_ms, utc_stamp};
-use crate::sys::signals;
-use crate::units::DAY_MS;
+use crate::sys::host::{clock_time, hostname, unix_ms};
+
+mod said;
 
 struct Shell<'a> {
     cfg: &'a RunConfig,
     keys: &'a Keys,
+    /// --also: each key's `Keys::with_limit(key, --also-limit)`, in command-line order.
+    also: Vec<Keys>,
     token: String,
     /// Tries go out here (a failure drops its connection: the next try reconnects); the
     /// winning one's connection is kept for the job's lease.
     session: Session,
     /// --every: the winning try's window.
     window: Option<u64>,
+    /// --also: the winning try's (fence, slot) of each --also key.
+    also_won: Vec<(i64, u32)>,
+    /// The set indexes of the keys that held the last busy try back (0: `--key`): the waker
+    /// listens on their wake lists. `[0]` without --also.
+    blocked: Vec<usize>,
+    /// The set index of the key whose wake-up the waker passed on last, for the next try to
+    /// send (acquire.lua hands it on when it takes nothing); --also only.
+    woken_by: Option<usize>,
+    /// The last try went with a wake-up (`woken_by`): acquire.lua placed it, whatever it
+    /// answered, so a waker stopped on it pushes nothing of it.
+    carried: bool,
+    /// The key the last answer was about (set index; 0: `--key`), for its line.
+    about: usize,
     meta: Meta,
     tx: Sender<Note>,
     waker: Option<Waker>,
@@ -61,6 +75,16 @@ pub fn acquire(
     tx: Sender<Note>,
 ) -> Result<(Session, Held, Option<Ended>), Ended> {
     let won = take(cfg, &keys, events, tx)?;
+    let also = cfg
+        .also
+        .iter()
+        .zip(&won.also)
+        .map(|(x, &(fence, slot))| AlsoHeld {
+            keys: Keys::with_limit(&x.key, cfg.also_limit),
+            fence,
+            slot,
+        })
+        .collect();
     Ok((
         won.session,
         Held {
@@ -72,6 +96,7 @@ pub fn acquire(
             sent: won.sent,
             waited: won.waited,
             window: won.window,
+            also,
         },
         won.unstarted,
     ))
@@ -86,6 +111,7 @@ struct Won {
     sent: Instant,
     waited: Duration,
     window: Option<u64>,
+    also: Vec<(i64, u32)>,
     unstarted: Option<Ended>,
 }
 
@@ -111,9 +137,19 @@ fn take(
     let mut s = Shell {
         cfg,
         keys,
+        also: cfg
+            .also
+            .iter()
+            .map(|x| Keys::with_limit(&x.key, cfg.also_limit))
+            .collect(),
         token: new_token(),
         session: Session::new(&cfg.server),
         window: None,
+        also_won: Vec::new(),
+        blocked: vec![0],
+        woken_by: None,
+        carried: false,
+        about: 0,
         meta: Meta {
             host: hostname(),
             pid: std::process::id(),
@@ -154,7 +190,10 @@ impl Shell<'_> {
     fn event(&mut self, ev: Event<Note>) {
         let input = match ev {
             Event::Signal(sig) => Input::Signal(sig),
-            Event::Note(Note::Woken) => Input::Woken,
+            Event::Note(Note::Woken(j)) => {
+                self.woken_by = Some(j);
+                Input::Woken
+            }
             _ => return,
         };
         self.wait.handle(input, Instant::now());
@@ -193,28 +232,54 @@ impl Shell<'_> {
                 .as_ref()
                 .map(|p| EveryArg::new(p, u64::try_from(unix_ms()).unwrap_or(u64::MAX))),
             fleet,
-            also: &[],
-            woken: None,
+            also: &self.also,
+            woken: self.woken_by.take().filter(|_| !self.also.is_empty()),
         };
+        self.carried = call.woken.is_some();
+        self.about = 0;
         let input = match self.session.call(&call) {
             Ok(Acquire::Acquired {
                 fence,
                 slot,
                 window,
-                ..
+                also,
             }) => {
                 self.window = window;
+                self.also_won = also;
                 Input::Acquired { fence, slot, sent }
             }
             Ok(Acquire::NotDue(not_due)) => Input::NotDue(not_due),
-            Ok(Acquire::Paused(pause) | Acquire::PausedAlso(_, pause)) => Input::Paused(pause),
-            Ok(Acquire::Busy { pttl, holder, .. }) => Input::Busy { pttl, holder },
-            Ok(Acquire::OtherLimit(recorded) | Acquire::OtherLimitAlso(_, recorded)) => {
+            Ok(Acquire::Paused(pause)) => Input::Paused(pause),
+            Ok(Acquire::PausedAlso(j, pause)) => {
+                self.about = j;
+                Input::Paused(pause)
+            }
+            Ok(Acquire::Busy {
+                pttl,
+                holder,
+                blocked,
+                ..
+            }) => {
+                self.about = blocked.first().copied().unwrap_or(0);
+                self.blocked = blocked;
+                Input::Busy { pttl, holder }
+            }
+            Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
+            Ok(Acquire::OtherLimitAlso(j, recorded)) => {
+                self.about = j;
                 Input::OtherLimit(recorded)
             }
             Ok(Acquire::OtherPeriod(other)) => Input::OtherPeriod(other),
             Ok(Acquire::ClockOff(off)) => Input::ClockOff(off),
-            Err(f) => Input::Failed(f),
+            Err(f) => {
+                // A proxy in front of a Redis Cluster, behind a plain URL, refuses keys of
+                // several hash slots in one script before it runs (nothing was taken): the
+                // same usage line as a cluster URL gets before anything is sent.
+                if f.permanent && f.reason.contains("CROSSSLOT") && !self.cfg.also.is_empty() {
+                    self.error = Some(crossslot(self.cfg));
+                }
+                Input::Failed(f)
+            }
         };
         self.wait.handle(input, Instant::now());
     }
@@ -224,14 +289,15 @@ impl Shell<'_> {
             match action {
                 Action::StartWaker => {
                     let until = self.wait.until();
-                    let (cfg, keys) = (self.cfg, self.keys);
-                    self.waker = Waker::start(cfg, keys, &self.token, self.tx.clone(), until);
+                    let (cfg, lock, lists) = (self.cfg, &self.keys.lock, self.lists());
+                    self.waker =
+                        Waker::start(cfg, lock, &self.token, lists, self.tx.clone(), until);
                     self.wait
                         .waker_started(self.waker.is_some(), Instant::now());
                 }
                 Action::ResumeWaker => {
                     if let Some(w) = &self.waker {
-                        w.resume();
+                        w.resume(self.lists());
                     }
                 }
                 Action::CountBusy => {
@@ -249,7 +315,7 @@ impl Shell<'_> {
                 }
                 Action::StopWaker { held } => {
                     if let Some(w) = self.waker.take() {
-                        w.stop(&mut self.session, held);
+                        w.stop(&mut self.session, held, self.carried);
                     }
                 }
                 Action::Report(r) => self.report(r),
@@ -297,8 +363,31 @@ impl Shell<'_> {
             sent,
             waited,
             window: self.window,
+            also: std::mem::take(&mut self.also_won),
             unstarted,
         })
+    }
+
+    /// The key of set index `j` (0: `--key`, j ≥ 1: the j-th `--also` key).
+    fn key_at(&self, j: usize) -> &Keys {
+        j.checked_sub(1)
+            .and_then(|i| self.also.get(i))
+            .unwrap_or(self.keys)
+    }
+
+    /// The wake lists of the keys that held the last try back: what the waker listens on.
+    fn lists(&self) -> Vec<List> {
+        self.blocked
+            .iter()
+            .map(|&index| {
+                let k = self.key_at(index);
+                List {
+                    index,
+                    wake: k.wake.clone(),
+                    room: k.limit_n(),
+                }
+            })
+            .collect()
     }
 
     /// A lost acquire reply may have left the lock held with our token: take it back, as
@@ -306,7 +395,8 @@ impl Shell<'_> {
     fn cleanup(&mut self, refused: Option<String>) {
         let (slots, ttl) = (self.keys.limit_n() as u32, self.cfg.limits.ttl);
         let cleanup = Cleanup::new(slots, ttl, refused, Instant::now());
-        match clean_up(&mut self.session, self.keys, &self.token, cleanup) {
+        let (keys, also) = (self.keys, &self.also);
+        match clean_up(&mut self.session, keys, also, &self.token, cleanup) {
             CleanupEnd::Removed => {
                 info!("cleanup"; "removed the lock a lost reply had taken for us")
             }
@@ -326,165 +416,16 @@ impl Shell<'_> {
             }
         }
     }
-
-    fn report(&mut self, r: Report) {
-        let (lock, target) = (&self.keys.lock, &self.cfg.server.target);
-        match r {
-            Report::NoTtl => warn!("no_ttl";
-                "{lock} is held without any expiry (PTTL -1): it was not set by dlock and will never expire by itself; delete it if its owner is gone"
-            ),
-            Report::Unreachable { reason, retry_for } => {
-                warn!("redis_unreachable", retry_ms = ms(retry_for);
-                    "Redis at {target} unavailable ({reason}); retrying for up to {} (--wait)",
-                    secs(retry_for)
-                )
-            }
-            Report::Refused { reason } => {
-                let target = target.to_string();
-                self.error = Some(Error::Refused { target, reason });
-            }
-            Report::OtherLimit { recorded } => {
-                let (lock, limit) = (lock.clone(), self.cfg.limit);
-                self.error = Some(Error::OtherLimit {
-                    lock,
-                    recorded,
-                    limit,
-                });
-            }
-            Report::OtherPeriod(other) => {
-                let mine = self.cfg.every.as_ref().map_or(String::new(), |e| e.flags());
-                let date = other.every_ms >= DAY_MS || !other.schedule.is_empty();
-                let recorded = if other.schedule.is_empty() {
-                    flags(other.every_ms, other.offset_ms)
-                } else {
-                    calendar_flags(&other.schedule, &other.tz)
-                };
-                self.error = Some(Error::OtherPeriod(Box::new(OtherPeriodError {
-                    lock: lock.clone(),
-                    key: self.cfg.name.clone(),
-                    recorded,
-                    mine,
-                    every_ms: other.every_ms,
-                    offset_ms: other.offset_ms,
-                    run: short_run(&other.run),
-                    host: other.host,
-                    granted: utc_stamp(other.granted_ms, date),
-                })));
-            }
-            Report::NotDue { not_due, code } => {
-                let every = self.cfg.every.as_ref();
-                let next = every.map_or(0, |e| e.next(not_due.window_ms));
-                // Windows of a day or more start on another date.
-                let date = every.is_some_and(|e| e.long(not_due.window_ms));
-                // A calendar's next window also on its zone's clock.
-                let local = match every.and_then(|e| e.calendar()) {
-                    Some(c) if c.tz() != "UTC" => format!(" ({})", c.local(next)),
-                    _ => String::new(),
-                };
-                let run = short_run(&not_due.run);
-                info!("not_due", window_ms = not_due.window_ms, done_ms = not_due.done_ms, next_ms = next, exit = code;
-                    "{lock}: done in this window (ok {} on {}, run {run}); next window {}{local}; nothing to run, exit {code}",
-                    utc_stamp(not_due.done_ms, date),
-                    not_due.host,
-                    utc_stamp(next, date)
-                )
-            }
-            Report::ClockOff(off) => {
-                let schedule = self.cfg.every.as_ref().map_or(String::new(), |e| e.flags());
-                self.error = Some(Error::ClockOff {
-                    lock: lock.clone(),
-                    schedule,
-                    server_ms: off.server_ms,
-                    host_ms: u64::try_from(unix_ms()).unwrap_or(u64::MAX),
-                    first_ms: off.first_ms,
-                    last_ms: off.last_ms,
-                });
-            }
-            Report::Paused { pause, code } => {
-                let line = super::report::paused_line(&self.cfg.name, &pause, unix_ms());
-                info!("paused", from_ms = pause.from_ms, until_ms = pause.until_ms.unwrap_or(0), exit = code;
-                    "{lock}: {line}; nothing to run, exit {code}"
-                );
-                self.paused = Some(format!("{lock}: {line}"));
-            }
-            Report::Woken => debug!("woken"; "{lock} was released; retrying at once"),
-            Report::SignalBeforeStart { signal } => {
-                info!("signal_before_start", signal = signal; "{} before the job started: releasing", signals::name(signal))
-            }
-            Report::Replicated { acked } => {
-                debug!("replicas", acked = acked; "{acked} replicas have {lock}")
-            }
-            Report::Unreplicated { n, acked, timeout } => {
-                let lock = lock.clone();
-                self.error = Some(Error::Unreplicated {
-                    lock,
-                    n,
-                    acked,
-                    timeout,
-                });
-            }
-            Report::SignalWhileWaiting { signal, waited } => {
-                info!("signal_while_waiting", signal = signal, waited_ms = ms(waited);
-                    "{} while waiting for {lock}: stopped waiting after {}; nothing held",
-                    signals::name(signal),
-                    secs(waited)
-                )
-            }
-            Report::GaveUpBusy {
-                pttl,
-                holder,
-                waited,
-                tries,
-                code,
-            } => {
-                let mut left = if pttl >= 0 {
-                    format!("TTL left {}", secs(Duration::from_millis(pttl as u64)))
-                } else {
-                    "no TTL".to_string()
-                };
-                if !holder.is_empty() {
-                    left = format!("held by {holder}, {left}");
-                }
-                if self.cfg.limit > 1 {
-                    // The slot that frees first.
-                    left = format!(
-                        "all {} slots held; the first to free: {left}",
-                        self.cfg.limit
-                    );
-                }
-                let msg = if self.cfg.wait.is_zero() {
-                    format!("{lock} is busy ({left}); not waiting (--wait 0), exit {code}")
-                } else {
-                    format!(
-                        "{lock} stayed busy ({left}); gave up after waiting {} ({tries} tries), exit {code}",
-                        secs(waited)
-                    )
-                };
-                let waited_ms = ms(waited);
-                // A skip the user asked to be silent about (exit 0) is routine.
-                if code == 0 {
-                    info!("busy", waited_ms = waited_ms, tries = tries, ttl_left_ms = pttl, exit = code; "{msg}");
-                } else {
-                    warn!("busy", waited_ms = waited_ms, tries = tries, ttl_left_ms = pttl, exit = code; "{msg}");
-                }
-            }
-            Report::GaveUpDown { reason, waited } => {
-                let target = target.to_string();
-                self.error = Some(Error::Unreachable {
-                    target,
-                    reason,
-                    waited,
-                });
-            }
-        }
-    }
 }
 
-/// A run id as the not-due line shows it: its first 8 hex digits and an ellipsis (`history
-/// --run` takes the whole id).
-fn short_run(run: &str) -> String {
-    match run.get(..8) {
-        Some(head) if run.len() > 8 => format!("{head}…"),
-        _ => run.to_string(),
-    }
+/// The usage line for keys a proxy in front of a Redis Cluster refused together (CROSSSLOT):
+/// the one a cluster URL gets before anything is sent.
+fn crossslot(cfg: &RunConfig) -> Error {
+    let slots = crate::cli::config::cluster_slots(&cfg.key, &cfg.also);
+    slots.err().unwrap_or_else(|| {
+        Error::Usage(format!(
+            "the server refuses --key {} and the --also keys in one script (CROSSSLOT: a Redis Cluster behind a proxy): keys in different hash slots cannot be taken in one step; give them a common hash tag, e.g. --key '{{db}}backup' --also '{{db}}main' (a re-tagged key starts its run log, done record and stats anew)",
+            cfg.key
+        ))
+    })
 }

@@ -59,7 +59,18 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         Err(end) => return end,
     };
     let held = Arc::new(held);
-    report::acquired(&cfg, &held.keys.lock, held.fence, held.slot, held.waited);
+    let also: Vec<_> = held
+        .also
+        .iter()
+        .map(|x| (x.keys.lock.as_str(), x.fence, x.slot))
+        .collect();
+    report::acquired(
+        &cfg,
+        &held.keys.lock,
+        (held.fence, held.slot),
+        &also,
+        held.waited,
+    );
     // Wall time of the acquisition, for the run's history.
     let started_ms = crate::sys::host::unix_ms().saturating_sub(held.sent.elapsed().as_millis());
     // The run's log entry; renewals and output are filled in at the end.
@@ -71,6 +82,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         waited: held.waited,
         lease: Some(cfg.limits),
         window: held.window,
+        also: held::also_env(&held.also),
         ..RunLog::off()
     };
     // --ping: only the host that holds the lock pings.
@@ -268,6 +280,9 @@ fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, Error
         ("DLOCK_LIMIT", cfg.limit.to_string()),
         ("DLOCK_TTL_MS", cfg.limits.ttl.as_millis().to_string()),
         ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
+        // Always set (empty without --also): a nested run's job never sees an outer one's.
+        ("DLOCK_ALSO", held::also_env(&held.also)),
+        ("DLOCK_ALSO_LIMIT", cfg.also_limit.to_string()),
     ];
     process::become_subreaper();
     let output = capture.map(capture::JobEnds::output);
@@ -301,6 +316,7 @@ fn finish(
     let job = JobEnded {
         exit: stop.exit(),
         definitely_lost: stop.definitely_lost(),
+        also: !held.also.is_empty(),
         deadline: stop.deadline(),
         sent: held.sent,
         started_ms,

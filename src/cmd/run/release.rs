@@ -25,6 +25,7 @@ pub fn end(
     mut report: impl FnMut(&mut Session, Report),
 ) -> (Exit, bool) {
     let (keys, slot, token) = (&held.keys, held.slot, held.token.as_str());
+    let also = held.also_keys();
     loop {
         while let Some(action) = end.poll_action(Instant::now()) {
             match action {
@@ -51,12 +52,15 @@ pub fn end(
                         token,
                         finish: &finish,
                         log,
-                        also: &[],
-                        known_lost: false,
+                        also: &also,
+                        known_lost: end.known_lost(),
                     };
-                    let answer = session.call(&call).map(|(released, log_error, _)| {
+                    let answer = session.call(&call).map(|(released, log_error, lost)| {
                         if let Some(err) = log_error {
                             super::report::log_failed(&keys.runs, &err);
+                        }
+                        if let Some(x) = lost.and_then(|j| held.also_at(j)) {
+                            super::report::also_not_ours(&x.keys.lock, end.known_lost());
                         }
                         released
                     });
@@ -81,10 +85,12 @@ pub fn end(
 }
 
 /// Carry the cleanup of a lost acquire reply out on `session`: one compare-and-delete per slot
-/// of `keys` our `token` may hold. Its end, for the shell to report.
+/// of `keys` our `token` may hold, each also freeing every `--also` key (`also`) it holds. Its
+/// end, for the shell to report.
 pub fn clean_up(
     session: &mut Session,
     keys: &Keys,
+    also: &[Keys],
     token: &str,
     mut cleanup: Cleanup,
 ) -> crate::core::finish::CleanupEnd {
@@ -104,7 +110,7 @@ pub fn clean_up(
             token,
             finish: &finish,
             log: &off,
-            also: &[],
+            also,
             known_lost: false,
         };
         let answer = session.call(&call).map(|(released, _, _)| released);

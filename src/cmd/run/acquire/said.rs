@@ -1,0 +1,192 @@
+//! The acquire loop's reports, worded: the machine's facts about a try (busy, paused, not due,
+//! a failure) as the operator reads them; with --also, about the key the answer named.
+
+use std::time::Duration;
+
+use super::Shell;
+use crate::core::acquire::Report;
+use crate::core::every::{calendar_flags, flags};
+use crate::error::{Error, OtherPeriod as OtherPeriodError};
+use crate::log::{debug, info, warn};
+use crate::log::{ms, secs};
+use crate::sys::host::{unix_ms, utc_stamp};
+use crate::sys::signals;
+use crate::units::DAY_MS;
+
+impl Shell<'_> {
+    pub(super) fn report(&mut self, r: Report) {
+        let (lock, target) = (&self.keys.lock, &self.cfg.server.target);
+        // With --also: the key the answer was about, as the line names it.
+        let (about, also) = (self.key_at(self.about).lock.clone(), self.about > 0);
+        let named = if also {
+            format!("--also {about}")
+        } else {
+            about.clone()
+        };
+        match r {
+            Report::NoTtl => warn!("no_ttl";
+                "{lock} is held without any expiry (PTTL -1): it was not set by dlock and will never expire by itself; delete it if its owner is gone"
+            ),
+            Report::Unreachable { reason, retry_for } => {
+                warn!("redis_unreachable", retry_ms = ms(retry_for);
+                    "Redis at {target} unavailable ({reason}); retrying for up to {} (--wait)",
+                    secs(retry_for)
+                )
+            }
+            // A CROSSSLOT refusal already set its usage line.
+            Report::Refused { reason } if self.error.is_none() => {
+                let target = target.to_string();
+                self.error = Some(Error::Refused { target, reason });
+            }
+            Report::Refused { .. } => {}
+            Report::OtherLimit { recorded } => {
+                let limit = if also {
+                    self.cfg.also_limit
+                } else {
+                    self.cfg.limit
+                };
+                self.error = Some(Error::OtherLimit {
+                    lock: about,
+                    recorded,
+                    limit,
+                });
+            }
+            Report::OtherPeriod(other) => {
+                let mine = self.cfg.every.as_ref().map_or(String::new(), |e| e.flags());
+                let date = other.every_ms >= DAY_MS || !other.schedule.is_empty();
+                let recorded = if other.schedule.is_empty() {
+                    flags(other.every_ms, other.offset_ms)
+                } else {
+                    calendar_flags(&other.schedule, &other.tz)
+                };
+                self.error = Some(Error::OtherPeriod(Box::new(OtherPeriodError {
+                    lock: lock.clone(),
+                    key: self.cfg.name.clone(),
+                    recorded,
+                    mine,
+                    every_ms: other.every_ms,
+                    offset_ms: other.offset_ms,
+                    run: short_run(&other.run),
+                    host: other.host,
+                    granted: utc_stamp(other.granted_ms, date),
+                })));
+            }
+            Report::NotDue { not_due, code } => {
+                let every = self.cfg.every.as_ref();
+                let next = every.map_or(0, |e| e.next(not_due.window_ms));
+                // Windows of a day or more start on another date.
+                let date = every.is_some_and(|e| e.long(not_due.window_ms));
+                // A calendar's next window also on its zone's clock.
+                let local = match every.and_then(|e| e.calendar()) {
+                    Some(c) if c.tz() != "UTC" => format!(" ({})", c.local(next)),
+                    _ => String::new(),
+                };
+                let run = short_run(&not_due.run);
+                info!("not_due", window_ms = not_due.window_ms, done_ms = not_due.done_ms, next_ms = next, exit = code;
+                    "{lock}: done in this window (ok {} on {}, run {run}); next window {}{local}; nothing to run, exit {code}",
+                    utc_stamp(not_due.done_ms, date),
+                    not_due.host,
+                    utc_stamp(next, date)
+                )
+            }
+            Report::ClockOff(off) => {
+                let schedule = self.cfg.every.as_ref().map_or(String::new(), |e| e.flags());
+                self.error = Some(Error::ClockOff {
+                    lock: lock.clone(),
+                    schedule,
+                    server_ms: off.server_ms,
+                    host_ms: u64::try_from(unix_ms()).unwrap_or(u64::MAX),
+                    first_ms: off.first_ms,
+                    last_ms: off.last_ms,
+                });
+            }
+            Report::Paused { pause, code } => {
+                let name = match self.about.checked_sub(1).and_then(|i| self.cfg.also.get(i)) {
+                    Some(x) => &x.name,
+                    None => &self.cfg.name,
+                };
+                let line = super::super::report::paused_line(name, &pause, unix_ms());
+                info!("paused", from_ms = pause.from_ms, until_ms = pause.until_ms.unwrap_or(0), exit = code;
+                    "{named}: {line}; nothing to run, exit {code}"
+                );
+                self.paused = Some(format!("{named}: {line}"));
+            }
+            Report::Woken => debug!("woken"; "{lock} was released; retrying at once"),
+            Report::SignalBeforeStart { signal } => {
+                info!("signal_before_start", signal = signal; "{} before the job started: releasing", signals::name(signal))
+            }
+            Report::Replicated { acked } => {
+                debug!("replicas", acked = acked; "{acked} replicas have {lock}")
+            }
+            Report::Unreplicated { n, acked, timeout } => {
+                let lock = lock.clone();
+                self.error = Some(Error::Unreplicated {
+                    lock,
+                    n,
+                    acked,
+                    timeout,
+                });
+            }
+            Report::SignalWhileWaiting { signal, waited } => {
+                info!("signal_while_waiting", signal = signal, waited_ms = ms(waited);
+                    "{} while waiting for {lock}: stopped waiting after {}; nothing held",
+                    signals::name(signal),
+                    secs(waited)
+                )
+            }
+            Report::GaveUpBusy {
+                pttl,
+                holder,
+                waited,
+                tries,
+                code,
+            } => {
+                let mut left = if pttl >= 0 {
+                    format!("TTL left {}", secs(Duration::from_millis(pttl as u64)))
+                } else {
+                    "no TTL".to_string()
+                };
+                if !holder.is_empty() {
+                    left = format!("held by {holder}, {left}");
+                }
+                let slots = self.key_at(self.about).limit_n();
+                if slots > 1 {
+                    // The slot that frees first.
+                    left = format!("all {slots} slots held; the first to free: {left}");
+                }
+                let msg = if self.cfg.wait.is_zero() {
+                    format!("{named} is busy ({left}); not waiting (--wait 0), exit {code}")
+                } else {
+                    format!(
+                        "{named} stayed busy ({left}); gave up after waiting {} ({tries} tries), exit {code}",
+                        secs(waited)
+                    )
+                };
+                let waited_ms = ms(waited);
+                // A skip the user asked to be silent about (exit 0) is routine.
+                if code == 0 {
+                    info!("busy", waited_ms = waited_ms, tries = tries, ttl_left_ms = pttl, exit = code; "{msg}");
+                } else {
+                    warn!("busy", waited_ms = waited_ms, tries = tries, ttl_left_ms = pttl, exit = code; "{msg}");
+                }
+            }
+            Report::GaveUpDown { reason, waited } => {
+                let target = target.to_string();
+                self.error = Some(Error::Unreachable {
+                    target,
+                    reason,
+                    waited,
+                });
+            }
+        }
+    }
+}
+
+/// A run id as the not-due line shows it: its first 8 hex digits and an ellipsis (`history
+/// --run` takes the whole id).
+fn short_run(run: &str) -> String {
+    match run.get(..8) {
+        Some(head) if run.len() > 8 => format!("{head}…"),
+        _ => run.to_string(),
+    }
+}
