@@ -7,6 +7,7 @@
 #[macro_use]
 mod support;
 
+mod also;
 mod bad_input;
 mod board;
 mod board_bars;
