@@ -340,11 +340,9 @@ for j = 1, A do
   redis.call('SET', x.lock(s), ARGV[1], 'NX', 'PX', ARGV[2])
   local xh = x.holder(s)
   redis.call('DEL', xh)
-  for _, kv in ipairs({{'token', ARGV[1]}, {'host', ARGV[4]}, {'pid', ARGV[5]},
-      {'command', ARGV[6]}, {'since_ms', ARGV[7]}, {'ttl_ms', ARGV[2]}, {'fence', fences[j]},
-      {'renewals', 0}, {'also_of', KEYS[6]}}) do
-    redis.call('HSET', xh, kv[1], kv[2])
-  end
+  -- One HMSET (Redis 2.0 on), not one HSET a field: 16 keys' holders are most of a grant.
+  redis.call('HMSET', xh, 'token', ARGV[1], 'host', ARGV[4], 'pid', ARGV[5], 'command', ARGV[6],
+    'since_ms', ARGV[7], 'ttl_ms', ARGV[2], 'fence', fences[j], 'renewals', 0, 'also_of', KEYS[6])
   redis.call('PEXPIRE', xh, ARGV[2])
   if M > 1 then hold_limit(x.limit, M, ARGV[2]) end
   r[6] = -1
