@@ -42,6 +42,14 @@ pub struct Slot {
 /// Most slots `--limit` accepts: every acquire and release script touches each slot's key.
 pub const MAX_LIMIT: u32 = 1000;
 
+/// Most `--also` keys one run takes (issue 52): acquire.lua reads every slot of each.
+pub const MAX_ALSO: usize = 16;
+
+/// Largest `--also-limit`: where one acquire of `MAX_ALSO` keys stays ≲ 0.3 ms of Redis CPU
+/// (16 × 16 slots: 0.28 ms to grant, 0.26 ms busy with every slot held; 16 × 32: 0.41 and
+/// 0.50 ms; BENCHMARKS.md, `bench/also_cost.py`).
+pub const MAX_ALSO_LIMIT: u32 = 16;
+
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
 /// a slot number: `{lock}:slot:2`; `cancel` with the token of the run it asks to stop:
 /// `{lock}:cancel:TOKEN`, see `cancel_list`).
