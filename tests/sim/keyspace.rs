@@ -46,9 +46,9 @@ pub struct Keyspace {
 
 /// The commands served, as the match in `Keyspace::command` spells them (a script may write
 /// them in any case).
-const COMMANDS: [&str; 20] = [
-    "GET", "SET", "PEXPIRE", "PTTL", "EXISTS", "DEL", "INCR", "HSET", "HMSET", "HDEL", "HGET",
-    "HMGET", "HGETALL", "HINCRBY", "LPUSH", "LTRIM", "LLEN", "TIME", "XADD", "XLEN",
+const COMMANDS: [&str; 19] = [
+    "GET", "SET", "PEXPIRE", "PTTL", "EXISTS", "DEL", "INCR", "HSET", "HDEL", "HGET", "HMGET",
+    "HGETALL", "HINCRBY", "LPUSH", "LTRIM", "LLEN", "TIME", "XADD", "XLEN",
 ];
 
 fn int_arg(s: &str) -> Result<i64, String> {
@@ -252,8 +252,7 @@ impl Keyspace {
                 }
                 Ok(Value::Int(next))
             }
-            // HMSET (acquire.lua's --also holders): HSET's writes, answered OK.
-            "HSET" | "HMSET" => {
+            "HSET" => {
                 if a.len() < 3 || a.len().is_multiple_of(2) {
                     return arity(usize::MAX, true).map(|()| Value::Nil);
                 }
@@ -267,9 +266,6 @@ impl Keyspace {
                             added += 1;
                         }
                     }
-                }
-                if verb == "HMSET" {
-                    return Ok(Value::Okay);
                 }
                 Ok(Value::Int(added))
             }

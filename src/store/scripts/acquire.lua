@@ -112,7 +112,8 @@ end
 -- A paused --also key stops the runs that need it too.
 for j = 1, A do
   local x = set[j + 1]
-  pauses[#pauses + 1] = {'key', redis.call('HMGET', x.pause, 'from_ms', 'until_ms', 'by', 'reason'), j}
+  pauses[#pauses + 1] = {'key', redis.call('HMGET', x.pause, 'from_ms', 'until_ms', 'by',
+    'reason'), j}
 end
 for _, p in ipairs(pauses) do
   local until_ms = in_force(p[2])
@@ -340,9 +341,11 @@ for j = 1, A do
   redis.call('SET', x.lock(s), ARGV[1], 'NX', 'PX', ARGV[2])
   local xh = x.holder(s)
   redis.call('DEL', xh)
-  -- One HMSET (Redis 2.0 on), not one HSET a field: 16 keys' holders are most of a grant.
-  redis.call('HMSET', xh, 'token', ARGV[1], 'host', ARGV[4], 'pid', ARGV[5], 'command', ARGV[6],
-    'since_ms', ARGV[7], 'ttl_ms', ARGV[2], 'fence', fences[j], 'renewals', 0, 'also_of', KEYS[6])
+  for _, kv in ipairs({{'token', ARGV[1]}, {'host', ARGV[4]}, {'pid', ARGV[5]},
+      {'command', ARGV[6]}, {'since_ms', ARGV[7]}, {'ttl_ms', ARGV[2]}, {'fence', fences[j]},
+      {'renewals', 0}, {'also_of', KEYS[6]}}) do
+    redis.call('HSET', xh, kv[1], kv[2])
+  end
   redis.call('PEXPIRE', xh, ARGV[2])
   if M > 1 then hold_limit(x.limit, M, ARGV[2]) end
   r[6] = -1
