@@ -46,9 +46,9 @@ pub const MAX_LIMIT: u32 = 1000;
 pub const MAX_ALSO: usize = 16;
 
 /// Largest `--also-limit`: where one acquire of `MAX_ALSO` keys stays ≲ 0.3 ms of Redis CPU
-/// (16 × 16 slots: 0.28 ms to grant, 0.26 ms busy with every slot held; 16 × 32: 0.41 and
-/// 0.50 ms; BENCHMARKS.md, `bench/also_cost.py`).
-pub const MAX_ALSO_LIMIT: u32 = 16;
+/// (16 keys × 8 slots: 0.27 ms to grant, 0.16 ms busy with every slot held; × 16: 0.33 and
+/// 0.27 ms; `bench/also_cost.py`, bench/results/also-cost.txt).
+pub const MAX_ALSO_LIMIT: u32 = 8;
 
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
 /// a slot number: `{lock}:slot:2`; `cancel` with the token of the run it asks to stop:
