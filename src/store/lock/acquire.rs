@@ -9,7 +9,7 @@ use crate::core::acquire::{ClockOff, NotDue, OtherPeriod};
 use crate::core::calendar::Calendar;
 use crate::core::every::{Every, Period};
 use crate::core::pause::{Pause, Scope};
-use crate::store::keys::Keys;
+use crate::store::keys::{Keys, MAX_ALSO, MAX_ALSO_LIMIT};
 use crate::store::script::{ACQUIRE, Call, Items, Script};
 use std::time::Duration;
 
@@ -169,6 +169,9 @@ impl Call for AcquireCall<'_> {
             }
             _ => argv.extend([String::new(), String::new(), String::new()]),
         }
+        // The CLI refuses more (usage errors): past them one acquire stops being cheap.
+        debug_assert!(self.also.len() <= MAX_ALSO);
+        debug_assert!(also_limit(self.also) <= MAX_ALSO_LIMIT as usize);
         argv.extend([
             self.also.len().to_string(),
             also_limit(self.also).to_string(),

@@ -112,7 +112,8 @@ end
 -- A paused --also key stops the runs that need it too.
 for j = 1, A do
   local x = set[j + 1]
-  pauses[#pauses + 1] = {'key', redis.call('HMGET', x.pause, 'from_ms', 'until_ms', 'by', 'reason'), j}
+  pauses[#pauses + 1] = {'key', redis.call('HMGET', x.pause, 'from_ms', 'until_ms', 'by',
+    'reason'), j}
 end
 for _, p in ipairs(pauses) do
   local until_ms = in_force(p[2])
