@@ -18,7 +18,7 @@ pub struct AlsoArgs {
 
     /// Make each --also key a semaphore of N slots, the same one `run --key KEY --limit N`
     /// makes, and every run holding the key must use the same N: --also warehouse:heavy
-    /// --also-limit 2 on each heavy job = at most 2 of them at once. 1 … 64, with --also
+    /// --also-limit 2 on each heavy job = at most 2 of them at once. 1 … 8, with --also
     /// [default: 1]
     #[arg(id = "also_limit", long = "also-limit", value_name = "N")]
     pub limit: Option<u32>,

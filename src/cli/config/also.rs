@@ -8,13 +8,9 @@ use crate::error::Error;
 use crate::store::keys::cluster_slot;
 use crate::store::target::Target;
 
-/// Most `--also` keys one run may name: each adds a block of keys to every acquire, renewal
-/// and release script.
-pub const MAX_ALSO: usize = 16;
-
-/// Largest `--also-limit`: every slot of every `--also` key is read by each acquire (16 keys ×
-/// 64 slots ≈ 2k KEYS). Provisional: lowered to where one acquire stays cheap once measured.
-pub const MAX_ALSO_LIMIT: u32 = 64;
+/// The bounds of `--also` and `--also-limit`: the store's, where the cost of one acquire
+/// script was measured (`store::keys`).
+pub use crate::store::keys::{MAX_ALSO, MAX_ALSO_LIMIT};
 
 /// One `--also` key.
 #[derive(Debug, Clone, PartialEq, Eq)]
