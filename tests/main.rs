@@ -8,6 +8,7 @@
 mod support;
 
 mod also;
+mod also_cluster;
 mod bad_input;
 mod board;
 mod board_bars;

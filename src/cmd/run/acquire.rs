@@ -276,7 +276,7 @@ impl Shell<'_> {
                 // several hash slots in one script before it runs (nothing was taken): the
                 // same usage line as a cluster URL gets before anything is sent.
                 if f.permanent && f.reason.contains("CROSSSLOT") && !self.cfg.also.is_empty() {
-                    self.error = Some(crossslot(self.cfg));
+                    self.error = crossslot(self.cfg);
                 }
                 Input::Failed(f)
             }
@@ -419,13 +419,8 @@ impl Shell<'_> {
 }
 
 /// The usage line for keys a proxy in front of a Redis Cluster refused together (CROSSSLOT):
-/// the one a cluster URL gets before anything is sent.
-fn crossslot(cfg: &RunConfig) -> Error {
-    let slots = crate::cli::config::cluster_slots(&cfg.key, &cfg.also);
-    slots.err().unwrap_or_else(|| {
-        Error::Usage(format!(
-            "the server refuses --key {} and the --also keys in one script (CROSSSLOT: a Redis Cluster behind a proxy): keys in different hash slots cannot be taken in one step; give them a common hash tag, e.g. --key '{{db}}backup' --also '{{db}}main' (a re-tagged key starts its run log, done record and stats anew)",
-            cfg.key
-        ))
-    })
+/// the one a cluster URL gets before anything is sent. None when `--key` and every `--also`
+/// key share a slot (then another key of the script was refused: not this usage's fault).
+fn crossslot(cfg: &RunConfig) -> Option<Error> {
+    crate::cli::config::cluster_slots(&cfg.key, &cfg.also).err()
 }
