@@ -9,6 +9,7 @@ mod support;
 
 mod also;
 mod also_cluster;
+mod also_lost;
 mod bad_input;
 mod board;
 mod board_bars;

@@ -92,7 +92,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
     let unstarted = |session: &mut Session, ended: Ended, pinger| {
         let exit = ended.as_ref().map_or_else(Error::exit, |e| *e);
         let end = End::unstarted(exit, held.first_expiry(), Instant::now());
-        release::end(session, &held, &RunLog::off(), end, |_, _| {});
+        release::end(session, &held, &RunLog::off(), end, |_, _, _| {});
         let line = ended.as_ref().err().map(|e| format!("dlock: error: {e}"));
         end_ping(pinger, &held, (exit, false), line.as_deref(), None, None);
         ended
@@ -323,16 +323,25 @@ fn finish(
     };
     let (renewals, exit) = (stop.renewals(), stop.exit());
     let end = End::new(limits, job, Instant::now());
-    release::end(session, held, log, end, |session, r| {
-        report_end(session, held, (renewals, exit), r)
+    release::end(session, held, log, end, |session, r, lost| {
+        report_end(session, held, (renewals, exit), r, lost)
     })
 }
 
 /// One report of the run's end (`ran`: the renewals made, the job's exit); after a compare
-/// failure, what to change (read from the key's recorded runs on `session`).
-fn report_end(session: &mut Session, held: &Held, ran: (u32, Exit), r: EndReport) {
+/// failure, what to change (read from the key's recorded runs on `session`). `lost`: the
+/// `--also` key the release found no longer ours (the compare failure's line names it).
+fn report_end(
+    session: &mut Session,
+    held: &Held,
+    ran: (u32, Exit),
+    r: EndReport,
+    lost: Option<&str>,
+) {
     let (renewals, exit) = ran;
-    let (cfg, lock) = (&held.cfg, &held.keys.lock);
+    let cfg = &held.cfg;
+    let named = lost.map(|x| format!("--also {x}"));
+    let lock = named.as_deref().unwrap_or(&held.keys.lock);
     match r {
         EndReport::Released {
             released,

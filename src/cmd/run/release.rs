@@ -15,17 +15,19 @@ use crate::store::runs::RunLog;
 use crate::store::session::Session;
 
 /// Carry `end` out on `session` for `held`'s slot, the run logged as `log`; `report` tells each
-/// of the machine's reports (on the same session, for what it may read). The exit status, and
-/// whether the release found the lock taken.
+/// of the machine's reports (on the same session, for what it may read), with the `--also`
+/// key the release found no longer ours, if one was. The exit status, and whether the release
+/// found the lock taken.
 pub fn end(
     session: &mut Session,
     held: &Held,
     log: &RunLog,
     mut end: End,
-    mut report: impl FnMut(&mut Session, Report),
+    mut report: impl FnMut(&mut Session, Report, Option<&str>),
 ) -> (Exit, bool) {
     let (keys, slot, token) = (&held.keys, held.slot, held.token.as_str());
     let also = held.also_keys();
+    let mut lost: Option<String> = None;
     loop {
         while let Some(action) = end.poll_action(Instant::now()) {
             match action {
@@ -55,12 +57,12 @@ pub fn end(
                         also: &also,
                         known_lost: end.known_lost(),
                     };
-                    let answer = session.call(&call).map(|(released, log_error, lost)| {
+                    let answer = session.call(&call).map(|(released, log_error, j)| {
                         if let Some(err) = log_error {
                             super::report::log_failed(&keys.runs, &err);
                         }
-                        if let Some(x) = lost.and_then(|j| held.also_at(j)) {
-                            super::report::also_not_ours(&x.keys.lock, end.known_lost());
+                        if let Some(x) = j.and_then(|j| held.also_at(j)) {
+                            lost = Some(x.keys.lock.clone());
                         }
                         released
                     });
@@ -70,7 +72,7 @@ pub fn end(
                     let acked = session.wait_replicas(n, timeout);
                     end.handle(Input::Replicas(acked), Instant::now());
                 }
-                Action::Report(r) => report(session, r),
+                Action::Report(r) => report(session, r, lost.as_deref()),
             }
         }
         if let Some(outcome) = end.outcome() {

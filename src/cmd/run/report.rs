@@ -213,18 +213,6 @@ pub(super) fn acquired(
     );
 }
 
-/// The release found an `--also` key no longer ours: said once, naming it (`known`: the lease
-/// was already found lost, and its line said so).
-pub(super) fn also_not_ours(key: &str, known: bool) {
-    if known {
-        debug!("also_not_ours"; "--also {key} was no longer ours at the release");
-    } else {
-        warn!("also_not_ours";
-            "--also {key} was no longer ours at the release: it was taken over or deleted while the job ran (`dlock release --force`, a manual DEL, or a Redis failover or restart that lost it)"
-        );
-    }
-}
-
 /// Why the job could not be started, with the exit status that says it (127, 126, 70). Used
 /// by `run` and by `--contain`'s init alike.
 pub(crate) fn spawn_failed(e: &SpawnError) -> Error {
