@@ -355,3 +355,41 @@ fn a_wake_up_an_also_waiter_cannot_use_goes_on_to_the_next_waiter() {
         .code(0)
         .stdout_is("both ran\n");
 }
+
+/// A paused --also key stops the runs that need it, at once and with the pause's exit status;
+/// the line names that key and how to resume it.
+#[test]
+fn a_paused_also_key_runs_nothing_that_needs_it() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["pause", "db", "--reason", "db upgrade"])
+        .run()
+        .code(0);
+    dlock(&r)
+        .args(["run", "--key", "backup", "--also", "db", "--wait", "30s"])
+        .args(["--paused-exit-code", "3", "--", "echo", "ran"])
+        .run()
+        .code(3)
+        .stdout_is("")
+        .stderr_has("--also dlock:db: paused by ")
+        .stderr_has("db upgrade; `dlock resume db` ends it; nothing to run, exit 3");
+    assert_eq!(r.get("dlock:backup"), None);
+}
+
+/// --hold-at-least keeps the whole set: after a quick job, a plain run of the --also key is
+/// still busy.
+#[test]
+fn hold_at_least_keeps_every_also_key_too() {
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["-q", "run", "--key", "backup", "--also", "db"])
+        .args(["--hold-at-least", "20s", "--", "true"])
+        .run()
+        .code(0);
+    assert!(r.pttl("dlock:db") > 0, "db was not kept");
+    dlock(&r)
+        .args(["run", "--key", "db", "--wait", "0", "--", "echo", "ran"])
+        .run()
+        .code(75)
+        .stdout_is("");
+}
