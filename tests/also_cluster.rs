@@ -1,7 +1,8 @@
 //! `run --also` in front of a Redis Cluster: a proxy behind a plain URL (here: a cluster node
 //! named by a plain `redis://` URL, which answers the same CROSSSLOT a single-endpoint proxy
 //! does) refuses keys of several hash slots in one script before it runs. dlock says it as the
-//! usage line a cluster URL gets before anything is sent (exit 2), and nothing is taken.
+//! usage line a cluster URL gets before anything is sent (exit 2), and nothing is taken. Keys
+//! with a common hash tag run through the cluster URL, the job told of every one.
 
 use crate::support::cluster::Cluster;
 use crate::support::needs::Need;
@@ -12,7 +13,7 @@ use crate::support::*;
     not(dlock_test_has = "redis_cli"),
     ignore = "needs redis-cli (apt-get install redis-tools)"
 )]
-fn a_crossslot_reply_behind_a_plain_url_is_the_hash_tag_usage_line() {
+fn a_crossslot_reply_behind_a_plain_url_is_the_hash_tag_usage_line_and_a_common_tag_runs() {
     require!(Need::RedisCli);
     let c = Cluster::start();
     let (k, x) = (c.slot("dlock:backup"), c.slot("dlock:db:main"));
@@ -35,4 +36,13 @@ fn a_crossslot_reply_behind_a_plain_url_is_the_hash_tag_usage_line() {
         let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut node.conn()).unwrap();
         assert!(keys.is_empty(), "a refused run left keys: {keys:?}");
     }
+    // With a common hash tag, through the cluster URL: every key taken, the job told of them.
+    let show = "printf '%s' \"$DLOCK_ALSO\"";
+    Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args(["-q", "run", "--key", "{db}backup", "--also", "{db}main"])
+        .args(["--also", "{db}vacuum", "--", "sh", "-c", show])
+        .run()
+        .code(0)
+        .stdout_is("1\t0\tdlock:{db}main\n1\t0\tdlock:{db}vacuum");
 }

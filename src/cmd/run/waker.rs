@@ -67,6 +67,7 @@ impl Waker {
     /// first come, first served, and a waiter that re-issued its BLPOP (on a timeout) would go
     /// to the back of that queue. It is ended early by an item on its own key (`stop`) or by
     /// this process exiting (Redis drops a closed connection's BLPOP).
+    ///
     /// `lock`: `--key`'s lock key (the own wake key is its companion, in its hash slot);
     /// `lists`: the wake lists to listen on.
     pub(super) fn start(
