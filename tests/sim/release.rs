@@ -42,7 +42,6 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
     let job = JobEnded {
         exit: stop.exit(),
         definitely_lost: stop.definitely_lost(),
-        also: false,
         deadline: stop.deadline(),
         sent,
         started_ms: 0,
@@ -221,9 +220,9 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
     w.check.wake_list(w.now, wakes);
     let Ok(Value::Array(v)) = a else { return };
     if call.name.starts_with("ReleaseCall") {
-        // release.lua's ARGV: the outcome is the 11th (after N and --also's A, M and known
-        // lost), the run log's window_ms the 32nd (after the run's lease, 28th to 31st). A
-        // success recorded: ok, with --every, the slot still ours (released or kept).
+        // release.lua's ARGV: the outcome is the 11th, the run log's window_ms the 32nd
+        // (after the run's lease, 28th to 31st). A success recorded: ok, with --every, the
+        // slot still ours (released or kept).
         let ours = matches!(v.first(), Some(Value::Int(1 | 2)));
         // What the server recorded, whatever the release's arguments said: a done key naming
         // a cancelled run is a cancelled run counted as a success.
