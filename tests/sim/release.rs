@@ -42,6 +42,7 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
     let job = JobEnded {
         exit: stop.exit(),
         definitely_lost: stop.definitely_lost(),
+        also: false,
         deadline: stop.deadline(),
         sent,
         started_ms: 0,
