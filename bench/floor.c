@@ -69,10 +69,13 @@ int main(int argc, char **argv) {
   if (posix_spawnp(&child, argv[5], 0, 0, argv + 5, environ)) return 127;
   waitpid(child, &status, 0);
   unix_ms(end);
+  /* N, then --also's A, M and known-lost (none), the history, the run log (its --also field
+     empty). */
   const char *release[] = {"EVALSHA", argv[4], "9", k[3], k[4], k[1], k[5], k[2], k[6], k[7],
-                           k[3], k[8], tok, "1", "0", "0", "h0", "", "1", "ok", "0", "host", pid, start,
-                           end, "100", tok, "host", pid, "0", "1", argv[5], start, end, "0", "0",
-                           "30000", "3", "10000", "5000", "", "", "", ""};
-  call(fd, 44, release);
+                           k[3], k[8], tok, "1", "0", "0", "h0", "", "1", "0", "1", "0", "ok", "0",
+                           "host", pid, start, end, "100", tok, "host", pid, "0", "1", argv[5],
+                           start, end, "0", "0", "30000", "3", "10000", "5000", "", "", "", "",
+                           ""};
+  call(fd, 48, release);
   return WEXITSTATUS(status);
 }

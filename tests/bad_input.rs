@@ -1,5 +1,7 @@
 //! Every usage error: exit 2, one line naming the flag, nothing left on the server.
 
+use crate::support::cluster::Cluster;
+use crate::support::needs::Need;
 use crate::support::*;
 
 #[test]
@@ -268,4 +270,103 @@ fn an_empty_password_file_is_a_usage_error() {
         .code(2)
         .one_line_error()
         .stderr_has("the file is empty");
+}
+
+/// `run --also`'s usage errors: exit 2, one line naming the problem and the fix, and not one
+/// command sent (the server's MONITOR feed stays empty).
+#[test]
+fn each_bad_also_is_one_line_exit_2_and_sends_nothing() {
+    let r = RedisServer::start();
+    let seventeen: Vec<String> = (0..17)
+        .flat_map(|i| ["--also".into(), format!("x{i}")])
+        .collect();
+    let long_key = "k".repeat(600);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            seventeen.iter().map(String::as_str).collect(),
+            "--also is given 17 times; at most 16 keys can be taken in one step",
+        ),
+        (
+            vec!["--also", "db", "--also", "x", "--also", "db"],
+            "--also dlock:db is given twice; name each key once",
+        ),
+        (
+            vec!["--also", "backup"],
+            "--also dlock:backup is --key itself; the run holds its own key anyway: drop that --also",
+        ),
+        (
+            vec!["--also-limit", "2"],
+            "--also-limit 2 sets the slots of the --also keys; give --also KEY too",
+        ),
+        (
+            vec!["--also", "x", "--also-limit", "0"],
+            "--also-limit 0 is out of range: use 1 (plain locks) up to",
+        ),
+        (
+            vec!["--also", "x", "--also-limit", "1000"],
+            "--also-limit 1000 is out of range",
+        ),
+        (vec!["--also", "x", "--also-limit", "x"], "--also-limit"),
+        (vec!["--also", "a b"], "--also contains whitespace"),
+        (
+            vec!["--also", ""],
+            "--also is empty; name the other job's lock",
+        ),
+        (
+            vec!["--also", &long_key],
+            "--also is 606 bytes with the prefix",
+        ),
+        (
+            vec!["--also", "a{b"],
+            "--also dlock:a{b: a '{' that no '}' closes",
+        ),
+        (vec!["--also", "a}b"], "outside a Redis Cluster hash tag"),
+    ];
+    let seen = r.monitor_during(|| {
+        for (also, needle) in &cases {
+            dlock(&r)
+                .args(["run", "--key", "backup"])
+                .args(also)
+                .args(["--", "true"])
+                .run()
+                .code(2)
+                .one_line_error()
+                .stderr_has(needle);
+        }
+    });
+    assert!(seen.is_empty(), "bad --also sent commands: {seen:?}");
+}
+
+/// Redis Cluster: an --also key in another hash slot than --key is refused before anything is
+/// sent, naming both slots (as CLUSTER KEYSLOT gives them) and the hash-tag fix; keys with a
+/// common tag run.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "redis_cli"),
+    ignore = "needs redis-cli (apt-get install redis-tools)"
+)]
+fn also_keys_in_another_cluster_slot_are_refused_before_anything_is_sent() {
+    require!(Need::RedisCli);
+    let c = Cluster::start();
+    let (k, x) = (c.slot("dlock:backup"), c.slot("dlock:db:main"));
+    assert_ne!(k, x);
+    Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args(["run", "--key", "backup", "--also", "db:main", "--", "true"])
+        .run()
+        .code(2)
+        .one_line_error()
+        .stderr_has(&format!(
+            "--also dlock:db:main is in Redis Cluster hash slot {x}, --key dlock:backup in {k}: keys in different slots cannot be taken in one step; give them a common hash tag, e.g. --key '{{db}}backup' --also '{{db}}main' (a re-tagged key starts its run log, done record and stats anew)"
+        ));
+    for node in &c.nodes {
+        let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut node.conn()).unwrap();
+        assert!(keys.is_empty(), "a refused run left keys: {keys:?}");
+    }
+    Dlock::bare()
+        .env("DLOCK_URL", &c.url())
+        .args(["run", "--key", "{db}backup", "--also", "{db}main"])
+        .args(["--also", "{db}vacuum", "--", "true"])
+        .run()
+        .code(0);
 }

@@ -7,6 +7,9 @@
 #[macro_use]
 mod support;
 
+mod also;
+mod also_cluster;
+mod also_lost;
 mod bad_input;
 mod board;
 mod board_bars;

@@ -3,6 +3,8 @@
 
 use crate::support::*;
 
+mod also;
+
 #[test]
 fn every_script_runs_on_a_real_server() {
     let server = RedisServer::start();

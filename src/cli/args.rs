@@ -215,6 +215,9 @@ pub struct RunArgs {
     #[arg(long, default_value = DEFAULT_LIMIT, value_name = "N")]
     pub limit: u32,
 
+    #[command(flatten)]
+    pub also: AlsoArgs,
+
     /// Run the job in its own PID namespace under a small init, so nothing it started can
     /// outlive dlock, even `kill -9 dlock`; exit 71 before acquiring where the system refuses
     #[arg(long)]
@@ -459,9 +462,11 @@ pub fn command() -> clap::Command {
 #[cfg(test)]
 mod tests;
 
+mod also;
 mod check;
 mod doctor;
 mod maintenance;
+pub use also::AlsoArgs;
 pub use check::CheckArgs;
 pub use doctor::DoctorArgs;
 pub use maintenance::{CancelArgs, PauseArgs, ResumeArgs};

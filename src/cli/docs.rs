@@ -155,6 +155,12 @@ the lease length in ms
 .TP
 \fBDLOCK_DEADLINE_MS\fR
 Unix time (ms) by which dlock will have stopped the job if no renewal is confirmed
+.TP
+\fBDLOCK_ALSO\fR
+the \-\-also keys the run holds, one line per key in command\-line order: its fence, a tab, its slot, a tab, the full lock key (last: the rest of the line); lines joined by a newline, none after the last; empty without \-\-also
+.TP
+\fBDLOCK_ALSO_LIMIT\fR
+N of \-\-also\-limit (1 without it)
 .SH EXAMPLES
 .nf
 # crontab: each tick runs once, on one host; the others skip quietly

@@ -7,17 +7,18 @@
 //! `Cli` clap would build, with the same value parsers and the same defaults (`values`).
 //!
 //! Anything else goes to clap, which stays the definition and gives every error and all help:
-//! a word that is not a long option of `run` or `-q`/`-v`, an option given twice, a value that
-//! clap might read otherwise (one starting with `-`) or that does not parse, a line without
-//! `--` or without a job, a missing --key, -q with -v, and the rarer options (--password-file,
-//! TLS client certificates, --tls-insecure) from the line or the environment. A property test
+//! a word that is not a long option of `run` or `-q`/`-v`, an option given twice (but
+//! `--also`, which adds a key each time), a value that clap might read otherwise (one starting
+//! with `-`) or that does not parse, a line without `--` or without a job, a missing --key, -q
+//! with -v, and the rarer options (--password-file, TLS client certificates, --tls-insecure)
+//! from the line or the environment. A property test
 //! (`fast/tests.rs`) checks that on every line this reads, clap reads the same.
 
 use std::ffi::OsString;
 
 use clap::ValueEnum;
 
-use super::args::{Cli, Command, GlobalArgs, LogFormatArg, LogLevelArg, RunArgs};
+use super::args::{AlsoArgs, Cli, Command, GlobalArgs, LogFormatArg, LogLevelArg, RunArgs};
 use super::values::*;
 
 /// The options of `run` that may come from the environment, as clap reads them there
@@ -87,7 +88,15 @@ pub(super) fn run_line(args: &[OsString], env: impl Fn(&str) -> Option<OsString>
                     Some(v) => v,
                     None => words.next()?.to_str()?,
                 };
-                if value.starts_with('-') || seen.contains(&name) {
+                if value.starts_with('-') {
+                    return None;
+                }
+                // --also is the one option given again and again: each adds a key.
+                if name == "also" {
+                    r.also.keys.push(value.into());
+                    continue;
+                }
+                if seen.contains(&name) {
                     return None;
                 }
                 seen.push(name);
@@ -132,6 +141,10 @@ fn defaults() -> Option<RunArgs> {
         replica_timeout: d(DEFAULT_REPLICA_TIMEOUT)?,
         no_notify: false,
         limit: DEFAULT_LIMIT.parse().ok()?,
+        also: AlsoArgs {
+            keys: Vec::new(),
+            limit: None,
+        },
         contain: false,
         no_stats: false,
         history: None,
@@ -190,6 +203,7 @@ fn set(r: &mut RunArgs, name: &str, v: &str) -> Option<()> {
         "min-replicas" => r.min_replicas = v.parse().ok()?,
         "replica-timeout" => r.replica_timeout = d()?,
         "limit" => r.limit = v.parse().ok()?,
+        "also-limit" => r.also.limit = Some(v.parse().ok()?),
         "history" => r.history = Some(v.parse().ok().filter(|n| *n <= MAX_HISTORY)?),
         "capture" => r.capture = Some(parse_size(v).ok()?),
         "every" => r.every = Some(parse_every_value(v).ok()?),

@@ -42,8 +42,12 @@ pub struct EndLimits {
 #[derive(Debug, Clone, Copy)]
 pub struct JobEnded {
     pub exit: Exit,
-    /// The lease is known lost: there is nothing to release.
+    /// The lease is known lost: there is nothing to release (but the `--also` keys still ours,
+    /// with `also`).
     pub definitely_lost: bool,
+    /// The run holds `--also` keys: a lease found lost on one of them is released all the
+    /// same (`End::known_lost`), freeing the keys still ours at once rather than a TTL later.
+    pub also: bool,
     /// The local end of the last confirmed lease.
     pub deadline: Instant,
     /// When the winning acquire was sent, and the wall time then (Unix ms, for the history).
@@ -119,6 +123,9 @@ pub struct End {
     release: Option<Releasing>,
     /// Reports of the release (false for a job that never started: its line said why).
     reports: bool,
+    /// The lease was found lost and the run holds `--also` keys: the release frees what is
+    /// still ours, its outcome stays `lost` and a key not ours is no compare failure.
+    known_lost: bool,
     compare_failure: bool,
     phase: Phase,
     actions: Vec<Action>,
@@ -151,11 +158,12 @@ impl End {
             keep,
             release: None,
             reports: true,
+            known_lost: false,
             compare_failure: false,
             phase: Phase::Releasing,
             actions: Vec::new(),
         };
-        if job.definitely_lost {
+        if job.definitely_lost && !job.also {
             // Not ours any more: nothing to release, but the run still counts (best effort).
             end.phase = if limits.stats {
                 end.actions.push(Action::Record(finish));
@@ -164,6 +172,9 @@ impl End {
                 Phase::Done
             };
         } else {
+            // With --also the other keys may still be ours: the release frees them (and counts
+            // and logs the run, as record.lua would).
+            end.known_lost = job.definitely_lost;
             end.release = Some(Releasing::new(Retry::release(expiry), finish, now));
         }
         end
@@ -194,6 +205,7 @@ impl End {
                 now,
             )),
             reports: false,
+            known_lost: false,
             compare_failure: false,
             phase: Phase::Releasing,
             actions: Vec::new(),
@@ -260,14 +272,18 @@ impl End {
     fn released(&mut self, released: Released, now: Instant) {
         // A compare failure before the deadline: someone took or deleted the key (after it,
         // the lease simply ran out).
-        self.compare_failure = self.reports && released == Released::NotOurs && now < self.deadline;
+        // A lease already known lost was said when found: nothing more to report.
+        self.compare_failure = self.reports
+            && !self.known_lost
+            && released == Released::NotOurs
+            && now < self.deadline;
         // The lock was lost while the job ran: that must not look like success.
         let ok = self.exit == Exit::Child(0);
         if self.compare_failure && ok {
             self.exit = Exit::Lost;
         }
         let yes = released == Released::Yes;
-        if self.reports {
+        if self.reports && !self.known_lost {
             self.actions.push(Action::Report(Report::Released {
                 released,
                 compare_failure: self.compare_failure,
@@ -286,6 +302,12 @@ impl End {
         } else {
             Phase::Done
         };
+    }
+
+    /// The release is of a lease already found lost (`JobEnded::also`): release.lua is told so
+    /// (`known_lost`), keeps the outcome `lost` and counts no compare failure.
+    pub fn known_lost(&self) -> bool {
+        self.known_lost
     }
 
     /// How the run ends: the exit status, and whether the release found the lock taken.

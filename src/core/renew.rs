@@ -53,8 +53,12 @@ pub enum Event {
     Renewed { sent: Instant },
     /// `ConfirmReplicas`' WAIT: how many replicas acknowledged, or why it failed.
     Replicas(Result<i64, String>),
-    /// The renewal found the key gone or someone else's.
-    Lost { taken_over: bool },
+    /// The renewal found the key gone or someone else's; `key`: the `--also` key it found so
+    /// (None: `--key`'s own), as the stop machine names it.
+    Lost {
+        taken_over: bool,
+        key: Option<String>,
+    },
     /// The renewal could not be confirmed (unreachable, refused, too few replicas): why, and
     /// whether the server refused the connection (down, and saying so at once).
     Failed { reason: String, refused: bool },
@@ -252,8 +256,8 @@ impl Renewal {
                 });
                 self.wait(now);
             }
-            (State::Sending { .. }, Event::Lost { taken_over }) => {
-                self.tell(Tell::Lost { taken_over });
+            (State::Sending { .. }, Event::Lost { taken_over, key }) => {
+                self.tell(Tell::Lost { taken_over, key });
                 self.park();
             }
             (State::Sending { reported }, Event::Failed { reason, refused }) => {

@@ -232,8 +232,12 @@ impl Stop {
                     term_before,
                 });
             }
-            Input::Lost { taken_over } => {
-                self.report(Report::Lost { taken_over, ran });
+            Input::Lost { taken_over, key } => {
+                self.report(Report::Lost {
+                    taken_over,
+                    key,
+                    ran,
+                });
                 let stopping = self.kill_at.is_some();
                 self.reason = Some(Reason::Lost);
                 if self.leader.is_none() && !stopping {

@@ -17,8 +17,12 @@ pub enum Input {
     Renewed { deadline: Instant, count: u32 },
     /// A renewal attempt could not reach Redis; the renewal thread keeps trying.
     RenewTrouble(String),
-    /// A renewal found the key gone or someone else's.
-    Lost { taken_over: bool },
+    /// A renewal found the key gone or someone else's; `key`: the `--also` key it found so
+    /// (None: `--key`'s own).
+    Lost {
+        taken_over: bool,
+        key: Option<String>,
+    },
     /// The renewal cap is reached: the current lease end is final.
     CapReached { count: u32 },
     /// SIGINT, SIGTERM, SIGHUP or SIGQUIT reached dlock.
@@ -87,8 +91,10 @@ pub enum Report {
         left: Duration,
         term_before: Duration,
     },
+    /// `key`: the `--also` key found lost (None: `--key`'s own).
     Lost {
         taken_over: bool,
+        key: Option<String>,
         ran: Duration,
     },
     CapReached {

@@ -5,9 +5,9 @@
 use redis::{RedisResult, Value};
 
 use super::keys::Keys;
-use super::lock::{arg_ms, flag, slot_of, unexpected};
+use super::lock::{also_block, also_limit, arg_ms, flag, slot_of, unexpected};
 use super::runs::{RunLog, UNLIMITED};
-use super::script::{Call, RECORD, RELEASE, Script, read};
+use super::script::{Call, Items, RECORD, RELEASE, Script, read};
 use crate::exit::Exit;
 
 pub use crate::core::finish::{Finish, Release};
@@ -77,8 +77,8 @@ fn lease_argv(log: &RunLog) -> [String; 4] {
 /// The run-log entry's arguments after outcome and exit code, as `entry_from` (lib.lua) reads
 /// them: entries to keep, run id, host, pid, slot, fence, command, started, ended, renewals,
 /// waited ms, the lease (`lease_argv`), --every window ('' without --every), who cancelled the
-/// run and why ('' unless cancelled), output bytes ('' without --capture); the kept output goes
-/// as the blob.
+/// run and why ('' unless cancelled), the --also keys (DLOCK_ALSO's text, '' without --also),
+/// output bytes ('' without --capture); the kept output goes as the blob.
 fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
     let [_, _, host, pid, started, ended] = history_argv(f);
     let [ttl, cap, every, grace] = lease_argv(log);
@@ -101,6 +101,7 @@ fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
         log.window.map_or(String::new(), |w| w.to_string()),
         log.cancel.as_ref().map_or(String::new(), |c| c.0.clone()),
         log.cancel.as_ref().map_or(String::new(), |c| c.1.clone()),
+        log.also.clone(),
         log.output
             .as_ref()
             .map_or(String::new(), |o| o.1.to_string()),
@@ -108,17 +109,25 @@ fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
 }
 
 /// release.lua: compare-and-delete (or keep, with --hold-at-least), wake a waiter, count the
-/// run and log it. The reply: how the release went, and why the run log was not written.
+/// run and log it. The reply: how the release went, why the run log was not written, and (with
+/// --also) the first --also key that was no longer ours, as a set index j ≥ 1 (`also[j - 1]`).
+/// With --also every slot of `also` holding `token` is freed (its list woken) whatever KEY's
+/// slot holds, and the answer is `NotOurs` unless every key was ours.
 pub struct ReleaseCall<'a> {
     pub keys: &'a Keys,
     pub slot: u32,
     pub token: &'a str,
     pub finish: &'a Finish,
     pub log: &'a RunLog,
+    /// --also: each key's `Keys::with_limit(lock, M)` (no slot needed: the script finds ours).
+    pub also: &'a [Keys],
+    /// The run's lease is known lost (a renewal said so): the outcome stays `lost`, and a key
+    /// found not ours is no compare failure.
+    pub known_lost: bool,
 }
 
 impl Call for ReleaseCall<'_> {
-    type Reply = (Release, Option<String>);
+    type Reply = (Release, Option<String>, Option<usize>);
     fn script(&self) -> &'static Script {
         &RELEASE
     }
@@ -135,6 +144,9 @@ impl Call for ReleaseCall<'_> {
         ];
         keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
         keys.push(&k.timeline);
+        for x in self.also {
+            also_block(x, &[&x.wake, &x.limit], true, &mut keys);
+        }
         keys
     }
     fn argv(&self) -> Vec<String> {
@@ -148,6 +160,9 @@ impl Call for ReleaseCall<'_> {
             field,
             outcome,
             self.keys.limit_n().to_string(),
+            self.also.len().to_string(),
+            also_limit(self.also).to_string(),
+            flag(self.known_lost),
         ];
         argv.extend(history_argv(f));
         argv.extend(log_argv(self.log, self.token, f));
@@ -156,15 +171,23 @@ impl Call for ReleaseCall<'_> {
     fn blob(&self) -> Option<&[u8]> {
         self.log.blob()
     }
-    fn reply(v: Value) -> RedisResult<(Release, Option<String>)> {
-        let (r, logged): (i64, String) = read(v)?;
-        let r = match r {
-            1 => Release::Released,
-            2 => Release::Kept,
-            0 => Release::NotOurs,
+    fn reply(v: Value) -> RedisResult<(Release, Option<String>, Option<usize>)> {
+        let v = Items::of(v)?;
+        if !(2..=3).contains(&v.len()) {
+            return Err(unexpected("release"));
+        }
+        let r = match v.int(0) {
+            Some(1) => Release::Released,
+            Some(2) => Release::Kept,
+            Some(0) => Release::NotOurs,
             _ => return Err(unexpected("release")),
         };
-        Ok((r, (!logged.is_empty()).then_some(logged)))
+        let logged = v.text(1);
+        let lost = match v.len() {
+            3 => usize::try_from(v.int(2).ok_or_else(|| unexpected("release"))?).ok(),
+            _ => None,
+        };
+        Ok((r, (!logged.is_empty()).then_some(logged), lost))
     }
 }
 

@@ -1,5 +1,8 @@
 //! Key names for one lock and the token that marks a holder (SPEC §3).
 
+mod slot;
+pub use slot::cluster_slot;
+
 /// Key names for one lock. Companion keys share the lock key's cluster slot (SPEC §3).
 #[derive(Debug, Clone)]
 pub struct Keys {
@@ -41,6 +44,14 @@ pub struct Slot {
 
 /// Most slots `--limit` accepts: every acquire and release script touches each slot's key.
 pub const MAX_LIMIT: u32 = 1000;
+
+/// Most `--also` keys one run takes (issue 52): acquire.lua reads every slot of each.
+pub const MAX_ALSO: usize = 16;
+
+/// Largest `--also-limit`: where one acquire of `MAX_ALSO` keys stays ≲ 0.3 ms of Redis CPU
+/// (16 keys × 8 slots: 0.27 ms to grant, 0.16 ms busy with every slot held; × 16: 0.33 and
+/// 0.27 ms; `bench/also_cost.py`, bench/results/also-cost.txt).
+pub const MAX_ALSO_LIMIT: u32 = 8;
 
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
 /// a slot number: `{lock}:slot:2`; `cancel` with the token of the run it asks to stop:

@@ -9,17 +9,22 @@ use redis::{RedisResult, Value};
 
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
-use super::script::{self, ACQUIRE, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, read};
+use super::script::{self, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, read};
 use crate::core::acquire::{ClockOff, NotDue, OtherPeriod};
-use crate::core::calendar::Calendar;
-use crate::core::every::{Every, Period};
-use crate::core::pause::{Pause, Scope};
+use crate::core::pause::Pause;
+
+mod acquire;
+pub use acquire::{AcquireCall, EveryArg, Fleet};
+pub(super) use acquire::{also_block, also_limit};
 
 /// Run one script call.
 pub fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
     script::call(conn, c)
 }
 
+/// acquire.lua's answer. With --also, a key of the run's set is named by its **set index**:
+/// 0 is KEY, j ≥ 1 is `also[j - 1]` (the same index `AcquireCall::woken`, the renewal's and the
+/// release's lost key use).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Acquire {
     Acquired {
@@ -28,6 +33,8 @@ pub enum Acquire {
         slot: u32,
         /// --every: the start of the run's window (Unix ms, server time).
         window: Option<u64>,
+        /// --also: each key's (fence, slot), in `also`'s order (empty without --also).
+        also: Vec<(i64, u32)>,
     },
     /// --every: the current window already has a success.
     NotDue(NotDue),
@@ -36,12 +43,26 @@ pub enum Acquire {
     /// A calendar --every: the server's clock is in none of the windows sent.
     ClockOff(ClockOff),
     /// Held by someone else; `pttl` ms left on their lease (-1: no expiry at all); `holder` is
-    /// "host pid N" when a dlock holds it, empty otherwise.
-    Busy { pttl: i64, holder: String },
+    /// "host pid N" when a dlock holds it, empty otherwise. With --also: `pttl` is the longest
+    /// of the blockers' soonest frees (no try succeeds before), `holder` the first blocker's
+    /// ("host pid N (run of KEY)" when it holds it as another run's --also key), `blocked` the
+    /// set index of every key without a free slot (`[0]` without --also: KEY), `handed`
+    /// whether the wake-up this try was woken by was pushed back for another waiter.
+    Busy {
+        pttl: i64,
+        holder: String,
+        blocked: Vec<usize>,
+        handed: bool,
+    },
     /// KEY is in use with another `--limit`: this one.
     OtherLimit(i64),
     /// KEY, or every key under the prefix, is paused (nothing was taken).
     Paused(Pause),
+    /// --also: the key of set index j (≥ 1) is paused (nothing was taken).
+    PausedAlso(usize, Pause),
+    /// --also: the key of set index j (≥ 1) is in use with another `--limit` than
+    /// `--also-limit`: this one (nothing was taken).
+    OtherLimitAlso(usize, i64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,189 +123,8 @@ pub(super) fn flag(on: bool) -> String {
     if on { "1" } else { "0" }.to_string()
 }
 
-/// acquire.lua: take the lock, or re-confirm it after a lost reply (same token).
-#[derive(Clone)]
-pub struct AcquireCall<'a> {
-    pub keys: &'a Keys,
-    pub token: &'a str,
-    pub ttl: Duration,
-    /// Count the run in the stats hash.
-    pub stats: bool,
-    pub meta: &'a Meta,
-    /// A busy answer ends the run: count it as a busy run in the same round trip.
-    pub last_try: bool,
-    /// --every: decide whether the current window is due, in the same round trip.
-    pub every: Option<EveryArg<'a>>,
-    /// The prefix-wide pause: read by the script, or (Redis Cluster) read before it.
-    pub fleet: Fleet<'a>,
-}
-
-/// `--every` as an acquire sends it: a duration, or a calendar with the window starts this
-/// host computed around its own clock (the script picks the one holding the server's TIME).
-#[derive(Debug, Clone, Copy)]
-pub enum EveryArg<'a> {
-    Fixed(Every),
-    Calendar(&'a Calendar, [u64; 4]),
-}
-
-impl<'a> EveryArg<'a> {
-    /// The argument for `period` with this host's clock at `host_ms` (Unix ms).
-    pub fn new(period: &'a Period, host_ms: u64) -> EveryArg<'a> {
-        match period {
-            Period::Fixed(e) => EveryArg::Fixed(*e),
-            Period::Calendar(c) => {
-                let around = if crate::core::bugs::on(crate::core::bugs::Bug::CalendarStartsLate) {
-                    c.next(c.window_of(host_ms))
-                } else {
-                    host_ms
-                };
-                EveryArg::Calendar(c, c.starts(around))
-            }
-        }
-    }
-}
-
-/// Where the acquire finds the prefix-wide pause (`dlock pause --all`).
-#[derive(Debug, Clone)]
-pub enum Fleet<'a> {
-    /// Its record's key, read inside the script (one server, Sentinel: every key on one node).
-    Key(&'a str),
-    /// Under Redis Cluster it lives in another hash slot than the lock's: what a read just
-    /// before found (None: no pause on record).
-    Read(Option<Pause>),
-}
-
-impl Call for AcquireCall<'_> {
-    type Reply = Acquire;
-    fn script(&self) -> &'static Script {
-        &ACQUIRE
-    }
-    fn keys(&self) -> Vec<&str> {
-        let k = self.keys;
-        let mut keys = vec![k.fence.as_str(), &k.stats, &k.limit, &k.done, &k.pause];
-        for s in &k.slots {
-            keys.push(&s.lock);
-            keys.push(&s.holder);
-        }
-        if let Fleet::Key(fleet) = self.fleet {
-            keys.push(fleet);
-        }
-        keys
-    }
-    fn argv(&self) -> Vec<String> {
-        let m = self.meta;
-        let read = match &self.fleet {
-            Fleet::Read(Some(p)) => Some(p),
-            _ => None,
-        };
-        let fixed = match self.every {
-            Some(EveryArg::Fixed(e)) => Some(e),
-            _ => None,
-        };
-        let mut argv = vec![
-            self.token.to_string(),
-            arg_ms(self.ttl),
-            flag(self.stats),
-            m.host.clone(),
-            m.pid.to_string(),
-            m.command.clone(),
-            m.since_ms.to_string(),
-            flag(self.last_try),
-            self.keys.limit_n().to_string(),
-            fixed.map_or(0, |e| e.period_ms()).to_string(),
-            fixed.map_or(0, |e| e.offset_ms()).to_string(),
-            read.map_or_else(String::new, |p| p.from_ms.to_string()),
-            read.map_or_else(String::new, |p| p.until_ms.unwrap_or(0).to_string()),
-            read.map_or_else(String::new, |p| p.by.clone()),
-            read.map_or_else(String::new, |p| p.reason.clone()),
-        ];
-        match self.every {
-            Some(EveryArg::Calendar(c, starts)) => {
-                let starts: Vec<String> = starts.iter().map(u64::to_string).collect();
-                argv.extend([c.text().to_string(), c.tz().to_string(), starts.join(",")]);
-            }
-            _ => argv.extend([String::new(), String::new(), String::new()]),
-        }
-        argv
-    }
-    fn reply(v: Value) -> RedisResult<Acquire> {
-        let (ok, n, holder, slot, window): (i64, i64, Option<String>, i64, i64) = read(v)?;
-        Ok(match ok {
-            1 => Acquire::Acquired {
-                fence: n,
-                slot: u32::try_from(slot).unwrap_or(0),
-                window: u64::try_from(window).ok(),
-            },
-            2 => {
-                let text = holder.unwrap_or_default();
-                let mut parts = text.splitn(3, '\n');
-                let mut next = || parts.next().unwrap_or_default().to_string();
-                let (at, run, host) = (next(), next(), next());
-                Acquire::NotDue(NotDue {
-                    window_ms: u64::try_from(n).map_err(|_| unexpected("acquire"))?,
-                    done_ms: at.parse().unwrap_or(0),
-                    run,
-                    host,
-                })
-            }
-            3 => {
-                let text = holder.unwrap_or_default();
-                let mut parts = text.splitn(6, '\n');
-                let mut next = || parts.next().unwrap_or_default().to_string();
-                let (offset, granted, run, host) = (next(), next(), next(), next());
-                let (schedule, tz) = (next(), next());
-                Acquire::OtherPeriod(OtherPeriod {
-                    every_ms: u64::try_from(n).unwrap_or(0),
-                    offset_ms: offset.parse().unwrap_or(0),
-                    granted_ms: granted.parse().unwrap_or(0),
-                    run,
-                    host,
-                    schedule,
-                    tz,
-                })
-            }
-            4 => {
-                let text = holder.unwrap_or_default();
-                let mut parts = text.splitn(4, '\n');
-                let mut next = || parts.next().unwrap_or_default().to_string();
-                let (scope, by, reason, from) = (next(), next(), next(), next());
-                Acquire::Paused(Pause {
-                    scope: if scope == "all" {
-                        Scope::All
-                    } else {
-                        Scope::Key
-                    },
-                    from_ms: from.parse().unwrap_or(0),
-                    until_ms: Pause::until_field(u64::try_from(n).unwrap_or(0)),
-                    by,
-                    reason,
-                })
-            }
-            5 => {
-                let text = holder.unwrap_or_default();
-                let starts: Vec<u64> = text.split(',').filter_map(|s| s.parse().ok()).collect();
-                let (Some(first), Some(last)) = (starts.first(), starts.last()) else {
-                    return Err(unexpected("acquire"));
-                };
-                Acquire::ClockOff(ClockOff {
-                    server_ms: u64::try_from(n).map_err(|_| unexpected("acquire"))?,
-                    first_ms: *first,
-                    last_ms: *last,
-                })
-            }
-            -1 => Acquire::OtherLimit(n),
-            0 => Acquire::Busy {
-                pttl: n,
-                holder: holder.unwrap_or_default(),
-            },
-            // Not an answer acquire.lua gives: never read as "busy" (exit 75 for a lock that may
-            // be ours), but as a reply that cannot be trusted.
-            _ => return Err(unexpected("acquire")),
-        })
-    }
-}
-
-/// renew.lua: extend our lease if our slot still holds our token.
+/// renew.lua: extend our lease if our slot still holds our token; with --also, only if every
+/// key of the set still does (all are checked before any is extended).
 pub struct RenewCall<'a> {
     pub keys: &'a Keys,
     pub slot: u32,
@@ -292,32 +132,52 @@ pub struct RenewCall<'a> {
     pub ttl: Duration,
     /// Count a compare failure in the stats hash.
     pub stats: bool,
+    /// --also: each key (`Keys::with_limit(lock, M)`) with the slot the acquire took, in
+    /// `AcquireCall::also`'s order; empty without --also.
+    pub also: &'a [(Keys, u32)],
 }
 
 impl Call for RenewCall<'_> {
-    type Reply = Renew;
+    /// How the renewal went, and which key was lost: None for KEY (or renewed), Some(j) for
+    /// the key of set index j ≥ 1 (`also[j - 1]`).
+    type Reply = (Renew, Option<usize>);
     fn script(&self) -> &'static Script {
         &RENEW
     }
     fn keys(&self) -> Vec<&str> {
         let (k, s) = (self.keys, slot_of(self.keys, self.slot));
-        vec![&s.lock, &s.holder, &k.stats, &k.limit]
+        let mut keys = vec![s.lock.as_str(), &s.holder, &k.stats, &k.limit];
+        for (x, slot) in self.also {
+            let s = slot_of(x, *slot);
+            keys.extend([s.lock.as_str(), &s.holder, &x.limit]);
+        }
+        keys
     }
     fn argv(&self) -> Vec<String> {
+        let m = self.also.first().map_or(1, |(x, _)| x.limit_n());
         vec![
             self.token.to_string(),
             arg_ms(self.ttl),
             flag(self.stats),
             self.keys.limit_n().to_string(),
+            self.also.len().to_string(),
+            m.to_string(),
         ]
     }
-    fn reply(v: Value) -> RedisResult<Renew> {
-        Ok(match read::<i64>(v)? {
+    fn reply(v: Value) -> RedisResult<(Renew, Option<usize>)> {
+        // A plain renewal answers one integer; one with --also {answer, key}.
+        let (code, key) = match v {
+            Value::Int(i) => (i, -1),
+            other => read::<(i64, i64)>(other)?,
+        };
+        let r = match code {
             1 => Renew::Renewed,
             0 => Renew::TakenOver,
             -1 => Renew::Gone,
             _ => return Err(unexpected("renew")),
-        })
+        };
+        let key = usize::try_from(key).ok().filter(|&j| j > 0);
+        Ok((r, key))
     }
 }
 

@@ -27,6 +27,9 @@ pub struct RunLog {
     pub window: Option<u64>,
     /// `dlock cancel` stopped the run: who ("HOST (user)") and why.
     pub cancel: Option<(String, String)>,
+    /// --also: the keys as DLOCK_ALSO gives them ('FENCE\tSLOT\tKEY' lines joined by '\n');
+    /// empty without --also (the entry then has no `also` field).
+    pub also: String,
     /// --capture: the kept bytes (head, marker line, tail) and how many the job wrote in all.
     pub output: Option<(Vec<u8>, u64)>,
 }
@@ -35,9 +38,9 @@ pub struct RunLog {
 pub const MAX_LOGGED_COMMAND: usize = 1024;
 
 /// How many ARGV the run-log entry takes (release.lua and record.lua read them from a fixed
-/// position through `entry_from`): 18, and the kept output with --capture.
+/// position through `entry_from`): 19, and the kept output with --capture.
 #[cfg(test)]
-pub const ENTRY_ARGS: usize = 19;
+pub const ENTRY_ARGS: usize = 20;
 
 impl RunLog {
     /// No entry (a run whose job never started, --history 0, --no-stats).

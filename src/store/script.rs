@@ -51,47 +51,47 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "57833cbc7a5dde13285acd362595aee4dadaecc6",
+    "ff3c2042e98198424891e896df753ce7a7d0aaff",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "7f633683b8cefd904f4984b4b4e890c559bb7af1",
+    "70817e711a908b9b362fcb7617b1969b49f5d0ff",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "77558aa4c3a0421536689d53f5014ecfd5949003",
+    "7e55293db65b46f8317a333033c275b461406238",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "6c2453f9e8121829eaa20d3058945011465f967c",
+    "3f74b12b8648ac069651e83d7a0a7bb258a3d466",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "b0f0ac62c53d0ec2b8fbae6f4360c880d80b5448",
+    "e75a90c625e166d71a7b47d4c7a3e89a0fd32066",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "f11d94e2611badfff725d358a3bd9825c77488f8",
+    "87c8d505d6144fc420e3881dec99f36a1a5ce6bf",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "797dba0796f0439a010ec9bf33a47c35e5476afa",
+    "7e700cf992dac0bf2f9aeb7f3f64ffbda0fc3dc5",
 );
 pub(crate) static PERIOD: Script = Script::new(
     include_str!("scripts/period.lua"),
-    "fecada7d3fa0b6e3c47cc378462df87f7cd5d822",
+    "9ed394434f9207b0a83cae010f2464afcfaf5779",
 );
 pub(crate) static PAUSE: Script = Script::new(
     include_str!("scripts/pause.lua"),
-    "505057553f40b615ff585cc4d396fcdfd2f22466",
+    "b503f30901bd784ea63c818bc297b65346c6fa0c",
 );
 pub(crate) static CANCEL: Script = Script::new(
     include_str!("scripts/cancel.lua"),
-    "e5dd47b0e44971f41b2e79271f8c4ac2a220b7d4",
+    "905ef2f3f2e837bf7fc3d8837977e9a40f195787",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "5b742ac576779827447ce4f9c987c2724bcc19dc",
+    "b795f473e0d2de06cf499f5093cd54b96ecc8747",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

@@ -99,12 +99,13 @@ impl Session {
         })
     }
 
-    /// `BLPOP list block`: the item taken, or None when nothing came within `block` (whole
-    /// seconds, at least one: Redis before 6.0 takes no fractions).
-    pub fn take(&mut self, list: &str, block: Duration) -> Result<Option<String>, Failure> {
+    /// `BLPOP lists… block`: the item taken from the first of `lists` that has one, or None
+    /// when nothing came within `block` (whole seconds, at least one: Redis before 6.0 takes no
+    /// fractions). Under Redis Cluster every list must be in one hash slot.
+    pub fn take(&mut self, lists: &[&str], block: Duration) -> Result<Option<String>, Failure> {
         let secs = block.as_secs().max(1);
         let mut blpop = redis::cmd("BLPOP");
-        blpop.arg(list).arg(secs);
+        blpop.arg(lists).arg(secs);
         let io = Duration::from_secs(secs) + self.server.io_timeout;
         let got = self.with(io, None, |conn| {
             conn.query::<Option<(String, String)>>(&blpop)
@@ -121,13 +122,20 @@ impl Session {
         let _ = self.with(io, None, |conn| conn.query::<()>(&setname));
     }
 
-    /// `LPOP list`: the item taken, if any (where BLPOP is refused).
-    pub fn pop(&mut self, list: &str) -> Result<Option<String>, Failure> {
-        let mut lpop = redis::cmd("LPOP");
-        lpop.arg(list);
-        self.with(self.server.io_timeout, None, |conn| {
-            conn.query::<Option<String>>(&lpop)
-        })
+    /// `LPOP list` on each of `lists` in turn: the first item taken, if any (where BLPOP is
+    /// refused). A round trip per list until one answers an item.
+    pub fn pop(&mut self, lists: &[&str]) -> Result<Option<String>, Failure> {
+        for list in lists {
+            let mut lpop = redis::cmd("LPOP");
+            lpop.arg(*list);
+            let got = self.with(self.server.io_timeout, None, |conn| {
+                conn.query::<Option<String>>(&lpop)
+            })?;
+            if got.is_some() {
+                return Ok(got);
+            }
+        }
+        Ok(None)
     }
 
     /// The lock's state (token, TTL, holder, fence, stats) in one round trip.

@@ -69,6 +69,8 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         last_try,
         every: None,
         fleet: Fleet::Key(&fleet.pause),
+        also: &[],
+        woken: None,
     };
     let renew = RenewCall {
         keys: &keys,
@@ -76,6 +78,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         token,
         ttl,
         stats: true,
+        also: &[],
     };
     let got = call(&mut c, &acquire(false));
     run(
@@ -85,10 +88,14 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
                 fence: 1,
                 slot: 0,
                 window: None,
+                also: Vec::new(),
             }
         }),
     )?;
-    run("renew", call(&mut c, &renew).map(|r| r == Renew::Renewed))?;
+    run(
+        "renew",
+        call(&mut c, &renew).map(|r| r == (Renew::Renewed, None)),
+    )?;
     let mut rival = AcquireCall {
         token: "rival",
         ..acquire(true)
@@ -119,10 +126,12 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         token,
         finish: &finish,
         log: &log,
+        also: &[],
+        known_lost: false,
     };
     run(
         "release",
-        call(&mut c, &release).map(|r| r == (Release::Released, None)),
+        call(&mut c, &release).map(|r| r == (Release::Released, None, None)),
     )?;
     let record = RecordCall {
         keys: &keys,
@@ -150,6 +159,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
                 fence: 2,
                 slot: 0,
                 window: None,
+                also: Vec::new(),
             }
         }),
     )?;
@@ -207,10 +217,12 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         token,
         finish: &ok,
         log: &log,
+        also: &[],
+        known_lost: false,
     };
     run(
         "release (--every)",
-        call(&mut c, &release).map(|r| r == (Release::Released, None)),
+        call(&mut c, &release).map(|r| r == (Release::Released, None, None)),
     )?;
     let not_due = call(&mut c, &timed).map(
         |a| matches!(a, Acquire::NotDue(ref d) if Some(d.window_ms) == window && d.run == token),

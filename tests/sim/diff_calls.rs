@@ -1,5 +1,7 @@
 //! The differential test's random calls: dlock's real call structs with random arguments on
-//! two keys (--limit 1 and 3, now and then another), and now and then a key of the wrong type
+//! two keys (--limit 1 and 3, now and then another), now and then with one or two --also keys
+//! (the other key or a third, of one or two slots: --also keys of a plain run, mismatched
+//! limits, a woken try, a known-lost release), and now and then a key of the wrong type
 //! written where a script expects another. A calendar --every's acquire sends its window starts
 //! around the real server's clock (this machine's), now and then shifted by windows so the
 //! server finds its time outside them (ClockOff).
@@ -31,6 +33,30 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
         usual
     };
     let keys = Keys::with_limit(name, limit);
+    // --also: none most of the time, else one or two of the other keys, all of M slots.
+    let also: Vec<Keys> = match rng.range(0, 9) {
+        0..=5 => Vec::new(),
+        n => {
+            let m = rng.range(1, 2) as u32;
+            let others: Vec<&str> = ["sim:a", "{sim:b}", "sim:x"]
+                .into_iter()
+                .filter(|o| *o != name)
+                .collect();
+            let first = rng.range(0, 1) as usize;
+            let picked = if n == 9 {
+                vec![others[first], others[1 - first]]
+            } else {
+                vec![others[first]]
+            };
+            picked.into_iter().map(|x| Keys::with_limit(x, m)).collect()
+        }
+    };
+    let also_held: Vec<(Keys, u32)> = also
+        .iter()
+        .map(|x| (x.clone(), rng.range(0, x.limit_n() as u64 - 1) as u32))
+        .collect();
+    let woken =
+        (!also.is_empty() && rng.chance(0.5)).then(|| rng.range(0, also.len() as u64) as usize);
     let token = format!("tok{}", rng.range(0, 3));
     let ttl = Duration::from_millis(rng.range(5, 400));
     let stats = rng.chance(0.7);
@@ -121,6 +147,8 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
                     None => every.map(EveryArg::Fixed),
                 },
                 fleet: Fleet::Key("{sim:}:pause"),
+                also: &also,
+                woken,
             };
             return (Kind::Acquire, scripted(&c));
         }
@@ -130,6 +158,7 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
             token: &token,
             ttl,
             stats,
+            also: &also_held,
         }),
         55..=77 => scripted(&ReleaseCall {
             keys: &keys,
@@ -137,6 +166,8 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
             token: &token,
             finish: &finish,
             log: &log,
+            also: &also,
+            known_lost: !also.is_empty() && rng.chance(0.2),
         }),
         78..=82 => scripted(&RecordCall {
             keys: &keys,

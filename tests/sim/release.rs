@@ -42,6 +42,7 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
     let job = JobEnded {
         exit: stop.exit(),
         definitely_lost: stop.definitely_lost(),
+        also: false,
         deadline: stop.deadline(),
         sent,
         started_ms: 0,
@@ -122,6 +123,8 @@ pub fn release_step(w: &mut World, h: usize) {
                     token: &token,
                     finish: &finish,
                     log: &log,
+                    also: &[],
+                    known_lost: false,
                 });
                 w.check.ev(w.now, h, "release", 0);
                 (w.send(h, call, timeout), Out::Release)
@@ -187,7 +190,7 @@ pub fn answer(w: &mut World, h: usize, id: u64, a: Result<Value, Fail>) {
         (Out::Wait, Ok(v)) => panic!("seed {}: WAIT answered {v:?}", w.sc.seed),
         (Out::Wait, Err(f)) => EndInput::Replicas(Err(failure(f))),
         (Out::Release, Ok(v)) => match ReleaseCall::reply(v) {
-            Ok((released, _)) => EndInput::Released(Ok(released)),
+            Ok((released, _, _)) => EndInput::Released(Ok(released)),
             Err(e) => panic!("seed {}: release's reply unread: {e}", w.sc.seed),
         },
         (Out::Release, Err(f)) => EndInput::Released(Err(failure(f))),
@@ -218,9 +221,9 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
     w.check.wake_list(w.now, wakes);
     let Ok(Value::Array(v)) = a else { return };
     if call.name.starts_with("ReleaseCall") {
-        // release.lua's ARGV: the outcome is the 8th, the run log's window_ms the 29th (after
-        // the run's lease, 25th to 28th). A success recorded: ok, with --every, the slot still
-        // ours (released or kept).
+        // release.lua's ARGV: the outcome is the 11th, the run log's window_ms the 32nd
+        // (after the run's lease, 28th to 31st). A success recorded: ok, with --every, the
+        // slot still ours (released or kept).
         let ours = matches!(v.first(), Some(Value::Int(1 | 2)));
         // What the server recorded, whatever the release's arguments said: a done key naming
         // a cancelled run is a cancelled run counted as a success.
@@ -234,8 +237,8 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
         if done_by.as_deref() == Some(call.argv[0].as_str()) {
             w.check.done_by(w.now, &call.argv[0]);
         }
-        let every = call.argv.get(28).is_some_and(|w| !w.is_empty());
-        if ours && every && call.argv.get(7).map(String::as_str) == Some("ok") {
+        let every = call.argv.get(31).is_some_and(|w| !w.is_empty());
+        if ours && every && call.argv.get(10).map(String::as_str) == Some("ok") {
             let at_ms = w.server.ks.borrow().now_ms();
             w.check.recorded_success(w.now, &call.argv[0], at_ms);
         }

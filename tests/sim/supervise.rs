@@ -190,6 +190,7 @@ fn act_renewal(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
                     token: &token,
                     ttl: w.sc.ttl,
                     stats: true,
+                    also: &[],
                 });
                 let left = deadline.saturating_duration_since(now).as_micros() as Us;
                 let id = w.send(h, call, io_timeout(w).min(left.max(1)));
@@ -244,9 +245,10 @@ pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value
         return;
     }
     let event = match a.map(RenewCall::reply) {
-        Ok(Ok(Renew::Renewed)) => RenewEvent::Renewed { sent },
-        Ok(Ok(lost)) => RenewEvent::Lost {
+        Ok(Ok((Renew::Renewed, _))) => RenewEvent::Renewed { sent },
+        Ok(Ok((lost, _))) => RenewEvent::Lost {
             taken_over: lost == Renew::TakenOver,
+            key: None,
         },
         Ok(Err(e)) => panic!("seed {}: renew's reply unread: {e}", w.sc.seed),
         Err(f) => RenewEvent::Failed {

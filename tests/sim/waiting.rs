@@ -106,6 +106,8 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         last_try,
         every: s.every.as_ref().map(|p| EveryArg::new(p, wall)),
         fleet: Fleet::Key("{sim:}:pause"),
+        also: &[],
+        woken: None,
     });
     w.check.ev(w.now, h, "try", i64::from(last_try));
     if std::mem::take(&mut w.hosts[h].hung_up) {
@@ -129,7 +131,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
     {
         *out = None;
         let answer = match a.map(ReleaseCall::reply) {
-            Ok(Ok((released, _))) => Ok(released),
+            Ok(Ok((released, _, _))) => Ok(released),
             Ok(Err(e)) => panic!("seed {}: release's reply unread: {e}", w.sc.seed),
             Err(f) => Err(failure(f)),
         };
@@ -156,14 +158,15 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
             fence,
             slot,
             window,
+            ..
         })) => {
             s.window = window;
             WaitInput::Acquired { fence, slot, sent }
         }
-        Ok(Ok(Acquire::Busy { pttl, holder })) => WaitInput::Busy { pttl, holder },
+        Ok(Ok(Acquire::Busy { pttl, holder, .. })) => WaitInput::Busy { pttl, holder },
         Ok(Ok(Acquire::NotDue(n))) => WaitInput::NotDue(n),
-        Ok(Ok(Acquire::Paused(p))) => WaitInput::Paused(p),
-        Ok(Ok(Acquire::OtherLimit(n))) => WaitInput::OtherLimit(n),
+        Ok(Ok(Acquire::Paused(p) | Acquire::PausedAlso(_, p))) => WaitInput::Paused(p),
+        Ok(Ok(Acquire::OtherLimit(n) | Acquire::OtherLimitAlso(_, n))) => WaitInput::OtherLimit(n),
         Ok(Ok(Acquire::OtherPeriod(p))) => WaitInput::OtherPeriod(p),
         Ok(Ok(Acquire::ClockOff(o))) => {
             s.clock_off = true;
@@ -275,6 +278,8 @@ fn cleaned_up(w: &mut World, h: usize, s: &mut Waiting) -> bool {
         token: &token,
         finish: &finish,
         log: &off,
+        also: &[],
+        known_lost: false,
     });
     let hung = std::mem::take(&mut w.hosts[h].hung_up);
     let id = w.send(h, call, if hung { 0 } else { io_timeout(w) });

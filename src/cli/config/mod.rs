@@ -1,6 +1,7 @@
 //! Parsed arguments -> validated configuration. Every rule that spans several flags lives here,
 //! and each failure is one line that names the flag and the fix (exit 2).
 
+mod also;
 mod commands;
 mod pause;
 mod run;
@@ -15,6 +16,7 @@ use crate::log::{Level, io_reason};
 use crate::store::conn::Server;
 use crate::store::target::Target;
 
+pub use also::cluster_slots;
 pub use commands::{
     CancelConfig, CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView,
     ReleaseConfig, Rules, StatusConfig,

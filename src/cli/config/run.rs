@@ -3,6 +3,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use super::also::Also;
 use super::{Global, fmt_d, prefixed, usage};
 use crate::cli::args::{Renewals, RunArgs};
 use crate::core::every::Period;
@@ -44,6 +45,11 @@ pub struct RunConfig {
     pub contain: bool,
     /// --limit: slots of the key (1 = the plain lock).
     pub limit: u32,
+    /// --also: the other locks the run holds with its own, in command-line order (none: a
+    /// plain run). Checked: distinct, not --key, in --key's hash slot under Redis Cluster.
+    pub also: Vec<Also>,
+    /// --also-limit: slots of each --also key (1 = plain locks).
+    pub also_limit: u32,
     /// Record per-key metrics (not --no-stats).
     pub stats: bool,
     /// --history: runs the key's run log keeps (0 with --no-stats).
@@ -80,6 +86,7 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
             "--key {key}: {problem}; braces only mark a Redis Cluster hash tag: pair them as in reports:{{eu}}:daily, or leave them out"
         );
     }
+    let (also, also_limit) = super::also::also(&g.prefix, &g.server.target, &key, &r.also)?;
     if r.ttl < MIN_TTL {
         usage!(
             "--ttl {} is below the 100ms minimum; use at least 100ms (rule of thumb: 3 × the job's p99 run time)",
@@ -254,6 +261,8 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
         no_notify: r.no_notify,
         contain: r.contain,
         limit: r.limit,
+        also,
+        also_limit,
         replica_timeout: r.replica_timeout,
         stats: !r.no_stats,
         history,
@@ -274,7 +283,7 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
 /// README promises braces only as a hash tag, and `a{b` is a typo far more often than a name.
 /// Only `run` refuses it: `status`, `release`, `history` and `check` still reach a lock an older
 /// dlock made with one.
-fn unpaired_brace(key: &str) -> Option<&'static str> {
+pub(super) fn unpaired_brace(key: &str) -> Option<&'static str> {
     let mut open = false;
     for c in key.chars() {
         match (c, open) {

@@ -41,6 +41,8 @@ fn everyday_lines_are_read_without_clap_and_as_clap_reads_them() {
         "dlock --url redis://h:1 run -qq --key k --limit 3 -- j",
         "dlock run --key k --history 0 --capture 16KiB -- j",
         "dlock run --key k --history 10000 -- j",
+        "dlock run --key {db}backup --also {db}main -- ./backup.sh",
+        "dlock run --key k --also a --also=b --also-limit 2 --also c -- j",
     ] {
         let mut args = spaced(words);
         assert!(hoist(&mut args));
@@ -53,8 +55,10 @@ fn everyday_lines_are_read_without_clap_and_as_clap_reads_them() {
 /// one of them to clap would still be right, but slow).
 #[test]
 fn every_option_it_knows_is_read_without_clap() {
-    let options: [&[&str]; 30] = [
+    let options: [&[&str]; 32] = [
         &["--ttl", "10s"],
+        &["--also", "db:main"],
+        &["--also-limit", "2"],
         &["--every", "0 9 * * 1-5"],
         &["--tz", "Europe/Berlin"],
         &["--wait", "0"],
@@ -106,6 +110,10 @@ fn other_lines_go_to_clap() {
         "dlock run --key k j",
         "dlock run --ttl 1s -- j",
         "dlock run --key k --key k -- j",
+        "dlock run --key k --also-limit 2 --also-limit 2 -- j",
+        "dlock run --key k --also -x -- j",
+        "dlock run --key k --also --also-limit 2 -- j",
+        "dlock run --key k --also-limit x -- j",
         "dlock run --key k --ttl ten -- j",
         "dlock run --key -k -- j",
         "dlock run --key k --max-renewals -1 -- j",
@@ -203,6 +211,9 @@ fn word() -> impl Strategy<Value = Vec<String>> {
         ("conflict-exit-code", numbers.to_vec()),
         ("min-replicas", numbers.to_vec()),
         ("limit", numbers.to_vec()),
+        ("also", vec!["db:main", "{db}main", "k", "", "a b"]),
+        ("also", vec!["x", "y:1"]),
+        ("also-limit", numbers.to_vec()),
         ("history", numbers.to_vec()),
         ("capture", vec!["16KiB", "1MiB", "1KiB", "1024", "64kb"]),
         ("url", vec!["redis://h:1", "rediss://h", ""]),
@@ -222,6 +233,8 @@ fn word() -> impl Strategy<Value = Vec<String>> {
         ("every", vec!["5 5 5", "61 * * * *", "1M", "@fortnightly"]),
         ("conflict-exit-code", vec!["256", "-1", "x"]),
         ("limit", vec!["4294967296", "x", ""]),
+        ("also", vec!["-x", "--", "--also"]),
+        ("also-limit", vec!["4294967296", "-1", "x", ""]),
         ("history", vec!["10001", "-1"]),
         ("capture", vec!["100", "2MiB", "x"]),
         ("url", vec!["-"]),

@@ -5,12 +5,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod tell;
-
-use super::held::Held;
+use super::held::{AlsoHeld, Held};
 use super::note::Note;
 use super::release::clean_up;
-use super::waker::Waker;
+use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
 use crate::core::acquire::{Action, Input, Limits, Outcome, Wait};
 use crate::core::backoff::Backoff;
@@ -26,15 +24,32 @@ use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{clock_time, hostname, unix_ms};
 
+mod said;
+
 struct Shell<'a> {
     cfg: &'a RunConfig,
     keys: &'a Keys,
+    /// --also: each key's `Keys::with_limit(key, --also-limit)`, in command-line order.
+    also: Vec<Keys>,
     token: String,
     /// Tries go out here (a failure drops its connection: the next try reconnects); the
     /// winning one's connection is kept for the job's lease.
     session: Session,
     /// --every: the winning try's window.
     window: Option<u64>,
+    /// --also: the winning try's (fence, slot) of each --also key.
+    also_won: Vec<(i64, u32)>,
+    /// The set indexes of the keys that held the last busy try back (0: `--key`): the waker
+    /// listens on their wake lists. `[0]` without --also.
+    blocked: Vec<usize>,
+    /// The set index of the key whose wake-up the waker passed on last, for the next try to
+    /// send (acquire.lua hands it on when it takes nothing); --also only.
+    woken_by: Option<usize>,
+    /// The last try went with a wake-up (`woken_by`): acquire.lua placed it, whatever it
+    /// answered, so a waker stopped on it pushes nothing of it.
+    carried: bool,
+    /// The key the last answer was about (set index; 0: `--key`), for its line.
+    about: usize,
     meta: Meta,
     tx: Sender<Note>,
     waker: Option<Waker>,
@@ -60,6 +75,16 @@ pub fn acquire(
     tx: Sender<Note>,
 ) -> Result<(Session, Held, Option<Ended>), Ended> {
     let won = take(cfg, &keys, events, tx)?;
+    let also = cfg
+        .also
+        .iter()
+        .zip(&won.also)
+        .map(|(x, &(fence, slot))| AlsoHeld {
+            keys: Keys::with_limit(&x.key, cfg.also_limit),
+            fence,
+            slot,
+        })
+        .collect();
     Ok((
         won.session,
         Held {
@@ -71,6 +96,7 @@ pub fn acquire(
             sent: won.sent,
             waited: won.waited,
             window: won.window,
+            also,
         },
         won.unstarted,
     ))
@@ -85,6 +111,7 @@ struct Won {
     sent: Instant,
     waited: Duration,
     window: Option<u64>,
+    also: Vec<(i64, u32)>,
     unstarted: Option<Ended>,
 }
 
@@ -110,9 +137,19 @@ fn take(
     let mut s = Shell {
         cfg,
         keys,
+        also: cfg
+            .also
+            .iter()
+            .map(|x| Keys::with_limit(&x.key, cfg.also_limit))
+            .collect(),
         token: new_token(),
         session: Session::new(&cfg.server),
         window: None,
+        also_won: Vec::new(),
+        blocked: vec![0],
+        woken_by: None,
+        carried: false,
+        about: 0,
         meta: Meta {
             host: hostname(),
             pid: std::process::id(),
@@ -153,7 +190,10 @@ impl Shell<'_> {
     fn event(&mut self, ev: Event<Note>) {
         let input = match ev {
             Event::Signal(sig) => Input::Signal(sig),
-            Event::Note(Note::Woken) => Input::Woken,
+            Event::Note(Note::Woken(j)) => {
+                self.woken_by = Some(j);
+                Input::Woken
+            }
             _ => return,
         };
         self.wait.handle(input, Instant::now());
@@ -192,23 +232,54 @@ impl Shell<'_> {
                 .as_ref()
                 .map(|p| EveryArg::new(p, u64::try_from(unix_ms()).unwrap_or(u64::MAX))),
             fleet,
+            also: &self.also,
+            woken: self.woken_by.take().filter(|_| !self.also.is_empty()),
         };
+        self.carried = call.woken.is_some();
+        self.about = 0;
         let input = match self.session.call(&call) {
             Ok(Acquire::Acquired {
                 fence,
                 slot,
                 window,
+                also,
             }) => {
                 self.window = window;
+                self.also_won = also;
                 Input::Acquired { fence, slot, sent }
             }
             Ok(Acquire::NotDue(not_due)) => Input::NotDue(not_due),
             Ok(Acquire::Paused(pause)) => Input::Paused(pause),
-            Ok(Acquire::Busy { pttl, holder }) => Input::Busy { pttl, holder },
+            Ok(Acquire::PausedAlso(j, pause)) => {
+                self.about = j;
+                Input::Paused(pause)
+            }
+            Ok(Acquire::Busy {
+                pttl,
+                holder,
+                blocked,
+                ..
+            }) => {
+                self.about = blocked.first().copied().unwrap_or(0);
+                self.blocked = blocked;
+                Input::Busy { pttl, holder }
+            }
             Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
+            Ok(Acquire::OtherLimitAlso(j, recorded)) => {
+                self.about = j;
+                Input::OtherLimit(recorded)
+            }
             Ok(Acquire::OtherPeriod(other)) => Input::OtherPeriod(other),
             Ok(Acquire::ClockOff(off)) => Input::ClockOff(off),
-            Err(f) => Input::Failed(f),
+            Err(f) => {
+                // A proxy in front of a Redis Cluster, behind a plain URL, refuses keys of
+                // several hash slots in one script before it runs (nothing was taken): the
+                // same usage line as a cluster URL gets before anything is sent.
+                if f.permanent && f.reason.contains("CROSSSLOT") && !self.cfg.also.is_empty() {
+                    self.error = crossslot(self.cfg);
+                }
+                Input::Failed(f)
+            }
         };
         self.wait.handle(input, Instant::now());
     }
@@ -218,14 +289,15 @@ impl Shell<'_> {
             match action {
                 Action::StartWaker => {
                     let until = self.wait.until();
-                    let (cfg, keys) = (self.cfg, self.keys);
-                    self.waker = Waker::start(cfg, keys, &self.token, self.tx.clone(), until);
+                    let (cfg, lock, lists) = (self.cfg, &self.keys.lock, self.lists());
+                    self.waker =
+                        Waker::start(cfg, lock, &self.token, lists, self.tx.clone(), until);
                     self.wait
                         .waker_started(self.waker.is_some(), Instant::now());
                 }
                 Action::ResumeWaker => {
                     if let Some(w) = &self.waker {
-                        w.resume();
+                        w.resume(self.lists());
                     }
                 }
                 Action::CountBusy => {
@@ -243,7 +315,7 @@ impl Shell<'_> {
                 }
                 Action::StopWaker { held } => {
                     if let Some(w) = self.waker.take() {
-                        w.stop(&mut self.session, held);
+                        w.stop(&mut self.session, held, self.carried);
                     }
                 }
                 Action::Report(r) => self.report(r),
@@ -291,8 +363,31 @@ impl Shell<'_> {
             sent,
             waited,
             window: self.window,
+            also: std::mem::take(&mut self.also_won),
             unstarted,
         })
+    }
+
+    /// The key of set index `j` (0: `--key`, j ≥ 1: the j-th `--also` key).
+    fn key_at(&self, j: usize) -> &Keys {
+        j.checked_sub(1)
+            .and_then(|i| self.also.get(i))
+            .unwrap_or(self.keys)
+    }
+
+    /// The wake lists of the keys that held the last try back: what the waker listens on.
+    fn lists(&self) -> Vec<List> {
+        self.blocked
+            .iter()
+            .map(|&index| {
+                let k = self.key_at(index);
+                List {
+                    index,
+                    wake: k.wake.clone(),
+                    room: k.limit_n(),
+                }
+            })
+            .collect()
     }
 
     /// A lost acquire reply may have left the lock held with our token: take it back, as
@@ -300,7 +395,8 @@ impl Shell<'_> {
     fn cleanup(&mut self, refused: Option<String>) {
         let (slots, ttl) = (self.keys.limit_n() as u32, self.cfg.limits.ttl);
         let cleanup = Cleanup::new(slots, ttl, refused, Instant::now());
-        match clean_up(&mut self.session, self.keys, &self.token, cleanup) {
+        let (keys, also) = (self.keys, &self.also);
+        match clean_up(&mut self.session, keys, also, &self.token, cleanup) {
             CleanupEnd::Removed => {
                 info!("cleanup"; "removed the lock a lost reply had taken for us")
             }
@@ -320,4 +416,11 @@ impl Shell<'_> {
             }
         }
     }
+}
+
+/// The usage line for keys a proxy in front of a Redis Cluster refused together (CROSSSLOT):
+/// the one a cluster URL gets before anything is sent. None when `--key` and every `--also`
+/// key share a slot (then another key of the script was refused: not this usage's fault).
+fn crossslot(cfg: &RunConfig) -> Option<Error> {
+    crate::cli::config::cluster_slots(&cfg.key, &cfg.also).err()
 }

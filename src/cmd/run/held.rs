@@ -23,9 +23,50 @@ pub struct Held {
     pub waited: Duration,
     /// --every: the start of the run's window (Unix ms, server time).
     pub window: Option<u64>,
+    /// --also: the other keys held with `keys`, in command-line order (empty without --also).
+    pub also: Vec<AlsoHeld>,
+}
+
+/// One `--also` key the run holds, with the run's one token.
+#[derive(Debug, Clone)]
+pub struct AlsoHeld {
+    /// `Keys::with_limit(key, --also-limit)`: the keys `run --key KEY` uses.
+    pub keys: Keys,
+    /// Its own fence, incremented by this acquire as `--key`'s is.
+    pub fence: i64,
+    /// The slot taken (0 for a plain lock).
+    pub slot: u32,
+}
+
+impl AlsoHeld {
+    /// Its line of DLOCK_ALSO: `FENCE\tSLOT\tKEY`, the full lock key last (keys never hold a
+    /// newline, so a tab in one cannot shift a field read as "the rest of the line").
+    pub fn env_line(&self) -> String {
+        format!("{}\t{}\t{}", self.fence, self.slot, self.keys.lock)
+    }
+}
+
+/// DLOCK_ALSO: one `FENCE\tSLOT\tKEY` line per `--also` key, in command-line order, joined by
+/// `\n` without a trailing one; empty without --also (so an outer dlock's value never leaks
+/// into a nested run's job). The run log's entry keeps the same text.
+pub fn also_env(also: &[AlsoHeld]) -> String {
+    also.iter()
+        .map(AlsoHeld::env_line)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl Held {
+    /// The `--also` keys (for a renewal's or a release's call).
+    pub fn also_keys(&self) -> Vec<Keys> {
+        self.also.iter().map(|x| x.keys.clone()).collect()
+    }
+
+    /// The `--also` key of set index `j` ≥ 1 (`also[j - 1]`, as the scripts name it).
+    pub fn also_at(&self, j: usize) -> Option<&AlsoHeld> {
+        j.checked_sub(1).and_then(|i| self.also.get(i))
+    }
+
     /// The local end of the lease the acquire granted (before any renewal).
     pub fn first_deadline(&self) -> Instant {
         lease_end(self.sent, self.cfg.limits.ttl)
@@ -35,5 +76,35 @@ impl Held {
     /// is not tried after it.
     pub fn first_expiry(&self) -> Instant {
         server_expiry(self.first_deadline(), self.cfg.limits.ttl)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn x(key: &str, fence: i64, slot: u32) -> AlsoHeld {
+        AlsoHeld {
+            keys: Keys::with_limit(key, 2),
+            fence,
+            slot,
+        }
+    }
+
+    #[test]
+    fn dlock_also_is_one_tab_separated_line_per_key_in_order_key_last() {
+        assert_eq!(also_env(&[]), "");
+        let also = [x("dlock:db:main", 7, 0), x("dlock:wh\theavy", 12, 1)];
+        assert_eq!(
+            also_env(&also),
+            "7\t0\tdlock:db:main\n12\t1\tdlock:wh\theavy"
+        );
+        // A tab in a key stays in the key: it is everything after the second tab.
+        let line = also[1].env_line();
+        let mut f = line.splitn(3, '\t');
+        assert_eq!(
+            (f.next(), f.next(), f.next()),
+            (Some("12"), Some("1"), Some("dlock:wh\theavy"))
+        );
     }
 }

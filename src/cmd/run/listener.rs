@@ -2,7 +2,8 @@
 //! own connection, and tells the supervising loop (`Note::Cancelled`).
 //!
 //! The lease's connection is busy with renewals (and idle between them only to be polled for
-//! a hang-up), so the listener blocks on a second one: `BLPOP {lock}:cancel:TOKEN`. cancel.lua
+//! a hang-up), so the listener blocks on a second one: `BLPOP {lock}:cancel:TOKEN` (with
+//! --also, every --also key's cancel list too: `dlock cancel` of one stops its holder). cancel.lua
 //! pushes there only while our token holds the slot, so a request meant for an earlier run of
 //! the key never reaches this one. A request is taken within a round trip of being pushed,
 //! whatever the phase of the run: between renewals, after the renewal cap, with
@@ -44,14 +45,19 @@ impl Listener {
     /// on, uncancellable but otherwise as usual: said in the log).
     pub(super) fn start(held: &Held, tx: Sender<Note>) -> Option<Listener> {
         let (stop, stopped) = mpsc::channel::<()>();
-        let list = cancel_list(&held.keys.lock, &held.token);
+        let mut lists = vec![cancel_list(&held.keys.lock, &held.token)];
+        lists.extend(
+            held.also
+                .iter()
+                .map(|x| cancel_list(&x.keys.lock, &held.token)),
+        );
         let session = Session::new(&held.cfg.server);
         // Re-issued this often: a connection that died silently is found by the read's
         // timeout (this plus the I/O timeout) at the latest.
         let block = held.cfg.limits.renew_every.max(Duration::from_secs(1));
         let spawned = std::thread::Builder::new()
             .name("listener".into())
-            .spawn(move || listen(session, &list, block, &tx, &stopped));
+            .spawn(move || listen(session, &lists, block, &tx, &stopped));
         match spawned {
             Ok(_) => Some(Listener { _stop: stop }),
             Err(e) => {
@@ -72,21 +78,22 @@ fn ended(stopped: &mpsc::Receiver<()>, wait: Duration) -> bool {
 
 fn listen(
     mut session: Session,
-    list: &str,
+    lists: &[String],
     block: Duration,
     tx: &Sender<Note>,
     stopped: &mpsc::Receiver<()>,
 ) {
-    debug!("listening"; "listening for dlock cancel on {list}");
+    let lists: Vec<&str> = lists.iter().map(String::as_str).collect();
+    debug!("listening"; "listening for dlock cancel on {}", lists.join(" "));
     let mut polling = false;
     loop {
         if !session.is_connected() {
             session.name(CONNECTION_NAME);
         }
         let got = if polling {
-            session.pop(list)
+            session.pop(&lists)
         } else {
-            session.take(list, block)
+            session.take(&lists, block)
         };
         match got {
             Ok(Some(item)) => {

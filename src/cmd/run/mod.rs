@@ -59,7 +59,18 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         Err(end) => return end,
     };
     let held = Arc::new(held);
-    report::acquired(&cfg, &held.keys.lock, held.fence, held.slot, held.waited);
+    let also: Vec<_> = held
+        .also
+        .iter()
+        .map(|x| (x.keys.lock.as_str(), x.fence, x.slot))
+        .collect();
+    report::acquired(
+        &cfg,
+        &held.keys.lock,
+        (held.fence, held.slot),
+        &also,
+        held.waited,
+    );
     // Wall time of the acquisition, for the run's history.
     let started_ms = crate::sys::host::unix_ms().saturating_sub(held.sent.elapsed().as_millis());
     // The run's log entry; renewals and output are filled in at the end.
@@ -71,6 +82,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         waited: held.waited,
         lease: Some(cfg.limits),
         window: held.window,
+        also: held::also_env(&held.also),
         ..RunLog::off()
     };
     // --ping: only the host that holds the lock pings.
@@ -80,7 +92,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
     let unstarted = |session: &mut Session, ended: Ended, pinger| {
         let exit = ended.as_ref().map_or_else(Error::exit, |e| *e);
         let end = End::unstarted(exit, held.first_expiry(), Instant::now());
-        release::end(session, &held, &RunLog::off(), end, |_, _| {});
+        release::end(session, &held, &RunLog::off(), end, |_, _, _| {});
         let line = ended.as_ref().err().map(|e| format!("dlock: error: {e}"));
         end_ping(pinger, &held, (exit, false), line.as_deref(), None, None);
         ended
@@ -268,6 +280,9 @@ fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, Error
         ("DLOCK_LIMIT", cfg.limit.to_string()),
         ("DLOCK_TTL_MS", cfg.limits.ttl.as_millis().to_string()),
         ("DLOCK_DEADLINE_MS", wall_deadline.to_string()),
+        // Always set (empty without --also): a nested run's job never sees an outer one's.
+        ("DLOCK_ALSO", held::also_env(&held.also)),
+        ("DLOCK_ALSO_LIMIT", cfg.also_limit.to_string()),
     ];
     process::become_subreaper();
     let output = capture.map(capture::JobEnds::output);
@@ -301,22 +316,32 @@ fn finish(
     let job = JobEnded {
         exit: stop.exit(),
         definitely_lost: stop.definitely_lost(),
+        also: !held.also.is_empty(),
         deadline: stop.deadline(),
         sent: held.sent,
         started_ms,
     };
     let (renewals, exit) = (stop.renewals(), stop.exit());
     let end = End::new(limits, job, Instant::now());
-    release::end(session, held, log, end, |session, r| {
-        report_end(session, held, (renewals, exit), r)
+    release::end(session, held, log, end, |session, r, lost| {
+        report_end(session, held, (renewals, exit), r, lost)
     })
 }
 
 /// One report of the run's end (`ran`: the renewals made, the job's exit); after a compare
-/// failure, what to change (read from the key's recorded runs on `session`).
-fn report_end(session: &mut Session, held: &Held, ran: (u32, Exit), r: EndReport) {
+/// failure, what to change (read from the key's recorded runs on `session`). `lost`: the
+/// `--also` key the release found no longer ours (the compare failure's line names it).
+fn report_end(
+    session: &mut Session,
+    held: &Held,
+    ran: (u32, Exit),
+    r: EndReport,
+    lost: Option<&str>,
+) {
     let (renewals, exit) = ran;
-    let (cfg, lock) = (&held.cfg, &held.keys.lock);
+    let cfg = &held.cfg;
+    let named = lost.map(|x| format!("--also {x}"));
+    let lock = named.as_deref().unwrap_or(&held.keys.lock);
     match r {
         EndReport::Released {
             released,

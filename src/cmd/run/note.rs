@@ -6,7 +6,9 @@ use crate::core::stop::Input;
 
 #[derive(Debug)]
 pub(crate) enum Note {
-    Woken,
+    /// A release's wake-up, from the wake list of the key of this set index (0: `--key`, j ≥ 1:
+    /// the j-th `--also` key).
+    Woken(usize),
     Lease(Input),
     /// `dlock cancel` from `by` ("HOST (user)").
     Cancelled {

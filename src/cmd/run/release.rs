@@ -15,16 +15,19 @@ use crate::store::runs::RunLog;
 use crate::store::session::Session;
 
 /// Carry `end` out on `session` for `held`'s slot, the run logged as `log`; `report` tells each
-/// of the machine's reports (on the same session, for what it may read). The exit status, and
-/// whether the release found the lock taken.
+/// of the machine's reports (on the same session, for what it may read), with the `--also`
+/// key the release found no longer ours, if one was. The exit status, and whether the release
+/// found the lock taken.
 pub fn end(
     session: &mut Session,
     held: &Held,
     log: &RunLog,
     mut end: End,
-    mut report: impl FnMut(&mut Session, Report),
+    mut report: impl FnMut(&mut Session, Report, Option<&str>),
 ) -> (Exit, bool) {
     let (keys, slot, token) = (&held.keys, held.slot, held.token.as_str());
+    let also = held.also_keys();
+    let mut lost: Option<String> = None;
     loop {
         while let Some(action) = end.poll_action(Instant::now()) {
             match action {
@@ -51,10 +54,15 @@ pub fn end(
                         token,
                         finish: &finish,
                         log,
+                        also: &also,
+                        known_lost: end.known_lost(),
                     };
-                    let answer = session.call(&call).map(|(released, log_error)| {
+                    let answer = session.call(&call).map(|(released, log_error, j)| {
                         if let Some(err) = log_error {
                             super::report::log_failed(&keys.runs, &err);
+                        }
+                        if let Some(x) = j.and_then(|j| held.also_at(j)) {
+                            lost = Some(x.keys.lock.clone());
                         }
                         released
                     });
@@ -64,7 +72,7 @@ pub fn end(
                     let acked = session.wait_replicas(n, timeout);
                     end.handle(Input::Replicas(acked), Instant::now());
                 }
-                Action::Report(r) => report(session, r),
+                Action::Report(r) => report(session, r, lost.as_deref()),
             }
         }
         if let Some(outcome) = end.outcome() {
@@ -79,10 +87,12 @@ pub fn end(
 }
 
 /// Carry the cleanup of a lost acquire reply out on `session`: one compare-and-delete per slot
-/// of `keys` our `token` may hold. Its end, for the shell to report.
+/// of `keys` our `token` may hold, each also freeing every `--also` key (`also`) it holds. Its
+/// end, for the shell to report.
 pub fn clean_up(
     session: &mut Session,
     keys: &Keys,
+    also: &[Keys],
     token: &str,
     mut cleanup: Cleanup,
 ) -> crate::core::finish::CleanupEnd {
@@ -102,8 +112,10 @@ pub fn clean_up(
             token,
             finish: &finish,
             log: &off,
+            also,
+            known_lost: false,
         };
-        let answer = session.call(&call).map(|(released, _)| released);
+        let answer = session.call(&call).map(|(released, _, _)| released);
         cleanup.handle(answer, Instant::now());
     }
 }

@@ -49,11 +49,22 @@ pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Ve
             secs(*left),
             secs(*term_before)
         ),
-        Report::Lost { taken_over, ran } => {
-            let what = if *taken_over {
-                "the key now holds another token (taken over)"
-            } else {
-                "the key is gone (expired, deleted, or the server lost its data)"
+        Report::Lost {
+            taken_over,
+            key,
+            ran,
+        } => {
+            let what = match (key, *taken_over) {
+                (None, true) => "the key now holds another token (taken over)".to_string(),
+                (None, false) => {
+                    "the key is gone (expired, deleted, or the server lost its data)".to_string()
+                }
+                (Some(key), true) => {
+                    format!("--also {key} was taken over (it holds another token now)")
+                }
+                (Some(key), false) => format!(
+                    "--also {key} was deleted (expired, released by force, or the server lost its data)"
+                ),
             };
             error!("lost", elapsed_ms = ms(*ran);
                 "lease lost after {}: {what}; stopping the job now (exit {})",
@@ -175,10 +186,26 @@ fn cap(cfg: &RunConfig) -> String {
     }
 }
 
-pub(super) fn acquired(cfg: &RunConfig, lock: &str, fence: i64, slot: u32, waited: Duration) {
+/// `also`: each `--also` key held with it (lock key, fence, slot), named after it.
+pub(super) fn acquired(
+    cfg: &RunConfig,
+    lock: &str,
+    (fence, slot): (i64, u32),
+    also: &[(&str, i64, u32)],
+    waited: Duration,
+) {
     let slot_of = slot_label(cfg, slot);
+    let mut with = String::new();
+    for (key, fence, slot) in also {
+        let of = if cfg.also_limit > 1 {
+            format!(" slot {slot} of {}", cfg.also_limit)
+        } else {
+            String::new()
+        };
+        with.push_str(&format!("; --also {key}{of} (fence {fence})"));
+    }
     info!("acquired", fence = fence, slot = slot, limit = cfg.limit, waited_ms = ms(waited), ttl_ms = ms(cfg.limits.ttl), renew_every_ms = ms(cfg.limits.renew_every), cap = cfg.limits.max_renewals;
-        "acquired {lock}{slot_of} (fence {fence}, waited {}, TTL {}, renew every {}, cap {})",
+        "acquired {lock}{slot_of} (fence {fence}, waited {}, TTL {}, renew every {}, cap {}){with}",
         secs(waited),
         secs(cfg.limits.ttl),
         secs(cfg.limits.renew_every),

@@ -148,6 +148,6 @@ fn input(ev: Event<Note>) -> Option<Input> {
         Event::Note(Note::Lease(input)) => Some(input),
         Event::HungUp => Some(Input::ConnectionDropped),
         Event::Note(Note::Cancelled { by, reason }) => Some(Input::Cancelled { by, reason }),
-        Event::Note(Note::Woken) => None,
+        Event::Note(Note::Woken(_)) => None,
     }
 }

@@ -1,14 +1,14 @@
 //! The waker: a thread that listens for release wake-ups while `run` waits for a busy lock.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use super::note::Note;
 use crate::cli::config::RunConfig;
 use crate::core::acquire::{WakerPush, waker_push};
 use crate::log::{debug, warn};
-use crate::store::keys::{Keys, companion};
+use crate::store::keys::companion;
 use crate::store::lock::WakeCall;
 use crate::store::session::Session;
 use crate::sys::event::Sender;
@@ -21,6 +21,15 @@ const PARKED: u8 = 1;
 const STOPPED: u8 = 2;
 const STOPPED_HELD: u8 = 3;
 
+/// A wake list the waker listens on: the set index of its key (0: `--key`, j ≥ 1: the j-th
+/// `--also` key), the list, and how many wake-ups it may hold (the key's slots).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct List {
+    pub index: usize,
+    pub wake: String,
+    pub room: usize,
+}
+
 /// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
 /// one item, and Redis hands it to the longest-blocked waiter only, so a release wakes one
 /// waiter (first come, first served) instead of a herd.
@@ -32,17 +41,19 @@ const STOPPED_HELD: u8 = 3;
 /// The thread and `stop` share one state (LISTENING, PARKED, STOPPED*), each moving it in one
 /// atomic step, so whichever of them comes second knows what the first did: a wake-up that
 /// reached the waker and that no try used is handed on exactly once, by that second one
-/// (`waker_push` says what to push). The acquire machine cannot know it: a wake-up that comes
-/// while its last try is out is never read.
+/// (`waker_push` says what to push), to the list it came from. The acquire machine cannot know
+/// it: a wake-up that comes while its last try is out is never read.
+///
+/// With --also it listens on the wake lists of the keys that blocked the last try (`List`),
+/// and says which one woke it (`Note::Woken(index)`); `resume` gives the lists anew.
 pub(super) struct Waker {
     state: Arc<AtomicU8>,
     /// This waiter's own wake key: an item there ends the waker's BLPOP at once.
     own: String,
-    wake: String,
-    /// The key's slots: how many wake-ups its list may hold.
-    slots: usize,
-    /// To a parked waker: true = listen again; false (or dropped) = stop.
-    resume: mpsc::Sender<bool>,
+    /// The list the last wake-up came from: where an unused one goes back.
+    popped: Arc<Mutex<Option<List>>>,
+    /// To a parked waker: Some(lists) = listen again, on these; None (or dropped) = stop.
+    resume: mpsc::Sender<Option<Vec<List>>>,
     /// Disconnected when the thread has ended.
     ended: mpsc::Receiver<()>,
     /// How long a run that gave up waits for the thread once its BLPOP has ended (`stop`): the
@@ -56,21 +67,26 @@ impl Waker {
     /// first come, first served, and a waiter that re-issued its BLPOP (on a timeout) would go
     /// to the back of that queue. It is ended early by an item on its own key (`stop`) or by
     /// this process exiting (Redis drops a closed connection's BLPOP).
+    ///
+    /// `lock`: `--key`'s lock key (the own wake key is its companion, in its hash slot);
+    /// `lists`: the wake lists to listen on.
     pub(super) fn start(
         cfg: &RunConfig,
-        keys: &Keys,
+        lock: &str,
         token: &str,
+        lists: Vec<List>,
         tx: Sender<Note>,
         until: Instant,
     ) -> Option<Waker> {
         let state = Arc::new(AtomicU8::new(LISTENING));
         let shared = state.clone();
+        let popped = Arc::new(Mutex::new(None::<List>));
+        let last = popped.clone();
         let mut session = Session::new(&cfg.server);
-        let wake = keys.wake.clone();
-        let slots = keys.limit_n();
-        let own = companion(&keys.lock, &format!("wake:{token}"));
+        let mut lists = lists;
+        let own = companion(lock, &format!("wake:{token}"));
         let mine = own.clone();
-        let (resume, parked) = mpsc::channel::<bool>();
+        let (resume, parked) = mpsc::channel::<Option<Vec<List>>>();
         let (ended_tx, ended) = mpsc::channel::<()>();
         let spawned = std::thread::Builder::new()
             .name("waker".into())
@@ -78,10 +94,19 @@ impl Waker {
                 // Dropped when the thread ends, whichever way: what `stop` waits for.
                 let _ended = ended_tx;
                 while shared.load(Ordering::SeqCst) == LISTENING {
+                    let mut names: Vec<&str> = lists.iter().map(|l| l.wake.as_str()).collect();
+                    names.push(&mine);
                     // The BLPOP outlasts --wait.
-                    match session.listen(&[&wake, &mine], until) {
+                    match session.listen(&names, until) {
                         Ok(Some(list)) if list == mine => return,
-                        Ok(Some(_)) => {
+                        Ok(Some(list)) => {
+                            let Some(from) = lists.iter().find(|l| l.wake == list).cloned() else {
+                                continue;
+                            };
+                            // Known before the state says PARKED: `stop` hands it back there.
+                            if let Ok(mut p) = last.lock() {
+                                *p = Some(from.clone());
+                            }
                             match shared.compare_exchange(
                                 LISTENING,
                                 PARKED,
@@ -89,13 +114,14 @@ impl Waker {
                                 Ordering::SeqCst,
                             ) {
                                 Ok(_) => {
-                                    debug!("wake_up"; "{wake}: a release wake-up arrived");
-                                    if tx.send(Note::Woken).is_err() {
+                                    debug!("wake_up"; "{list}: a release wake-up arrived");
+                                    if tx.send(Note::Woken(from.index)).is_err() {
                                         return;
                                     }
-                                    // `resume` set LISTENING before it sent true.
-                                    if parked.recv() != Ok(true) {
-                                        return;
+                                    // `resume` set LISTENING before it sent the lists.
+                                    match parked.recv() {
+                                        Ok(Some(again)) => lists = again,
+                                        _ => return,
                                     }
                                 }
                                 // Stopped first, not knowing of this wake-up: ours to place.
@@ -103,8 +129,8 @@ impl Waker {
                                     let held = stopped == STOPPED_HELD;
                                     if waker_push(true, held) == WakerPush::WakeUpBack {
                                         let _ = session.call(&WakeCall {
-                                            list: &wake,
-                                            room: slots,
+                                            list: &from.wake,
+                                            room: from.room,
                                         });
                                     }
                                     return;
@@ -133,20 +159,20 @@ impl Waker {
         spawned.ok().map(|_| Waker {
             state,
             own,
-            slots,
-            wake: keys.wake.clone(),
+            popped,
             resume,
             ended,
             io_timeout: cfg.server.io_timeout,
         })
     }
 
-    /// Wake a parked waker: listen for the next release (its wake-up was used by a try).
-    pub(super) fn resume(&self) {
+    /// Wake a parked waker: listen for the next release on `lists` (its wake-up was used by a
+    /// try; with --also, the lists of the keys that blocked it).
+    pub(super) fn resume(&self, lists: Vec<List>) {
         let _ = self
             .state
             .compare_exchange(PARKED, LISTENING, Ordering::SeqCst, Ordering::SeqCst);
-        let _ = self.resume.send(true);
+        let _ = self.resume.send(Some(lists));
     }
 
     /// Stop listening, on the acquire's `session` (the winning one when `held`).
@@ -159,17 +185,21 @@ impl Waker {
     /// that gave up waits for the thread once the item is in (the BLPOP has ended then), so
     /// that hand-on is not cut short by the exit. Nothing is sent without a connection (Redis
     /// is in trouble: a reconnect here would only delay the exit).
-    pub(super) fn stop(self, session: &mut Session, held: bool) {
+    ///
+    /// `placed`: the parked wake-up went with the last try, and acquire.lua (with --also)
+    /// already handed it on or found its key taken: nothing of it is pushed again.
+    pub(super) fn stop(self, session: &mut Session, held: bool, placed: bool) {
         let stopped = if held { STOPPED_HELD } else { STOPPED };
         let got = self.state.swap(stopped, Ordering::SeqCst) == PARKED;
-        let _ = self.resume.send(false);
-        if !session.is_connected() {
+        let _ = self.resume.send(None);
+        if !session.is_connected() || (got && placed) {
             return;
         }
-        let (list, room) = match waker_push(got, held) {
-            WakerPush::Nothing => return,
-            WakerPush::WakeUpBack => (&self.wake, self.slots),
-            WakerPush::OwnKey => (&self.own, 1),
+        let popped = self.popped.lock().ok().and_then(|p| p.clone());
+        let (list, room) = match (waker_push(got, held), &popped) {
+            (WakerPush::Nothing, _) | (WakerPush::WakeUpBack, None) => return,
+            (WakerPush::WakeUpBack, Some(from)) => (from.wake.as_str(), from.room),
+            (WakerPush::OwnKey, _) => (self.own.as_str(), 1),
         };
         let pushed = session.call(&WakeCall { list, room }).is_ok();
         // Its BLPOP has ended (the server ran our push): the thread is reading its reply.

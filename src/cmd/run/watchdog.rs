@@ -78,12 +78,15 @@ fn watch(
     let cfg = &held.cfg;
     let sentinel = session.behind_sentinel();
     let m = Renewal::new(cfg.limits, held.sent, sentinel, at_once, Instant::now());
+    // Every --also key is renewed with ours, in the same script, or none is.
+    let also: Vec<_> = held.also.iter().map(|x| (x.keys.clone(), x.slot)).collect();
     let renew = RenewCall {
         keys: &held.keys,
         slot: held.slot,
         token: &held.token,
         ttl: cfg.limits.ttl,
         stats: cfg.stats,
+        also: &also,
     };
     let mut m = m.with_replicas(cfg.min_replicas, cfg.replica_timeout);
     loop {
@@ -102,7 +105,7 @@ fn watch(
                     m.handle(Event::Looked { moved }, Instant::now());
                 }
                 Action::Renew { deadline } => {
-                    let event = renew_once(&mut session, &renew, deadline);
+                    let event = renew_once(&mut session, &renew, deadline, held);
                     m.handle(event, Instant::now());
                 }
                 Action::ConfirmReplicas {
@@ -139,15 +142,19 @@ fn watch(
 
 /// One renewal, on the master the sentinels name now (a demoted master keeps accepting writes
 /// until Sentinel reconfigures it), connecting and answered within what is left of the lease.
-fn renew_once(session: &mut Session, renew: &RenewCall, deadline: Instant) -> Event {
+/// A lost `--also` key is named by its lock key (`held`'s).
+fn renew_once(session: &mut Session, renew: &RenewCall, deadline: Instant, held: &Held) -> Event {
     if session.follow_master(deadline) {
         debug!("master_moved"; "the sentinels name a new master: renewing there");
     }
     let sent = Instant::now();
     match session.call_within(renew, Some(deadline)) {
-        Ok(Renew::Renewed) => Event::Renewed { sent },
-        Ok(lost) => Event::Lost {
+        Ok((Renew::Renewed, _)) => Event::Renewed { sent },
+        Ok((lost, key)) => Event::Lost {
             taken_over: lost == Renew::TakenOver,
+            key: key
+                .and_then(|j| held.also_at(j))
+                .map(|x| x.keys.lock.clone()),
         },
         Err(f) => Event::Failed {
             reason: f.reason,

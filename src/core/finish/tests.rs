@@ -21,6 +21,7 @@ fn job(t0: Instant, exit: Exit) -> JobEnded {
     JobEnded {
         exit,
         definitely_lost: false,
+        also: false,
         deadline: t0 + MS(2000),
         sent: t0,
         started_ms: 1,
@@ -246,6 +247,35 @@ fn a_lost_lease_is_recorded_not_released() {
     let mut end = End::new(l, lost_job, now);
     assert_eq!(drive(&mut end, &mut now, &[]), Vec::<String>::new());
     assert_eq!(end.outcome(), Some((Exit::Lost, false)));
+}
+
+/// With --also a lease known lost is released all the same: the keys still ours are freed at
+/// once, release.lua is told the loss is known, the outcome stays lost and no compare failure
+/// is reported (the lost line said it); --no-stats does not skip it.
+#[test]
+fn a_lost_lease_with_also_keys_is_released_as_known_lost() {
+    let t0 = Instant::now();
+    for stats in [true, false] {
+        let mut now = t0 + MS(500);
+        let lost_job = JobEnded {
+            definitely_lost: true,
+            also: true,
+            ..job(t0, Exit::Lost)
+        };
+        let l = EndLimits { stats, ..limits() };
+        let mut end = End::new(l, lost_job, now);
+        assert!(end.known_lost());
+        let seen = drive(&mut end, &mut now, &[Ok(Release::NotOurs)]);
+        assert_eq!(seen, [format!("release(stats {stats})")]);
+        assert_eq!(end.outcome(), Some((Exit::Lost, false)));
+    }
+    // Not lost: an ordinary release, not flagged.
+    let now = t0 + MS(500);
+    let job = JobEnded {
+        also: true,
+        ..job(t0, Exit::Child(0))
+    };
+    assert!(!End::new(limits(), job, now).known_lost());
 }
 
 /// --every with --min-replicas: a release that recorded the success waits for the replicas,

@@ -219,14 +219,25 @@ fn no_renewal_goes_out_at_or_past_the_lease_end() {
 #[test]
 fn a_lost_lease_is_told_and_ends_the_schedule() {
     let t0 = Instant::now();
-    for taken_over in [true, false] {
+    let also = Some("dlock:db:main".to_string());
+    for (taken_over, key) in [
+        (true, None),
+        (false, None),
+        (true, also.clone()),
+        (false, also),
+    ] {
         let mut r = Renewal::new(limits(Some(3)), t0, false, false, t0);
         r.on_timeout(t0 + MS(1000));
         actions(&mut r);
-        r.handle(Event::Lost { taken_over }, t0 + MS(1001));
+        let lost = Event::Lost {
+            taken_over,
+            key: key.clone(),
+        };
+        r.handle(lost, t0 + MS(1001));
+        // The key found lost (an --also key's name) reaches the stop machine as is.
         assert_eq!(
             actions(&mut r),
-            vec![Action::Tell(Tell::Lost { taken_over }), Action::Park]
+            vec![Action::Tell(Tell::Lost { taken_over, key }), Action::Park]
         );
         assert_eq!(r.poll_timeout(), None);
     }
@@ -297,7 +308,10 @@ fn an_answer_nobody_asked_for_changes_nothing() {
     let mut r = Renewal::new(limits(Some(3)), t0, false, false, t0);
     for e in [
         Event::Renewed { sent: t0 },
-        Event::Lost { taken_over: true },
+        Event::Lost {
+            taken_over: true,
+            key: None,
+        },
         Event::Failed {
             reason: "x".into(),
             refused: false,

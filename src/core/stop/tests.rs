@@ -34,6 +34,8 @@ enum In {
     Renewed(u64, u32),
     Trouble(&'static str),
     Lost,
+    /// A renewal found this --also key deleted.
+    LostAlso(&'static str),
     Cap(u32),
     Signal(i32),
     /// The server closed the connection.
@@ -86,7 +88,14 @@ impl Sim {
                 count,
             },
             In::Trouble(why) => Input::RenewTrouble(why.into()),
-            In::Lost => Input::Lost { taken_over: true },
+            In::Lost => Input::Lost {
+                taken_over: true,
+                key: None,
+            },
+            In::LostAlso(key) => Input::Lost {
+                taken_over: false,
+                key: Some(key.into()),
+            },
             In::Cap(count) => Input::CapReached { count },
             In::Signal(s) => Input::Signal(s),
             In::Dropped => Input::ConnectionDropped,

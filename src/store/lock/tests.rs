@@ -64,6 +64,8 @@ fn every_call_matches_its_script() {
         last_try: false,
         every: None,
         fleet: Fleet::Key("{dlock:}:pause"),
+        also: &[],
+        woken: None,
     };
     // acquire.lua names slot 0's keys (KEYS[6], KEYS[7]) through its helpers, and the
     // prefix-wide pause after them (`KEYS[6 + 2 * n]`).
@@ -84,6 +86,7 @@ fn every_call_matches_its_script() {
             token: t,
             ttl,
             stats: true,
+            also: &[],
         },
         0,
     );
@@ -94,6 +97,8 @@ fn every_call_matches_its_script() {
             token: t,
             finish: &finish,
             log: &log,
+            also: &[],
+            known_lost: false,
         },
         1,
         ENTRY_ARGS,
@@ -159,6 +164,8 @@ fn the_release_sends_the_output_and_reads_every_answer() {
         token: "tok",
         finish: &finish,
         log: &log,
+        also: &[],
+        known_lost: false,
     };
     assert_eq!(call.blob(), Some(&b"job output\n"[..]));
     let off = RunLog::off();
@@ -169,12 +176,176 @@ fn the_release_sends_the_output_and_reads_every_answer() {
             Value::BulkString(why.as_bytes().to_vec()),
         ]))
     };
-    assert_eq!(reply(1, "").unwrap(), (Release::Released, None));
-    assert_eq!(reply(2, "").unwrap(), (Release::Kept, None));
-    assert_eq!(reply(0, "").unwrap(), (Release::NotOurs, None));
+    assert_eq!(reply(1, "").unwrap(), (Release::Released, None, None));
+    assert_eq!(reply(2, "").unwrap(), (Release::Kept, None, None));
+    assert_eq!(reply(0, "").unwrap(), (Release::NotOurs, None, None));
     assert_eq!(
         reply(1, "too big").unwrap(),
-        (Release::Released, Some("too big".to_string()))
+        (Release::Released, Some("too big".to_string()), None)
     );
     assert!(reply(3, "").is_err());
+}
+
+/// With --also, each call sends its KEY's keys as before and then each --also key's block: the
+/// acquire KEY's wake list and per key its fence, limit, pause, wake list, M locks and M
+/// holders (the prefix-wide pause after them all); the renewal each key's held slot and limit;
+/// the release per key its wake list, limit, M locks and M holders. ARGV grow by none.
+#[test]
+fn also_calls_send_each_keys_block() {
+    const N: usize = 3;
+    const M: usize = 2;
+    let keys = Keys::with_limit("dlock:job", N as u32);
+    let also = [
+        Keys::with_limit("dlock:x", M as u32),
+        Keys::with_limit("dlock:y", M as u32),
+    ];
+    let (meta, finish) = super::super::smoke::samples();
+    let ttl = Duration::from_secs(1);
+    let plain = AcquireCall {
+        keys: &keys,
+        token: "tok",
+        ttl,
+        stats: true,
+        meta: &meta,
+        last_try: false,
+        every: None,
+        fleet: Fleet::Key("{dlock:}:pause"),
+        also: &[],
+        woken: Some(1),
+    };
+    let with = AcquireCall {
+        also: &also,
+        ..plain.clone()
+    };
+    let k = with.keys();
+    assert_eq!(k.len(), 5 + 2 * N + 1 + 2 * (4 + 2 * M) + 1);
+    assert_eq!(k[5 + 2 * N], keys.wake);
+    let b = 6 + 2 * N + (4 + 2 * M);
+    assert_eq!(
+        &k[b..b + 4],
+        [
+            &also[1].fence,
+            &also[1].limit,
+            &also[1].pause,
+            &also[1].wake
+        ]
+    );
+    assert_eq!(k[b + 4 + 1], also[1].slots[1].lock);
+    assert_eq!(k[b + 4 + M], also[1].slots[0].holder);
+    assert_eq!(k.last().copied(), Some("{dlock:}:pause"));
+    let (pa, wa) = (plain.argv(), with.argv());
+    assert_eq!(pa.len(), wa.len());
+    assert_eq!(pa[18..], ["0", "1", ""]);
+    assert_eq!(wa[18..], ["2", "2", "1"]);
+
+    let held = [(also[0].clone(), 1), (also[1].clone(), 0)];
+    let renew = RenewCall {
+        keys: &keys,
+        slot: 2,
+        token: "tok",
+        ttl,
+        stats: true,
+        also: &held,
+    };
+    assert_eq!(
+        renew.keys()[4..],
+        [
+            also[0].slots[1].lock.as_str(),
+            &also[0].slots[1].holder,
+            &also[0].limit,
+            &also[1].slots[0].lock,
+            &also[1].slots[0].holder,
+            &also[1].limit
+        ]
+    );
+    assert_eq!(renew.argv()[4..], ["2", "2"]);
+
+    let log = RunLog::off();
+    let release = ReleaseCall {
+        keys: &keys,
+        slot: 1,
+        token: "tok",
+        finish: &finish,
+        log: &log,
+        also: &also,
+        known_lost: true,
+    };
+    let k = release.keys();
+    assert_eq!(k.len(), 8 + N + 2 * (2 + 2 * M));
+    assert_eq!(k[8 + N..8 + N + 2], [&also[0].wake, &also[0].limit]);
+    assert_eq!(k[8 + N + 2 + M], also[0].slots[0].holder);
+    assert_eq!(release.argv()[7..10], ["2", "2", "1"]);
+}
+
+/// The --also answers read as their variants; a malformed one is an error, never a guess.
+#[test]
+fn also_answers_read_as_their_variants() {
+    let arr = |items: &[i64], text: &str| {
+        let mut v: Vec<Value> = items.iter().map(|i| Value::Int(*i)).collect();
+        v[2] = Value::BulkString(text.as_bytes().to_vec());
+        v
+    };
+    let acquire = |items: &[i64], text: &str| AcquireCall::reply(Value::Array(arr(items, text)));
+    assert_eq!(
+        acquire(&[1, 7, 0, 1, -1, -1, 3, 0, 9, 1], "").unwrap(),
+        Acquire::Acquired {
+            fence: 7,
+            slot: 1,
+            window: None,
+            also: vec![(3, 0), (9, 1)]
+        }
+    );
+    assert_eq!(
+        acquire(&[0, 500, 0, -1, -1, 2, 1, 2, 3], "h pid 1").unwrap(),
+        Acquire::Busy {
+            pttl: 500,
+            holder: "h pid 1".into(),
+            blocked: vec![2, 3],
+            handed: true
+        }
+    );
+    assert_eq!(
+        acquire(&[0, 500, 0, -1, -1], "h pid 1").unwrap(),
+        Acquire::Busy {
+            pttl: 500,
+            holder: "h pid 1".into(),
+            blocked: vec![0],
+            handed: false
+        }
+    );
+    assert_eq!(
+        acquire(&[-1, 3, 0, -1, -1, 2], "").unwrap(),
+        Acquire::OtherLimitAlso(2, 3)
+    );
+    assert_eq!(
+        acquire(&[-1, 3, 0, -1, -1, 0], "").unwrap(),
+        Acquire::OtherLimit(3)
+    );
+    assert!(matches!(
+        acquire(&[4, 0, 0, -1, -1, 1], "key\nops\nwhy\n5").unwrap(),
+        Acquire::PausedAlso(1, _)
+    ));
+    // A fence without its slot, a busy answer whose first blocker is not the one named.
+    assert!(acquire(&[1, 7, 0, 1, -1, -1, 3], "").is_err());
+    assert!(acquire(&[0, 5, 0, -1, -1, 2, 0, 1], "").is_err());
+    assert!(acquire(&[1, 7, 0], "").is_err());
+
+    let renew = |v| RenewCall::reply(v).unwrap();
+    assert_eq!(renew(Value::Int(1)), (Renew::Renewed, None));
+    assert_eq!(renew(Value::Int(-1)), (Renew::Gone, None));
+    let pair = |a, b| Value::Array(vec![Value::Int(a), Value::Int(b)]);
+    assert_eq!(renew(pair(1, -1)), (Renew::Renewed, None));
+    assert_eq!(renew(pair(0, 0)), (Renew::TakenOver, None));
+    assert_eq!(renew(pair(-1, 2)), (Renew::Gone, Some(2)));
+    assert!(RenewCall::reply(pair(5, 1)).is_err());
+
+    let release = |lost: i64| {
+        ReleaseCall::reply(Value::Array(vec![
+            Value::Int(0),
+            Value::BulkString(Vec::new()),
+            Value::Int(lost),
+        ]))
+    };
+    assert_eq!(release(1).unwrap(), (Release::NotOurs, None, Some(1)));
+    assert_eq!(release(-1).unwrap(), (Release::NotOurs, None, None));
 }

@@ -20,18 +20,100 @@
 -- under the prefix is paused (nothing changed but the paused counter); {5, server ms, the sent
 -- starts, -1, -1} when the server's clock is in none of a calendar's sent windows (nothing
 -- changed). Answer 3's text goes on with the recorded schedule and zone ('' for a duration).
+-- --also (ARGV 19-21: A keys, their --also-limit M, and the wake list the try was woken by: ''
+-- none, '0' KEY's, 'j' X_j's; A = 0 is the plain run, its KEYS, ARGV and answers as above). All
+-- or nothing: KEY and every X_j are taken in this one script or none is. KEYS then go on after
+-- the slots with KEY's wake list and, per X_j, its fence, limit, pause, wake list, its M slot
+-- lock keys and its M holder hashes (the prefix-wide pause last). Every answer gains item 6:
+-- which key it is about (0: KEY, j: X_j; -1 for a grant). A grant goes on with each X_j's
+-- fence and slot; a busy answer with whether the wake-up this try was woken by was handed on
+-- (0/1), then every blocking key's index (pttl: the longest of the blockers' soonest frees;
+-- who: the first blocker's holder, with ' (run of K)' when it holds it for another run).
 local n = tonumber(ARGV[9])
 local function lock(i) return KEYS[6 + 2 * i] end
 local function holder(i) return KEYS[7 + 2 * i] end
+local A, M, woken = tonumber(ARGV[19]) or 0, tonumber(ARGV[20]) or 1, tonumber(ARGV[21] or '')
+-- The set: one record per key, KEY first, then each X_j, each with its keys and slots.
+local set = {{lock = lock, holder = holder, n = n, wake = A > 0 and KEYS[6 + 2 * n]}}
+for j = 1, A do
+  local b = 7 + 2 * n + (j - 1) * (4 + 2 * M)
+  set[j + 1] = {lock = function(i) return KEYS[b + 4 + i] end,
+    holder = function(i) return KEYS[b + 4 + M + i] end, n = M, fence = KEYS[b],
+    limit = KEYS[b + 1], pause = KEYS[b + 2], wake = KEYS[b + 3]}
+end
+
+-- Delete an X's slot of ours and wake its list: what a partial set leaves is dropped.
+local function drop_slot(x, i)
+  redis.call('DEL', x.lock(i), x.holder(i))
+  wake(x.wake, x.n)
+  return false
+end
+
+-- A retry after a lost reply holds KEY's slot: it holds the set only if every X_j has a slot
+-- with our token (`held[j]`). A partial set (an X freed by `release --force` since) is never
+-- confirmed: what is ours is dropped and the try goes on as a new one.
+local held = {}
+local function also_held()
+  for j = 1, A do
+    local x = set[j + 1]
+    for i = 0, M - 1 do
+      if redis.call('GET', x.lock(i)) == ARGV[1] then held[j] = i end
+    end
+    if not held[j] then return false end
+  end
+  return true
+end
+if A > 0 then
+  for i = 0, n - 1 do
+    if redis.call('GET', lock(i)) == ARGV[1] and not also_held() then
+      drop_slot(set[1], i)
+      for j = 1, A do
+        for s = 0, M - 1 do
+          if redis.call('GET', set[j + 1].lock(s)) == ARGV[1] then drop_slot(set[j + 1], s) end
+        end
+      end
+    end
+  end
+end
+
+-- A try woken by a key's wake-up that takes nothing hands the wake-up on when that key has a
+-- free slot: a waiter that needs only it must not lose it to one that also needs a busy key.
+local function has_free(k)
+  for i = 0, k.n - 1 do
+    if not redis.call('GET', k.lock(i)) then return true end
+  end
+  return false
+end
+local function hand_on()
+  local k = woken and set[woken + 1]
+  if k and has_free(k) then
+    wake(k.wake, k.n)
+    return 1
+  end
+  return 0
+end
+-- A no-grant answer; with --also it hands the wake-up on and names the key (j) it is about.
+local function no(r, j)
+  if A == 0 then return r end
+  hand_on()
+  r[6] = j
+  return r
+end
 
 -- Paused (`dlock pause`): before anything else, whatever the lock's state, no new run starts.
 -- A retry after a lost reply whose first try took a slot keeps it (it is not a new run).
-local fleet = KEYS[6 + 2 * n]
+local fleet = KEYS[6 + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)]
 local pauses = {{'key', redis.call('HMGET', KEYS[5], 'from_ms', 'until_ms', 'by', 'reason')}}
 if fleet then
   pauses[2] = {'all', redis.call('HMGET', fleet, 'from_ms', 'until_ms', 'by', 'reason')}
 elseif ARGV[12] and ARGV[12] ~= '' then
   pauses[2] = {'all', {ARGV[12], ARGV[13], ARGV[14], ARGV[15]}}
+end
+-- A paused --also key stops the runs that need it too.
+for j = 1, A do
+  local x = set[j + 1]
+  pauses[#pauses + 1] = {'key', redis.call('HMGET', x.pause, 'from_ms', 'until_ms', 'by',
+    'reason'), j}
 end
 for _, p in ipairs(pauses) do
   local until_ms = in_force(p[2])
@@ -42,8 +124,8 @@ for _, p in ipairs(pauses) do
     end
     if not ours then
       if ARGV[3] == '1' then bump(KEYS[2], 'paused') end
-      return {4, until_ms, p[1] .. '\n' .. (p[2][3] or '') .. '\n' .. (p[2][4] or '') .. '\n' ..
-        (p[2][1] or ''), -1, -1}
+      return no({4, until_ms, p[1] .. '\n' .. (p[2][3] or '') .. '\n' .. (p[2][4] or '') ..
+        '\n' .. (p[2][1] or ''), -1, -1}, p[3] or 0)
     end
   end
 end
@@ -52,9 +134,18 @@ end
 -- (never for a plain lock) and lives at least as long as every slot.
 local recorded = redis.call('GET', KEYS[3])
 if recorded then
-  if tonumber(recorded) ~= n then return {-1, tonumber(recorded) or 0, '', -1, -1} end
+  if tonumber(recorded) ~= n then return no({-1, tonumber(recorded) or 0, '', -1, -1}, 0) end
 elseif n > 1 and redis.call('EXISTS', lock(0)) == 1 then
-  return {-1, 1, '', -1, -1}
+  return no({-1, 1, '', -1, -1}, 0)
+end
+-- The same for each --also key and M: an X held with another --limit is refused as KEY is.
+for j = 1, A do
+  local x = set[j + 1]
+  local xr = redis.call('GET', x.limit)
+  if xr and tonumber(xr) ~= M then return no({-1, tonumber(xr) or 0, '', -1, -1}, j) end
+  if not xr and M > 1 and redis.call('EXISTS', x.lock(0)) == 1 then
+    return no({-1, 1, '', -1, -1}, j)
+  end
 end
 
 -- --every. A key's period is the one its first success recorded (or `dlock release K --every`
@@ -80,9 +171,9 @@ if every > 0 or schedule ~= '' then
     other = done[8] ~= schedule or done[9] ~= ARGV[17]
   end
   if last >= 0 and (done[3] or done[8]) and other then
-    return {3, tonumber(done[3]) or 0, (done[4] or '') .. '\n' .. ms_string(last) .. '\n' ..
+    return no({3, tonumber(done[3]) or 0, (done[4] or '') .. '\n' .. ms_string(last) .. '\n' ..
       (done[6] or '') .. '\n' .. (done[7] or '') .. '\n' .. (done[8] or '') .. '\n' ..
-      (done[9] or ''), -1, -1}
+      (done[9] or ''), -1, -1}, 0)
   end
   granted = server_ms()
   local window_end = nil
@@ -97,12 +188,13 @@ if every > 0 or schedule ~= '' then
       end
     end
     if not window_end then
-      return {5, granted, ARGV[18], -1, -1}
+      return no({5, granted, ARGV[18], -1, -1}, 0)
     end
   end
   if last >= window then
     if ARGV[3] == '1' then bump(KEYS[2], 'not_due') end
-    return {2, window, (done[5] or '') .. '\n' .. (done[6] or '') .. '\n' .. (done[7] or ''), -1, -1}
+    return no({2, window, (done[5] or '') .. '\n' .. (done[6] or '') .. '\n' .. (done[7] or ''),
+      -1, -1}, 0)
   end
   -- The period, for status and check before the first success.
   if other then
@@ -139,9 +231,60 @@ for i = 0, n - 1 do
     if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
     -- A retry after a lost reply: the run's window is the one its first acquire recorded.
     if window >= 0 then window = tonumber(redis.call('HGET', holder(i), 'window_ms') or window) end
-    return {1, tonumber(redis.call('GET', KEYS[1]) or '0'), '', i, window}
+    local r = {1, tonumber(redis.call('GET', KEYS[1]) or '0'), '', i, window}
+    -- --also: the whole set is ours (checked above): each X_j's slot is extended and named.
+    for j = 1, A do
+      local x, s = set[j + 1], held[j]
+      if s then
+        redis.call('PEXPIRE', x.lock(s), ARGV[2])
+        redis.call('PEXPIRE', x.holder(s), ARGV[2])
+        if M > 1 then hold_limit(x.limit, M, ARGV[2]) end
+        r[6] = -1
+        r[#r + 1] = tonumber(redis.call('HGET', x.holder(s), 'fence') or '0')
+        r[#r + 1] = s
+      end
+    end
+    return r
   end
   if not v and not free then free = i end
+end
+
+-- --also: each X_j's first free slot (afree[j]); an X_j without one blocks the try, as KEY
+-- without one does. A slot of ours with KEY not ours is what a partial set left: dropped.
+local afree, blocked = {}, {}
+if not free and A > 0 then blocked[1] = 0 end
+for j = 1, A do
+  local x = set[j + 1]
+  for i = 0, M - 1 do
+    local v = redis.call('GET', x.lock(i))
+    if v == ARGV[1] then v = drop_slot(x, i) end
+    if not v and not afree[j] then afree[j] = i end
+  end
+  if not afree[j] then blocked[#blocked + 1] = j end
+end
+if #blocked > 0 then
+  -- No try can succeed before the last blocker frees: the longest of their soonest frees.
+  local pttl, first, at = nil, set[blocked[1] + 1], 0
+  for b, j in ipairs(blocked) do
+    local k, best, bat = set[j + 1], nil, 0
+    for i = 0, k.n - 1 do
+      local p = redis.call('PTTL', k.lock(i))
+      if not best or (p >= 0 and (best < 0 or p < best)) then best, bat = p, i end
+    end
+    if b == 1 then at = bat end
+    if not pttl or (pttl >= 0 and (best < 0 or best > pttl)) then pttl = best end
+  end
+  local who = ''
+  local h = redis.pcall('HMGET', first.holder(at), 'token', 'host', 'pid', 'also_of')
+  if type(h) == 'table' and h[1] == redis.call('GET', first.lock(at)) then
+    who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
+    if h[4] then who = who .. ' (run of ' .. h[4] .. ')' end
+  end
+  if ARGV[3] == '1' then bump(KEYS[2], 'busy_on:' .. first.lock(0)) end
+  if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[2]) end
+  local r = {0, pttl, who, -1, -1, blocked[1], hand_on()}
+  for _, j in ipairs(blocked) do r[#r + 1] = j end
+  return r
 end
 
 if not free then
@@ -161,7 +304,10 @@ if not free then
 end
 
 -- The fence first: should it fail (not an integer), the script stops with the lock untouched.
+-- Every --also key's fence too, before any lock is set.
 local f = redis.call('INCR', KEYS[1])
+local fences = {}
+for j = 1, A do fences[j] = redis.call('INCR', set[j + 1].fence) end
 redis.call('SET', lock(free), ARGV[1], 'NX', 'PX', ARGV[2])
 local h = holder(free)
 redis.call('DEL', h)
@@ -178,7 +324,32 @@ redis.call('HSET', h, 'renewals', 0)
 for _, kv in ipairs(period_fields) do
   redis.call('HSET', h, kv[1], kv[2])
 end
+-- --also: the lock keys of the set's other keys, one a line.
+if A > 0 then
+  local also = {}
+  for j = 1, A do also[j] = set[j + 1].lock(0) end
+  redis.call('HSET', h, 'also', table.concat(also, '\n'))
+end
 redis.call('PEXPIRE', h, ARGV[2])
 if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
 if ARGV[3] == '1' and bump(KEYS[2], 'runs') then bump(KEYS[2], 'acquired') end
-return {1, f, '', free, window}
+local r = {1, f, '', free, window}
+-- Each X_j's free slot, held by the same token, its holder a plain one (`status`, `release
+-- --force`, `cancel` and a plain run's busy answer read it as they read any) naming KEY.
+for j = 1, A do
+  local x, s = set[j + 1], afree[j]
+  redis.call('SET', x.lock(s), ARGV[1], 'NX', 'PX', ARGV[2])
+  local xh = x.holder(s)
+  redis.call('DEL', xh)
+  for _, kv in ipairs({{'token', ARGV[1]}, {'host', ARGV[4]}, {'pid', ARGV[5]},
+      {'command', ARGV[6]}, {'since_ms', ARGV[7]}, {'ttl_ms', ARGV[2]}, {'fence', fences[j]},
+      {'renewals', 0}, {'also_of', KEYS[6]}}) do
+    redis.call('HSET', xh, kv[1], kv[2])
+  end
+  redis.call('PEXPIRE', xh, ARGV[2])
+  if M > 1 then hold_limit(x.limit, M, ARGV[2]) end
+  r[6] = -1
+  r[#r + 1] = fences[j]
+  r[#r + 1] = s
+end
+return r

@@ -104,18 +104,19 @@ end
 -- started and ended (Unix ms), renewals, waited ms, the lease the run held the lock under
 -- (TTL ms, --max-renewals as a count or 'unlimited', --renew-every ms, --grace ms; '' when
 -- unknown), the --every window's start ('' without --every), who cancelled the run and why
--- ('' unless `dlock cancel` stopped it), then, with --capture, the output's total byte count and
--- the kept bytes (absent without it).
+-- ('' unless `dlock cancel` stopped it), the --also keys (DLOCK_ALSO's text: one
+-- 'FENCE\tSLOT\tKEY' line per key; '' without --also), then, with --capture, the output's total
+-- byte count and the kept bytes (absent without it).
 local ENTRY_NAMES = {'run', 'host', 'pid', 'slot', 'fence', 'command', 'started_ms', 'ended_ms',
   'renewals', 'waited_ms', 'ttl_ms', 'max_renewals', 'renew_every_ms', 'grace_ms', 'window_ms',
-  'cancel_by', 'cancel_reason', 'output_bytes', 'output'}
+  'cancel_by', 'cancel_reason', 'also', 'output_bytes', 'output'}
 local function entry_from(first)
   local e = {}
   for i, name in ipairs(ENTRY_NAMES) do
     local v = ARGV[first + i - 1]
     -- The lease only when known, window_ms only with --every, the cancel's fields only for a
-    -- cancelled run, the output only with --capture.
-    local absent = (i >= 11 and i <= 17 and v == '') or (i >= 18 and ARGV[first + 17] == '')
+    -- cancelled run, the --also keys only with --also, the output only with --capture.
+    local absent = (i >= 11 and i <= 18 and v == '') or (i >= 19 and ARGV[first + 18] == '')
     if v ~= nil and not absent then
       e[#e + 1] = name
       e[#e + 1] = v

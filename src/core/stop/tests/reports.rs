@@ -123,3 +123,16 @@ fn forwarding_reports_when_sigkill_follows_and_kill_says_how_long_it_waited() {
         std::iter::from_fn(|| sim.stop.poll_action()).find(|a| matches!(a, Action::Kill { .. }));
     assert_eq!(kill, Some(Action::Kill { after: MS(500) }));
 }
+
+#[test]
+fn a_lost_also_key_is_named_and_stops_the_job_as_a_lost_lease() {
+    let mut sim = Sim::new(limits(), None);
+    let got = reports(&mut sim, &[(1200, In::LostAlso("dlock:db:main"))], 5000);
+    assert!(got.contains(&Report::Lost {
+        taken_over: false,
+        key: Some("dlock:db:main".into()),
+        ran: MS(1200)
+    }));
+    assert!(sim.stop.definitely_lost());
+    assert_eq!(sim.stop.exit(), Exit::Lost);
+}

@@ -1,10 +1,9 @@
-//! What the acquire machine reports, said: each `Report` becomes its log line or the run's
-//! error (kept apart from the shell that carries out the machine's actions).
+//! The acquire loop's reports, worded: the machine's facts about a try (busy, paused, not due,
+//! a failure) as the operator reads them; with --also, about the key the answer named.
 
 use std::time::Duration;
 
 use super::Shell;
-use crate::cmd::run::report::paused_line;
 use crate::core::acquire::Report;
 use crate::core::every::{calendar_flags, flags};
 use crate::error::{Error, OtherPeriod as OtherPeriodError};
@@ -17,6 +16,13 @@ use crate::units::DAY_MS;
 impl Shell<'_> {
     pub(super) fn report(&mut self, r: Report) {
         let (lock, target) = (&self.keys.lock, &self.cfg.server.target);
+        // With --also: the key the answer was about, as the line names it.
+        let (about, also) = (self.key_at(self.about).lock.clone(), self.about > 0);
+        let named = if also {
+            format!("--also {about}")
+        } else {
+            about.clone()
+        };
         match r {
             Report::NoTtl => warn!("no_ttl";
                 "{lock} is held without any expiry (PTTL -1): it was not set by dlock and will never expire by itself; delete it if its owner is gone"
@@ -27,14 +33,20 @@ impl Shell<'_> {
                     secs(retry_for)
                 )
             }
-            Report::Refused { reason } => {
+            // A CROSSSLOT refusal already set its usage line.
+            Report::Refused { reason } if self.error.is_none() => {
                 let target = target.to_string();
                 self.error = Some(Error::Refused { target, reason });
             }
+            Report::Refused { .. } => {}
             Report::OtherLimit { recorded } => {
-                let (lock, limit) = (lock.clone(), self.cfg.limit);
+                let limit = if also {
+                    self.cfg.also_limit
+                } else {
+                    self.cfg.limit
+                };
                 self.error = Some(Error::OtherLimit {
-                    lock,
+                    lock: about,
                     recorded,
                     limit,
                 });
@@ -89,11 +101,15 @@ impl Shell<'_> {
                 });
             }
             Report::Paused { pause, code } => {
-                let line = paused_line(&self.cfg.name, &pause, unix_ms());
+                let name = match self.about.checked_sub(1).and_then(|i| self.cfg.also.get(i)) {
+                    Some(x) => &x.name,
+                    None => &self.cfg.name,
+                };
+                let line = super::super::report::paused_line(name, &pause, unix_ms());
                 info!("paused", from_ms = pause.from_ms, until_ms = pause.until_ms.unwrap_or(0), exit = code;
-                    "{lock}: {line}; nothing to run, exit {code}"
+                    "{named}: {line}; nothing to run, exit {code}"
                 );
-                self.paused = Some(format!("{lock}: {line}"));
+                self.paused = Some(format!("{named}: {line}"));
             }
             Report::Woken => debug!("woken"; "{lock} was released; retrying at once"),
             Report::SignalBeforeStart { signal } => {
@@ -133,18 +149,16 @@ impl Shell<'_> {
                 if !holder.is_empty() {
                     left = format!("held by {holder}, {left}");
                 }
-                if self.cfg.limit > 1 {
+                let slots = self.key_at(self.about).limit_n();
+                if slots > 1 {
                     // The slot that frees first.
-                    left = format!(
-                        "all {} slots held; the first to free: {left}",
-                        self.cfg.limit
-                    );
+                    left = format!("all {slots} slots held; the first to free: {left}");
                 }
                 let msg = if self.cfg.wait.is_zero() {
-                    format!("{lock} is busy ({left}); not waiting (--wait 0), exit {code}")
+                    format!("{named} is busy ({left}); not waiting (--wait 0), exit {code}")
                 } else {
                     format!(
-                        "{lock} stayed busy ({left}); gave up after waiting {} ({tries} tries), exit {code}",
+                        "{named} stayed busy ({left}); gave up after waiting {} ({tries} tries), exit {code}",
                         secs(waited)
                     )
                 };
