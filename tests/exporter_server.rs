@@ -277,8 +277,20 @@ fn the_exporters_page_passes_promtool_check_metrics() {
         .args(["pause", "sem", "--for", "1h"])
         .run()
         .code(0);
+    // Busy tries of an --also run by blocking key (what acquire.lua counts in the stats), one
+    // key needing its label escaped: dlock_busy_blocked_total.
+    for (blocking, n) in [("dlock:db:main", "3"), ("dlock:{w}\"heavy\\", "2")] {
+        let field = format!("busy_on:{blocking}");
+        r.cmd(&["HINCRBY", "{dlock:sem}:stats", &field, n]);
+    }
     let (e, addr) = exporter(&r, &[]);
     let page = scrape(&addr);
+    assert!(
+        page.contains(
+            "dlock_busy_blocked_total{key=\"dlock:sem\",blocking_key=\"dlock:{w}\\\"heavy\\\\\"} 2\n"
+        ),
+        "{page}"
+    );
     assert_eq!(sample(&page, "dlock_server_evicting"), Some("1"), "{page}");
     assert!(
         page.contains("dlock_paused_until_seconds{key=\"dlock:ev\"} +Inf\n"),

@@ -58,6 +58,7 @@ mod run;
 mod run_log;
 mod run_log_lease;
 mod scripts;
+mod seen_also;
 mod semaphore;
 mod server_errors;
 mod server_finder;

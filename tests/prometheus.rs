@@ -313,6 +313,14 @@ fn every_family_is_what_the_server_holds() {
     ] {
         r.cmd(&["HINCRBY", "{dlock:cp}:stats", field, by]);
     }
+    // A busy try of an --also run, by the key that blocked it (acquire.lua's busy_on
+    // counter), one whose label needs escaping.
+    r.cmd(&[
+        "HINCRBY",
+        "{dlock:cp}:stats",
+        "busy_on:dlock:{db}\"main\\",
+        "7",
+    ]);
     // Another program's key under the prefix.
     r.cmd(&["HSET", "dlock:session:42", "user", "bob"]);
 
@@ -348,6 +356,17 @@ fn every_family_is_what_the_server_holds() {
     on_page.sort();
     on_page.dedup();
     assert_eq!(on_page, ["dlock:cp", "dlock:lo", "dlock:pm", "dlock:sem"]);
+
+    // dlock_busy_blocked_total: the counter under both labels, read back as written.
+    let blocked: Vec<(&str, Option<&str>, f64)> = s
+        .iter()
+        .filter(|(n, _, _)| n == "dlock_busy_blocked_total")
+        .map(|(_, l, v)| {
+            let label = |k: &str| l.get(k).and_then(Value::as_str);
+            (label("key").unwrap_or_default(), label("blocking_key"), *v)
+        })
+        .collect();
+    assert_eq!(blocked, [("dlock:cp", Some("dlock:{db}\"main\\"), 7.0)]);
 
     // Each sample of `name` for `key`, by its `le` (None without one).
     let of = |name: &str, key: &str| -> Vec<(Option<String>, f64)> {

@@ -214,6 +214,15 @@ fn to_json(e: &RunEntry) -> Value {
     if let Some(why) = &e.cancel_reason {
         v["cancel_reason"] = why.as_str().into();
     }
+    // --also (issue 52; an addition): the run's --also keys, only when it had any.
+    if !e.also.is_empty() {
+        v["also"] = e
+            .also
+            .iter()
+            .map(|a| json!({"key": a.key, "fence": a.fence, "slot": a.slot}))
+            .collect::<Vec<Value>>()
+            .into();
+    }
     if let Some(l) = e.lease {
         v["ttl_ms"] = ms(l.ttl).into();
         v["max_renewals"] = l.max_renewals.map_or(UNLIMITED.into(), Value::from);

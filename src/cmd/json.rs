@@ -72,6 +72,8 @@ pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
             .map(|h| {
                 let who = h.holder.as_ref();
                 SlotJson {
+                    also: who.map(|w| w.also.iter().map(String::as_str).collect()),
+                    also_of: who.and_then(|w| w.also_of.as_deref()),
                     command: who.map(|w| w.command.as_str()),
                     fence: who.and_then(|w| w.fence),
                     host: who.map(|w| w.host.as_str()),
@@ -231,6 +233,10 @@ struct HolderJson<'a> {
 
 #[derive(Serialize)]
 struct SlotJson<'a> {
+    /// `run --also` (issue 52; additions): the run's --also lock keys (`[]` without), and
+    /// the lock key of the run whose --also key this slot is (null: the key's own run).
+    also: Option<Vec<&'a str>>,
+    also_of: Option<&'a str>,
     command: Option<&'a str>,
     fence: Option<i64>,
     host: Option<&'a str>,

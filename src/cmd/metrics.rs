@@ -9,6 +9,7 @@ use crate::core::stats::Stats;
 use crate::store::state::{Found, KeyStatus};
 use crate::sys::host::unix_ms;
 
+mod blocked;
 pub mod server;
 
 use server::{Facts, ServerFacts};
@@ -226,6 +227,7 @@ pub fn prometheus(
             Some(counters[i] as f64)
         });
     }
+    blocked::family(&mut o, rows);
     if histogram {
         o.family(
             "dlock_hold_seconds",

@@ -72,6 +72,9 @@ pub struct Stats {
     pub sum_ms: u64,
     /// (bucket index, count), sorted by index.
     buckets: Vec<(u32, u64)>,
+    /// `run --also`: busy tries by the lock key that blocked them (the first blocker named;
+    /// the hash's `busy_on:<lock key>` counters), most first, ties by key.
+    pub busy_on: Vec<(String, u64)>,
 }
 
 impl Stats {
@@ -95,7 +98,9 @@ impl Stats {
                 "hold_max_ms" => s.max_ms = n(v),
                 "hold_sum_ms" => s.sum_ms = n(v),
                 _ => {
-                    if let Some(i) = k.strip_prefix('h').and_then(|i| i.parse().ok())
+                    if let Some(lock) = k.strip_prefix("busy_on:") {
+                        s.busy_on.push((lock.to_string(), n(v)));
+                    } else if let Some(i) = k.strip_prefix('h').and_then(|i| i.parse().ok())
                         && let Ok(count) = v.parse()
                     {
                         s.buckets.push((i, count));
@@ -104,6 +109,8 @@ impl Stats {
             }
         }
         s.buckets.sort_unstable();
+        s.busy_on
+            .sort_unstable_by(|(a, m), (b, n)| n.cmp(m).then_with(|| a.cmp(b)));
         s
     }
 

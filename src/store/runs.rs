@@ -84,6 +84,32 @@ pub struct RunEntry {
     /// With --capture: the kept bytes, exactly as the job wrote them.
     pub output: Option<Vec<u8>>,
     pub output_bytes: Option<i64>,
+    /// With --also: the run's --also keys, in command-line order (the entry's `also` field);
+    /// empty without.
+    pub also: Vec<AlsoKey>,
+}
+
+/// One --also key of a run, as its DLOCK_ALSO line (`FENCE\tSLOT\tKEY`) gave it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AlsoKey {
+    /// The full lock key, as DLOCK_KEY gives a key.
+    pub key: String,
+    pub fence: i64,
+    pub slot: i64,
+}
+
+/// The entry's `also` text (one `FENCE\tSLOT\tKEY` line per key, joined by '\n'): the key is
+/// last, so a tab in a key stays in the key. A line without two numbers first is left out.
+pub fn also_keys(text: &str) -> Vec<AlsoKey> {
+    text.split('\n')
+        .filter_map(|line| {
+            let mut f = line.splitn(3, '\t');
+            let fence = f.next()?.parse().ok()?;
+            let slot = f.next()?.parse().ok()?;
+            let key = f.next().filter(|k| !k.is_empty())?.to_string();
+            Some(AlsoKey { key, fence, slot })
+        })
+        .collect()
 }
 
 impl RunEntry {
@@ -130,6 +156,7 @@ impl RunEntry {
                 b"cancel_reason" => e.cancel_reason = Some(text()),
                 b"output" => e.output = Some(value.to_vec()),
                 b"output_bytes" => e.output_bytes = Some(num()),
+                b"also" => e.also = also_keys(&text()),
                 _ => {}
             }
         }

@@ -14,18 +14,8 @@ use crate::core::pause::{Pause, Scope, Span, paused_spans};
 use crate::core::stats::Stats;
 use crate::log::warn;
 
-/// Who holds a lock, from the holder hash (only when it matches the lock's token).
-#[derive(Debug, Clone, Default)]
-pub struct Holder {
-    pub host: String,
-    pub pid: i64,
-    pub command: String,
-    pub since_ms: Option<i64>,
-    /// The lease length the holder asked for (--ttl).
-    pub ttl_ms: Option<i64>,
-    pub renewals: Option<i64>,
-    pub fence: Option<i64>,
-}
+mod holder;
+pub use holder::Holder;
 
 /// How the last run that held the lock ended (SPEC section 7), from the stats hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,18 +167,7 @@ type SlotReply = (Option<String>, i64, Fields);
 
 fn slot_state(slot: u32, (token, pttl, hash): SlotReply) -> Option<SlotState> {
     let token = token?;
-    let num = |k: &str| get(&hash, k).and_then(|v| v.parse::<i64>().ok());
-    // A holder hash that does not name the current token is stale: show nothing rather than
-    // the wrong owner.
-    let holder = (get(&hash, "token") == Some(token.as_str())).then(|| Holder {
-        host: get(&hash, "host").unwrap_or_default().to_string(),
-        pid: num("pid").unwrap_or(0),
-        command: get(&hash, "command").unwrap_or_default().to_string(),
-        since_ms: num("since_ms"),
-        ttl_ms: num("ttl_ms"),
-        renewals: num("renewals"),
-        fence: num("fence"),
-    });
+    let holder = Holder::from_hash(&hash, &token);
     Some(SlotState {
         slot,
         token,

@@ -112,7 +112,7 @@ pub fn overview(v: &Overview) -> String {
                                 (badges(&r.badges))
                             }
                             td class="state" data-label="state" { (state(s)) }
-                            td class="holder" data-label="holder" { (holder_cell(s.holders.first(), v.now_ms)) }
+                            td class="holder" data-label="holder" { (holder_cell(s.holders.first(), v.prefix, v.now_ms)) }
                             td class="ttl" data-label="TTL left" { (ttl_cell(s.holders.first())) }
                             td class="fence" data-label="fence" { (s.fence) }
                             td class="runs" data-label="last runs" { (strip(&s.recent)) }

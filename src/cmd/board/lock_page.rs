@@ -6,7 +6,7 @@ use maud::{Markup, html};
 
 use super::chart;
 use super::page::{
-    badges, frame, holder_cell, legend, outcome_class, patterns, pause_banners, state,
+    also_cell, badges, frame, holder_cell, legend, outcome_class, patterns, pause_banners, state,
     success_cell, ttl_cell,
 };
 use super::reasons::Badge;
@@ -21,6 +21,8 @@ use crate::sys::host::{local_stamp, utc_stamp};
 
 pub struct Detail<'a> {
     pub name: &'a str,
+    /// The prefix `name` is under: an `--also` key's link names its business key.
+    pub prefix: &'a str,
     pub lock: &'a KeyStatus,
     pub badges: Vec<Badge>,
     pub runs: &'a [RunEntry],
@@ -140,7 +142,10 @@ pub fn detail(v: &Detail) -> String {
                     @for h in &s.holders {
                         tr {
                             td data-label="slot" { (h.slot) }
-                            td data-label="holder" { (holder_cell(Some(h), v.now_ms)) }
+                            td data-label="holder" {
+                                (holder_cell(Some(h), v.prefix, v.now_ms))
+                                @if h.holder.as_ref().is_some_and(|w| !w.also.is_empty()) { br; (also_cell(h, v.prefix)) }
+                            }
                             td data-label="TTL left" { (ttl_cell(Some(h))) }
                             td data-label="renewals" { (h.holder.as_ref().and_then(|w| w.renewals).map_or("-".into(), |n| n.to_string())) }
                             td data-label="fence" { (h.holder.as_ref().and_then(|w| w.fence).map_or("-".into(), |n| n.to_string())) }

@@ -442,6 +442,7 @@ fn detail(cfg: &ExporterConfig, raw: &str, query: &str) -> Answer {
     let now = unix_ms() as i64;
     let view = lock_page::Detail {
         name: &name,
+        prefix: &cfg.prefix,
         lock: &state,
         badges: reasons::badges(&state, now, &cfg.rules),
         runs: &log,

@@ -117,19 +117,48 @@ pub fn outcome_class(outcome: &str) -> &'static str {
     }
 }
 
-pub fn holder_cell(h: Option<&SlotState>, now_ms: i64) -> Markup {
+/// A lock's link by its full lock key (`business` under `prefix`).
+fn lock_link(prefix: &str, lock: &str) -> Markup {
+    let name = business(prefix, lock);
+    html! { a class="lock" href=(lock_href(name)) title=(name) { (name) } }
+}
+
+/// Who holds the slot; an `--also` key's holder (`run --also`) is the run of another key,
+/// named with a link to that key's page.
+pub fn holder_cell(h: Option<&SlotState>, prefix: &str, now_ms: i64) -> Markup {
     let who = h.and_then(|h| h.holder.as_ref());
     html! {
         @match (h, who) {
             (None, _) => span class="none" { "-" },
             (Some(_), None) => span class="foreign" { "(not dlock)" },
             (Some(_), Some(w)) => {
+                @if let Some(of) = &w.also_of {
+                    span class="also-of" { "run of " (lock_link(prefix, of)) }
+                    " "
+                }
                 span class="who" title={(w.host) ":" (w.pid)} { (w.host) ":" (w.pid) }
                 " "
                 code title=(w.command) { (w.command) }
                 @if let Some(t) = w.since_ms {
                     " "
                     span class="age" { "for " (secs_ms(now_ms - t)) }
+                }
+            }
+        }
+    }
+}
+
+/// The `--also` keys the slot's run holds besides (`run --also`), each a link to its page;
+/// nothing for a run without.
+pub fn also_cell(h: &SlotState, prefix: &str) -> Markup {
+    let also = h.holder.as_ref().map_or(&[][..], |w| w.also.as_slice());
+    html! {
+        @if !also.is_empty() {
+            span class="also" {
+                "also holds "
+                @for (i, lock) in also.iter().enumerate() {
+                    @if i > 0 { ", " }
+                    (lock_link(prefix, lock))
                 }
             }
         }

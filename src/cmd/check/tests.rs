@@ -54,6 +54,7 @@ fn held_since(since_ms: i64) -> SlotState {
             ttl_ms: Some(30_000),
             renewals: Some(2),
             fence: Some(3),
+            ..Holder::default()
         }),
     }
 }

@@ -21,6 +21,7 @@ fn entry(outcome: &str, output: Option<&[u8]>) -> RunEntry {
         cancel_reason: None,
         output: output.map(<[u8]>::to_vec),
         output_bytes: output.map(|o| o.len() as i64),
+        also: Vec::new(),
     }
 }
 
@@ -84,4 +85,22 @@ fn json_output_is_text_and_says_when_bytes_were_replaced() {
     let v = to_json(&entry("ok", None));
     assert!(v.get("output").is_none() && v.get("output_lossy").is_none());
     assert!(v.get("output_bytes").is_none());
+}
+
+#[test]
+fn json_lists_the_also_keys_only_for_a_run_that_had_them() {
+    use crate::store::runs::AlsoKey;
+    let plain = to_json(&entry("ok", None));
+    assert!(plain.get("also").is_none(), "{plain}");
+    let mut e = entry("ok", None);
+    e.also = vec![AlsoKey {
+        key: "dlock:db:main".into(),
+        fence: 12,
+        slot: 1,
+    }];
+    let v = to_json(&e);
+    assert_eq!(
+        v["also"],
+        serde_json::json!([{"key": "dlock:db:main", "fence": 12, "slot": 1}])
+    );
 }

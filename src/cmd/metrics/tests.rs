@@ -114,3 +114,62 @@ fn server_facts_are_written_where_known_and_absent_where_not() {
     let p = page(true, None);
     assert!(!p.contains("dlock_server_"), "{p}");
 }
+
+/// A key's busy tries by blocking key: one series each, escaped, at most `MAX_BLOCKING` (the
+/// largest counts); a page without any has not even the family's head.
+#[test]
+fn busy_tries_by_blocking_key_are_a_family_of_their_own_and_bounded() {
+    let mut fields: Vec<(String, String)> = (0..30)
+        .map(|i| (format!("busy_on:dlock:x{i:02}"), format!("{}", 100 + i)))
+        .collect();
+    fields.push(("busy_on:dlock:a\"b".into(), "1000".into()));
+    fields.push(("busy".into(), "4".into()));
+    let stats = crate::core::stats::Stats::from_fields(
+        fields.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    let mut status = KeyStatus {
+        key: "dlock:k".into(),
+        fence: 3,
+        stats,
+        limit: 1,
+        holders: Vec::new(),
+        last: None,
+        last_success_ms: None,
+        last_success_duration_ms: None,
+        consecutive_failures: None,
+        window: None,
+        recent: Vec::new(),
+        problems: Vec::new(),
+        more_slots: false,
+        pause: None,
+        fleet_pause: None,
+        pause_ended_ms: None,
+        pauses_ended: Vec::new(),
+    };
+    let page = |s: &KeyStatus| {
+        let mut page = Vec::new();
+        prometheus(&[Sample::of(s)], true, 0, false, None, &mut page).unwrap_or_default();
+        String::from_utf8(page).unwrap_or_default()
+    };
+    let p = page(&status);
+    let series: Vec<&str> = p
+        .lines()
+        .filter(|l| l.starts_with("dlock_busy_blocked_total{"))
+        .collect();
+    assert_eq!(series.len(), blocked::MAX_BLOCKING, "{p}");
+    assert_eq!(
+        series[0],
+        "dlock_busy_blocked_total{key=\"dlock:k\",blocking_key=\"dlock:a\\\"b\"} 1000"
+    );
+    // The largest counts: x29 … x14 after the first; x13 and below left out.
+    assert!(p.contains("blocking_key=\"dlock:x14\"} 114\n"), "{p}");
+    assert!(!p.contains("blocking_key=\"dlock:x13\""), "{p}");
+    assert!(
+        p.contains("# TYPE dlock_busy_blocked_total counter\n"),
+        "{p}"
+    );
+    // dlock_busy_total keeps its one label.
+    assert!(p.contains("\ndlock_busy_total{key=\"dlock:k\"} 4\n"), "{p}");
+    status.stats = crate::core::stats::Stats::default();
+    assert!(!page(&status).contains("dlock_busy_blocked_total"));
+}

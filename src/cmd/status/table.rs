@@ -8,7 +8,7 @@ use crate::cmd::pause::described;
 use crate::core::pause::{Pause, Scope};
 use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
-use crate::store::state::{KeyStatus, RECENT};
+use crate::store::state::{Holder, KeyStatus, RECENT};
 
 /// The columns, with the width each takes (0: KEY, the longest key's).
 const NARROW: &[(&str, usize)] = &[
@@ -47,6 +47,9 @@ const WIDE: &[(&str, usize)] = &[
     ("LAST-OK", 10),
     ("EVERY", 24),
     ("PAUSED", 6),
+    // An addition (`run --also`, issue 52): the holder's --also keys, last so that every
+    // column before it stays where it was.
+    ("ALSO", 4),
 ];
 
 /// The whole table: a header, then each lock (a semaphore's other holders on lines of their
@@ -132,11 +135,13 @@ impl Table {
             (false, false, Some(false)) => "due".into(),
             (false, false, None) => "free".into(),
         };
-        let holders: Vec<[String; 4]> = r
+        let holders: Vec<[String; 5]> = r
             .holders
             .iter()
             .map(|h| {
                 let mut who = match &h.holder {
+                    // An --also key: the run that holds it is another key's.
+                    Some(w) if w.also_of.is_some() => also_of_cell(w, now_ms),
                     Some(w) => format!("{}:{} {}", w.host, w.pid, w.command),
                     None => "(not dlock)".into(),
                 };
@@ -155,11 +160,20 @@ impl Table {
                     },
                     w.and_then(|w| w.renewals)
                         .map_or("-".into(), |n| n.to_string()),
+                    w.map_or("-".into(), also_cell),
                 ]
             })
             .collect();
-        let dash = || ["-".to_string(), "-".into(), "-".into(), "-".into()];
-        let [holder, since, ttl, renewals] = holders.first().cloned().unwrap_or_else(dash);
+        let dash = || {
+            [
+                "-".to_string(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]
+        };
+        let [holder, since, ttl, renewals, also] = holders.first().cloned().unwrap_or_else(dash);
         let s = &r.stats;
         let last_ok = match (r.last_success_ms, self.wide()) {
             (None, _) => "never".into(),
@@ -190,6 +204,7 @@ impl Table {
                 last_ok,
                 every_cell(r, now_ms),
                 paused.map_or("-".into(), |p| pause_cell(p, now)),
+                also,
             ]
         } else {
             vec![
@@ -203,16 +218,44 @@ impl Table {
             ]
         };
         let mut out = self.line(&cells);
-        for [holder, since, ttl, renewals] in holders.into_iter().skip(1) {
+        for [holder, since, ttl, renewals, also] in holders.into_iter().skip(1) {
             let mut more = vec![String::new(), String::new(), holder];
             if self.wide() {
                 more.extend([since, ttl, renewals]);
+                // Each holder's own --also keys, in the last column.
+                more.resize(self.columns.len() - 1, String::new());
+                more.push(also);
             } else {
                 more.push(ttl);
             }
             out.push_str(&self.line(&more));
         }
         out
+    }
+}
+
+/// An --also key's holder: the run of the key that holds it, `run of dlock:backup (web-1:42,
+/// 3m ago)`, the key whole (as KEY shows it) before the holder.
+fn also_of_cell(w: &Holder, now_ms: i64) -> String {
+    let of = w.also_of.as_deref().unwrap_or_default();
+    match w.since_ms {
+        Some(t) => format!(
+            "run of {of} ({}:{}, {} ago)",
+            w.host,
+            w.pid,
+            secs_ms(now_ms - t)
+        ),
+        None => format!("run of {of} ({}:{})", w.host, w.pid),
+    }
+}
+
+/// `--wide`'s ALSO: the holder's --also keys, comma-separated (the exact keys are in
+/// `--json`); `-` without, `of KEY` for an --also key's own row.
+fn also_cell(w: &Holder) -> String {
+    match &w.also_of {
+        Some(of) => format!("of {of}"),
+        None if w.also.is_empty() => "-".into(),
+        None => w.also.join(","),
     }
 }
 

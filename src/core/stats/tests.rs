@@ -12,6 +12,11 @@ fn read_as_a_map(h: &HashMap<String, String>) -> Stats {
         .filter_map(|(k, v)| Some((k.strip_prefix('h')?.parse().ok()?, v.parse().ok()?)))
         .collect();
     buckets.sort_unstable();
+    let mut busy_on: Vec<(String, u64)> = h
+        .keys()
+        .filter_map(|k| Some((k.strip_prefix("busy_on:")?.to_string(), n(k))))
+        .collect();
+    busy_on.sort_unstable_by(|(a, m), (b, n)| n.cmp(m).then_with(|| a.cmp(b)));
     Stats {
         runs: n("runs"),
         acquired: n("acquired"),
@@ -26,6 +31,7 @@ fn read_as_a_map(h: &HashMap<String, String>) -> Stats {
         max_ms: n("hold_max_ms"),
         sum_ms: n("hold_sum_ms"),
         buckets,
+        busy_on,
     }
 }
 
@@ -45,7 +51,8 @@ proptest! {
         prop::sample::select(vec![
             "runs", "acquired", "busy", "lost", "cap_hits", "compare_failures", "hold_count",
             "hold_max_ms", "hold_sum_ms", "h0", "h4", "h20", "h020", "h123", "h", "hx",
-            "h-1", "h4294967296", "last_outcome", "recent", "other",
+            "h-1", "h4294967296", "last_outcome", "recent", "other", "busy_on:dlock:a",
+            "busy_on:dlock:b", "busy_on:",
         ]).prop_map(String::from),
         prop::sample::select(vec![
             "", "0", "1", "17", "-3", "x", " 5", "18446744073709551615",
@@ -55,6 +62,21 @@ proptest! {
     )) {
         prop_assert_eq!(Stats::from_fields(pairs(&h)), read_as_a_map(&h));
     }
+}
+
+#[test]
+fn busy_tries_by_blocking_key_are_read_most_first() {
+    let s = Stats::from_fields([
+        ("busy_on:dlock:db:main", "3"),
+        ("busy", "1"),
+        ("busy_on:dlock:{w}heavy", "9"),
+        ("busy_on:dlock:a", "3"),
+    ]);
+    let got: Vec<(&str, u64)> = s.busy_on.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+    assert_eq!(
+        got,
+        [("dlock:{w}heavy", 9), ("dlock:a", 3), ("dlock:db:main", 3)]
+    );
 }
 
 #[test]

@@ -111,3 +111,34 @@ fn a_reply_of_another_shape_is_an_error() {
     assert!(parse(Value::Array(vec![Value::Int(1)])).is_err());
     assert!(parse(Value::Array(vec![])).is_ok_and(|v| v.is_empty()));
 }
+
+#[test]
+fn an_entry_lists_its_also_keys_from_the_dlock_also_text() {
+    // What release.lua writes: DLOCK_ALSO's text, FENCE\tSLOT\tKEY a line, key last.
+    let e = entry(&[
+        ("run", "r"),
+        (
+            "also",
+            "12\t0\tdlock:db:main\n3\t1\tdlock:{w}heavy\twith a tab",
+        ),
+    ]);
+    assert_eq!(
+        e.also,
+        [
+            AlsoKey {
+                key: "dlock:db:main".into(),
+                fence: 12,
+                slot: 0
+            },
+            AlsoKey {
+                key: "dlock:{w}heavy\twith a tab".into(),
+                fence: 3,
+                slot: 1
+            },
+        ]
+    );
+    // Without --also the entry has no field: none.
+    assert!(entry(&[("run", "r")]).also.is_empty());
+    // A garbled line is left out, the others kept.
+    assert_eq!(also_keys("x\t0\tdlock:a\n1\t0\tdlock:b\n2\t0\t").len(), 1);
+}

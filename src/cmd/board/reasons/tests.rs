@@ -93,6 +93,7 @@ fn with_no_rule_a_holder_past_the_recommended_ttl_comes_first() {
             ttl_ms: Some(60_000),
             renewals: None,
             fence: None,
+            ..Holder::default()
         }),
     };
     s.holders = vec![held(rec)];

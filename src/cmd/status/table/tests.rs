@@ -29,6 +29,7 @@ fn held(key: &str, command: &str) -> KeyStatus {
                 ttl_ms: Some(30_000),
                 renewals: Some(2),
                 fence: Some(123_456),
+                ..Holder::default()
             }),
         }],
         last: None,
@@ -117,4 +118,76 @@ fn the_strip_reads_oldest_left_newest_right_and_keeps_ten_marks() {
         "✓✓✓✓✓✓✓✓✓✗",
         "the oldest beyond ten is left out"
     );
+}
+
+/// `held`, its holder changed by `f`.
+fn held_with(key: &str, f: impl FnOnce(&mut crate::store::state::Holder)) -> KeyStatus {
+    let mut r = held(key, "./backup.sh");
+    if let Some(h) = r.holders[0].holder.as_mut() {
+        f(h);
+    }
+    r
+}
+
+#[test]
+fn an_also_key_is_held_by_the_run_of_its_key_with_host_pid_and_since() {
+    let x = held_with("dlock:db:main", |h| {
+        h.host = "web-1".into();
+        h.pid = 42;
+        h.since_ms = Some(60_000);
+        h.also_of = Some("dlock:bk".into());
+    });
+    let wide = render(std::slice::from_ref(&x), 240_000, "dlock:", true);
+    let row = wide.lines().nth(1).unwrap_or_default();
+    assert!(
+        row.contains("run of dlock:bk (web-1:42, 3m00s ago)"),
+        "{row}"
+    );
+    assert!(row.ends_with("  of dlock:bk"), "{row}");
+    // The narrow table keeps the start, which names the run: cut to its column.
+    let narrow = render(&[x], 240_000, "dlock:", false);
+    let row = narrow.lines().nth(1).unwrap_or_default();
+    assert!(row.contains("run of dlock:bk (web-…"), "{row}");
+}
+
+#[test]
+fn the_holders_row_lists_its_also_keys_in_wide_only() {
+    let k = held_with("dlock:backup", |h| {
+        h.also = vec!["dlock:db:main".into(), "dlock:{w}heavy".into()];
+    });
+    let wide = render(std::slice::from_ref(&k), 0, "dlock:", true);
+    assert!(
+        wide.lines().next().unwrap_or_default().ends_with("ALSO"),
+        "{wide}"
+    );
+    let row = wide.lines().nth(1).unwrap_or_default();
+    assert!(row.ends_with("dlock:db:main,dlock:{w}heavy"), "{row}");
+    let narrow = render(&[k], 0, "dlock:", false);
+    assert!(!narrow.contains("db:main"), "{narrow}");
+    // Without --also the column says so.
+    let plain = render(&[held("dlock:p", "job")], 0, "dlock:", true);
+    assert!(
+        plain.lines().nth(1).unwrap_or_default().ends_with(" -"),
+        "{plain}"
+    );
+}
+
+#[test]
+fn a_semaphores_other_holders_list_their_own_also_keys_in_the_last_column() {
+    let mut k = held_with("dlock:heavy", |h| h.also = vec!["dlock:a".into()]);
+    k.limit = 2;
+    let mut second = k.holders[0].clone();
+    second.slot = 1;
+    if let Some(h) = second.holder.as_mut() {
+        h.also = vec!["dlock:b".into()];
+    }
+    k.holders.push(second);
+    let wide = render(&[k], 0, "dlock:", true);
+    let lines: Vec<&str> = wide.lines().collect();
+    let width = |l: &str| l.chars().count();
+    assert!(lines[1].ends_with("dlock:a"), "{wide}");
+    assert!(lines[2].ends_with("dlock:b"), "{wide}");
+    // Both in the ALSO column.
+    assert_eq!(width(lines[1]), width(lines[0]) + 3, "{wide}");
+    assert_eq!(width(lines[2]), width(lines[1]), "{wide}");
 }
