@@ -501,3 +501,43 @@ fn the_calendars_row_judges_the_host_clock_against_the_shortest_window() {
         "{v}"
     );
 }
+
+/// The also row (issue 52): a run of `backup` holding `--also db:main` (two Redis Cluster hash
+/// slots) is a warning on a single server naming both keys, their slots and the hash-tag fix;
+/// a set under one tag is fine.
+#[test]
+fn the_also_row_names_sets_whose_keys_a_cluster_would_split() {
+    let r = RedisServer::start();
+    let (_, v) = doctor(&r.url(), &[]);
+    assert_eq!(mark(&v, "also"), "ok", "{v}");
+    dlock(&r)
+        .args([
+            "run",
+            "--key",
+            "{db}backup",
+            "--also",
+            "{db}main",
+            "--",
+            "true",
+        ])
+        .run()
+        .code(0);
+    let (_, v) = doctor(&r.url(), &[]);
+    assert_eq!(mark(&v, "also"), "ok", "{v}");
+    assert!(found(&v, "also").contains("1 --also set seen"), "{v}");
+    dlock(&r)
+        .args(["run", "--key", "backup", "--also", "db:main", "--", "true"])
+        .run()
+        .code(0);
+    let (code, v) = doctor(&r.url(), &[]);
+    assert_eq!(mark(&v, "also"), "warning", "{v}");
+    assert_eq!(code, 0, "a warning alone exits 0: {v}");
+    // The slots' numbers are held to a real cluster's CLUSTER KEYSLOT by bad_input's cluster
+    // test; here the row names both keys, the slot words and the fix.
+    let text = found(&v, "also");
+    for part in ["dlock:backup (hash slot ", "--also dlock:db:main in "] {
+        assert!(text.contains(part), "{part}: {v}");
+    }
+    let fix = row(&v, "also")["fix"].as_str().unwrap_or_default();
+    assert!(fix.contains("a common hash tag"), "{v}");
+}

@@ -7,9 +7,6 @@ use std::time::Duration;
 
 use crate::exit::Exit;
 
-// Judged and tested here; `cmd::doctor` runs it once `store::keys::cluster_slot` (package
-// B, branch also-b) is on this branch: until then nothing outside the tests calls it.
-#[allow(dead_code)]
 pub mod also;
 pub mod calendars;
 pub mod keys;

@@ -126,6 +126,50 @@ pub fn calendars(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
     ))
 }
 
+/// The --also row: every `--also` set seen under the prefix (each lock's holders and the
+/// newest page of its run log), judged by the hash slots Redis Cluster would give its keys.
+pub fn also(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    let mut seen: Vec<(String, Vec<String>)> = Vec::new();
+    let mut failed = None;
+    reader::open(&cfg.server, &cfg.prefix, &cfg.keys)?.read(|f| {
+        let Found::Lock(s) = f else { return };
+        if failed.is_some() {
+            return;
+        }
+        for h in s.holders.iter().filter_map(|h| h.holder.as_ref()) {
+            seen.push((s.key.clone(), h.also.clone()));
+        }
+        if s.damaged(Part::Runs) {
+            return;
+        }
+        let mut n = 0;
+        let walked = runs::walk(c, &Keys::new(&s.key), PAGE, |e| {
+            seen.push((s.key.clone(), e.also.into_iter().map(|a| a.key).collect()));
+            n += 1;
+            n < PAGE
+        });
+        match walked {
+            Err(e) if e.code() == Some("WRONGTYPE") => {}
+            Err(e) => failed = Some(e),
+            Ok(_) => {}
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let mut sets = Vec::new();
+    for (key, also) in &seen {
+        sets.extend(doctor::also::sets_of(key, [also.as_slice()]));
+    }
+    sets.sort_unstable();
+    sets.dedup();
+    Ok(doctor::also::also_slots(
+        &sets,
+        cfg.server.target.is_cluster(),
+        &crate::store::keys::cluster_slot,
+    ))
+}
+
 /// One lock as the row judges it: its stats counters, a slot held with no expiry, and its
 /// newest `READ` runs (none from a run log of another type: `status`' read already named it).
 fn lock(c: &mut Conn, s: &KeyStatus) -> RedisResult<Lock> {

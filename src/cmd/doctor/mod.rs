@@ -25,14 +25,14 @@ mod rights;
 const PINGS: usize = 20;
 
 /// The checks, in the order they are printed; each reads with the connection and judges. All
-/// but the last four are the server's, run on each master of a cluster; the keys, pauses,
-/// cancels and calendars rows read every master themselves, so they run once, on the first.
+/// but the last five are the server's, run on each master of a cluster; the keys, pauses,
+/// cancels, calendars and also rows read every master themselves, so they run once, on the first.
 type Check = fn(&DoctorConfig, &mut Conn) -> RedisResult<Row>;
 
 /// The rows at the end of CHECKS that run once, not per master.
-const ONCE: usize = 4;
+const ONCE: usize = 5;
 
-const CHECKS: [(&str, Check); 10] = [
+const CHECKS: [(&str, Check); 11] = [
     ("server", server),
     ("eviction", eviction),
     ("persistence", persistence),
@@ -43,6 +43,7 @@ const CHECKS: [(&str, Check); 10] = [
     ("pauses", keys::pauses),
     ("cancels", keys::cancels),
     ("calendars", keys::calendars),
+    ("also", keys::also),
 ];
 
 /// `dlock doctor`: every row on stdout (or one JSON object); exit 1 when one failed.
