@@ -1,7 +1,6 @@
 //! `run --also`'s keys, checked: the other locks a run holds with its own, all taken in one
 //! script, so every rule here is about what one script can take.
 
-use super::run::unpaired_brace;
 use super::{prefixed, usage};
 use crate::cli::args::AlsoArgs;
 use crate::error::Error;
@@ -98,6 +97,24 @@ pub fn cluster_slots(key: &str, also: &[Also]) -> Result<(), Error> {
         );
     }
     Ok(())
+}
+
+/// What is wrong with the braces of a lock key that `run` would create: each `{` must be closed
+/// by a `}` before the next `{`. Such a key would work (its companions hash with it), but the
+/// README promises braces only as a hash tag, and `a{b` is a typo far more often than a name.
+/// Only `run` refuses it: `status`, `release`, `history` and `check` still reach a lock an older
+/// dlock made with one.
+pub(super) fn unpaired_brace(key: &str) -> Option<&'static str> {
+    let mut open = false;
+    for c in key.chars() {
+        match (c, open) {
+            ('{', true) => return Some("a '{' inside a '{…}'"),
+            ('}', false) => return Some("a '}' that closes no '{'"),
+            ('{', false) | ('}', true) => open = !open,
+            _ => {}
+        }
+    }
+    open.then_some("a '{' that no '}' closes")
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use super::also::Also;
+use super::also::{Also, unpaired_brace};
 use super::{Global, fmt_d, prefixed, usage};
 use crate::cli::args::{Renewals, RunArgs};
 use crate::core::every::Period;
@@ -276,24 +276,6 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
         splay: r.splay,
         ping,
     })
-}
-
-/// What is wrong with the braces of a lock key that `run` would create: each `{` must be closed
-/// by a `}` before the next `{`. Such a key would work (its companions hash with it), but the
-/// README promises braces only as a hash tag, and `a{b` is a typo far more often than a name.
-/// Only `run` refuses it: `status`, `release`, `history` and `check` still reach a lock an older
-/// dlock made with one.
-pub(super) fn unpaired_brace(key: &str) -> Option<&'static str> {
-    let mut open = false;
-    for c in key.chars() {
-        match (c, open) {
-            ('{', true) => return Some("a '{' inside a '{…}'"),
-            ('}', false) => return Some("a '}' that closes no '{'"),
-            ('{', false) | ('}', true) => open = !open,
-            _ => {}
-        }
-    }
-    open.then_some("a '{' that no '}' closes")
 }
 
 /// Longest command line stored in the holder metadata.
