@@ -342,8 +342,8 @@ fn cancelled_run_recorded_as_a_success() {
     // --every's window is marked done though its job was stopped. Found in the worlds with
     // --every that cancel, by the done key naming a cancelled run.
     let patch = (
-        "if ours and window ~= '' and ARGV[8] == 'ok' then",
-        "if ours and window ~= '' and (ARGV[8] == 'ok' or ARGV[8] == 'cancelled') then",
+        "if all and window ~= '' and ARGV[11] == 'ok' then",
+        "if all and window ~= '' and (ARGV[11] == 'ok' or ARGV[11] == 'cancelled') then",
     );
     hunt_in(
         "a cancelled run recorded as --every's success",

@@ -221,9 +221,9 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
     w.check.wake_list(w.now, wakes);
     let Ok(Value::Array(v)) = a else { return };
     if call.name.starts_with("ReleaseCall") {
-        // release.lua's ARGV: the outcome is the 8th, the run log's window_ms the 29th (after
-        // the run's lease, 25th to 28th). A success recorded: ok, with --every, the slot still
-        // ours (released or kept).
+        // release.lua's ARGV: the outcome is the 11th, the run log's window_ms the 32nd
+        // (after the run's lease, 28th to 31st). A success recorded: ok, with --every, the
+        // slot still ours (released or kept).
         let ours = matches!(v.first(), Some(Value::Int(1 | 2)));
         // What the server recorded, whatever the release's arguments said: a done key naming
         // a cancelled run is a cancelled run counted as a success.
@@ -237,8 +237,8 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
         if done_by.as_deref() == Some(call.argv[0].as_str()) {
             w.check.done_by(w.now, &call.argv[0]);
         }
-        let every = call.argv.get(28).is_some_and(|w| !w.is_empty());
-        if ours && every && call.argv.get(7).map(String::as_str) == Some("ok") {
+        let every = call.argv.get(31).is_some_and(|w| !w.is_empty());
+        if ours && every && call.argv.get(10).map(String::as_str) == Some("ok") {
             let at_ms = w.server.ks.borrow().now_ms();
             w.check.recorded_success(w.now, &call.argv[0], at_ms);
         }
