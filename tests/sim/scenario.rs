@@ -334,8 +334,16 @@ impl Scenario {
     /// different jobs with `--also` sets drawn from a stream of their own (so the plain worlds
     /// stay exactly as they were). Without --every, pauses or cancels (a cancel's break.lua
     /// frees one key of a set by design; --every and pause concern --key alone and are tested
-    /// in the plain worlds). The job keys are plain locks (`--limit 1`).
+    /// in the plain worlds). The job keys are plain locks (`--limit 1`): with `--limit N` on
+    /// the --key a release can leave a partial set (`draw_also_keyed`, seeds.rs).
     pub fn draw_also(seed: u64, unsafe_ok: bool) -> Scenario {
+        let mut sc = Self::draw_also_keyed(seed, unsafe_ok);
+        sc.limit = 1;
+        sc
+    }
+
+    /// The same with the --limit `draw` gave the job keys (1-3).
+    pub fn draw_also_keyed(seed: u64, unsafe_ok: bool) -> Scenario {
         let mut sc = Scenario::draw(seed, unsafe_ok);
         let mut r = Rng::new(seed ^ 0xa150_a150);
         let jobs = r.range(2, 3) as usize;
@@ -367,7 +375,6 @@ impl Scenario {
         sc.change = None;
         sc.pause = None;
         sc.cancels.clear();
-        sc.limit = 1;
         sc
     }
 
