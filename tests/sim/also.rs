@@ -13,7 +13,10 @@
 //! - every wake list within one wake-up per slot of its key;
 //!
 //! and at the end, every host finished its runs within the world's bound (no deadlock, no
-//! run stuck waiting).
+//! run stuck waiting). On a fair network (liveness.rs' `fair` but for the one lock), tighter:
+//! a host must not give up busy while every key of its set has had a free slot for longer
+//! than `--retry-max` + a round trip + 3 ms (liveness.rs' bound for a free plain lock): all
+//! or nothing must not starve a waiter whose whole set is free.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -22,9 +25,18 @@ use dlock::api::sim::Keys;
 use redis::Value;
 
 use crate::calls::Scripted;
+use crate::check::Us;
 use crate::keyspace::Answer;
 use crate::scenario::{AlsoWorld, Scenario};
-use crate::world::{Event, World};
+use crate::world::{EPOCH_US, Event, World};
+
+/// A key's state after the last script call: a free slot since then (true time), or every
+/// slot held, the soonest to expire by then (None: one without expiry).
+#[derive(Debug, Clone, Copy)]
+pub enum Free {
+    Since(Us),
+    Busy(Option<Us>),
+}
 
 /// Each host's --key and --also keys: `keys` and none in a plain world.
 pub fn keys(sc: &Scenario, keys: &Rc<Keys>) -> (Vec<Rc<Keys>>, Vec<Rc<Vec<Keys>>>) {
@@ -154,7 +166,8 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
     let mut why = None;
     {
         let mut ks = w.server.ks.borrow_mut();
-        let mut held: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        let mut held: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut states = Vec::new();
         for k in universe(w) {
             let wakes = ks.llen(&k.wake);
             if wakes > k.limit_n() {
@@ -164,20 +177,39 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
                     k.limit_n()
                 ));
             }
+            // Every slot held (and the soonest of them to expire), or a free one.
+            let (mut all_held, mut soonest) = (true, None::<Us>);
             for s in &k.slots {
-                if let Some(token) = ks.holder(&s.lock) {
-                    held.entry(token).or_default().push(&k.lock);
+                let Some(token) = ks.holder(&s.lock) else {
+                    all_held = false;
+                    continue;
+                };
+                held.entry(token).or_default().push(k.lock.clone());
+                if let Some(ms) = ks.keys.get(&s.lock).and_then(|e| e.expires) {
+                    let t = (ms * 1000).saturating_sub(EPOCH_US);
+                    soonest = Some(soonest.map_or(t, |x| x.min(t)));
                 }
             }
+            // Free now: since before (still free), since the soonest expiry of its last
+            // holders (gone by it), or since this call (freed by a script).
+            let state = match (all_held, w.also_free.get(&k.lock)) {
+                (true, _) => Free::Busy(soonest),
+                (false, Some(Free::Since(t))) => Free::Since(*t),
+                (false, Some(Free::Busy(Some(until)))) => Free::Since((*until).min(now)),
+                (false, Some(Free::Busy(None))) => Free::Since(now),
+                (false, None) => Free::Since(0),
+            };
+            states.push((k.lock.clone(), state));
         }
         drop(ks);
+        w.also_free.extend(states);
         let sets = w.check.sets.as_ref().expect("an --also world's sets");
         for (token, keys) in &held {
             let Some(set) = host_of(token).and_then(|h| sets.get(h)) else {
                 why = Some(format!("{token} holds {keys:?}, a token of no host"));
                 continue;
             };
-            let whole = set.len() == keys.len() && set.iter().all(|(k, _)| keys.contains(&&**k));
+            let whole = set.len() == keys.len() && set.iter().all(|(k, _)| keys.contains(k));
             if !whole {
                 let names: Vec<&str> = set.iter().map(|(k, _)| k.as_str()).collect();
                 why = Some(format!(
@@ -205,6 +237,49 @@ pub fn finished(w: &mut World) {
             "host {h} did not finish its {runs} runs within the world's bound ({} done, at {:.3} ms)",
             w.hosts[h].runs,
             w.now as f64 / 1000.0
+        );
+        w.check.violated(w.now, why);
+    }
+}
+
+/// Whether this --also world promises the free-set bound: liveness.rs' fair network.
+fn fair(w: &World) -> bool {
+    let sc = &w.sc;
+    sc.also.is_some()
+        && sc.loss == 0.0
+        && sc.reset == 0.0
+        && sc.partitions.is_empty()
+        && sc.restarts.is_empty()
+        && sc.failovers.is_empty()
+        && sc.pause.is_none()
+        && !sc.slow
+        && 2 * sc.delay_max < crate::host::io_timeout(w)
+}
+
+/// Host `h` gives up busy: on a fair network, not while every key of its set has had a free
+/// slot for longer than the bound, with --wait left after that (liveness.rs' `check_host`,
+/// over the set).
+pub fn gave_up(w: &mut World, h: usize) {
+    if !fair(w) {
+        return;
+    }
+    let Some((from, until)) = w.hosts[h].waiting else {
+        return;
+    };
+    w.check.counts.also_gave_up_fair += 1;
+    let mut since = 0;
+    for k in std::iter::once(&*w.host_keys[h]).chain(w.host_also[h].iter()) {
+        match w.also_free.get(&k.lock) {
+            Some(Free::Since(t)) => since = since.max(*t),
+            _ => return,
+        }
+    }
+    let (b, start) = (crate::liveness::bound(w), from.max(since));
+    if until > start + b && w.now > start + b {
+        let why = format!(
+            "host {h} gave up busy {:.3} ms after every key of its set had a free slot (bound {:.3} ms)",
+            (w.now - start) as f64 / 1000.0,
+            b as f64 / 1000.0
         );
         w.check.violated(w.now, why);
     }

@@ -394,3 +394,21 @@ fn an_also_key_not_checked() {
         Some(Scenario::draw_also(seed, false))
     });
 }
+
+#[test]
+fn a_free_also_key_answered_busy() {
+    // Liveness: acquire.lua's --also scan counts every --also key as blocking, free or not:
+    // no --also run is ever granted, and every one gives up busy with its whole set free.
+    // Every host still finishes (each run's --wait ends it); found by the free-set bound on
+    // the --also worlds' fair networks.
+    let patch = (
+        "  if not afree[j] then blocked[#blocked + 1] = j end",
+        "  blocked[#blocked + 1] = j",
+    );
+    hunt_worlds(
+        "a free --also key answered busy (liveness)",
+        None,
+        Some(patch),
+        |seed| Some(Scenario::draw_also(seed, false)),
+    );
+}

@@ -118,6 +118,9 @@ pub struct Counts {
     pub also_held_keys: u64,
     pub also_handed_on: u64,
     pub also_checks: u64,
+    /// --also worlds on a fair network: runs that gave up busy, checked against the free-set
+    /// bound (also.rs).
+    pub also_gave_up_fair: u64,
 }
 
 #[derive(Debug)]

@@ -42,7 +42,7 @@ fn woken_bound(w: &World) -> Us {
     4 * w.sc.delay_max + 3_000
 }
 
-fn bound(w: &World) -> Us {
+pub fn bound(w: &World) -> Us {
     let retry_max = w.sc.retry_max.as_micros() as f64 / 0.99;
     retry_max as Us + 2 * w.sc.delay_max + 3_000
 }

@@ -56,6 +56,7 @@ pub fn step(w: &mut World, h: usize) {
                 // Checked while the host still counts as waiting.
                 w.check.counts.busy += 1;
                 crate::liveness::gave_up(w, h);
+                crate::also::gave_up(w, h);
             }
             w.hosts[h].waiting = None;
             match outcome {

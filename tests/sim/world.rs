@@ -149,6 +149,8 @@ pub struct World {
     pub paused: bool,
     /// Holders' cancel listeners blocked in BLPOP on their run's own list.
     pub listeners: Vec<crate::cancel::Listening>,
+    /// --also worlds: each key's state as the last script call left it (also.rs' liveness).
+    pub also_free: std::collections::BTreeMap<String, crate::also::Free>,
 }
 
 impl World {
@@ -195,6 +197,7 @@ impl World {
                 .collect(),
             paused: false,
             listeners: Vec::new(),
+            also_free: Default::default(),
             sc,
         };
         w.check.every_at_risk = unsafe_world || !w.sc.failovers.is_empty();
