@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use dlock::api::sim::{Bug, set_bugs};
 
-use crate::seeds::{report, simulate_patched};
+use crate::seeds::{report, run_world, simulate_patched};
 use crate::world::Scenario;
 
 /// How long a bug may take to be found.
@@ -31,15 +31,26 @@ fn hunt_in(
     unsafe_ok: bool,
     family: impl Fn(&Scenario) -> bool,
 ) -> u64 {
+    let draw = |seed| Some(Scenario::draw(seed, unsafe_ok)).filter(|sc| family(sc));
+    hunt_worlds(name, bug, patch, draw)
+}
+
+/// The same over the worlds `draw` gives by seed (None: a seed skipped).
+fn hunt_worlds(
+    name: &str,
+    bug: Option<Bug>,
+    patch: Option<(&'static str, &'static str)>,
+    draw: impl Fn(u64) -> Option<Scenario>,
+) -> u64 {
     set_bugs(&bug.into_iter().collect::<Vec<_>>());
     let start = Instant::now();
     let (mut seed, mut worlds, mut bounded, mut patched) = (0, 0, 0, 0);
     let found = loop {
-        if !family(&Scenario::draw(seed, unsafe_ok)) {
+        let Some(sc) = draw(seed) else {
             seed += 1;
             continue;
-        }
-        let (o, w) = simulate_patched(seed, unsafe_ok, 40, patch);
+        };
+        let (o, w) = run_world(sc, 40, patch);
         worlds += 1;
         bounded += o.counts.restart_bounded;
         // A world may run none of the patched script (a paused world may never release).
@@ -68,7 +79,7 @@ fn hunt_in(
         );
     };
     // The same world without the bug: no violation, so the bug is what was found.
-    let (clean, _) = simulate_patched(seed, unsafe_ok, 0, None);
+    let (clean, _) = run_world(w.sc.clone(), 0, None);
     assert!(
         clean.violation.is_none(),
         "{name}: seed {seed} fails without the bug too: {:?}",
@@ -366,5 +377,38 @@ fn cancel_without_the_token_check() {
         Some(patch),
         false,
         |sc| !sc.cancels.is_empty(),
+    );
+}
+
+#[test]
+fn an_also_key_not_checked() {
+    // acquire.lua's --also scan takes an --also key's first slot whether or not it is free:
+    // that key of the set is not checked. The grant's SET NX of it fails silently and its
+    // holder hash is overwritten: the run holds its --key without it (a partial set), and its
+    // job runs beside the key's holder. Found in the --also worlds.
+    let patch = (
+        "    if not v and not afree[j] then afree[j] = i end",
+        "    if not afree[j] then afree[j] = i end",
+    );
+    hunt_worlds("an --also key not checked", None, Some(patch), |seed| {
+        Some(Scenario::draw_also(seed, false))
+    });
+}
+
+#[test]
+fn a_free_also_key_answered_busy() {
+    // Liveness: acquire.lua's --also scan counts every --also key as blocking, free or not:
+    // no --also run is ever granted, and every one gives up busy with its whole set free.
+    // Every host still finishes (each run's --wait ends it); found by the free-set bound on
+    // the --also worlds' fair networks.
+    let patch = (
+        "  if not afree[j] then blocked[#blocked + 1] = j end",
+        "  blocked[#blocked + 1] = j",
+    );
+    hunt_worlds(
+        "a free --also key answered busy (liveness)",
+        None,
+        Some(patch),
+        |seed| Some(Scenario::draw_also(seed, false)),
     );
 }

@@ -8,6 +8,10 @@
 //! - Every job of a slot dead before the server grants that slot to another token; the
 //!   smallest margin (grant − death) is recorded.
 //! - `--max-renewals M`: the server confirms at most M renewals of one lease.
+//! - `--also` worlds (`sets`): the above key by key, over every job whose set holds the key —
+//!   at most one job alive on an exclusive key and at most M on a shared one (`--also-limit
+//!   M`), fences increasing on each exclusive key, every job sharing a slot dead before the
+//!   server grants it again — and never a partial set held (also.rs, after every script).
 //!
 //! In a world the README calls unsafe (a restart without persistence, a failover, clocks
 //! drifting past dlock's bound) the first three are counted as overlaps, with their longest
@@ -30,6 +34,8 @@ pub struct Job {
     pub fence: i64,
     pub start: Us,
     pub dead: Option<Us>,
+    /// --also: each --also key's (fence, slot), in the host's set order (empty without).
+    pub also: Vec<(i64, u32)>,
 }
 
 /// One event of the trace: when, which host (usize::MAX: the server), what, and a number.
@@ -106,6 +112,15 @@ pub struct Counts {
     pub cancels_heard: u64,
     pub cancelled_runs: u64,
     pub cancels_lost: u64,
+    /// --also worlds: grants, --also keys they took, busy answers that handed the try's
+    /// wake-up on (acquire.lua's `hand_on`), and the whole-keyspace checks run (also.rs).
+    pub also_grants: u64,
+    pub also_held_keys: u64,
+    pub also_handed_on: u64,
+    pub also_checks: u64,
+    /// --also worlds on a fair network: runs that gave up busy, checked against the free-set
+    /// bound (also.rs).
+    pub also_gave_up_fair: u64,
 }
 
 #[derive(Debug)]
@@ -138,6 +153,11 @@ pub struct Checker {
     cancel_requested: BTreeSet<String>,
     /// Runs that ended cancelled.
     cancelled: BTreeSet<String>,
+    /// --also worlds: each host's set, `--key` first, as (lock key, its --limit or
+    /// --also-limit); None elsewhere (one lock, `limit`).
+    pub sets: Option<Vec<Vec<(String, u32)>>>,
+    /// --also worlds: the last fence started on each exclusive key.
+    fences: BTreeMap<String, i64>,
 }
 
 impl Checker {
@@ -160,6 +180,88 @@ impl Checker {
             capped: Vec::new(),
             cancel_requested: BTreeSet::new(),
             cancelled: BTreeSet::new(),
+            sets: None,
+            fences: BTreeMap::new(),
+        }
+    }
+
+    /// --also worlds: the slot job `j` holds on `key`, if its set has the key.
+    fn slot_on(&self, j: &Job, key: &str) -> Option<u32> {
+        let set = &self.sets.as_ref()?[j.host];
+        match set.iter().position(|(k, _)| k == key)? {
+            0 => Some(j.slot),
+            i => j.also.get(i - 1).map(|a| a.1),
+        }
+    }
+
+    /// --also worlds: whether jobs `a` and `b` may not run together: a key both sets hold,
+    /// exclusive, or a semaphore's same slot. (One lock elsewhere: `limit` 1, or one slot.)
+    fn conflict(&self, a: &Job, b: &Job) -> bool {
+        let Some(sets) = &self.sets else {
+            return self.limit == 1 || a.slot == b.slot;
+        };
+        sets[a.host].iter().any(
+            |(key, n)| match (self.slot_on(a, key), self.slot_on(b, key)) {
+                (Some(x), Some(y)) => *n == 1 || x == y,
+                _ => false,
+            },
+        )
+    }
+
+    /// --also worlds: on every key, no more jobs alive at `t` than its slots, counted over
+    /// every job whose set holds it (checked at each start, where a count grows, and after
+    /// every script call). The new job `starting`, if any, is counted too.
+    pub fn set_counts(&mut self, t: Us, starting: Option<&Job>) {
+        let Some(sets) = &self.sets else { return };
+        let mut why = None;
+        let keys: Vec<(String, u32)> = match starting {
+            Some(j) => sets[j.host].clone(),
+            None => sets.iter().flatten().cloned().collect(),
+        };
+        for (key, n) in &keys {
+            let holders: Vec<&Job> = self
+                .alive(t)
+                .chain(starting)
+                .filter(|j| self.slot_on(j, key).is_some())
+                .collect();
+            if holders.len() > *n as usize && why.is_none() {
+                let names: Vec<&str> = holders.iter().map(|j| j.token.as_str()).collect();
+                why = Some(format!(
+                    "{} jobs alive holding {key} (its limit {n}): {}",
+                    holders.len(),
+                    names.join(", ")
+                ));
+            }
+        }
+        if let Some(why) = why {
+            self.overlap(t, why);
+        }
+    }
+
+    /// --also worlds: fences increasing in start order on each exclusive key of `job`'s set.
+    fn set_fences(&mut self, job: &Job) {
+        let Some(sets) = &self.sets else { return };
+        for (i, (key, n)) in sets[job.host].clone().iter().enumerate() {
+            let fence = match i {
+                0 => job.fence,
+                i => match job.also.get(i - 1) {
+                    Some(a) => a.0,
+                    None => continue,
+                },
+            };
+            if *n != 1 {
+                continue;
+            }
+            let last = self.fences.entry(key.clone()).or_default();
+            let before = *last;
+            *last = before.max(fence);
+            if fence <= before && !self.unsafe_world {
+                let why = format!(
+                    "fence {fence} of job {} on {key} not above {before}",
+                    job.token
+                );
+                self.fail(job.start, why);
+            }
         }
     }
 
@@ -248,6 +350,11 @@ impl Checker {
         );
     }
 
+    /// A violation found outside the checker (also.rs).
+    pub fn violated(&mut self, t: Us, why: String) {
+        self.fail(t, why);
+    }
+
     /// A waiter not served in time (liveness.rs).
     pub fn fail_liveness(&mut self, t: Us, why: String) {
         self.fail(t, why);
@@ -270,11 +377,32 @@ impl Checker {
 
     /// The server granted `slot` to `token` at `t` (not a re-confirmation of the same token).
     pub fn granted(&mut self, t: Us, token: &str, slot: u32) {
+        self.granted_set(t, token, (usize::MAX, slot), &[]);
+    }
+
+    /// The same in an --also world: `token` of `host` got `slot` on its --key and `also`'s
+    /// (fence, slot) on its --also keys (every job sharing a slot with it is dead by now).
+    pub fn granted_set(&mut self, t: Us, token: &str, held: (usize, u32), also: &[(i64, u32)]) {
+        let (host, slot) = held;
         self.counts.grants += 1;
+        let new = Job {
+            token: token.to_string(),
+            host,
+            slot,
+            fence: 0,
+            start: t,
+            dead: None,
+            also: also.to_vec(),
+        };
         let mut blockers = Vec::new();
         let mut margin: Option<Us> = None;
         for j in &self.jobs {
-            if j.token == token || (self.limit > 1 && j.slot != slot) {
+            let apart = if self.sets.is_some() {
+                !self.conflict(&new, j)
+            } else {
+                self.limit > 1 && j.slot != slot
+            };
+            if j.token == token || apart {
                 continue;
             }
             match j.dead {
@@ -302,7 +430,10 @@ impl Checker {
         let t = job.start;
         self.counts.runs += 1;
         let alive = self.alive(t).count() as u32;
-        if alive + 1 > self.limit {
+        if self.sets.is_some() {
+            self.set_counts(t, Some(&job));
+            self.set_fences(&job);
+        } else if alive + 1 > self.limit {
             let others: Vec<String> = self.alive(t).map(|j| j.token.clone()).collect();
             let why = format!(
                 "job {} starts while {} alive (limit {}): {}",
@@ -313,7 +444,7 @@ impl Checker {
             );
             self.overlap(t, why);
         }
-        if self.limit == 1 {
+        if self.limit == 1 && self.sets.is_none() {
             if job.fence <= self.last_fence && !self.unsafe_world {
                 let why = format!(
                     "fence {} of job {} not above {}",
@@ -338,13 +469,13 @@ impl Checker {
         };
         self.jobs[i].dead = Some(t);
         self.check_restart_bound(t, token);
-        let (start, slot) = (self.jobs[i].start, self.jobs[i].slot);
+        let start = self.jobs[i].start;
         // In an unsafe world: how long it ran beside a later job of its slot.
         let longest = self
             .jobs
             .iter()
             .filter(|o| o.token != token && o.start > start && o.start < t)
-            .filter(|o| self.limit == 1 || o.slot == slot)
+            .filter(|o| self.conflict(o, &self.jobs[i]))
             .map(|o| t - o.start)
             .max();
         if let Some(l) = longest {

@@ -44,6 +44,20 @@ pub struct Waiting {
     pub window: Option<u64>,
     /// A calendar --every try was answered that this host's clock is off.
     pub clock_off: bool,
+    /// --also, as cmd::run::acquire's shell keeps them beside the machine: the set indexes
+    /// of the keys that held the last busy try back (`[0]`: the --key), the ones the waker
+    /// listens on (those, when it was started or resumed), the set index of the wake-up to
+    /// send with the next try (`woken`), whether the last try carried one (acquire.lua placed
+    /// it then: a waker stopped on it pushes nothing of it), and the winning try's (fence,
+    /// slot) of each --also key.
+    pub blocked: Vec<usize>,
+    pub lists: Vec<usize>,
+    pub woken_by: Option<usize>,
+    pub carried: bool,
+    pub also_won: Vec<(i64, u32)>,
+    /// The set index of the list the waker's last wake-up came from: where an unused one
+    /// goes back (cmd::run::waker's `popped`).
+    pub popped: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +128,8 @@ pub struct Host {
     pub waiting: Option<(Us, Us)>,
     /// Wakers stopped while listening, whose BLPOP may yet bring a wake-up: (run, held).
     pub stopped_wakers: Vec<(u64, bool)>,
+    /// --also: the (fence, slot) of each --also key the run holds (its acquire's).
+    pub also_held: Vec<(i64, u32)>,
 }
 
 impl Host {
@@ -130,6 +146,7 @@ impl Host {
             phase: Phase::Idle,
             waiting: None,
             stopped_wakers: Vec::new(),
+            also_held: Vec::new(),
         }
     }
 
@@ -176,6 +193,13 @@ pub fn io_timeout(w: &World) -> Us {
 
 pub fn wake_list(w: &World) -> String {
     w.keys.wake.clone()
+}
+
+/// The keys of set index `j` of host `h`'s run (0: its --key; j ≥ 1: its j-th --also key).
+pub fn key_at(w: &World, h: usize, j: usize) -> &dlock::api::sim::Keys {
+    j.checked_sub(1)
+        .and_then(|i| w.host_also[h].get(i))
+        .unwrap_or(&w.host_keys[h])
 }
 
 /// Look at host `h` now (its connection hung up).
@@ -253,6 +277,12 @@ fn begin(w: &mut World, h: usize) {
         every: w.period_now.clone().or_else(|| w.sc.host_every[h].clone()),
         window: None,
         clock_off: false,
+        blocked: vec![0],
+        lists: vec![0],
+        woken_by: None,
+        carried: false,
+        also_won: Vec::new(),
+        popped: None,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
     let until = w.now + (w.sc.wait.as_micros() as f64 / w.hosts[h].rate) as Us;

@@ -17,6 +17,8 @@ use crate::world::World;
 pub fn fair(w: &World) -> bool {
     let sc = &w.sc;
     sc.limit == 1
+        // One lock: the --also worlds' bound is that every host finishes (also.rs).
+        && sc.also.is_none()
         && sc.loss == 0.0
         && sc.reset == 0.0
         && sc.partitions.is_empty()
@@ -40,7 +42,7 @@ fn woken_bound(w: &World) -> Us {
     4 * w.sc.delay_max + 3_000
 }
 
-fn bound(w: &World) -> Us {
+pub fn bound(w: &World) -> Us {
     let retry_max = w.sc.retry_max.as_micros() as f64 / 0.99;
     retry_max as Us + 2 * w.sc.delay_max + 3_000
 }

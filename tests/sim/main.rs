@@ -6,6 +6,7 @@
 // Test code: a failed expectation is a panic with its message, by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod also;
 mod anchor;
 mod bugs;
 mod calls;

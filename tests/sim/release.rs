@@ -42,7 +42,7 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
     let job = JobEnded {
         exit: stop.exit(),
         definitely_lost: stop.definitely_lost(),
-        also: false,
+        also: !w.host_also[h].is_empty(),
         deadline: stop.deadline(),
         sent,
         started_ms: 0,
@@ -95,7 +95,9 @@ pub fn release_step(w: &mut World, h: usize) {
             return schedule(w, h, at);
         };
         let (slot, window, cancel) = (r.slot, r.window, r.cancel.clone());
-        let (keys, token) = (w.keys.clone(), w.hosts[h].token.clone());
+        let known_lost = r.end.known_lost();
+        let (keys, token) = (w.host_keys[h].clone(), w.hosts[h].token.clone());
+        let also = w.host_also[h].clone();
         // The run-log entry's fields go with every release (history 0: none kept); release.lua
         // reads the --every window from them.
         let log = RunLog {
@@ -123,8 +125,8 @@ pub fn release_step(w: &mut World, h: usize) {
                     token: &token,
                     finish: &finish,
                     log: &log,
-                    also: &[],
-                    known_lost: false,
+                    also: &also,
+                    known_lost,
                 });
                 w.check.ev(w.now, h, "release", 0);
                 (w.send(h, call, timeout), Out::Release)

@@ -85,6 +85,41 @@ pub struct Scenario {
     /// after acquiring, before the job, and after every renewal, which counts only once the
     /// replica has it. What makes a failover safe (README).
     pub min_replicas: Option<Duration>,
+    /// `run --also` (issue 52): each host's own --key and --also set, or None (every host
+    /// runs `--key sim`, the worlds above).
+    pub also: Option<AlsoWorld>,
+}
+
+/// A world of different jobs excluding each other through shared keys: host h runs `--key
+/// job{h % jobs}` with `--also` over its own set of the shared keys, in its own order (so one
+/// host takes (x, y) while another takes (y, x)), all with the world's `--also-limit`. The
+/// job keys keep the world's --limit.
+#[derive(Debug, Clone)]
+pub struct AlsoWorld {
+    /// How many job keys (2-3).
+    pub jobs: usize,
+    /// How many shared keys (1-2).
+    pub shared: usize,
+    /// `--also-limit` (1, or 2 in a third of these worlds).
+    pub limit: u32,
+    /// Each host's --also keys (indexes into the shared keys), in its command-line order.
+    pub sets: Vec<Vec<usize>>,
+}
+
+impl AlsoWorld {
+    /// Job key `j`'s name (job 0's is the plain worlds' `sim`).
+    pub fn job(j: usize) -> String {
+        if j == 0 {
+            "sim".into()
+        } else {
+            format!("sim{j}")
+        }
+    }
+
+    /// Shared key `x`'s name.
+    pub fn shared_key(x: usize) -> String {
+        ["db", "wh"][x].into()
+    }
 }
 
 impl Scenario {
@@ -170,6 +205,7 @@ impl Scenario {
             scale: 1.0,
             pause: None,
             cancels: Vec::new(),
+            also: None,
         };
         // Drawn last: the worlds of the draws before them stay as they were.
         sc.slow = r.chance(0.1);
@@ -294,6 +330,54 @@ impl Scenario {
             };
         }
     }
+    /// The --also world of `seed` (issue 52): the world `draw` gives, its hosts running
+    /// different jobs with `--also` sets drawn from a stream of their own (so the plain worlds
+    /// stay exactly as they were). Without --every, pauses or cancels (a cancel's break.lua
+    /// frees one key of a set by design; --every and pause concern --key alone and are tested
+    /// in the plain worlds). The job keys are plain locks (`--limit 1`): with `--limit N` on
+    /// the --key a release can leave a partial set (`draw_also_keyed`, seeds.rs).
+    pub fn draw_also(seed: u64, unsafe_ok: bool) -> Scenario {
+        let mut sc = Self::draw_also_keyed(seed, unsafe_ok);
+        sc.limit = 1;
+        sc
+    }
+
+    /// The same with the --limit `draw` gave the job keys (1-3).
+    pub fn draw_also_keyed(seed: u64, unsafe_ok: bool) -> Scenario {
+        let mut sc = Scenario::draw(seed, unsafe_ok);
+        let mut r = Rng::new(seed ^ 0xa150_a150);
+        let jobs = r.range(2, 3) as usize;
+        let shared = r.range(1, 2) as usize;
+        let limit = if r.chance(0.33) { 2 } else { 1 };
+        let sets = (0..sc.hosts)
+            .map(|_| {
+                let mut set: Vec<usize> = (0..shared).filter(|_| r.chance(0.75)).collect();
+                if set.is_empty() {
+                    set.push(r.range(0, shared as u64 - 1) as usize);
+                }
+                if set.len() == 2 && r.chance(0.5) {
+                    set.swap(0, 1);
+                }
+                set
+            })
+            .collect();
+        sc.also = Some(AlsoWorld {
+            jobs,
+            shared,
+            limit,
+            sets,
+        });
+        if sc.calendar_world() {
+            sc.skews = vec![0; sc.hosts];
+        }
+        sc.every = None;
+        sc.host_every = vec![None; sc.hosts];
+        sc.change = None;
+        sc.pause = None;
+        sc.cancels.clear();
+        sc
+    }
+
     /// An --every period of 2-5 TTLs (whole ms, as the CLI takes them), any offset.
     fn period(r: &mut Rng, ttl_ms: u64) -> Every {
         let period = ttl_ms * r.range(2, 5);

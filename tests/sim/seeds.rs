@@ -29,6 +29,11 @@ pub fn simulate_patched(
     run_world(Scenario::draw(seed, unsafe_ok), keep, patch)
 }
 
+/// Simulate the --also world of `seed` (`Scenario::draw_also`).
+pub fn simulate_also(seed: u64, unsafe_ok: bool, keep: usize) -> (Outcome, World) {
+    run_world(Scenario::draw_also(seed, unsafe_ok), keep, None)
+}
+
 /// Simulate the world `sc`.
 pub fn run_world(
     sc: Scenario,
@@ -66,6 +71,9 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
                 c.host_every.remove(h);
                 c.skews.remove(h);
                 c.partitions.retain(|p| p.0 != h);
+                if let Some(a) = &mut c.also {
+                    a.sets.remove(h);
+                }
                 for p in &mut c.partitions {
                     p.0 -= usize::from(p.0 > h);
                 }
@@ -160,8 +168,13 @@ pub fn shrunk_report(seed: u64, sc: &Scenario, why: &str) -> String {
 /// The report of a violation: the seed, the command that replays it, the scenario, and the
 /// trace's last events (at most 200).
 pub fn report(seed: u64, w: &World, why: &str) -> String {
+    let also = if w.sc.also.is_some() {
+        "DLOCK_SIM_ALSO=1 "
+    } else {
+        ""
+    };
     let mut s = format!(
-        "seed {seed}: {why}\nreplay: DLOCK_SIM_SEED={seed} cargo test --locked --test sim -- seeds::replay --nocapture\n{}\nlast events (ms, host, event, n):\n",
+        "seed {seed}: {why}\nreplay: {also}DLOCK_SIM_SEED={seed} cargo test --locked --test sim -- seeds::replay --nocapture\n{}\nlast events (ms, host, event, n):\n",
         shown(&w.sc)
     );
     let skip = w.check.recent.len().saturating_sub(200);
@@ -397,6 +410,98 @@ fn seed_range() {
     );
 }
 
+/// Seeds of the --also worlds CI runs (`Scenario::draw_also`): as `CI_SEEDS`'.
+pub const ALSO_SEEDS: std::ops::Range<u64> = 0..500;
+
+/// The --also worlds (issue 52): different jobs sharing keys, each host its own set in its
+/// own order, some with --also-limit 2; no violation in the safe ones, every host done.
+#[test]
+fn also_seed_range() {
+    let start = Instant::now();
+    let mut total = Counts::default();
+    let (mut worlds, mut unsafe_worlds, mut semaphores, mut crossed) = (0, 0, 0, 0);
+    let mut two_shared = 0;
+    for seed in ALSO_SEEDS {
+        let (o, w) = simulate_also(seed, true, 0);
+        if let Some(v) = &o.violation {
+            panic!("{}", shrunk_report(seed, &w.sc, v));
+        }
+        let a = w.sc.also.as_ref().expect("an --also world");
+        worlds += 1;
+        unsafe_worlds += u64::from(o.unsafe_world);
+        semaphores += u64::from(a.limit > 1);
+        two_shared += u64::from(a.shared == 2);
+        // Two hosts taking the same two keys in the opposite orders.
+        crossed += u64::from(
+            a.sets
+                .iter()
+                .any(|s| s.len() == 2 && a.sets.contains(&vec![s[1], s[0]])),
+        );
+        total.runs += o.counts.runs;
+        total.busy += o.counts.busy;
+        total.lost += o.counts.lost;
+        total.overlaps += o.counts.overlaps;
+        total.also_grants += o.counts.also_grants;
+        total.also_held_keys += o.counts.also_held_keys;
+        total.also_handed_on += o.counts.also_handed_on;
+        total.also_checks += o.counts.also_checks;
+        total.also_gave_up_fair += o.counts.also_gave_up_fair;
+        total.handbacks += o.counts.handbacks;
+    }
+    println!(
+        "sim --also: {worlds} worlds ({unsafe_worlds} unsafe, {two_shared} with two shared keys, {semaphores} with --also-limit 2, {crossed} with two hosts taking two keys in opposite orders): {} guarded runs, {} grants holding {} --also keys, {} runs gave up busy ({} on a fair network, each checked against the free-set bound), {} lost; {} wake-ups handed on by acquire.lua, {} handed back by waiters; the keyspace checked after {} script calls, never a partial set; unsafe overlaps {}; {:.1} s",
+        total.runs,
+        total.also_grants,
+        total.also_held_keys,
+        total.busy,
+        total.also_gave_up_fair,
+        total.lost,
+        total.also_handed_on,
+        total.handbacks,
+        total.also_checks,
+        total.overlaps,
+        start.elapsed().as_secs_f64()
+    );
+    assert!(
+        semaphores >= 10 && crossed >= 10 && total.also_grants > 500,
+        "the --also worlds must hold semaphores, crossed orders and many grants"
+    );
+    assert!(
+        total.also_held_keys > total.also_grants
+            && total.busy > 50
+            && total.also_gave_up_fair > 50
+            && total.also_handed_on > 0,
+        "the --also worlds must take several keys, contend, and hand wake-ups on"
+    );
+}
+
+/// Found by the --also worlds with a `--limit N` job key (issue 52, open): release.lua frees
+/// every --also slot holding the run's token even when the --key slot it was given is not the
+/// run's while another of the key's slots is: the lost-reply cleanup's release of slot 0
+/// while the grant it cleans up holds slot 1 (seed 3836: loss), or a release retried after a
+/// late acquire took a new slot (seed 294: slow messages). Until that slot's own release or
+/// expiry the run's token holds its --key without its --also keys: a partial set (no job runs
+/// under it: exclusion holds; the invariant does not). Fails at seed 294; with
+/// DLOCK_SIM_RELEASE_FIX=1 release.lua keeps the --also slots while another --key slot holds
+/// the token (`RELEASE_FIX`), and the first 4,000 of these worlds pass.
+#[test]
+#[ignore = "release.lua leaves a partial set with a --limit N --key (issue 52): see RELEASE_FIX"]
+fn also_with_semaphore_keys() {
+    let fix = (env_or("DLOCK_SIM_RELEASE_FIX", 0) == 1).then_some(RELEASE_FIX);
+    for seed in 0..env_or("DLOCK_SIM_WORLDS", 4000) {
+        let (o, w) = run_world(Scenario::draw_also_keyed(seed, true), 0, fix);
+        if let Some(v) = &o.violation {
+            panic!("{}", report(seed, &w, v));
+        }
+    }
+}
+
+/// A candidate fix for `also_with_semaphore_keys`' finding, as a patch of release.lua.
+pub const RELEASE_FIX: (&str, &str) = (
+    "\nif r ~= 2 then\n",
+    "\nlocal elsewhere = false\nif not ours then\n  for i = 0, n - 1 do\n    if redis.call('GET', KEYS[8 + i]) == ARGV[1] then elsewhere = true end\n  end\nend\nif r ~= 2 and not elsewhere then\n",
+);
+
 /// Same seed, same trace.
 #[test]
 fn a_seed_replays_its_trace() {
@@ -408,13 +513,23 @@ fn a_seed_replays_its_trace() {
     let (a, _) = simulate(1, true, 0);
     let (b, _) = simulate(2, true, 0);
     assert_ne!(a.hash, b.hash);
+    for seed in [1, 7] {
+        let (a, _) = simulate_also(seed, true, 0);
+        let (b, _) = simulate_also(seed, true, 0);
+        assert_eq!(a.hash, b.hash, "--also seed {seed}");
+    }
 }
 
-/// DLOCK_SIM_SEED=N: that world, with its trace's hash and last events (seed 38 without it).
+/// DLOCK_SIM_SEED=N: that world, with its trace's hash and last events (seed 38 without it);
+/// DLOCK_SIM_ALSO=1: that seed's --also world.
 #[test]
 fn replay() {
     let seed = env_or("DLOCK_SIM_SEED", 38);
-    let (o, w) = simulate(seed, true, 400);
+    let (o, w) = if env_or("DLOCK_SIM_ALSO", 0) == 1 {
+        simulate_also(seed, true, 400)
+    } else {
+        simulate(seed, true, 400)
+    };
     println!(
         "{}",
         report(seed, &w, o.violation.as_deref().unwrap_or("no violation"))

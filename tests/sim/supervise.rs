@@ -47,6 +47,7 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
         fence,
         start: w.now,
         dead: None,
+        also: w.hosts[h].also_held.clone(),
     });
     let l = limits(w);
     let stop = Stop::new(l, sent);
@@ -183,14 +184,15 @@ fn act_renewal(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
                     );
                     continue;
                 }
-                let (keys, token) = (w.keys.clone(), w.hosts[h].token.clone());
+                let (keys, token) = (w.host_keys[h].clone(), w.hosts[h].token.clone());
+                let also = also_slots(w, h);
                 let call = scripted(&RenewCall {
                     keys: &keys,
                     slot: r.slot,
                     token: &token,
                     ttl: w.sc.ttl,
                     stats: true,
-                    also: &[],
+                    also: &also,
                 });
                 let left = deadline.saturating_duration_since(now).as_micros() as Us;
                 let id = w.send(h, call, io_timeout(w).min(left.max(1)));
@@ -246,9 +248,10 @@ pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value
     }
     let event = match a.map(RenewCall::reply) {
         Ok(Ok((Renew::Renewed, _))) => RenewEvent::Renewed { sent },
-        Ok(Ok((lost, _))) => RenewEvent::Lost {
+        // The watchdog's: the --also key the renewal found lost, by its name.
+        Ok(Ok((lost, key))) => RenewEvent::Lost {
             taken_over: lost == Renew::TakenOver,
-            key: None,
+            key: key.and_then(|j| w.host_also[h].get(j - 1).map(|x| x.lock.clone())),
         },
         Ok(Err(e)) => panic!("seed {}: renew's reply unread: {e}", w.sc.seed),
         Err(f) => RenewEvent::Failed {
@@ -259,6 +262,15 @@ pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value
     if let Some(m) = r.renewal.as_mut() {
         m.handle(event, now);
     }
+}
+
+/// Host `h`'s --also keys with the slot its acquire took of each (the renewal's `also`).
+fn also_slots(w: &World, h: usize) -> Vec<(dlock::api::sim::Keys, u32)> {
+    w.host_also[h]
+        .iter()
+        .zip(&w.hosts[h].also_held)
+        .map(|(x, &(_, slot))| (x.clone(), slot))
+        .collect()
 }
 
 /// The job's process exited (if this is still its time).

@@ -56,13 +56,18 @@ pub fn step(w: &mut World, h: usize) {
                 // Checked while the host still counts as waiting.
                 w.check.counts.busy += 1;
                 crate::liveness::gave_up(w, h);
+                crate::also::gave_up(w, h);
             }
             w.hosts[h].waiting = None;
             match outcome {
                 Outcome::Acquired {
                     fence, slot, sent, ..
-                } => crate::supervise::start(w, h, (fence, slot, s.window), sent),
+                } => {
+                    w.hosts[h].also_held = std::mem::take(&mut s.also_won);
+                    crate::supervise::start(w, h, (fence, slot, s.window), sent)
+                }
                 Outcome::Unstarted { slot, sent, .. } => {
+                    w.hosts[h].also_held = std::mem::take(&mut s.also_won);
                     // Exit 69 (or a signal's): released unstarted, until the first lease would
                     // be gone by itself.
                     w.check.counts.unconfirmed += 1;
@@ -96,7 +101,10 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
     let sent = local(w, h);
     let token = w.hosts[h].token.clone();
     let wall = crate::host::wall_ms(w, h);
-    let (keys, meta) = (w.keys.clone(), meta(wall));
+    let (keys, also, meta) = (w.host_keys[h].clone(), w.host_also[h].clone(), meta(wall));
+    // As the shell: the wake-up the waker passed on goes with the next try (--also only).
+    let woken = s.woken_by.take().filter(|_| !also.is_empty());
+    s.carried = woken.is_some();
     let call = scripted(&AcquireCall {
         keys: &keys,
         token: &token,
@@ -106,8 +114,8 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         last_try,
         every: s.every.as_ref().map(|p| EveryArg::new(p, wall)),
         fleet: Fleet::Key("{sim:}:pause"),
-        also: &[],
-        woken: None,
+        also: &also,
+        woken,
     });
     w.check.ev(w.now, h, "try", i64::from(last_try));
     if std::mem::take(&mut w.hosts[h].hung_up) {
@@ -158,12 +166,21 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
             fence,
             slot,
             window,
-            ..
+            also,
         })) => {
             s.window = window;
+            s.also_won = also;
             WaitInput::Acquired { fence, slot, sent }
         }
-        Ok(Ok(Acquire::Busy { pttl, holder, .. })) => WaitInput::Busy { pttl, holder },
+        Ok(Ok(Acquire::Busy {
+            pttl,
+            holder,
+            blocked,
+            ..
+        })) => {
+            s.blocked = blocked;
+            WaitInput::Busy { pttl, holder }
+        }
         Ok(Ok(Acquire::NotDue(n))) => WaitInput::NotDue(n),
         Ok(Ok(Acquire::Paused(p) | Acquire::PausedAlso(_, p))) => WaitInput::Paused(p),
         Ok(Ok(Acquire::OtherLimit(n) | Acquire::OtherLimitAlso(_, n))) => WaitInput::OtherLimit(n),
@@ -180,7 +197,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
 }
 
 fn act(w: &mut World, h: usize, s: &mut Waiting) {
-    let keys = w.keys.clone();
+    let keys = w.host_keys[h].clone();
     if !cleaned_up(w, h, s) {
         return;
     }
@@ -189,6 +206,8 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
             WaitAction::StartWaker | WaitAction::ResumeWaker => {
                 let started = matches!(action, WaitAction::StartWaker);
                 s.waker = WakerState::Listening;
+                // It listens on the wake lists of the keys that held the last try back.
+                s.lists = s.blocked.clone();
                 let d = w.delay();
                 let run = w.hosts[h].run;
                 if w.up && !w.cut(h) {
@@ -200,9 +219,14 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
             }
             WaitAction::StopWaker { held } => {
                 let got = std::mem::replace(&mut s.waker, WakerState::Off) == WakerState::Parked;
+                if got && s.carried {
+                    // The wake-up went with the last try: acquire.lua handed it on, or its
+                    // key was taken (cmd::run::waker's `stop`, `placed`).
+                    continue;
+                }
                 match waker_push(got, held) {
                     WakerPush::Nothing => count_lost_if(w, got && !held),
-                    WakerPush::WakeUpBack => hand_back(w, h, false),
+                    WakerPush::WakeUpBack => hand_back(w, h, false, s.popped.unwrap_or(0)),
                     WakerPush::OwnKey => {
                         let own = own_wake_key(w, h);
                         let call = scripted(&WakeCall {
@@ -271,14 +295,19 @@ fn cleaned_up(w: &mut World, h: usize, s: &mut Waiting) -> bool {
         s.cleanup = None;
         return true;
     };
-    let (keys, token, off) = (w.keys.clone(), w.hosts[h].token.clone(), RunLog::off());
+    let (keys, token, off) = (
+        w.host_keys[h].clone(),
+        w.hosts[h].token.clone(),
+        RunLog::off(),
+    );
+    let also = w.host_also[h].clone();
     let call = scripted(&ReleaseCall {
         keys: &keys,
         slot,
         token: &token,
         finish: &finish,
         log: &off,
-        also: &[],
+        also: &also,
         known_lost: false,
     });
     let hung = std::mem::take(&mut w.hosts[h].hung_up);
@@ -289,14 +318,16 @@ fn cleaned_up(w: &mut World, h: usize, s: &mut Waiting) -> bool {
     false
 }
 
-/// A wake-up reached the host's waker (run `run`'s).
-pub fn woken(w: &mut World, h: usize, run: u64) {
+/// A wake-up reached the host's waker (run `run`'s), from the wake list of set index `list`.
+pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
     let now: Instant = local(w, h);
     if w.hosts[h].run == run
         && let Phase::Waiting(s) = &mut w.hosts[h].phase
         && s.waker == WakerState::Listening
     {
         s.waker = WakerState::Parked;
+        s.popped = Some(list);
+        s.woken_by = Some(list);
         w.check.ev(w.now, h, "woken", 0);
         // With a try out, the machine reads it after that try's answer.
         s.wait.handle(WaitInput::Woken, now);
@@ -309,7 +340,7 @@ pub fn woken(w: &mut World, h: usize, run: u64) {
     if let Some(i) = stopped.iter().position(|(r, _)| *r == run) {
         let (_, held) = stopped.remove(i);
         match waker_push(true, held) {
-            WakerPush::WakeUpBack => hand_back(w, h, true),
+            WakerPush::WakeUpBack => hand_back(w, h, true, list),
             _ => count_lost_if(w, !held),
         }
         return;
@@ -323,9 +354,10 @@ pub fn woken(w: &mut World, h: usize, run: u64) {
     }
 }
 
-/// A wake-up goes back to the wake list: the next waiter's (`after_stop`: by the thread).
-fn hand_back(w: &mut World, h: usize, after_stop: bool) {
-    let keys = w.keys.clone();
+/// A wake-up goes back to the wake list it came from (set index `list`): the next waiter's
+/// (`after_stop`: by the thread).
+fn hand_back(w: &mut World, h: usize, after_stop: bool, list: usize) {
+    let keys = crate::host::key_at(w, h, list).clone();
     let call = scripted(&WakeCall {
         list: &keys.wake,
         room: keys.slots.len(),
@@ -353,7 +385,20 @@ pub fn waker_gone(w: &mut World, h: usize, run: u64) {
 
 /// The host's own wake key for its current run (cmd::run::waker's).
 pub fn own_wake_key(w: &World, h: usize) -> String {
-    companion(&w.keys.lock, &format!("wake:{}", w.hosts[h].token))
+    companion(&w.host_keys[h].lock, &format!("wake:{}", w.hosts[h].token))
+}
+
+/// The wake lists host `h`'s waker listens on (set index, list), as its BLPOP reaches the
+/// server: those it was started or resumed with (one BLPOP is out at a time).
+pub fn waker_lists(w: &World, h: usize) -> Vec<(usize, String)> {
+    let lists = match &w.hosts[h].phase {
+        Phase::Waiting(s) => s.lists.clone(),
+        _ => vec![0],
+    };
+    lists
+        .into_iter()
+        .map(|j| (j, crate::host::key_at(w, h, j).wake.clone()))
+        .collect()
 }
 
 /// Whether the host's waker of run `run` still wants its BLPOP.

@@ -48,10 +48,12 @@ pub enum Event {
         host: usize,
         run: u64,
     },
-    /// A wake-up popped for the host's waker reaches it.
+    /// A wake-up popped for the host's waker reaches it: from the wake list of `list`, the
+    /// set index of its key (0: the --key; j: the j-th --also key).
     Woken {
         host: usize,
         run: u64,
+        list: usize,
     },
     /// The waker's BLPOP reaches the server.
     Block {
@@ -98,6 +100,9 @@ pub struct Blocked {
     pub run: u64,
     /// The waiter's own wake key: an item there ends this BLPOP (its stop).
     pub own: String,
+    /// The wake lists it listens on, with their key's set index (--also: the keys that held
+    /// its last try back; else the lock's one list).
+    pub lists: Vec<(usize, String)>,
 }
 
 pub struct World {
@@ -117,6 +122,10 @@ pub struct World {
     pub check: Checker,
     /// The lock's keys (`sim`, with the scenario's --limit), shared by every call built.
     pub keys: Rc<Keys>,
+    /// Each host's --key (`keys` but in --also worlds) and --also keys (with the world's
+    /// --also-limit; none but in --also worlds).
+    pub host_keys: Vec<Rc<Keys>>,
+    pub host_also: Vec<Rc<Vec<Keys>>>,
     /// Tokens whose renewal schedule ran when the server went down (they watch the connection),
     /// with how long after that their watch began.
     watched: Vec<(String, Us)>,
@@ -140,6 +149,8 @@ pub struct World {
     pub paused: bool,
     /// Holders' cancel listeners blocked in BLPOP on their run's own list.
     pub listeners: Vec<crate::cancel::Listening>,
+    /// --also worlds: each key's state as the last script call left it (also.rs' liveness).
+    pub also_free: std::collections::BTreeMap<String, crate::also::Free>,
 }
 
 impl World {
@@ -153,6 +164,8 @@ impl World {
         let hosts = (0..sc.hosts)
             .map(|h| Host::new(h, sc.rates[h], rng.range(0, 1_000_000)))
             .collect();
+        let keys = Rc::new(Keys::with_limit("sim", sc.limit));
+        let (host_keys, host_also) = crate::also::keys(&sc, &keys);
         let mut w = World {
             check: Checker::new(sc.limit, sc.max_renewals, unsafe_world),
             rng,
@@ -165,7 +178,9 @@ impl World {
             blocked: Vec::new(),
             flights: Vec::new(),
             hosts,
-            keys: Rc::new(Keys::with_limit("sim", sc.limit)),
+            keys,
+            host_keys,
+            host_also,
             granted: BTreeSet::new(),
             free_since: Some(0),
             woken_since: None,
@@ -182,9 +197,11 @@ impl World {
                 .collect(),
             paused: false,
             listeners: Vec::new(),
+            also_free: Default::default(),
             sc,
         };
         w.check.every_at_risk = unsafe_world || !w.sc.failovers.is_empty();
+        w.check.sets = crate::also::sets(&w);
         for h in 0..w.sc.hosts {
             let at = w.rng.range(0, w.sc.ttl.as_micros() as u64);
             w.at(at, Event::Wake { host: h, epoch: 0 });
@@ -301,11 +318,17 @@ impl World {
                 Event::Arrive { host, id, call_at } => self.arrive(host, id, call_at),
                 Event::Answer { host, id } => crate::host::answer(self, host, id),
                 Event::JobExit { host, run } => crate::host::job_exit(self, host, run),
-                Event::Woken { host, run } => crate::host::woken(self, host, run),
+                Event::Woken { host, run, list } => crate::host::woken(self, host, run, list),
                 Event::Block { host, run } => {
                     if self.up && crate::host::waker_listens(self, host, run) {
                         let own = crate::host::own_wake_key(self, host);
-                        self.blocked.push(Blocked { host, run, own });
+                        let lists = crate::waiting::waker_lists(self, host);
+                        self.blocked.push(Blocked {
+                            host,
+                            run,
+                            own,
+                            lists,
+                        });
                         self.serve_blocked();
                     }
                 }
@@ -324,6 +347,7 @@ impl World {
                 break;
             }
         }
+        crate::also::finished(self);
     }
 
     fn ks_clock(&mut self) {
@@ -363,12 +387,15 @@ impl World {
         let mut ks = self.server.ks.borrow_mut();
         self.blocked.retain(|b| ks.lpop(&b.own).is_none());
         drop(ks);
+        if self.sc.also.is_some() {
+            return crate::also::serve_blocked(self);
+        }
         let list = crate::host::wake_list(self);
         while !self.blocked.is_empty() && self.server.ks.borrow_mut().lpop(&list).is_some() {
             let Blocked { host, run, .. } = self.blocked.remove(0);
             let d = self.delay();
             if !self.cut(host) {
-                self.at(self.now + d, Event::Woken { host, run });
+                self.at(self.now + d, Event::Woken { host, run, list: 0 });
             }
         }
     }

@@ -142,6 +142,7 @@ impl World {
         .then_some(call_at as Us);
         crate::liveness::after_script(self, before, EPOCH_US / 1000, released, handed_back);
         crate::host::served(self, host, &call, &answer, holder);
+        crate::also::after_script(self, host, &call, &answer);
         self.after_write();
         let d = self.delay();
         let lost = self.cut(host) || self.rng.chance(self.sc.loss);
