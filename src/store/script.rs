@@ -59,7 +59,7 @@ pub(crate) static RENEW: Script = Script::new(
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "7e55293db65b46f8317a333033c275b461406238",
+    "8b573fd3ea2b6fb69ee47f5dd0a3b0f36a9cd5ff",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),

@@ -535,3 +535,41 @@ fn the_run_log_lists_the_also_keys() {
         Some("1\t0\talso:x1\n1\t0\talso:x2")
     );
 }
+
+/// A `--limit 2` KEY: the run holds slot 1 with its --also keys; a release naming slot 0 (the
+/// lost-reply cleanup tries each slot; a release retried after a late grant names the old
+/// one) finds slot 0 not its own and leaves the --also keys to slot 1's release, so the set is
+/// never half held (found by the simulation's --also worlds, seeds 294 and 3836).
+#[test]
+fn a_release_of_another_slot_leaves_the_set_whole() {
+    let s = RedisServer::start();
+    let k = Keys::with_limit("also:k2", 2);
+    let also = [Keys::with_limit("also:x1", 1)];
+    let m = meta("h", 1);
+    let (f, log) = (finish(), RunLog::off());
+    // A rival on slot 0, the run on slot 1.
+    assert_eq!(plain(&s, &k, "rival", TTL), 0);
+    match eval(&s, &acquire(&k, &also, "tok", &m, TTL, None)) {
+        Acquire::Acquired { slot: 1, .. } => {}
+        other => panic!("the run's acquire: {other:?}"),
+    }
+    s.cmd(&["DEL", &k.slots[0].lock, &k.slots[0].holder]);
+    let other_slot = ReleaseCall {
+        slot: 0,
+        ..release(&k, &also, "tok", &f, &log)
+    };
+    let (r, _, _) = eval(&s, &other_slot);
+    assert_eq!(r, Release::NotOurs);
+    assert_eq!(
+        held_by(&s, &k, &also, "tok"),
+        [k.slots[1].lock.clone(), also[0].slots[0].lock.clone()],
+        "the run's set, whole"
+    );
+    // Slot 1's own release frees the whole set.
+    let own = ReleaseCall {
+        slot: 1,
+        ..release(&k, &also, "tok", &f, &log)
+    };
+    assert_eq!(eval(&s, &own).0, Release::Released);
+    assert!(held_by(&s, &k, &also, "tok").is_empty());
+}

@@ -96,8 +96,17 @@ if ours then
   end
 end
 if n > 1 and r ~= 2 then drop_limit_if_free(KEYS[5], 8, n) end
--- --also: every X_j slot of ours goes (unless kept above), each freed X_j wakes its waiter.
-if r ~= 2 then
+-- --also: every X_j slot of ours goes (unless kept above), each freed X_j wakes its waiter —
+-- but not from a slot that is not ours while another --key slot holds our token (a lost
+-- reply's cleanup trying each slot of a --limit N key, or a retried release after a late
+-- grant): that slot's own release frees the set, so it is freed whole or not at all.
+local elsewhere = false
+if A > 0 and not ours then
+  for i = 0, n - 1 do
+    if redis.call('GET', KEYS[8 + i]) == ARGV[1] then elsewhere = true end
+  end
+end
+if r ~= 2 and not elsewhere then
   for j = 1, A do
     local b, s = xb(j), mine[j]
     if s then
