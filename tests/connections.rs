@@ -545,15 +545,15 @@ fn an_unreachable_cluster_is_69() {
         .stderr_has("connection refused");
 }
 
-/// The README's least-privilege rule set, read from the README itself so the test runs exactly
-/// what operators are told to configure.
+/// The least-privilege rule set of docs/connecting.md, read from the guide itself so the test
+/// runs exactly what operators are told to configure.
 pub(crate) fn readme_acl_rules() -> Vec<String> {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/connecting.md")).unwrap();
     let line = readme
         .lines()
         .find(|l| l.starts_with("ACL SETUSER dlock "))
-        .expect("the ACL rule set in README.md");
+        .expect("the ACL rule set in docs/connecting.md");
     line.split_whitespace()
         .skip(3)
         .map(|w| w.replace(">PASSWORD", ">dlock-pw"))

@@ -1,7 +1,7 @@
 //! The committed man page and completions are exactly what the clap definition generates, the
-//! README's exit-code table is the one `dlock --help` and the man page are rendered from, and
+//! reference guide's (docs/reference.md) exit-code table is the one `dlock --help` and the man page are rendered from, and
 //! every option, variable and command the clap definition, the code and a real job know of is
-//! named in the man page and the README.
+//! named in the man page and in docs/reference.md.
 //! Regenerate with: DLOCK_UPDATE_DOCS=1 cargo test --test integration docs
 
 use std::path::Path;
@@ -37,14 +37,14 @@ fn completions_are_fresh() {
 }
 
 #[test]
-fn readme_exit_table_is_the_one_in_the_code() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+fn the_reference_exit_table_is_the_one_in_the_code() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let table = dlock::api::exit_table_markdown();
     let start = readme
         .find("## Exit status\n\n")
         .map(|i| i + "## Exit status\n\n".len())
-        .expect("README has an \"## Exit status\" section");
+        .expect("docs/reference.md has an \"## Exit status\" section");
     let end = readme[start..]
         .find("\n\n")
         .map_or(readme.len(), |i| start + i + 1);
@@ -55,7 +55,7 @@ fn readme_exit_table_is_the_one_in_the_code() {
     }
     assert!(
         readme[start..end] == table,
-        "README.md's exit-status table differs from src/exit.rs TABLE: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration docs` and commit the result"
+        "docs/reference.md's exit-status table differs from src/exit.rs TABLE: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration docs` and commit the result"
     );
 }
 
@@ -65,8 +65,9 @@ fn man() -> String {
     std::fs::read_to_string(path).unwrap().replace("\\-", "-")
 }
 
+/// docs/reference.md: the options summary and the job's environment.
 fn readme() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference.md");
     std::fs::read_to_string(path).unwrap()
 }
 
@@ -80,12 +81,12 @@ fn man_section<'m>(man: &'m str, name: &str) -> &'m str {
     &man[start..end]
 }
 
-/// The README's section that starts with the line `heading`, up to the next heading of its
+/// The reference guide's section that starts with the line `heading`, up to the next heading of its
 /// level or above.
 fn readme_section<'r>(readme: &'r str, heading: &str) -> &'r str {
     let start = readme
         .find(&format!("\n{heading}\n"))
-        .unwrap_or_else(|| panic!("README has no {heading:?}"))
+        .unwrap_or_else(|| panic!("docs/reference.md has no {heading:?}"))
         + heading.len()
         + 2;
     let level = heading.split(' ').next().unwrap_or("#").len();
@@ -102,11 +103,11 @@ fn readme_section<'r>(readme: &'r str, heading: &str) -> &'r str {
     &readme[start..end]
 }
 
-/// The bullet of the README's options summary that starts with `start`, up to the next one.
+/// The bullet of the reference guide's options summary that starts with `start`, up to the next one.
 fn bullet<'o>(options: &'o str, start: &str) -> &'o str {
     let from = options
         .find(&format!("\n- {start}"))
-        .unwrap_or_else(|| panic!("README's ## Options has no bullet \"- {start}\""));
+        .unwrap_or_else(|| panic!("docs/reference.md's ## Options has no bullet \"- {start}\""));
     let rest = &options[from + 1..];
     let end = [rest.find("\n- "), rest.find("\n\n")]
         .into_iter()
@@ -125,11 +126,11 @@ fn names(text: &str, word: &str) -> bool {
 }
 
 /// Every option (long flag) of every command and every variable it is read from, walked from
-/// the clap definition, is in the man page (a variable in its ENVIRONMENT) and in the README's
+/// the clap definition, is in the man page (a variable in its ENVIRONMENT) and in docs/reference.md's
 /// options summary: in its command's bullet there, or, for an option of every command, in
 /// theirs. An option hidden from --help (--log-level) needs only its variable.
 #[test]
-fn every_option_and_its_variable_are_in_the_man_page_and_the_readme_options() {
+fn every_option_and_its_variable_are_in_the_man_page_and_the_reference() {
     let (man, readme) = (man(), readme());
     let environment = man_section(&man, "ENVIRONMENT");
     let summary = readme_section(&readme, "## Options");
@@ -159,7 +160,7 @@ fn every_option_and_its_variable_are_in_the_man_page_and_the_readme_options() {
                 }
                 if !names(options(), &long) {
                     missing.push(format!(
-                        "{name} {long}: not in its bullet of README's ## Options"
+                        "{name} {long}: not in its bullet of docs/reference.md's ## Options"
                     ));
                 }
                 checked += 1;
@@ -170,7 +171,7 @@ fn every_option_and_its_variable_are_in_the_man_page_and_the_readme_options() {
                 }
                 if !names(options(), var) {
                     missing.push(format!(
-                        "{name} {var}: not in its bullet of README's ## Options"
+                        "{name} {var}: not in its bullet of docs/reference.md's ## Options"
                     ));
                 }
             }
@@ -192,12 +193,12 @@ fn the_man_pages_exit_status_covers_every_command() {
 }
 
 /// Every variable dlock sets for the job, as a real job sees it, is in the man page's
-/// ENVIRONMENT and in the README's table of them.
+/// ENVIRONMENT and in docs/reference.md's table of them.
 #[test]
-fn every_variable_the_job_sees_is_in_the_man_page_and_the_readme() {
+fn every_variable_the_job_sees_is_in_the_man_page_and_the_reference() {
     let (man, readme) = (man(), readme());
     let environment = man_section(&man, "ENVIRONMENT");
-    let table = readme_section(&readme, "### The job's environment");
+    let table = readme_section(&readme, "## The job's environment");
     let r = crate::support::RedisServer::start();
     // --url, not DLOCK_URL: every DLOCK_ variable the job sees is then one dlock set, but for
     // the suite's own mark (.ci/run's DLOCK_TEST_RUN, which the builder keeps).
@@ -219,7 +220,7 @@ fn every_variable_the_job_sees_is_in_the_man_page_and_the_readme() {
         );
         assert!(
             names(table, &format!("`{var}`")),
-            "README's job environment lacks {var}"
+            "docs/reference.md's job environment lacks {var}"
         );
     }
 }

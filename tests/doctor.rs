@@ -325,11 +325,11 @@ fn the_readmes_doctor_output_is_a_real_run() {
         "<!-- doctor:begin -->\n```console\n$ dlock doctor\n{}$ echo $?\n1\n```\n<!-- doctor:end -->",
         out.stdout
     );
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/operating.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let start = readme
         .find("<!-- doctor:begin -->")
-        .expect("the README's doctor block");
+        .expect("the doctor block of docs/operating.md");
     let end = readme.find("<!-- doctor:end -->").unwrap() + "<!-- doctor:end -->".len();
     if std::env::var_os("DLOCK_UPDATE_DOCS").is_some() {
         std::fs::write(
@@ -342,7 +342,7 @@ fn the_readmes_doctor_output_is_a_real_run() {
     assert_eq!(
         shape(&readme[start..end]),
         shape(&block),
-        "README.md's doctor output is stale: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration doctor::the_readme` and commit the result"
+        "docs/operating.md's doctor output is stale: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration doctor::the_readme` and commit the result"
     );
 }
 

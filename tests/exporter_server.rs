@@ -218,12 +218,12 @@ fn evictions_show_in_evicted_keys_total() {
 fn the_readmes_alert_rules_pass_promtool_and_name_the_eviction_series() {
     require!(Need::Promtool);
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/monitoring.md")).unwrap();
     let rules = readme
         .split("```yaml\n")
         .filter_map(|b| b.split_once("\n```").map(|b| b.0))
         .find(|b| b.starts_with("# Prometheus alert rules"))
-        .expect("the README's alert rules block");
+        .expect("the alert rules block of docs/monitoring.md");
     for series in [
         "dlock_server_evicting",
         "dlock_server_evicted_keys_total",

@@ -246,12 +246,28 @@ fn install_self_says_why_a_copy_failed_and_exits_1() {
         .stderr_has("check that the directory is writable and has room");
 }
 
-/// The README's YAML blocks that are Kubernetes objects (they have an apiVersion).
+/// README.md and the guides in docs/, the pages an operator copies from.
+fn doc_pages() -> Vec<PathBuf> {
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    pages.insert(0, root().join("README.md"));
+    pages
+}
+
+/// The YAML blocks of README.md and docs/ that are Kubernetes objects (they have an apiVersion).
 fn readme_manifests() -> Vec<String> {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let text: String = doc_pages()
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
-    for line in readme.lines() {
+    for line in text.lines() {
         match (&mut current, line) {
             (None, "```yaml") => current = Some(String::new()),
             (Some(_), "```") => blocks.extend(current.take()),
@@ -283,7 +299,7 @@ fn every_kubernetes_manifest_passes_kubernetes_validate_strict() {
     let readme = readme_manifests();
     assert!(
         readme.len() >= 5,
-        "only {} manifests in README.md",
+        "only {} manifests in README.md and docs/",
         readme.len()
     );
     for (i, block) in readme.iter().enumerate() {
@@ -311,12 +327,12 @@ fn every_kubernetes_manifest_passes_kubernetes_validate_strict() {
 #[test]
 fn the_docs_name_this_versions_files_and_image() {
     let version = env!("CARGO_PKG_VERSION");
-    let mut files = vec![
-        root().join("README.md"),
+    let mut files = doc_pages();
+    files.extend([
         root().join("dist/README.md"),
         root().join("man/dlock.1"),
         root().join("src/cli/help.rs"),
-    ];
+    ]);
     for dir in ["examples/kubernetes", "examples/cron", "examples/systemd"] {
         for e in std::fs::read_dir(root().join(dir)).unwrap() {
             files.push(e.unwrap().path());

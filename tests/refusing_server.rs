@@ -143,7 +143,7 @@ fn run_without_a_password_is_told_to_set_one() {
         .one_line_error();
 }
 
-/// An ACL user that may SCAN but not GET: 69, naming the command to grant and the README's
+/// An ACL user that may SCAN but not GET: 69, naming the command to grant and the
 /// rule set; the exporter serves `dlock_up 0`.
 #[test]
 fn an_acl_user_without_get_is_told_which_command_to_grant() {
@@ -167,7 +167,7 @@ fn an_acl_user_without_get_is_told_which_command_to_grant() {
     let out = Dlock::bare().args(["--url", &url, "status", "k"]).run();
     out.code(69)
         .stderr_has("grant this user the \"get\" command")
-        .stderr_has("the README's ACL rule set");
+        .stderr_has("the ACL rule set in docs/connecting.md");
 }
 
 /// LOADING, BUSY, MASTERDOWN, TRYAGAIN and CLUSTERDOWN from a fake server: the read commands report them at once (69,

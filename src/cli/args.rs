@@ -303,7 +303,7 @@ pub struct StatusArgs {
     #[arg(value_name = "KEY")]
     pub keys: Vec<String>,
 
-    /// Output: a table, one JSON array (stable field names, see the README), or the
+    /// Output: a table, one JSON array (stable field names, see docs/operating.md), or the
     /// Prometheus text format
     #[arg(long, value_enum, default_value = "text", value_name = "F")]
     pub format: StatusFormat,

@@ -131,7 +131,7 @@ pub fn evicting(maxmemory: Option<u64>, policy: Option<&str>) -> Option<bool> {
 /// The mark is `evicting`'s verdict; the arms only word it.
 pub fn eviction(maxmemory: Option<u64>, policy: Option<&str>, used: Option<u64>) -> Row {
     const CHECK: &str = "eviction";
-    let why = "an evicted lock lets a rival in while its holder runs on until its next renewal (README \"Before you go live\": eviction)";
+    let why = "an evicted lock lets a rival in while its holder runs on until its next renewal (docs/operating.md, \"dlock doctor\": eviction)";
     let fix = "maxmemory-policy noeviction (redis.conf, or CONFIG SET maxmemory-policy noeviction; on a managed Redis, the provider's parameter group)";
     let usage = |limit: u64| match used {
         Some(u) if limit > 0 => format!(", {} in use ({}%)", bytes(u), u * 100 / limit),
@@ -194,7 +194,7 @@ pub struct Persistence {
 /// any more (the README's restart measurements, variant e).
 pub fn persistence(p: &Persistence) -> Row {
     const CHECK: &str = "persistence";
-    let why = "a restart without persistence empties every lock: a job running then can be joined by a rival (README \"Failover, partition and restart, measured\": variant e-now overlaps; the remedies measured are e-aof and e-delayed)";
+    let why = "a restart without persistence empties every lock: a job running then can be joined by a rival (docs/guarantees.md, \"Failover, partition and restart, measured\": variant e-now overlaps; the remedies measured are e-aof and e-delayed)";
     let last = p
         .last_save
         .as_deref()
@@ -266,7 +266,7 @@ pub struct Replication {
 /// lock: two holders (the README's failover table, variants a and c).
 pub fn replication(r: &Replication) -> Row {
     const CHECK: &str = "replication";
-    let why = "a failover can promote a replica that never received a lock, and a rival acquires it (README \"Failover, partition and restart, measured\": variants a and c)";
+    let why = "a failover can promote a replica that never received a lock, and a rival acquires it (docs/guarantees.md, \"Failover, partition and restart, measured\": variants a and c)";
     let m2w = r
         .min_replicas_to_write
         .map_or(String::new(), |n| format!("; min-replicas-to-write {n}"));

@@ -70,9 +70,9 @@ pub fn classify(e: &RedisError) -> Fault {
             "permission denied by the server's ACL ({said}): {}",
             match quoted(detail) {
                 Some(command) => format!(
-                    "grant this user the {command:?} command; the README's ACL rule set (Connecting: ACL) lists every command and key pattern dlock needs"
+                    "grant this user the {command:?} command; the ACL rule set in docs/connecting.md (\"Least privilege\") lists every command and key pattern dlock needs"
                 ),
-                None => "grant the commands and key pattern of the README's ACL rule set (Connecting: ACL)".to_string(),
+                None => "grant the commands and key pattern of the ACL rule set in docs/connecting.md (\"Least privilege\")".to_string(),
             }
         )),
         (ErrorKind::MasterNameNotFoundBySentinel, _) => Fault::Permanent(format!(

@@ -1,7 +1,7 @@
 //! The rights row: each command dlock's paths send, checked for the user dlock connects as —
 //! by `ACL DRYRUN` where the user may run it, else by a harmless try on a scratch key that is
-//! gone when doctor ends. The users are the README's own least-privilege rule set (read from
-//! the README, as `connections.rs` does) and that set with commands taken out.
+//! gone when doctor ends. The users are docs/connecting.md's least-privilege rule set (read from
+//! the guide, as `connections.rs` does) and that set with commands taken out.
 
 use super::{doctor, found, mark, row};
 use crate::connections::readme_acl_rules;
@@ -46,7 +46,7 @@ fn a_user_without_evalsha_and_xadd_fails_the_rights_row_naming_both() {
     for taken in ["+evalsha", "+xadd"] {
         assert!(
             rules.iter().any(|w| w == taken),
-            "the README grants {taken}"
+            "docs/connecting.md grants {taken}"
         );
     }
     let url = user(
@@ -110,7 +110,7 @@ fn an_admin_user_is_checked_by_acl_dryrun_and_a_missing_command_still_shows() {
     assert_eq!(snapshot(&r), before, "doctor wrote or left a key");
 }
 
-/// What doctor sends as the README's user under `--prefix app:`: only the scratch key under
+/// What doctor sends as the guide's ACL user under `--prefix app:`: only the scratch key under
 /// that prefix is named, never a real lock's key, and the scratch key is deleted.
 #[test]
 fn the_trial_touches_only_a_scratch_key_under_the_prefix_and_deletes_it() {

@@ -117,7 +117,7 @@ fn listen(
             }
             Err(f) if f.sent && f.permanent => {
                 warn!("listener_refused";
-                    "the server refuses LPOP too ({}): this run cannot be cancelled; grant blpop (see the README's ACL rules)",
+                    "the server refuses LPOP too ({}): this run cannot be cancelled; grant blpop (the ACL rule set in docs/connecting.md)",
                     f.reason
                 );
                 return;

@@ -344,7 +344,7 @@ fn log_failure(err: &str) -> String {
         || err.contains("no permissions to run");
     if acl {
         format!(
-            "the Redis user may not run XADD ({err}); add +xadd to its ACL (README: least privilege)"
+            "the Redis user may not run XADD ({err}); add +xadd to its ACL (docs/connecting.md: least privilege)"
         )
     } else if err.contains("WRONGTYPE") {
         "that key is not a stream (another program uses it); delete it or use another --prefix"

@@ -144,7 +144,7 @@ impl Waker {
                         // loop's backoff finds the lock free instead.
                         Err(f) if f.sent && f.permanent => {
                             warn!("waker_refused";
-                                "the server refuses BLPOP ({}): waiting by retries only; grant blpop (see the README's ACL rules) for prompt hand-offs",
+                                "the server refuses BLPOP ({}): waiting by retries only; grant blpop (the ACL rule set in docs/connecting.md) for prompt hand-offs",
                                 f.reason
                             );
                             return;

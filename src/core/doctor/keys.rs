@@ -99,7 +99,7 @@ impl Kind {
     fn why(self) -> &'static str {
         match self {
             Kind::Reach => {
-                "a run longer than its lease's reach (--max-renewals × --renew-every + --ttl − --grace) is stopped at the renewal cap, exit 124 (README \"How `run` behaves\": cap)"
+                "a run longer than its lease's reach (--max-renewals × --renew-every + --ttl − --grace) is stopped at the renewal cap, exit 124 (docs/guarantees.md, \"How `run` behaves\": cap)"
             }
             Kind::NoExpiry => {
                 "a lock with no expiry never frees itself: every run of that key stays busy until someone deletes it"

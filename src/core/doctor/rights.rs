@@ -387,7 +387,7 @@ pub fn rights(
             Mark::Failure,
             format!("user {user} {} ({how}){left}", found.join("; ")),
         )
-        .why("ACL checks every command a script calls too: a refused one makes the path that sends it fail (exit 69), README \"Connecting\": least privilege")
+        .why("ACL checks every command a script calls too: a refused one makes the path that sends it fail (exit 69), docs/connecting.md: least privilege")
         .fix(fix.join("; "));
     }
     if !unknown.is_empty() {
@@ -401,7 +401,7 @@ pub fn rights(
             format!("user {user}: could not tell for {}{left}", names.join("; ")),
         )
         .why("a command the user may not run makes the path that sends it fail (exit 69)")
-        .fix("run doctor once as a user allowed ACL DRYRUN (an admin), or compare the user's rules (ACL GETUSER) with the README's");
+        .fix("run doctor once as a user allowed ACL DRYRUN (an admin), or compare the user's rules (ACL GETUSER) with the rule set in docs/connecting.md");
     }
     let n = verdicts.len() - wait.len();
     let row = Row::new(

@@ -42,11 +42,11 @@ fn refusals_retrying_cannot_fix_are_permanent_with_advice() {
         ),
         (
             "NOPERM this user has no permissions to run the 'evalsha' command",
-            "grant this user the \"evalsha\" command; the README's ACL rule set",
+            "grant this user the \"evalsha\" command; the ACL rule set in docs/connecting.md",
         ),
         (
             "NOPERM No permissions to access a key",
-            "(NOPERM No permissions to access a key): grant the commands and key pattern of the README's ACL rule set",
+            "(NOPERM No permissions to access a key): grant the commands and key pattern of the ACL rule set in docs/connecting.md",
         ),
         (
             "MISCONF Errors writing to the AOF file",

@@ -77,7 +77,7 @@ fn every_command_the_rust_code_sends_is_checked_or_excused() {
         // doctor's cancels row reads who asked (the request's text): refused, a ? row.
         "LINDEX",
         // The cancel listener's fallback, only where BLPOP (a need) is refused: a user with
-        // the README's rules never sends it.
+        // the guide's rules never send it.
         "LPOP",
         // The cancel listener names its connection, best effort: refused, it goes unnamed.
         "CLIENT",
@@ -91,7 +91,7 @@ fn every_command_the_rust_code_sends_is_checked_or_excused() {
         for name in names_after(text, "cmd(\"", '"') {
             assert!(
                 needed.contains(name.as_str()) || excused.contains(&name.as_str()),
-                "{path} sends {name}: add it to NEEDS (and the README's ACL rule) or excuse it"
+                "{path} sends {name}: add it to NEEDS (and the ACL rule in docs/connecting.md) or excuse it"
             );
             sent.insert(name);
         }
@@ -102,15 +102,15 @@ fn every_command_the_rust_code_sends_is_checked_or_excused() {
     );
 }
 
-/// The README's least-privilege rule grants exactly what doctor checks (WAIT aside: the README
-/// says to add it for --min-replicas).
+/// The least-privilege rule of docs/connecting.md grants exactly what doctor checks (WAIT aside:
+/// the guide says to add it for --min-replicas).
 #[test]
 fn the_readmes_acl_rule_grants_every_need() {
-    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("docs/connecting.md")).unwrap();
     let line = readme
         .lines()
         .find(|l| l.starts_with("ACL SETUSER dlock "))
-        .expect("the README's ACL rule");
+        .expect("the ACL rule in docs/connecting.md");
     let granted: BTreeSet<String> = line
         .split_whitespace()
         .filter_map(|w| w.strip_prefix('+'))
@@ -236,7 +236,7 @@ fn missing_commands_fail_with_the_acl_rule_that_adds_them() {
     assert!(r.found.contains("XADD (the run log"), "{}", r.found);
     assert!(r.found.contains("scratch key"), "{}", r.found);
     assert_eq!(r.fix, "ACL SETUSER dlock +evalsha +xadd");
-    // Keys out of the user's patterns: the README's patterns for this prefix.
+    // Keys out of the user's patterns: docs/connecting.md's patterns for this prefix.
     let v = verdicts(&[("GET", Verdict::KeyDenied)]);
     let r = rights("app", "jobs:", Method::DryRun, &v, None);
     assert_eq!(r.mark, Mark::Failure);
