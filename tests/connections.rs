@@ -549,7 +549,8 @@ fn an_unreachable_cluster_is_69() {
 /// runs exactly what operators are told to configure.
 pub(crate) fn readme_acl_rules() -> Vec<String> {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/connecting.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/connecting.md"))
+            .unwrap();
     let line = readme
         .lines()
         .find(|l| l.starts_with("ACL SETUSER dlock "))

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Every flag this script may set (the tests name them; rustc checks the spelling).
-const NEEDS: [&str; 13] = [
+const NEEDS: [&str; 14] = [
     "redis_cli",
     "tls",
     "sqlite3",
@@ -38,7 +38,33 @@ const NEEDS: [&str; 13] = [
     "kubernetes_validate",
     "promtool",
     "croniter",
+    "sandbox",
 ];
+
+/// The docs' examples' sandbox works (as tests/support/needs.rs's `sandbox_unshare` and
+/// `SANDBOX_PROBE` have it): unshare with PID, mount, UTS and network namespaces, as root or in
+/// a user namespace mapped to root, and in it the loopback brought up, the host named, a nested
+/// UTS namespace and a bind mount.
+fn sandbox(root: bool) -> bool {
+    let mut args = if root {
+        vec![]
+    } else {
+        vec!["--user", "--map-root-user"]
+    };
+    args.extend([
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount-proc",
+        "--uts",
+        "--net",
+        "sh",
+        "-c",
+        "PATH=$PATH:/usr/sbin:/sbin; ip link set lo up && hostname probe \
+    && unshare --uts true && mount --bind /etc/hosts /etc/hosts",
+    ]);
+    succeeds("unshare", &args)
+}
 
 fn on_path(name: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|path| {
@@ -212,6 +238,7 @@ fn main() {
         ),
         ("promtool", on_path("promtool")),
         ("croniter", succeeds(&python, &["-c", "import croniter"])),
+        ("sandbox", sandbox(root)),
     ];
     for (need, ok) in found {
         debug_assert!(NEEDS.contains(&need));

@@ -40,6 +40,48 @@ pub enum Need {
     Promtool,
     /// croniter (PyPI), in DLOCK_TEST_PYTHON or python3: the calendars' differential test.
     Croniter,
+    /// The docs' examples' sandbox (tests/examples): `unshare` with PID, mount, UTS and network
+    /// namespaces (as root, else in a user namespace mapped to root), and in it `ip` to bring
+    /// the loopback up, `hostname`, a nested `unshare --uts` and a bind mount.
+    Sandbox,
+}
+
+/// `unshare`'s options for the sandbox a docs example runs in (tests/examples/sandbox.rs): its
+/// own PID namespace and /proc (everything it starts dies with its first process), host name,
+/// mount table and network; as root directly, else in a user namespace mapped to root.
+pub fn sandbox_unshare() -> Vec<&'static str> {
+    let mut args = if is_root() {
+        vec![]
+    } else {
+        vec!["--user", "--map-root-user"]
+    };
+    args.extend(SANDBOX);
+    args
+}
+
+/// The namespaces of `sandbox_unshare` (tests/support/build.rs probes the same).
+const SANDBOX: [&str; 6] = [
+    "--pid",
+    "--fork",
+    "--kill-child",
+    "--mount-proc",
+    "--uts",
+    "--net",
+];
+
+/// What a setup does in the sandbox, tried once (tests/support/build.rs tries the same).
+const SANDBOX_PROBE: &str = "PATH=$PATH:/usr/sbin:/sbin; ip link set lo up && hostname probe \
+    && unshare --uts true && mount --bind /etc/hosts /etc/hosts";
+
+fn sandbox_works() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        std::process::Command::new("unshare")
+            .args(sandbox_unshare())
+            .args(["sh", "-c", SANDBOX_PROBE])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
 }
 
 fn on_path(name: &str) -> bool {
@@ -113,6 +155,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::KubernetesValidate => python_has("kubernetes_validate"),
         Need::Promtool => on_path("promtool"),
         Need::Croniter => python_imports("croniter"),
+        Need::Sandbox => sandbox_works(),
     };
     (!ok).then_some(match need {
         Need::RedisCli => "needs redis-cli (apt-get install redis-tools)",
@@ -128,6 +171,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::KubernetesValidate => "needs kubernetes-validate (pip install kubernetes-validate, or DLOCK_TEST_PYTHON=/path/to/python)",
         Need::Promtool => "needs promtool (apt-get install prometheus)",
         Need::Croniter => "needs croniter (pip install croniter) in DLOCK_TEST_PYTHON or python3",
+        Need::Sandbox => "needs root or unprivileged user namespaces, and ip (apt-get install iproute2): unshare --pid --mount-proc --uts --net",
     })
 }
 

@@ -1,0 +1,72 @@
+//! A console line's shape: what a run of the same command shows the same every time. Both the
+//! documented line and the line printed are compared in this form, line by line:
+//!
+//! 1. a hex id — a word of 6 or more characters `0-9a-f` with a digit in it, or of 8 or more —
+//!    becomes `#` (run ids, tokens, commits);
+//! 2. a number becomes `#`: from a digit that does not continue a word (`web-2`, `p50`, `x86_64`
+//!    keep theirs), everything up to the next character that is not a letter, a digit or one of
+//!    `.:,%+-`, trailing punctuation given back (`2026-12-01`, `03:00:12`, `41.3s`, `1m02s`,
+//!    `65%`, `127.0.0.1:38177`, `1796321109898-0` are each one `#`);
+//! 3. runs of white space become one space, and the line is trimmed (column widths).
+//!
+//! So times, dates, durations, pids, fences, ports, counts and ids may differ; every word,
+//! every mark and every piece of punctuation must be the same.
+
+/// `line` in the form the comparison uses.
+pub fn shape(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_ascii_digit() && starts_number(&chars, i) {
+            let mut end = i + chars[i..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || ".:,%+-".contains(**c))
+                .count();
+            while ".:,+-".contains(chars[end - 1]) {
+                end -= 1;
+            }
+            out.push('#');
+            i = end;
+            continue;
+        }
+        let word_start = i == 0 || !chars[i - 1].is_ascii_alphanumeric();
+        if c.is_ascii_alphanumeric() && word_start {
+            let end = i + chars[i..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .count();
+            let word = &chars[i..end];
+            let hex = word.iter().all(|c| matches!(c, '0'..='9' | 'a'..='f'));
+            let digit = word.iter().any(char::is_ascii_digit);
+            if hex && word.len() >= 6 && (digit || word.len() >= 8) {
+                out.push('#');
+                i = end;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Does the digit at `i` start a number, rather than continue a word (`p50`, `x86_64`, and a
+/// name's `-2` as in `web-2`)?
+fn starts_number(chars: &[char], i: usize) -> bool {
+    let Some(&before) = i.checked_sub(1).and_then(|b| chars.get(b)) else {
+        return true;
+    };
+    if before.is_ascii_alphanumeric() || before == '_' {
+        return false;
+    }
+    if before == '-' {
+        let word = i
+            .checked_sub(2)
+            .and_then(|b| chars.get(b))
+            .is_some_and(|c| c.is_ascii_alphabetic());
+        return !word;
+    }
+    true
+}
