@@ -102,7 +102,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand run" -l tls-insecure -d 'Do 
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'
 complete -c dlock -n "__fish_dlock_using_subcommand run" -s h -l help -d 'Print help'
-complete -c dlock -n "__fish_dlock_using_subcommand status" -l format -d 'Output: a table, one JSON array (stable field names, see the README), or the Prometheus text format' -r -f -a "text\t''
+complete -c dlock -n "__fish_dlock_using_subcommand status" -l format -d 'Output: a table, one JSON array (stable field names, see docs/operating.md), or the Prometheus text format' -r -f -a "text\t''
 json\t''
 prometheus\t''"
 complete -c dlock -n "__fish_dlock_using_subcommand status" -l output -d 'Write to FILE instead of stdout, atomically (a temporary file in the same directory, then rename): for node_exporter\'s textfile collector' -r -F

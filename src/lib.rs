@@ -129,6 +129,11 @@ pub mod api {
     pub use crate::cli::docs::{SHELLS, completions, man_page};
     pub use crate::core::backoff::Backoff;
     pub use crate::core::calendar::{Calendar, tzdb_version};
+    /// The end ping's first line and a cut body's marker, for the man page's test.
+    #[cfg(feature = "test-support")]
+    pub use crate::core::ping::{
+        Facts as PingFacts, cut_marker as ping_cut_marker, first_line as ping_first_line,
+    };
     pub use crate::core::stats::bucket_field;
     pub use crate::exit::markdown as exit_table_markdown;
     pub use crate::store::keys::{Keys, companion, new_token};

@@ -283,3 +283,74 @@ fn the_demo_says_it_is_building_before_its_quiet_build() {
         lines[build]
     );
 }
+
+/// The man page's PINGS section gives the end ping's first line as the code writes it — the
+/// code's own line with each fact made a placeholder, so a field added or moved there fails
+/// here — and the line a cut body's output starts with; its HOST NAMES section says the name is
+/// `uname -n`'s, as docs/reference.md does, and a real run records exactly that.
+#[test]
+fn the_man_page_says_what_a_ping_body_and_a_host_name_are() {
+    let man = man();
+    let pings = man_section(&man, "PINGS");
+    let line = dlock::api::ping_first_line(&dlock::api::PingFacts {
+        key: "KEY",
+        host: "HOST",
+        pid: 4242,
+        slot: 7,
+        fence: 8787,
+        took: std::time::Duration::from_millis(8100),
+        outcome: "OUTCOME",
+    });
+    let mut template = line.clone();
+    for (fact, placeholder) in [
+        ("pid 4242", "pid PID"),
+        ("slot 7", "slot S"),
+        ("fence 8787", "fence F"),
+        ("took 8.1s", "took DURATION"),
+    ] {
+        assert!(
+            template.contains(fact),
+            "{fact:?} not in the code's line {line:?}"
+        );
+        template = template.replace(fact, placeholder);
+    }
+    assert!(
+        pings.contains(&format!("\n{template}\n")),
+        "the man page's PINGS lacks the end ping's first line {template:?}:\n{pings}"
+    );
+    let marker = dlock::api::ping_cut_marker(97_312);
+    assert!(
+        pings.contains(&format!("\n{marker}\n")),
+        "the man page's PINGS lacks a cut body's line {marker:?}:\n{pings}"
+    );
+
+    let hosts = man_section(&man, "HOST NAMES");
+    assert!(hosts.contains("uname -n"), "{hosts}");
+    let readme = readme();
+    let reference = readme_section(&readme, "## Host names");
+    assert!(reference.contains("`uname -n`"), "{reference}");
+    let uname = std::process::Command::new("uname")
+        .arg("-n")
+        .output()
+        .unwrap();
+    let uname = String::from_utf8(uname.stdout)
+        .unwrap()
+        .trim_end()
+        .to_string();
+    let r = crate::support::RedisServer::start();
+    crate::support::dlock(&r)
+        .args(["-q", "run", "--key", "host", "--", "true"])
+        .run()
+        .code(0);
+    let out = crate::support::dlock(&r)
+        .args(["history", "host", "--json"])
+        .run();
+    out.code(0);
+    let runs: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        runs[0]["host"].as_str(),
+        Some(uname.as_str()),
+        "{}",
+        out.stdout
+    );
+}

@@ -3,11 +3,11 @@
 //! test itself set the server up (its own `--maxmemory`, `CONFIG SET`, ACL user, the server's own
 //! `evicted_keys`). They are read at most once a minute (`SERVER_FACTS_EVERY`): a test that needs
 //! a fresh read starts a fresh exporter rather than wait; one that shows the cache scrapes the
-//! same exporter again within the minute (a few milliseconds later).
+//! same exporter again within the minute (a few milliseconds later). The page of every series
+//! against the guide, and promtool on it and on the alert rules: tests/exporter_series.rs.
 
 use std::time::Duration;
 
-use crate::support::needs::Need;
 use crate::support::*;
 
 /// The exporter at `url` (dlock's `--url`): the process and its address.
@@ -206,116 +206,4 @@ fn evictions_show_in_evicted_keys_total() {
         "{evicted} <= {shown} <= {after}: {page}"
     );
     stop(e);
-}
-
-/// The README's alert rules, as Prometheus loads them: `promtool check rules` passes, and they
-/// have a rule on each eviction series.
-#[test]
-#[cfg_attr(
-    not(dlock_test_has = "promtool"),
-    ignore = "needs promtool (apt-get install prometheus)"
-)]
-fn the_readmes_alert_rules_pass_promtool_and_name_the_eviction_series() {
-    require!(Need::Promtool);
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/monitoring.md")).unwrap();
-    let rules = readme
-        .split("```yaml\n")
-        .filter_map(|b| b.split_once("\n```").map(|b| b.0))
-        .find(|b| b.starts_with("# Prometheus alert rules"))
-        .expect("the alert rules block of docs/monitoring.md");
-    for series in [
-        "dlock_server_evicting",
-        "dlock_server_evicted_keys_total",
-        "dlock_window_previous_start_seconds",
-    ] {
-        assert!(rules.contains(series), "no rule on {series}:\n{rules}");
-    }
-    let t = tempfile::tempdir().unwrap();
-    let file = t.path().join("dlock.rules.yml");
-    std::fs::write(&file, rules).unwrap();
-    let out = std::process::Command::new("promtool")
-        .args(["check", "rules"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "promtool check rules:\n{}{}\n{rules}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// The exporter's page with its server series, locks and a histogram passes `promtool check
-/// metrics` (the format and Prometheus' naming lints).
-#[test]
-#[cfg_attr(
-    not(dlock_test_has = "promtool"),
-    ignore = "needs promtool (apt-get install prometheus)"
-)]
-fn the_exporters_page_passes_promtool_check_metrics() {
-    require!(Need::Promtool);
-    let r = RedisServer::with_args(&["--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru"]);
-    dlock(&r)
-        .args(["run", "--key", "ev", "--every", "1h", "--", "true"])
-        .run()
-        .code(0);
-    dlock(&r)
-        .args(["run", "--key", "sem", "--limit", "2", "--", "true"])
-        .run()
-        .code(0);
-    // A calendar's windows, of unequal length: no dlock_every_seconds, its window gauges.
-    dlock(&r)
-        .args(["run", "--key", "cal", "--every", "0 9 * * 1-5"])
-        .args(["--tz", "Europe/Berlin", "--", "true"])
-        .run()
-        .code(0);
-    // Paused keys: one until resumed (its end +Inf), one with --for.
-    dlock(&r).args(["pause", "ev"]).run().code(0);
-    dlock(&r)
-        .args(["pause", "sem", "--for", "1h"])
-        .run()
-        .code(0);
-    // Busy tries of an --also run by blocking key (what acquire.lua counts in the stats), one
-    // key needing its label escaped: dlock_busy_blocked_total.
-    for (blocking, n) in [("dlock:db:main", "3"), ("dlock:{w}\"heavy\\", "2")] {
-        let field = format!("busy_on:{blocking}");
-        r.cmd(&["HINCRBY", "{dlock:sem}:stats", &field, n]);
-    }
-    let (e, addr) = exporter(&r, &[]);
-    let page = scrape(&addr);
-    assert!(
-        page.contains(
-            "dlock_busy_blocked_total{key=\"dlock:sem\",blocking_key=\"dlock:{w}\\\"heavy\\\\\"} 2\n"
-        ),
-        "{page}"
-    );
-    assert_eq!(sample(&page, "dlock_server_evicting"), Some("1"), "{page}");
-    assert!(
-        page.contains("dlock_paused_until_seconds{key=\"dlock:ev\"} +Inf\n"),
-        "{page}"
-    );
-    for series in [
-        "dlock_window_previous_start_seconds{key=\"dlock:cal\"}",
-        "dlock_window_start_seconds{key=\"dlock:cal\"}",
-        "dlock_window_end_seconds{key=\"dlock:cal\"}",
-    ] {
-        assert!(page.contains(series), "{series}: {page}");
-    }
-    assert!(
-        !page.contains("dlock_every_seconds{key=\"dlock:cal\"}"),
-        "{page}"
-    );
-    stop(e);
-    let out = fed(
-        std::process::Command::new("promtool").args(["check", "metrics"]),
-        &page,
-    );
-    assert!(
-        out.status.success(),
-        "promtool check metrics:\n{}{}\n{page}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }

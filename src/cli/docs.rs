@@ -132,6 +132,9 @@ the time zone of \fBdlock history\fR's ENDED column (else the system's)
 .TP
 \fBDLOCK_TZ\fR
 \-\-tz: the time zone of a calendar \-\-every (an IANA name; default UTC); a duration \-\-every ignores it
+.TP
+\fBUSER\fR, \fBLOGNAME\fR
+who runs \fBdlock pause\fR or \fBdlock cancel\fR, for the "by" they record (HOST NAMES below): $USER, else $LOGNAME, else uid N
 .PP
 \fBdlock run\fR gives the job its own environment (DLOCK_URL and REDISCLI_AUTH included) and sets:
 .TP
@@ -161,6 +164,22 @@ the \-\-also keys the run holds, one line per key in command\-line order: its fe
 .TP
 \fBDLOCK_ALSO_LIMIT\fR
 N of \-\-also\-limit (1 without it)
+.SH PINGS
+With \-\-ping URL (or DLOCK_PING_URL) only the host that holds the lock pings: POST URL/start?rid=RUN when the job starts, and POST URL/CODE?rid=RUN once the run has ended and the lock is released, CODE being dlock's exit status (0 a success) and RUN the run id (the token as a hyphenated UUID, which \fBdlock history \-\-run\fR takes). The end ping's body is one line:
+.PP
+.nf
+dlock: KEY on HOST pid PID slot S fence F took DURATION outcome OUTCOME
+.fi
+.PP
+HOST as HOST NAMES says, PID dlock's own, S its slot, F its fencing token, DURATION how long it held the lock, OUTCOME the run log's (ok, failed, signal, lost, cap, compare_failure, cancelled). A cancelled run (CODE 122) adds the line "cancelled by HOST (USER): REASON". With \-\-capture the kept output follows: whole when it fits in what the server keeps (its Ping\-Body\-Limit header; 10,000 bytes when it does not say), else its last whole lines after a line that counts the bytes of output before them:
+.PP
+.nf
+[… 97,312 bytes before this …]
+.fi
+.PP
+The output is made UTF\-8 (invalid bytes become U+FFFD); where \-\-capture itself left the middle out, its own line "[dlock: N bytes left out]" stands there. A job that could not be started (126, 127) sends no start ping, and its end ping's body is the error line. A try that finds the key paused sends one POST URL/log (recorded in the check's log, its state unchanged) whose body is the paused line, "dlock:KEY: paused by HOST (USER) until 16:30:00 UTC: REASON; \(gadlock resume KEY\(ga ends it". Busy and not\-due tries send nothing. Each request is bounded by \-\-connect\-timeout and \-\-io\-timeout and tried twice more after a connection error, 408, 429 or 5xx; a failed ping is one warning line and never changes the exit status.
+.SH "HOST NAMES"
+Wherever dlock records which machine did something it writes this machine's node name as \fBuname \-n\fR prints it (uname(2)'s nodename, what gethostname(2) returns): the name the kernel holds, neither looked up in DNS nor made fully qualified; in a container, the container's own (a Kubernetes pod's name, unless the pod sets its hostname). A name that is not UTF\-8 has its invalid bytes replaced by U+FFFD; an empty one is written empty. That name is the holder's host (\fBdlock status\fR, \fB\-\-json\fR's holder.host, the board), each run's host in the run log (\fBdlock history\fR, status's LAST), the HOST of the end ping, and, with the user (ENVIRONMENT: USER), the "by" of \fBdlock pause\fR and \fBdlock cancel\fR: HOST (USER).
 .SH EXAMPLES
 .nf
 # crontab: each tick runs once, on one host; the others skip quietly

@@ -240,7 +240,7 @@ pub fn body(first: &str, output: Option<Output>, limit: usize) -> String {
 }
 
 /// `[… 97,312 bytes before this …]`: what a cut body left out.
-fn cut_marker(before: u64) -> String {
+pub fn cut_marker(before: u64) -> String {
     let digits = before.to_string();
     let mut n = String::new();
     for (i, c) in digits.chars().enumerate() {
