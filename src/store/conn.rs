@@ -4,14 +4,16 @@
 use std::time::Duration;
 
 use redis::{
-    ConnectionAddr, ConnectionInfo, ErrorKind, FromRedisValue, IntoConnectionInfo,
-    RedisConnectionInfo, RedisError, RedisResult, ServerErrorKind, Value,
+    ConnectionAddr, ConnectionInfo, ErrorKind, FromRedisValue, IntoConnectionInfo, RedisError,
+    RedisResult, ServerErrorKind, Value,
 };
 
 use super::fault::{Fault, classify, not_tls};
 use super::target::{Mode, Target, host_port};
 use crate::error::Error;
 use crate::sys::sock::{self, Peer, Socket};
+
+mod sentinel;
 
 /// A connection's socket as far as the watchdog can poll it (`Conn::socket`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,74 +159,6 @@ impl Target {
         Err(last.unwrap_or_else(|| RedisError::from((ErrorKind::Io, "no nodes to connect to"))))
     }
 
-    /// The master the sentinels name now (None if none answers, or not in Sentinel mode).
-    pub fn sentinel_master(&self, ct: Duration, io: Duration) -> Option<(String, u16)> {
-        let Mode::Sentinel { sentinels, service } = &self.mode else {
-            return None;
-        };
-        sentinels
-            .iter()
-            .find_map(|(h, p)| self.ask(h, *p, service, ct, io).ok().flatten())
-    }
-
-    /// One sentinel's answer. Sentinels often run without the data nodes' password: try
-    /// without, then with.
-    fn ask(
-        &self,
-        h: &str,
-        p: u16,
-        service: &str,
-        ct: Duration,
-        io: Duration,
-    ) -> RedisResult<Option<(String, u16)>> {
-        let bare = Target {
-            redis: RedisConnectionInfo::default().set_skip_set_lib_name(),
-            ..self.clone()
-        };
-        match bare
-            .open(self.tcp(h, p), ct, io)
-            .and_then(|mut s| ask_sentinel(&mut s, service))
-        {
-            Err(e)
-                if matches!(e.code(), Some("NOAUTH" | "NOPERM"))
-                    || e.kind() == ErrorKind::AuthenticationFailed =>
-            {
-                self.open(self.tcp(h, p), ct, io)
-                    .and_then(|mut s| ask_sentinel(&mut s, service))
-            }
-            other => other,
-        }
-    }
-
-    fn via_sentinel(
-        &self,
-        sentinels: &[(String, u16)],
-        service: &str,
-        ct: Duration,
-        io: Duration,
-    ) -> RedisResult<((String, u16), redis::Connection)> {
-        let mut last = None;
-        let mut unknown = 0;
-        for (h, p) in sentinels {
-            match self.ask(h, *p, service, ct, io) {
-                Ok(Some((mh, mp))) => {
-                    let c = self.open(self.tcp(&mh, mp), ct, io)?;
-                    return Ok(((mh, mp), c));
-                }
-                Ok(None) => unknown += 1,
-                Err(e) => last = Some(e),
-            }
-        }
-        if unknown > 0 && last.is_none() {
-            return Err(RedisError::from((
-                ErrorKind::MasterNameNotFoundBySentinel,
-                "unknown service",
-                service.to_string(),
-            )));
-        }
-        Err(last.unwrap_or_else(|| RedisError::from((ErrorKind::Io, "no sentinel reachable"))))
-    }
-
     /// Every master of a cluster (for `status`' SCAN), or the one server otherwise.
     pub fn masters(&self, ct: Duration, io: Duration) -> RedisResult<Vec<Conn>> {
         let Mode::Cluster { seeds } = &self.mode else {
@@ -278,15 +212,6 @@ impl Target {
         }
         fault
     }
-}
-
-/// `SENTINEL get-master-addr-by-name`: Some((host, port)), or None if the service is unknown.
-fn ask_sentinel(s: &mut redis::Connection, service: &str) -> RedisResult<Option<(String, u16)>> {
-    let reply: Option<(String, String)> = redis::cmd("SENTINEL")
-        .arg("get-master-addr-by-name")
-        .arg(service)
-        .query(s)?;
-    Ok(reply.and_then(|(h, p)| Some((h, p.parse().ok()?))))
 }
 
 /// A connection to the node that serves the lock, following Redis Cluster redirects.
