@@ -6,6 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::support::doc_pages;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The front page's budget (issue 53): a few screens, not a manual.
@@ -14,19 +16,6 @@ const README_MAX_LINES: usize = 400;
 /// What a terminal or a browser window shows before any scrolling: the lines a reader sees
 /// first (the intro, the two commands, the cost line and the map).
 const FIRST_SCREEN_LINES: usize = 60;
-
-/// README.md and docs/*.md, as paths relative to the root.
-fn pages() -> Vec<String> {
-    let mut pages: Vec<String> = std::fs::read_dir(Path::new(ROOT).join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".md"))
-        .map(|n| format!("docs/{n}"))
-        .collect();
-    pages.sort();
-    pages.insert(0, "README.md".to_string());
-    pages
-}
 
 fn read(page: &str) -> String {
     std::fs::read_to_string(Path::new(ROOT).join(page)).unwrap()
@@ -129,7 +118,7 @@ fn the_readme_is_a_front_page_of_at_most_400_lines() {
 
 #[test]
 fn every_link_in_the_readme_and_the_guides_resolves() {
-    let pages = pages();
+    let pages = doc_pages();
     let anchors: BTreeMap<String, BTreeSet<String>> = pages
         .iter()
         .map(|p| (p.clone(), anchors(&read(p))))
@@ -167,7 +156,7 @@ fn every_guide_is_linked_from_the_readme() {
         .filter_map(|(_, t)| resolve("README.md", &t))
         .map(|(f, _)| f)
         .collect();
-    for page in pages().into_iter().skip(1) {
+    for page in doc_pages().into_iter().skip(1) {
         assert!(linked.contains(&page), "README.md does not link {page}");
     }
 }

@@ -23,7 +23,6 @@
 
 mod markdown;
 mod sandbox;
-mod shape;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -32,22 +31,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use markdown::{Block, Lang, Marker, Parsed};
 
+use crate::support::doc_pages;
 use crate::support::needs::Need;
 
-/// README.md and docs/*.md (sorted), as (name, text).
+/// README.md and docs/*.md, as (name, text).
 fn docs() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut names = vec!["README.md".to_string()];
-    let mut guides: Vec<String> = std::fs::read_dir(root.join("docs"))
-        .expect("docs/")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".md"))
-        .map(|n| format!("docs/{n}"))
-        .collect();
-    guides.sort();
-    names.extend(guides);
-    names
+    doc_pages()
         .into_iter()
         .map(|n| {
             let text = std::fs::read_to_string(root.join(&n)).expect("a doc");
@@ -388,11 +378,11 @@ ACL SETUSER x
     );
 }
 
-/// The normalisation rule (tests/examples/shape.rs): what changes from run to run is `#`,
+/// The normalisation rule (tests/support/shape.rs): what changes from run to run is `#`,
 /// words and marks are kept.
 #[test]
 fn the_comparison_keeps_words_and_hides_what_changes_from_run_to_run() {
-    use shape::shape;
+    use crate::support::shape;
     let rows = [
         (
             "2026-12-01 03:00:12  web-2             48211     0   41.3s  failed              3     812  3f9a2c7e",
@@ -421,7 +411,7 @@ fn the_comparison_keeps_words_and_hides_what_changes_from_run_to_run() {
         ("x86_64 UTF-8 (65%) 7d+4d ±0ms", "x86_64 UTF-8 (#) # ±#"),
     ];
     for (line, shaped) in rows {
-        assert_eq!(shape::shape(line), shaped, "{line}");
+        assert_eq!(shape(line), shaped, "{line}");
     }
     // Words differ: not the same shape.
     assert_ne!(shape("on web-1 pid 3"), shape("on web-2 pid 3"));

@@ -247,20 +247,13 @@ fn install_self_says_why_a_copy_failed_and_exits_1() {
 }
 
 /// README.md and the guides in docs/, the pages an operator copies from.
-fn doc_pages() -> Vec<PathBuf> {
-    let mut pages: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    pages.sort();
-    pages.insert(0, root().join("README.md"));
-    pages
+fn doc_paths() -> Vec<PathBuf> {
+    doc_pages().iter().map(|p| root().join(p)).collect()
 }
 
 /// The YAML blocks of README.md and docs/ that are Kubernetes objects (they have an apiVersion).
 fn readme_manifests() -> Vec<String> {
-    let text: String = doc_pages()
+    let text: String = doc_paths()
         .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect::<Vec<_>>()
@@ -327,7 +320,7 @@ fn every_kubernetes_manifest_passes_kubernetes_validate_strict() {
 #[test]
 fn the_docs_name_this_versions_files_and_image() {
     let version = env!("CARGO_PKG_VERSION");
-    let mut files = doc_pages();
+    let mut files = doc_paths();
     files.extend([
         root().join("dist/README.md"),
         root().join("man/dlock.1"),

@@ -18,11 +18,12 @@
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::markdown::{self, Block, Cron, Lang, Marker};
-use super::shape::shape;
-use crate::support::{RUN_MARK, RedisServer, dlock_bin, needs, redis_server_bin, test_command};
+use crate::support::{
+    RUN_MARK, RedisServer, dlock_bin, needs, redis_server_bin, shape, test_command, wait_within,
+};
 
 /// The longest a block (with its setup) may run. The slowest blocks take about 31 s (a 30 s job
 /// for `--min-duration 30s`; `--splay 30s`); four times that still ends a hung block, on a
@@ -187,23 +188,12 @@ pub fn run(block: &Block) -> Result<(), String> {
     .env("DLOCK_URL", server.url())
     .env("EXAMPLES_CHECKOUT", env!("CARGO_MANIFEST_DIR"))
     .env("EXAMPLES_REDIS_SERVER", redis_server_bin());
-    let start = Instant::now();
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("{}: start unshare: {e}", block.at()))?;
-    let timed_out = loop {
-        if child.try_wait().ok().flatten().is_some() {
-            break false;
-        }
-        if start.elapsed() > BLOCK_TIME {
-            // unshare's --kill-child takes the namespace's first process, and the kernel
-            // every other one in it, with it.
-            let _ = child.kill();
-            let _ = child.wait();
-            break true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    // Killed at BLOCK_TIME: unshare's --kill-child takes the namespace's first process, and the
+    // kernel every other one in it, with it.
+    let timed_out = wait_within(&mut child, BLOCK_TIME).is_none();
     let read = |name: &str| std::fs::read_to_string(runner.join(name)).unwrap_or_default();
     let sandbox = || {
         format!(
@@ -244,7 +234,7 @@ pub fn run(block: &Block) -> Result<(), String> {
             && let Err(diff) = compare(expected, &out, &block.file, *first)
         {
             problems.push(format!(
-                "{at}: `{}` printed what the doc does not show (compared by shape, tests/examples/shape.rs):\n{diff}--- printed ---\n{out}",
+                "{at}: `{}` printed what the doc does not show (compared by shape, tests/support/shape.rs):\n{diff}--- printed ---\n{out}",
                 unit.shown
             ));
         }

@@ -41,28 +41,18 @@ const NEEDS: [&str; 14] = [
     "sandbox",
 ];
 
-/// The docs' examples' sandbox works (as tests/support/needs.rs's `sandbox_unshare` and
-/// `SANDBOX_PROBE` have it): unshare with PID, mount, UTS and network namespaces, as root or in
-/// a user namespace mapped to root, and in it the loopback brought up, the host named, a nested
-/// UTS namespace and a bind mount.
+include!("sandbox_probe.rs");
+
+/// The docs' examples' sandbox works: unshare with `SANDBOX`'s namespaces, as root or in a user
+/// namespace mapped to root, and `SANDBOX_PROBE` in it.
 fn sandbox(root: bool) -> bool {
     let mut args = if root {
         vec![]
     } else {
         vec!["--user", "--map-root-user"]
     };
-    args.extend([
-        "--pid",
-        "--fork",
-        "--kill-child",
-        "--mount-proc",
-        "--uts",
-        "--net",
-        "sh",
-        "-c",
-        "PATH=$PATH:/usr/sbin:/sbin; ip link set lo up && hostname probe \
-    && unshare --uts true && mount --bind /etc/hosts /etc/hosts",
-    ]);
+    args.extend(SANDBOX);
+    args.extend(["sh", "-c", SANDBOX_PROBE]);
     succeeds("unshare", &args)
 }
 

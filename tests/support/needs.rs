@@ -59,19 +59,7 @@ pub fn sandbox_unshare() -> Vec<&'static str> {
     args
 }
 
-/// The namespaces of `sandbox_unshare` (tests/support/build.rs probes the same).
-const SANDBOX: [&str; 6] = [
-    "--pid",
-    "--fork",
-    "--kill-child",
-    "--mount-proc",
-    "--uts",
-    "--net",
-];
-
-/// What a setup does in the sandbox, tried once (tests/support/build.rs tries the same).
-const SANDBOX_PROBE: &str = "PATH=$PATH:/usr/sbin:/sbin; ip link set lo up && hostname probe \
-    && unshare --uts true && mount --bind /etc/hosts /etc/hosts";
+include!("sandbox_probe.rs");
 
 fn sandbox_works() -> bool {
     static OK: OnceLock<bool> = OnceLock::new();

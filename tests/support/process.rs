@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::{HANDSHAKE, overlap};
@@ -271,18 +271,8 @@ pub fn output_within(cmd: &mut Command, within: Duration) -> std::process::Outpu
         let _ = err.read_to_end(&mut v);
         v
     });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("try_wait") {
-            break s;
-        }
-        if start.elapsed() > within {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{cmd:?} still running after {within:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let status = wait_within(&mut child, within)
+        .unwrap_or_else(|| panic!("{cmd:?} still running after {within:?}"));
     std::process::Output {
         status,
         stdout: out.join().unwrap_or_default(),
@@ -309,14 +299,23 @@ pub fn pids(line: &str) -> (i32, i32) {
 /// The exit code of `child` (None: killed by a signal), waiting at most `within`.
 #[track_caller]
 pub fn exit_within(child: &mut Child, within: Duration) -> Option<i32> {
+    wait_within(child, within)
+        .unwrap_or_else(|| panic!("still running after {within:?} (a job stopped by SIGTTIN?)"))
+        .code()
+}
+
+/// `child`'s exit status, waiting at most `within`; None when it was still running then, and
+/// has been killed and reaped.
+pub fn wait_within(child: &mut Child, within: Duration) -> Option<ExitStatus> {
     let start = Instant::now();
     loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s.code();
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            return Some(s);
         }
         if start.elapsed() > within {
             let _ = child.kill();
-            panic!("still running after {within:?} (a job stopped by SIGTTIN?)");
+            let _ = child.wait();
+            return None;
         }
         std::thread::sleep(Duration::from_millis(5));
     }

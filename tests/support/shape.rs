@@ -1,19 +1,25 @@
-//! A console line's shape: what a run of the same command shows the same every time. Both the
-//! documented line and the line printed are compared in this form, line by line:
+//! A printed line's shape: what a run of the same command shows the same every time. The docs'
+//! examples (tests/examples) and the doctor output in docs/operating.md (tests/doctor.rs)
+//! compare the documented lines with the printed ones in this form, line by line:
 //!
 //! 1. a hex id — a word of 6 or more characters `0-9a-f` with a digit in it, or of 8 or more —
 //!    becomes `#` (run ids, tokens, commits);
 //! 2. a number becomes `#`: from a digit that does not continue a word (`web-2`, `p50`, `x86_64`
 //!    keep theirs), everything up to the next character that is not a letter, a digit or one of
 //!    `.:,%+-`, trailing punctuation given back (`2026-12-01`, `03:00:12`, `41.3s`, `1m02s`,
-//!    `65%`, `127.0.0.1:38177`, `1796321109898-0` are each one `#`);
-//! 3. runs of white space become one space, and the line is trimmed (column widths).
+//!    `65%`, `127.0.0.1:38177`, `1796321109898-0` are each one `#`) — `words` stops here;
+//! 3. runs of white space become one space, and the line is trimmed (column widths) — `shape`.
 //!
 //! So times, dates, durations, pids, fences, ports, counts and ids may differ; every word,
-//! every mark and every piece of punctuation must be the same.
+//! every mark and every piece of punctuation must be the same (and with `words`, the spacing).
 
-/// `line` in the form the comparison uses.
+/// `line` in the form the examples compare: `words`, with white space collapsed.
 pub fn shape(line: &str) -> String {
+    words(line).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `line` with its ids and numbers made `#`, its spacing kept.
+pub fn words(line: &str) -> String {
     let chars: Vec<char> = line.chars().collect();
     let mut out = String::new();
     let mut i = 0;
@@ -49,7 +55,7 @@ pub fn shape(line: &str) -> String {
         out.push(c);
         i += 1;
     }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    out
 }
 
 /// Does the digit at `i` start a number, rather than continue a word (`p50`, `x86_64`, and a
