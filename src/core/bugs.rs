@@ -25,6 +25,12 @@ pub enum Bug {
     /// the window before it is not sent, so a host whose clock is a little ahead of the
     /// server's is told its clock is off (issue 51).
     CalendarStartsLate = 128,
+    /// `dlock cancel` reads a run that ended without the holder's word as cancelled (the
+    /// absence read as a confirmation, issue 59).
+    AbsentIsCancelled = 1024,
+    /// The cancel listener takes any reply as a request: a garbage reply cancels the run
+    /// instead of failing it (issue 59).
+    AnyReplyIsRequest = 2048,
 }
 
 #[cfg(feature = "test-support")]

@@ -7,6 +7,7 @@ pub(crate) mod acquire;
 pub(crate) mod backoff;
 pub(crate) mod bugs;
 pub(crate) mod calendar;
+pub(crate) mod cancel;
 pub(crate) mod capture;
 pub(crate) mod clock;
 pub(crate) mod doctor;

@@ -63,6 +63,10 @@ pub struct Stop {
     reason: Option<Reason>,
     /// `dlock cancel`'s sender ("HOST (user)") and reason, once it stopped the job.
     cancel: Option<(String, String)>,
+    /// The id of the cancel request the run took, whether it stopped the job or came too late.
+    taken: Option<String>,
+    /// Why the listener's server cannot be trusted (a reply outside the protocol).
+    fault: Option<String>,
     /// SIGKILL time once a stop has begun.
     kill_at: Option<Instant>,
     /// SIGTERM went to every process of the job (a forwarded signal only reaches its group).
@@ -92,6 +96,8 @@ impl Stop {
             trouble: None,
             reason: None,
             cancel: None,
+            taken: None,
+            fault: None,
             kill_at: None,
             terminated: false,
             leftovers: false,
@@ -120,6 +126,12 @@ impl Stop {
     /// Who cancelled the run and why ("HOST (user)", reason), when a cancel stopped it.
     pub fn cancel(&self) -> Option<&(String, String)> {
         self.cancel.as_ref()
+    }
+
+    /// The id of the cancel request the run took (it stopped the job, or came while the run
+    /// was already ending): the holder's word names it for `dlock cancel`.
+    pub fn taken(&self) -> Option<&str> {
+        self.taken.as_deref()
     }
 
     /// The leader has exited and its whole group is gone.
@@ -256,15 +268,27 @@ impl Stop {
                 });
             }
             Input::Signal(sig) => self.on_signal(sig, now),
-            Input::Cancelled { by, reason } => {
+            Input::Cancelled(request) => {
+                self.taken = Some(request.id);
                 // Only a job still running and not already being stopped: a stop under way
                 // (cap, lost, a signal) keeps its own reason and its own exit.
                 if self.leader.is_some() || self.reason.is_some() {
-                    self.report(Report::CancelIgnored { by });
+                    self.report(Report::CancelIgnored { by: request.by });
                     return;
                 }
-                self.cancel = Some((by, reason));
+                self.cancel = Some((request.by, request.reason));
                 self.begin_stop(Reason::Cancelled, now);
+            }
+            Input::NotProtocol(why) => {
+                // As a lost lease: a stop under way keeps its own kill time, but the run's
+                // exit says the lease could not be trusted, whatever the job did.
+                self.fault = Some(why);
+                let stopping = self.kill_at.is_some();
+                if self.leader.is_none() && !stopping {
+                    self.begin_stop(Reason::NotProtocol, now);
+                } else {
+                    self.reason = Some(Reason::NotProtocol);
+                }
             }
             Input::ConnectionDropped => {
                 // Only until the renewal thread runs (it watches its connection itself), and
@@ -294,7 +318,7 @@ impl Stop {
     /// What the run ends with, given how the leader exited (None: never seen).
     pub fn exit(&self) -> Exit {
         match self.reason {
-            Some(Reason::Lost | Reason::Unconfirmed) => Exit::Lost,
+            Some(Reason::Lost | Reason::Unconfirmed | Reason::NotProtocol) => Exit::Lost,
             Some(Reason::Cap) => Exit::Cap,
             Some(Reason::Cancelled) => Exit::Cancelled,
             _ => self.leader.map_or(Exit::Internal, Exit::from_status),
@@ -353,7 +377,9 @@ impl Stop {
     fn begin_stop(&mut self, reason: Reason, now: Instant) {
         self.reason = Some(reason);
         let kill_at = match reason {
-            Reason::Lost | Reason::Cancelled => (now + self.limits.grace).min(self.hard_stop()),
+            Reason::Lost | Reason::Cancelled | Reason::NotProtocol => {
+                (now + self.limits.grace).min(self.hard_stop())
+            }
             _ => self.hard_stop(),
         };
         self.kill_at = Some(kill_at);
@@ -388,6 +414,10 @@ impl Stop {
                     reason: why,
                     kill_in,
                 });
+            }
+            Reason::NotProtocol => {
+                let why = self.fault.clone().unwrap_or_default();
+                self.report(Report::NotProtocol { why, kill_in });
             }
             Reason::Lost | Reason::Signal(_) => {}
         }

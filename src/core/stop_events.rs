@@ -30,8 +30,12 @@ pub enum Input {
     /// The server closed or reset the connection before the first renewal (a restart may have
     /// lost the lease with it).
     ConnectionDropped,
-    /// `dlock cancel` asked this run to stop: `by` is "HOST (user)" of whoever sent it.
-    Cancelled { by: String, reason: String },
+    /// `dlock cancel` asked this run to stop (its request, in the request's own format).
+    Cancelled(super::cancel::Request),
+    /// The cancel listener's server answered with a reply that is not the protocol (its
+    /// description): a fault on the lease's server, as a reply Redis never sends is to a
+    /// renewal.
+    NotProtocol(String),
 }
 
 /// Why the job is being stopped.
@@ -47,6 +51,9 @@ pub enum Reason {
     Signal(i32),
     /// `dlock cancel`: stopped like a lost lease, but the lock is still ours to release.
     Cancelled,
+    /// The server answered outside the protocol: stopped like a lost lease (exit 125: the
+    /// lease cannot be trusted), the release still tried.
+    NotProtocol,
 }
 
 /// What to do.
@@ -137,5 +144,11 @@ pub enum Report {
     /// way): it changes nothing.
     CancelIgnored {
         by: String,
+    },
+    /// SIGTERM now: the server answered the cancel listener outside the protocol; SIGKILL in
+    /// `kill_in`.
+    NotProtocol {
+        why: String,
+        kill_in: Duration,
     },
 }

@@ -9,9 +9,10 @@
 
 use std::time::{Duration, Instant};
 
-use redis::RedisError;
+use redis::{RedisError, Value};
 
 use crate::core::Failure;
+use crate::core::cancel::Listened;
 use crate::core::pause::{Pause, Scope};
 
 use super::conn::Server;
@@ -99,18 +100,17 @@ impl Session {
         })
     }
 
-    /// `BLPOP lists… block`: the item taken from the first of `lists` that has one, or None
-    /// when nothing came within `block` (whole seconds, at least one: Redis before 6.0 takes no
-    /// fractions). Under Redis Cluster every list must be in one hash slot.
-    pub fn take(&mut self, lists: &[&str], block: Duration) -> Result<Option<String>, Failure> {
+    /// `BLPOP lists… block`: the item taken from the first of `lists` that has one, or nothing
+    /// within `block` (whole seconds, at least one: Redis before 6.0 takes no fractions).
+    /// Under Redis Cluster every list must be in one hash slot. A reply of a shape BLPOP never
+    /// has is `Listened::NotProtocol`, never an item.
+    pub fn take(&mut self, lists: &[&str], block: Duration) -> Result<Listened, Failure> {
         let secs = block.as_secs().max(1);
         let mut blpop = redis::cmd("BLPOP");
         blpop.arg(lists).arg(secs);
         let io = Duration::from_secs(secs) + self.server.io_timeout;
-        let got = self.with(io, None, |conn| {
-            conn.query::<Option<(String, String)>>(&blpop)
-        })?;
-        Ok(got.map(|(_, item)| item))
+        let got = self.with(io, None, |conn| conn.query::<Value>(&blpop))?;
+        Ok(listened(got, true))
     }
 
     /// `CLIENT SETNAME name`, connecting first if needed: what `CLIENT LIST` shows for this
@@ -123,19 +123,20 @@ impl Session {
     }
 
     /// `LPOP list` on each of `lists` in turn: the first item taken, if any (where BLPOP is
-    /// refused). A round trip per list until one answers an item.
-    pub fn pop(&mut self, lists: &[&str]) -> Result<Option<String>, Failure> {
+    /// refused). A round trip per list until one answers an item, or a reply LPOP never gives.
+    pub fn pop(&mut self, lists: &[&str]) -> Result<Listened, Failure> {
         for list in lists {
             let mut lpop = redis::cmd("LPOP");
             lpop.arg(*list);
             let got = self.with(self.server.io_timeout, None, |conn| {
-                conn.query::<Option<String>>(&lpop)
+                conn.query::<Value>(&lpop)
             })?;
-            if got.is_some() {
-                return Ok(got);
+            match listened(got, false) {
+                Listened::Nothing => {}
+                other => return Ok(other),
             }
         }
-        Ok(None)
+        Ok(Listened::Nothing)
     }
 
     /// The lock's state (token, TTL, holder, fence, stats) in one round trip.
@@ -241,6 +242,29 @@ impl Session {
             maybe_executed: sent && e.code().is_none(),
             refused: refused(e),
         }
+    }
+}
+
+/// A listener's reply read strictly: BLPOP (`blocking`) answers a two-item array (the list, then
+/// the item) or nil; LPOP a bulk string or nil. Anything else (a simple string such as +OK, an
+/// integer, another shape) is not the protocol: its type is named, never its bytes.
+fn listened(v: Value, blocking: bool) -> Listened {
+    let item = |v: &Value| match v {
+        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        _ => None,
+    };
+    match v {
+        Value::Nil => Listened::Nothing,
+        Value::Array(a) if blocking && a.len() == 2 && item(&a[0]).is_some() => match item(&a[1]) {
+            Some(i) => Listened::Item(i),
+            None => Listened::NotProtocol("BLPOP answered an item of another type".into()),
+        },
+        Value::BulkString(_) if !blocking => item(&v).map_or(Listened::Nothing, Listened::Item),
+        other => Listened::NotProtocol(format!(
+            "{} answered {}, a reply it never gives",
+            if blocking { "BLPOP" } else { "LPOP" },
+            super::reply::kind(&other)
+        )),
     }
 }
 

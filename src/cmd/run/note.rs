@@ -2,6 +2,7 @@
 //! lock, the watchdog's renewal results (already the stop machine's input) and the listener's
 //! cancel request while the job runs.
 
+use crate::core::cancel::Request;
 use crate::core::stop::Input;
 
 #[derive(Debug)]
@@ -10,9 +11,8 @@ pub(crate) enum Note {
     /// the j-th `--also` key).
     Woken(usize),
     Lease(Input),
-    /// `dlock cancel` from `by` ("HOST (user)").
-    Cancelled {
-        by: String,
-        reason: String,
-    },
+    /// `dlock cancel`'s request.
+    Cancelled(Request),
+    /// The listener's server answered outside the protocol (its description).
+    NotProtocol(String),
 }

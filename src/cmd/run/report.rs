@@ -144,6 +144,11 @@ pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Ve
         Report::CancelIgnored { by } => info!("cancel_ignored", by = by.as_str();
             "a cancel from {by} came as the run was already ending: it keeps its own outcome"
         ),
+        Report::NotProtocol { why, kill_in } => error!("stopping", reason = "not_protocol";
+            "stopping the job: the server answered the cancel listener outside the Redis protocol ({why}), so the lease cannot be trusted; SIGTERM now, SIGKILL in {} (exit {}): is --url pointing at a Redis server, not another service or a proxy that changes replies?",
+            secs(*kill_in),
+            Exit::LOST
+        ),
     }
 }
 

@@ -147,7 +147,8 @@ fn input(ev: Event<Note>) -> Option<Input> {
         Event::Signal(sig) => Some(Input::Signal(sig)),
         Event::Note(Note::Lease(input)) => Some(input),
         Event::HungUp => Some(Input::ConnectionDropped),
-        Event::Note(Note::Cancelled { by, reason }) => Some(Input::Cancelled { by, reason }),
+        Event::Note(Note::Cancelled(request)) => Some(Input::Cancelled(request)),
+        Event::Note(Note::NotProtocol(why)) => Some(Input::NotProtocol(why)),
         Event::Note(Note::Woken(_)) => None,
     }
 }

@@ -42,6 +42,8 @@ enum In {
     Dropped,
     /// `dlock cancel` reached the run.
     Cancel,
+    /// The listener's server answered outside the protocol.
+    Garbage,
 }
 
 struct Sim {
@@ -99,10 +101,12 @@ impl Sim {
             In::Cap(count) => Input::CapReached { count },
             In::Signal(s) => Input::Signal(s),
             In::Dropped => Input::ConnectionDropped,
-            In::Cancel => Input::Cancelled {
+            In::Cancel => Input::Cancelled(crate::core::cancel::Request {
+                id: "0123456789abcdef0123456789abcdef".into(),
                 by: "ops1 (ann)".into(),
                 reason: "db upgrade".into(),
-            },
+            }),
+            In::Garbage => Input::NotProtocol("LPOP answered a simple string".into()),
         }
     }
 
@@ -186,6 +190,7 @@ fn report_name(r: &Report) -> &'static str {
         Report::Stragglers => "stragglers",
         Report::Cancelled { .. } => "cancelled",
         Report::CancelIgnored { .. } => "cancel-ignored",
+        Report::NotProtocol { .. } => "not-protocol",
     }
 }
 

@@ -141,6 +141,24 @@ scenarios! {
         exit: Exit::Cancelled,
         done_at: 1600,
     };
+    a_reply_outside_the_protocol_stops_the_job_as_a_lost_lease_125: Case {
+        rule: "the listener's server answered garbage: the job is stopped at once, as for a lost lease, and the run ends 125, never 122",
+        limits: limits(),
+        inputs: vec![(300, In::Garbage)],
+        group_until: None,
+        trace: "300 not-protocol, 300 TERM, 800 KILL, 800 exited",
+        exit: Exit::Lost,
+        done_at: 800,
+    };
+    garbage_during_a_cancel_keeps_its_kill_time_but_ends_125: Case {
+        rule: "garbage after a cancel's stop began: SIGKILL stays at its time, the run's exit says the lease could not be trusted",
+        limits: limits(),
+        inputs: vec![(1500, In::Cancel), (1600, In::Garbage)],
+        group_until: None,
+        trace: "1000 watchdog, 1500 cancelled, 1500 TERM, 2000 KILL, 2000 exited",
+        exit: Exit::Lost,
+        done_at: 2000,
+    };
     a_cancel_with_no_renewals_stops_the_job_at_once: Case {
         rule: "--max-renewals 0: no renewal thread, a cancel still stops the job at once",
         limits: Limits {
