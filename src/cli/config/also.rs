@@ -51,6 +51,7 @@ pub(super) fn also(
     }
     let mut also: Vec<Also> = Vec::with_capacity(a.keys.len());
     for name in &a.keys {
+        super::refuse_printed(prefix, "--also", name)?;
         let full = prefixed(
             prefix,
             "--also",

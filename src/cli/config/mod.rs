@@ -175,14 +175,41 @@ fn read_pem(flag: &str, path: Option<&std::path::Path>) -> Result<Option<Vec<u8>
     }
 }
 
-/// The full lock key for a business key given to `status`, `check`, `exporter` or `release`.
+/// The full lock key for a KEY given to a command that reads or steers locks (`status`,
+/// `check`, `history`, `release`, `pause`, `resume`, `cancel`, `exporter`, `doctor`): the key
+/// as dlock prints it (with the prefix) means that lock, and a business key gets the prefix.
+/// Never `PREFIX+PREFIX+KEY`: a lock by that name is named as printed too (`dlock:dlock:x`).
 fn full_key(g: &Global, key: &str) -> Result<String, Error> {
-    prefixed(
-        &g.prefix,
-        "KEY",
-        key,
-        "name the lock as given to `dlock run --key`",
+    as_printed(&g.prefix, key).map_or_else(
+        || {
+            prefixed(
+                &g.prefix,
+                "KEY",
+                key,
+                "name the lock as given to `dlock run --key`",
+            )
+        },
+        |business| prefixed(&g.prefix, "KEY", business, ""),
     )
+}
+
+/// `key` without `prefix` when it is given as dlock prints it (a non-empty prefix, and more
+/// after it): the business key it names.
+pub(crate) fn as_printed<'k>(prefix: &str, key: &'k str) -> Option<&'k str> {
+    key.strip_prefix(prefix)
+        .filter(|rest| !prefix.is_empty() && !rest.is_empty())
+}
+
+/// `run`'s `--key` and `--also` name the lock a job takes: one given with the prefix is
+/// refused (exit 2) rather than read either way — read as printed, a host on an older dlock
+/// (which takes `PREFIX+PREFIX+KEY`) would not exclude it.
+fn refuse_printed(prefix: &str, flag: &str, key: &str) -> Result<(), Error> {
+    if let Some(business) = as_printed(prefix, key) {
+        usage!(
+            "{flag} {key} starts with the prefix {prefix:?}, which dlock adds itself: give {flag} {business} for the lock {key} (a job run with {flag} {key} before this version held {prefix}{key}: keep that lock with --prefix {prefix}{prefix} {flag} {business})"
+        );
+    }
+    Ok(())
 }
 
 /// The business key `key` (given as `what`) with the prefix, checked: no whitespace or control

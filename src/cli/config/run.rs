@@ -75,6 +75,7 @@ pub struct RunConfig {
 }
 
 pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
+    super::refuse_printed(&g.prefix, "--key", &r.key)?;
     let key = prefixed(
         &g.prefix,
         "--key",

@@ -55,9 +55,16 @@ pub fn outage(target: &str, reason: &str, now_ms: i64) -> String {
     frame("dlock board: Redis cannot be read", body)
 }
 
-/// The business key (as `--key` takes it) of a full lock key.
+/// The business key (as `--key` takes it) of a full lock key — or the full key when the
+/// business key itself begins with the prefix (a lock an older dlock took for `--key
+/// dlock:x`): every KEY argument and `/locks/<KEY>` read a key given with the prefix as
+/// printed, so only the full key names that lock.
 pub fn business<'a>(prefix: &str, key: &'a str) -> &'a str {
-    key.strip_prefix(prefix).unwrap_or(key)
+    match key.strip_prefix(prefix) {
+        Some(rest) if !prefix.is_empty() && rest.starts_with(prefix) => key,
+        Some(rest) => rest,
+        None => key,
+    }
 }
 
 pub fn lock_href(name: &str) -> String {
