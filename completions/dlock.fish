@@ -263,6 +263,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand resume" -s q -l quiet -d 'Fe
 complete -c dlock -n "__fish_dlock_using_subcommand resume" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l slot -d 'For a semaphore (--limit N): cancel only the run holding slot I (0…N-1) [default: every slot\'s run]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l reason -d 'Why, at most 200 characters: in the holder\'s log line, its run log entry (cancel_reason) and its end ping [default: none]' -r
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l timeout -d 'How long each holder has to take the request before it is taken back (exit 4) [default: 2 × the holder\'s renewal interval, at least 1s]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r
 complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l password-file -d 'Read the Redis password from this file (e.g. a Kubernetes secret mount); beats a password in the URL. REDISCLI_AUTH is used when neither is given' -r -F
 complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l tls-ca -d 'CA certificate (PEM) that signed the server\'s certificate, for a private CA; the system\'s trust store is used otherwise. Needs a rediss:// URL' -r -F
@@ -277,7 +278,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l log-level -d 'Log
 warn\t''
 info\t''
 debug\t''"
-complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l no-wait -d 'Return once the request is on the server, without waiting for the holder to record the run'
+complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l no-wait -d 'Return once the request is on the server, without waiting for the holder\'s answer'
 complete -c dlock -n "__fish_dlock_using_subcommand cancel" -l tls-insecure -d 'Do not verify the server\'s certificate (testing only: anyone on the path can impersonate the server; dlock warns on every run)'
 complete -c dlock -n "__fish_dlock_using_subcommand cancel" -s v -l verbose -d 'More log lines on stderr (debug)'
 complete -c dlock -n "__fish_dlock_using_subcommand cancel" -s q -l quiet -d 'Fewer log lines on stderr: -q warnings and errors only, -qq errors only'

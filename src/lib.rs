@@ -147,11 +147,16 @@ pub mod api {
     pub mod sim {
         pub use crate::core::acquire::{
             Action as WaitAction, ClockOff, Input as WaitInput, Limits as WaitLimits, NotDue,
-            Outcome, Wait, WakerPush, waker_push,
+            Outcome, Wait, WakerPush, waiting_for, waker_push,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};
         pub use crate::core::calendar::Calendar;
+        pub use crate::core::cancel::{
+            Bounds as CancelBounds, Confirm, Listened, Listener as CancelListener,
+            Look as ListenLook, Request as CancelRequest, Seen as CancelSeen, Step as CancelStep,
+            Then as ListenThen, Verdict as CancelVerdict,
+        };
         pub use crate::core::clock::{drift, hard_stop, kill_lead, lease_end, server_expiry};
         pub use crate::core::every::{Every, Period, confirm_success};
         pub use crate::core::finish::{
@@ -163,9 +168,9 @@ pub mod api {
         pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};
         pub use crate::core::{Failure, Limits};
         pub use crate::exit::Exit;
-        pub use crate::store::cancel::{Cancel, CancelCall, parse_request};
+        pub use crate::store::cancel::{Cancel, CancelCall, WithdrawCall};
         pub use crate::store::finish::{RecordCall, ReleaseCall};
-        pub use crate::store::keys::Keys;
+        pub use crate::store::keys::{Keys, RunKeys};
         pub use crate::store::lock::{
             Acquire, AcquireCall, BreakCall, BusyCall, EveryArg, Fleet, Meta, Renew, RenewCall,
             WakeCall,

@@ -49,7 +49,7 @@ fn a_paused_key_runs_nowhere_and_every_try_ends_at_once_counted() {
         .args(["pause", "reconcile", "--reason", "db upgrade"])
         .run();
     out.code(0)
-        .stdout_has("paused reconcile until resumed: db upgrade");
+        .stdout_has("paused dlock:reconcile until resumed: db upgrade");
     // Three contenders, each with a long --wait: none runs, none waits (the whole loop is far
     // inside one --wait of 30 s, the bound that would show a wait).
     let start = Instant::now();
@@ -83,7 +83,7 @@ fn a_paused_key_runs_nowhere_and_every_try_ends_at_once_counted() {
         .args(["resume", "reconcile"])
         .run()
         .code(0)
-        .stdout_has("resumed reconcile (paused since ");
+        .stdout_has("resumed dlock:reconcile (paused since ");
     try_key(&r, "reconcile", "after", &[]).code(0);
     assert_eq!(runs_in(&r.dir().join("reconcile")), ["after"]);
     // Nothing left to resume: exit 1, said.
@@ -91,7 +91,7 @@ fn a_paused_key_runs_nowhere_and_every_try_ends_at_once_counted() {
         .args(["resume", "reconcile"])
         .run()
         .code(1)
-        .stdout_is("reconcile was not paused\n");
+        .stdout_is("dlock:reconcile was not paused\n");
 }
 
 #[test]
@@ -431,7 +431,7 @@ fn pause_cancel_running_stops_the_runs_that_hold_the_keys() {
         .args(["pause", "a", "--reason", "db upgrade", "--cancel-running"])
         .run()
         .code(0)
-        .stdout_has("paused a until resumed: db upgrade")
+        .stdout_has("paused dlock:a until resumed: db upgrade")
         .stdout_has("dlock: cancelled dlock:a on ");
     a.finish(Duration::from_secs(10)).code(122);
     let entry = r.newest_run("a");

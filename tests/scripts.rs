@@ -22,6 +22,7 @@ fn every_script_runs_on_a_real_server() {
             "acquire (again)",
             "cancel (ended)",
             "cancel",
+            "withdraw",
             "break",
             "acquire (--every)",
             "release (--every)",

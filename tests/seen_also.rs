@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    Acquire, AcquireCall, Call, Exit, Finish, Fleet, Keys, Meta, Release, ReleaseCall, RunLog,
+    Acquire, AcquireCall, Call, Exit, Finish, Fleet, Keys, Meta, Release, ReleaseCall, RunKeys,
+    RunLog,
 };
 
 use crate::support::*;
@@ -32,6 +33,8 @@ fn acquire(s: &RedisServer, key: &Keys, also: &[Keys], token: &str, host: &str) 
         pid: 4242,
         command: "./job.sh".into(),
         since_ms: 1_700_000_000_000,
+        renew_ms: 10_000,
+        retry_ms: 2_000,
     };
     eval(
         s,
@@ -146,6 +149,7 @@ fn an_also_set_shows_in_status_history_the_prometheus_page_and_the_board() {
         log: &log,
         also: &x,
         known_lost: false,
+        run: RunKeys::new(&k.lock, token),
     };
     let (released, _, _) = eval(&r, &release);
     assert_eq!(released, Release::Released);

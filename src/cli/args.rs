@@ -10,8 +10,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
-    CANCEL_HELP, CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP,
-    PAUSE_HELP, RELEASE_HELP, RESUME_HELP, STATUS_HELP, VERSION, after_help,
+    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, PAUSE_HELP,
+    RELEASE_HELP, RESUME_HELP, STATUS_HELP, VERSION, after_help, cancel_help,
 };
 use super::values::{
     DEFAULT_CONFLICT_EXIT_CODE, DEFAULT_HOLD_AT_LEAST, DEFAULT_LIMIT, DEFAULT_MAX_RENEWALS,
@@ -104,7 +104,7 @@ pub enum Command {
     Resume(ResumeArgs),
     /// Stop the run that holds KEY, on whichever host it runs: its job gets SIGTERM within a
     /// second, then --grace, SIGKILL; it releases and records the run as cancelled (exit 122)
-    #[command(after_help = CANCEL_HELP)]
+    #[command(after_help = cancel_help())]
     Cancel(CancelArgs),
     /// What happened, run by run: KEY's run log, newest first, or one run's kept output
     #[command(after_help = HISTORY_HELP)]

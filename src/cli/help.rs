@@ -138,19 +138,26 @@ Examples:
 While a prefix-wide pause is in force, `dlock resume KEY` ends KEY's own pause but KEY stays
 paused, and says so.
 Exit status: 0 a pause ended, 1 none was in force (for some KEY), 2 usage, 69 Redis unavailable.";
-pub const CANCEL_HELP: &str = "\
+const CANCEL_HELP: &str = "\
 Examples:
-  dlock cancel reconcile --reason 'db upgrade'      # stop the run, wait for its record
+  dlock cancel reconcile --reason 'db upgrade'      # stop the run, wait for its holder's answer
   dlock cancel reports --slot 2                      # a semaphore: only the run in slot 2
-  dlock cancel nightly-backup --no-wait              # return once the request is sent
+  dlock cancel nightly-backup --no-wait              # return once the request is placed
 
-The holder (on any host) gets the request within a second, whatever its phase: its job gets
-SIGTERM, SIGKILL after its --grace; it releases the lock and records the run with outcome
+The holder (on any host) takes the request within a second, whatever its phase: its job gets
+SIGTERM, SIGKILL after its --grace; it releases the lock, records the run with outcome
 cancelled, who cancelled it (host and user) and the reason, and exits 122. Only the runs that
 hold KEY when the cancel is sent are stopped, never a later one. A lock only kept by
 --hold-at-least (its run already ended) is freed at once, with no second run log entry.
-Exit status: 0 cancelled (or, --no-wait, asked), 1 nothing held or the holder did not confirm
-within its TTL + grace, 2 usage, 69 Redis unavailable.";
+cancel judges each run by its holder's own answer, one line each: cancelled; ended otherwise
+before it took the request; not taken within --timeout (the request is taken back); or ended
+with no answer. KEY may be given with the prefix, as status prints it.";
+
+/// `dlock cancel --help`'s text after the options: examples, then its exits (from
+/// `exit::TABLE`).
+pub fn cancel_help() -> String {
+    format!("{CANCEL_HELP}\n{}", crate::exit::command_summary("cancel"))
+}
 
 /// What `dlock --version` says: the version, the commit and the build (static or dynamic),
 /// from the build script (tests/support/build.rs).

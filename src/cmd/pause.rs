@@ -5,6 +5,7 @@
 
 use std::io::Write;
 
+use super::cancel::Cancelled;
 use crate::cli::config::CancelConfig;
 use crate::cli::config::PauseConfig;
 use crate::core::pause::{Pause, Scope};
@@ -31,9 +32,10 @@ pub fn pause(cfg: &PauseConfig) -> Result<Exit, Error> {
     let targets: Vec<(Keys, String)> = if cfg.all {
         vec![(fleet, format!("every key under {:?} (--all)", cfg.prefix))]
     } else {
+        // Each key as dlock prints it, whatever way it was given.
         cfg.keys
             .iter()
-            .map(|(full, name)| (Keys::new(full), name.clone()))
+            .map(|(full, _)| (Keys::new(full), full.clone()))
             .collect()
     };
     let mut none = 0;
@@ -54,9 +56,17 @@ pub fn pause(cfg: &PauseConfig) -> Result<Exit, Error> {
                 } else {
                     ""
                 };
+                let runs = if cfg.cancel_running {
+                    "the runs holding it now are cancelled next"
+                } else {
+                    "running jobs go on"
+                };
                 info!("paused", until_ms = pause.until_ms.unwrap_or(0);
-                    "{shown}: paused {until}{was}; no host starts a new run of it, running jobs go on"
+                    "{shown}: paused {until}{was}; no host starts a new run of it, {runs}"
                 );
+                if !cfg.all {
+                    never_ran(&mut c, keys, &cfg.prefix).map_err(unavailable)?;
+                }
                 let why = if pause.reason.is_empty() {
                     String::new()
                 } else {
@@ -111,13 +121,16 @@ fn cancel_running(cfg: &PauseConfig) -> Result<Exit, Error> {
             slot: None,
             reason: cfg.reason.clone(),
             wait: true,
+            timeout: None,
         };
-        match super::cancel::cancel(&one) {
-            Ok(_) => {}
+        match super::cancel::cancel_key(&one) {
             // Released since it was read: nothing left to cancel.
-            Err(Error::NotCancelled { why, .. }) if why.starts_with("not held") => {}
-            // A holder that did not confirm (or Redis failing half-way): said, and exit 1
-            // once every key was tried.
+            Ok(Cancelled::NotHeld { .. }) => {}
+            Ok(Cancelled::Exit(Exit::Done)) => {}
+            // A run not confirmed cancelled (its line is on stdout): exit 1 once every key
+            // was tried.
+            Ok(Cancelled::Exit(_)) => exit = Exit::NotDone,
+            // Redis failing half-way: said, and exit 1 once every key was tried.
             Err(e) => {
                 error!("cancel_unconfirmed"; "{e}");
                 exit = Exit::NotDone;
@@ -125,6 +138,20 @@ fn cancel_running(cfg: &PauseConfig) -> Result<Exit, Error> {
         }
     }
     Ok(exit)
+}
+
+/// A pause of a key that has never run under the prefix (no fencing counter: no run ever held
+/// it) is legitimate — a pause ahead of the first run — but may be a typo: said, naming the
+/// prefix.
+fn never_ran(c: &mut Conn, keys: &Keys, prefix: &str) -> redis::RedisResult<()> {
+    let ran: i64 = c.query(redis::cmd("EXISTS").arg(&keys.fence))?;
+    if ran == 0 {
+        let lock = &keys.lock;
+        warn!("pause_never_ran";
+            "{lock} has never run under the prefix {prefix:?} (it has no fencing counter): paused all the same, so its first run will find it paused; if that is not the key you meant, `dlock resume {lock}` and check its name (`dlock status` lists the keys that ran)"
+        );
+    }
+    Ok(())
 }
 
 /// After `resume KEY`: a prefix-wide pause in force keeps KEY paused; say so.

@@ -410,3 +410,11 @@ impl Wait {
 
 #[cfg(test)]
 mod tests;
+
+/// How long a run that found the key busy counts as waiting for it (its entry in the key's
+/// waiter registry, which `dlock cancel` counts): its next try comes within `--retry-max` of
+/// the busy answer (or sooner, woken), and takes at most two I/O timeouts (the try and its
+/// retry at once after a failure).
+pub fn waiting_for(retry_max: Duration, io_timeout: Duration) -> Duration {
+    retry_max + io_timeout * 2
+}

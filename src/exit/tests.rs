@@ -21,6 +21,7 @@ fn table_matches_spec() {
 fn the_written_table_matches_the_codes() {
     let numbers: Vec<&str> = TABLE
         .iter()
+        .filter(|r| r.command.is_empty())
         .flat_map(|r| r.code.split(" / "))
         .filter(|c| c.starts_with(|c: char| c.is_ascii_digit()) && !c.contains('+'))
         .collect();
@@ -43,5 +44,31 @@ fn the_written_table_matches_the_codes() {
     assert_eq!(
         summary(),
         "Exit status: the job's own, or 2 usage, 69 Redis unavailable, 70 internal, 71 --contain refused, 75 busy, 0 not due (--every), 0 paused, 122 cancelled, 124 renewal cap reached, 125 lease lost, 126 not executable, 127 not found, 128+N signal."
+    );
+}
+
+/// `cancel`'s rows name the codes its verdicts return, and its help's summary comes from them.
+#[test]
+fn cancels_rows_match_its_codes() {
+    let numbers: Vec<&str> = TABLE
+        .iter()
+        .filter(|r| r.command == "cancel")
+        .map(|r| r.code)
+        .collect();
+    let codes = [
+        Exit::DONE,
+        Exit::NOT_DONE,
+        Exit::CANCEL_ENDED,
+        Exit::CANCEL_NOT_TAKEN,
+        Exit::CANCEL_NO_WORD,
+    ]
+    .map(|c| c.to_string());
+    assert_eq!(numbers, codes);
+    assert_eq!(Exit::CancelEnded.code(), 3);
+    assert_eq!(Exit::CancelNotTaken.code(), 4);
+    assert_eq!(Exit::CancelNoWord.code(), 5);
+    assert_eq!(
+        command_summary("cancel"),
+        "Exit status: 0 cancelled (--no-wait: asked), 1 nothing held, 3 ended otherwise, 4 not taken, 5 no word, 2 usage, 69 Redis unavailable."
     );
 }

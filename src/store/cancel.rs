@@ -1,17 +1,20 @@
-//! `dlock cancel`'s request (SPEC 7e): cancel.lua puts it on the run's own list,
-//! `{lock}:cancel:TOKEN`, only while that token still holds the slot, so a cancel can never
-//! reach a later run (which has another token and never reads that list). The holder takes it
-//! with BLPOP on a second connection (`cmd::run::listener`). The request is two lines: who
-//! sent it ("HOST (user)") and why.
+//! `dlock cancel`'s calls (SPEC 7e; the protocol is `core::cancel`'s): cancel.lua puts a
+//! request on the run's own list, `{KEY}:cancel:TOKEN` (KEY: the run's `--key`, also when the
+//! slot asked is an `--also` key's), only while that token still holds the slot, so a cancel
+//! can never reach a later run (which has another token and never reads that list). The
+//! holder takes it with BLPOP on a second connection (`cmd::run::listener`) and writes its
+//! word when it ends; `look` reads slot, list and word for `cancel`, withdraw.lua takes a
+//! request no holder took back.
 
 use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
 use super::conn::Conn;
-use super::keys::{Keys, cancel_list, cancel_pattern, lock_of};
+use super::keys::{Keys, RunKeys, cancel_pattern, lock_of};
 use super::lock::{arg_ms, slot_of};
-use super::script::{CANCEL, Call, Items, Script};
+use super::script::{CANCEL, Call, Items, Script, WITHDRAW, read};
+use crate::core::cancel::{Request, Seen};
 
 /// How long past the lock's TTL an unanswered request stays on the server: the holder's last
 /// lease plus this covers a holder that answers at its very end; then the request is gone by
@@ -37,22 +40,29 @@ pub struct CancelCall<'a> {
     pub keys: &'a Keys,
     pub slot: u32,
     pub token: &'a str,
-    /// "HOST (user)".
-    pub by: &'a str,
-    pub reason: &'a str,
-    /// `cancel_list(lock, token)`, named in KEYS (Cluster and proxies route by it).
-    list: String,
+    /// The request's text (`Request::text`).
+    request: String,
+    /// The run's own keys under its `--key` (`also_of` for an `--also` key's slot): the
+    /// request goes on its cancel list, named in KEYS (Cluster and proxies route by it).
+    run: RunKeys,
 }
 
 impl<'a> CancelCall<'a> {
-    pub fn new(keys: &'a Keys, slot: u32, token: &'a str, by: &'a str, reason: &'a str) -> Self {
+    /// `run_lock`: the run's `--key` lock (`keys.lock` unless the slot is held for another
+    /// key's run through `--also`).
+    pub fn new(
+        keys: &'a Keys,
+        slot: u32,
+        token: &'a str,
+        run_lock: &str,
+        request: &Request,
+    ) -> Self {
         CancelCall {
             keys,
             slot,
             token,
-            by,
-            reason,
-            list: cancel_list(&keys.lock, token),
+            request: request.text(),
+            run: RunKeys::new(run_lock, token),
         }
     }
 }
@@ -64,12 +74,12 @@ impl Call for CancelCall<'_> {
     }
     fn keys(&self) -> Vec<&str> {
         let s = slot_of(self.keys, self.slot);
-        vec![s.lock.as_str(), &s.holder, &self.list]
+        vec![s.lock.as_str(), &s.holder, &self.run.cancel, &self.run.word]
     }
     fn argv(&self) -> Vec<String> {
         vec![
             self.token.to_string(),
-            request(self.by, self.reason),
+            self.request.clone(),
             arg_ms(REQUEST_MARGIN),
         ]
     }
@@ -83,6 +93,60 @@ impl Call for CancelCall<'_> {
             2 => Cancel::Kept { holder: v.pairs(1) },
             _ => Cancel::Ended,
         })
+    }
+}
+
+/// One look at the run holding `slot` with `token`, in the order `core::cancel::Seen` needs:
+/// the slot's token, whether its request list has a request left, the holder's word; in one
+/// round trip (a pipeline: on a Cluster the three keys share a hash slot, so one node).
+pub fn look(
+    conn: &mut Conn,
+    keys: &Keys,
+    slot: u32,
+    token: &str,
+    run: &RunKeys,
+) -> RedisResult<Seen> {
+    let s = slot_of(keys, slot);
+    let mut p = redis::pipe();
+    p.cmd("GET").arg(&s.lock);
+    p.cmd("EXISTS").arg(&run.cancel);
+    p.cmd("GET").arg(&run.word);
+    let mut replies = conn.query_pipe(&s.lock, &p)?.into_iter();
+    let mut next = || {
+        replies
+            .next()
+            .unwrap_or_else(|| Err(super::lock::unexpected("cancel's look")))
+    };
+    let holder: Option<String> = read(next()?)?;
+    let pending: i64 = read(next()?)?;
+    let word: Option<String> = read(next()?)?;
+    Ok(Seen {
+        holds: holder.as_deref() == Some(token),
+        pending: pending == 1,
+        word,
+    })
+}
+
+/// withdraw.lua: take back the requests on a run's list that no holder took. True when there
+/// were some (nothing will stop that run now); false when the list was empty (the holder took
+/// the request meanwhile).
+pub struct WithdrawCall<'a> {
+    pub run: &'a RunKeys,
+}
+
+impl Call for WithdrawCall<'_> {
+    type Reply = bool;
+    fn script(&self) -> &'static Script {
+        &WITHDRAW
+    }
+    fn keys(&self) -> Vec<&str> {
+        vec![&self.run.cancel]
+    }
+    fn argv(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn reply(v: Value) -> RedisResult<bool> {
+        Ok(read::<i64>(v)? == 1)
     }
 }
 
@@ -145,7 +209,13 @@ pub fn waiting(conn: &mut Conn, prefix: &str) -> RedisResult<Vec<Waiting>> {
             let v: Option<String> = conn.query(redis::cmd("GET").arg(&s.lock))?;
             holding |= v.as_deref() == Some(token);
         }
-        let (by, reason) = parse_request(&item);
+        let (by, reason) = match Request::parse(&item) {
+            Some(r) => (r.by, r.reason),
+            None => (
+                item.lines().next().unwrap_or_default().to_string(),
+                String::new(),
+            ),
+        };
         found.push(Waiting {
             lock: lock.to_string(),
             token: token.to_string(),
@@ -155,32 +225,4 @@ pub fn waiting(conn: &mut Conn, prefix: &str) -> RedisResult<Vec<Waiting>> {
         });
     }
     Ok(found)
-}
-
-/// The request's text: "HOST (user)\nreason".
-pub fn request(by: &str, reason: &str) -> String {
-    format!("{by}\n{reason}")
-}
-
-/// Who sent a request and why, from its text (a request without a newline is all "who").
-pub fn parse_request(item: &str) -> (String, String) {
-    match item.split_once('\n') {
-        Some((by, why)) => (by.to_string(), why.to_string()),
-        None => (item.to_string(), String::new()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_request_reads_back_as_sent() {
-        let item = request("ops1 (ann)", "db upgrade\nsee ticket 12");
-        assert_eq!(
-            parse_request(&item),
-            ("ops1 (ann)".into(), "db upgrade\nsee ticket 12".into())
-        );
-        assert_eq!(parse_request("ops1"), ("ops1".into(), String::new()));
-    }
 }

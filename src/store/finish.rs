@@ -4,7 +4,7 @@
 
 use redis::{RedisResult, Value};
 
-use super::keys::Keys;
+use super::keys::{Keys, RunKeys};
 use super::lock::{also_block, also_limit, arg_ms, flag, slot_of, unexpected};
 use super::runs::{RunLog, UNLIMITED};
 use super::script::{Call, Items, RECORD, RELEASE, Script, read};
@@ -77,7 +77,8 @@ fn lease_argv(log: &RunLog) -> [String; 4] {
 /// The run-log entry's arguments after outcome and exit code, as `entry_from` (lib.lua) reads
 /// them: entries to keep, run id, host, pid, slot, fence, command, started, ended, renewals,
 /// waited ms, the lease (`lease_argv`), --every window ('' without --every), who cancelled the
-/// run and why ('' unless cancelled), the --also keys (DLOCK_ALSO's text, '' without --also),
+/// run and why ('' unless cancelled), the id of the cancel request it took ('' none), the
+/// --also keys (DLOCK_ALSO's text, '' without --also),
 /// output bytes ('' without --capture); the kept output goes as the blob.
 fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
     let [_, _, host, pid, started, ended] = history_argv(f);
@@ -101,6 +102,7 @@ fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
         log.window.map_or(String::new(), |w| w.to_string()),
         log.cancel.as_ref().map_or(String::new(), |c| c.0.clone()),
         log.cancel.as_ref().map_or(String::new(), |c| c.1.clone()),
+        log.cancel_id.clone().unwrap_or_default(),
         log.also.clone(),
         log.output
             .as_ref()
@@ -124,6 +126,8 @@ pub struct ReleaseCall<'a> {
     /// The run's lease is known lost (a renewal said so): the outcome stays `lost`, and a key
     /// found not ours is no compare failure.
     pub known_lost: bool,
+    /// The run's own keys (`RunKeys::new(&keys.lock, token)`): its word key goes last.
+    pub run: RunKeys,
 }
 
 impl Call for ReleaseCall<'_> {
@@ -147,6 +151,7 @@ impl Call for ReleaseCall<'_> {
         for x in self.also {
             also_block(x, &[&x.wake, &x.limit], true, &mut keys);
         }
+        keys.push(&self.run.word);
         keys
     }
     fn argv(&self) -> Vec<String> {
@@ -198,6 +203,8 @@ pub struct RecordCall<'a> {
     pub token: &'a str,
     pub finish: &'a Finish,
     pub log: &'a RunLog,
+    /// As `ReleaseCall::run`.
+    pub run: RunKeys,
 }
 
 impl Call for RecordCall<'_> {
@@ -206,7 +213,12 @@ impl Call for RecordCall<'_> {
         &RECORD
     }
     fn keys(&self) -> Vec<&str> {
-        vec![&self.keys.stats, &self.keys.runs, &self.keys.timeline]
+        vec![
+            &self.keys.stats,
+            &self.keys.runs,
+            &self.keys.timeline,
+            &self.run.word,
+        ]
     }
     fn argv(&self) -> Vec<String> {
         let mut argv = finish_argv(self.finish).to_vec();

@@ -29,6 +29,9 @@ pub struct Keys {
     /// The pauses that ended (the spans `check` and the board tell a paused window by): a
     /// stream of the last `PAUSE_SPANS`; no TTL.
     pub pauses: String,
+    /// The waiter registry: token → until when (Unix ms) a run that found the key busy counts
+    /// as waiting for it (acquire.lua); expires when nobody waits.
+    pub waiting: String,
     /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` itself
     /// and `{lock}:holder`, so `--limit 1` is the plain lock with its layout unchanged.
     pub slots: Vec<Slot>,
@@ -54,11 +57,11 @@ pub const MAX_ALSO: usize = 16;
 pub const MAX_ALSO_LIMIT: u32 = 8;
 
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
-/// a slot number: `{lock}:slot:2`; `cancel` with the token of the run it asks to stop:
-/// `{lock}:cancel:TOKEN`, see `cancel_list`).
-pub const SUFFIXES: [&str; 12] = [
+/// a slot number: `{lock}:slot:2`; `cancel` and `ended` with the token of the run asked to
+/// stop: `{lock}:cancel:TOKEN`, `{lock}:ended:TOKEN`, see `cancel_list` and `word_key`).
+pub const SUFFIXES: [&str; 14] = [
     "fence", "holder", "stats", "wake", "limit", "slot", "runs", "timeline", "done", "pause",
-    "pauses", "cancel",
+    "pauses", "cancel", "ended", "waiting",
 ];
 
 /// Ended pauses a key's span stream keeps.
@@ -68,6 +71,29 @@ pub const PAUSE_SPANS: u32 = 100;
 /// run has another token), and it expires by itself when nobody answers.
 pub fn cancel_list(lock: &str, token: &str) -> String {
     companion(lock, &format!("cancel:{token}"))
+}
+
+/// One run's own keys, by its token, under its `--key`: the cancel requests for it and its
+/// holder's word on how it ended (release.lua and record.lua write the word).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunKeys {
+    pub cancel: String,
+    pub word: String,
+}
+
+impl RunKeys {
+    pub fn new(lock: &str, token: &str) -> RunKeys {
+        RunKeys {
+            cancel: cancel_list(lock, token),
+            word: word_key(lock, token),
+        }
+    }
+}
+
+/// The holder's word on how the run holding `token` ended, for `dlock cancel` (written by the
+/// release when the run took a request or one waits on its list; expires by itself).
+pub fn word_key(lock: &str, token: &str) -> String {
+    companion(lock, &format!("ended:{token}"))
 }
 
 impl Keys {
@@ -89,6 +115,7 @@ impl Keys {
             done: companion(lock, "done"),
             pause: companion(lock, "pause"),
             pauses: companion(lock, "pauses"),
+            waiting: companion(lock, "waiting"),
             slots: (0..limit.max(1)).map(|i| slot(lock, i)).collect(),
         }
     }
@@ -159,7 +186,8 @@ fn has_hash_tag(key: &str) -> bool {
 /// lock (None: not dlock's).
 pub fn lock_of<'k>(key: &'k str, prefix: &str) -> Option<&'k str> {
     // A semaphore's other slots: `{lock}:slot:2`, `{lock}:holder:2`; a cancel request for
-    // the run holding a token: `{lock}:cancel:TOKEN` (dlock's tokens are hex).
+    // the run holding a token: `{lock}:cancel:TOKEN`, and its holder's word
+    // `{lock}:ended:TOKEN` (dlock's tokens are hex).
     let key = match key.rsplit_once(':') {
         Some((base, n))
             if !n.is_empty()
@@ -171,7 +199,7 @@ pub fn lock_of<'k>(key: &'k str, prefix: &str) -> Option<&'k str> {
         Some((base, t))
             if !t.is_empty()
                 && t.bytes().all(|b| b.is_ascii_alphanumeric())
-                && base.ends_with(":cancel") =>
+                && (base.ends_with(":cancel") || base.ends_with(":ended")) =>
         {
             base
         }

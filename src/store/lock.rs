@@ -83,6 +83,12 @@ pub struct Meta {
     pub command: String,
     /// Unix ms when the acquire was sent.
     pub since_ms: u128,
+    /// The run's --renew-every (ms): `dlock cancel` gives the holder twice that to take a
+    /// request.
+    pub renew_ms: u64,
+    /// How long after a busy try's send the run tries again at the latest (ms): its entry in
+    /// the key's waiter registry lasts that long.
+    pub retry_ms: u64,
 }
 
 /// The result of `dlock release`.

@@ -27,6 +27,8 @@ pub struct RunLog {
     pub window: Option<u64>,
     /// `dlock cancel` stopped the run: who ("HOST (user)") and why.
     pub cancel: Option<(String, String)>,
+    /// The id of the cancel request the run took (even one it took while already stopping).
+    pub cancel_id: Option<String>,
     /// --also: the keys as DLOCK_ALSO gives them ('FENCE\tSLOT\tKEY' lines joined by '\n');
     /// empty without --also (the entry then has no `also` field).
     pub also: String,
@@ -38,9 +40,9 @@ pub struct RunLog {
 pub const MAX_LOGGED_COMMAND: usize = 1024;
 
 /// How many ARGV the run-log entry takes (release.lua and record.lua read them from a fixed
-/// position through `entry_from`): 19, and the kept output with --capture.
+/// position through `entry_from`): 20, and the kept output with --capture.
 #[cfg(test)]
-pub const ENTRY_ARGS: usize = 20;
+pub const ENTRY_ARGS: usize = 21;
 
 impl RunLog {
     /// No entry (a run whose job never started, --history 0, --no-stats).
@@ -81,6 +83,8 @@ pub struct RunEntry {
     /// `dlock cancel` stopped the run: who ("HOST (user)") and why.
     pub cancel_by: Option<String>,
     pub cancel_reason: Option<String>,
+    /// The id of the cancel request the run took.
+    pub cancel_id: Option<String>,
     /// With --capture: the kept bytes, exactly as the job wrote them.
     pub output: Option<Vec<u8>>,
     pub output_bytes: Option<i64>,
@@ -154,6 +158,7 @@ impl RunEntry {
                 b"window_ms" => e.window_ms = Some(num()),
                 b"cancel_by" => e.cancel_by = Some(text()),
                 b"cancel_reason" => e.cancel_reason = Some(text()),
+                b"cancel_id" => e.cancel_id = Some(text()),
                 b"output" => e.output = Some(value.to_vec()),
                 b"output_bytes" => e.output_bytes = Some(num()),
                 b"also" => e.also = also_keys(&text()),

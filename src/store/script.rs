@@ -51,47 +51,51 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "ff3c2042e98198424891e896df753ce7a7d0aaff",
+    "1b7bc297ec177b0f073e3034f1cb96426591f8af",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "70817e711a908b9b362fcb7617b1969b49f5d0ff",
+    "2b5ddda2d7b38106f3f545a42629ed08b43ed82f",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "8b573fd3ea2b6fb69ee47f5dd0a3b0f36a9cd5ff",
+    "3c5f045b1a28a31ea7755b2b59500ac7b3f0ee4f",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "3f74b12b8648ac069651e83d7a0a7bb258a3d466",
+    "ab74bcc3d57f2bf37b6cca002670dd210f55e94b",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "e75a90c625e166d71a7b47d4c7a3e89a0fd32066",
+    "744023f30a0d05c8d04a31ad8a01bb6a97faa542",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "87c8d505d6144fc420e3881dec99f36a1a5ce6bf",
+    "d9a4de80232eeb40e366f5d5c80d3e9e40f3ed03",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "7e700cf992dac0bf2f9aeb7f3f64ffbda0fc3dc5",
+    "4864745350f38ecfc2373029af88378972d16bc9",
 );
 pub(crate) static PERIOD: Script = Script::new(
     include_str!("scripts/period.lua"),
-    "9ed394434f9207b0a83cae010f2464afcfaf5779",
+    "42cff53d7abe29f89c22659cfb9c1dba9b30c400",
 );
 pub(crate) static PAUSE: Script = Script::new(
     include_str!("scripts/pause.lua"),
-    "b503f30901bd784ea63c818bc297b65346c6fa0c",
+    "4b3721100010645d051539cf787ea651d84a8c57",
 );
 pub(crate) static CANCEL: Script = Script::new(
     include_str!("scripts/cancel.lua"),
-    "905ef2f3f2e837bf7fc3d8837977e9a40f195787",
+    "eb0fa4a3146ee66ec15b7b4e295cd20b7269ce18",
+);
+pub(crate) static WITHDRAW: Script = Script::new(
+    include_str!("scripts/withdraw.lua"),
+    "9ff7fbf57790b9b9b623bf904a091725461a1ac6",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "b795f473e0d2de06cf499f5093cd54b96ecc8747",
+    "9af3adf0eee77e973160ef71e4b21d65197e2122",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

@@ -7,7 +7,7 @@ use std::time::Duration;
 use redis::RedisResult;
 
 use super::finish::{Finish, RecordCall, Release, ReleaseCall};
-use super::keys::Keys;
+use super::keys::{Keys, RunKeys};
 use super::lock::{
     Acquire, AcquireCall, BreakCall, Broken, BusyCall, EveryArg, Fleet, Meta, Renew, RenewCall,
     WakeCall, call,
@@ -28,6 +28,8 @@ pub(crate) fn samples() -> (Meta, Finish) {
         pid: 1,
         command: "check".into(),
         since_ms: 0,
+        renew_ms: 10_000,
+        retry_ms: 2_000,
     };
     let finish = Finish {
         hold: Duration::from_millis(5),
@@ -128,6 +130,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         log: &log,
         also: &[],
         known_lost: false,
+        run: RunKeys::new(&keys.lock, token),
     };
     run(
         "release",
@@ -138,6 +141,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         token,
         finish: &finish,
         log: &log,
+        run: RunKeys::new(&keys.lock, token),
     };
     run("record", call(&mut c, &record).map(|r| r.is_none()))?;
     run(
@@ -163,19 +167,32 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
             }
         }),
     )?;
-    // A cancel aimed at a token that no longer holds is refused; the holder's gets its request.
-    let stale = super::cancel::CancelCall::new(&keys, 0, token, "ops (ann)", "why");
+    // A cancel aimed at a token that no longer holds is refused; the holder's gets its request,
+    // and withdraw.lua takes it back.
+    let request = crate::core::cancel::Request {
+        id: "0123456789abcdef0123456789abcdef".into(),
+        by: "ops (ann)".into(),
+        reason: "why".into(),
+    };
+    let stale = super::cancel::CancelCall::new(&keys, 0, token, &keys.lock, &request);
     run(
         "cancel (ended)",
         call(&mut c, &stale).map(|a| a == super::cancel::Cancel::Ended),
     )?;
-    let asked = super::cancel::CancelCall::new(&keys, 0, "rival", "ops (ann)", "why");
+    let asked = super::cancel::CancelCall::new(&keys, 0, "rival", &keys.lock, &request);
     let answered = call(&mut c, &asked)
         .map(|a| matches!(a, super::cancel::Cancel::Asked { pttl, .. } if pttl > 0));
     // The request expires by itself should nobody take it.
-    let list = super::keys::cancel_list(&keys.lock, "rival");
-    let expires = c.query::<i64>(redis::cmd("PTTL").arg(&list));
+    let run_keys = RunKeys::new(&keys.lock, "rival");
+    let expires = c.query::<i64>(redis::cmd("PTTL").arg(&run_keys.cancel));
     run("cancel", answered.and_then(|a| expires.map(|t| a && t > 0)))?;
+    let withdraw = super::cancel::WithdrawCall { run: &run_keys };
+    let taken_back = call(&mut c, &withdraw);
+    let again = call(&mut c, &withdraw);
+    run(
+        "withdraw",
+        taken_back.and_then(|first| again.map(|second| first && !second)),
+    )?;
     let brk = BreakCall {
         keys: &keys,
         slot: 0,
@@ -219,6 +236,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         log: &log,
         also: &[],
         known_lost: false,
+        run: RunKeys::new(&keys.lock, token),
     };
     run(
         "release (--every)",

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use dlock::api::sim::{
     Acquire, AcquireCall, Call, Exit, Finish, Fleet, Keys, Meta, Release, ReleaseCall, Renew,
-    RenewCall, RunLog,
+    RenewCall, RunKeys, RunLog,
 };
 
 use crate::support::*;
@@ -34,6 +34,8 @@ fn meta(host: &str, pid: u32) -> Meta {
         pid,
         command: "./job.sh".into(),
         since_ms: 1_700_000_000_000,
+        renew_ms: 10_000,
+        retry_ms: 2_000,
     }
 }
 
@@ -97,6 +99,7 @@ fn release<'a>(
         log,
         also,
         known_lost: false,
+        run: RunKeys::new(&keys.lock, token),
     }
 }
 

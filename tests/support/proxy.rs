@@ -16,6 +16,10 @@ pub enum Mode {
     DropReplies = 1,
     /// Discard everything both ways; connections stay open (a black-holed network).
     Blackhole = 2,
+    /// Answer every command with `+OK` and forward nothing; the server's replies (to commands
+    /// sent before) are discarded: a server, or a proxy in front of it, that has turned to
+    /// garbage (issue 59).
+    Okay = 3,
 }
 
 pub struct Proxy {
@@ -136,9 +140,12 @@ fn pump(
     dropped: Option<Arc<AtomicU64>>,
 ) {
     let is_reply = dropped.is_none();
+    // Mode::Okay answers the client itself, on its own connection.
+    let mut back = from.try_clone().ok();
     std::thread::spawn(move || {
         let _ = from.set_read_timeout(Some(Duration::from_millis(20)));
         let mut buf = [0u8; 16 * 1024];
+        let mut pending: Vec<u8> = Vec::new();
         while !stop.load(Ordering::Relaxed) {
             let n = match from.read(&mut buf) {
                 Ok(0) => break,
@@ -158,6 +165,18 @@ fn pump(
                 std::thread::sleep(Duration::from_millis(delay));
             }
             let m = mode.load(Ordering::SeqCst);
+            if m == Mode::Okay as u8 {
+                if !is_reply {
+                    pending.extend_from_slice(&buf[..n]);
+                    while let Some((len, _)) = super::liar::command(&pending) {
+                        pending.drain(..len);
+                        if let Some(b) = back.as_mut() {
+                            let _ = b.write_all(b"+OK\r\n");
+                        }
+                    }
+                }
+                continue;
+            }
             let drop = m == Mode::Blackhole as u8 || (is_reply && m == Mode::DropReplies as u8);
             if drop {
                 if let Some(d) = &dropped {

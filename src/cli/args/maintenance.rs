@@ -74,8 +74,12 @@ pub struct CancelArgs {
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
 
-    /// Return once the request is on the server, without waiting for the holder to record the
-    /// run
+    /// How long each holder has to take the request before it is taken back (exit 4)
+    /// [default: 2 × the holder's renewal interval, at least 1s]
+    #[arg(long, value_name = "D", value_parser = parse_duration, conflicts_with = "no_wait")]
+    pub timeout: Option<Duration>,
+
+    /// Return once the request is on the server, without waiting for the holder's answer
     #[arg(long)]
     pub no_wait: bool,
 

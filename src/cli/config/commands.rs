@@ -110,7 +110,8 @@ impl ExporterConfig {
     /// The full lock key of a business key asked for in a URL (`/locks/<KEY>`), or None when it
     /// is not a valid lock name.
     pub fn lock_key(&self, name: &str) -> Option<String> {
-        super::prefixed(&self.prefix, "KEY", name, "").ok()
+        let business = super::as_printed(&self.prefix, name).unwrap_or(name);
+        super::prefixed(&self.prefix, "KEY", business, "").ok()
     }
 }
 
@@ -139,8 +140,10 @@ pub struct CancelConfig {
     pub slot: Option<u32>,
     /// --reason ('' when none).
     pub reason: String,
-    /// Not --no-wait: wait for the holders' run log entries.
+    /// Not --no-wait: wait for the holders' answers.
     pub wait: bool,
+    /// --timeout: how long a holder has to take the request (None: its own bound).
+    pub timeout: Option<Duration>,
 }
 
 /// Longest --reason of `dlock cancel`: it goes into the run log entry and a log line.
@@ -327,6 +330,7 @@ pub(super) fn cancel(g: &Global, a: &CancelArgs) -> Result<CancelConfig, Error> 
         slot: a.slot,
         reason,
         wait: !a.no_wait,
+        timeout: a.timeout,
     })
 }
 

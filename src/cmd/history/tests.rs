@@ -19,6 +19,7 @@ fn entry(outcome: &str, output: Option<&[u8]>) -> RunEntry {
         window_ms: None,
         cancel_by: None,
         cancel_reason: None,
+        cancel_id: None,
         output: output.map(<[u8]>::to_vec),
         output_bytes: output.map(|o| o.len() as i64),
         also: Vec::new(),

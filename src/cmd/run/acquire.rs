@@ -10,7 +10,7 @@ use super::note::Note;
 use super::release::clean_up;
 use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{Action, Input, Limits, Outcome, Wait};
+use crate::core::acquire::{Action, Input, Limits, Outcome, Wait, waiting_for};
 use crate::core::backoff::Backoff;
 use crate::core::finish::{Cleanup, CleanupEnd};
 use crate::core::pause::Scope;
@@ -155,6 +155,9 @@ fn take(
             pid: std::process::id(),
             command: cfg.command_line.clone(),
             since_ms: 0,
+            renew_ms: u64::try_from(cfg.limits.renew_every.as_millis()).unwrap_or(u64::MAX),
+            retry_ms: u64::try_from(waiting_for(cfg.retry_max, cfg.server.io_timeout).as_millis())
+                .unwrap_or(u64::MAX),
         },
         tx,
         waker: None,

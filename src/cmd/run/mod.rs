@@ -146,6 +146,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
     child.restore_tty();
     log.renewals = sup.stop.renewals();
     log.cancel = sup.stop.cancel().cloned();
+    log.cancel_id = sup.stop.taken().map(str::to_string);
     let mut tail = 0;
     if let Some(c) = capture {
         let captured = c.finish(cfg.limits.grace);

@@ -10,7 +10,7 @@ use crate::core::finish::{Action, Cleanup, End, Input, Report};
 use crate::exit::Exit;
 use crate::log::debug;
 use crate::store::finish::{RecordCall, ReleaseCall};
-use crate::store::keys::Keys;
+use crate::store::keys::{Keys, RunKeys};
 use crate::store::runs::RunLog;
 use crate::store::session::Session;
 
@@ -37,6 +37,7 @@ pub fn end(
                         token,
                         finish: &finish,
                         log,
+                        run: RunKeys::new(&keys.lock, token),
                     };
                     match session.call(&call) {
                         Ok(None) => {}
@@ -56,6 +57,7 @@ pub fn end(
                         log,
                         also: &also,
                         known_lost: end.known_lost(),
+                        run: RunKeys::new(&keys.lock, token),
                     };
                     let answer = session.call(&call).map(|(released, log_error, j)| {
                         if let Some(err) = log_error {
@@ -114,6 +116,7 @@ pub fn clean_up(
             log: &off,
             also,
             known_lost: false,
+            run: RunKeys::new(&keys.lock, token),
         };
         let answer = session.call(&call).map(|(released, _, _)| released);
         cleanup.handle(answer, Instant::now());

@@ -78,6 +78,10 @@ fn cancel_requests_map_back_to_their_lock() {
     assert_eq!(tagged, format!("dlock:{{b}}:cancel:{tok}"));
     assert_eq!(lock_of(&tagged, "dlock:"), Some("dlock:{b}"));
     assert_eq!(lock_of("{dlock:job}:cancel", "dlock:"), Some("dlock:job"));
+    // The holder's word likewise.
+    let word = word_key("dlock:job", tok);
+    assert_eq!(word, format!("{{dlock:job}}:ended:{tok}"));
+    assert_eq!(lock_of(&word, "dlock:"), Some("dlock:job"));
     // Only a token is taken off, and only after `:cancel`.
     assert_eq!(lock_of("{dlock:job}:cancel:a b", "dlock:"), None);
     assert_eq!(lock_of("{dlock:job}:fence:abc", "dlock:"), None);

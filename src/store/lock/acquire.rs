@@ -130,6 +130,7 @@ impl Call for AcquireCall<'_> {
                 also_block(x, &[&x.fence, &x.limit, &x.pause, &x.wake], true, &mut keys);
             }
         }
+        keys.push(&k.waiting);
         if let Fleet::Key(fleet) = self.fleet {
             keys.push(fleet);
         }
@@ -179,6 +180,8 @@ impl Call for AcquireCall<'_> {
                 Some(j) if !self.also.is_empty() => j.to_string(),
                 _ => String::new(),
             },
+            m.renew_ms.to_string(),
+            m.retry_ms.to_string(),
         ]);
         argv
     }

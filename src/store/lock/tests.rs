@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::store::finish::{Finish, RecordCall, Release, ReleaseCall};
+use crate::store::keys::RunKeys;
 use crate::store::runs::{ENTRY_ARGS, RunLog};
 
 /// The highest `NAME[i]` index a script uses.
@@ -37,10 +38,12 @@ fn every_call_matches_its_script() {
         let after_slots = usize::from(
             src.contains(&format!("KEYS[{} + n]", fixed + 1))
                 || src.contains(&format!("KEYS[{} + 2 * n]", fixed + 1)),
-        );
+        ) + usize::from(src.contains(&format!("KEYS[{} + 2 * n + (", fixed + 1)));
+        // The run's word key last (release.lua's): `KEYS[#KEYS]`.
+        let trailing = usize::from(src.contains("KEYS[#KEYS]"));
         assert_eq!(
             c.counts().0,
-            fixed + per_slot * N + after_slots,
+            fixed + per_slot * N + after_slots + trailing,
             "KEYS: {name}"
         );
         assert_eq!(c.counts().1, highest(src, "ARGV") + entry, "ARGV: {name}");
@@ -77,7 +80,8 @@ fn every_call_matches_its_script() {
         fleet: Fleet::Read(None),
         ..acquire
     };
-    assert_eq!(cluster.keys().len(), 5 + 2 * N);
+    // The waiter registry stays.
+    assert_eq!(cluster.keys().len(), 5 + 2 * N + 1);
     assert_eq!(cluster.argv().len(), acquire_argv);
     check(
         &RenewCall {
@@ -99,6 +103,7 @@ fn every_call_matches_its_script() {
             log: &log,
             also: &[],
             known_lost: false,
+            run: RunKeys::new(&keys.lock, t),
         },
         1,
         ENTRY_ARGS,
@@ -109,6 +114,7 @@ fn every_call_matches_its_script() {
             token: t,
             finish: &finish,
             log: &log,
+            run: RunKeys::new(&keys.lock, t),
         },
         0,
         ENTRY_ARGS,
@@ -166,6 +172,7 @@ fn the_release_sends_the_output_and_reads_every_answer() {
         log: &log,
         also: &[],
         known_lost: false,
+        run: RunKeys::new(&keys.lock, "tok"),
     };
     assert_eq!(call.blob(), Some(&b"job output\n"[..]));
     let off = RunLog::off();
@@ -218,7 +225,9 @@ fn also_calls_send_each_keys_block() {
         ..plain.clone()
     };
     let k = with.keys();
-    assert_eq!(k.len(), 5 + 2 * N + 1 + 2 * (4 + 2 * M) + 1);
+    // The waiter registry and the prefix-wide pause last.
+    assert_eq!(k.len(), 5 + 2 * N + 1 + 2 * (4 + 2 * M) + 2);
+    assert_eq!(k[k.len() - 2], "{dlock:job}:waiting");
     assert_eq!(k[5 + 2 * N], keys.wake);
     let b = 6 + 2 * N + (4 + 2 * M);
     assert_eq!(
@@ -235,8 +244,8 @@ fn also_calls_send_each_keys_block() {
     assert_eq!(k.last().copied(), Some("{dlock:}:pause"));
     let (pa, wa) = (plain.argv(), with.argv());
     assert_eq!(pa.len(), wa.len());
-    assert_eq!(pa[18..], ["0", "1", ""]);
-    assert_eq!(wa[18..], ["2", "2", "1"]);
+    assert_eq!(pa[18..], ["0", "1", "", "10000", "2000"]);
+    assert_eq!(wa[18..], ["2", "2", "1", "10000", "2000"]);
 
     let held = [(also[0].clone(), 1), (also[1].clone(), 0)];
     let renew = RenewCall {
@@ -269,9 +278,12 @@ fn also_calls_send_each_keys_block() {
         log: &log,
         also: &also,
         known_lost: true,
+        run: RunKeys::new(&keys.lock, "tok"),
     };
     let k = release.keys();
-    assert_eq!(k.len(), 8 + N + 2 * (2 + 2 * M));
+    // The run's word key comes last.
+    assert_eq!(k.len(), 8 + N + 2 * (2 + 2 * M) + 1);
+    assert_eq!(k.last().copied(), Some("{dlock:job}:ended:tok"));
     assert_eq!(k[8 + N..8 + N + 2], [&also[0].wake, &also[0].limit]);
     assert_eq!(k[8 + N + 2 + M], also[0].slots[0].holder);
     assert_eq!(release.argv()[7..10], ["2", "2", "1"]);

@@ -13,6 +13,7 @@ fn every_sha_is_the_sha1_of_its_source() {
         ("wake", &WAKE),
         ("break", &BREAK),
         ("cancel", &CANCEL),
+        ("withdraw", &WITHDRAW),
         ("period", &PERIOD),
         ("pause", &PAUSE),
         ("timeline", &TIMELINE),

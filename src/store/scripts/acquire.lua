@@ -1,7 +1,8 @@
 -- Acquire one of the key's N slots (N = --limit; 1 is the plain lock, whose one slot is the
 -- lock key itself), or re-confirm ours after a lost reply (the same token is retried).
 -- KEYS: fence, stats, limit, done, pause, then slot 0's lock key and holder hash, slot 1's, …
---   slot N-1's, then the prefix-wide pause record (absent under Redis Cluster, where it lives
+--   slot N-1's, then (after the --also blocks, below) the waiter registry, then the prefix-wide
+--   pause record (absent under Redis Cluster, where it lives
 --   in another hash slot: the client reads it first and sends its fields as ARGV 12–15).
 -- ARGV: token, ttl ms, stats ('1'/'0'), host, pid, command, since (Unix ms), last try ('1': a
 --   busy answer ends the run, so it is counted here as a busy run: the common `--wait 0` skip
@@ -20,6 +21,14 @@
 -- under the prefix is paused (nothing changed but the paused counter); {5, server ms, the sent
 -- starts, -1, -1} when the server's clock is in none of a calendar's sent windows (nothing
 -- changed). Answer 3's text goes on with the recorded schedule and zone ('' for a duration).
+-- ARGV 22: the run's --renew-every in ms, recorded in each holder hash (`renew_ms`) for `dlock
+-- cancel`'s bound on how long a holder may take to answer ('' from a caller without it).
+-- ARGV 23: how long after this try's send (ARGV 7) the run tries again at the latest, in ms:
+-- a busy answer (but on the last try) keeps the run in KEY's waiter registry, the hash
+-- `{KEY}:waiting` (KEYS: after the slots and the --also blocks, before the prefix-wide pause),
+-- token → the Unix ms (the waiter's clock) until which it counts as waiting; a grant or a last
+-- try takes it out, and an entry past its time is dropped by the next busy answer. `dlock
+-- cancel` of a key nothing holds counts them ('' : none kept).
 -- --also (ARGV 19-21: A keys, their --also-limit M, and the wake list the try was woken by: ''
 -- none, '0' KEY's, 'j' X_j's; A = 0 is the plain run, its KEYS, ARGV and answers as above). All
 -- or nothing: KEY and every X_j are taken in this one script or none is. KEYS then go on after
@@ -100,9 +109,25 @@ local function no(r, j)
   return r
 end
 
+-- The waiter registry (ARGV 23), and what a busy answer does to it.
+local waiting = KEYS[6 + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)]
+local function still_waiting()
+  if ARGV[8] == '1' or (ARGV[23] or '') == '' then
+    redis.call('HDEL', waiting, ARGV[1])
+    return
+  end
+  local now = tonumber(ARGV[7])
+  local w = redis.call('HGETALL', waiting)
+  for i = 1, #w, 2 do
+    if (tonumber(w[i + 1]) or 0) < now then redis.call('HDEL', waiting, w[i]) end
+  end
+  redis.call('HSET', waiting, ARGV[1], now + tonumber(ARGV[23]))
+  redis.call('PEXPIRE', waiting, tonumber(ARGV[23]) + 1000)
+end
+
 -- Paused (`dlock pause`): before anything else, whatever the lock's state, no new run starts.
 -- A retry after a lost reply whose first try took a slot keeps it (it is not a new run).
-local fleet = KEYS[6 + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)]
+local fleet = KEYS[7 + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)]
 local pauses = {{'key', redis.call('HMGET', KEYS[5], 'from_ms', 'until_ms', 'by', 'reason')}}
 if fleet then
   pauses[2] = {'all', redis.call('HMGET', fleet, 'from_ms', 'until_ms', 'by', 'reason')}
@@ -282,6 +307,7 @@ if #blocked > 0 then
   end
   if ARGV[3] == '1' then bump(KEYS[2], 'busy_on:' .. first.lock(0)) end
   if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[2]) end
+  still_waiting()
   local r = {0, pttl, who, -1, -1, blocked[1], hand_on()}
   for _, j in ipairs(blocked) do r[#r + 1] = j end
   return r
@@ -300,12 +326,14 @@ if not free then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
   end
   if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[2]) end
+  still_waiting()
   return {0, best, who, -1, -1}
 end
 
 -- The fence first: should it fail (not an integer), the script stops with the lock untouched.
 -- Every --also key's fence too, before any lock is set.
 local f = redis.call('INCR', KEYS[1])
+redis.call('HDEL', waiting, ARGV[1])
 local fences = {}
 for j = 1, A do fences[j] = redis.call('INCR', set[j + 1].fence) end
 redis.call('SET', lock(free), ARGV[1], 'NX', 'PX', ARGV[2])
@@ -319,6 +347,7 @@ redis.call('HSET', h, 'since_ms', ARGV[7])
 redis.call('HSET', h, 'ttl_ms', ARGV[2])
 redis.call('HSET', h, 'fence', f)
 redis.call('HSET', h, 'renewals', 0)
+if (ARGV[22] or '') ~= '' then redis.call('HSET', h, 'renew_ms', ARGV[22]) end
 -- --every: the run's window, its grant on the server's clock and its period, for the release
 -- that records its success.
 for _, kv in ipairs(period_fields) do
@@ -346,6 +375,7 @@ for j = 1, A do
       {'renewals', 0}, {'also_of', KEYS[6]}}) do
     redis.call('HSET', xh, kv[1], kv[2])
   end
+  if (ARGV[22] or '') ~= '' then redis.call('HSET', xh, 'renew_ms', ARGV[22]) end
   redis.call('PEXPIRE', xh, ARGV[2])
   if M > 1 then hold_limit(x.limit, M, ARGV[2]) end
   r[6] = -1

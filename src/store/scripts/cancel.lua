@@ -1,8 +1,10 @@
 -- `dlock cancel`: ask the run holding one slot to stop, if `token` still holds it.
--- KEYS: the slot's lock key, its holder hash, the run's cancel list ({lock}:cancel:TOKEN).
+-- KEYS: the slot's lock key, its holder hash, the run's cancel list ({KEY}:cancel:TOKEN) and its
+--   word key ({KEY}:ended:TOKEN; KEY: the run's --key, also for a slot held through --also).
 -- ARGV: token, the request ("HOST (user)\nreason"), how long past the lock's TTL an unanswered
 --   request may stay (ms).
--- Returns {1, pttl, holder fields...} asked (the holder answers by releasing); {2, holder
+-- Returns {1, pttl, holder fields...} asked (the holder answers by releasing, and writes its word
+--   over the mark this leaves in the word key, whether or not it took the request); {2, holder
 --   fields...} the slot is only kept by --hold-at-least (no holder process is left to ask: the
 --   caller frees it with break.lua); {0} the token no longer holds the slot (that run ended).
 local v = redis.call('GET', KEYS[1])
@@ -22,7 +24,10 @@ end
 local ttl = redis.call('PTTL', KEYS[1])
 redis.call('LPUSH', KEYS[3], ARGV[2])
 -- A lock without a TTL (set by hand) still gets a request that goes away.
-redis.call('PEXPIRE', KEYS[3], math.max(ttl, 0) + tonumber(ARGV[3]))
+local keep = math.max(ttl, 0) + tonumber(ARGV[3])
+redis.call('PEXPIRE', KEYS[3], keep)
+-- The mark: the release writes its word over it (never over a word already there).
+redis.call('SET', KEYS[4], 'dlock-asked/1', 'NX', 'PX', keep)
 table.insert(out, 1, ttl)
 table.insert(out, 1, 1)
 return out

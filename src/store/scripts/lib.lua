@@ -104,19 +104,20 @@ end
 -- started and ended (Unix ms), renewals, waited ms, the lease the run held the lock under
 -- (TTL ms, --max-renewals as a count or 'unlimited', --renew-every ms, --grace ms; '' when
 -- unknown), the --every window's start ('' without --every), who cancelled the run and why
--- ('' unless `dlock cancel` stopped it), the --also keys (DLOCK_ALSO's text: one
--- 'FENCE\tSLOT\tKEY' line per key; '' without --also), then, with --capture, the output's total
--- byte count and the kept bytes (absent without it).
+-- ('' unless `dlock cancel` stopped it), the id of the cancel request the run took ('' none:
+-- it may have taken one while already stopping, and then it is not cancelled), the --also
+-- keys (DLOCK_ALSO's text: one 'FENCE\tSLOT\tKEY' line per key; '' without --also), then,
+-- with --capture, the output's total byte count and the kept bytes (absent without it).
 local ENTRY_NAMES = {'run', 'host', 'pid', 'slot', 'fence', 'command', 'started_ms', 'ended_ms',
   'renewals', 'waited_ms', 'ttl_ms', 'max_renewals', 'renew_every_ms', 'grace_ms', 'window_ms',
-  'cancel_by', 'cancel_reason', 'also', 'output_bytes', 'output'}
+  'cancel_by', 'cancel_reason', 'cancel_id', 'also', 'output_bytes', 'output'}
 local function entry_from(first)
   local e = {}
   for i, name in ipairs(ENTRY_NAMES) do
     local v = ARGV[first + i - 1]
     -- The lease only when known, window_ms only with --every, the cancel's fields only for a
     -- cancelled run, the --also keys only with --also, the output only with --capture.
-    local absent = (i >= 11 and i <= 18 and v == '') or (i >= 19 and ARGV[first + 18] == '')
+    local absent = (i >= 11 and i <= 19 and v == '') or (i >= 20 and ARGV[first + 19] == '')
     if v ~= nil and not absent then
       e[#e + 1] = name
       e[#e + 1] = v
@@ -192,4 +193,19 @@ local function hold_limit(limit, n, ttl)
   if redis.call('PTTL', limit) < tonumber(ttl) then
     redis.call('SET', limit, n, 'PX', ttl)
   end
+end
+
+-- `dlock cancel`'s answer from the holder (core::cancel): when the run took a request
+-- (`taken`, its id) or was asked (cancel.lua leaves its mark in the word key, which a request
+-- taken by a listener too late for the run leaves too), the run's end in the word key,
+-- "dlock-ended/1\nTAKEN\nOUTCOME\nEXIT", kept WORD_KEEP_MS. Written in the script that gives the
+-- slot up, so `cancel` never finds the slot free without it. Best effort (pcall): it never
+-- stops the release it rides with.
+-- As long as an unanswered request stays on its list past the lock's TTL
+-- (`store::cancel::REQUEST_MARGIN`, 60 s): `cancel` reads the word within its own bounds.
+local WORD_KEEP_MS = 60000
+local function speak(word, taken, outcome, code)
+  if taken == '' and redis.call('EXISTS', word) == 0 then return end
+  redis.pcall('SET', word, 'dlock-ended/1\n' .. taken .. '\n' .. outcome .. '\n' .. code,
+    'PX', WORD_KEEP_MS)
 end

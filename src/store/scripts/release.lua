@@ -3,7 +3,8 @@
 -- period: every_ms and offset_ms, or schedule and tz) in the done key.
 -- KEYS: the slot's lock key, its holder hash, stats, wake, limit, runs, done, then the lock key
 --   of every slot 0 … N-1 (the limit key goes with the last held slot), then the timeline,
---   then per --also key X_j: its wake list, its limit, its M slot lock keys and M holder hashes.
+--   then per --also key X_j: its wake list, its limit, its M slot lock keys and M holder hashes,
+--   then the run's word key for `dlock cancel` ({KEY}:ended:TOKEN).
 -- ARGV: token, stats ('1'/'0'), keep ms (--hold-at-least: > 0 keeps the slot that much longer
 --   instead of deleting it), hold ms, histogram field, outcome counter ('' for none), N, then
 --   A (--also keys), M (--also-limit) and known lost ('1': the run's lease was lost, so it stays
@@ -14,7 +15,7 @@
 --   the 18th ARGV on: run id, host, pid, slot, fence, command, started, ended, renewals, waited ms,
 --   the lease (TTL ms, max renewals or 'unlimited', renew-every ms, grace ms; '' unknown),
 --   --every window start ('' without --every), cancelled by and why ('' unless cancelled),
---   the --also keys (DLOCK_ALSO's text; '' without --also), output bytes ('' without
+--   the id of the cancel request the run took ('' none), the --also keys (DLOCK_ALSO's text; '' without --also), output bytes ('' without
 --   --capture), and the kept output (only with --capture).
 --   With --also every X_j slot holding our token is freed (and its list woken) whether KEY's
 --   slot is ours or not: the lost-reply cleanup needs no slot numbers. The run's set was ours
@@ -23,6 +24,8 @@
 --   cancel` frees it itself instead of asking a holder that is gone.
 -- Returns {1 released, 2 kept for ARGV[3] ms, 0 not ours (or gone); '' or why the run log
 --   could not be written}, and with --also a third item: the first X_j not ours (-1: none).
+--   When the run took a cancel request or was asked to stop (cancel.lua's mark), the holder's
+--   word for `dlock cancel` goes in the word key (lib.lua's speak) in this same script.
 local n = tonumber(ARGV[7])
 local A, M, known_lost = tonumber(ARGV[8]) or 0, tonumber(ARGV[9]) or 1, ARGV[10] == '1'
 local ours = redis.call('GET', KEYS[1]) == ARGV[1]
@@ -117,15 +120,16 @@ if r ~= 2 and not elsewhere then
   end
 end
 if not all then r = 0 end
+local failed = r == 0 and not known_lost
+local outcome, code = ARGV[11], ARGV[12]
+if failed then
+  outcome = 'compare_failure'
+  if code == '0' then code = '125' end
+end
+speak(KEYS[#KEYS], entry_field(18, 'cancel_id'), outcome, code)
 local logged = ''
 if ARGV[2] == '1' then
-  local failed = r == 0 and not known_lost
   record(KEYS[3], ARGV[4], ARGV[5], ARGV[6], failed)
-  local outcome, code = ARGV[11], ARGV[12]
-  if failed then
-    outcome = 'compare_failure'
-    if code == '0' then code = '125' end
-  end
   history(KEYS[3], outcome, code, ARGV[13], ARGV[14], ARGV[15], ARGV[16])
   -- The key's N, for status and metrics once no slot is held.
   redis.pcall('HSET', KEYS[3], 'limit', n)
