@@ -252,6 +252,7 @@ fn fair(w: &World) -> bool {
         && sc.restarts.is_empty()
         && sc.failovers.is_empty()
         && sc.pause.is_none()
+        && sc.garbage.is_none()
         && !sc.slow
         && 2 * sc.delay_max < crate::host::io_timeout(w)
 }

@@ -412,3 +412,29 @@ fn a_free_also_key_answered_busy() {
         |seed| Some(Scenario::draw_also(seed, false)),
     );
 }
+
+#[test]
+fn an_absence_read_as_a_cancel() {
+    // `dlock cancel` (core::cancel::Confirm) reads a run that ended without its holder's word
+    // as cancelled (issue 59's false success): a run whose release never came (its network
+    // cut, its lease run out) is reported cancelled. Found in the worlds that cancel.
+    let bug = Some(Bug::AbsentIsCancelled);
+    hunt_in("an absence read as a cancel", bug, None, false, |sc| {
+        !sc.cancels.is_empty() || sc.cancel_at_end > 0
+    });
+}
+
+#[test]
+fn a_garbage_reply_taken_for_a_cancel() {
+    // The listener (core::cancel::Listener) takes any reply for a request (issue 59): a server
+    // that answers garbage cancels the run, which ends 122 on no request. Found in the worlds
+    // whose server answers garbage a while.
+    let bug = Some(Bug::AnyReplyIsRequest);
+    hunt_in(
+        "a garbage reply taken for a cancel",
+        bug,
+        None,
+        false,
+        |sc| sc.garbage.is_some(),
+    );
+}

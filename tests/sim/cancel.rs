@@ -1,18 +1,27 @@
-//! `dlock cancel` in the simulation (issue 50): the operator, as `cmd::cancel` does it, reads
-//! the token holding each slot, then (a round trip later: the run may have ended meanwhile)
-//! runs cancel.lua for that token, and frees a slot only --hold-at-least keeps with break.lua;
-//! the holder's listener (`cmd::run::listener`), started when the stop machine says
-//! `StartListener`, blocks on the run's own list `{K}:cancel:TOKEN` and feeds the request to
-//! the stop machine. What the checker holds them to (check.rs):
+//! `dlock cancel` in the simulation (issues 50, 59). The operator reads the token holding each
+//! slot, then (a round trip later: the run may have ended meanwhile) runs cancel.lua with a
+//! request for that token, frees a slot only --hold-at-least keeps with break.lua, and judges
+//! each run it asked with the real `Confirm` machine (core::cancel) over looks at the server:
+//! its looks, its withdraw.lua and its verdict. The holder's listener, started when the stop
+//! machine says `StartListener`, is the real `Listener` machine over BLPOPs of the run's own
+//! list; a server that answers garbage (Scenario::garbage) answers its BLPOP with garbage too.
+//! What the checker holds them to (check.rs):
 //!
 //! - cancel.lua asks a run (or finds its slot kept) only while its token holds the slot, and
 //!   says "ended" only when it does not;
-//! - a run is stopped by a cancel only if a request was put on its own list (a request for
-//!   an ended run never stops the next one);
-//! - a cancelled run is never recorded as a success: the done key never names it, and the end
-//!   machine never reports it ok.
+//! - a run is stopped by a cancel only on a request placed for that very run and not taken
+//!   back: a garbage reply is no request, and a request for an ended run never stops the next;
+//! - a cancelled run is never recorded as a success;
+//! - the operator's verdict is what the holder did: "cancelled" only for a run its holder ended
+//!   as cancelled (on this very request when it says so), "ended otherwise" only for one it
+//!   did not, "not taken" only for a request nothing took.
 
-use dlock::api::sim::{BreakCall, Call, Cancel, CancelCall, StopInput, parse_request};
+use std::time::{Duration, Instant};
+
+use dlock::api::sim::{
+    BreakCall, Call, Cancel, CancelBounds, CancelCall, CancelRequest, CancelSeen, CancelStep,
+    CancelVerdict, Confirm, ListenThen, Listened, RunKeys, StopInput, WithdrawCall,
+};
 
 use crate::calls::scripted;
 use crate::host::{Phase, local};
@@ -25,28 +34,56 @@ pub struct Listening {
     pub list: String,
 }
 
+/// What a listener's BLPOP brought back, on its way to its holder.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Brought {
+    Item(String),
+    /// A reply that is not the protocol (the garbage server's).
+    Garbage,
+}
+
 /// Where the listener's BLPOP failed (the server down, its connection gone): it tries again
-/// this much later (`listener::RETRY`).
+/// this much later (the listener machine's RETRY).
 const RETRY: u64 = 100_000;
 
 /// The operator who cancels: "HOST (user)".
 const BY: &str = "ops (sim)";
 
+/// One run the operator asked to stop, until its verdict.
+pub struct Asking {
+    pub token: String,
+    pub slot: u32,
+    pub id: String,
+    pub run: RunKeys,
+    pub confirm: Confirm,
+    /// The last look's answer, on its way back to the operator.
+    pub seen: Option<CancelSeen>,
+    /// withdraw.lua's answer, on its way back.
+    pub withdrawn: Option<bool>,
+}
+
+/// The operator's monotonic clock: true time (its host is the server's neighbour).
+fn op_now(w: &World) -> Instant {
+    w.base + Duration::from_micros(w.now)
+}
+
 /// `dlock cancel K`: the token of each held slot, read now; the script follows a round trip
 /// later (again 100 ms later while the server is down, as an operator would retry).
 pub fn operator(w: &mut World) {
-    if !w.up {
+    if !w.up || w.garbage() {
         w.at(w.now + 100_000, Event::Cancel);
         return;
     }
     w.check.ev(w.now, usize::MAX, "cancel", 0);
+    w.cancel_seq += 1;
+    let seq = w.cancel_seq;
     for slot in 0..w.sc.limit {
         let lock = slot_lock(w, slot);
         let Some(token) = w.server.ks.borrow().holder(&lock) else {
             continue;
         };
         let d = w.delay() + w.delay();
-        w.at(w.now + d, Event::CancelSend { slot, token });
+        w.at(w.now + d, Event::CancelSend { slot, token, seq });
     }
 }
 
@@ -60,15 +97,21 @@ fn slot_lock(w: &World, slot: u32) -> String {
     call.keys()[0].to_string()
 }
 
-/// cancel.lua for `token` on `slot` (the token read a round trip ago); a kept slot freed by
-/// break.lua, as `dlock cancel` does.
-pub fn send(w: &mut World, slot: u32, token: &str) {
-    if !w.up {
-        // The operator's command fails: no request.
+/// cancel.lua for `token` on `slot` (the token read a round trip ago), request `seq` of the
+/// world; a kept slot freed by break.lua, as `dlock cancel` does; an asked run judged from
+/// then on.
+pub fn send(w: &mut World, slot: u32, token: &str, seq: u64) {
+    if !w.up || w.garbage() {
+        // The operator's command fails (exit 69): no request, no verdict.
         return;
     }
     let keys = w.keys.clone();
-    let call = CancelCall::new(&keys, slot, token, BY, "sim");
+    let request = CancelRequest {
+        id: format!("{seq:032x}"),
+        by: BY.into(),
+        reason: "sim".into(),
+    };
+    let call = CancelCall::new(&keys, slot, token, &keys.lock, &request);
     let s = scripted(&call);
     let holder = w.server.ks.borrow().holder(&s.keys[0]);
     let answer = s.run(&mut w.server);
@@ -79,10 +122,35 @@ pub fn send(w: &mut World, slot: u32, token: &str) {
     let reply = CancelCall::reply(v).expect("cancel.lua's reply");
     let holds = holder.as_deref() == Some(token);
     match reply {
-        Cancel::Asked { .. } => {
+        Cancel::Asked { pttl, holder } => {
             w.check
                 .ev(w.now, usize::MAX, "cancel asked", i64::from(slot));
             w.check.cancel_asked(w.now, token, holds);
+            w.check.cancel_placed(token, &request.id);
+            let num = |f: &str| {
+                holder
+                    .iter()
+                    .find(|(k, _)| k == f)
+                    .and_then(|(_, v)| v.parse::<u64>().ok())
+            };
+            let renew = num("renew_ms");
+            let ttl = num("ttl_ms").unwrap_or(u64::try_from(pttl).unwrap_or(0));
+            let bounds = CancelBounds::of(renew, ttl, None);
+            // The answer's way back to the operator: its first look goes out then.
+            let d = w.delay();
+            let asked = op_now(w) + Duration::from_micros(d);
+            let ask = w.asking.len();
+            w.asking.push(Some(Asking {
+                token: token.to_string(),
+                slot,
+                id: request.id.clone(),
+                run: RunKeys::new(&keys.lock, token),
+                confirm: Confirm::new(&request.id, asked, bounds, renew.is_some()),
+                seen: None,
+                withdrawn: None,
+            }));
+            let d2 = w.delay();
+            w.at(w.now + d + d2, Event::CancelLook { ask });
         }
         Cancel::Kept { .. } => {
             w.check
@@ -109,7 +177,110 @@ pub fn send(w: &mut World, slot: u32, token: &str) {
     w.after_cancel();
 }
 
-/// The stop machine said `StartListener`: the BLPOP on the run's own list is on its way.
+/// The operator's look reaches the server: slot, list and word read in that order (one
+/// pipeline), the answer on its way back.
+pub fn look(w: &mut World, ask: usize) {
+    if !w.up || w.garbage() {
+        // `cancel` fails with the server (exit 69): it says nothing about the run.
+        w.asking[ask] = None;
+        return;
+    }
+    let Some(a) = &w.asking[ask] else { return };
+    let (lock, token, run) = (slot_lock(w, a.slot), a.token.clone(), a.run.clone());
+    let mut ks = w.server.ks.borrow_mut();
+    let holds = ks.holder(&lock).as_deref() == Some(token.as_str());
+    let pending = ks.llen(&run.cancel) > 0;
+    let word = ks.holder(&run.word);
+    drop(ks);
+    if let Some(a) = w.asking[ask].as_mut() {
+        a.seen = Some(CancelSeen {
+            holds,
+            pending,
+            word,
+        });
+    }
+    let d = w.delay();
+    w.at(w.now + d, Event::CancelSeen { ask });
+}
+
+/// A look's answer reaches the operator: the machine's next step.
+pub fn seen(w: &mut World, ask: usize) {
+    let now = op_now(w);
+    let Some(a) = w.asking[ask].as_mut() else {
+        return;
+    };
+    let Some(s) = a.seen.take() else { return };
+    let step = a.confirm.seen(&s, now);
+    step_to(w, ask, step);
+}
+
+/// withdraw.lua reaches the server.
+pub fn withdraw(w: &mut World, ask: usize) {
+    if !w.up || w.garbage() {
+        w.asking[ask] = None;
+        return;
+    }
+    let Some(a) = &w.asking[ask] else { return };
+    let run = a.run.clone();
+    let s = scripted(&WithdrawCall { run: &run });
+    let v = s.run(&mut w.server).expect("withdraw.lua");
+    w.check.counts.script_calls += 1;
+    let back = WithdrawCall::reply(v).expect("withdraw.lua's reply");
+    let (token, id) = (a.token.clone(), a.id.clone());
+    if back {
+        w.check.cancel_withdrawn(&token, &id);
+    }
+    if let Some(a) = w.asking[ask].as_mut() {
+        a.withdrawn = Some(back);
+    }
+    let d = w.delay();
+    w.at(w.now + d, Event::CancelWithdrawn { ask });
+}
+
+/// withdraw.lua's answer reaches the operator.
+pub fn withdrawn(w: &mut World, ask: usize) {
+    let now = op_now(w);
+    let Some(a) = w.asking[ask].as_mut() else {
+        return;
+    };
+    let Some(back) = a.withdrawn.take() else {
+        return;
+    };
+    let step = a.confirm.withdrawn(back, now);
+    step_to(w, ask, step);
+}
+
+fn step_to(w: &mut World, ask: usize, step: CancelStep) {
+    match step {
+        CancelStep::LookAt(at) => {
+            let wait = at.saturating_duration_since(op_now(w)).as_micros() as u64;
+            let d = w.delay();
+            w.at(w.now + wait + d, Event::CancelLook { ask });
+        }
+        CancelStep::Withdraw => {
+            let d = w.delay();
+            w.at(w.now + d, Event::CancelWithdraw { ask });
+        }
+        // The simulated holders all write their word: an older holder's log is not read here.
+        CancelStep::ReadLog => panic!("seed {}: a sim holder without a word", w.sc.seed),
+        CancelStep::Done(v) => {
+            let Some(a) = w.asking[ask].take() else {
+                return;
+            };
+            w.check
+                .ev(w.now, usize::MAX, "cancel verdict", verdict_code(&v));
+            let now = w.now;
+            w.check.cancel_verdict(now, &a.token, &a.id, &v);
+        }
+    }
+}
+
+fn verdict_code(v: &CancelVerdict) -> i64 {
+    i64::from(v.code())
+}
+
+/// The stop machine said `StartListener` (its listener machine is in the run's state): its
+/// first BLPOP on the run's own list is on its way.
 pub fn start(w: &mut World, h: usize) {
     let run = w.hosts[h].run;
     let d = w.delay();
@@ -132,9 +303,20 @@ pub fn listen(w: &mut World, h: usize, run: u64) {
         w.at(w.now + RETRY, Event::Listen { host: h, run });
         return;
     }
+    if w.garbage() {
+        let d = w.delay();
+        w.at(
+            w.now + d,
+            Event::Heard {
+                host: h,
+                run,
+                brought: Brought::Garbage,
+            },
+        );
+        return;
+    }
     // The run's own list, as the listener names it (`cancel_list(lock, token)`).
-    let (keys, token) = (w.keys.clone(), w.hosts[h].token.clone());
-    let list = CancelCall::new(&keys, 0, &token, "", "").keys()[2].to_string();
+    let list = RunKeys::new(&w.host_keys[h].lock, &w.hosts[h].token).cancel;
     w.listeners.push(Listening { host: h, run, list });
     serve(w);
 }
@@ -162,7 +344,15 @@ pub fn serve(w: &mut World) {
             w.check.counts.cancels_lost += 1;
             continue;
         }
-        w.at(w.now + d, Event::Heard { host: h, run, item });
+        let brought = Brought::Item(item);
+        w.at(
+            w.now + d,
+            Event::Heard {
+                host: h,
+                run,
+                brought,
+            },
+        );
     }
 }
 
@@ -179,8 +369,24 @@ pub fn dropped(w: &mut World) {
     }
 }
 
-/// The request reached the holder: its stop machine takes it.
-pub fn heard(w: &mut World, h: usize, run: u64, item: &str) {
+/// The server turned to garbage: every blocked listener's BLPOP is answered with it.
+pub fn garbled(w: &mut World) {
+    for l in std::mem::take(&mut w.listeners) {
+        let d = w.delay();
+        w.at(
+            w.now + d,
+            Event::Heard {
+                host: l.host,
+                run: l.run,
+                brought: Brought::Garbage,
+            },
+        );
+    }
+}
+
+/// A BLPOP's answer reached the holder: its listener machine reads it, and the stop machine
+/// takes a request or a fault.
+pub fn heard(w: &mut World, h: usize, run: u64, brought: &Brought) {
     if w.hosts[h].run != run {
         return;
     }
@@ -190,9 +396,33 @@ pub fn heard(w: &mut World, h: usize, run: u64, item: &str) {
         // The run is releasing already: the listener's note goes nowhere.
         return;
     };
-    let (by, reason) = parse_request(item);
-    r.stop.handle(StopInput::Cancelled { by, reason }, now);
-    w.check.ev(w.now, h, "cancel heard", 0);
-    w.check.cancel_heard(w.now, &token);
+    let Some(listener) = r.listener.as_mut() else {
+        return;
+    };
+    let got = match brought {
+        Brought::Item(item) => Listened::Item(item.clone()),
+        Brought::Garbage => Listened::NotProtocol("BLPOP answered a simple string".into()),
+    };
+    let (then, _said) = listener.answer(Ok(got));
+    let t = w.now;
+    match then {
+        ListenThen::Deliver(request) => {
+            let id = request.id.clone();
+            r.stop.handle(StopInput::Cancelled(request), now);
+            w.check.ev(t, h, "cancel heard", 0);
+            w.check.cancel_heard(t, &token, &id);
+        }
+        ListenThen::Fault(why) => {
+            r.stop.handle(StopInput::NotProtocol(why), now);
+            w.check.ev(t, h, "listener garbage", 0);
+            w.check.counts.listener_garbage += 1;
+        }
+        ListenThen::Quit => return,
+        ListenThen::Look { after, .. } => {
+            let at = t + after.as_micros() as u64;
+            w.at(at, Event::Listen { host: h, run });
+            return;
+        }
+    }
     crate::supervise::supervise(w, h);
 }

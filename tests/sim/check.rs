@@ -26,6 +26,7 @@ use crate::periods::Periods;
 /// Simulated time: µs since the world began (true time, the server's clock rate).
 pub type Us = u64;
 
+mod cancel;
 #[derive(Debug, Clone)]
 pub struct Job {
     pub token: String,
@@ -112,6 +113,11 @@ pub struct Counts {
     pub cancels_heard: u64,
     pub cancelled_runs: u64,
     pub cancels_lost: u64,
+    /// The operator's verdicts (core::cancel::Confirm), checked against what each holder did;
+    /// requests it took back; listeners answered with garbage (Scenario::garbage).
+    pub cancel_verdicts: u64,
+    pub cancels_withdrawn: u64,
+    pub listener_garbage: u64,
     /// --also worlds: grants, --also keys they took, busy answers that handed the try's
     /// wake-up on (acquire.lua's `hand_on`), and the whole-keyspace checks run (also.rs).
     pub also_grants: u64,
@@ -149,10 +155,13 @@ pub struct Checker {
     pub periods: Periods,
     /// Runs whose lease reached its renewal cap.
     capped: Vec<String>,
-    /// `dlock cancel`: the tokens cancel.lua put a request on the list of.
-    cancel_requested: BTreeSet<String>,
     /// Runs that ended cancelled.
     cancelled: BTreeSet<String>,
+    /// `dlock cancel`: the requests (token, id) cancel.lua placed, and those taken back.
+    placed: BTreeSet<(String, String)>,
+    withdrawn: BTreeSet<(String, String)>,
+    /// How each run ended by its stop machine: its exit and the request it took.
+    ends: BTreeMap<String, (dlock::api::sim::Exit, Option<String>)>,
     /// --also worlds: each host's set, `--key` first, as (lock key, its --limit or
     /// --also-limit); None elsewhere (one lock, `limit`).
     pub sets: Option<Vec<Vec<(String, u32)>>>,
@@ -178,8 +187,10 @@ impl Checker {
             restart_bound: Vec::new(),
             periods: Periods::default(),
             capped: Vec::new(),
-            cancel_requested: BTreeSet::new(),
             cancelled: BTreeSet::new(),
+            placed: BTreeSet::new(),
+            withdrawn: BTreeSet::new(),
+            ends: BTreeMap::new(),
             sets: None,
             fences: BTreeMap::new(),
         }
@@ -262,58 +273,6 @@ impl Checker {
                 );
                 self.fail(job.start, why);
             }
-        }
-    }
-
-    /// cancel.lua asked `token`'s run to stop (or found its slot kept): only while the token
-    /// held the slot (`holds`, read before the script ran).
-    pub fn cancel_asked(&mut self, t: Us, token: &str, holds: bool) {
-        self.counts.cancels_asked += 1;
-        if !holds {
-            self.fail(
-                t,
-                format!("cancel.lua asked {token} to stop, which no longer held its slot"),
-            );
-        }
-        self.cancel_requested.insert(token.to_string());
-    }
-
-    /// cancel.lua found `token`'s run ended: only when it no longer held the slot.
-    pub fn cancel_ended(&mut self, t: Us, token: &str, holds: bool) {
-        self.counts.cancels_ended += 1;
-        if holds {
-            self.fail(
-                t,
-                format!("cancel.lua said {token}'s run had ended while it held its slot"),
-            );
-        }
-    }
-
-    /// `token`'s stop machine took a cancel request: one sent for that very run.
-    pub fn cancel_heard(&mut self, t: Us, token: &str) {
-        self.counts.cancels_heard += 1;
-        if !self.cancel_requested.contains(token) {
-            self.fail(
-                t,
-                format!("{token} was stopped by a cancel sent for another run"),
-            );
-        }
-    }
-
-    /// `token`'s run ended cancelled (exit 122).
-    pub fn cancelled(&mut self, token: &str) {
-        self.counts.cancelled_runs += 1;
-        self.cancelled.insert(token.to_string());
-    }
-
-    /// The server's done key names `token` after its release: a success recorded. Never for a
-    /// cancelled run.
-    pub fn done_by(&mut self, t: Us, token: &str) {
-        if self.cancelled.contains(token) {
-            self.fail(
-                t,
-                format!("cancelled run {token} was recorded as --every's success (the done key names it)"),
-            );
         }
     }
 

@@ -9,8 +9,9 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    AcquireCall, BreakCall, BusyCall, Calendar, CancelCall, Every, EveryArg, Exit, Finish, Fleet,
-    Keys, Limits, Meta, Period, RecordCall, ReleaseCall, RenewCall, RunLog, WakeCall,
+    AcquireCall, BreakCall, BusyCall, Calendar, CancelCall, CancelRequest, Every, EveryArg, Exit,
+    Finish, Fleet, Keys, Limits, Meta, Period, RecordCall, ReleaseCall, RenewCall, RunKeys, RunLog,
+    WakeCall, WithdrawCall,
 };
 
 use crate::calls::{Scripted, scripted};
@@ -66,6 +67,8 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
         pid: rng.range(1, 99) as u32,
         command: "./job.sh".into(),
         since_ms: 1_700_000_000_000 + step as u128,
+        renew_ms: rng.range(50, 400),
+        retry_ms: rng.range(0, 400),
     };
     let every = rng.chance(0.3).then(|| {
         let period = rng.range(1000, 2500);
@@ -168,12 +171,14 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
             log: &log,
             also: &also,
             known_lost: !also.is_empty() && rng.chance(0.2),
+            run: RunKeys::new(&keys.lock, &token),
         }),
         78..=82 => scripted(&RecordCall {
             keys: &keys,
             token: &token,
             finish: &finish,
             log: &log,
+            run: RunKeys::new(&keys.lock, &token),
         }),
         83..=85 => scripted(&BusyCall { keys: &keys }),
         86..=88 => scripted(&WakeCall {
@@ -185,13 +190,20 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
             slot,
             token: rng.chance(0.5).then_some(token.as_str()),
         }),
-        92..=94 => scripted(&CancelCall::new(
+        92..=93 => scripted(&CancelCall::new(
             &keys,
             slot,
             &token,
-            "ops (diff)",
-            "a reason\nover two lines",
+            &keys.lock,
+            &CancelRequest {
+                id: format!("{:032x}", rng.range(0, 3)),
+                by: "ops (diff)".into(),
+                reason: "a reason\nover two lines".into(),
+            },
         )),
+        94 => scripted(&WithdrawCall {
+            run: &RunKeys::new(&keys.lock, &token),
+        }),
         // A key of the wrong type where a script expects another (or its removal): the
         // scripts' strict and best-effort paths.
         _ => {

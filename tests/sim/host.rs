@@ -82,6 +82,8 @@ pub struct Running {
     pub job: Proc,
     /// --every: the run's window.
     pub window: Option<u64>,
+    /// `dlock cancel`'s listener (the real machine), once the stop machine started it.
+    pub listener: Option<dlock::api::sim::CancelListener>,
 }
 
 pub struct Ending {
@@ -94,8 +96,10 @@ pub struct Ending {
     pub ok: bool,
     /// The request out, and which of the machine's actions it carries out.
     pub out: Option<(u64, Out)>,
-    /// `dlock cancel` stopped the run: who and why (the run log entry's fields).
+    /// `dlock cancel` stopped the run: who and why (the run log entry's fields), and the id of
+    /// the request it took (the holder's word names it).
     pub cancel: Option<(String, String)>,
+    pub cancel_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,10 +224,12 @@ pub fn schedule(w: &mut World, h: usize, at: Option<Instant>) {
 pub fn failure(f: Fail) -> Failure {
     let refused = f == Fail::Refused;
     Failure {
-        permanent: false,
+        // A reply that is not the protocol: the session's classification (`store::fault`),
+        // permanent, and the command may have run.
+        permanent: f == Fail::Garbage,
         reason: format!("{f:?}"),
         sent: !refused,
-        maybe_executed: f == Fail::Timeout,
+        maybe_executed: f != Fail::Refused,
         refused,
     }
 }

@@ -25,6 +25,7 @@ pub fn fair(w: &World) -> bool {
         && sc.restarts.is_empty()
         && sc.failovers.is_empty()
         && sc.pause.is_none()
+        && sc.garbage.is_none()
         && !sc.slow
         // Every answer within the hosts' I/O timeout (a third of the TTL): a round trip
         // longer than it fails the try, as a lost reply does.

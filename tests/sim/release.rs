@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
     Call, End, EndAction, EndInput, EndLimits, EndReport, Every, Exit, JobEnded, Period,
-    RecordCall, ReleaseCall, Released, RunLog, Stop, server_expiry,
+    RecordCall, ReleaseCall, Released, RunKeys, RunLog, Stop, server_expiry,
 };
 use redis::Value;
 
@@ -22,6 +22,9 @@ use crate::world::{Fail, Request, World};
 pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, stop: &Stop) {
     let (slot, window) = held;
     let now = local(w, h);
+    let token = w.hosts[h].token.clone();
+    w.check
+        .run_end(&token, stop.exit(), stop.taken().map(str::to_string));
     match stop.exit() {
         Exit::Lost => w.check.counts.lost += 1,
         Exit::Cap => w.check.counts.capped += 1,
@@ -48,11 +51,10 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
         started_ms: 0,
     };
     let ok = stop.exit() == Exit::Child(0);
-    ending(w, h, (slot, window, ok), End::new(limits, job, now));
-    // The run log's entry names who cancelled the run and why, as `cmd::run` sets it.
-    if let Phase::Ending(e) = &mut w.hosts[h].phase {
-        e.cancel = stop.cancel().cloned();
-    }
+    // The run log's entry names who cancelled the run and why, and the request it took, as
+    // `cmd::run` sets them: its every release carries them (the holder's word names the id).
+    let cancel = (stop.cancel().cloned(), stop.taken().map(str::to_string));
+    ending(w, h, (slot, window, ok), End::new(limits, job, now), cancel);
 }
 
 /// A run whose job never started (a signal first, or the replicas did not confirm the lock):
@@ -60,11 +62,18 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
 pub fn unstarted(w: &mut World, h: usize, slot: u32, lease_end: Instant) {
     let expiry = server_expiry(lease_end, w.sc.ttl);
     let end = End::unstarted(Exit::Unavailable, expiry, local(w, h));
-    ending(w, h, (slot, None, false), end);
+    ending(w, h, (slot, None, false), end, (None, None));
 }
 
-/// `run`: the slot, the --every window and whether the job exited 0.
-fn ending(w: &mut World, h: usize, run: (u32, Option<u64>, bool), end: End) {
+/// `run`: the slot, the --every window and whether the job exited 0; `cancel`: who cancelled it
+/// and why, and the request it took.
+fn ending(
+    w: &mut World,
+    h: usize,
+    run: (u32, Option<u64>, bool),
+    end: End,
+    cancel: (Option<(String, String)>, Option<String>),
+) {
     let (slot, window, ok) = run;
     w.hosts[h].phase = Phase::Ending(Box::new(Ending {
         end,
@@ -72,7 +81,8 @@ fn ending(w: &mut World, h: usize, run: (u32, Option<u64>, bool), end: End) {
         window,
         ok,
         out: None,
-        cancel: None,
+        cancel: cancel.0,
+        cancel_id: cancel.1,
     }));
     release_step(w, h);
 }
@@ -95,6 +105,7 @@ pub fn release_step(w: &mut World, h: usize) {
             return schedule(w, h, at);
         };
         let (slot, window, cancel) = (r.slot, r.window, r.cancel.clone());
+        let cancel_id = r.cancel_id.clone();
         let known_lost = r.end.known_lost();
         let (keys, token) = (w.host_keys[h].clone(), w.hosts[h].token.clone());
         let also = w.host_also[h].clone();
@@ -104,6 +115,7 @@ pub fn release_step(w: &mut World, h: usize) {
             lease: Some(crate::host::limits(w)),
             window,
             cancel,
+            cancel_id,
             ..RunLog::off()
         };
         let hung = std::mem::take(&mut w.hosts[h].hung_up);
@@ -115,6 +127,7 @@ pub fn release_step(w: &mut World, h: usize) {
                     token: &token,
                     finish: &finish,
                     log: &log,
+                    run: RunKeys::new(&keys.lock, &token),
                 });
                 (w.send(h, call, timeout), Out::Record)
             }
@@ -127,6 +140,7 @@ pub fn release_step(w: &mut World, h: usize) {
                     log: &log,
                     also: &also,
                     known_lost,
+                    run: RunKeys::new(&keys.lock, &token),
                 });
                 w.check.ev(w.now, h, "release", 0);
                 (w.send(h, call, timeout), Out::Release)

@@ -61,6 +61,13 @@ pub struct Scenario {
     /// `dlock cancel K` at each of these times (µs): the operator reads each held slot's token
     /// and asks that run to stop (cancel.lua); the holder's listener takes the request.
     pub cancels: Vec<Us>,
+    /// At this many job ends the operator runs `dlock cancel K` too: a run that ends as its
+    /// cancel is placed (issue 59).
+    pub cancel_at_end: u32,
+    /// From the first time (µs) to the second the server (or a proxy in front of it) answers
+    /// every command with a reply that is not the protocol, a simple string: the commands
+    /// still run (issue 59).
+    pub garbage: Option<(Us, Us)>,
     /// Each host's clock rate against the server's.
     pub rates: Vec<f64>,
     /// One-way delay bound (µs) and the chance a request, or its reply, is lost.
@@ -205,6 +212,8 @@ impl Scenario {
             scale: 1.0,
             pause: None,
             cancels: Vec::new(),
+            cancel_at_end: 0,
+            garbage: None,
             also: None,
         };
         // Drawn last: the worlds of the draws before them stay as they were.
@@ -247,7 +256,31 @@ impl Scenario {
         if sc.every.is_some() && r.chance(0.2) {
             sc.calendar(&mut r);
         }
+        sc.cancels_and_garbage(&mut r, horizon);
         sc
+    }
+
+    /// Issue 59's draws (last, as above): in a tenth of the worlds the operator also cancels
+    /// at one to three job ends; in a tenth of those without restarts or failovers the server
+    /// answers garbage for one to three TTLs (with a cancel during it in half of those). (A
+    /// server that restarts empty is held to the connection watch's bound, which assumes the
+    /// holder hears the server: garbage hides the loss until the lease's own end, safe but
+    /// past that bound.)
+    fn cancels_and_garbage(&mut self, r: &mut Rng, horizon: Us) {
+        if r.chance(0.1) {
+            self.cancel_at_end = r.range(1, 3) as u32;
+        }
+        let quiet = self.restarts.is_empty() && self.failovers.is_empty();
+        if r.chance(0.1) && quiet {
+            // The TTL as drawn (a calendar world's scaled already), the horizon scaled with it.
+            let ttl = self.ttl.as_micros() as Us;
+            let horizon = (horizon as f64 * self.scale) as Us;
+            let from = r.range(0, horizon / 2);
+            self.garbage = Some((from, from + r.range(ttl, 3 * ttl)));
+            if r.chance(0.5) {
+                self.cancels.push(from + r.range(0, ttl));
+            }
+        }
     }
 
     /// This --every world on a calendar instead (issue 51): the key's period (and each host's
@@ -375,6 +408,7 @@ impl Scenario {
         sc.change = None;
         sc.pause = None;
         sc.cancels.clear();
+        sc.cancel_at_end = 0;
         sc
     }
 

@@ -262,6 +262,8 @@ fn seed_range() {
     let (mut replicated, mut replicated_runs, mut unconfirmed) = (0, 0, 0);
     // Worlds with `dlock cancel`s, and those with --every too.
     let (mut cancel_worlds, mut cancel_every) = (0, 0);
+    // Worlds whose server answered garbage for a while (issue 59).
+    let mut garbage_worlds = 0;
     // Calendar worlds, their --every successes and the longest of them (simulated s).
     let (mut calendar_worlds, mut calendar_successes, mut calendar_longest) = (0, 0, 0);
     for seed in CI_SEEDS {
@@ -301,6 +303,10 @@ fn seed_range() {
         total.cancels_heard += o.counts.cancels_heard;
         total.cancelled_runs += o.counts.cancelled_runs;
         total.cancels_lost += o.counts.cancels_lost;
+        total.cancel_verdicts += o.counts.cancel_verdicts;
+        total.cancels_withdrawn += o.counts.cancels_withdrawn;
+        total.listener_garbage += o.counts.listener_garbage;
+        garbage_worlds += u64::from(w.sc.garbage.is_some());
         total.runs += o.counts.runs;
         total.grants += o.counts.grants;
         total.renewals += o.counts.renewals;
@@ -407,6 +413,14 @@ fn seed_range() {
     assert!(
         total.cancelled_runs > 20 && total.cancels_ended > 0,
         "the cancel worlds must cancel runs, and find some ended"
+    );
+    println!(
+        "sim: dlock cancel's verdicts checked against what each holder did: {}; requests taken back untaken: {}; {garbage_worlds} worlds whose server answered garbage a while, {} listeners answered with it (each run ended lost, never cancelled)",
+        total.cancel_verdicts, total.cancels_withdrawn, total.listener_garbage
+    );
+    assert!(
+        total.cancel_verdicts > 20 && garbage_worlds > 10 && total.listener_garbage > 0,
+        "the cancel worlds must reach verdicts, and the garbage worlds the listener"
     );
 }
 

@@ -8,8 +8,8 @@ use std::process::ExitStatus;
 use std::time::Instant;
 
 use dlock::api::sim::{
-    Call, FIRST_LOOK, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop, StopAction,
-    StopInput,
+    Call, CancelListener, FIRST_LOOK, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop,
+    StopAction, StopInput,
 };
 use redis::Value;
 
@@ -60,6 +60,7 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
         confirming: false,
         job,
         window,
+        listener: None,
     }));
     supervise(w, h);
 }
@@ -155,7 +156,10 @@ fn act_stop(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
             StopAction::Terminate | StopAction::Forward(_) => signal(w, h, r, false),
             StopAction::Kill { .. } | StopAction::KillAgain => signal(w, h, r, true),
             // `dlock cancel`'s listener: its BLPOP on the run's own list (cancel.rs).
-            StopAction::StartListener => crate::cancel::start(w, h),
+            StopAction::StartListener => {
+                r.listener = Some(CancelListener::for_run(limits(w).renew_every));
+                crate::cancel::start(w, h);
+            }
             StopAction::Report(_) => {}
         }
     }
@@ -291,6 +295,12 @@ pub fn job_exit(w: &mut World, h: usize, run: u64) {
     r.stop.handle(StopInput::LeaderExited(r.job.status), now);
     w.check.ev(t, h, "job dead", 0);
     w.check.died(t, &token);
+    // Scenario::cancel_at_end: the operator cancels as the job ends (its run releases as the
+    // request is placed, or just before).
+    if w.cancels_at_end > 0 {
+        w.cancels_at_end -= 1;
+        w.at(t, crate::world::Event::Cancel);
+    }
     supervise(w, h);
 }
 

@@ -6,12 +6,13 @@
 //! whichever of the two knows of a wake-up no try used (the stop, for a parked waker; the
 //! thread, for a wake-up its BLPOP got after the stop).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use dlock::api::companion;
 use dlock::api::sim::{
     Acquire, AcquireCall, BusyCall, Call, Cleanup, EveryArg, Failure, Fleet, Meta, Outcome,
-    ReleaseCall, RunLog, WaitAction, WaitInput, WakeCall, WakerPush, lease_end, waker_push,
+    ReleaseCall, RunKeys, RunLog, WaitAction, WaitInput, WakeCall, WakerPush, lease_end,
+    waiting_for, waker_push,
 };
 use redis::Value;
 
@@ -22,12 +23,15 @@ use crate::world::{Event, Fail, Request, World};
 
 /// A try's meta: `since_ms` is the host's wall clock at the send, as `cmd::run` sends it (the
 /// checker reads the host's clock there: a calendar's window starts are computed around it).
-fn meta(since_ms: u64) -> Meta {
+fn meta(w: &World, since_ms: u64) -> Meta {
+    let io = Duration::from_micros(io_timeout(w));
     Meta {
         host: "sim".into(),
         pid: 1,
         command: "./job.sh".into(),
         since_ms: u128::from(since_ms),
+        renew_ms: crate::host::limits(w).renew_every.as_millis() as u64,
+        retry_ms: waiting_for(w.sc.retry_max, io).as_millis() as u64,
     }
 }
 
@@ -101,7 +105,11 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
     let sent = local(w, h);
     let token = w.hosts[h].token.clone();
     let wall = crate::host::wall_ms(w, h);
-    let (keys, also, meta) = (w.host_keys[h].clone(), w.host_also[h].clone(), meta(wall));
+    let (keys, also, meta) = (
+        w.host_keys[h].clone(),
+        w.host_also[h].clone(),
+        meta(w, wall),
+    );
     // As the shell: the wake-up the waker passed on goes with the next try (--also only).
     let woken = s.woken_by.take().filter(|_| !also.is_empty());
     s.carried = woken.is_some();
@@ -309,6 +317,7 @@ fn cleaned_up(w: &mut World, h: usize, s: &mut Waiting) -> bool {
         log: &off,
         also: &also,
         known_lost: false,
+        run: RunKeys::new(&keys.lock, &token),
     });
     let hung = std::mem::take(&mut w.hosts[h].hung_up);
     let id = w.send(h, call, if hung { 0 } else { io_timeout(w) });

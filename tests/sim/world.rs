@@ -76,21 +76,40 @@ pub enum Event {
     Pause(bool),
     /// The operator runs `dlock cancel K` (Scenario::cancels): reads each held slot's token…
     Cancel,
-    /// …and, a round trip later, runs cancel.lua for it.
+    /// …and, a round trip later, runs cancel.lua for it (request `seq` of the world).
     CancelSend {
         slot: u32,
         token: String,
+        seq: u64,
     },
+    /// The operator's look at a run it asked (`asking[ask]`) reaches the server…
+    CancelLook {
+        ask: usize,
+    },
+    /// …and its answer the operator.
+    CancelSeen {
+        ask: usize,
+    },
+    /// The operator's withdraw.lua reaches the server…
+    CancelWithdraw {
+        ask: usize,
+    },
+    /// …and its answer the operator.
+    CancelWithdrawn {
+        ask: usize,
+    },
+    /// The server starts answering garbage (Scenario::garbage): blocked BLPOPs get it too.
+    Garbage,
     /// A holder's cancel listener's BLPOP reaches the server.
     Listen {
         host: usize,
         run: u64,
     },
-    /// A cancel request popped by the listener reaches its holder.
+    /// What a listener's BLPOP brought back reaches its holder.
     Heard {
         host: usize,
         run: u64,
-        item: String,
+        brought: crate::cancel::Brought,
     },
 }
 
@@ -149,6 +168,12 @@ pub struct World {
     pub paused: bool,
     /// Holders' cancel listeners blocked in BLPOP on their run's own list.
     pub listeners: Vec<crate::cancel::Listening>,
+    /// The runs the operator asked to stop, until each verdict (None after it).
+    pub asking: Vec<Option<crate::cancel::Asking>>,
+    /// `dlock cancel`s run so far (each one's request id).
+    pub cancel_seq: u64,
+    /// Job ends at which the operator still cancels (Scenario::cancel_at_end).
+    pub cancels_at_end: u32,
     /// --also worlds: each key's state as the last script call left it (also.rs' liveness).
     pub also_free: std::collections::BTreeMap<String, crate::also::Free>,
 }
@@ -197,6 +222,9 @@ impl World {
                 .collect(),
             paused: false,
             listeners: Vec::new(),
+            asking: Vec::new(),
+            cancel_seq: 0,
+            cancels_at_end: 0,
             also_free: Default::default(),
             sc,
         };
@@ -222,6 +250,10 @@ impl World {
         }
         for at in w.sc.cancels.clone() {
             w.at(at, Event::Cancel);
+        }
+        w.cancels_at_end = w.sc.cancel_at_end;
+        if let Some((from, _)) = w.sc.garbage {
+            w.at(from, Event::Garbage);
         }
         w
     }
@@ -320,7 +352,9 @@ impl World {
                 Event::JobExit { host, run } => crate::host::job_exit(self, host, run),
                 Event::Woken { host, run, list } => crate::host::woken(self, host, run, list),
                 Event::Block { host, run } => {
-                    if self.up && crate::host::waker_listens(self, host, run) {
+                    // A garbage server answers the waker's BLPOP with garbage: it wakes no one
+                    // (the waiter's backoff tries on).
+                    if self.up && !self.garbage() && crate::host::waker_listens(self, host, run) {
                         let own = crate::host::own_wake_key(self, host);
                         let lists = crate::waiting::waker_lists(self, host);
                         self.blocked.push(Blocked {
@@ -339,9 +373,18 @@ impl World {
                 Event::PeriodChange => self.change_period(),
                 Event::Pause(on) => self.pause(on),
                 Event::Cancel => crate::cancel::operator(self),
-                Event::CancelSend { slot, token } => crate::cancel::send(self, slot, &token),
+                Event::CancelSend { slot, token, seq } => {
+                    crate::cancel::send(self, slot, &token, seq);
+                }
+                Event::CancelLook { ask } => crate::cancel::look(self, ask),
+                Event::CancelSeen { ask } => crate::cancel::seen(self, ask),
+                Event::CancelWithdraw { ask } => crate::cancel::withdraw(self, ask),
+                Event::CancelWithdrawn { ask } => crate::cancel::withdrawn(self, ask),
+                Event::Garbage => crate::cancel::garbled(self),
                 Event::Listen { host, run } => crate::cancel::listen(self, host, run),
-                Event::Heard { host, run, item } => crate::cancel::heard(self, host, run, &item),
+                Event::Heard { host, run, brought } => {
+                    crate::cancel::heard(self, host, run, &brought);
+                }
             }
             if self.hosts.iter().all(|h| h.finished(self.sc.runs)) {
                 break;
@@ -374,6 +417,14 @@ impl World {
         }
         self.serve_blocked();
         crate::cancel::serve(self);
+    }
+
+    /// Whether the server answers garbage now (Scenario::garbage): every command still runs,
+    /// and every reply is a simple string where the command never answers one.
+    pub fn garbage(&self) -> bool {
+        self.sc
+            .garbage
+            .is_some_and(|(from, to)| from <= self.now && self.now < to)
     }
 
     /// After the operator's cancel (cancel.lua, break.lua): as after any write.

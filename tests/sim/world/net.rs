@@ -39,6 +39,8 @@ pub enum Fail {
     Timeout,
     /// Refused or reset at once (server down, connection reset).
     Refused,
+    /// A reply that is not the protocol (the garbage server's: the command ran).
+    Garbage,
 }
 
 impl World {
@@ -146,11 +148,16 @@ impl World {
         self.after_write();
         let d = self.delay();
         let lost = self.cut(host) || self.rng.chance(self.sc.loss);
+        let garbage = self.garbage();
         if let Some(Some(f)) = self.flights.get_mut(id as usize) {
             f.replied_at = self.now;
             // A reply later than the host's timeout is dropped by its session.
             let late = self.now + d >= f.deadline;
             match answer {
+                Ok(_) if !lost && !late && garbage => {
+                    f.answer = Some(Err(Fail::Garbage));
+                    self.at(self.now + d, Event::Answer { host, id });
+                }
                 Ok(v) if !lost && !late => {
                     f.answer = Some(Ok(v));
                     self.at(self.now + d, Event::Answer { host, id });
@@ -170,11 +177,16 @@ impl World {
         };
         let d = self.delay();
         let lost = self.cut(host) || self.rng.chance(self.sc.loss);
+        let garbage = self.garbage();
         let (now, replied) = (self.now, self.now + after);
         if let Some(Some(f)) = self.flights.get_mut(id as usize) {
             f.replied_at = replied;
             if !lost && replied + d < f.deadline {
-                f.answer = Some(Ok(Value::Int(acked)));
+                f.answer = Some(if garbage {
+                    Err(Fail::Garbage)
+                } else {
+                    Ok(Value::Int(acked))
+                });
                 self.at(replied + d, Event::Answer { host, id });
             }
         }

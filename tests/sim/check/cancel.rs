@@ -1,0 +1,118 @@
+//! What the checker holds `dlock cancel` to (sim cancel.rs): cancel.lua's answers against the
+//! slot's token, a stop only on a request placed for that very run and not taken back, a
+//! cancelled run never a success, and the operator's verdict against what the holder did.
+
+use super::{Checker, Us};
+
+impl Checker {
+    /// cancel.lua asked `token`'s run to stop (or found its slot kept): only while the token
+    /// held the slot (`holds`, read before the script ran).
+    pub fn cancel_asked(&mut self, t: Us, token: &str, holds: bool) {
+        self.counts.cancels_asked += 1;
+        if !holds {
+            self.fail(
+                t,
+                format!("cancel.lua asked {token} to stop, which no longer held its slot"),
+            );
+        }
+    }
+
+    /// cancel.lua found `token`'s run ended: only when it no longer held the slot.
+    pub fn cancel_ended(&mut self, t: Us, token: &str, holds: bool) {
+        self.counts.cancels_ended += 1;
+        if holds {
+            self.fail(
+                t,
+                format!("cancel.lua said {token}'s run had ended while it held its slot"),
+            );
+        }
+    }
+
+    /// cancel.lua placed request `id` on `token`'s list.
+    pub fn cancel_placed(&mut self, token: &str, id: &str) {
+        self.placed.insert((token.to_string(), id.to_string()));
+    }
+
+    /// The operator took request `id` for `token` back (withdraw.lua): nothing may take it now.
+    pub fn cancel_withdrawn(&mut self, token: &str, id: &str) {
+        self.counts.cancels_withdrawn += 1;
+        self.withdrawn.insert((token.to_string(), id.to_string()));
+    }
+
+    /// `token`'s stop machine took cancel request `id`: one placed for that very run and not
+    /// taken back — never a reply that was no request (a garbage server's).
+    pub fn cancel_heard(&mut self, t: Us, token: &str, id: &str) {
+        self.counts.cancels_heard += 1;
+        let key = (token.to_string(), id.to_string());
+        if !self.placed.contains(&key) {
+            self.fail(
+                t,
+                format!("{token} took a cancel request {id:?} that no cancel placed for it (a reply taken for a request, or one meant for another run)"),
+            );
+        } else if self.withdrawn.contains(&key) {
+            self.fail(
+                t,
+                format!("{token} took request {id} after the operator took it back and said it was not taken"),
+            );
+        }
+    }
+
+    /// `token`'s stop machine is done: its exit and the request it took.
+    pub fn run_end(&mut self, token: &str, exit: dlock::api::sim::Exit, taken: Option<String>) {
+        if exit == dlock::api::sim::Exit::Cancelled && taken.is_none() {
+            let why = format!("{token} ended cancelled without taking a request");
+            self.fail(0, why);
+        }
+        self.ends.insert(token.to_string(), (exit, taken));
+    }
+
+    /// The operator's verdict on `token`'s run for request `id`: what its holder did.
+    pub fn cancel_verdict(
+        &mut self,
+        t: Us,
+        token: &str,
+        id: &str,
+        v: &dlock::api::sim::CancelVerdict,
+    ) {
+        use dlock::api::sim::{CancelVerdict as V, Exit};
+        self.counts.cancel_verdicts += 1;
+        let end = self.ends.get(token).cloned();
+        let cancelled = matches!(&end, Some((Exit::Cancelled, _)));
+        let took = |end: &Option<(Exit, Option<String>)>| {
+            end.as_ref().and_then(|e| e.1.as_deref()) == Some(id)
+        };
+        let wrong = match v {
+            V::Cancelled { ours } => !cancelled || (*ours && !took(&end)),
+            // A run never started (a lost acquire reply's cleanup) ended otherwise too; a
+            // cancelled run whose release found its lock taken is recorded compare_failure.
+            V::Ended {
+                outcome, took: t, ..
+            } => (cancelled && outcome != "compare_failure") || *t != took(&end),
+            V::NotTaken { .. } => took(&end),
+            V::NoWord | V::NotEnded { .. } => false,
+        };
+        if wrong {
+            self.fail(
+                t,
+                format!("dlock cancel's verdict on {token} for request {id} was {v:?}, but its holder ended it {end:?}"),
+            );
+        }
+    }
+
+    /// `token`'s run ended cancelled (exit 122).
+    pub fn cancelled(&mut self, token: &str) {
+        self.counts.cancelled_runs += 1;
+        self.cancelled.insert(token.to_string());
+    }
+
+    /// The server's done key names `token` after its release: a success recorded. Never for a
+    /// cancelled run.
+    pub fn done_by(&mut self, t: Us, token: &str) {
+        if self.cancelled.contains(token) {
+            self.fail(
+                t,
+                format!("cancelled run {token} was recorded as --every's success (the done key names it)"),
+            );
+        }
+    }
+}
