@@ -2,7 +2,7 @@
 //! a crontab spells it. Hosts whose lines write one schedule or one zone differently share the
 //! key (the second's try is not refused: not due, or granted when a window boundary passed
 //! between the two); a schedule or zone that means something else is still refused (exit 2,
-//! the same line).
+//! the same line); and a record an older dlock wrote in its own spelling is shared as it is.
 //! Every "did it run" is a file the jobs append to, every window the server's record.
 
 use crate::every::{done, job, runs_in};
@@ -143,9 +143,10 @@ fn a_step_of_one_is_the_field_without_it() {
 }
 
 /// A zone written in another case is the zone: accepted and recorded in the database's own
-/// spelling, from `--tz` and from DLOCK_TZ. Another zone is still refused.
+/// spelling, from `--tz` and from DLOCK_TZ; a link (`US/Eastern`, `America/New_York`) is the
+/// zone it links to. Another zone is still refused.
 #[test]
-fn a_zone_in_another_case_is_one_zone() {
+fn a_zone_in_another_case_or_by_a_link_is_one_zone() {
     let r = RedisServer::start();
     share(
         &r,
@@ -164,6 +165,88 @@ fn a_zone_in_another_case_is_one_zone() {
         Zone::Flag("europe/london"),
         "--every '0 0 * * *' --tz Europe/Berlin",
         "--every '0 0 * * *' --tz Europe/London",
+    );
+    share(
+        &r,
+        "newyork",
+        &[
+            ("@daily", Zone::Flag("America/New_York")),
+            ("@daily", Zone::Flag("US/Eastern")),
+            ("@daily", Zone::Env("us/eastern")),
+        ],
+    );
+    assert_eq!(done(&r, "newyork", "tz"), Some("America/New_York".into()));
+}
+
+/// A done record an older dlock wrote keeps that dlock's spelling (it recorded the schedule and
+/// zone as typed: `@yearly`, `europe/berlin`). Made here by the real release path: a run holds
+/// the key, its holder hash gets the fields an older dlock's acquire wrote there (HSET: the one
+/// step that is not the real thing), and release.lua records the success from them.
+///
+/// A host typed as the record is shares it in one round trip (the acquire sends its spelling
+/// as typed beside the canonical one); a host spelling it another way shares it after one more
+/// acquire with the recorded spelling; neither rewrites the record (an older dlock on another
+/// host still reads it). A schedule that means another thing is refused, naming the record.
+#[test]
+fn an_old_record_in_its_own_spelling_is_shared_and_kept() {
+    let r = RedisServer::start();
+    let key = "yearly";
+    let file = r.dir().join(key);
+    let mut run = dlock(&r)
+        .args([
+            "run",
+            "--key",
+            key,
+            "--every",
+            "@yearly",
+            "--tz",
+            "Europe/Berlin",
+        ])
+        .args(["--ttl", "10s", "--"])
+        .args([
+            "sh",
+            "-c",
+            &format!(
+                "echo old >> '{}'; echo ready; read x; exit 0",
+                file.display()
+            ),
+        ])
+        .spawn();
+    run.expect_line("ready");
+    r.cmd(&[
+        "HSET",
+        "{dlock:yearly}:holder",
+        "schedule",
+        "@yearly",
+        "tz",
+        "europe/berlin",
+    ]);
+    run.close_stdin();
+    run.finish(std::time::Duration::from_secs(10)).code(0);
+    assert_eq!(done(&r, key, "schedule"), Some("@yearly".into()));
+    assert_eq!(done(&r, key, "tz"), Some("europe/berlin".into()));
+    // The window is New Year to New Year in Berlin: every try below is in the recorded one.
+    let acquires = |every: &str, zone: Zone| {
+        let before = r.calls("evalsha");
+        try_with(&r, key, every, zone, "new")
+            .code(0)
+            .stderr_has("done in this window");
+        r.calls("evalsha") - before
+    };
+    assert_eq!(acquires("@yearly", Zone::Flag("europe/berlin")), 1);
+    assert_eq!(acquires("0 0 1 1 *", Zone::Flag("Europe/Berlin")), 2);
+    assert_eq!(acquires("0 0 1 JAN *", Zone::Env("Europe/Berlin")), 2);
+    assert_eq!(acquires("@annually", Zone::Flag("europe/berlin")), 2);
+    assert_eq!(runs_in(&file), ["old"]);
+    assert_eq!(done(&r, key, "schedule"), Some("@yearly".into()));
+    assert_eq!(done(&r, key, "tz"), Some("europe/berlin".into()));
+    refused(
+        &r,
+        key,
+        "0 0 1 1,7 *",
+        Zone::Flag("Europe/Berlin"),
+        "--every @yearly --tz europe/berlin",
+        "--every '0 0 1 1,7 *' --tz Europe/Berlin",
     );
 }
 

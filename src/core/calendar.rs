@@ -61,6 +61,14 @@ impl PartialEq for Calendar {
 
 impl Eq for Calendar {}
 
+/// A calendar as a key's record spells it: an older dlock recorded the schedule and zone as
+/// typed (`@daily`, `europe/berlin`), and a record names a zone by one of its names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spelling {
+    pub schedule: String,
+    pub tz: String,
+}
+
 /// The nicknames and the schedules they stand for.
 const NICKNAMES: [(&str, &str); 7] = [
     ("@hourly", "0 * * * *"),
