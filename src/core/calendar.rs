@@ -11,6 +11,9 @@
 //!   `W`, `#`, `?`, no seconds or years. `@hourly`, `@daily` (`@midnight`), `@weekly`,
 //!   `@monthly`, `@yearly` (`@annually`) are `0 * * * *`, `0 0 * * *`, `0 0 * * 0`,
 //!   `0 0 1 * *` and `0 0 1 1 *`.
+//! - One spelling: a schedule is sent, recorded and shown as its values in numbers (`MON-FRI`
+//!   is `1-5`, `@daily` is `0 0 * * *`), a zone as the zone database spells it, so that hosts
+//!   spelling one period differently share a key (canonical.rs says how; docs/periods.md).
 //! - Days: when day-of-month and day-of-week are both given (neither is `*`), a day matching
 //!   either runs, as in every cron. Crons disagree when one of the two starts with `*` (`*/2`)
 //!   or names every day (`1-31`, `0-6`) while the other is given, so dlock refuses that pair.
