@@ -278,7 +278,8 @@ fn a_yearly_window_in_berlin_spans_both_dst_changes() {
     out.code(0);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let w = &v[0]["window"];
-    assert_eq!(w["schedule"], "@yearly");
+    // Recorded and shown in its one spelling (issue 59).
+    assert_eq!(w["schedule"], "0 0 1 1 *");
     assert_eq!(w["tz"], "Europe/Berlin");
     assert_eq!(w["every_ms"], serde_json::Value::Null);
     assert_eq!(w["current_start_ms"], start);
@@ -411,14 +412,14 @@ fn another_schedule_or_zone_is_refused_and_release_changes_it() {
             .args(["--", "true"])
             .run()
     };
+    // Recorded in its one spelling: `@daily` is `0 0 * * *` (issue 59).
+    let recorded = "is recorded with --every '0 0 * * *' --tz Europe/Berlin";
     run("@daily", Some("Europe/Berlin")).code(0);
     run("@daily", Some("UTC"))
         .code(2)
         .one_line_error()
-        .stderr_has("is recorded with --every @daily --tz Europe/Berlin");
-    run("1d", None)
-        .code(2)
-        .stderr_has("is recorded with --every @daily --tz Europe/Berlin");
+        .stderr_has(recorded);
+    run("1d", None).code(2).stderr_has(recorded);
     dlock(&r)
         .args([
             "release",
@@ -431,7 +432,7 @@ fn another_schedule_or_zone_is_refused_and_release_changes_it() {
         .run()
         .code(0)
         .stdout_has(
-            "--every '0 6 * * *' --tz Europe/Paris (was --every @daily --tz Europe/Berlin)",
+            "--every '0 6 * * *' --tz Europe/Paris (was --every '0 0 * * *' --tz Europe/Berlin)",
         );
     assert_eq!(done(&r, "sched", "schedule"), Some("0 6 * * *".into()));
     assert_eq!(done(&r, "sched", "tz"), Some("Europe/Paris".into()));

@@ -465,7 +465,7 @@ fn the_calendars_row_judges_the_host_clock_against_the_shortest_window() {
     let (_, v) = doctor(&r.url(), &[]);
     assert_eq!(mark(&v, "calendars"), "ok", "{v}");
     assert!(
-        found(&v, "calendars").contains("1 calendar key (hourly (@hourly UTC))"),
+        found(&v, "calendars").contains("1 calendar key (hourly (0 * * * * UTC))"),
         "{v}"
     );
     let shifted = |secs: &str| {

@@ -37,6 +37,7 @@ mod every;
 mod every_clock;
 mod every_failover;
 mod every_period;
+mod every_spelling;
 mod eviction;
 mod examples;
 mod exporter;

@@ -246,13 +246,15 @@ pub struct RunArgs {
     /// @monthly, @yearly, in --tz; its window runs from one scheduled time to the next. A
     /// window with a success is done: later tries in it run nothing (--not-due-exit-code); a
     /// failed run records nothing, so the next try runs the job again. Every host must give KEY
-    /// the same period: once a success is recorded, a try with another is refused (exit 2);
-    /// change it on purpose with `dlock release KEY --every D`
+    /// the same period, compared by meaning (MON-FRI is 1-5, @daily is '0 0 * * *'): once a
+    /// success is recorded, a try with another is refused (exit 2); change it on purpose with
+    /// `dlock release KEY --every D`
     #[arg(long, value_name = "D|CRON", value_parser = parse_every_value)]
     pub every: Option<EveryValue>,
 
-    /// The time zone of a calendar --every (an IANA name: Europe/Berlin, America/New_York;
-    /// the zone database travels inside dlock). A local time skipped by a DST change runs at
+    /// The time zone of a calendar --every (an IANA name in any case, recorded as the zone
+    /// database spells it: Europe/Berlin, America/New_York; the zone database travels inside
+    /// dlock). A local time skipped by a DST change runs at
     /// the first time after the gap; one that happens twice runs once, the first time
     /// [env: DLOCK_TZ, for calendars only] [default: UTC]
     #[arg(long, value_name = "ZONE")]

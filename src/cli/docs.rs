@@ -131,7 +131,7 @@ where \fBdlock run\fR looks for a COMMAND without a slash
 the time zone of \fBdlock history\fR's ENDED column (else the system's)
 .TP
 \fBDLOCK_TZ\fR
-\-\-tz: the time zone of a calendar \-\-every (an IANA name; default UTC); a duration \-\-every ignores it
+\-\-tz: the time zone of a calendar \-\-every (an IANA name in any case, recorded as the zone database spells it; default UTC); a duration \-\-every ignores it
 .TP
 \fBUSER\fR, \fBLOGNAME\fR
 who runs \fBdlock pause\fR or \fBdlock cancel\fR, for the "by" they record (HOST NAMES below): $USER, else $LOGNAME, else uid N

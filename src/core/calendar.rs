@@ -11,6 +11,9 @@
 //!   `W`, `#`, `?`, no seconds or years. `@hourly`, `@daily` (`@midnight`), `@weekly`,
 //!   `@monthly`, `@yearly` (`@annually`) are `0 * * * *`, `0 0 * * *`, `0 0 * * 0`,
 //!   `0 0 1 * *` and `0 0 1 1 *`.
+//! - One spelling: a schedule is sent, recorded and shown as its values in numbers (`MON-FRI`
+//!   is `1-5`, `@daily` is `0 0 * * *`), a zone as the zone database spells it, so that hosts
+//!   spelling one period differently share a key (canonical.rs says how; docs/periods.md).
 //! - Days: when day-of-month and day-of-week are both given (neither is `*`), a day matching
 //!   either runs, as in every cron. Crons disagree when one of the two starts with `*` (`*/2`)
 //!   or names every day (`1-31`, `0-6`) while the other is given, so dlock refuses that pair.
@@ -28,6 +31,7 @@
 //!   day; Vixie also moves a list such as `30 2,14` past the jump, croniter every schedule
 //!   whose hour is not `*`.)
 
+mod canonical;
 mod fields;
 #[cfg(test)]
 mod tests;
@@ -37,22 +41,36 @@ use croner::parser::{CronParser, Seconds, Year};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
-/// A parsed calendar: the schedule as given (whitespace collapsed) and its zone.
+/// A parsed calendar: its schedule and zone in their one spelling (`canonical`), what
+/// acquires send and records keep, and as typed (whitespace collapsed), which a record an
+/// older dlock wrote may hold.
 #[derive(Debug, Clone)]
 pub struct Calendar {
     text: String,
     tz: String,
+    typed: String,
+    typed_tz: String,
     cron: Cron,
     zone: TimeZone,
 }
 
+/// Two calendars are one period when they mean the same: one spelling, and zones with the
+/// same rules.
 impl PartialEq for Calendar {
     fn eq(&self, other: &Self) -> bool {
-        self.text == other.text && self.tz == other.tz
+        self.text == other.text && canonical::same_zone(&self.tz, &other.tz)
     }
 }
 
 impl Eq for Calendar {}
+
+/// A calendar as a key's record spells it: an older dlock recorded the schedule and zone as
+/// typed (`@daily`, `europe/berlin`), and a record names a zone by one of its names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spelling {
+    pub schedule: String,
+    pub tz: String,
+}
 
 /// The nicknames and the schedules they stand for.
 const NICKNAMES: [(&str, &str); 7] = [
@@ -99,9 +117,10 @@ impl Calendar {
                 parts.len()
             ));
         }
-        let [minute, hour, dom, month, dow] = fields::read(&parts).map_err(at)?;
+        let read = fields::read(&parts).map_err(at)?;
+        let [_, _, dom, month, dow] = &read;
         if !dom.star && !dow.star {
-            let days = [(&dom, 2, "day-of-month"), (&dow, 4, "day-of-week")];
+            let days = [(dom, 2, "day-of-month"), (dow, 4, "day-of-week")];
             for (k, (f, i, name)) in days.iter().enumerate() {
                 if f.star_led || fields::covers_all(f, *i) {
                     let (_, j, other) = days[1 - k];
@@ -112,7 +131,7 @@ impl Calendar {
                 }
             }
         }
-        if dow.star && !dom.star && !fields::day_fits_a_month(&dom, &month) {
+        if dow.star && !dom.star && !fields::day_fits_a_month(dom, month) {
             return Err(at(format!(
                 "day-of-month `{}` never falls in month `{}`: the schedule never fires",
                 parts[2], parts[3]
@@ -121,7 +140,7 @@ impl Calendar {
         let zone = TimeZone::get(tz).map_err(|_| {
             format!("unknown time zone `{tz}`: an IANA name such as Europe/Berlin or UTC")
         })?;
-        let numeric = [minute.text, hour.text, dom.text, month.text, dow.text].join(" ");
+        let numeric = read.each_ref().map(|f| f.text.as_str()).join(" ");
         let cron = CronParser::builder()
             .seconds(Seconds::Disallowed)
             .year(Year::Disallowed)
@@ -129,19 +148,33 @@ impl Calendar {
             .parse(&numeric)
             .map_err(|e| at(format!("not a cron schedule: {e}")))?;
         Ok(Calendar {
-            text,
-            tz: tz.to_string(),
+            text: canonical::schedule(&read),
+            tz: canonical::zone(tz).unwrap_or(tz).to_string(),
+            typed: text,
+            typed_tz: tz.to_string(),
             cron,
             zone,
         })
     }
 
+    /// The schedule in its one spelling (`0 9 * * 1-5` for `0 9 * * MON-FRI`).
     pub fn text(&self) -> &str {
         &self.text
     }
 
+    /// The zone as the zone database spells it (`Europe/Berlin` for `europe/berlin`).
     pub fn tz(&self) -> &str {
         &self.tz
+    }
+
+    /// The schedule and zone as typed (whitespace collapsed): an older dlock recorded these.
+    pub fn typed(&self) -> (&str, &str) {
+        (&self.typed, &self.typed_tz)
+    }
+
+    /// Whether a record's schedule and zone, in whatever spelling, mean this calendar.
+    pub fn means(&self, schedule: &str, tz: &str) -> bool {
+        Calendar::parse(schedule, tz).is_ok_and(|c| c == *self)
     }
 
     fn zoned(&self, ms: u64) -> jiff::Zoned {

@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use super::calendar::Calendar;
+use super::acquire::OtherPeriod;
+use super::calendar::{Calendar, Spelling};
 use super::pause::{unpaused_windows, window_paused};
 use crate::units::compact;
 
@@ -80,6 +81,18 @@ impl Period {
             Period::Fixed(_) => None,
             Period::Calendar(c) => Some(c),
         }
+    }
+
+    /// An acquire refused this calendar for "another period" whose record means the same in
+    /// another spelling (an older dlock's, another name of the zone): that spelling, for the
+    /// try to go again in (issue 59: periods are compared by meaning, the script by text).
+    /// None when the record is another period, which stays refused.
+    pub fn respelled(&self, other: &OtherPeriod) -> Option<Spelling> {
+        let c = self.calendar()?;
+        (!other.schedule.is_empty() && c.means(&other.schedule, &other.tz)).then(|| Spelling {
+            schedule: other.schedule.clone(),
+            tz: other.tz.clone(),
+        })
     }
 
     /// Whether the window starting at `start` lasts a day or more (times are shown with

@@ -12,6 +12,7 @@ use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
 use crate::core::acquire::{Action, Input, Limits, Outcome, Wait, waiting_for};
 use crate::core::backoff::Backoff;
+use crate::core::calendar::Spelling;
 use crate::core::finish::{Cleanup, CleanupEnd};
 use crate::core::pause::Scope;
 use crate::error::Error;
@@ -60,6 +61,9 @@ struct Shell<'a> {
     fleet: Keys,
     /// The line that said a paused key ran nothing (for --ping's log ping).
     paused: Option<String>,
+    /// A calendar --every in the spelling of the key's record, once an answer named one that
+    /// means the same (`Period::respelled`): every later try goes in it.
+    spelled: Option<Spelling>,
 }
 
 /// How a run ends: its exit status, or the failure that ended it (said at the top).
@@ -165,6 +169,7 @@ fn take(
         error: None,
         fleet: Keys::fleet(&cfg.prefix),
         paused: None,
+        spelled: None,
     };
     loop {
         // A signal or wake-up that came in meanwhile counts before the next try.
@@ -176,7 +181,7 @@ fn take(
             return s.finish(outcome);
         }
         if let Some(last_try) = s.wait.poll_try(Instant::now()) {
-            s.try_once(last_try);
+            s.try_once(last_try, true);
             continue;
         }
         let Some(next) = s.wait.poll_timeout() else {
@@ -202,7 +207,9 @@ impl Shell<'_> {
         self.wait.handle(input, Instant::now());
     }
 
-    fn try_once(&mut self, last_try: bool) {
+    /// One try; `may_respell`: an answer naming this calendar in the record's own spelling
+    /// sends it again at once in that spelling (once: the machine sees one try, one answer).
+    fn try_once(&mut self, last_try: bool, may_respell: bool) {
         let sent = Instant::now();
         let meta = Meta {
             since_ms: unix_ms(),
@@ -233,12 +240,14 @@ impl Shell<'_> {
                 .cfg
                 .every
                 .as_ref()
-                .map(|p| EveryArg::new(p, u64::try_from(unix_ms()).unwrap_or(u64::MAX))),
+                .map(|p| EveryArg::new(p, u64::try_from(unix_ms()).unwrap_or(u64::MAX)))
+                .map(|e| e.spelled(self.spelled.as_ref())),
             fleet,
             also: &self.also,
             woken: self.woken_by.take().filter(|_| !self.also.is_empty()),
         };
-        self.carried = call.woken.is_some();
+        // A try sent again in the record's spelling carries no wake-up: the first placed it.
+        self.carried = call.woken.is_some() || (!may_respell && self.carried);
         self.about = 0;
         let input = match self.session.call(&call) {
             Ok(Acquire::Acquired {
@@ -272,7 +281,19 @@ impl Shell<'_> {
                 self.about = j;
                 Input::OtherLimit(recorded)
             }
-            Ok(Acquire::OtherPeriod(other)) => Input::OtherPeriod(other),
+            Ok(Acquire::OtherPeriod(other)) => {
+                let period = self.cfg.every.as_ref();
+                match period.and_then(|p| p.respelled(&other)) {
+                    Some(spelled) if may_respell => {
+                        debug!("respelled", schedule = spelled.schedule.as_str(), tz = spelled.tz.as_str();
+                            "{}: the key's record spells this period `{}` in {}: trying again in that spelling",
+                            self.keys.lock, spelled.schedule, spelled.tz);
+                        self.spelled = Some(spelled);
+                        return self.try_once(last_try, false);
+                    }
+                    _ => Input::OtherPeriod(other),
+                }
+            }
             Ok(Acquire::ClockOff(off)) => Input::ClockOff(off),
             Err(f) => {
                 // A proxy in front of a Redis Cluster, behind a plain URL, refuses keys of

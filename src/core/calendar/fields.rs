@@ -193,9 +193,14 @@ pub(super) fn day_fits_a_month(dom: &Field, month: &Field) -> bool {
     })
 }
 
+/// The values field `index` can name once read: its range, day-of-week's 7 read as 0.
+pub(super) fn bounds(index: usize) -> (u32, u32) {
+    let spec = &SPECS[index];
+    (spec.min, if index == 4 { 6 } else { spec.max })
+}
+
 /// Whether a field names every value of its range (`1-31`, `*/1`, `0-6`).
 pub(super) fn covers_all(f: &Field, index: usize) -> bool {
-    let spec = &SPECS[index];
-    let max = if index == 4 { 6 } else { spec.max };
-    (spec.min..=max).all(|v| f.bits & (1 << v) != 0)
+    let (min, max) = bounds(index);
+    (min..=max).all(|v| f.bits & (1 << v) != 0)
 }

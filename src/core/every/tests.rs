@@ -85,3 +85,39 @@ fn only_a_recorded_success_is_confirmed_by_the_replicas() {
         assert!(!confirm_success(n, every, ok, released));
     }
 }
+
+/// An "other period" answer whose record means this calendar in another spelling (an older
+/// dlock's, a link's zone) gives that spelling to try again in; another period gives none.
+#[test]
+fn a_record_meaning_this_calendar_in_another_spelling_is_tried_in_it() {
+    let period = |s: &str, tz: &str| Period::Calendar(Box::new(Calendar::parse(s, tz).unwrap()));
+    let answer = |schedule: &str, tz: &str| OtherPeriod {
+        every_ms: 0,
+        offset_ms: 0,
+        schedule: schedule.into(),
+        tz: tz.into(),
+        granted_ms: 0,
+        run: String::new(),
+        host: String::new(),
+    };
+    let weekdays = period("0 9 * * 1-5", "Europe/Berlin");
+    assert_eq!(
+        weekdays.respelled(&answer("0 9 * * MON-FRI", "europe/berlin")),
+        Some(Spelling {
+            schedule: "0 9 * * MON-FRI".into(),
+            tz: "europe/berlin".into()
+        })
+    );
+    assert_eq!(
+        weekdays.respelled(&answer("0 9 * * 1-6", "Europe/Berlin")),
+        None
+    );
+    assert_eq!(
+        weekdays.respelled(&answer("0 9 * * 1-5", "Europe/Paris")),
+        None
+    );
+    assert_eq!(weekdays.respelled(&answer("", "")), None);
+    // A duration's record is compared by its milliseconds in the script already.
+    let hourly = Period::Fixed(every(HOUR, 0));
+    assert_eq!(hourly.respelled(&answer("0 * * * *", "UTC")), None);
+}

@@ -6,7 +6,7 @@ use redis::{RedisResult, Value};
 
 use super::{Acquire, Meta, arg_ms, flag, unexpected};
 use crate::core::acquire::{ClockOff, NotDue, OtherPeriod};
-use crate::core::calendar::Calendar;
+use crate::core::calendar::{Calendar, Spelling};
 use crate::core::every::{Every, Period};
 use crate::core::pause::{Pause, Scope};
 use crate::store::keys::{Keys, MAX_ALSO, MAX_ALSO_LIMIT};
@@ -78,11 +78,12 @@ pub struct AcquireCall<'a> {
 }
 
 /// `--every` as an acquire sends it: a duration, or a calendar with the window starts this
-/// host computed around its own clock (the script picks the one holding the server's TIME).
+/// host computed around its own clock (the script picks the one holding the server's TIME),
+/// in its one spelling or (`Some`) in the spelling of the key's record, which means the same.
 #[derive(Debug, Clone, Copy)]
 pub enum EveryArg<'a> {
     Fixed(Every),
-    Calendar(&'a Calendar, [u64; 4]),
+    Calendar(&'a Calendar, [u64; 4], Option<&'a Spelling>),
 }
 
 impl<'a> EveryArg<'a> {
@@ -96,8 +97,16 @@ impl<'a> EveryArg<'a> {
                 } else {
                     host_ms
                 };
-                EveryArg::Calendar(c, c.starts(around))
+                EveryArg::Calendar(c, c.starts(around), None)
             }
+        }
+    }
+
+    /// This calendar sent in the key's record's spelling (`Period::respelled`).
+    pub fn spelled(self, as_recorded: Option<&'a Spelling>) -> EveryArg<'a> {
+        match self {
+            EveryArg::Calendar(c, starts, _) => EveryArg::Calendar(c, starts, as_recorded),
+            fixed => fixed,
         }
     }
 }
@@ -163,10 +172,17 @@ impl Call for AcquireCall<'_> {
             read.map_or_else(String::new, |p| p.by.clone()),
             read.map_or_else(String::new, |p| p.reason.clone()),
         ];
+        // A calendar as typed, when that is another spelling: a record an older dlock wrote
+        // holds it, and acquire.lua takes it as this period too.
+        let mut typed = [String::new(), String::new()];
         match self.every {
-            Some(EveryArg::Calendar(c, starts)) => {
+            Some(EveryArg::Calendar(c, starts, spelled)) => {
                 let starts: Vec<String> = starts.iter().map(u64::to_string).collect();
-                argv.extend([c.text().to_string(), c.tz().to_string(), starts.join(",")]);
+                let (schedule, tz) = spelled.map_or((c.text(), c.tz()), |s| (&s.schedule, &s.tz));
+                argv.extend([schedule.to_string(), tz.to_string(), starts.join(",")]);
+                let other = |t: &str, one: &str| if t == one { "" } else { t }.to_string();
+                let (s, z) = c.typed();
+                typed = [other(s, c.text()), other(z, c.tz())];
             }
             _ => argv.extend([String::new(), String::new(), String::new()]),
         }
@@ -183,6 +199,7 @@ impl Call for AcquireCall<'_> {
             m.renew_ms.to_string(),
             m.retry_ms.to_string(),
         ]);
+        argv.extend(typed);
         argv
     }
     fn reply(v: Value) -> RedisResult<Acquire> {

@@ -244,8 +244,8 @@ fn also_calls_send_each_keys_block() {
     assert_eq!(k.last().copied(), Some("{dlock:}:pause"));
     let (pa, wa) = (plain.argv(), with.argv());
     assert_eq!(pa.len(), wa.len());
-    assert_eq!(pa[18..], ["0", "1", "", "10000", "2000"]);
-    assert_eq!(wa[18..], ["2", "2", "1", "10000", "2000"]);
+    assert_eq!(pa[18..23], ["0", "1", "", "10000", "2000"]);
+    assert_eq!(wa[18..23], ["2", "2", "1", "10000", "2000"]);
 
     let held = [(also[0].clone(), 1), (also[1].clone(), 0)];
     let renew = RenewCall {
@@ -360,4 +360,44 @@ fn also_answers_read_as_their_variants() {
     };
     assert_eq!(release(1).unwrap(), (Release::NotOurs, None, Some(1)));
     assert_eq!(release(-1).unwrap(), (Release::NotOurs, None, None));
+}
+
+/// A calendar goes in its one spelling (ARGV 16-17) with its spelling as typed last (24-25; ''
+/// where the same), which a record an older dlock wrote holds; once an answer named
+/// the record's own spelling of it, in that one.
+#[test]
+fn a_calendar_is_sent_in_its_one_spelling_and_as_typed() {
+    use crate::core::calendar::{Calendar, Spelling};
+    use crate::core::every::Period;
+    let keys = Keys::new("dlock:job");
+    let (meta, _) = super::super::smoke::samples();
+    let argv = |schedule: &str, tz: &str, spelled: Option<&Spelling>| {
+        let period = Period::Calendar(Box::new(Calendar::parse(schedule, tz).unwrap()));
+        AcquireCall {
+            keys: &keys,
+            token: "tok",
+            ttl: Duration::from_secs(1),
+            stats: true,
+            meta: &meta,
+            last_try: false,
+            every: Some(EveryArg::new(&period, 0).spelled(spelled)),
+            fleet: Fleet::Key("{dlock:}:pause"),
+            also: &[],
+            woken: None,
+        }
+        .argv()
+    };
+    let a = argv("0 9 * * MON-FRI", "europe/berlin", None);
+    assert_eq!(a.len(), 25);
+    assert_eq!(a[15..17], ["0 9 * * 1-5", "Europe/Berlin"]);
+    assert_eq!(a[23..], ["0 9 * * MON-FRI", "europe/berlin"]);
+    let a = argv("0 9 * * 1-5", "UTC", None);
+    assert_eq!(a[15..17], ["0 9 * * 1-5", "UTC"]);
+    assert_eq!(a[23..], ["", ""]);
+    let old = Spelling {
+        schedule: "0 9 * * mon-fri".into(),
+        tz: "Etc/UTC".into(),
+    };
+    let a = argv("0 9 * * 1-5", "UTC", Some(&old));
+    assert_eq!(a[15..17], ["0 9 * * mon-fri", "Etc/UTC"]);
 }

@@ -8,8 +8,11 @@
 --   busy answer ends the run, so it is counted here as a busy run: the common `--wait 0` skip
 --   costs one command, not two), N, then --every's period and offset in ms ('0': no --every),
 --   then (Cluster only) the prefix-wide pause's from ms, until ms, by and reason ('': none),
---   then a calendar --every ('' or absent: none): its schedule, its zone, and its window
---   starts as Unix ms joined by ',' (ascending; the windows are the spans between them).
+--   then a calendar --every ('' or absent: none): its schedule, its zone (both in their one
+--   spelling, or a record's own: Rust's core::calendar), and its window starts as Unix ms
+--   joined by ',' (ascending; the windows are the spans between them); after ARGV 22-23 (below),
+--   as ARGV 24-25, the calendar's schedule and zone as typed ('' for none, or the same as
+--   sent), which a record an older dlock wrote holds: that record is this period too.
 -- Returns {1, fence, '', slot, window} when a slot is ours (window: the start of the --every
 -- window the run belongs to, -1 without --every); {0, pttl, 'host pid N', -1, -1} when every
 -- slot is held (pttl: the soonest one frees; who: its holder, '' if not a dlock); {-1, M, '',
@@ -193,7 +196,11 @@ if every > 0 or schedule ~= '' then
   if schedule == '' then
     other = done[3] ~= ARGV[10] or done[4] ~= ARGV[11]
   else
-    other = done[8] ~= schedule or done[9] ~= ARGV[17]
+    -- Text compared, in either spelling: a spelling of the same meaning that is neither (an
+    -- older dlock's on another host) is answered 3, and the client tries once more in it.
+    local function spelled(v, one, typed) return v == one or (typed ~= '' and v == typed) end
+    other = not spelled(done[8], schedule, ARGV[24] or '') or
+      not spelled(done[9], ARGV[17], ARGV[25] or '')
   end
   if last >= 0 and (done[3] or done[8]) and other then
     return no({3, tonumber(done[3]) or 0, (done[4] or '') .. '\n' .. ms_string(last) .. '\n' ..
