@@ -67,8 +67,9 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
         pid: rng.range(1, 99) as u32,
         command: "./job.sh".into(),
         since_ms: 1_700_000_000_000 + step as u128,
-        renew_ms: rng.range(50, 400),
-        retry_ms: rng.range(0, 400),
+        // Not drawn: the sequence of draws (and the answers it reaches) stays as it was.
+        renew_ms: ttl.as_millis() as u64 / 3,
+        retry_ms: 400,
     };
     let every = rng.chance(0.3).then(|| {
         let period = rng.range(1000, 2500);
@@ -196,7 +197,7 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
             &token,
             &keys.lock,
             &CancelRequest {
-                id: format!("{:032x}", rng.range(0, 3)),
+                id: format!("{:032x}", token.len()),
                 by: "ops (diff)".into(),
                 reason: "a reason\nover two lines".into(),
             },
