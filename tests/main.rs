@@ -42,6 +42,7 @@ mod exporter;
 mod exporter_series;
 mod exporter_server;
 mod failover;
+mod fences;
 mod faults;
 mod foreign_keys;
 mod handback;

@@ -51,7 +51,7 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "ff3c2042e98198424891e896df753ce7a7d0aaff",
+    "df16fb628fe2520631681daf952e97c264f9fd20",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
