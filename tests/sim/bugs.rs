@@ -412,3 +412,21 @@ fn a_free_also_key_answered_busy() {
         |seed| Some(Scenario::draw_also(seed, false)),
     );
 }
+
+#[test]
+fn a_retry_told_the_counters_fence() {
+    // Issue 60: acquire.lua's retry after a lost reply answers the fence counter's value, not
+    // its own slot's fence: with --limit N another run may have taken a slot in between, and
+    // both jobs run with its fence. Found in the --limit worlds that lose replies, by the
+    // checker's fences (fences.rs: two live jobs with one fence, or a fence not its grant's).
+    let patch = (
+        "    local r = {1, tonumber(redis.call('HGET', holder(i), 'fence') or '0'), '', i, window}",
+        "    local r = {1, tonumber(redis.call('GET', KEYS[1]) or '0'), '', i, window}",
+    );
+    hunt(
+        "a lost reply's retry told the counter's fence",
+        None,
+        Some(patch),
+        false,
+    );
+}
