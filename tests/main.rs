@@ -21,6 +21,7 @@ mod board_reasons;
 mod calendar;
 mod calendar_croniter;
 mod cancel;
+mod cancel_hold;
 mod capture;
 mod chaos;
 mod check_rules;
