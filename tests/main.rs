@@ -54,6 +54,7 @@ mod lying_server;
 mod never_ran;
 mod package;
 mod pause;
+mod pause_first;
 mod ping;
 mod prometheus;
 mod recent_runs;
