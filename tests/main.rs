@@ -55,6 +55,7 @@ mod never_ran;
 mod package;
 mod pause;
 mod pause_first;
+mod paused_windows;
 mod ping;
 mod prometheus;
 mod recent_runs;
