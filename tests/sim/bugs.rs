@@ -430,3 +430,21 @@ fn a_retry_told_the_counters_fence() {
         false,
     );
 }
+
+#[test]
+fn a_no_stats_fence_that_stands_still() {
+    // Issue 60's audit: with --no-stats acquire.lua read the fence counter instead of
+    // incrementing it, and two grants in a row were told one fence. Found in the worlds with
+    // --no-stats hosts, by the checker's fences (fences.rs).
+    let patch = (
+        "local f = redis.call('INCR', KEYS[1])",
+        "local f = ARGV[3] == '1' and redis.call('INCR', KEYS[1]) or tonumber(redis.call('GET', KEYS[1]) or '0')",
+    );
+    hunt_in(
+        "--no-stats fence not advanced",
+        None,
+        Some(patch),
+        false,
+        |sc| sc.no_stats.contains(&true),
+    );
+}

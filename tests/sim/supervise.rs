@@ -192,7 +192,7 @@ fn act_renewal(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
                     slot: r.slot,
                     token: &token,
                     ttl: w.sc.ttl,
-                    stats: true,
+                    stats: !w.sc.no_stats[h],
                     also: &also,
                 });
                 let left = deadline.saturating_duration_since(now).as_micros() as Us;
