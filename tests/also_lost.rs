@@ -115,3 +115,35 @@ fn a_release_that_finds_an_also_key_gone_names_it_in_the_compare_failure() {
         .stderr_has("compare failure: --also dlock:db was no longer ours at release");
     assert_eq!(r.get("dlock:backup"), None, "the rest of the set is freed");
 }
+
+/// Every key of the set is renewed, the last --also key too (issue 60: a renewal that left the
+/// last one out was caught only by the script's own test and the simulation). With --ttl 1s a
+/// key left out expires a second into the job and the next renewal finds it gone (125); here
+/// the job outlives four renewals of --key — past every key's first lease — and ends 0, each
+/// --also key still its own on the server with its holder counting the renewals.
+#[test]
+fn a_long_job_keeps_every_also_key_the_last_one_too() {
+    let r = RedisServer::start();
+    let mut holder = dlock(&r)
+        .args(["run", "--key", "long", "--also", "a1", "--also", "a2"])
+        .args(["--ttl", "1s", "--max-renewals", "20", "--"])
+        .args(["sh", "-c", "echo \"up $DLOCK_TOKEN\"; read x"])
+        .spawn();
+    let token = holder.expect_line("up").trim().to_string();
+    let since = std::time::Instant::now();
+    while r.renewals("dlock:long") < 4 {
+        assert!(
+            since.elapsed() < HANDSHAKE,
+            "four renewals never came (a key of the set lost?)"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for key in ["dlock:a1", "dlock:a2"] {
+        assert_eq!(r.get(key).as_deref(), Some(token.as_str()), "{key} lost");
+        // Renewed in the same script as --key, read after it: as often at least.
+        let n = r.renewals(key);
+        assert!(n >= 4, "{key}'s holder renewed {n} times");
+    }
+    holder.write("x\n");
+    holder.finish(HANDSHAKE).code(0);
+}

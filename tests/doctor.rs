@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::support::fake::Fake;
 use crate::support::*;
 
+mod clock;
 mod rights;
 
 /// `doctor --json` against `url`: its exit code and rows by check.
@@ -242,30 +243,6 @@ fn a_user_without_info_or_config_gets_unknown_rows_never_an_outage_and_strict_fa
     );
     let (code, _) = doctor(&url, &["--strict"]);
     assert_eq!(code, 1);
-}
-
-#[test]
-fn a_host_clock_two_hours_ahead_fails_with_the_offset() {
-    let r = RedisServer::start();
-    let out = Dlock::bare()
-        .env("DLOCK_URL", &r.url())
-        .env(
-            "LD_PRELOAD",
-            crate::support::compiled::clockshift().to_str().unwrap(),
-        )
-        .env("CLOCKSHIFT_AT_NS", "0")
-        .env("CLOCKSHIFT_SECONDS", "7200")
-        .args(["doctor", "--json"])
-        .run();
-    let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
-    assert_eq!(out.status.code(), Some(1), "{v}");
-    assert_eq!(mark(&v, "clock"), "failure", "{v}");
-    // 2 h, to the second the shim steps it by (a loaded machine's round trip is far less).
-    let f = found(&v, "clock");
-    assert!(
-        f.contains("2h") && f.contains("ahead of the server's"),
-        "{f}"
-    );
 }
 
 #[test]

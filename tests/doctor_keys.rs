@@ -132,3 +132,26 @@ fn a_ttl_far_above_the_runs_warns_and_a_well_set_key_passes() {
         "{row}"
     );
 }
+
+/// The p99 is the nearest rank, rounded up (issue 60): of 2 to 99 runs it is the longest, not
+/// the second longest. One run of 1.5 s beside a quick one is beyond the newest lease's reach
+/// (--ttl 1s with one renewal: 1 s); a p99 rounded down would be the quick run, and the row ok.
+#[test]
+fn the_p99_of_two_runs_is_the_longer_one() {
+    let r = RedisServer::start();
+    run(&r, "rare", &["--ttl", "3s"], &["sleep", "1.5"]);
+    run(
+        &r,
+        "rare",
+        &["--ttl", "1s", "--max-renewals", "1"],
+        &["true"],
+    );
+    let (code, row) = keys_row(&r, &[]);
+    assert_eq!(code, 1, "{row}");
+    let f = found(&row);
+    assert!(f.contains("dlock:rare: p99 1."), "{f}");
+    assert!(
+        f.contains("of 2 runs is beyond its lease's reach 1.0s"),
+        "{f}"
+    );
+}

@@ -264,3 +264,30 @@ fn the_first_success_binds_its_own_period_whatever_tries_came_meanwhile() {
     try_every(&r, "first", "1h", "hourly-again", 0).code(2);
     assert_eq!(runs_in(&file), ["daily"]);
 }
+
+/// The same for calendars (issue 60: a calendar key's period binding nothing was caught by one
+/// integration test and the simulation only): the first success binds its schedule though an
+/// hourly try came while it ran, and from then on an hourly try is refused, never run.
+#[test]
+fn the_first_calendar_success_binds_its_schedule_whatever_tries_came_meanwhile() {
+    let r = RedisServer::start();
+    let file = r.dir().join("cal");
+    well_inside_a_window(&r, HOUR, 60_000);
+    let mut daily = holding(&r, "cal", "@daily", "daily");
+    try_every(&r, "cal", "@hourly", "hourly", 0).code(75);
+    let meanwhile = done(&r, "cal", "schedule");
+    daily.close_stdin();
+    daily.finish(std::time::Duration::from_secs(10)).code(0);
+    assert_ne!(
+        done(&r, "cal", "schedule"),
+        meanwhile,
+        "the success bound nothing"
+    );
+    try_every(&r, "cal", "@daily", "daily-again", 0)
+        .code(0)
+        .stderr_has("done in this window");
+    try_every(&r, "cal", "@hourly", "hourly-again", 0)
+        .code(2)
+        .stderr_has("is recorded with --every @daily");
+    assert_eq!(runs_in(&file), ["daily"]);
+}

@@ -1,5 +1,6 @@
 //! Issue 46's lost wake-up, on a real server: a waiter that gives up just as a release's
-//! wake-up reaches it hands the wake-up on, so the next waiter does not sleep until its poll.
+//! wake-up reaches it hands the wake-up on, so the next waiter does not sleep until its poll;
+//! one that took the lock keeps it (issue 60: also when it reaches the waker after the stop).
 
 use std::time::{Duration, Instant};
 
@@ -87,4 +88,148 @@ fn wait_for_blocked(r: &RedisServer, n: u32) {
         assert!(since.elapsed() < HANDSHAKE, "{n} waiters never blocked");
         std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// Any BLPOP: the waker's first one is the reply the liar holds.
+fn any(_: &[Vec<u8>]) -> bool {
+    true
+}
+
+/// Wait until the server has `{dlock:KEY}:wake:<token>`, the item a stopping waker puts on its
+/// own key (so its BLPOP ends at once): the stop has happened.
+fn wait_for_own_item(r: &RedisServer, key: &str) {
+    let since = Instant::now();
+    loop {
+        let own: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{{dlock:{key}}}:wake:*"))
+            .query(&mut r.conn())
+            .unwrap();
+        if !own.is_empty() {
+            return;
+        }
+        assert!(since.elapsed() < HANDSHAKE, "the waker was never stopped");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Issue 60: a release's wake-up that reaches the waker's thread only after the run gave up
+/// (its BLPOP got the wake-up on the server; the liar holds the reply until the stop is done)
+/// is the thread's to hand on: w2, blocked behind w1 with its next poll a minute away, starts
+/// at once. Were it dropped, w2 would sleep on a free lock until that poll.
+#[test]
+fn a_wake_up_reaching_a_waiter_after_it_gave_up_is_handed_on() {
+    let r = RedisServer::start_tcp(&[]);
+    let mut holder = dlock(&r)
+        .args(["run", "--key", "late", "--ttl", "60s", "--"])
+        .args(["sh", "-c", "echo held; read x"])
+        .spawn();
+    holder.expect_line("held");
+    let liar = Liar::holding(r.tcp_addr(), "BLPOP", any);
+    // --io-timeout 5s: how long the stop waits for its waker's thread once the own item is in,
+    // the room the test has to let the held reply go (it does so at once).
+    let w1 = Dlock::bare()
+        .args([
+            "--url",
+            &liar.url(),
+            "--io-timeout",
+            "5s",
+            "run",
+            "--key",
+            "late",
+        ])
+        .args(["--wait", "60s", "--retry-min", "60s", "--retry-max", "60s"])
+        .args(["--", "echo", "w1 ran"])
+        .spawn();
+    wait_for_blocked(&r, 1);
+    let mut w2 = dlock(&r)
+        .args(["run", "--key", "late", "--wait", "60s"])
+        .args(["--retry-min", "60s", "--retry-max", "60s"])
+        .args(["--", "echo", "w2 started"])
+        .spawn();
+    wait_for_blocked(&r, 2);
+    holder.write("x\n");
+    holder.finish(HANDSHAKE).code(0);
+    let since = Instant::now();
+    while !liar.holds() {
+        assert!(
+            since.elapsed() < HANDSHAKE,
+            "w1's BLPOP never got the wake-up"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    w1.signal(libc::SIGTERM);
+    wait_for_own_item(&r, "late");
+    let let_go = Instant::now();
+    liar.let_go();
+    w2.expect_line("w2 started");
+    let took = let_go.elapsed();
+    w1.finish(HANDSHAKE).code(143).stdout_is("");
+    w2.finish(HANDSHAKE).code(0);
+    // The thread's push, w2's wake-up, try and fork: a few round trips on loopback. 2 s leaves
+    // room for a loaded machine and is far below w2's poll, a minute away.
+    assert!(
+        took < Duration::from_secs(2),
+        "w2 started {took:?} after w1's waker got the wake-up"
+    );
+}
+
+/// Issue 60: the same late wake-up at a waiter that took the lock meanwhile (its poll found the
+/// lock free) is not handed on: the release it announced was the one this run used, and its
+/// own release wakes the next waiter. Handed on, it would wake a waiter to a busy lock. Judged
+/// by the wake list once the waker's thread has ended (its connection closed).
+#[test]
+fn a_wake_up_reaching_a_waiter_after_it_took_the_lock_is_not_handed_on() {
+    let r = RedisServer::start_tcp(&[]);
+    let mut holder = dlock(&r)
+        .args(["run", "--key", "used", "--ttl", "60s", "--"])
+        .args(["sh", "-c", "echo held; read x"])
+        .spawn();
+    holder.expect_line("held");
+    let liar = Liar::holding(r.tcp_addr(), "BLPOP", any);
+    // Polls 100 ms apart: w1 finds the lock free by itself while its wake-up is held.
+    let mut w1 = Dlock::bare()
+        .args([
+            "--url",
+            &liar.url(),
+            "run",
+            "--key",
+            "used",
+            "--wait",
+            "60s",
+        ])
+        .args(["--retry-min", "100ms", "--retry-max", "100ms"])
+        .args(["--", "sh", "-c", "echo w1 ran; read x"])
+        .spawn();
+    wait_for_blocked(&r, 1);
+    holder.write("x\n");
+    holder.finish(HANDSHAKE).code(0);
+    let since = Instant::now();
+    while !liar.holds() {
+        assert!(
+            since.elapsed() < HANDSHAKE,
+            "w1's BLPOP never got the wake-up"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    w1.expect_line("w1 ran");
+    wait_for_own_item(&r, "used");
+    let clients = |r: &RedisServer| -> u32 {
+        r.info("clients", "connected_clients")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let before = clients(&r);
+    liar.let_go();
+    let since = Instant::now();
+    while clients(&r) >= before {
+        assert!(since.elapsed() < HANDSHAKE, "w1's waker never ended");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(
+        r.cmd_string(&["LLEN", "{dlock:used}:wake"]),
+        "0",
+        "the wake-up went on while its run holds the lock"
+    );
+    w1.write("x\n");
+    w1.finish(HANDSHAKE).code(0);
 }

@@ -438,3 +438,39 @@ fn a_garbage_reply_taken_for_a_cancel() {
         |sc| sc.garbage.is_some(),
     );
 }
+
+#[test]
+fn a_retry_told_the_counters_fence() {
+    // Issue 60: acquire.lua's retry after a lost reply answers the fence counter's value, not
+    // its own slot's fence: with --limit N another run may have taken a slot in between, and
+    // both jobs run with its fence. Found in the --limit worlds that lose replies, by the
+    // checker's fences (fences.rs: two live jobs with one fence, or a fence not its grant's).
+    let patch = (
+        "    local r = {1, tonumber(redis.call('HGET', holder(i), 'fence') or '0'), '', i, window}",
+        "    local r = {1, tonumber(redis.call('GET', KEYS[1]) or '0'), '', i, window}",
+    );
+    hunt(
+        "a lost reply's retry told the counter's fence",
+        None,
+        Some(patch),
+        false,
+    );
+}
+
+#[test]
+fn a_no_stats_fence_that_stands_still() {
+    // Issue 60's audit: with --no-stats acquire.lua read the fence counter instead of
+    // incrementing it, and two grants in a row were told one fence. Found in the worlds with
+    // --no-stats hosts, by the checker's fences (fences.rs).
+    let patch = (
+        "local f = redis.call('INCR', KEYS[1])",
+        "local f = ARGV[3] == '1' and redis.call('INCR', KEYS[1]) or tonumber(redis.call('GET', KEYS[1]) or '0')",
+    );
+    hunt_in(
+        "--no-stats fence not advanced",
+        None,
+        Some(patch),
+        false,
+        |sc| sc.no_stats.contains(&true),
+    );
+}

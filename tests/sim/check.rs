@@ -167,6 +167,8 @@ pub struct Checker {
     pub sets: Option<Vec<Vec<(String, u32)>>>,
     /// --also worlds: the last fence started on each exclusive key.
     fences: BTreeMap<String, i64>,
+    /// Every key's fences, grant by grant and job by job (fences.rs).
+    pub grants: crate::fences::Fences,
 }
 
 impl Checker {
@@ -193,6 +195,7 @@ impl Checker {
             ends: BTreeMap::new(),
             sets: None,
             fences: BTreeMap::new(),
+            grants: Default::default(),
         }
     }
 

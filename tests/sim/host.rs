@@ -265,7 +265,7 @@ fn begin(w: &mut World, h: usize) {
         wait: w.sc.wait,
         retry_max: w.sc.retry_max,
         notify: w.sc.notify,
-        stats: true,
+        stats: !w.sc.no_stats[h],
         conflict_exit: 75,
         not_due_exit: 0,
         paused_exit: 0,

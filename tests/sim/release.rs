@@ -37,7 +37,7 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
     let limits = EndLimits {
         ttl: w.sc.ttl,
         hold_at_least: w.sc.hold_at_least,
-        stats: true,
+        stats: !w.sc.no_stats[h],
         every: window.is_some(),
         min_replicas: u32::from(w.sc.min_replicas.is_some()),
         replica_timeout: w.sc.min_replicas.unwrap_or_default(),

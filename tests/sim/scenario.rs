@@ -95,6 +95,9 @@ pub struct Scenario {
     /// `run --also` (issue 52): each host's own --key and --also set, or None (every host
     /// runs `--key sim`, the worlds above).
     pub also: Option<AlsoWorld>,
+    /// `run --no-stats`, host by host (issue 60: its fences advance all the same): none but in
+    /// a fifth of the worlds, where each host is drawn.
+    pub no_stats: Vec<bool>,
 }
 
 /// A world of different jobs excluding each other through shared keys: host h runs `--key
@@ -215,6 +218,7 @@ impl Scenario {
             cancel_at_end: 0,
             garbage: None,
             also: None,
+            no_stats: vec![false; hosts],
         };
         // Drawn last: the worlds of the draws before them stay as they were.
         sc.slow = r.chance(0.1);
@@ -255,6 +259,12 @@ impl Scenario {
         // A fifth of the --every worlds run on a calendar (drawn last, as above).
         if sc.every.is_some() && r.chance(0.2) {
             sc.calendar(&mut r);
+        }
+        // A fifth of the worlds run some hosts with --no-stats (drawn last, as above).
+        if r.chance(0.2) {
+            for n in &mut sc.no_stats {
+                *n = r.chance(0.5);
+            }
         }
         sc.cancels_and_garbage(&mut r, horizon);
         sc

@@ -70,6 +70,7 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
                 c.rates.remove(h);
                 c.host_every.remove(h);
                 c.skews.remove(h);
+                c.no_stats.remove(h);
                 c.partitions.retain(|p| p.0 != h);
                 if let Some(a) = &mut c.also {
                     a.sets.remove(h);

@@ -40,6 +40,7 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
     w.at(job.exit_at, Event::JobExit { host: h, run });
     let token = w.hosts[h].token.clone();
     w.check.ev(w.now, h, "job start", fence);
+    crate::fences::started(w, h, fence);
     w.check.started(Job {
         token,
         host: h,
@@ -195,7 +196,7 @@ fn act_renewal(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
                     slot: r.slot,
                     token: &token,
                     ttl: w.sc.ttl,
-                    stats: true,
+                    stats: !w.sc.no_stats[h],
                     also: &also,
                 });
                 let left = deadline.saturating_duration_since(now).as_micros() as Us;

@@ -117,7 +117,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         keys: &keys,
         token: &token,
         ttl: w.sc.ttl,
-        stats: true,
+        stats: !w.sc.no_stats[h],
         meta: &meta,
         last_try,
         every: s.every.as_ref().map(|p| EveryArg::new(p, wall)),

@@ -205,9 +205,10 @@ fn a_compare_failure_before_the_deadline_turns_exit_0_into_lost() {
     assert_eq!(end.outcome(), Some((Exit::Child(0), false)));
 }
 
-/// --hold-at-least keeps what is left of its time; never after a cap stop or a lost lease.
+/// --hold-at-least keeps what is left of its time; never after a cap stop, a lost lease or a
+/// cancel (the operator wants the lock free).
 #[test]
-fn hold_at_least_keeps_the_rest_of_its_time_but_not_after_a_cap_or_a_loss() {
+fn hold_at_least_keeps_the_rest_of_its_time_but_not_after_a_cap_a_loss_or_a_cancel() {
     let t0 = Instant::now();
     let l = EndLimits {
         hold_at_least: MS(5000),
@@ -219,7 +220,7 @@ fn hold_at_least_keeps_the_rest_of_its_time_but_not_after_a_cap_or_a_loss() {
         panic!("a release");
     };
     assert_eq!((f.hold, f.keep), (MS(1500), MS(3500)));
-    for exit in [Exit::Cap, Exit::Lost] {
+    for exit in [Exit::Cap, Exit::Lost, Exit::Cancelled] {
         let mut end = End::new(l, job(t0, exit), now);
         let Some(Action::Release(f)) = end.poll_action(now) else {
             panic!("a release");

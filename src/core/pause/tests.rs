@@ -59,6 +59,8 @@ fn windows_a_pause_touched_are_not_counted() {
     assert_eq!(unpaused_windows(&[], 140, 140, 10), 0);
     // A partial last window (end not on a boundary) counts.
     assert_eq!(unpaused_windows(&[], 100, 135, 10), 4);
+    // A span that ends exactly as a window begins leaves that window unpaused (issue 60).
+    assert_eq!(unpaused_windows(&[(105, 120)], 100, 140, 10), 2);
 }
 
 #[test]

@@ -261,9 +261,12 @@ for i = 0, n - 1 do
     redis.call('PEXPIRE', lock(i), ARGV[2])
     redis.call('PEXPIRE', holder(i), ARGV[2])
     if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
-    -- A retry after a lost reply: the run's window is the one its first acquire recorded.
+    -- A retry after a lost reply: the run's window is the one its first acquire recorded, and
+    -- its fence the one that acquire took, kept in the slot's holder (as each --also key's
+    -- below). Never the counter: with --limit N another run may have taken a slot since, and
+    -- its fence would be told to two running jobs.
     if window >= 0 then window = tonumber(redis.call('HGET', holder(i), 'window_ms') or window) end
-    local r = {1, tonumber(redis.call('GET', KEYS[1]) or '0'), '', i, window}
+    local r = {1, tonumber(redis.call('HGET', holder(i), 'fence') or '0'), '', i, window}
     -- --also: the whole set is ours (checked above): each X_j's slot is extended and named.
     for j = 1, A do
       local x, s = set[j + 1], held[j]

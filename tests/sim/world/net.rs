@@ -145,6 +145,7 @@ impl World {
         crate::liveness::after_script(self, before, EPOCH_US / 1000, released, handed_back);
         crate::host::served(self, host, &call, &answer, holder);
         crate::also::after_script(self, host, &call, &answer);
+        crate::fences::after_script(self, host, &call, &answer);
         self.after_write();
         let d = self.delay();
         let lost = self.cut(host) || self.rng.chance(self.sc.loss);

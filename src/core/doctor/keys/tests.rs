@@ -43,6 +43,11 @@ fn the_p99_is_the_nearest_rank_and_the_reach_the_readmes_sum() {
     assert_eq!(p99(&mut hundred), Some(ms(99)));
     let mut two_hundred: Vec<Duration> = (1..=200).map(ms).collect();
     assert_eq!(p99(&mut two_hundred), Some(ms(198)));
+    // Nearest rank rounds up: of 2 to 99 runs the p99 is the longest (issue 60).
+    for n in 2..=99 {
+        let mut runs: Vec<Duration> = (1..=n).map(ms).collect();
+        assert_eq!(p99(&mut runs), Some(ms(n)), "{n} runs");
+    }
     assert_eq!(reach(&defaults()), Some(ms(55_000)));
     let hard = Limits {
         max_renewals: Some(0),
