@@ -288,6 +288,6 @@ fn the_first_calendar_success_binds_its_schedule_whatever_tries_came_meanwhile()
         .stderr_has("done in this window");
     try_every(&r, "cal", "@hourly", "hourly-again", 0)
         .code(2)
-        .stderr_has("is recorded with --every @daily");
+        .stderr_has("is recorded with --every '0 0 * * *'");
     assert_eq!(runs_in(&file), ["daily"]);
 }

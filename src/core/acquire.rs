@@ -54,6 +54,9 @@ pub struct Wait {
     limits: Limits,
     backoff: Backoff,
     start: Instant,
+    /// When the first try was due: a run's wait is counted from there (the time before it is
+    /// dlock's own start, not a wait: a first try that wins waited 0).
+    first_try: Option<Instant>,
     until: Instant,
     /// When to try next (None: a try is out, the waker is being started, or the wait is over).
     next_try: Option<Instant>,
@@ -88,6 +91,7 @@ impl Wait {
             limits,
             backoff,
             start: now,
+            first_try: None,
             until: now + limits.wait,
             next_try: Some(now),
             last_try: false,
@@ -136,12 +140,18 @@ impl Wait {
         self.next_try = None;
         self.last_try = now >= self.until;
         self.out = true;
+        self.first_try.get_or_insert(now);
         Some(self.last_try)
     }
 
     /// When to look again (a try is due), at the latest.
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.next_try
+    }
+
+    /// How long the run waited for a grant sent at `sent`: from its first try on.
+    pub(super) fn waited(&self, sent: Instant) -> Duration {
+        sent.saturating_duration_since(self.first_try.unwrap_or(self.start))
     }
 
     /// The shell's answer to `StartWaker` (a thread that could not start is tried again after

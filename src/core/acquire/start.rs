@@ -26,7 +26,7 @@ impl Wait {
         }
         if self.limits.min_replicas == 0 {
             let (fence, slot, sent) = won;
-            let waited = sent.saturating_duration_since(self.start);
+            let waited = self.waited(sent);
             let sent = if bugs::on(Bug::FirstLeaseFromWaitedSend) {
                 sent + waited
             } else {
@@ -57,7 +57,7 @@ impl Wait {
         let acked = acked.map_err(|f| f.reason);
         if matches!(acked, Ok(a) if a >= i64::from(n)) {
             let (fence, slot, sent) = won;
-            let waited = sent.saturating_duration_since(self.start);
+            let waited = self.waited(sent);
             self.report(Report::Replicated {
                 acked: acked.unwrap_or(0),
             });
@@ -73,7 +73,7 @@ impl Wait {
     }
 
     fn unstarted(&mut self, (fence, slot, sent): (i64, u32, Instant), exit: Exit) {
-        let waited = sent.saturating_duration_since(self.start);
+        let waited = self.waited(sent);
         self.confirming = None;
         self.finish(Outcome::Unstarted {
             fence,
