@@ -188,6 +188,29 @@ fn a_holder_that_cannot_take_requests_is_said_in_time_and_the_suggested_release_
         .stderr_has("lease lost");
 }
 
+/// Where BLPOP is refused but LPOP is not (a proxy that forbids blocking commands), the
+/// listener polls the list and the cancel is taken, confirmed by the holder's word: exit 0.
+#[test]
+fn a_holder_that_polls_takes_the_request() {
+    let r = RedisServer::start_tcp(&[]);
+    let url = user_without(&r, &["+blpop"]);
+    r.cmd(&["ACL", "SETUSER", "dlock", "+lpop"]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = at(&url)
+        .args(["-v", "run", "--key", "poll", "--ttl", "30s", "--no-stats"])
+        .args(["--", "sh", "-c", &job(dir.path())])
+        .spawn();
+    h.expect_line("ready");
+    h.expect_stderr("looking for dlock cancel every 500 ms instead");
+    at(&url)
+        .args(["cancel", "poll"])
+        .run()
+        .code(0)
+        .stdout_has("dlock: cancelled dlock:poll on ");
+    h.expect_line("term");
+    h.finish(Duration::from_secs(10)).code(122);
+}
+
 /// A holder killed with SIGKILL answers nothing; its lease runs out (--ttl 2s) while `cancel`
 /// waits (--timeout 10s): "ended without its holder's word", exit 5 — never "cancelled".
 #[test]

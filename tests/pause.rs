@@ -432,7 +432,10 @@ fn pause_cancel_running_stops_the_runs_that_hold_the_keys() {
         .run()
         .code(0)
         .stdout_has("paused dlock:a until resumed: db upgrade")
-        .stdout_has("dlock: cancelled dlock:a on ");
+        .stdout_has("dlock: cancelled dlock:a on ")
+        // It says what it does: not "running jobs go on" (issue 59).
+        .stderr_has("the runs holding it now are cancelled next")
+        .stderr_lacks("running jobs go on");
     a.finish(Duration::from_secs(10)).code(122);
     let entry = r.newest_run("a");
     assert_eq!(entry["outcome"], "cancelled");
