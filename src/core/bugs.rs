@@ -31,6 +31,9 @@ pub enum Bug {
     /// The cancel listener takes any reply as a request: a garbage reply cancels the run
     /// instead of failing it (issue 59).
     AnyReplyIsRequest = 2048,
+    /// The connection is watched only from `FIRST_LOOK` into the job, not from its start: a
+    /// server restarted empty in the job's first moments is noticed late (issue 62).
+    LateWatch = 4096,
 }
 
 #[cfg(feature = "test-support")]

@@ -31,13 +31,15 @@ use crate::exit::Exit;
 /// for "the group is gone".
 pub const GROUP_POLL: Duration = Duration::from_millis(5);
 
-/// How far into the job the supervising loop begins to watch the connection. Finding its
-/// socket means reading /proc/self/fd, which with the clean-up of what that leaves in /proc at
-/// exit cost ~0.2 ms, an eighth of a `dlock run -- true` (BENCHMARKS.md): a job that ends
-/// sooner never needs the watch. A hang-up before then is seen at this time (the socket stays
-/// hung up), still long before the first renewal would find out. Also the pace of the looks
-/// after it while the socket cannot be told apart from another connection to the same server
-/// (the waker's, which closes right after the acquire): a hang-up is seen at most this late.
+/// The supervising loop watches the connection from the job's start (issue 62): a direct
+/// connection's socket is known from its connect (`store::conn`), so a server that restarts in
+/// the job's first moments is noticed within a round trip. Where it is not known (behind
+/// Sentinel, or a connect that overlapped another of this process) it is looked up among the
+/// process's descriptors, which reads /proc/self/fd and with the clean-up of what that leaves
+/// in /proc at exit cost ~0.2 ms, an eighth of a `dlock run -- true` (BENCHMARKS.md): the
+/// first lookup comes this far into the job (a job that ends sooner never pays for it), and
+/// later ones this far apart while the socket cannot be told apart from another connection to
+/// the same server (the waker's, which closes right after the acquire).
 pub const FIRST_LOOK: Duration = Duration::from_millis(100);
 
 /// How far into the job the cancel listener starts (its thread, then its connection and first
@@ -303,12 +305,17 @@ impl Stop {
     }
 
     /// Until the renewal thread runs, the supervising loop watches the connection for it, from
-    /// FIRST_LOOK into the job on.
+    /// the job's start.
     pub fn watches_connection(&self, now: Instant) -> bool {
-        if on(Bug::NoConnectionWatch) {
+        if on(Bug::NoConnectionWatch) || (on(Bug::LateWatch) && now < self.started + FIRST_LOOK) {
             return false;
         }
-        self.watching() && now >= self.started + FIRST_LOOK
+        self.watching()
+    }
+
+    /// Whether a socket not known from its connect may be looked up now (`FIRST_LOOK`).
+    pub fn may_look(&self, now: Instant) -> bool {
+        now >= self.started + FIRST_LOOK
     }
 
     fn watching(&self) -> bool {

@@ -1,6 +1,7 @@
 //! Talking to Redis: connecting with bounded timeouts (through Sentinel or a Cluster seed when
 //! the target says so) and following Cluster redirects.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use redis::{
@@ -108,8 +109,57 @@ impl Target {
     }
 
     /// Open a connection to the primary; `ct` bounds connect and handshake, `io` every command.
+    /// A direct connection's socket is known from here on (`Conn::socket`): its descriptor is
+    /// the one free when the connect began, which the holder watches for a hang-up from the
+    /// acquire's reply on (issue 62: a restart in the job's first moments).
     pub fn connect(&self, ct: Duration, io: Duration) -> RedisResult<Conn> {
-        let (c, node) = match &self.mode {
+        // Another connect of this process at the same time (the waker's, the listener's, the
+        // watchdog's reconnect) could take that descriptor: the prediction holds only for a
+        // connect that overlapped no other (never blocked on: a renewal's connect must not wait
+        // behind another's timeout). Else the lookups find the socket later.
+        let alone = CONNECTING.fetch_add(1, Ordering::SeqCst) == 0;
+        let next = match self.mode {
+            Mode::Direct(_) if alone => sock::next_fd(),
+            _ => None,
+        };
+        let opened = self.open_primary(ct, io);
+        let alone = CONNECTING.fetch_sub(1, Ordering::SeqCst) == 1 && alone;
+        let (c, node) = opened?;
+        let next = next.filter(|_| alone);
+        let peer = match (&self.mode, &node) {
+            (Mode::Direct(ConnectionAddr::Tcp(_, port)), _)
+            | (Mode::Direct(ConnectionAddr::TcpTls { port, .. }), _) => Some(Peer::Tcp(*port)),
+            (Mode::Direct(ConnectionAddr::Unix(path)), _) => Some(Peer::Unix(path.clone())),
+            (Mode::Sentinel { .. }, Some((_, port))) => Some(Peer::Tcp(*port)),
+            // A cluster's connection moves between nodes with the slots: not watched.
+            _ => None,
+        };
+        // Checked, not assumed: a descriptor another thread opened (a ping's socket, a file)
+        // is not connected to this peer, and the lookups take over.
+        let socket = next
+            .zip(peer.as_ref())
+            .and_then(|(fd, p)| sock::is_connected_to(fd, p));
+        Ok(Conn {
+            c,
+            target: self.clone(),
+            ct,
+            io,
+            node,
+            watch: Watch {
+                peer,
+                socket,
+                looks: 0,
+            },
+        })
+    }
+
+    /// The connection to the primary, and the master's address when found through Sentinel.
+    fn open_primary(
+        &self,
+        ct: Duration,
+        io: Duration,
+    ) -> RedisResult<(redis::Connection, Option<(String, u16)>)> {
+        Ok(match &self.mode {
             // --tls-insecure applies to the URL's own address too.
             Mode::Direct(ConnectionAddr::TcpTls { host, port, .. }) => {
                 (self.open(self.tcp(host, *port), ct, io)?, None)
@@ -120,26 +170,6 @@ impl Target {
                 (c, Some(master))
             }
             Mode::Cluster { seeds } => (self.first_reachable(seeds, ct, io)?, None),
-        };
-        let peer = match (&self.mode, &node) {
-            (Mode::Direct(ConnectionAddr::Tcp(_, port)), _)
-            | (Mode::Direct(ConnectionAddr::TcpTls { port, .. }), _) => Some(Peer::Tcp(*port)),
-            (Mode::Direct(ConnectionAddr::Unix(path)), _) => Some(Peer::Unix(path.clone())),
-            (Mode::Sentinel { .. }, Some((_, port))) => Some(Peer::Tcp(*port)),
-            // A cluster's connection moves between nodes with the slots: not watched.
-            _ => None,
-        };
-        Ok(Conn {
-            c,
-            target: self.clone(),
-            ct,
-            io,
-            node,
-            watch: Watch {
-                peer,
-                socket: None,
-                looks: 0,
-            },
         })
     }
 
@@ -249,6 +279,10 @@ impl Watch {
     }
 }
 
+/// Connects under way in this process (`Target::connect`): one alone can predict its socket's
+/// descriptor.
+static CONNECTING: AtomicU32 = AtomicU32::new(0);
+
 /// Redirects followed for one command before giving up (a slot moving twice mid-command is
 /// already exotic).
 const MAX_REDIRECTS: u32 = 3;
@@ -273,7 +307,7 @@ impl Conn {
     /// This connection's socket, to poll for a hang-up; None while it cannot be told apart
     /// from another connection to the same server (`pending` then says whether to look again
     /// later), or never (a cluster's connection, or MAX_LOOKS lookups in vain).
-    pub fn socket(&mut self) -> Watched {
+    pub fn socket(&mut self, look: bool) -> Watched {
         let w = &mut self.watch;
         if let Some(s) = w.socket {
             return Watched::Socket(s);
@@ -283,6 +317,9 @@ impl Conn {
         };
         if w.looks >= MAX_LOOKS {
             return Watched::Never;
+        }
+        if !look {
+            return Watched::NotYet;
         }
         w.looks += 1;
         w.socket = sock::connected_to(peer);

@@ -175,9 +175,13 @@ impl Session {
         moved
     }
 
-    /// The connection's socket, for the watchdog to poll for a hang-up (`Conn::socket`).
-    pub fn socket(&mut self) -> Watched {
-        self.conn.as_mut().map_or(Watched::Never, Conn::socket)
+    /// The connection's socket, for the watchdog to poll for a hang-up (`Conn::socket`); a
+    /// socket not known from its connect is looked up only when `look` (a lookup reads
+    /// /proc/self/fd: not in a short job's first moments).
+    pub fn socket(&mut self, look: bool) -> Watched {
+        self.conn
+            .as_mut()
+            .map_or(Watched::Never, |c| c.socket(look))
     }
 
     /// Behind Sentinel (whose master can move between renewals).

@@ -47,6 +47,28 @@ pub fn connected_to(peer: &Peer) -> Option<Socket> {
     found
 }
 
+/// The descriptor number the next socket (or file) this process opens will get: the lowest
+/// free one, found by opening a socket and closing it (two system calls, against a read of
+/// /proc/self/fd and a getpeername per descriptor for `connected_to`). Only true while no other
+/// thread opens a descriptor meanwhile: the caller serialises its connects and checks the
+/// result with `is_connected_to`.
+pub fn next_fd() -> Option<RawFd> {
+    // SAFETY: socket(2) with constant arguments; the descriptor is closed at once (OwnedFd's
+    // drop), and nothing else holds it.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` was just returned by socket(2) and is owned by nothing else.
+    drop(unsafe { OwnedFd::from_raw_fd(fd) });
+    Some(fd)
+}
+
+/// `fd` as the socket connected to `peer`, if it is one (one getpeername).
+pub fn is_connected_to(fd: RawFd, peer: &Peer) -> Option<Socket> {
+    peer_of(fd).filter(|p| p == peer).map(|_| Socket(fd))
+}
+
 /// Whom the socket `fd` is connected to (None: not a connected TCP or Unix socket, or closed
 /// meanwhile by another thread).
 fn peer_of(fd: RawFd) -> Option<Peer> {

@@ -474,3 +474,14 @@ fn a_no_stats_fence_that_stands_still() {
         |sc| sc.no_stats.contains(&true),
     );
 }
+
+#[test]
+fn the_connection_unwatched_in_the_jobs_first_moments() {
+    // Issue 62: the supervising loop watches the connection only from FIRST_LOOK (100 ms) into
+    // the job, not from the acquire's reply on: a restart that loses the data in the job's
+    // first moments is seen late, and the old job outlives the server's return past the bound
+    // (in the worlds with such a restart, on a fair network, as `connection_watch_off`).
+    let family = |s: &Scenario| s.restarts.iter().any(|r| !r.2) && s.loss == 0.0;
+    let bug = Some(Bug::LateWatch);
+    hunt_in("connection watched late", bug, None, true, family);
+}

@@ -8,8 +8,8 @@ use std::process::ExitStatus;
 use std::time::Instant;
 
 use dlock::api::sim::{
-    Call, CancelListener, FIRST_LOOK, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop,
-    StopAction, StopInput,
+    Call, CancelListener, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop, StopAction,
+    StopInput,
 };
 use redis::Value;
 
@@ -307,8 +307,8 @@ pub fn job_exit(w: &mut World, h: usize, run: u64) {
 
 /// Whether host `h` holds a lease whose renewal schedule still runs (so a hang-up is watched
 /// for), and how long after now the watch begins: the watchdog not started yet but due (not
-/// --max-renewals 0; the stop machine watches from FIRST_LOOK into the job), or started and not
-/// parked (a renewal out, or one waited for).
+/// --max-renewals 0; the stop machine watches from the job's start: issue 62), or started and
+/// not parked (a renewal out, or one waited for).
 pub fn schedule_live(w: &World, h: usize) -> Option<Us> {
     let Phase::Running(r) = &w.hosts[h].phase else {
         return None;
@@ -317,10 +317,7 @@ pub fn schedule_live(w: &World, h: usize) -> Option<Us> {
         return None;
     }
     match &r.renewal {
-        None if w.sc.max_renewals != Some(0) => {
-            let into = local(w, h).saturating_duration_since(r.sent).as_micros() as Us;
-            Some((FIRST_LOOK.as_micros() as Us).saturating_sub(into))
-        }
+        None if w.sc.max_renewals != Some(0) => Some(0),
         None => None,
         Some(m) => (r.out.is_some() || m.poll_timeout().is_some()).then_some(0),
     }

@@ -495,14 +495,15 @@ impl World {
         self.up = true;
         self.check.ev(self.now, usize::MAX, "server up", 0);
         if !self.sc.restarts[i].2 {
-            // FIRST_LOOK (a hang-up before it is seen then) + REFUSED_PAUSE + a round trip for
-            // the renewal that finds the key gone + --grace + the kill lead + 2 ms of timers.
+            // The refusal of a renewal sent just before the return (a round trip) +
+            // REFUSED_PAUSE + a round trip for the renewal that finds the key gone + --grace +
+            // the kill lead + 2 ms of timers: the connection is watched from the acquire's
+            // reply on (issue 62), so a hang-up in the job's first moments is seen at once.
             let (ttl, grace) = (
                 self.sc.ttl.as_micros() as Us,
                 self.sc.grace.as_micros() as Us,
             );
-            let bound =
-                100_000 + 10_000 + 2 * self.sc.delay_max + grace + (ttl / 10).min(50_000) + 2_000;
+            let bound = 10_000 + 4 * self.sc.delay_max + grace + (ttl / 10).min(50_000) + 2_000;
             let watched = std::mem::take(&mut self.watched);
             self.check.data_lost(self.now, bound, &watched);
         }

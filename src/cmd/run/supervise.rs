@@ -67,7 +67,7 @@ impl<'a> Supervisor<'a> {
             // Until the renewal thread runs, this loop watches its connection for it.
             let socket = match &mut self.session {
                 Some(session) if self.stop.watches_connection(now) => {
-                    watched(session.socket(), now, &mut wake)
+                    watched(session.socket(self.stop.may_look(now)), now, &mut wake)
                 }
                 _ => None,
             };

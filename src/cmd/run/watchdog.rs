@@ -123,7 +123,7 @@ fn watch(
         };
         let now = Instant::now();
         let socket = if m.watches_connection() {
-            watched(session.socket(), now, &mut wake)
+            watched(session.socket(true), now, &mut wake)
         } else {
             None
         };

@@ -342,16 +342,25 @@ fn the_loop_watches_the_connection_only_until_the_renewal_thread_runs_or_the_job
     );
 }
 
-/// A job shorter than FIRST_LOOK never has its connection's socket looked up (a read of
-/// /proc/self/fd); a longer one has the loop wake at FIRST_LOOK to begin watching.
+/// The connection is watched from the job's start (a socket known from its connect: issue 62);
+/// a socket not known is looked up (a read of /proc/self/fd) only from FIRST_LOOK on, so a job
+/// shorter than that never pays for it, and the loop wakes at FIRST_LOOK for that lookup.
 #[test]
-fn the_loop_begins_to_watch_the_connection_at_the_first_look() {
+fn the_loop_watches_the_connection_from_the_start_and_looks_up_at_the_first_look() {
     let t0 = Instant::now();
     let look = t0 + FIRST_LOOK;
     let stop = Stop::new(limits(), t0);
-    assert!(!stop.watches_connection(t0));
-    assert!(!stop.watches_connection(look - MS(1)));
-    assert!(stop.watches_connection(look));
+    assert!(stop.watches_connection(t0), "watched from the job's start");
+    assert!(!stop.may_look(t0) && !stop.may_look(look - MS(1)));
+    assert!(stop.may_look(look));
+    // The knob puts back the late watch the simulation must find.
+    crate::core::bugs::set(&[crate::core::bugs::Bug::LateWatch]);
+    let late = (
+        stop.watches_connection(look - MS(1)),
+        stop.watches_connection(look),
+    );
+    crate::core::bugs::set(&[]);
+    assert_eq!(late, (false, true));
     assert_eq!(stop.poll_timeout(t0), look, "wakes to begin the watch");
     assert_eq!(stop.poll_timeout(look - MS(1)), look);
     assert!(

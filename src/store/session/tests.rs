@@ -20,7 +20,7 @@ fn a_session_is_connected_only_after_a_call_got_through() {
     let wait = s.wait_replicas(1, Duration::from_millis(1));
     assert!(wait.is_err());
     assert!(!s.is_connected());
-    assert_eq!(s.socket(), Watched::Never);
+    assert_eq!(s.socket(true), Watched::Never);
 }
 
 /// What a failure says about whether the command ran: only a server's refusal (an error
