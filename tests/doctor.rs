@@ -445,20 +445,7 @@ fn the_calendars_row_judges_the_host_clock_against_the_shortest_window() {
         found(&v, "calendars").contains("1 calendar key (hourly (0 * * * * UTC))"),
         "{v}"
     );
-    let shifted = |secs: &str| {
-        let out = Dlock::bare()
-            .env("DLOCK_URL", &r.url())
-            .env(
-                "LD_PRELOAD",
-                crate::support::compiled::clockshift().to_str().unwrap(),
-            )
-            .env("CLOCKSHIFT_AT_NS", "0")
-            .env("CLOCKSHIFT_SECONDS", secs)
-            .args(["doctor", "--json"])
-            .run();
-        let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
-        v
-    };
+    let shifted = |secs: &str| clock::shifted(&r, secs).1;
     let v = shifted("-2400");
     assert_eq!(mark(&v, "calendars"), "warning", "{v}");
     let v = shifted("7200");

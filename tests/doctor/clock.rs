@@ -9,7 +9,7 @@ use super::{found, mark};
 use crate::support::*;
 
 /// `doctor --json` from a dlock whose wall clock is `secs` off.
-fn shifted(r: &RedisServer, secs: &str) -> (Option<i32>, Value) {
+pub(super) fn shifted(r: &RedisServer, secs: &str) -> (Option<i32>, Value) {
     let out = Dlock::bare()
         .env("DLOCK_URL", &r.url())
         .env(
