@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use super::Failure;
 use super::backoff::Backoff;
+use super::bugs::{self, Bug};
 use super::clock::{hard_stop, lease_end};
 use crate::exit::Exit;
 use crate::log::secs;
@@ -70,6 +71,9 @@ pub struct Wait {
     waker: bool,
     /// A wake-up was read since the waker last listened: a busy answer sends it listening again.
     woken: bool,
+    /// The try a wake-up sent failed with no answer, and no try was answered since: were the
+    /// wait to end now, that wake-up would have been used by nothing (`StopWaker::unused`).
+    unused_wake: bool,
     /// A try that went out failed and the next went out at once; again only after an answer.
     retried_at_once: bool,
     /// A try is out: a wake-up or a signal that comes meanwhile is read after its answer (the
@@ -102,6 +106,7 @@ impl Wait {
             warned_no_ttl: false,
             waker: false,
             woken: false,
+            unused_wake: false,
             retried_at_once: false,
             out: false,
             woken_later: false,
@@ -263,6 +268,7 @@ impl Wait {
             }
             Input::Busy { pttl, holder } => {
                 self.tries += 1;
+                self.unused_wake = false;
                 // Someone else's value: whatever a lost reply did, it did not leave ours there.
                 self.maybe_ours = false;
                 self.retried_at_once = false;
@@ -281,6 +287,10 @@ impl Wait {
             Input::Failed(f) => {
                 if f.sent {
                     self.tries += 1;
+                }
+                // A woken try that got no answer used nothing of its wake-up.
+                if self.woken {
+                    self.unused_wake = true;
                 }
                 if f.maybe_executed {
                     self.maybe_ours = true;
@@ -408,7 +418,11 @@ impl Wait {
         self.next_try = None;
         if self.waker {
             self.waker = false;
-            self.actions.push_back(Action::StopWaker { held: false });
+            let unused = self.unused_wake && !bugs::on(Bug::WokenFailureLosesTheWakeUp);
+            self.actions.push_back(Action::StopWaker {
+                held: false,
+                unused,
+            });
         }
         self.outcome = Some(outcome);
     }

@@ -34,6 +34,12 @@ pub enum Bug {
     /// The connection is watched only from `FIRST_LOOK` into the job, not from its start: a
     /// server restarted empty in the job's first moments is noticed late (issue 62).
     LateWatch = 4096,
+    /// A woken try that fails with no answer, the wait ending after it, leaves with its
+    /// wake-up (issue 62).
+    WokenFailureLosesTheWakeUp = 8192,
+    /// A semaphore's waiter that took a slot keeps a wake-up that came for another slot
+    /// (issue 62).
+    SlotWakeUpKept = 16384,
 }
 
 #[cfg(feature = "test-support")]

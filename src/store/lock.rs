@@ -214,6 +214,9 @@ pub struct WakeCall<'a> {
     pub list: &'a str,
     /// How many wake-ups the list may hold: the key's slots (1 for a waiter's own key).
     pub room: usize,
+    /// When not empty, the key's slots' lock keys: push only if one of them is free (a
+    /// semaphore's waiter handing on a wake-up that may be another slot's).
+    pub free_of: &'a [String],
 }
 
 impl Call for WakeCall<'_> {
@@ -222,7 +225,9 @@ impl Call for WakeCall<'_> {
         &WAKE
     }
     fn keys(&self) -> Vec<&str> {
-        vec![self.list]
+        let mut keys = vec![self.list];
+        keys.extend(self.free_of.iter().map(String::as_str));
+        keys
     }
     fn argv(&self) -> Vec<String> {
         vec![self.room.to_string()]

@@ -71,7 +71,7 @@ pub(crate) static BUSY: Script = Script::new(
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "d9a4de80232eeb40e366f5d5c80d3e9e40f3ed03",
+    "f9ad1083c24658af583db5b438879c30365527fe",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),

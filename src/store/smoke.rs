@@ -151,6 +151,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
             &WakeCall {
                 list: &keys.wake,
                 room: 1,
+                free_of: &[],
             },
         )
         .map(|()| true),

@@ -185,6 +185,7 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
         86..=88 => scripted(&WakeCall {
             list: &keys.wake,
             room: limit as usize,
+            free_of: &[],
         }),
         89..=91 => scripted(&BreakCall {
             keys: &keys,

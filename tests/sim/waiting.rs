@@ -225,21 +225,26 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                     s.wait.waker_started(true, local(w, h));
                 }
             }
-            WaitAction::StopWaker { held } => {
-                let got = std::mem::replace(&mut s.waker, WakerState::Off) == WakerState::Parked;
+            WaitAction::StopWaker { held, unused } => {
+                let parked = std::mem::replace(&mut s.waker, WakerState::Off) == WakerState::Parked;
+                let got = parked || unused;
                 if got && s.carried {
                     // The wake-up went with the last try: acquire.lua handed it on, or its
                     // key was taken (cmd::run::waker's `stop`, `placed`).
                     continue;
                 }
-                match waker_push(got, held) {
+                let from = s.popped.unwrap_or(0);
+                let slots = crate::host::key_at(w, h, from).slots.len();
+                match waker_push(got, held, slots) {
                     WakerPush::Nothing => count_lost_if(w, got && !held),
-                    WakerPush::WakeUpBack => hand_back(w, h, false, s.popped.unwrap_or(0)),
+                    WakerPush::WakeUpBack => hand_back(w, h, false, from, false),
+                    WakerPush::WakeUpIfFree => hand_back(w, h, false, from, true),
                     WakerPush::OwnKey => {
                         let own = own_wake_key(w, h);
                         let call = scripted(&WakeCall {
                             list: &own,
                             room: 1,
+                            free_of: &[],
                         });
                         w.send(h, call, io_timeout(w));
                         let run = w.hosts[h].run;
@@ -348,8 +353,10 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
     let stopped = &mut w.hosts[h].stopped_wakers;
     if let Some(i) = stopped.iter().position(|(r, _)| *r == run) {
         let (_, held) = stopped.remove(i);
-        match waker_push(true, held) {
-            WakerPush::WakeUpBack => hand_back(w, h, true, list),
+        let slots = crate::host::key_at(w, h, list).slots.len();
+        match waker_push(true, held, slots) {
+            WakerPush::WakeUpBack => hand_back(w, h, true, list, false),
+            WakerPush::WakeUpIfFree => hand_back(w, h, true, list, true),
             _ => count_lost_if(w, !held),
         }
         return;
@@ -364,12 +371,18 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
 }
 
 /// A wake-up goes back to the wake list it came from (set index `list`): the next waiter's
-/// (`after_stop`: by the thread).
-fn hand_back(w: &mut World, h: usize, after_stop: bool, list: usize) {
+/// (`after_stop`: by the thread; `if_free`: only if one of the key's slots is free).
+fn hand_back(w: &mut World, h: usize, after_stop: bool, list: usize, if_free: bool) {
     let keys = crate::host::key_at(w, h, list).clone();
+    let slots: Vec<String> = if if_free {
+        keys.slots.iter().map(|s| s.lock.clone()).collect()
+    } else {
+        Vec::new()
+    };
     let call = scripted(&WakeCall {
         list: &keys.wake,
         room: keys.slots.len(),
+        free_of: &slots,
     });
     w.send(h, call, io_timeout(w));
     w.check.ev(w.now, h, "hand back", i64::from(after_stop));

@@ -337,9 +337,9 @@ impl Shell<'_> {
                     let acked = self.session.wait_replicas(n, timeout);
                     self.wait.handle(Input::Replicas(acked), Instant::now());
                 }
-                Action::StopWaker { held } => {
+                Action::StopWaker { held, unused } => {
                     if let Some(w) = self.waker.take() {
-                        w.stop(&mut self.session, held, self.carried);
+                        w.stop(&mut self.session, (held, unused), self.carried);
                     }
                 }
                 Action::Report(r) => self.report(r),
@@ -409,6 +409,7 @@ impl Shell<'_> {
                     index,
                     wake: k.wake.clone(),
                     room: k.limit_n(),
+                    slots: k.slots.iter().map(|s| s.lock.clone()).collect(),
                 }
             })
             .collect()

@@ -28,6 +28,24 @@ pub(super) struct List {
     pub index: usize,
     pub wake: String,
     pub room: usize,
+    /// The key's slots' lock keys: a semaphore's wake-up goes on only if one is free.
+    pub slots: Vec<String>,
+}
+
+impl List {
+    /// The push `waker_push` asked for of a wake-up from this list (None: nothing).
+    fn push(&self, what: WakerPush) -> Option<WakeCall<'_>> {
+        let free_of: &[String] = match what {
+            WakerPush::WakeUpBack => &[],
+            WakerPush::WakeUpIfFree => &self.slots,
+            WakerPush::Nothing | WakerPush::OwnKey => return None,
+        };
+        Some(WakeCall {
+            list: &self.wake,
+            room: self.room,
+            free_of,
+        })
+    }
 }
 
 /// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
@@ -127,11 +145,9 @@ impl Waker {
                                 // Stopped first, not knowing of this wake-up: ours to place.
                                 Err(stopped) => {
                                     let held = stopped == STOPPED_HELD;
-                                    if waker_push(true, held) == WakerPush::WakeUpBack {
-                                        let _ = session.call(&WakeCall {
-                                            list: &from.wake,
-                                            room: from.room,
-                                        });
+                                    let what = waker_push(true, held, from.room);
+                                    if let Some(call) = from.push(what) {
+                                        let _ = session.call(&call);
                                     }
                                     return;
                                 }
@@ -187,21 +203,33 @@ impl Waker {
     /// is in trouble: a reconnect here would only delay the exit).
     ///
     /// `placed`: the parked wake-up went with the last try, and acquire.lua (with --also)
-    /// already handed it on or found its key taken: nothing of it is pushed again.
-    pub(super) fn stop(self, session: &mut Session, held: bool, placed: bool) {
+    /// already handed it on or found its key taken: nothing of it is pushed again. `unused`
+    /// (`StopWaker`): the last wake-up sent a try that got no answer, the wait ending after it;
+    /// it goes back, on a new connection if need be (the try's failed: a transient fault).
+    pub(super) fn stop(self, session: &mut Session, (held, unused): (bool, bool), placed: bool) {
         let stopped = if held { STOPPED_HELD } else { STOPPED };
-        let got = self.state.swap(stopped, Ordering::SeqCst) == PARKED;
+        let parked = self.state.swap(stopped, Ordering::SeqCst) == PARKED;
+        let got = parked || unused;
         let _ = self.resume.send(None);
-        if !session.is_connected() || (got && placed) {
+        if (!session.is_connected() && !unused) || (got && placed) {
             return;
         }
         let popped = self.popped.lock().ok().and_then(|p| p.clone());
-        let (list, room) = match (waker_push(got, held), &popped) {
-            (WakerPush::Nothing, _) | (WakerPush::WakeUpBack, None) => return,
-            (WakerPush::WakeUpBack, Some(from)) => (from.wake.as_str(), from.room),
-            (WakerPush::OwnKey, _) => (self.own.as_str(), 1),
+        let room = popped.as_ref().map_or(1, |p| p.room);
+        let pushed = match (waker_push(got, held, room), &popped) {
+            (WakerPush::OwnKey, _) => session
+                .call(&WakeCall {
+                    list: &self.own,
+                    room: 1,
+                    free_of: &[],
+                })
+                .is_ok(),
+            (what, Some(from)) => match from.push(what) {
+                Some(call) => session.call(&call).is_ok(),
+                None => return,
+            },
+            (_, None) => return,
         };
-        let pushed = session.call(&WakeCall { list, room }).is_ok();
         // Its BLPOP has ended (the server ran our push): the thread is reading its reply.
         if pushed && !got && !held {
             let _ = self.ended.recv_timeout(self.io_timeout);

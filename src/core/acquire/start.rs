@@ -19,7 +19,10 @@ impl Wait {
         self.woken_later = false;
         if self.waker {
             self.waker = false;
-            self.actions.push_back(Action::StopWaker { held: true });
+            self.actions.push_back(Action::StopWaker {
+                held: true,
+                unused: false,
+            });
         }
         if let Some(signal) = self.signal_later.take() {
             return self.before_start(won, signal);

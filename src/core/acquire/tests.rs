@@ -92,9 +92,11 @@ impl Sim {
                 Action::Cleanup { refused: None } => "cleanup".into(),
                 Action::Cleanup { refused: Some(_) } => "cleanup(refused)".into(),
                 Action::ConfirmReplicas { n, .. } => format!("confirm({n})"),
-                Action::StopWaker { held } => {
-                    format!("stop-waker({})", if held { "held" } else { "not held" })
-                }
+                Action::StopWaker { held, unused } => format!(
+                    "stop-waker({}{})",
+                    if held { "held" } else { "not held" },
+                    if unused { ", unused" } else { "" }
+                ),
                 Action::Report(r) => report_name(&r).into(),
             };
             self.note(what);
@@ -491,20 +493,76 @@ fn the_gave_up_report_carries_its_numbers() {
 fn a_stopping_waker_hands_on_an_unused_wake_up_unless_the_lock_was_taken() {
     use WakerPush::*;
     let table = [
-        // (got a wake-up, held, pushes)
-        (true, false, WakeUpBack),
-        (true, true, Nothing),
-        (false, false, OwnKey),
-        (false, true, OwnKey),
+        // (got a wake-up, held, the key's slots, pushes)
+        (true, false, 1, WakeUpBack),
+        (true, true, 1, Nothing),
+        (false, false, 1, OwnKey),
+        (false, true, 1, OwnKey),
+        // A semaphore's waiter that took a slot: the wake-up may be another slot's (issue 62).
+        (true, true, 3, WakeUpIfFree),
+        (true, false, 3, WakeUpBack),
+        (false, true, 3, OwnKey),
     ];
-    for (got, held, push) in table {
-        assert_eq!(waker_push(got, held), push, "got {got}, held {held}");
+    for (got, held, slots, push) in table {
+        assert_eq!(
+            waker_push(got, held, slots),
+            push,
+            "got {got}, held {held}, {slots} slots"
+        );
     }
-    // The bug table's knob puts back the lost wake-up, and only that.
+    // The bug table's knobs put back each lost wake-up, and only that.
     crate::core::bugs::set(&[crate::core::bugs::Bug::WakeUpLeavesWithTheWaiter]);
-    let lost = waker_push(true, false);
+    let lost = waker_push(true, false, 1);
+    crate::core::bugs::set(&[crate::core::bugs::Bug::SlotWakeUpKept]);
+    let kept = waker_push(true, true, 3);
     crate::core::bugs::set(&[]);
-    assert_eq!(lost, Nothing);
+    assert_eq!((lost, kept), (Nothing, Nothing));
+}
+
+/// A woken try that fails with no answer (the network) used nothing of its wake-up: when the
+/// wait ends after it, the waker is told so and hands the wake-up back (issue 62: it left with
+/// the waiter). A later answered try clears it.
+#[test]
+fn a_woken_try_that_gets_no_answer_leaves_its_wake_up_unused() {
+    let l = Limits {
+        wait: MS(300),
+        ..limits()
+    };
+    let failed = || {
+        Input::Failed(Failure {
+            permanent: false,
+            reason: "timed out".into(),
+            sent: true,
+            maybe_executed: false,
+            refused: false,
+        })
+    };
+    let t0 = Instant::now();
+    let mut w = Wait::new(l, Backoff::new(MS(100), MS(100), 7), t0);
+    assert!(w.poll_try(t0).is_some());
+    w.handle(
+        Input::Busy {
+            pttl: 50,
+            holder: String::new(),
+        },
+        t0 + MS(1),
+    );
+    w.waker_started(true, t0 + MS(1));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    // Woken at 250 ms: the try goes out at once, and fails at the end of --wait.
+    w.handle(Input::Woken, t0 + MS(250));
+    assert!(w.poll_try(t0 + MS(250)).is_some());
+    w.handle(failed(), t0 + MS(300));
+    let stops: Vec<Action> = std::iter::from_fn(|| w.poll_action())
+        .filter(|a| matches!(a, Action::StopWaker { .. }))
+        .collect();
+    assert_eq!(
+        stops,
+        [Action::StopWaker {
+            held: false,
+            unused: true
+        }]
+    );
 }
 
 /// A wake-up that comes while the last try is out is never read: the wait is over when the

@@ -124,6 +124,7 @@ fn every_call_matches_its_script() {
         &WakeCall {
             list: &keys.wake,
             room: N,
+            free_of: &[],
         },
         0,
     );

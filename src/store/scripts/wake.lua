@@ -1,6 +1,16 @@
 -- Push one wake-up the way a release does: a waiter handing back one it will not use, or
 -- ending its own BLPOP on its own key.
--- KEYS: a wake-up list. ARGV: how many items it may hold (the key's slots; 1 for a waiter's
---   own key). Returns 1.
+-- KEYS: a wake-up list, then (optional) the key's slots' lock keys: with them, the wake-up is
+--   pushed only if one of them is free (a semaphore's waiter that took a slot handing on a
+--   wake-up that may be another slot's; with none free it announced our own).
+-- ARGV: how many items it may hold (the key's slots; 1 for a waiter's own key).
+-- Returns 1 pushed, 0 not (every slot held).
+if #KEYS > 1 then
+  local free = false
+  for i = 2, #KEYS do
+    if not redis.call('GET', KEYS[i]) then free = true end
+  end
+  if not free then return 0 end
+end
 wake(KEYS[1], ARGV[1])
 return 1
