@@ -18,6 +18,7 @@ mod board_layout;
 mod board_pause;
 mod board_reads;
 mod board_reasons;
+mod board_words;
 mod calendar;
 mod calendar_croniter;
 mod cancel;

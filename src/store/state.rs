@@ -121,6 +121,27 @@ impl KeyStatus {
         self.holders.first()
     }
 
+    /// The lock's state in one word, as `status` and the board both say it (at `now_ms`, the
+    /// reader's clock): `paused` while a pause is in force (no new run starts, whatever the
+    /// lock's state: a held one's job goes on); a semaphore's slots in use, `2/3`; `held`; and
+    /// for a free lock with `--every`, `done` or `due` in the window holding now; else `free`.
+    pub fn state_word(&self, now_ms: u64) -> String {
+        if self.paused(now_ms).is_some() {
+            return "paused".into();
+        }
+        if self.limit > 1 {
+            return format!("{}/{}", self.holders.len(), self.limit);
+        }
+        if !self.holders.is_empty() {
+            return "held".into();
+        }
+        match &self.window {
+            Some(w) if w.done_now(now_ms) => "done".into(),
+            Some(_) => "due".into(),
+            None => "free".into(),
+        }
+    }
+
     /// The pause in force at `now_ms` (the key's own first, then the prefix-wide one).
     pub fn paused(&self, now_ms: u64) -> Option<&Pause> {
         [&self.pause, &self.fleet_pause]

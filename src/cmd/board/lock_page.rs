@@ -115,7 +115,7 @@ pub fn detail(v: &Detail) -> String {
             p { a href="/" { "← all locks" } }
             h1 { code { (v.name) } }
             p class="meta" {
-                code { (s.key) } " · " (state(s)) " · fence " (s.fence) " · "
+                code { (s.key) } " · " (state(s, v.now_ms)) " · fence " (s.fence) " · "
                 @match s.last_success_ms {
                     Some(_) => { "last success " (success_cell(s, v.now_ms, v.rules)) }
                     None => { "no success yet" }

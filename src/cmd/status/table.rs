@@ -118,23 +118,10 @@ impl Table {
     pub fn row(&self, r: &KeyStatus, now_ms: i64) -> String {
         let holder_width = self.columns[2].1;
         let semaphore = r.limit > 1;
-        // --every: a free lock says whether the current window (on this host's clock) has
-        // its success: `done`, or `due` (the next try runs the job).
-        let window = r
-            .window
-            .as_ref()
-            .map(|w| w.done_now(u64::try_from(now_ms).unwrap_or(0)));
         let now = u64::try_from(now_ms).unwrap_or(0);
         let paused = r.paused(now);
-        let state = match (semaphore, r.first().is_some(), window) {
-            // Paused: no new run starts, whatever the lock's state (a held one's job goes on).
-            _ if paused.is_some() => "paused".into(),
-            (true, _, _) => format!("{}/{}", r.holders.len(), r.limit),
-            (false, true, _) => "held".into(),
-            (false, false, Some(true)) => "done".into(),
-            (false, false, Some(false)) => "due".into(),
-            (false, false, None) => "free".into(),
-        };
+        // The board says the same word (`KeyStatus::state_word`).
+        let state = r.state_word(now);
         let holders: Vec<[String; 5]> = r
             .holders
             .iter()
