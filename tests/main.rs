@@ -14,6 +14,7 @@ mod bad_input;
 mod board;
 mod board_bars;
 mod board_cancel;
+mod board_charts;
 mod board_layout;
 mod board_pause;
 mod board_reads;
