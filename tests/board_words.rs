@@ -137,3 +137,81 @@ fn each_rows_state_is_the_clis_word_and_a_semaphore_lists_every_holder() {
         h.finish(Duration::from_secs(10)).code(0);
     }
 }
+
+/// Each row's key and its badges' words.
+fn badges(b: &Browser) -> BTreeMap<String, Vec<String>> {
+    let v = b.eval(
+        "return [...document.querySelectorAll('tr.lock')].map(tr =>
+           [tr.dataset.key, [...tr.querySelectorAll('td.key .trouble')].map(s => s.textContent)]);",
+    );
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let words = r[1].as_array().unwrap();
+            (
+                r[0].as_str().unwrap().to_string(),
+                words
+                    .iter()
+                    .map(|w| w.as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "browser"),
+    ignore = "needs chromium and chromedriver (apt-get install chromium chromium-driver)"
+)]
+fn a_holder_is_over_the_recommended_ttl_only_from_five_runs_and_the_badge_says_how_many() {
+    require!(Need::Browser);
+    let r = RedisServer::start();
+    let now = crate::support::board_fixture::server_now(&r);
+    // 50 ms runs: a recommended TTL of 3 × p99, about 180 ms, that a holder soon passes.
+    for (lock, n) in [("dlock:once", 1), ("dlock:five", 5)] {
+        let runs: Vec<_> = (0..n)
+            .map(|i| crate::support::board_fixture::Run::ok(60_000 * (i + 1), 50, "web-1"))
+            .collect();
+        crate::support::board_fixture::write_runs(&r, lock, &runs, 100, now);
+    }
+    let holders: Vec<Running> = ["once", "five"]
+        .iter()
+        .map(|key| {
+            let mut h = dlock(&r)
+                .args(["run", "--key", key, "--ttl", "60s", "--"])
+                .args(["sh", "-c", "echo held; read x"])
+                .spawn();
+            h.expect_line("held");
+            h
+        })
+        .collect();
+    let (_e, addr) = exporter(&r, &[]);
+    let b = Browser::start();
+    // Handshake: the page until five's holder is past its TTL (180 ms; the bound only guards
+    // a page that never says so).
+    let until = std::time::Instant::now() + HANDSHAKE;
+    let shown = loop {
+        b.open(&format!("http://{addr}/"));
+        let shown = badges(&b);
+        if shown.get("dlock:five").is_some_and(|w| !w.is_empty()) {
+            break shown;
+        }
+        assert!(std::time::Instant::now() < until, "no badge: {shown:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let five = &shown["dlock:five"];
+    assert!(
+        five.len() == 1
+            && five[0].contains(", over the recommended TTL ")
+            && five[0].ends_with(" (from 5 runs)"),
+        "{five:?}"
+    );
+    // Held as long, from one run's TTL: no badge.
+    assert_eq!(shown["dlock:once"], Vec::<String>::new(), "{shown:?}");
+    for mut h in holders {
+        h.write("x\n");
+        h.finish(Duration::from_secs(10)).code(0);
+    }
+}
