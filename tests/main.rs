@@ -29,6 +29,7 @@ mod chaos;
 mod check_rules;
 mod connections;
 mod contain;
+mod dates;
 mod doc_pages;
 mod docs;
 mod doctor;

@@ -97,8 +97,25 @@ fn label_baselines(ys: &[f64]) -> Vec<f64> {
     out
 }
 
-/// The chart of `runs` (newest first, as the log reads), or a line saying there is none.
-pub fn durations(s: &KeyStatus, runs: &[RunEntry]) -> Markup {
+/// A time under the plot, at its left or right `end`: with its date (`dated`) on a line of its
+/// own under the time, so that both ends fit a phone's narrow plot.
+fn time_label(t: i64, end: bool, dated: bool) -> Markup {
+    let (x, class) = if end { ("100%", "label end") } else { ("0", "label") };
+    let t = u64::try_from(t).unwrap_or(0);
+    html! {
+        @if dated {
+            @let day = utc_stamp(t, true).chars().take(10).collect::<String>();
+            text class=(class) x=(x) y=(H - 15.0) { (utc_stamp(t, false)) }
+            text class=(class) x=(x) y=(H - 3.0) { (day) }
+        } @else {
+            text class=(class) x=(x) y=(H - 8.0) { (utc_stamp(t, false)) }
+        }
+    }
+}
+
+/// The chart of `runs` (newest first, as the log reads), or a line saying there is none;
+/// `now_ms` (the server's clock) dates a time that is not today (`units::dated`).
+pub fn durations(s: &KeyStatus, runs: &[RunEntry], now_ms: i64) -> Markup {
     if runs.is_empty() {
         return html! { p class="none" { "No runs to plot." } };
     }
@@ -115,7 +132,10 @@ pub fn durations(s: &KeyStatus, runs: &[RunEntry]) -> Markup {
         * 1.1;
     let x = |t: i64| (t - t0) as f64 * 100.0 / (t1 - t0) as f64;
     let y = |ms: i64| TOP + (H - TOP - BOTTOM) * (1.0 - ms.max(0) as f64 / top);
-    let date = t1 - t0 > DAY_MS as i64;
+    let now = u64::try_from(now_ms).unwrap_or(0);
+    let date = t1 - t0 > DAY_MS as i64
+        || crate::units::dated(u64::try_from(t0).unwrap_or(0), now)
+        || crate::units::dated(u64::try_from(t1).unwrap_or(0), now);
     let stamp = |t: i64| utc_stamp(u64::try_from(t).unwrap_or(0), date);
     let baselines = label_baselines(&levels.iter().map(|l| y(l.ms)).collect::<Vec<_>>());
     html! {
@@ -126,8 +146,8 @@ pub fn durations(s: &KeyStatus, runs: &[RunEntry]) -> Markup {
                 // Left of the plot, clear of a mark on its left edge (a mark reaches 5 px out).
                 text class="label y" x="-8" y=(y(0) + 3.0) { "0" }
                 text class="label y" x="-8" y=(TOP + 4.0) { (secs_ms(top as i64)) }
-                text class="label" x="0" y=(H - 8.0) { (stamp(t0)) }
-                text class="label end" x="100%" y=(H - 8.0) { (stamp(t1)) }
+                (time_label(t0, false, date))
+                (time_label(t1, true, date))
                 @for (l, base) in levels.iter().zip(&baselines) {
                     line class={"level " (l.class)} x1="0" x2="100%" y1=(y(l.ms)) y2=(y(l.ms)) {
                         title { (l.title) }

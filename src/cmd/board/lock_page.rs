@@ -17,7 +17,7 @@ use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
 use crate::store::state::KeyStatus;
 use crate::store::timeline::Runs;
-use crate::sys::host::{local_stamp, utc_stamp};
+use crate::sys::host::{local_stamp, utc_at};
 
 pub struct Detail<'a> {
     pub name: &'a str,
@@ -87,8 +87,7 @@ fn every_line(s: &KeyStatus, now_ms: i64) -> Markup {
     let now = u64::try_from(now_ms).unwrap_or(0);
     let start = w.every.window_of(now);
     let next = w.every.next(start);
-    let day = w.every.long(start);
-    let at = |t: u64| utc_stamp(t, day);
+    let at = |t: u64| utc_at(t, now);
     html! {
         p class="meta every" {
             code { (w.every.flags()) }
@@ -156,7 +155,7 @@ pub fn detail(v: &Detail) -> String {
             }
         }
         h2 { "Durations" }
-        (chart::durations(s, v.runs))
+        (chart::durations(s, v.runs, v.now_ms))
         h2 { "Hold times" }
         (histogram(s))
         p {

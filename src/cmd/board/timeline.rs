@@ -76,9 +76,14 @@ fn pc(v: f64) -> Pc {
     Pc(v)
 }
 
-/// A time in a title: with the date when the range spans more than a day.
+/// A time in a title: with the date when the range spans more than a day, or when the time is
+/// not today or far from now (`units::dated`).
 fn when(range: &Range, t: i64) -> String {
-    utc_stamp(u64::try_from(t).unwrap_or(0), range.hours() > 24)
+    let (t, now) = (
+        u64::try_from(t).unwrap_or(0),
+        u64::try_from(range.to_ms).unwrap_or(0),
+    );
+    utc_stamp(t, range.hours() > 24 || crate::units::dated(t, now))
 }
 
 /// One segment of the lane band: `[from, to)` in ms, a class and a title.
