@@ -82,3 +82,47 @@ fn no_runs_mark_sits_on_a_label_of_the_durations_chart() {
         }
     }
 }
+
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "browser"),
+    ignore = "needs chromium and chromedriver (apt-get install chromium chromium-driver)"
+)]
+fn a_calendar_keys_page_gives_its_window_on_its_zones_clock_beside_utc() {
+    require!(Need::Browser);
+    let r = RedisServer::start();
+    dlock(&r)
+        .args(["-q", "run", "--key", "report", "--every", "0 9 * * *"])
+        .args(["--tz", "Europe/Berlin", "--", "true"])
+        .run()
+        .code(0);
+    // The window the server's record holds, and the next, on Berlin's clock.
+    let cal = dlock::api::Calendar::parse("0 9 * * *", "Europe/Berlin").unwrap();
+    let now = server_now(&r) as u64;
+    let start = cal.window_of(now);
+    let (_e, addr) = exporter(&r, &[]);
+    let b = Browser::start();
+    for (w, h) in SIZES {
+        b.viewport(w, h);
+        b.open(&format!("http://{addr}/locks/report"));
+        let line = boxes(&b, "p.every", true);
+        assert_eq!(line.len(), 1, "at {w} px: {line:?}");
+        let text = line[0][0].as_str().unwrap();
+        for t in [start, cal.next(start)] {
+            let local = cal.local(t);
+            assert!(
+                local.ends_with(" 09:00 CET") || local.ends_with(" 09:00 CEST"),
+                "{local}"
+            );
+            assert!(
+                text.contains(&format!("UTC ({local})")),
+                "at {w} px, no {local}: {text}"
+            );
+        }
+        assert!(
+            f(&line[0], 1) >= 0.0 && f(&line[0], 3) <= w as f64,
+            "at {w} px, wider than the page: {:?}",
+            line[0]
+        );
+    }
+}

@@ -77,9 +77,9 @@ fn histogram(s: &KeyStatus) -> Markup {
     }
 }
 
-/// An `--every` key's period as its flags, its current window (UTC, on the server's clock `now`)
-/// done, paused (a pause touched it: not due) or due, and when the next begins; nothing for a
-/// key without `--every`.
+/// An `--every` key's period as its flags, its current window (UTC, on the server's clock `now`;
+/// a calendar's also on its zone's clock) done, paused (a pause touched it: not due) or due, and
+/// when the next begins; nothing for a key without `--every`.
 fn every_line(s: &KeyStatus, now_ms: i64) -> Markup {
     let Some(w) = &s.window else {
         return html! {};
@@ -87,7 +87,12 @@ fn every_line(s: &KeyStatus, now_ms: i64) -> Markup {
     let now = u64::try_from(now_ms).unwrap_or(0);
     let start = w.every.window_of(now);
     let next = w.every.next(start);
-    let at = |t: u64| utc_at(t, now);
+    // A calendar in a zone: each time on the zone's clock too, as its schedule reads.
+    let zone = w.every.calendar().filter(|c| c.tz() != "UTC");
+    let at = |t: u64| match zone {
+        Some(c) => format!("{} ({})", utc_at(t, now), c.local(t)),
+        None => utc_at(t, now),
+    };
     html! {
         p class="meta every" {
             code { (w.every.flags()) }
