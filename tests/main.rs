@@ -23,6 +23,7 @@ mod board_words;
 mod calendar;
 mod calendar_croniter;
 mod cancel;
+mod cancel_seen;
 mod cancel_truth;
 mod capture;
 mod chaos;

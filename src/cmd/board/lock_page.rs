@@ -185,7 +185,16 @@ pub fn detail(v: &Detail) -> String {
                             td data-label="pid" { (e.pid) }
                             td data-label="slot" { (e.slot) }
                             td data-label="took" { (secs_ms(e.duration_ms())) }
-                            td class="outcome" data-label="outcome" { (e.outcome) }
+                            td class="outcome" data-label="outcome" {
+                                (e.outcome)
+                                // `dlock cancel`: who asked, and why.
+                                @if let Some(by) = &e.cancel_by {
+                                    " " span class="cancel" {
+                                        "by " (by)
+                                        @if let Some(why) = e.cancel_reason.as_deref().filter(|w| !w.is_empty()) { ": " (why) }
+                                    }
+                                }
+                            }
                             td data-label="exit" { (e.exit_code) }
                             td data-label="fence" { (e.fence) }
                             td data-label="run" { code { (e.run.chars().take(8).collect::<String>()) } }

@@ -201,9 +201,14 @@ fn judge(l: &Lock, out: &mut Vec<Finding>) {
 
 /// The TTL against the recorded durations, judged only on runs whose lease is known and
 /// against the newest of those leases (the settings in use now). A run stopped at the renewal
-/// cap wanted longer than its reach: it counts as beyond it, whatever it held the lock for.
+/// cap wanted longer than its reach: it counts as beyond it, whatever it held the lock for. A
+/// cancelled run was cut short by an operator: its duration is left out, as the stats leave it.
 fn lease(l: &Lock, out: &mut Vec<Finding>) {
-    let known: Vec<&Run> = l.runs.iter().filter(|r| r.lease.is_some()).collect();
+    let known: Vec<&Run> = l
+        .runs
+        .iter()
+        .filter(|r| r.lease.is_some() && r.outcome != "cancelled")
+        .collect();
     let (Some(lease), Some(p99)) = (
         known.first().and_then(|r| r.lease),
         p99(&mut known.iter().map(|r| r.took).collect::<Vec<_>>()),

@@ -268,3 +268,20 @@ fn past_three_keys_of_a_kind_the_rest_are_counted() {
     );
     assert!(r.found.ends_with("and 2 more"), "{r:?}");
 }
+
+/// A cancelled run's duration is an operator's cut, not the job's: it neither hides a TTL far
+/// above the runs' p99 nor counts toward it (issue 63).
+#[test]
+fn a_cancelled_runs_duration_is_left_out_of_the_p99() {
+    let l = Some(defaults());
+    let mut runs: Vec<Run> = (0..20).map(|_| run("./r", 200, "ok", l)).collect();
+    runs.insert(0, run("./r", 29_000, "cancelled", l));
+    let r = row(&[lock("dlock:r", runs)]);
+    assert_eq!(r.mark, Mark::Warning, "{r:?}");
+    assert!(
+        r.found
+            .contains("dlock:r: --ttl 30.0s is 150× the p99 200ms of 20 runs"),
+        "{}",
+        r.found
+    );
+}
