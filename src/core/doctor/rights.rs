@@ -16,6 +16,9 @@ pub enum When {
     Cluster,
     /// Only with `--min-replicas`, which doctor cannot know: a note, never a failure.
     MinReplicas,
+    /// Only where BLPOP is refused (`dlock cancel`'s listener then polls): a note while BLPOP
+    /// is allowed, a failure beside a refused BLPOP.
+    WithoutBlpop,
 }
 
 /// One command dlock sends, how doctor tries it harmlessly, and what fails without it.
@@ -79,7 +82,7 @@ const RETURN_1_SHA: &str = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
 /// scratch key (SET gives it a minute's TTL), the others then meet a key of another type
 /// (WRONGTYPE: past the ACL check, nothing written); DEL ends it. TIME comes last: servers
 /// before 5.0 refuse writes after it in a script.
-pub const NEEDS: [Need; 27] = [
+pub const NEEDS: [Need; 28] = [
     need(
         &["EVALSHA"],
         &[RETURN_1_SHA, "1", "KEY"],
@@ -99,7 +102,14 @@ pub const NEEDS: [Need; 27] = [
         &["KEY", "0.01"],
         false,
         When::Always,
-        "waiters, run --wait",
+        "waiters, run --wait; and dlock cancel: a running job's holder waits for requests with it",
+    ),
+    need(
+        &["LPOP"],
+        &["KEY"],
+        false,
+        When::WithoutBlpop,
+        "dlock cancel where BLPOP is refused: the holder polls for requests with it",
     ),
     need(
         &["SCAN"],
@@ -240,7 +250,7 @@ pub fn needs(db: bool, cluster: bool) -> Vec<Need> {
     NEEDS
         .into_iter()
         .filter(|n| match n.when {
-            When::Always | When::MinReplicas => true,
+            When::Always | When::MinReplicas | When::WithoutBlpop => true,
             When::Db => db,
             When::Cluster => cluster,
         })
@@ -319,10 +329,17 @@ pub fn rights(
         Method::DryRun => "by ACL DRYRUN",
         Method::Trial => "each tried on a scratch key, deleted at once",
     };
-    let of = |want: &dyn Fn(&Verdict) -> bool, optional: bool| -> Vec<Need> {
+    // LPOP is the cancel listener's fallback: needed only where BLPOP is refused.
+    let blpop = verdicts
+        .iter()
+        .any(|(n, v)| n.cmd == ["BLPOP"] && *v == Verdict::Allowed);
+    let optional = |n: &Need| {
+        n.when == When::MinReplicas || (n.when == When::WithoutBlpop && blpop)
+    };
+    let of = |want: &dyn Fn(&Verdict) -> bool, opt: bool| -> Vec<Need> {
         verdicts
             .iter()
-            .filter(|(n, v)| want(v) && (n.when == When::MinReplicas) == optional)
+            .filter(|(n, v)| want(v) && optional(n) == opt)
             .map(|(n, _)| *n)
             .collect()
     };
@@ -336,7 +353,7 @@ pub fn rights(
             _ => None,
         })
         .collect();
-    let wait = of(&|v| matches!(v, Verdict::Missing | Verdict::Absent), true);
+    let optional_missing = of(&|v| matches!(v, Verdict::Missing | Verdict::Absent), true);
     let listed = |ns: &[Need]| {
         ns.iter()
             .map(|n| format!("{} ({})", n.name(), n.path))
@@ -357,6 +374,16 @@ pub fn rights(
         let mut fix = Vec::new();
         if !missing.is_empty() {
             found.push(format!("lacks {}", listed(&missing)));
+        }
+        // Neither way to take a request: a running job of this user cannot be cancelled.
+        let lpop = verdicts
+            .iter()
+            .any(|(n, v)| n.cmd == ["LPOP"] && *v == Verdict::Allowed);
+        if missing.iter().any(|n| n.cmd == ["BLPOP"]) && !lpop {
+            found.push(
+                "so dlock cancel cannot stop its runs (the holder takes requests with BLPOP, or polls with LPOP)"
+                    .into(),
+            );
         }
         if keys {
             found.push(format!("may not touch keys under {prefix}"));
@@ -403,26 +430,30 @@ pub fn rights(
         .why("a command the user may not run makes the path that sends it fail (exit 69)")
         .fix("run doctor once as a user allowed ACL DRYRUN (an admin), or compare the user's rules (ACL GETUSER) with the rule set in docs/connecting.md");
     }
-    let n = verdicts.len() - wait.len();
+    let n = verdicts.len() - optional_missing.len();
+    // Each optional command refused: a note, and the rule that adds it with when it matters.
+    let (mut notes, mut fixes) = (String::new(), Vec::new());
+    for n in &optional_missing {
+        let when = match n.when {
+            When::MinReplicas => "if you use --min-replicas",
+            _ => "for dlock cancel where BLPOP is refused",
+        };
+        let only = match n.when {
+            When::MinReplicas => "needed only with --min-replicas",
+            _ => "needed only where BLPOP is refused (dlock cancel's polling)",
+        };
+        notes.push_str(&format!("; {} refused: {only}", n.name()));
+        fixes.push(format!("ACL SETUSER {user} +{}, {when}", n.acl()));
+    }
     let row = Row::new(
         CHECK,
         Mark::Ok,
-        format!(
-            "user {user} may run all {n} commands dlock sends ({how}){}{left}",
-            if wait.is_empty() {
-                ""
-            } else {
-                "; WAIT refused: needed only with --min-replicas"
-            }
-        ),
+        format!("user {user} may run all {n} commands dlock sends ({how}){notes}{left}"),
     );
-    if wait.is_empty() {
+    if fixes.is_empty() {
         row
     } else {
-        row.fix(format!(
-            "ACL SETUSER {user} {}, if you use --min-replicas",
-            rule(&wait)
-        ))
+        row.fix(fixes.join("; "))
     }
 }
 
