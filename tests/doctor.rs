@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::support::fake::Fake;
 use crate::support::*;
 
+mod cancels;
 mod rights;
 
 /// `doctor --json` against `url`: its exit code and rows by check.
@@ -413,7 +414,7 @@ fn a_pause_older_than_a_day_is_a_warning_naming_its_resume() {
 
 /// A cancel request that its holder does not take (here a lock another tool holds, so no
 /// listener runs) is a warning naming the run and who asked; once that lock is gone the
-/// request is only listed, for a run that ended.
+/// request is only counted, for a run that ended (`doctor/cancels.rs`: real holders).
 #[test]
 fn a_cancel_request_no_holder_took_is_a_warning() {
     let r = RedisServer::start();
@@ -430,7 +431,7 @@ fn a_cancel_request_no_holder_took_is_a_warning() {
     let f = found(&v, "cancels");
     assert!(
         f.starts_with("1 holder(s) not taking a cancel; stuck run tok1 (asked by ")
-            && f.contains(": db upgrade) still holds the lock"),
+            && f.contains(": db upgrade) still holds the lock and has not taken the request"),
         "{f}"
     );
     assert_eq!(code2, code, "a warning does not fail doctor");
@@ -438,7 +439,7 @@ fn a_cancel_request_no_holder_took_is_a_warning() {
     let (_, v) = doctor(&r.url(), &[]);
     assert_eq!(mark(&v, "cancels"), "ok", "{v}");
     assert!(
-        found(&v, "cancels").contains("ended before taking it"),
+        found(&v, "cancels").contains("1 request left by a run that ended first"),
         "{v}"
     );
 }
