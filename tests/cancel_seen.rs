@@ -111,3 +111,36 @@ fn the_boards_run_list_says_who_cancelled_a_run_and_why() {
         );
     }
 }
+
+/// Where BLPOP is refused (a proxy that forbids blocking commands), the holder polls its
+/// request list with LPOP: the guide's ACL rule grants it, so a user with that rule but
+/// +blpop is still cancelled (issue 63: the rule lacked +lpop, and such a run could not be).
+#[test]
+fn a_holder_without_blpop_is_cancelled_through_the_guides_lpop() {
+    let r = RedisServer::start_tcp(&[]);
+    let mut setuser = redis::cmd("ACL");
+    setuser.arg("SETUSER").arg("dlock");
+    for rule in crate::connections::readme_acl_rules()
+        .iter()
+        .filter(|w| *w != "+blpop")
+    {
+        setuser.arg(rule);
+    }
+    setuser.query::<()>(&mut r.conn()).unwrap();
+    let url = format!("redis://dlock:dlock-pw@127.0.0.1:{}", r.port.unwrap());
+    let mut h = Dlock::bare()
+        .env("DLOCK_URL", &url)
+        .args(["run", "--key", "reconcile", "--ttl", "30s", "--"])
+        .args(["sh", "-c", JOB])
+        .spawn();
+    h.expect_line("ready");
+    h.expect_stderr("looking for dlock cancel every");
+    Dlock::bare()
+        .env("DLOCK_URL", &url)
+        .args(["cancel", "reconcile", "--reason", "db upgrade"])
+        .run()
+        .code(0)
+        .stdout_has("dlock: cancelled dlock:reconcile on ");
+    h.expect_line("term");
+    h.finish(Duration::from_secs(10)).code(122);
+}
