@@ -21,7 +21,11 @@ fn boxes(b: &Browser, selector: &str, text: bool) -> Vec<Value> {
            const r = e.getBoundingClientRect();
            return [{}, r.left, r.top, r.right, r.bottom];
          }}).filter(x => x[3] > x[1]);",
-        if text { "e.textContent" } else { "e.getAttribute('class')" }
+        if text {
+            "e.textContent"
+        } else {
+            "e.getAttribute('class')"
+        }
     ));
     v.as_array().cloned().unwrap_or_default()
 }

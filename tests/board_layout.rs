@@ -233,10 +233,7 @@ fn the_lock_page_draws_its_timeline_its_window_and_charts_a_phone_can_read() {
                 "{at}: {line}"
             );
             assert!(
-                line.contains(&format!(
-                    "next window {}",
-                    utc_as_read(start + HOUR, now)
-                )),
+                line.contains(&format!("next window {}", utc_as_read(start + HOUR, now))),
                 "{at}: {line}"
             );
         }

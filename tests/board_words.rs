@@ -60,8 +60,14 @@ fn each_rows_state_is_the_clis_word_and_a_semaphore_lists_every_holder() {
     run(&["-q", "run", "--key", "free", "--", "true"], 0);
     run(&["-q", "run", "--key", "paused", "--", "true"], 0);
     run(&["pause", "paused", "--reason", "db upgrade"], 0);
-    run(&["-q", "run", "--key", "done", "--every", "1h", "--", "true"], 0);
-    run(&["-q", "run", "--key", "due", "--every", "1h", "--", "false"], 1);
+    run(
+        &["-q", "run", "--key", "done", "--every", "1h", "--", "true"],
+        0,
+    );
+    run(
+        &["-q", "run", "--key", "due", "--every", "1h", "--", "false"],
+        1,
+    );
     let hold = |key: &str, limit: &str| {
         let mut h = dlock(&r)
             .args(["run", "--key", key, "--limit", limit, "--ttl", "60s", "--"])

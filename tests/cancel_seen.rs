@@ -27,7 +27,9 @@ fn five_runs_and_a_cancel(r: &RedisServer, key: &str) -> String {
             .code(0);
     }
     let mut h = dlock(r)
-        .args(["-v", "run", "--key", key, "--ttl", "60s", "--", "sh", "-c", JOB])
+        .args([
+            "-v", "run", "--key", key, "--ttl", "60s", "--", "sh", "-c", JOB,
+        ])
         .spawn();
     h.expect_line("ready");
     h.expect_stderr("listening for dlock cancel");
@@ -50,7 +52,12 @@ fn history_says_under_a_cancelled_run_who_cancelled_it_and_why() {
     let out = dlock(&r).args(["history", "reconcile", "-n", "2"]).run();
     out.code(0);
     let lines: Vec<&str> = out.stdout.lines().collect();
-    assert_eq!(lines.len(), 4, "a header, two runs, one cancel line:\n{}", out.stdout);
+    assert_eq!(
+        lines.len(),
+        4,
+        "a header, two runs, one cancel line:\n{}",
+        out.stdout
+    );
     assert!(lines[1].contains(" cancelled "), "{}", out.stdout);
     // Under the cancelled run, from the HOST column on.
     let host_column = lines[0].find("HOST").unwrap();

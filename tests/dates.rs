@@ -69,7 +69,14 @@ fn a_pause_until_tomorrow_is_dated_in_every_line_that_says_it() {
         .run()
         .code(0);
     let paused = dlock(&r)
-        .args(["pause", "reconcile", "--for", "21h", "--reason", "db upgrade"])
+        .args([
+            "pause",
+            "reconcile",
+            "--for",
+            "21h",
+            "--reason",
+            "db upgrade",
+        ])
         .run();
     paused.code(0);
     let until: i64 = r

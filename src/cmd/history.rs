@@ -287,11 +287,7 @@ fn cancelled_by(e: &RunEntry) -> Option<String> {
         _ => String::new(),
     };
     let text = format!("cancelled by {by}{why}");
-    Some(format!(
-        "{:21}{}\n",
-        "",
-        fit(&text, text.chars().count())
-    ))
+    Some(format!("{:21}{}\n", "", fit(&text, text.chars().count())))
 }
 
 /// `s` on one line (control characters shown as `?`: values come from the server), cut to

@@ -61,7 +61,8 @@ fn the_row_names_the_holder_not_taking_requests_and_only_counts_runs_that_ended(
     );
     // The run that ended is counted, not named.
     assert!(
-        !f.contains("nightly") && f.ends_with("; 1 request left by a run that ended first, expiring by itself"),
+        !f.contains("nightly")
+            && f.ends_with("; 1 request left by a run that ended first, expiring by itself"),
         "{f}"
     );
     let why = row(&v, "cancels")["why"].as_str().unwrap().to_string();

@@ -101,7 +101,11 @@ fn a_user_without_blpop_and_lpop_is_told_cancel_cannot_stop_its_runs() {
             && f.contains("so dlock cancel cannot stop its runs"),
         "{f}"
     );
-    assert_eq!(row(&v, "rights")["fix"], "ACL SETUSER dlock +blpop +lpop", "{v}");
+    assert_eq!(
+        row(&v, "rights")["fix"],
+        "ACL SETUSER dlock +blpop +lpop",
+        "{v}"
+    );
 }
 
 #[test]

@@ -114,8 +114,5 @@ fn a_time_with_or_without_its_date_is_one_shape() {
         shape("window 09:00–10:00 UTC done")
     );
     // A table's date column and the numbers after it stay apart.
-    assert_eq!(
-        shape("2026-12-01 03:00:12  web-2  48211  0"),
-        "# web-2 # #"
-    );
+    assert_eq!(shape("2026-12-01 03:00:12  web-2  48211  0"), "# web-2 # #");
 }

@@ -100,7 +100,11 @@ fn label_baselines(ys: &[f64]) -> Vec<f64> {
 /// A time under the plot, at its left or right `end`: with its date (`dated`) on a line of its
 /// own under the time, so that both ends fit a phone's narrow plot.
 fn time_label(t: i64, end: bool, dated: bool) -> Markup {
-    let (x, class) = if end { ("100%", "label end") } else { ("0", "label") };
+    let (x, class) = if end {
+        ("100%", "label end")
+    } else {
+        ("0", "label")
+    };
     let t = u64::try_from(t).unwrap_or(0);
     html! {
         @if dated {

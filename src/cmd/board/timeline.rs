@@ -247,7 +247,7 @@ pub fn timeline(s: &KeyStatus, runs: &Runs, range: &Range) -> Markup {
 fn tick_every_ms(range: &Range) -> i64 {
     match range.hours() {
         ..=2 => 10 * MINUTE,
-        ..=24 => HOUR,
+        3..=24 => HOUR,
         25..=72 => 6 * HOUR,
         _ => DAY,
     }

@@ -99,7 +99,12 @@ pub fn cancels(waiting: &[Request]) -> Row {
             r.key, r.token, r.by
         )
     };
-    let named = stuck.iter().take(3).map(words).collect::<Vec<_>>().join("; ");
+    let named = stuck
+        .iter()
+        .take(3)
+        .map(words)
+        .collect::<Vec<_>>()
+        .join("; ");
     let more = match stuck.len() {
         n if n > 3 => format!("; and {} more", n - 3),
         _ => String::new(),

@@ -333,9 +333,8 @@ pub fn rights(
     let blpop = verdicts
         .iter()
         .any(|(n, v)| n.cmd == ["BLPOP"] && *v == Verdict::Allowed);
-    let optional = |n: &Need| {
-        n.when == When::MinReplicas || (n.when == When::WithoutBlpop && blpop)
-    };
+    let optional =
+        |n: &Need| n.when == When::MinReplicas || (n.when == When::WithoutBlpop && blpop);
     let of = |want: &dyn Fn(&Verdict) -> bool, opt: bool| -> Vec<Need> {
         verdicts
             .iter()

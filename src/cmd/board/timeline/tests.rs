@@ -180,7 +180,9 @@ fn the_axis_of_an_hour_ticks_every_ten_minutes() {
     let hour = Range::last_hours(NOON + 7 * 60_000, 1);
     let axis = axis(&hour).into_string();
     assert_eq!(axis.matches("<line class=\"tick\"").count(), 6);
-    for label in [">11:10<", ">11:20<", ">11:30<", ">11:40<", ">11:50<", ">12:00<"] {
+    for label in [
+        ">11:10<", ">11:20<", ">11:30<", ">11:40<", ">11:50<", ">12:00<",
+    ] {
         assert!(axis.contains(label), "{label} in {axis}");
     }
 }

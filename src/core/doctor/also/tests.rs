@@ -47,9 +47,8 @@ fn a_set_across_slots_names_the_key_the_keys_away_and_their_slots() {
         r.found
     );
     assert!(
-        r.found.contains(
-            ": dlock:backup#1234 (hash slot 1234) --also dlock:db:main#5061 in 5061"
-        ),
+        r.found
+            .contains(": dlock:backup#1234 (hash slot 1234) --also dlock:db:main#5061 in 5061"),
         "{}",
         r.found
     );

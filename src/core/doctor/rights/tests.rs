@@ -279,8 +279,10 @@ fn the_rights_row_says_cancel_needs_blpop_or_its_lpop_fallback() {
     let r = rights("dlock", "dlock:", Method::Trial, &v, None);
     assert_eq!(r.mark, Mark::Failure);
     assert!(
-        r.found.contains("BLPOP (waiters, run --wait; and dlock cancel")
-            && r.found.contains("LPOP (dlock cancel where BLPOP is refused")
+        r.found
+            .contains("BLPOP (waiters, run --wait; and dlock cancel")
+            && r.found
+                .contains("LPOP (dlock cancel where BLPOP is refused")
             && r.found.contains("so dlock cancel cannot stop its runs"),
         "{}",
         r.found
@@ -297,7 +299,8 @@ fn the_rights_row_says_cancel_needs_blpop_or_its_lpop_fallback() {
     assert_eq!(r.mark, Mark::Ok);
     assert!(
         r.found.contains("all 24 commands")
-            && r.found.contains("LPOP refused: needed only where BLPOP is refused"),
+            && r.found
+                .contains("LPOP refused: needed only where BLPOP is refused"),
         "{}",
         r.found
     );
