@@ -51,7 +51,7 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "316dc5e674872ef1467db94c64e756dbc04ac41c",
+    "0c70d2fbc8c9d93c942bbce789cb702b689af752",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
