@@ -10,10 +10,11 @@ use super::pause;
 use super::reply::{self, AboutKey};
 use super::runs::{self, RunEntry};
 pub use super::window::Window;
-use crate::core::pause::{Pause, Scope, Span, paused_spans};
+use crate::core::pause::{Pause, Scope, Span};
 use crate::core::stats::Stats;
 use crate::log::warn;
 
+mod at_time;
 mod holder;
 pub use holder::Holder;
 
@@ -113,62 +114,6 @@ impl KeyStatus {
 
 /// Run-log entries `status` reads per key.
 pub const RECENT: usize = 10;
-
-impl KeyStatus {
-    /// The lowest held slot (a plain lock's only one): what the single-holder fields of
-    /// `status` describe.
-    pub fn first(&self) -> Option<&SlotState> {
-        self.holders.first()
-    }
-
-    /// The lock's state in one word, as `status` and the board both say it (at `now_ms`, the
-    /// reader's clock): `paused` while a pause is in force (no new run starts, whatever the
-    /// lock's state: a held one's job goes on); a semaphore's slots in use, `2/3`; `held`; and
-    /// for a free lock with `--every`, `done` or `due` in the window holding now; else `free`.
-    pub fn state_word(&self, now_ms: u64) -> String {
-        if self.paused(now_ms).is_some() {
-            return "paused".into();
-        }
-        if self.limit > 1 {
-            return format!("{}/{}", self.holders.len(), self.limit);
-        }
-        if !self.holders.is_empty() {
-            return "held".into();
-        }
-        match &self.window {
-            Some(w) if w.done_now(now_ms) => "done".into(),
-            Some(_) => "due".into(),
-            None => "free".into(),
-        }
-    }
-
-    /// The pause in force at `now_ms` (the key's own first, then the prefix-wide one).
-    pub fn paused(&self, now_ms: u64) -> Option<&Pause> {
-        [&self.pause, &self.fleet_pause]
-            .into_iter()
-            .flatten()
-            .find(|p| p.in_force(now_ms))
-    }
-
-    /// When the key's last pause ended, if one has (`now_ms` for one in force: it has not).
-    pub fn last_pause_end(&self, now_ms: u64) -> Option<u64> {
-        let ran_out = [&self.pause, &self.fleet_pause]
-            .into_iter()
-            .flatten()
-            .filter_map(|p| p.until_ms.filter(|u| *u <= now_ms))
-            .max();
-        ran_out.max(self.pause_ended_ms)
-    }
-
-    /// The spans of time the key was paused up to `now_ms`, merged (`core::pause`).
-    pub fn pause_spans(&self, now_ms: u64) -> Vec<(u64, u64)> {
-        let current: Vec<&Pause> = [&self.pause, &self.fleet_pause]
-            .into_iter()
-            .flatten()
-            .collect();
-        paused_spans(&self.pauses_ended, &current, now_ms)
-    }
-}
 
 /// A hash as HGETALL gives it: (field, value) in the server's order. No map: a hash is a dozen
 /// fields, each looked up once (`get`), and building a map cost `status` a tenth of its time.
