@@ -102,17 +102,3 @@ fn is_date(word: &[char]) -> bool {
             _ => c.is_ascii_digit(),
         })
 }
-
-#[test]
-fn a_time_with_or_without_its_date_is_one_shape() {
-    assert_eq!(
-        shape("paused until 2026-12-04 00:30:00 UTC: db upgrade"),
-        shape("paused until 16:30:00 UTC: db upgrade")
-    );
-    assert_eq!(
-        shape("window 2026-12-03 01:00–2026-12-04 00:30 UTC done"),
-        shape("window 09:00–10:00 UTC done")
-    );
-    // A table's date column and the numbers after it stay apart.
-    assert_eq!(shape("2026-12-01 03:00:12  web-2  48211  0"), "# web-2 # #");
-}
