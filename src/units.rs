@@ -31,5 +31,16 @@ pub fn compact(ms: u64) -> String {
     out
 }
 
+/// How far from now a time of day alone still reads unambiguously.
+const NEAR_MS: u64 = 20 * HOUR_MS;
+
+/// Whether a UTC time shown to an operator at `now_ms` needs its date: when it is not on
+/// today's UTC date, or more than 20 hours away either way (a time of day alone read
+/// `paused until 00:59:37 UTC` for tomorrow's, and `next window 00:00:00 UTC` for the next
+/// day's start). One rule for every line and page that writes a UTC time.
+pub fn dated(ms: u64, now_ms: u64) -> bool {
+    ms / DAY_MS != now_ms / DAY_MS || ms.abs_diff(now_ms) > NEAR_MS
+}
+
 #[cfg(test)]
 mod tests;

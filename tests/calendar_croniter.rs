@@ -19,6 +19,8 @@ use jiff::tz::{AmbiguousOffset, TimeZone};
 
 use crate::support::needs::Need;
 
+mod docs;
+
 const ZONES: [&str; 5] = [
     "UTC",
     "Europe/Berlin",
@@ -170,13 +172,13 @@ for line in sys.stdin:
 "#;
 
 /// One croniter process's answer line for each query line.
-fn python(queries: Vec<String>) -> Vec<String> {
+fn python(script: &str, queries: Vec<String>) -> Vec<String> {
     if queries.is_empty() {
         return Vec::new();
     }
     let python = std::env::var("DLOCK_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let mut child = Command::new(python)
-        .args(["-c", CRONITER])
+        .args(["-c", script])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -216,7 +218,7 @@ fn ask(cases: &[(String, &str, i64)]) -> Vec<Result<(u64, u64), String>> {
         .iter()
         .map(|(e, z, t)| format!("{{\"e\": \"{e}\", \"z\": \"{z}\", \"t\": {t}}}"))
         .collect();
-    python(lines)
+    python(CRONITER, lines)
         .into_iter()
         .map(|line| {
             let num = |key| field_of(&line, key).and_then(|v| v.parse().ok());
@@ -238,7 +240,7 @@ fn walk(spans: &[(String, &str, u64, u64)]) -> Vec<Vec<u64>> {
             format!("{{\"e\": \"{e}\", \"z\": \"{z}\", \"a\": {a}, \"b\": {b}}}")
         })
         .collect();
-    python(lines)
+    python(CRONITER, lines)
         .iter()
         .map(|line| {
             let m = field_of(line, "m").unwrap_or_else(|| panic!("croniter: {line}"));

@@ -53,7 +53,7 @@ fn until_asked(r: &RedisServer, lock: &str, token: &str) {
     }
 }
 
-/// A holder whose user may not BLPOP (nor LPOP: the rule set has no +lpop) cannot take a
+/// A holder whose user may not BLPOP nor LPOP (its polling fallback) cannot take a
 /// request; its job ends on its own once the request is placed. Before issue 59 `cancel` read
 /// the missing run log entry (no +xadd, or --no-stats) as a success: exit 0, "cancelled". Now
 /// the holder's word says how the run ended: exit 3, its outcome named.
@@ -61,7 +61,7 @@ fn until_asked(r: &RedisServer, lock: &str, token: &str) {
 fn a_run_that_ends_before_it_takes_the_request_is_not_reported_cancelled() {
     for (case, extra) in [("no +xadd", &[][..]), ("--no-stats", &["--no-stats"][..])] {
         let r = RedisServer::start_tcp(&[]);
-        let url = user_without(&r, &["+blpop", "+xadd"]);
+        let url = user_without(&r, &["+blpop", "+lpop", "+xadd"]);
         let dir = tempfile::tempdir().unwrap();
         let mut h = at(&url)
             .args(["-q", "run", "--key", "k7", "--ttl", "30s"])
@@ -91,7 +91,7 @@ fn a_run_that_ends_before_it_takes_the_request_is_not_reported_cancelled() {
 #[test]
 fn a_cancel_of_an_also_key_is_judged_by_its_runs_word() {
     let r = RedisServer::start_tcp(&[]);
-    let url = user_without(&r, &["+blpop"]);
+    let url = user_without(&r, &["+blpop", "+lpop"]);
     let dir = tempfile::tempdir().unwrap();
     let mut h = at(&url)
         .args(["-q", "run", "--key", "p7", "--also", "q7", "--ttl", "30s"])
@@ -134,7 +134,7 @@ fn a_cancel_of_an_also_key_is_judged_by_its_runs_word() {
 #[test]
 fn a_holder_that_cannot_take_requests_is_said_in_time_and_the_suggested_release_works() {
     let r = RedisServer::start_tcp(&[]);
-    let url = user_without(&r, &["+blpop"]);
+    let url = user_without(&r, &["+blpop", "+lpop"]);
     let dir = tempfile::tempdir().unwrap();
     let mut h = at(&url)
         .args([

@@ -245,3 +245,37 @@ fn each_subject_is_two_clicks_from_the_readmes_first_screen() {
         "not reached from the README's first {FIRST_SCREEN_LINES} lines in two clicks (or the anchor is gone): {missing:?}"
     );
 }
+
+/// Every `man …` the pages tell a reader to type opens a page: `man man/dlock.1` names the
+/// generated page in the repository, and `man dlock`, which works only once the page is
+/// installed, is said with how to read it from a checkout (issue 63).
+#[test]
+fn every_man_command_the_pages_name_opens_a_page() {
+    let mut seen = 0;
+    for page in ["README.md", "docs/reference.md", "docs/install.md"] {
+        let text = read(page);
+        // A paragraph at a time: a sentence may wrap.
+        for para in text.split("\n\n") {
+            let para = para.split_whitespace().collect::<Vec<_>>().join(" ");
+            for (at, _) in para.match_indices("`man ") {
+                let name = para[at + 5..].split('`').next().unwrap_or_default();
+                seen += 1;
+                if name.contains('/') {
+                    let path = Path::new(ROOT).join(name);
+                    let man = std::fs::read_to_string(&path)
+                        .unwrap_or_else(|e| panic!("{page}: `man {name}`: {e}"));
+                    assert!(
+                        man.contains(".TH dlock 1"),
+                        "{page}: {name} is not dlock's page"
+                    );
+                } else {
+                    assert!(
+                        para.contains("`man man/dlock.1`"),
+                        "{page}: `man {name}` works once installed only; say how to read it in a checkout: {para}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(seen >= 2, "{seen}");
+}

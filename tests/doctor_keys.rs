@@ -74,7 +74,7 @@ fn a_key_with_three_different_commands_warns_naming_it() {
     assert_eq!(row["mark"], "warning", "{row}");
     let f = found(&row);
     assert!(
-        f.contains("dlock:global: 3 different commands in its last 3 runs"),
+        f.contains("dlock:global: 3 different programs in its last 3 runs"),
         "{f}"
     );
     assert!(!f.contains("dlock:own:"), "{f}");
@@ -83,6 +83,29 @@ fn a_key_with_three_different_commands_warns_naming_it() {
             .as_str()
             .unwrap()
             .contains("never one global key")
+    );
+}
+
+/// The README's semaphore recipe runs one script per slot with its own `--shard`: one job,
+/// not three different commands (issue 63).
+#[test]
+fn one_script_run_with_other_arguments_is_one_program() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = RedisServer::start();
+    let script = r.dir().join("build.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = script.to_str().unwrap();
+    for shard in ["0", "1"] {
+        run(&r, "reports", &["--ttl", "1s"], &[script, "--shard", shard]);
+    }
+    let via_shell = format!("{script} --shard 2");
+    run(&r, "reports", &["--ttl", "1s"], &["sh", "-c", &via_shell]);
+    let (_, row) = keys_row(&r, &[]);
+    let f = found(&row);
+    assert!(
+        f.starts_with("1 lock under dlock:, 3 runs recorded") && !f.contains("different"),
+        "{row}"
     );
 }
 

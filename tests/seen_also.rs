@@ -179,3 +179,29 @@ fn an_also_set_shows_in_status_history_the_prometheus_page_and_the_board() {
     );
     assert!(h[0].get("also").is_none(), "{h}");
 }
+
+/// A plain run of a key another run holds through `--also` says whose run holds it, as the
+/// busy line of an `--also` run does (issue 63: it named a host and pid only, a pid of
+/// another job's dlock).
+#[test]
+fn a_busy_plain_run_names_the_run_whose_also_key_it_is() {
+    let r = RedisServer::start();
+    let mut backup = dlock(&r)
+        .args([
+            "run", "--key", "backup", "--also", "db:main", "--ttl", "60s", "--",
+        ])
+        .args(["sh", "-c", "echo held; read x"])
+        .spawn();
+    backup.expect_line("held");
+    let host = r.cmd_string(&["HGET", "{dlock:db:main}:holder", "host"]);
+    let pid = r.cmd_string(&["HGET", "{dlock:db:main}:holder", "pid"]);
+    dlock(&r)
+        .args(["run", "--key", "db:main", "--wait", "0", "--", "true"])
+        .run()
+        .code(75)
+        .stderr_has(&format!(
+            "dlock:db:main is busy (held by {host} pid {pid} (run of dlock:backup), TTL left "
+        ));
+    backup.write("x\n");
+    backup.finish(Duration::from_secs(10)).code(0);
+}

@@ -314,3 +314,18 @@ fn the_units_an_every_error_lists_are_the_ones_every_takes() {
             .stderr_has("is not a fixed length");
     }
 }
+
+/// `dlock board` is what people type for the board (issue 63): one line that names the
+/// command serving it, exit 2, nothing started. A pointer, not an alias: the exporter serves
+/// /metrics and /api/locks beside the board, and one name is what every manifest, help page
+/// and completion shows.
+#[test]
+fn dlock_board_points_at_dlock_exporter() {
+    for line in [&["board"][..], &["board", "--listen", "127.0.0.1:9433"]] {
+        let out = Dlock::bare().args(line).run();
+        out.code(2)
+            .one_line_error()
+            .stderr_has("there is no `dlock board`: the status board is served by `dlock exporter --listen ADDR`, at http://ADDR/");
+        assert_eq!(out.stdout, "", "{line:?}");
+    }
+}

@@ -136,9 +136,22 @@ impl Refused {
     }
 }
 
+/// Commands people type that dlock does not have, each with the one that does it.
+const NOT_COMMANDS: [(&str, &str); 1] = [(
+    "board",
+    "there is no `dlock board`: the status board is served by `dlock exporter --listen ADDR`, at http://ADDR/ (see dlock exporter --help)",
+)];
+
 impl fmt::Display for Refused {
     /// The one line: what is wrong and the fix, then which help to read.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind() == ErrorKind::InvalidSubcommand
+            && let Some(ContextValue::String(typed)) =
+                self.error.get(ContextKind::InvalidSubcommand)
+            && let Some((_, line)) = NOT_COMMANDS.iter().find(|(name, _)| name == typed)
+        {
+            return f.write_str(line);
+        }
         let sub = self.command();
         let help = match &sub {
             Some(sub) => format!("dlock {} --help", sub.get_name()),

@@ -296,7 +296,9 @@ fn windows(s: &KeyStatus, now: i64, n: u32, spans: &[(u64, u64)]) -> (bool, Stri
             // last N).
             let first = w.every.next(last);
             let (since, missed) = windows_between(&w.every, spans, first, current);
-            let date = w.every.long(last);
+            // Dated where a time of day alone would not say which day (`units::dated`).
+            let now = u64::try_from(now).unwrap_or(0);
+            let date = w.every.long(last) || crate::units::dated(last, now);
             if missed < u64::from(n) {
                 let paused = if missed < since {
                     format!(

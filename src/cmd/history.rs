@@ -271,8 +271,23 @@ fn table(entries: &[RunEntry]) -> String {
                 SHORT_RUN,
             ),
         ]));
+        if let Some(line) = cancelled_by(e) {
+            out.push_str(&line);
+        }
     }
     out
+}
+
+/// Under a cancelled run's row, who cancelled it and why, from the HOST column on (the holder
+/// logged the same words): `cancelled by ops-1 (ana): db upgrade`.
+fn cancelled_by(e: &RunEntry) -> Option<String> {
+    let by = e.cancel_by.as_deref()?;
+    let why = match e.cancel_reason.as_deref() {
+        Some(r) if !r.is_empty() => format!(": {r}"),
+        _ => String::new(),
+    };
+    let text = format!("cancelled by {by}{why}");
+    Some(format!("{:21}{}\n", "", fit(&text, text.chars().count())))
 }
 
 /// `s` on one line (control characters shown as `?`: values come from the server), cut to

@@ -19,8 +19,7 @@ use crate::store::pause::{PauseCall, Paused, read_record};
 use crate::store::reader;
 use crate::store::state::Found;
 use crate::store::timeline::server_ms;
-use crate::sys::host::{hostname, user, utc_stamp};
-use crate::units::DAY_MS;
+use crate::sys::host::{hostname, user, utc_at, utc_stamp};
 
 /// `dlock pause KEY…|--all [--for D] [--reason TEXT]`, `dlock resume KEY…|--all`.
 pub fn pause(cfg: &PauseConfig) -> Result<Exit, Error> {
@@ -75,7 +74,7 @@ pub fn pause(cfg: &PauseConfig) -> Result<Exit, Error> {
                 format!("paused {shown} {until}{was}{why}\n")
             }
             Paused::Ended(p) => {
-                let since = stamp(p.from_ms, DAY_MS);
+                let since = utc_stamp(p.from_ms, true);
                 info!("resumed"; "{shown}: resumed (paused since {since} by {})", p.by);
                 format!("resumed {shown} (paused since {since} by {})\n", p.by)
             }
@@ -168,17 +167,12 @@ fn still_paused(c: &mut Conn, fleet: &Keys) {
     }
 }
 
-/// A server time as an operator reads it: with the date when `span` (ms) is a day or more.
-fn stamp(ms: u64, span: u64) -> String {
-    utc_stamp(ms, span >= DAY_MS)
-}
-
 /// When a pause ends, as every line of dlock says it: "until 14:30:00 UTC" (with the date when
-/// that is a day or more after `now_ms`) or "until resumed".
+/// that is not today, or more than 20 h after `now_ms`: `units::dated`) or "until resumed".
 pub(crate) fn until_words(p: &Pause, now_ms: u64) -> String {
     p.until_ms.map_or_else(
         || "until resumed".to_string(),
-        |u| format!("until {}", stamp(u, u.saturating_sub(now_ms))),
+        |u| format!("until {}", utc_at(u, now_ms)),
     )
 }
 

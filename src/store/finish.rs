@@ -37,13 +37,16 @@ fn outcome(f: &Finish) -> &'static str {
     }
 }
 
-/// The stats arguments of a finished run: hold ms, histogram field, outcome counter.
+/// The stats arguments of a finished run: hold ms, histogram field, outcome counter. A
+/// cancelled run's field is '': `dlock cancel` cut it short, so its hold time says nothing of
+/// how long the job takes and stays out of the hold-time statistics (p50, p99, the recommended
+/// TTL); it is counted in `cancelled` only.
 fn finish_argv(f: &Finish) -> [String; 3] {
-    [
-        arg_ms(f.hold),
-        crate::core::stats::bucket_field(f.hold),
-        counter(f).to_string(),
-    ]
+    let field = match f.exit {
+        Exit::Cancelled => String::new(),
+        _ => crate::core::stats::bucket_field(f.hold),
+    };
+    [arg_ms(f.hold), field, counter(f).to_string()]
 }
 
 /// The history arguments of a finished run: outcome, exit code, host, pid, started and ended

@@ -51,51 +51,51 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "95be653beb94315610e38a731cc6157e65d6639c",
+    "38a3064376921ef27114b9168b5c0e953a75419a",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),
-    "2b5ddda2d7b38106f3f545a42629ed08b43ed82f",
+    "462fba43699d126a7652339bf88e3680d5af18b7",
 );
 pub(crate) static RELEASE: Script = Script::new(
     include_str!("scripts/release.lua"),
-    "3c5f045b1a28a31ea7755b2b59500ac7b3f0ee4f",
+    "51d1e8286b4a5ee7e59b04b9503d97e167365955",
 );
 pub(crate) static RECORD: Script = Script::new(
     include_str!("scripts/record.lua"),
-    "ab74bcc3d57f2bf37b6cca002670dd210f55e94b",
+    "0691e0fa61fcdd0dc1ae0da6e40be3e7c6ccbe50",
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "744023f30a0d05c8d04a31ad8a01bb6a97faa542",
+    "78a398ac4564575491411039f41ea550001d0ccb",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),
-    "f9ad1083c24658af583db5b438879c30365527fe",
+    "3b7bc678be149fa5d264f70335d3b114c52c483b",
 );
 pub(crate) static TIMELINE: Script = Script::new(
     include_str!("scripts/timeline.lua"),
-    "4864745350f38ecfc2373029af88378972d16bc9",
+    "5d511ca3a48292d0a3a7252f4032a1739963a3d2",
 );
 pub(crate) static PERIOD: Script = Script::new(
     include_str!("scripts/period.lua"),
-    "42cff53d7abe29f89c22659cfb9c1dba9b30c400",
+    "feae926e2bd17a5ee27add5c586fa9da25fb57ec",
 );
 pub(crate) static PAUSE: Script = Script::new(
     include_str!("scripts/pause.lua"),
-    "4b3721100010645d051539cf787ea651d84a8c57",
+    "661ed3101a64ce13de395386defde87b4e92db0e",
 );
 pub(crate) static CANCEL: Script = Script::new(
     include_str!("scripts/cancel.lua"),
-    "eb0fa4a3146ee66ec15b7b4e295cd20b7269ce18",
+    "462ede296ebd9f5ccc67c4235e7dde252def0970",
 );
 pub(crate) static WITHDRAW: Script = Script::new(
     include_str!("scripts/withdraw.lua"),
-    "9ff7fbf57790b9b9b623bf904a091725461a1ac6",
+    "e24d9ece0668016b52990a5b57b92b9d4e878952",
 );
 pub(crate) static BREAK: Script = Script::new(
     include_str!("scripts/break.lua"),
-    "9af3adf0eee77e973160ef71e4b21d65197e2122",
+    "ebd070af0ad0b601f2d65d0f91065af73ca2c307",
 );
 
 /// One script call: its KEYS and ARGV in the order the script's header documents, and how its

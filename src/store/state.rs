@@ -10,10 +10,11 @@ use super::pause;
 use super::reply::{self, AboutKey};
 use super::runs::{self, RunEntry};
 pub use super::window::Window;
-use crate::core::pause::{Pause, Scope, Span, paused_spans};
+use crate::core::pause::{Pause, Scope, Span};
 use crate::core::stats::Stats;
 use crate::log::warn;
 
+mod at_time;
 mod holder;
 pub use holder::Holder;
 
@@ -113,41 +114,6 @@ impl KeyStatus {
 
 /// Run-log entries `status` reads per key.
 pub const RECENT: usize = 10;
-
-impl KeyStatus {
-    /// The lowest held slot (a plain lock's only one): what the single-holder fields of
-    /// `status` describe.
-    pub fn first(&self) -> Option<&SlotState> {
-        self.holders.first()
-    }
-
-    /// The pause in force at `now_ms` (the key's own first, then the prefix-wide one).
-    pub fn paused(&self, now_ms: u64) -> Option<&Pause> {
-        [&self.pause, &self.fleet_pause]
-            .into_iter()
-            .flatten()
-            .find(|p| p.in_force(now_ms))
-    }
-
-    /// When the key's last pause ended, if one has (`now_ms` for one in force: it has not).
-    pub fn last_pause_end(&self, now_ms: u64) -> Option<u64> {
-        let ran_out = [&self.pause, &self.fleet_pause]
-            .into_iter()
-            .flatten()
-            .filter_map(|p| p.until_ms.filter(|u| *u <= now_ms))
-            .max();
-        ran_out.max(self.pause_ended_ms)
-    }
-
-    /// The spans of time the key was paused up to `now_ms`, merged (`core::pause`).
-    pub fn pause_spans(&self, now_ms: u64) -> Vec<(u64, u64)> {
-        let current: Vec<&Pause> = [&self.pause, &self.fleet_pause]
-            .into_iter()
-            .flatten()
-            .collect();
-        paused_spans(&self.pauses_ended, &current, now_ms)
-    }
-}
 
 /// A hash as HGETALL gives it: (field, value) in the server's order. No map: a hash is a dozen
 /// fields, each looked up once (`get`), and building a map cost `status` a tenth of its time.

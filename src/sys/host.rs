@@ -158,6 +158,18 @@ pub fn utc_stamp(ms: u64, date: bool) -> String {
     }
 }
 
+/// Unix ms in UTC as read at `now_ms`: with its date when it is not today or more than 20 h
+/// away (`units::dated`), the time of day alone otherwise.
+pub fn utc_at(ms: u64, now_ms: u64) -> String {
+    utc_stamp(ms, crate::units::dated(ms, now_ms))
+}
+
+/// A span in UTC as read at `now_ms`: both dates when either end needs its own.
+pub fn utc_span_at(start: u64, end: u64, now_ms: u64) -> String {
+    let date = crate::units::dated(start, now_ms) || crate::units::dated(end, now_ms);
+    utc_span(start, end, date)
+}
+
 /// A span of Unix ms in UTC, as an operator reads a window: `09:00–10:00 UTC`, the seconds
 /// shown when either end has some (`09:00:30–09:01:00 UTC`), with both dates when `date`
 /// (`2026-12-02 00:00–2026-12-03 00:00 UTC`); `-` when it cannot be shown.

@@ -71,6 +71,43 @@ fn a_user_without_evalsha_and_xadd_fails_the_rights_row_naming_both() {
     assert_eq!(snapshot(&r), before, "doctor wrote or left a key");
 }
 
+/// `dlock cancel` reaches a running job through its holder's BLPOP, or LPOP where BLPOP is
+/// refused (issue 63): the guide's rule grants both, and a user without them is told that
+/// cancel cannot stop its runs, with the rule that fixes it.
+#[test]
+fn a_user_without_blpop_and_lpop_is_told_cancel_cannot_stop_its_runs() {
+    let r = RedisServer::start_tcp(&[]);
+    real_lock(&r, "dlock:");
+    let rules = readme_acl_rules();
+    for given in ["+blpop", "+lpop"] {
+        assert!(
+            rules.iter().any(|w| w == given),
+            "docs/connecting.md grants {given}: {rules:?}"
+        );
+    }
+    let url = user(
+        &r,
+        &rules
+            .into_iter()
+            .filter(|w| w != "+blpop" && w != "+lpop")
+            .collect::<Vec<_>>(),
+    );
+    let (code, v) = doctor(&url, &[]);
+    assert_eq!((code, mark(&v, "rights")), (1, "failure".into()), "{v}");
+    let f = found(&v, "rights");
+    assert!(
+        f.contains("BLPOP (waiters, run --wait; and dlock cancel")
+            && f.contains("LPOP (dlock cancel where BLPOP is refused")
+            && f.contains("so dlock cancel cannot stop its runs"),
+        "{f}"
+    );
+    assert_eq!(
+        row(&v, "rights")["fix"],
+        "ACL SETUSER dlock +blpop +lpop",
+        "{v}"
+    );
+}
+
 #[test]
 fn the_readmes_least_privilege_user_has_every_right() {
     let r = RedisServer::start_tcp(&[]);

@@ -37,6 +37,23 @@ impl Run {
     }
 }
 
+/// A UTC time as dlock writes it when read at `now` (Unix ms): `10:00:03 UTC`, with its date
+/// first (`2026-12-02 10:00:03 UTC`) when it is not on now's UTC date or more than 20 h from
+/// it (issue 63's rule, held here as the tests expect it).
+pub fn utc_as_read(ms: i64, now: i64) -> String {
+    const DAY: i64 = 86_400_000;
+    let dated = ms.div_euclid(DAY) != now.div_euclid(DAY) || (ms - now).abs() > 20 * 3_600_000;
+    let format = if dated {
+        "%Y-%m-%d %H:%M:%S UTC"
+    } else {
+        "%H:%M:%S UTC"
+    };
+    jiff::Timestamp::from_millisecond(ms)
+        .unwrap()
+        .strftime(format)
+        .to_string()
+}
+
 /// The server's clock, in Unix ms (TIME).
 pub fn server_now(r: &RedisServer) -> i64 {
     let Value::Array(t) = r.cmd(&["TIME"]) else {

@@ -8,6 +8,10 @@
 //!    keep theirs), everything up to the next character that is not a letter, a digit or one of
 //!    `.:,%+-`, trailing punctuation given back (`2026-12-01`, `03:00:12`, `41.3s`, `1m02s`,
 //!    `65%`, `127.0.0.1:38177`, `1796321109898-0` are each one `#`) — `words` stops here;
+//!    A date followed by a time (`2026-12-03 14:30:00`) is one `#` with it: whether a UTC time
+//!    carries its date depends on when it is read (not today, or more than 20 h away: issue 63),
+//!    so `until 16:30:00 UTC` documented and `until 2026-12-04 00:30:00 UTC` printed after
+//!    22:00 are one shape;
 //! 3. runs of white space become one space, and the line is trimmed (column widths) — `shape`.
 //!
 //! So times, dates, durations, pids, fences, ports, counts and ids may differ; every word,
@@ -32,6 +36,19 @@ pub fn words(line: &str) -> String {
                 .count();
             while ".:,+-".contains(chars[end - 1]) {
                 end -= 1;
+            }
+            // A date and the time after it: one number.
+            if is_date(&chars[i..end])
+                && chars.get(end) == Some(&' ')
+                && chars.get(end + 1).is_some_and(char::is_ascii_digit)
+            {
+                let time = chars[end + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit() || **c == ':')
+                    .count();
+                if chars[end + 1..end + 1 + time].contains(&':') {
+                    end += 1 + time;
+                }
             }
             out.push('#');
             i = end;
@@ -75,4 +92,13 @@ fn starts_number(chars: &[char], i: usize) -> bool {
         return !word;
     }
     true
+}
+
+/// `2026-12-03`: four digits, two, two, joined by `-`.
+fn is_date(word: &[char]) -> bool {
+    word.len() == 10
+        && word.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == '-',
+            _ => c.is_ascii_digit(),
+        })
 }

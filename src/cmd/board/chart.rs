@@ -14,7 +14,8 @@ use crate::units::DAY_MS;
 /// The plot's height in px. Across, a point's place is a percentage of the plot's width, so
 /// the chart takes the page's width while its text keeps its size (scaling a fixed picture to
 /// a phone's width once drew its labels 4 px tall). The labels of the time axis sit under it;
-/// those of the duration axis left of it, in the box's padding (board.css).
+/// those of the duration axis left of it and those of the lines right of it, in the box's
+/// padding (board.css), where no run's mark is drawn.
 const H: f64 = 240.0;
 const TOP: f64 = 12.0;
 const BOTTOM: f64 = 28.0;
@@ -30,29 +31,37 @@ pub fn logged_ms(e: &RunEntry) -> i64 {
         .unwrap_or(e.ended_ms)
 }
 
-/// A horizontal line of the chart: its value (ms), class and label.
+/// A horizontal line of the chart: its value (ms), class, label (short: it stands right of the
+/// plot, where no run's mark can be) and the line's title (in full).
 struct Level {
     ms: i64,
     class: &'static str,
     label: String,
+    title: String,
 }
 
 fn levels(s: &KeyStatus) -> Vec<Level> {
     let st = &s.stats;
     let mut out = Vec::new();
-    let mut add = |ms: Option<u64>, class, name: &str| {
+    let mut add = |ms: Option<u64>, class, short: &str, name: &str| {
         if let Some(ms) = ms {
             let ms = i64::try_from(ms).unwrap_or(i64::MAX);
             out.push(Level {
                 ms,
                 class,
-                label: format!("{name} {}", secs_ms(ms)),
+                label: format!("{short} {}", secs_ms(ms)),
+                title: format!("{name} {}", secs_ms(ms)),
             });
         }
     };
-    add(st.quantile_ms(0.5), "p50", "p50");
-    add(st.quantile_ms(0.99), "p99", "p99");
-    add(st.recommended_ttl_ms(), "rec", "recommended TTL");
+    add(st.quantile_ms(0.5), "p50", "p50", "p50");
+    add(st.quantile_ms(0.99), "p99", "p99", "p99");
+    add(
+        st.recommended_ttl_ms(),
+        "rec",
+        "rec. TTL",
+        "recommended TTL (3 × p99)",
+    );
     let in_use = s
         .holders
         .iter()
@@ -61,6 +70,7 @@ fn levels(s: &KeyStatus) -> Vec<Level> {
     add(
         in_use.and_then(|t| u64::try_from(t).ok()),
         "ttl",
+        "TTL",
         "TTL in use",
     );
     out
@@ -87,8 +97,29 @@ fn label_baselines(ys: &[f64]) -> Vec<f64> {
     out
 }
 
-/// The chart of `runs` (newest first, as the log reads), or a line saying there is none.
-pub fn durations(s: &KeyStatus, runs: &[RunEntry]) -> Markup {
+/// A time under the plot, at its left or right `end`: with its date (`dated`) on a line of its
+/// own under the time, so that both ends fit a phone's narrow plot.
+fn time_label(t: i64, end: bool, dated: bool) -> Markup {
+    let (x, class) = if end {
+        ("100%", "label end")
+    } else {
+        ("0", "label")
+    };
+    let t = u64::try_from(t).unwrap_or(0);
+    html! {
+        @if dated {
+            @let day = utc_stamp(t, true).chars().take(10).collect::<String>();
+            text class=(class) x=(x) y=(H - 15.0) { (utc_stamp(t, false)) }
+            text class=(class) x=(x) y=(H - 3.0) { (day) }
+        } @else {
+            text class=(class) x=(x) y=(H - 8.0) { (utc_stamp(t, false)) }
+        }
+    }
+}
+
+/// The chart of `runs` (newest first, as the log reads), or a line saying there is none;
+/// `now_ms` (the server's clock) dates a time that is not today (`units::dated`).
+pub fn durations(s: &KeyStatus, runs: &[RunEntry], now_ms: i64) -> Markup {
     if runs.is_empty() {
         return html! { p class="none" { "No runs to plot." } };
     }
@@ -105,7 +136,10 @@ pub fn durations(s: &KeyStatus, runs: &[RunEntry]) -> Markup {
         * 1.1;
     let x = |t: i64| (t - t0) as f64 * 100.0 / (t1 - t0) as f64;
     let y = |ms: i64| TOP + (H - TOP - BOTTOM) * (1.0 - ms.max(0) as f64 / top);
-    let date = t1 - t0 > DAY_MS as i64;
+    let now = u64::try_from(now_ms).unwrap_or(0);
+    let date = t1 - t0 > DAY_MS as i64
+        || crate::units::dated(u64::try_from(t0).unwrap_or(0), now)
+        || crate::units::dated(u64::try_from(t1).unwrap_or(0), now);
     let stamp = |t: i64| utc_stamp(u64::try_from(t).unwrap_or(0), date);
     let baselines = label_baselines(&levels.iter().map(|l| y(l.ms)).collect::<Vec<_>>());
     html! {
@@ -113,15 +147,18 @@ pub fn durations(s: &KeyStatus, runs: &[RunEntry]) -> Markup {
             svg class="chart durations" width="100%" height=(H) role="img" aria-label="run durations over time" {
                 line class="frame" x1="0" x2="0" y1=(TOP) y2=(H - BOTTOM) {}
                 line class="frame" x1="0" x2="100%" y1=(H - BOTTOM) y2=(H - BOTTOM) {}
-                text class="label y" x="-4" y=(y(0) + 3.0) { "0" }
-                text class="label y" x="-4" y=(TOP + 4.0) { (secs_ms(top as i64)) }
-                text class="label" x="0" y=(H - 8.0) { (stamp(t0)) }
-                text class="label end" x="100%" y=(H - 8.0) { (stamp(t1)) }
+                // Left of the plot, clear of a mark on its left edge (a mark reaches 5 px out).
+                text class="label y" x="-8" y=(y(0) + 3.0) { "0" }
+                text class="label y" x="-8" y=(TOP + 4.0) { (secs_ms(top as i64)) }
+                (time_label(t0, false, date))
+                (time_label(t1, true, date))
                 @for (l, base) in levels.iter().zip(&baselines) {
                     line class={"level " (l.class)} x1="0" x2="100%" y1=(y(l.ms)) y2=(y(l.ms)) {
-                        title { (l.label) }
+                        title { (l.title) }
                     }
-                    text class={"label level " (l.class)} x="100%" y=(base) { (l.label) }
+                    // Right of the plot, in the box's padding (board.css): the newest runs'
+                    // marks are at its right edge, and a label there sat on them.
+                    text class={"label level " (l.class)} x="100%" dx="8" y=(base) { (l.label) title { (l.title) } }
                 }
                 @for e in runs.iter().rev() {
                     @let (cx, cy) = (x(logged_ms(e)), y(e.duration_ms()));

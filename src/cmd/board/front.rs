@@ -5,8 +5,8 @@ use maud::html;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::page::{
-    badges, business, frame, hold_cell, holder_cell, legend, lock_href, patterns, pause_banners,
-    state, strip, success_cell, ttl_cell,
+    badges, business, frame, hold_cell, holders_cell, legend, lock_href, patterns, pause_banners,
+    state, strip, success_cell, ttls_cell,
 };
 use super::reasons::Badge;
 use super::timeline::{self, Range};
@@ -111,9 +111,9 @@ pub fn overview(v: &Overview) -> String {
                                 a class="name" href=(lock_href(name)) title=(name) { (name) }
                                 (badges(&r.badges))
                             }
-                            td class="state" data-label="state" { (state(s)) }
-                            td class="holder" data-label="holder" { (holder_cell(s.holders.first(), v.prefix, v.now_ms)) }
-                            td class="ttl" data-label="TTL left" { (ttl_cell(s.holders.first())) }
+                            td class="state" data-label="state" { (state(s, v.now_ms)) }
+                            td class="holder" data-label="holder" { (holders_cell(s, v.prefix, v.now_ms)) }
+                            td class="ttl" data-label="TTL left" { (ttls_cell(s)) }
                             td class="fence" data-label="fence" { (s.fence) }
                             td class="runs" data-label="last runs" { (strip(&s.recent)) }
                             td data-label="last success" { (success_cell(s, v.now_ms, v.rules)) }

@@ -17,7 +17,7 @@ use crate::log::secs_ms;
 use crate::store::runs::RunEntry;
 use crate::store::state::KeyStatus;
 use crate::store::timeline::Runs;
-use crate::sys::host::{local_stamp, utc_stamp};
+use crate::sys::host::{local_stamp, utc_at};
 
 pub struct Detail<'a> {
     pub name: &'a str,
@@ -77,9 +77,9 @@ fn histogram(s: &KeyStatus) -> Markup {
     }
 }
 
-/// An `--every` key's period as its flags, its current window (UTC, on the server's clock `now`)
-/// done, paused (a pause touched it: not due) or due, and when the next begins; nothing for a
-/// key without `--every`.
+/// An `--every` key's period as its flags, its current window (UTC, on the server's clock `now`;
+/// a calendar's also on its zone's clock) done, paused (a pause touched it: not due) or due, and
+/// when the next begins; nothing for a key without `--every`.
 fn every_line(s: &KeyStatus, now_ms: i64) -> Markup {
     let Some(w) = &s.window else {
         return html! {};
@@ -87,8 +87,12 @@ fn every_line(s: &KeyStatus, now_ms: i64) -> Markup {
     let now = u64::try_from(now_ms).unwrap_or(0);
     let start = w.every.window_of(now);
     let next = w.every.next(start);
-    let day = w.every.long(start);
-    let at = |t: u64| utc_stamp(t, day);
+    // A calendar in a zone: each time on the zone's clock too, as its schedule reads.
+    let zone = w.every.calendar().filter(|c| c.tz() != "UTC");
+    let at = |t: u64| match zone {
+        Some(c) => format!("{} ({})", utc_at(t, now), c.local(t)),
+        None => utc_at(t, now),
+    };
     html! {
         p class="meta every" {
             code { (w.every.flags()) }
@@ -115,7 +119,7 @@ pub fn detail(v: &Detail) -> String {
             p { a href="/" { "← all locks" } }
             h1 { code { (v.name) } }
             p class="meta" {
-                code { (s.key) } " · " (state(s)) " · fence " (s.fence) " · "
+                code { (s.key) } " · " (state(s, v.now_ms)) " · fence " (s.fence) " · "
                 @match s.last_success_ms {
                     Some(_) => { "last success " (success_cell(s, v.now_ms, v.rules)) }
                     None => { "no success yet" }
@@ -156,7 +160,7 @@ pub fn detail(v: &Detail) -> String {
             }
         }
         h2 { "Durations" }
-        (chart::durations(s, v.runs))
+        (chart::durations(s, v.runs, v.now_ms))
         h2 { "Hold times" }
         (histogram(s))
         p {
@@ -181,7 +185,16 @@ pub fn detail(v: &Detail) -> String {
                             td data-label="pid" { (e.pid) }
                             td data-label="slot" { (e.slot) }
                             td data-label="took" { (secs_ms(e.duration_ms())) }
-                            td class="outcome" data-label="outcome" { (e.outcome) }
+                            td class="outcome" data-label="outcome" {
+                                (e.outcome)
+                                // `dlock cancel`: who asked, and why.
+                                @if let Some(by) = &e.cancel_by {
+                                    " " span class="cancel" {
+                                        "by " (by)
+                                        @if let Some(why) = e.cancel_reason.as_deref().filter(|w| !w.is_empty()) { ": " (why) }
+                                    }
+                                }
+                            }
                             td data-label="exit" { (e.exit_code) }
                             td data-label="fence" { (e.fence) }
                             td data-label="run" { code { (e.run.chars().take(8).collect::<String>()) } }

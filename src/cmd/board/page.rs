@@ -71,12 +71,10 @@ pub fn lock_href(name: &str) -> String {
     format!("/locks/{}", utf8_percent_encode(name, NON_ALPHANUMERIC))
 }
 
-pub fn state(s: &KeyStatus) -> String {
-    match (s.limit > 1, s.holders.is_empty()) {
-        (true, _) => format!("{}/{}", s.holders.len(), s.limit),
-        (false, false) => "held".into(),
-        (false, true) => "free".into(),
-    }
+/// The lock's state in `status`' words (`KeyStatus::state_word`): paused, done, due, held, free,
+/// or a semaphore's slots in use; `now_ms` is the server's clock.
+pub fn state(s: &KeyStatus, now_ms: i64) -> String {
+    s.state_word(u64::try_from(now_ms).unwrap_or(0))
 }
 
 /// A bar of `part` out of `whole`: an SVG of 100 units, sized by board.css.
@@ -168,6 +166,34 @@ pub fn also_cell(h: &SlotState, prefix: &str) -> Markup {
                     (lock_link(prefix, lock))
                 }
             }
+        }
+    }
+}
+
+/// Every holder of the lock, one line each (a semaphore's with its slot), as `status` lists a
+/// semaphore's holders; `-` when free.
+pub fn holders_cell(s: &KeyStatus, prefix: &str, now_ms: i64) -> Markup {
+    html! {
+        @if s.holders.is_empty() {
+            (holder_cell(None, prefix, now_ms))
+        } @else {
+            @for h in &s.holders {
+                div class="slot" {
+                    @if s.limit > 1 { span class="slotno" { "[" (h.slot) "] " } }
+                    (holder_cell(Some(h), prefix, now_ms))
+                }
+            }
+        }
+    }
+}
+
+/// Every holder's TTL left, one line each, level with `holders_cell`'s.
+pub fn ttls_cell(s: &KeyStatus) -> Markup {
+    html! {
+        @if s.holders.is_empty() {
+            (ttl_cell(None))
+        } @else {
+            @for h in &s.holders { div class="slot" { (ttl_cell(Some(h))) } }
         }
     }
 }

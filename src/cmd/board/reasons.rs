@@ -9,6 +9,11 @@ use crate::cli::config::Rules;
 use crate::log::secs_ms;
 use crate::store::state::KeyStatus;
 
+/// Recorded runs a recommended TTL needs before a holder past it gets a badge: one quick run
+/// makes a TTL of a tenth of a second, which the next ordinary run would be "over" (issue 63).
+/// The badge says how many runs the TTL comes from.
+pub const TTL_BADGE_RUNS: u64 = 5;
+
 /// A badge: how urgent (0 first) and what it says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Badge {
@@ -26,7 +31,12 @@ pub fn badges(s: &KeyStatus, now: i64, rules: &Rules) -> Vec<Badge> {
             .collect();
     }
     let mut out = Vec::new();
-    if let Some(rec) = s.stats.recommended_ttl_ms() {
+    let runs = s.stats.samples;
+    if let Some(rec) = s
+        .stats
+        .recommended_ttl_ms()
+        .filter(|_| runs >= TTL_BADGE_RUNS)
+    {
         let longest = s
             .holders
             .iter()
@@ -37,7 +47,7 @@ pub fn badges(s: &KeyStatus, now: i64, rules: &Rules) -> Vec<Badge> {
             out.push(Badge {
                 rank: 0,
                 words: format!(
-                    "held {}, over the recommended TTL {}",
+                    "held {}, over the recommended TTL {} (from {runs} runs)",
                     secs_ms(held),
                     secs_ms(rec as i64)
                 ),

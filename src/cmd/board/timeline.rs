@@ -18,6 +18,7 @@ use crate::units::{DAY_MS, HOUR_MS};
 
 /// An hour and a day in ms, as the axis counts (i64: times here may be before the epoch).
 const HOUR: i64 = HOUR_MS as i64;
+const MINUTE: i64 = HOUR / 60;
 const DAY: i64 = DAY_MS as i64;
 
 mod windows;
@@ -75,9 +76,14 @@ fn pc(v: f64) -> Pc {
     Pc(v)
 }
 
-/// A time in a title: with the date when the range spans more than a day.
+/// A time in a title: with the date when the range spans more than a day, or when the time is
+/// not today or far from now (`units::dated`).
 fn when(range: &Range, t: i64) -> String {
-    utc_stamp(u64::try_from(t).unwrap_or(0), range.hours() > 24)
+    let (t, now) = (
+        u64::try_from(t).unwrap_or(0),
+        u64::try_from(range.to_ms).unwrap_or(0),
+    );
+    utc_stamp(t, range.hours() > 24 || crate::units::dated(t, now))
 }
 
 /// One segment of the lane band: `[from, to)` in ms, a class and a title.
@@ -235,19 +241,22 @@ pub fn timeline(s: &KeyStatus, runs: &Runs, range: &Range) -> Markup {
     }
 }
 
-/// Where the axis puts a tick: every hour up to a day, every 6 h up to 3 days, else every day.
+/// Where the axis puts a tick: every 10 minutes up to 2 h (an hour has six, so even a phone
+/// writes four labels or more: one hourly tick alone said little), every hour up to a day,
+/// every 6 h up to 3 days, else every day.
 fn tick_every_ms(range: &Range) -> i64 {
     match range.hours() {
-        ..=24 => HOUR,
+        ..=2 => 10 * MINUTE,
+        3..=24 => HOUR,
         25..=72 => 6 * HOUR,
         _ => DAY,
     }
 }
 
 /// Labels the axis writes at most on a laptop and on a phone: "10:00" is about 28 px at the
-/// axis's 10 px, and a phone's timeline is about 350 px wide.
+/// axis's 10 px, and a phone's timeline is about 350 px wide (six labels leave 30 px between).
 const LABELS_WIDE: usize = 12;
-const LABELS_NARROW: usize = 5;
+const LABELS_NARROW: usize = 6;
 
 /// Labels closer than this to the right end (percent) would touch "now": left out on a
 /// laptop, and on a phone, where the same share of a narrower axis is fewer pixels, a wider
@@ -288,7 +297,8 @@ pub fn axis(range: &Range) -> Markup {
     }
 }
 
-/// "13:00" for an hour tick, "12-02" for a day tick, "12-02 06:00" for the hours between.
+/// "13:00" for an hour (or 10-minute) tick, "12-02" for a day tick and for midnight among 6-hour
+/// and 10-minute ones.
 fn tick_label(range: &Range, t: i64) -> String {
     let stamp = utc_stamp(u64::try_from(t).unwrap_or(0), true);
     // "2026-12-02 13:00:00 UTC"

@@ -15,7 +15,6 @@ use crate::log::{debug, error, info, warn};
 use crate::log::{ms, secs};
 use crate::sys::process::SpawnError;
 use crate::sys::signals;
-use crate::units::DAY_MS;
 
 /// `leftovers` lists the job's processes that are still running (asked only for that report).
 pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Vec<(i32, String)>) {
@@ -273,7 +272,7 @@ fn ending(exit: Exit, window: Option<(u64, u64)>, now_ms: u64) -> String {
     let Some((start, end)) = window else {
         return format!("; {job}");
     };
-    let span = crate::sys::host::utc_span(start, end, end.saturating_sub(start) >= DAY_MS);
+    let span = crate::sys::host::utc_span_at(start, end, now_ms);
     let state = if exit == Exit::Child(0) {
         "done"
     } else if now_ms >= end {

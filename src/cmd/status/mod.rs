@@ -107,8 +107,8 @@ impl Failed {
     }
 }
 
-/// The locks, read in batches and written as they come: a table or JSON never holds more than
-/// one batch of locks. Keys that are not locks were named on a warning line each: left out,
+/// The locks, read in batches and written as they come: the default table or JSON never holds
+/// more than one batch of locks (`--wide` holds its lines, each column sized to its values). Keys that are not locks were named on a warning line each: left out,
 /// exit 0.
 fn write(cfg: &StatusConfig, locks: &mut reader::Locks, w: &mut dyn Write) -> Result<(), Failed> {
     let now = unix_ms() as i64;
@@ -136,17 +136,22 @@ fn write(cfg: &StatusConfig, locks: &mut reader::Locks, w: &mut dyn Write) -> Re
                 );
             }
             let width = names.iter().map(|n| n.chars().count()).max();
-            let t = table::Table::new(cfg.wide, width.unwrap_or(0));
+            let mut t = table::Table::new(cfg.wide, width.unwrap_or(0));
             if width.is_some() {
                 put(w, t.header().as_bytes());
             }
             // Read even without locks: the keys that are not locks are named.
-            locks.read(|found| {
+            let read = locks.read(|found| {
                 if let Found::Lock(s) = found {
                     note_if_never_ran(cfg, &s);
                     put(w, t.row(&s, now).as_bytes());
                 }
-            })
+            });
+            // --wide: its rows, once every column's width is known.
+            if read.is_ok() && width.is_some() {
+                put(w, t.finish().as_bytes());
+            }
+            read
         }
     };
     read.map_err(Failed::Redis)?;

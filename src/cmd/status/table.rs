@@ -1,8 +1,10 @@
 //! `dlock status`' table: narrow enough for a 100-column terminal by default (state, holder,
-//! TTL, fence, the last runs, last success), every metric with `--wide`. Fixed column widths
-//! (KEY takes the longest key's width, at most `NARROW_KEY` by default, where a longer key is
-//! shortened in the middle; `--wide` and `--json` show it whole), so rows can be written as
-//! they are read.
+//! TTL, fence, the last runs, last success), with fixed column widths (KEY takes the longest
+//! key's width, at most `NARROW_KEY`, where a longer key is shortened in the middle) so that
+//! rows are written as they are read. `--wide` shows every metric and every value whole, so
+//! each of its columns takes its widest value's width: its rows are read first, then written
+//! (an EVERY or PAUSED value wider than a fixed column pushed the later ones out of line, and
+//! an `--also` key's holder was cut: issue 63).
 
 use crate::cmd::pause::described;
 use crate::core::pause::{Pause, Scope};
@@ -53,7 +55,7 @@ const WIDE: &[(&str, usize)] = &[
 ];
 
 /// The whole table: a header, then each lock (a semaphore's other holders on lines of their
-/// own). `status` writes the same header and rows as it reads them.
+/// own). `status` writes the same header and rows as it reads them (`--wide`: once read).
 #[cfg(test)]
 pub fn render(rows: &[KeyStatus], now_ms: i64, prefix: &str, wide: bool) -> String {
     if rows.is_empty() {
@@ -64,17 +66,20 @@ pub fn render(rows: &[KeyStatus], now_ms: i64, prefix: &str, wide: bool) -> Stri
         .map(|r| r.key.chars().count())
         .max()
         .unwrap_or(3);
-    let t = Table::new(wide, key_width);
+    let mut t = Table::new(wide, key_width);
     let mut out = t.header();
     for r in rows {
         out.push_str(&t.row(r, now_ms));
     }
+    out.push_str(&t.finish());
     out
 }
 
 pub struct Table {
     columns: &'static [(&'static str, usize)],
     key_width: usize,
+    /// `--wide`: every line's cells, kept until `finish` knows each column's widest.
+    kept: Option<Vec<Vec<String>>>,
 }
 
 impl Table {
@@ -82,26 +87,24 @@ impl Table {
     pub fn new(wide: bool, key_width: usize) -> Table {
         Table {
             columns: if wide { WIDE } else { NARROW },
-            key_width: if wide {
-                key_width.max(3)
-            } else {
-                key_width.clamp(3, NARROW_KEY)
-            },
+            key_width: key_width.clamp(3, NARROW_KEY),
+            kept: wide.then(Vec::new),
         }
     }
 
     fn wide(&self) -> bool {
-        self.columns.len() == WIDE.len()
+        self.kept.is_some()
     }
 
-    fn line(&self, cells: &[String]) -> String {
+    /// A line of cells padded to `widths` (the last cell unpadded), two spaces apart.
+    fn line(widths: &[usize], cells: &[String]) -> String {
         let mut out = String::new();
-        for ((_, width), cell) in self.columns.iter().zip(cells) {
-            let width = if *width == 0 { self.key_width } else { *width };
-            if !out.is_empty() {
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
                 out.push_str("  ");
             }
             out.push_str(cell);
+            let width = widths.get(i).copied().unwrap_or(0);
             out.push_str(&" ".repeat(width.saturating_sub(cell.chars().count())));
         }
         let mut out = out.trim_end().to_string();
@@ -109,32 +112,68 @@ impl Table {
         out
     }
 
-    pub fn header(&self) -> String {
-        let names: Vec<String> = self.columns.iter().map(|(n, _)| n.to_string()).collect();
-        self.line(&names)
+    fn fixed_widths(&self) -> Vec<usize> {
+        self.columns
+            .iter()
+            .map(|(_, w)| if *w == 0 { self.key_width } else { *w })
+            .collect()
     }
 
-    /// One lock's line (and its other holders' lines).
-    pub fn row(&self, r: &KeyStatus, now_ms: i64) -> String {
+    fn names(&self) -> Vec<String> {
+        self.columns.iter().map(|(n, _)| n.to_string()).collect()
+    }
+
+    /// The header line; nothing yet for `--wide`, whose widths `finish` knows.
+    pub fn header(&self) -> String {
+        if self.wide() {
+            return String::new();
+        }
+        Self::line(&self.fixed_widths(), &self.names())
+    }
+
+    /// One lock's line (and its other holders' lines); with `--wide` kept for `finish`, and
+    /// nothing returned.
+    pub fn row(&mut self, r: &KeyStatus, now_ms: i64) -> String {
+        let lines = self.cells(r, now_ms);
+        match &mut self.kept {
+            Some(kept) => {
+                kept.extend(lines);
+                String::new()
+            }
+            None => {
+                let widths = self.fixed_widths();
+                lines.iter().map(|l| Self::line(&widths, l)).collect()
+            }
+        }
+    }
+
+    /// `--wide`: the header and every kept line, each column as wide as its widest value.
+    pub fn finish(&mut self) -> String {
+        let Some(kept) = self.kept.take() else {
+            return String::new();
+        };
+        let names = self.names();
+        let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
+        for l in &kept {
+            for (w, cell) in widths.iter_mut().zip(l) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let mut out = Self::line(&widths, &names);
+        for l in &kept {
+            out.push_str(&Self::line(&widths, l));
+        }
+        out
+    }
+
+    /// One lock's cells: its line, then a line for each of its other holders.
+    fn cells(&self, r: &KeyStatus, now_ms: i64) -> Vec<Vec<String>> {
         let holder_width = self.columns[2].1;
         let semaphore = r.limit > 1;
-        // --every: a free lock says whether the current window (on this host's clock) has
-        // its success: `done`, or `due` (the next try runs the job).
-        let window = r
-            .window
-            .as_ref()
-            .map(|w| w.done_now(u64::try_from(now_ms).unwrap_or(0)));
         let now = u64::try_from(now_ms).unwrap_or(0);
         let paused = r.paused(now);
-        let state = match (semaphore, r.first().is_some(), window) {
-            // Paused: no new run starts, whatever the lock's state (a held one's job goes on).
-            _ if paused.is_some() => "paused".into(),
-            (true, _, _) => format!("{}/{}", r.holders.len(), r.limit),
-            (false, true, _) => "held".into(),
-            (false, false, Some(true)) => "done".into(),
-            (false, false, Some(false)) => "due".into(),
-            (false, false, None) => "free".into(),
-        };
+        // The board says the same word (`KeyStatus::state_word`).
+        let state = r.state_word(now);
         let holders: Vec<[String; 5]> = r
             .holders
             .iter()
@@ -150,7 +189,12 @@ impl Table {
                 }
                 let w = h.holder.as_ref();
                 [
-                    cut(&who, holder_width),
+                    // --wide shows it whole; the default table cuts it to its column.
+                    if self.wide() {
+                        who
+                    } else {
+                        cut(&who, holder_width)
+                    },
                     w.and_then(|w| w.since_ms)
                         .map_or("-".into(), |t| format!("{} ago", secs_ms(now_ms - t))),
                     match (h.ttl_ms, self.wide()) {
@@ -180,7 +224,7 @@ impl Table {
             (Some(t), true) => format!("{} ago", secs_ms(now_ms - t)),
             (Some(t), false) => secs_ms(now_ms - t),
         };
-        let cells: Vec<String> = if self.wide() {
+        let first: Vec<String> = if self.wide() {
             vec![
                 r.key.clone(),
                 state,
@@ -217,7 +261,7 @@ impl Table {
                 last_ok,
             ]
         };
-        let mut out = self.line(&cells);
+        let mut out = vec![first];
         for [holder, since, ttl, renewals, also] in holders.into_iter().skip(1) {
             let mut more = vec![String::new(), String::new(), holder];
             if self.wide() {
@@ -228,7 +272,7 @@ impl Table {
             } else {
                 more.push(ttl);
             }
-            out.push_str(&self.line(&more));
+            out.push(more);
         }
         out
     }

@@ -280,6 +280,42 @@ fn a_once_a_day_time_that_comes_twice_runs_at_the_first() {
     );
 }
 
+/// The two nights docs/periods.md names where croniter 7.0.0 runs a once-a-day time on both
+/// passes (issue 63): dlock runs it once, at the first, every instant of the repeated hour
+/// and after it belongs to that first pass's window, and the next run is the next day's.
+#[test]
+fn the_documented_repeated_hours_of_2027_run_once() {
+    for (text, tz, first, second, next) in [
+        (
+            "30 2 * * *",
+            "Europe/Berlin",
+            "2027-10-31T00:30Z[UTC]",
+            "2027-10-31T01:30Z[UTC]",
+            "2027-11-01T01:30Z[UTC]",
+        ),
+        (
+            "45 1 * * *",
+            "Australia/Lord_Howe",
+            "2027-04-03T14:45Z[UTC]",
+            "2027-04-03T15:15Z[UTC]",
+            "2027-04-04T15:15Z[UTC]",
+        ),
+    ] {
+        let c = cal(text, tz);
+        let (first, second, next) = (ms(first), ms(second), ms(next));
+        assert_eq!(c.next(first - 60_000), first, "{tz}: the first pass runs");
+        assert_eq!(c.next(first), next, "{tz}: the second pass does not");
+        for t in [first, second - 1, second, second + 1, next - 1] {
+            assert_eq!(
+                c.window_of(t),
+                first,
+                "{tz}: {t} in the first pass's window"
+            );
+        }
+        assert!(c.fixed_time());
+    }
+}
+
 #[test]
 fn other_schedules_run_on_both_passes_of_a_repeated_hour() {
     let c = cal("30 * * * *", "Europe/Berlin");

@@ -35,8 +35,9 @@ pub fn sets_of<'a>(key: &str, seen: impl IntoIterator<Item = &'a [String]>) -> V
 const NAMED: usize = 3;
 
 /// The row: every set whose `--also` keys are not all in its key's hash slot (`slot`), the
-/// slots named. A warning on a server that is not a cluster (those runs work there, and stop
-/// on a move to Cluster), a failure on a cluster (`cluster`: they cannot run at all).
+/// slots named. A failure on a cluster (`cluster`: they cannot run at all); on a server that
+/// is not a cluster those runs work, so the row passes and says what a move to Cluster would
+/// need (the recipes' own `--key backup --also db:main` is such a set: issue 63).
 pub fn also_slots(sets: &[AlsoSet], cluster: bool, slot: &dyn Fn(&str) -> u16) -> Row {
     const CHECK: &str = "also";
     let split: Vec<String> = sets
@@ -67,26 +68,23 @@ pub fn also_slots(sets: &[AlsoSet], cluster: bool, slot: &dyn Fn(&str) -> u16) -
     if split.len() > NAMED {
         named.push(format!("and {} more", split.len() - NAMED));
     }
-    let (mark, when) = if cluster {
-        (Mark::Failure, "these runs are refused on this cluster")
-    } else {
-        (
-            Mark::Warning,
-            "these runs would stop on a move to Redis Cluster",
-        )
-    };
-    Row::new(
-        CHECK,
-        mark,
+    let spans = |fine: &str| {
         format!(
-            "{} of {n} --also set{plural} span hash slots: {}",
+            "{} of {n} --also set{plural} span hash slots{fine}: {}",
             split.len(),
             named.join("; ")
-        ),
-    )
-    .why(format!(
-        "Redis Cluster runs a script only on keys of one hash slot, so a key and its --also keys must share one: {when} (exit 2, nothing taken)"
-    ))
+        )
+    };
+    if !cluster {
+        return Row::new(
+            CHECK,
+            Mark::Ok,
+            spans(", fine on this server, which is not a cluster"),
+        )
+        .fix("only before a move to Redis Cluster, which runs a script on keys of one hash slot: a common hash tag, e.g. --key '{db}backup' --also '{db}main'");
+    }
+    Row::new(CHECK, Mark::Failure, spans(""))
+    .why("Redis Cluster runs a script only on keys of one hash slot, so a key and its --also keys must share one: these runs are refused on this cluster (exit 2, nothing taken)")
     .fix("a common hash tag, e.g. --key '{db}backup' --also '{db}main' (a re-tagged key starts its run log, done record and stats anew)")
 }
 

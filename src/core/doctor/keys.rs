@@ -108,7 +108,7 @@ impl Kind {
                 "a lost lease or a compare failure means another run may have held the key at the same time, a cap hit stopped a job before it ended"
             }
             Kind::Commands => {
-                "one key serialises unrelated jobs: each waits for the others and one stuck job blocks them all (the checklist: never one global key)"
+                "one key serialises unrelated jobs: each waits for the others and one stuck job blocks them all (the checklist: never one global key); runs of one program with other arguments count as one"
             }
             Kind::LongTtl => {
                 "after a crash the lock stays taken for its whole TTL before another host can take over"
@@ -175,7 +175,8 @@ fn judge(l: &Lock, out: &mut Vec<Finding>) {
             rank: total as f64,
         });
     }
-    let mut commands: Vec<&str> = l.runs.iter().map(|r| r.command.as_str()).collect();
+    // Jobs, not argument lists: one script run with other arguments is one job.
+    let mut commands: Vec<&str> = l.runs.iter().map(|r| program(&r.command)).collect();
     commands.sort_unstable();
     commands.dedup();
     if commands.len() >= 2 {
@@ -188,7 +189,7 @@ fn judge(l: &Lock, out: &mut Vec<Finding>) {
         out.push(Finding {
             kind: Kind::Commands,
             text: format!(
-                "{key}: {} different commands in its last {} ({}{more})",
+                "{key}: {} different programs in its last {} ({}{more})",
                 commands.len(),
                 runs(n),
                 shown.join(", ")
@@ -199,11 +200,48 @@ fn judge(l: &Lock, out: &mut Vec<Finding>) {
     lease(l, out);
 }
 
+/// Interpreters whose first argument that is not an option is the program run (a script).
+const INTERPRETERS: [&str; 12] = [
+    "sh", "bash", "dash", "zsh", "ksh", "ash", "python", "python3", "perl", "ruby", "node", "php",
+];
+
+/// The program a recorded command line runs, which the keys row tells jobs apart by: its first
+/// word, past `env` and `NAME=value` words, and through an interpreter to its script
+/// (`python3 export.py --day mon` runs `export.py`) or a shell's `-c` text (`sh -c './build.sh
+/// --shard 2'` runs `./build.sh`). `./build.sh --shard 1` and `--shard 2` are one job (issue
+/// 63: the row counted them as two "different commands").
+pub fn program(command: &str) -> &str {
+    let mut words = command.split_whitespace().peekable();
+    while let Some(w) = words.next() {
+        if w == "env" || (w.contains('=') && !w.starts_with('-') && !w.starts_with('=')) {
+            continue;
+        }
+        let name = w.rsplit('/').next().unwrap_or(w);
+        if !INTERPRETERS.contains(&name) {
+            return w;
+        }
+        // An interpreter: skip its options; `-c` (or `-ec`, `-euc`) makes the next word the
+        // text it runs, whose first word is then read the same way.
+        while words.peek().is_some_and(|o| o.starts_with('-')) {
+            words.next();
+        }
+        if words.peek().is_none() {
+            return w;
+        }
+    }
+    command.trim()
+}
+
 /// The TTL against the recorded durations, judged only on runs whose lease is known and
 /// against the newest of those leases (the settings in use now). A run stopped at the renewal
-/// cap wanted longer than its reach: it counts as beyond it, whatever it held the lock for.
+/// cap wanted longer than its reach: it counts as beyond it, whatever it held the lock for. A
+/// cancelled run was cut short by an operator: its duration is left out, as the stats leave it.
 fn lease(l: &Lock, out: &mut Vec<Finding>) {
-    let known: Vec<&Run> = l.runs.iter().filter(|r| r.lease.is_some()).collect();
+    let known: Vec<&Run> = l
+        .runs
+        .iter()
+        .filter(|r| r.lease.is_some() && r.outcome != "cancelled")
+        .collect();
     let (Some(lease), Some(p99)) = (
         known.first().and_then(|r| r.lease),
         p99(&mut known.iter().map(|r| r.took).collect::<Vec<_>>()),
@@ -286,7 +324,7 @@ pub fn keys(scope: &str, found: &[Key]) -> Row {
             format!("no locks {scope} yet: nothing to judge")
         } else {
             format!(
-                "{head}: every lease reaches its runs' p99 and is within {FAR_ABOVE}× of it, one command per key, no lost leases, cap hits or compare failures, no foreign keys"
+                "{head}: every lease reaches its runs' p99 and is within {FAR_ABOVE}× of it, one program per key, no lost leases, cap hits or compare failures, no foreign keys"
             )
         };
         return Row::new(CHECK, Mark::Ok, found);

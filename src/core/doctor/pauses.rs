@@ -68,45 +68,60 @@ pub struct Request {
     pub holding: bool,
 }
 
-/// The cancels row: a request a live holder has not taken (it takes one within a second) is a
-/// warning naming the run; one for a run that ended first is only listed (it expires by itself).
+/// The cancels row: a holder that has not taken a request sent to it (one takes its request
+/// within a second) is a warning naming its run, who asked and why. Requests left by runs that
+/// ended first are not the trouble (they expire by themselves): counted, not listed (issue 63:
+/// the row listed those and not the holder that takes no requests).
 pub fn cancels(waiting: &[Request]) -> Row {
-    if waiting.is_empty() {
-        return Row::new("cancels", Mark::Ok, "no cancel request waiting");
-    }
-    let words = |r: &Request| {
+    let stuck: Vec<&Request> = waiting.iter().filter(|r| r.holding).collect();
+    let ended = waiting.len() - stuck.len();
+    let left = match ended {
+        0 => String::new(),
+        1 => "; 1 request left by a run that ended first, expiring by itself".into(),
+        n => format!("; {n} requests left by runs that ended first, expiring by themselves"),
+    };
+    let Some(first) = stuck.first() else {
+        let found = if waiting.is_empty() {
+            "no cancel request waiting".to_string()
+        } else {
+            format!("no holder is ignoring a cancel request{left}")
+        };
+        return Row::new("cancels", Mark::Ok, found);
+    };
+    let words = |r: &&Request| {
         let why = if r.reason.is_empty() {
             String::new()
         } else {
             format!(": {}", r.reason)
         };
-        let state = if r.holding {
-            "still holds the lock"
-        } else {
-            "ended before taking it"
-        };
-        format!("{} run {} (asked by {}{why}) {state}", r.key, r.token, r.by)
+        format!(
+            "{} run {} (asked by {}{why}) still holds the lock and has not taken the request",
+            r.key, r.token, r.by
+        )
     };
-    let found = waiting
+    let named = stuck
         .iter()
         .take(3)
         .map(words)
         .collect::<Vec<_>>()
         .join("; ");
-    let Some(stuck) = waiting.iter().find(|r| r.holding) else {
-        return Row::new(
-            "cancels",
-            Mark::Ok,
-            format!(
-                "{} request(s) for runs that had ended, expiring: {found}",
-                waiting.len()
-            ),
-        );
+    let more = match stuck.len() {
+        n if n > 3 => format!("; and {} more", n - 3),
+        _ => String::new(),
     };
-    let n = waiting.iter().filter(|r| r.holding).count();
-    Row::new("cancels", Mark::Warning, format!("{n} holder(s) not taking a cancel; {found}"))
-        .why("a holder takes its cancel within a second: one that does not runs a dlock without cancel, or its second connection is refused, and its job goes on")
-        .fix(format!("dlock release {} --force (its holder stops at its next renewal), and upgrade dlock on that host", stuck.key))
+    Row::new(
+        "cancels",
+        Mark::Warning,
+        format!(
+            "{} holder(s) not taking a cancel; {named}{more}{left}",
+            stuck.len()
+        ),
+    )
+    .why("a holder takes its cancel within a second: one that has not cannot take requests (its user lacks BLPOP and LPOP, or it is an older dlock) or its host is down, and its job goes on")
+    .fix(format!(
+        "dlock release {} --force (its job stops at its next renewal); then grant that user +blpop +lpop (docs/connecting.md), or upgrade dlock on that host",
+        first.key
+    ))
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@
 --   sent), which a record an older dlock wrote holds: that record is this period too.
 -- Returns {1, fence, '', slot, window} when a slot is ours (window: the start of the --every
 -- window the run belongs to, -1 without --every); {0, pttl, 'host pid N', -1, -1} when every
--- slot is held (pttl: the soonest one frees; who: its holder, '' if not a dlock); {-1, M, '',
+-- slot is held (pttl: the soonest one frees; who: its holder, '' if not a dlock, with
+-- ' (run of K)' when it holds the key as another run's --also key); {-1, M, '',
 -- -1, -1} when KEY is in use with another --limit M (nothing changed); {2, window, 'done ms
 -- \n run \n host', -1, -1} when the current --every window already has a success (nothing
 -- changed but the not-due counter); {3, every ms, 'offset ms \n last grant ms \n run \n host',
@@ -331,9 +332,11 @@ if not free then
     if not best or (p >= 0 and (best < 0 or p < best)) then best, at = p, i end
   end
   local who = ''
-  local h = redis.pcall('HMGET', holder(at), 'token', 'host', 'pid')
+  local h = redis.pcall('HMGET', holder(at), 'token', 'host', 'pid', 'also_of')
   if type(h) == 'table' and h[1] == redis.call('GET', lock(at)) then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
+    -- Held through another run's --also: whose run it is, as the --also path says it.
+    if h[4] then who = who .. ' (run of ' .. h[4] .. ')' end
   end
   if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[2]) end
   still_waiting()

@@ -14,14 +14,17 @@ local function count_busy(stats)
   if bump(stats, 'runs') then bump(stats, 'busy') end
 end
 
--- Count one finished run in the stats hash: its hold time (ms), histogram field, outcome
+-- Count one finished run in the stats hash: its hold time (ms), histogram field ('' for a run
+-- whose hold time is left out of the durations: a cancelled run was cut short), outcome
 -- counter ('' for none), and whether its release compare failed.
 local function record(stats, hold, field, outcome, compare_failed)
-  if not bump(stats, field) then return end
-  bump(stats, 'hold_count')
-  bump(stats, 'hold_sum_ms', hold)
-  if tonumber(redis.pcall('HGET', stats, 'hold_max_ms') or '0') < tonumber(hold) then
-    redis.pcall('HSET', stats, 'hold_max_ms', hold)
+  if field ~= '' then
+    if not bump(stats, field) then return end
+    bump(stats, 'hold_count')
+    bump(stats, 'hold_sum_ms', hold)
+    if tonumber(redis.pcall('HGET', stats, 'hold_max_ms') or '0') < tonumber(hold) then
+      redis.pcall('HSET', stats, 'hold_max_ms', hold)
+    end
   end
   if outcome ~= '' then bump(stats, outcome) end
   if compare_failed then bump(stats, 'compare_failures') end

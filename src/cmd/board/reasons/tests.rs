@@ -103,11 +103,18 @@ fn with_no_rule_a_holder_past_the_recommended_ttl_comes_first() {
     assert_eq!(
         words(&b),
         [format!(
-            "held 41.0s, over the recommended TTL {}",
+            "held 41.0s, over the recommended TTL {} (from 20 runs)",
             secs_ms(rec)
         )]
     );
     assert_eq!(rank(&b), 0);
+    // Fewer runs than TTL_BADGE_RUNS: a TTL from them judges no holder.
+    s.stats = crate::core::stats::Stats::from_fields([
+        ("hold_count", "4"),
+        ("h54", "4"),
+        ("hold_sum_ms", "40000"),
+    ]);
+    assert!(badges(&s, NOW, &Rules::default()).is_empty(), "4 runs");
 }
 
 #[test]

@@ -173,6 +173,20 @@ fn the_axis_ticks_every_utc_hour_of_a_day_and_every_day_of_a_week() {
     assert_eq!(axis.matches("class=\"now\"").count(), 2);
 }
 
+/// An hour's view ticks every 10 minutes and labels them all on a laptop: six labels where
+/// the hourly ticks gave one (issue 63).
+#[test]
+fn the_axis_of_an_hour_ticks_every_ten_minutes() {
+    let hour = Range::last_hours(NOON + 7 * 60_000, 1);
+    let axis = axis(&hour).into_string();
+    assert_eq!(axis.matches("<line class=\"tick\"").count(), 6);
+    for label in [
+        ">11:10<", ">11:20<", ">11:30<", ">11:40<", ">11:50<", ">12:00<",
+    ] {
+        assert!(axis.contains(label), "{label} in {axis}");
+    }
+}
+
 /// A window a pause touched is shaded "paused", not "due"; the segments agree window by window
 /// with `core::pause::window_paused` (what `check --missed-windows` counts by), done windows
 /// stay done, and the segments stay few however short the period.

@@ -9,7 +9,7 @@ use crate::core::every::{calendar_flags, flags};
 use crate::error::{Error, OtherPeriod as OtherPeriodError};
 use crate::log::{debug, info, warn};
 use crate::log::{ms, secs};
-use crate::sys::host::{unix_ms, utc_stamp};
+use crate::sys::host::{unix_ms, utc_at, utc_stamp};
 use crate::sys::signals;
 use crate::units::DAY_MS;
 
@@ -53,7 +53,10 @@ impl Shell<'_> {
             }
             Report::OtherPeriod(other) => {
                 let mine = self.cfg.every.as_ref().map_or(String::new(), |e| e.flags());
-                let date = other.every_ms >= DAY_MS || !other.schedule.is_empty();
+                let now = u64::try_from(unix_ms()).unwrap_or(u64::MAX);
+                let date = other.every_ms >= DAY_MS
+                    || !other.schedule.is_empty()
+                    || crate::units::dated(other.granted_ms, now);
                 let recorded = if other.schedule.is_empty() {
                     flags(other.every_ms, other.offset_ms)
                 } else {
@@ -74,8 +77,9 @@ impl Shell<'_> {
             Report::NotDue { not_due, code } => {
                 let every = self.cfg.every.as_ref();
                 let next = every.map_or(0, |e| e.next(not_due.window_ms));
-                // Windows of a day or more start on another date.
-                let date = every.is_some_and(|e| e.long(not_due.window_ms));
+                // Each time with its date when it is not today or far from now (`units::dated`):
+                // the next window of a daily period is tomorrow's.
+                let now = u64::try_from(unix_ms()).unwrap_or(u64::MAX);
                 // A calendar's next window also on its zone's clock.
                 let local = match every.and_then(|e| e.calendar()) {
                     Some(c) if c.tz() != "UTC" => format!(" ({})", c.local(next)),
@@ -84,9 +88,9 @@ impl Shell<'_> {
                 let run = short_run(&not_due.run);
                 info!("not_due", window_ms = not_due.window_ms, done_ms = not_due.done_ms, next_ms = next, exit = code;
                     "{lock}: done in this window (ok {} on {}, run {run}); next window {}{local}; nothing to run, exit {code}",
-                    utc_stamp(not_due.done_ms, date),
+                    utc_at(not_due.done_ms, now),
                     not_due.host,
-                    utc_stamp(next, date)
+                    utc_at(next, now)
                 )
             }
             Report::ClockOff(off) => {

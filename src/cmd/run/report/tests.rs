@@ -26,7 +26,7 @@ fn an_acl_refusal_of_xadd_names_the_command_and_the_rule_to_add_whatever_the_ser
 
 #[test]
 fn the_release_line_ends_with_how_the_job_ended_and_its_window() {
-    use crate::units::{HOUR_MS, MINUTE_MS};
+    use crate::units::{DAY_MS, HOUR_MS, MINUTE_MS};
     // 2026-12-02 00:00 UTC.
     let day = 1_796_169_600_000;
     let (nine, ten) = (day + 9 * HOUR_MS, day + 10 * HOUR_MS);
@@ -51,6 +51,16 @@ fn the_release_line_ends_with_how_the_job_ended_and_its_window() {
             day
         ),
         "; the job exited 0; window 2026-12-02 00:01:30–2026-12-03 00:01:30 UTC done"
+    );
+    // A window that ends past midnight: both ends dated (issue 63: `window 01:00–00:30 UTC
+    // done` did not say which 00:30).
+    assert_eq!(
+        ending(
+            Exit::Child(0),
+            Some((day + HOUR_MS, day + DAY_MS + 30 * MINUTE_MS)),
+            day + 2 * HOUR_MS
+        ),
+        "; the job exited 0; window 2026-12-02 01:00–2026-12-03 00:30 UTC done"
     );
     assert_eq!(
         ending(Exit::Signal(15), None, nine),

@@ -202,8 +202,8 @@ fn different_commands_and_incidents_warn_naming_the_worst_keys() {
     // The key with more commands first.
     let three_at = r
         .found
-        .find("dlock:three: 3 different commands in its last 4 runs (\"./a\", \"./b\", \"./c\")");
-    let two_at = r.found.find("dlock:two: 2 different commands");
+        .find("dlock:three: 3 different programs in its last 4 runs (\"./a\", \"./b\", \"./c\")");
+    let two_at = r.found.find("dlock:two: 2 different programs");
     assert!(three_at.is_some() && three_at < two_at, "{r:?}");
     assert!(
         r.found
@@ -272,4 +272,48 @@ fn past_three_keys_of_a_kind_the_rest_are_counted() {
         "{r:?}"
     );
     assert!(r.found.ends_with("and 2 more"), "{r:?}");
+}
+
+/// A cancelled run's duration is an operator's cut, not the job's: it neither hides a TTL far
+/// above the runs' p99 nor counts toward it (issue 63).
+#[test]
+fn a_cancelled_runs_duration_is_left_out_of_the_p99() {
+    let l = Some(defaults());
+    let mut runs: Vec<Run> = (0..20).map(|_| run("./r", 200, "ok", l)).collect();
+    runs.insert(0, run("./r", 29_000, "cancelled", l));
+    let r = row(&[lock("dlock:r", runs)]);
+    assert_eq!(r.mark, Mark::Warning, "{r:?}");
+    assert!(
+        r.found
+            .contains("dlock:r: --ttl 30.0s is 150× the p99 200ms of 20 runs"),
+        "{}",
+        r.found
+    );
+}
+
+/// One script with other arguments, or run through a shell or an interpreter, is one job; the
+/// row counts programs (issue 63: `--shard 0` and `--shard 1` were "2 different commands").
+#[test]
+fn a_program_is_its_first_word_through_env_shells_and_interpreters() {
+    for (command, job) in [
+        ("./build.sh --shard 1", "./build.sh"),
+        ("sh -c ./build.sh --shard 2", "./build.sh"),
+        ("/bin/bash -euc ./build.sh --day mon", "./build.sh"),
+        ("env TZ=UTC LANG=C ./build.sh", "./build.sh"),
+        ("python3 export.py --day mon", "export.py"),
+        ("python3 -m exporter --day mon", "exporter"),
+        ("sh -c exit 0", "exit"),
+        ("sleep 0", "sleep"),
+        ("true", "true"),
+        ("bash", "bash"),
+    ] {
+        assert_eq!(program(command), job, "{command}");
+    }
+    let l = Some(defaults());
+    let shards: Vec<Run> = (0..3)
+        .map(|i| run(&format!("./build.sh --shard {i}"), 12_000, "ok", l))
+        .chain([run("sh -c ./build.sh --shard 3", 12_000, "ok", l)])
+        .collect();
+    let r = row(&[lock("dlock:reports", shards)]);
+    assert!(!r.found.contains("different"), "{r:?}");
 }

@@ -57,7 +57,7 @@ fn a_pause_older_than_a_day_is_a_warning_with_its_resume() {
 }
 
 #[test]
-fn a_request_a_holder_did_not_take_is_a_warning_one_for_an_ended_run_is_listed() {
+fn a_holder_that_did_not_take_its_request_is_named_and_ended_runs_only_counted() {
     assert_eq!(cancels(&[]).found, "no cancel request waiting");
     let ended = Request {
         key: "report".into(),
@@ -68,26 +68,29 @@ fn a_request_a_holder_did_not_take_is_a_warning_one_for_an_ended_run_is_listed()
     };
     let row = cancels(std::slice::from_ref(&ended));
     assert_eq!(row.mark, Mark::Ok);
-    assert!(
-        row.found
-            .contains("report run t1 (asked by ops-1 (ana): db upgrade) ended before taking it"),
-        "{}",
-        row.found
+    assert_eq!(
+        row.found,
+        "no holder is ignoring a cancel request; 1 request left by a run that ended first, expiring by itself"
     );
     let stuck = Request {
         holding: true,
+        key: "reconcile".into(),
         token: "t2".into(),
         ..ended.clone()
     };
     let row = cancels(&[ended, stuck]);
     assert_eq!(row.mark, Mark::Warning);
-    assert!(
-        row.found.starts_with("1 holder(s) not taking a cancel"),
-        "{}",
-        row.found
+    assert_eq!(
+        row.found,
+        "1 holder(s) not taking a cancel; reconcile run t2 (asked by ops-1 (ana): db upgrade) still holds the lock and has not taken the request; 1 request left by a run that ended first, expiring by itself"
     );
     assert!(
-        row.fix.starts_with("dlock release report --force"),
+        row.why.contains("its user lacks BLPOP and LPOP"),
+        "{}",
+        row.why
+    );
+    assert!(
+        row.fix.starts_with("dlock release reconcile --force"),
         "{}",
         row.fix
     );

@@ -76,9 +76,6 @@ fn every_command_the_rust_code_sends_is_checked_or_excused() {
         "INFO", "CONFIG", "ACL",
         // doctor's cancels row reads who asked (the request's text): refused, a ? row.
         "LINDEX",
-        // The cancel listener's fallback, only where BLPOP (a need) is refused: a user with
-        // the guide's rules never send it.
-        "LPOP",
         // The cancel listener names its connection, best effort: refused, it goes unnamed.
         "CLIENT",
     ];
@@ -138,12 +135,12 @@ fn every_trial_names_only_the_scratch_key() {
         );
     }
     assert_eq!(
-        NEEDS[4].words("k", 3),
+        NEEDS[5].words("k", 3),
         ["SELECT", "3"],
         "the URL's own database"
     );
-    assert_eq!(needs(false, false).len(), 24);
-    assert_eq!(needs(true, true).len(), 27);
+    assert_eq!(needs(false, false).len(), 25);
+    assert_eq!(needs(true, true).len(), 28);
 }
 
 #[test]
@@ -260,18 +257,57 @@ fn all_allowed_is_ok_and_wait_alone_is_a_note() {
     assert_eq!(r.mark, Mark::Ok);
     assert_eq!(
         r.found,
-        "user dlock may run all 24 commands dlock sends (by ACL DRYRUN)"
+        "user dlock may run all 25 commands dlock sends (by ACL DRYRUN)"
     );
     assert!(r.fix.is_empty());
     let v = verdicts(&[("WAIT", Verdict::Missing)]);
     let r = rights("dlock", "dlock:", Method::Trial, &v, None);
     assert_eq!(r.mark, Mark::Ok);
     assert!(
-        r.found.contains("all 23 commands") && r.found.contains("WAIT refused"),
+        r.found.contains("all 24 commands") && r.found.contains("WAIT refused"),
         "{}",
         r.found
     );
     assert_eq!(r.fix, "ACL SETUSER dlock +wait, if you use --min-replicas");
+}
+
+/// `dlock cancel` reaches a run through BLPOP (its holder's listener), or LPOP where BLPOP is
+/// refused: the row says so when a user lacks them (issue 63), and LPOP alone missing is a note.
+#[test]
+fn the_rights_row_says_cancel_needs_blpop_or_its_lpop_fallback() {
+    let v = verdicts(&[("BLPOP", Verdict::Missing), ("LPOP", Verdict::Missing)]);
+    let r = rights("dlock", "dlock:", Method::Trial, &v, None);
+    assert_eq!(r.mark, Mark::Failure);
+    assert!(
+        r.found
+            .contains("BLPOP (waiters, run --wait; and dlock cancel")
+            && r.found
+                .contains("LPOP (dlock cancel where BLPOP is refused")
+            && r.found.contains("so dlock cancel cannot stop its runs"),
+        "{}",
+        r.found
+    );
+    assert_eq!(r.fix, "ACL SETUSER dlock +blpop +lpop");
+    // BLPOP refused, LPOP allowed: cancel polls; waiters still fail.
+    let v = verdicts(&[("BLPOP", Verdict::Missing)]);
+    let r = rights("dlock", "dlock:", Method::Trial, &v, None);
+    assert_eq!(r.mark, Mark::Failure);
+    assert!(!r.found.contains("cannot stop"), "{}", r.found);
+    // LPOP alone: a note, as WAIT is.
+    let v = verdicts(&[("LPOP", Verdict::Missing)]);
+    let r = rights("dlock", "dlock:", Method::Trial, &v, None);
+    assert_eq!(r.mark, Mark::Ok);
+    assert!(
+        r.found.contains("all 24 commands")
+            && r.found
+                .contains("LPOP refused: needed only where BLPOP is refused"),
+        "{}",
+        r.found
+    );
+    assert_eq!(
+        r.fix,
+        "ACL SETUSER dlock +lpop, for dlock cancel where BLPOP is refused"
+    );
 }
 
 #[test]
