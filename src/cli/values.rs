@@ -121,8 +121,8 @@ const BOTH_READINGS: &str =
     "a duration such as 1h or 30m, or a calendar such as '0 9 * * 1-5' or @daily (with --tz ZONE)";
 
 /// `--every`'s value: a value humantime reads is a duration (`1h`, `1h 30m`, `2 days`),
-/// anything else a calendar (`0 9 * * 1-5`, `@daily`), checked here in UTC for its syntax
-/// (its zone is checked with --tz). One that is neither names both readings.
+/// anything else a calendar (`0 9 * * 1-5`, `@daily`), checked here for its syntax (read once
+/// more with its zone, which is checked with --tz, when the run's config is built). One that is neither names both readings.
 pub(super) fn parse_every_value(s: &str) -> Result<EveryValue, String> {
     let t = s.trim();
     if humantime::parse_duration(t).is_ok() {
@@ -130,7 +130,7 @@ pub(super) fn parse_every_value(s: &str) -> Result<EveryValue, String> {
     }
     let fields = t.split_whitespace().count();
     if t.starts_with('@') || fields >= 2 {
-        return match crate::core::calendar::Calendar::parse(t, "UTC") {
+        return match crate::core::calendar::Calendar::check(t) {
             Ok(_) => Ok(EveryValue::Calendar(t.to_string())),
             // Five or six words are a calendar (or one with a seconds field): its error alone.
             Err(cal) if t.starts_with('@') || (5..=6).contains(&fields) => Err(cal),

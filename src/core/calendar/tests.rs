@@ -422,3 +422,31 @@ fn big_steps_name_the_first_value_only() {
     }
     refused_naming("*/4294967296 * * * *", &["minute", "step"]);
 }
+
+#[test]
+fn starts_searched_at_one_offset_are_the_zones_own() {
+    // `starts` searches in the zone's offset at the host's time unless a clock change is
+    // within a day of the starts: every 25 hours of 2026 (a later hour each day; both changes
+    // of each zone), the same four starts as the zone's own search, which `window_of` and
+    // `next` do.
+    for (text, tz) in [
+        ("0 * * * *", "Europe/Berlin"),
+        ("30 2 * * *", "Europe/Berlin"),
+        ("*/15 1-3 * * *", "America/New_York"),
+        ("0 9 * * 1-5", "Australia/Lord_Howe"),
+        ("0 0 29 2 *", "Europe/London"),
+    ] {
+        let own = cal(text, tz);
+        let mut t = ms("2026-01-01T00:00Z[UTC]");
+        while t < ms("2027-01-01T00:00Z[UTC]") {
+            let fresh = cal(text, tz);
+            let s0 = own.window_of(t);
+            let s1 = own.next(s0);
+            let want = [own.window_of(s0 - 1), s0, s1, own.next(s1)];
+            assert_eq!(fresh.starts(t), want, "{text} in {tz} at {t}");
+            // Read back from what `starts` found, as a release's line does.
+            assert_eq!((fresh.window_of(t), fresh.next(s0)), (s0, s1));
+            t += 25 * 3600 * 1000 + 7 * 60 * 1000;
+        }
+    }
+}
