@@ -147,7 +147,7 @@ pub mod api {
     pub mod sim {
         pub use crate::core::acquire::{
             Action as WaitAction, ClockOff, Input as WaitInput, Limits as WaitLimits, NotDue,
-            Outcome, Wait, WakerPush, waiting_for, waker_push,
+            Outcome, Wait, WakeUp, WakerPush, stopped_with, waiting_for, waker_push,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};

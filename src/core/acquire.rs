@@ -35,7 +35,7 @@ mod types;
 mod waker;
 
 pub use types::{Action, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Report};
-pub use waker::{WakerPush, waker_push};
+pub use waker::{WakeUp, WakerPush, stopped_with, waker_push};
 
 /// The last thing a try said.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use dlock::api::companion;
 use dlock::api::sim::{
     Acquire, AcquireCall, BusyCall, Call, Cleanup, EveryArg, Failure, Fleet, Meta, Outcome,
-    ReleaseCall, RunKeys, RunLog, WaitAction, WaitInput, WakeCall, WakerPush, lease_end,
-    waiting_for, waker_push,
+    ReleaseCall, RunKeys, RunLog, WaitAction, WaitInput, WakeCall, WakeUp, WakerPush, lease_end,
+    stopped_with, waiting_for, waker_push,
 };
 use redis::Value;
 
@@ -227,8 +227,8 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
             }
             WaitAction::StopWaker { held, unused } => {
                 let parked = std::mem::replace(&mut s.waker, WakerState::Off) == WakerState::Parked;
-                let got = parked || unused;
-                if got && s.carried {
+                let got = stopped_with(parked, held, unused);
+                if got != WakeUp::None && s.carried {
                     // The wake-up went with the last try: acquire.lua handed it on, or its
                     // key was taken (cmd::run::waker's `stop`, `placed`).
                     continue;
@@ -236,7 +236,7 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                 let from = s.popped.unwrap_or(0);
                 let slots = crate::host::key_at(w, h, from).slots.len();
                 match waker_push(got, held, slots) {
-                    WakerPush::Nothing => count_lost_if(w, got && !held),
+                    WakerPush::Nothing => count_lost_if(w, got == WakeUp::Unused && !held),
                     WakerPush::WakeUpBack => hand_back(w, h, false, from, false),
                     WakerPush::WakeUpIfFree => hand_back(w, h, false, from, true),
                     WakerPush::OwnKey => {
@@ -354,7 +354,7 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
     if let Some(i) = stopped.iter().position(|(r, _)| *r == run) {
         let (_, held) = stopped.remove(i);
         let slots = crate::host::key_at(w, h, list).slots.len();
-        match waker_push(true, held, slots) {
+        match waker_push(WakeUp::Unused, held, slots) {
             WakerPush::WakeUpBack => hand_back(w, h, true, list, false),
             WakerPush::WakeUpIfFree => hand_back(w, h, true, list, true),
             _ => count_lost_if(w, !held),

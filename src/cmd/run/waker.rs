@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::note::Note;
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{WakerPush, waker_push};
+use crate::core::acquire::{WakeUp, WakerPush, stopped_with, waker_push};
 use crate::log::{debug, warn};
 use crate::store::keys::companion;
 use crate::store::lock::WakeCall;
@@ -145,7 +145,7 @@ impl Waker {
                                 // Stopped first, not knowing of this wake-up: ours to place.
                                 Err(stopped) => {
                                     let held = stopped == STOPPED_HELD;
-                                    let what = waker_push(true, held, from.room);
+                                    let what = waker_push(WakeUp::Unused, held, from.room);
                                     if let Some(call) = from.push(what) {
                                         let _ = session.call(&call);
                                     }
@@ -209,9 +209,9 @@ impl Waker {
     pub(super) fn stop(self, session: &mut Session, (held, unused): (bool, bool), placed: bool) {
         let stopped = if held { STOPPED_HELD } else { STOPPED };
         let parked = self.state.swap(stopped, Ordering::SeqCst) == PARKED;
-        let got = parked || unused;
+        let got = stopped_with(parked, held, unused);
         let _ = self.resume.send(None);
-        if (!session.is_connected() && !unused) || (got && placed) {
+        if (!session.is_connected() && !unused) || (got != WakeUp::None && placed) {
             return;
         }
         let popped = self.popped.lock().ok().and_then(|p| p.clone());
@@ -231,7 +231,7 @@ impl Waker {
             (_, None) => return,
         };
         // Its BLPOP has ended (the server ran our push): the thread is reading its reply.
-        if pushed && !got && !held {
+        if pushed && got == WakeUp::None && !held {
             let _ = self.ended.recv_timeout(self.io_timeout);
         }
     }

@@ -15,14 +15,13 @@ impl Wait {
     /// have the lock first (a failover could hand it to someone else at once).
     pub(super) fn granted(&mut self, won: (i64, u32, Instant)) {
         self.next_try = None;
-        // A wake-up is moot once the lock is ours.
-        self.woken_later = false;
+        // A wake-up that came while the winning try was out was used by nothing: a
+        // semaphore's waker hands it on if another slot is free (issue 62).
+        let unused = std::mem::take(&mut self.woken_later) && !self.woken;
         if self.waker {
             self.waker = false;
-            self.actions.push_back(Action::StopWaker {
-                held: true,
-                unused: false,
-            });
+            self.actions
+                .push_back(Action::StopWaker { held: true, unused });
         }
         if let Some(signal) = self.signal_later.take() {
             return self.before_start(won, signal);

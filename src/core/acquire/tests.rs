@@ -493,28 +493,37 @@ fn the_gave_up_report_carries_its_numbers() {
 fn a_stopping_waker_hands_on_an_unused_wake_up_unless_the_lock_was_taken() {
     use WakerPush::*;
     let table = [
-        // (got a wake-up, held, the key's slots, pushes)
-        (true, false, 1, WakeUpBack),
-        (true, true, 1, Nothing),
-        (false, false, 1, OwnKey),
-        (false, true, 1, OwnKey),
-        // A semaphore's waiter that took a slot: the wake-up may be another slot's (issue 62).
-        (true, true, 3, WakeUpIfFree),
-        (true, false, 3, WakeUpBack),
-        (false, true, 3, OwnKey),
+        // (what became of its wake-up, held, the key's slots, pushes)
+        (WakeUp::Unused, false, 1, WakeUpBack),
+        (WakeUp::Used, true, 1, Nothing),
+        (WakeUp::Unused, true, 1, Nothing),
+        (WakeUp::None, false, 1, OwnKey),
+        (WakeUp::None, true, 1, OwnKey),
+        // A semaphore's waiter that took a slot with another try: the wake-up may be another
+        // slot's (issue 62); one its winning try used is not.
+        (WakeUp::Unused, true, 3, WakeUpIfFree),
+        (WakeUp::Used, true, 3, Nothing),
+        (WakeUp::Unused, false, 3, WakeUpBack),
+        (WakeUp::None, true, 3, OwnKey),
     ];
     for (got, held, slots, push) in table {
         assert_eq!(
             waker_push(got, held, slots),
             push,
-            "got {got}, held {held}, {slots} slots"
+            "got {got:?}, held {held}, {slots} slots"
         );
     }
+    // What the stop knows: parked (a wake-up delivered), held, the machine's unused.
+    assert_eq!(stopped_with(true, false, false), WakeUp::Unused);
+    assert_eq!(stopped_with(true, true, false), WakeUp::Used);
+    assert_eq!(stopped_with(true, true, true), WakeUp::Unused);
+    assert_eq!(stopped_with(false, false, true), WakeUp::Unused);
+    assert_eq!(stopped_with(false, true, false), WakeUp::None);
     // The bug table's knobs put back each lost wake-up, and only that.
     crate::core::bugs::set(&[crate::core::bugs::Bug::WakeUpLeavesWithTheWaiter]);
-    let lost = waker_push(true, false, 1);
+    let lost = waker_push(WakeUp::Unused, false, 1);
     crate::core::bugs::set(&[crate::core::bugs::Bug::SlotWakeUpKept]);
-    let kept = waker_push(true, true, 3);
+    let kept = waker_push(WakeUp::Unused, true, 3);
     crate::core::bugs::set(&[]);
     assert_eq!((lost, kept), (Nothing, Nothing));
 }

@@ -123,8 +123,9 @@ pub enum Action {
     /// The wait is over: stop the waker; `held`: with the lock. Whether the waker holds a
     /// wake-up is the waker's to know (one may arrive while the last try is out, and the machine
     /// never reads it): what it pushes is `waker_push`'s, called where that is known. `unused`:
-    /// the last wake-up the machine read sent a try that got no answer (the network failed it)
-    /// and the wait ended after it: that wake-up was used by nothing, and goes back (issue 62).
+    /// the last wake-up the machine read was used by nothing — it sent a try that got no answer
+    /// (the network failed it) and the wait ended after it, or it came while the winning try
+    /// was out (issue 62).
     StopWaker {
         held: bool,
         unused: bool,

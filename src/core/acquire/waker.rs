@@ -19,25 +19,55 @@ pub enum WakerPush {
     OwnKey,
 }
 
-/// What a waker that stops pushes, for the shell's waker and the simulation's alike.
-/// `got_wake_up`: a release's wake-up reached the waker and no try was made on it (delivered
-/// to a machine that ended first, or popped after the stop, or sent a try that got no answer:
-/// `StopWaker::unused`); `held`: the run took the lock; `slots`: the wake-up's key's slots.
+/// What became of the last wake-up a waker got, as far as the one side that calls
+/// `waker_push` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeUp {
+    /// None reached it (it is still blocked, or was resumed with no wake-up in hand).
+    None,
+    /// It sent the try that won the lock: used.
+    Used,
+    /// No try used it: delivered to a machine that ended first, popped after the stop, sent a
+    /// try that got no answer (`StopWaker::unused`), or came while the winning try was out.
+    Unused,
+}
+
+/// What a waker that stops pushes, for the shell's waker and the simulation's alike: `got`,
+/// what became of its last wake-up; `held`: the run took the lock; `slots`: the wake-up's
+/// key's slots.
 ///
-/// Exactly one side knows `got_wake_up` and calls this: the stop, when the waker had parked
-/// with a wake-up before it; the waker's thread, when its wake-up came after the stop (which
-/// then pushed the own key, knowing of none).
-pub fn waker_push(got_wake_up: bool, held: bool, slots: usize) -> WakerPush {
-    match (got_wake_up, held) {
+/// Exactly one side knows `got` and calls this: the stop, when the waker had parked with a
+/// wake-up before it (the machine says whether its try used it); the waker's thread, when its
+/// wake-up came after the stop (which then pushed the own key, knowing of none).
+pub fn waker_push(got: WakeUp, held: bool, slots: usize) -> WakerPush {
+    match (got, held) {
         // A waiter leaving with a release's wake-up would leave the next waiter asleep on a
         // free lock until its poll (--retry-max).
-        (true, false) if !bugs::on(Bug::WakeUpLeavesWithTheWaiter) => WakerPush::WakeUpBack,
-        // A semaphore: the wake-up may be another slot's, free for the next waiter.
-        (true, true) if slots > 1 && !bugs::on(Bug::SlotWakeUpKept) => WakerPush::WakeUpIfFree,
+        (WakeUp::Unused, false) if !bugs::on(Bug::WakeUpLeavesWithTheWaiter) => {
+            WakerPush::WakeUpBack
+        }
+        // A semaphore's waiter that took a slot with another try: the wake-up may be another
+        // slot's, free for the next waiter (issue 62).
+        (WakeUp::Unused, true) if slots > 1 && !bugs::on(Bug::SlotWakeUpKept) => {
+            WakerPush::WakeUpIfFree
+        }
         // The lock was taken: the release it announced was ours to use, and our own release
         // wakes the next waiter. Handed on, it would wake a waiter to a busy lock and send it
         // to the back of the queue.
-        (true, _) => WakerPush::Nothing,
-        (false, _) => WakerPush::OwnKey,
+        (WakeUp::Unused | WakeUp::Used, _) => WakerPush::Nothing,
+        (WakeUp::None, _) => WakerPush::OwnKey,
+    }
+}
+
+/// What the stop knows of the waker's last wake-up: `parked`, the waker had delivered one
+/// and waits for word; `unused`, the machine's `StopWaker::unused`.
+pub fn stopped_with(parked: bool, held: bool, unused: bool) -> WakeUp {
+    match (parked, held, unused) {
+        (_, _, true) => WakeUp::Unused,
+        // Delivered, and the wait ended without a try on it.
+        (true, false, false) => WakeUp::Unused,
+        // Delivered, and the lock is ours: its try won.
+        (true, true, false) => WakeUp::Used,
+        (false, _, false) => WakeUp::None,
     }
 }
