@@ -305,12 +305,17 @@ fn a_cancel_of_an_also_key_stops_the_run_holding_it() {
     assert_eq!(r.get("dlock:db"), None);
 }
 
-/// A waiter that needs {j, x} is woken by x's release while j is still busy: the script hands
-/// x's wake-up on, so a plain waiter of x (which blocked after it) gets x within a round trip,
-/// not at its next poll (pinned at 30 s), and the --also waiter goes on waiting, for j alone.
+/// A waiter that needs {j, x} is woken by x's release while j is still busy (issue 62: it
+/// used to hand x on, and a stream of plain x runs starved it). x is now kept for it: the
+/// plain waiter of x, which first tried after it, does not take x in the meantime; j's release
+/// runs the --also waiter, and its release hands x to the plain waiter by a wake-up, not at
+/// its next poll (pinned at 30 s).
 #[test]
-fn a_wake_up_an_also_waiter_cannot_use_goes_on_to_the_next_waiter() {
+fn a_key_freed_while_an_also_waiter_waits_for_another_is_kept_for_it() {
     let r = RedisServer::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let order = dir.path().join("order");
+    let order = order.to_str().expect("utf-8 path").to_string();
     let hold = |key: &str| {
         let mut h = dlock(&r)
             .args(["run", "--key", key, "--"])
@@ -321,16 +326,17 @@ fn a_wake_up_an_also_waiter_cannot_use_goes_on_to_the_next_waiter() {
     };
     let (mut j, mut x) = (hold("j"), hold("x"));
     let slow = ["--wait", "25s", "--retry-min", "30s", "--retry-max", "30s"];
-    let both = dlock(&r)
+    let append = |what: &str| format!("echo {what} >> '{order}'; echo {what} ran");
+    let mut both = dlock(&r)
         .args(["-v", "run", "--key", "j", "--also", "x"])
         .args(slow)
-        .args(["--", "echo", "both ran"])
+        .args(["--", "sh", "-c", &append("both")])
         .spawn();
     wait_for_waiter(&r);
     let mut plain = dlock(&r)
         .args(["run", "--key", "x"])
         .args(slow)
-        .args(["--", "echo", "plain ran"])
+        .args(["--", "sh", "-c", &append("plain")])
         .spawn();
     let start = Instant::now();
     while blocked_clients(&r) < 2 {
@@ -340,23 +346,78 @@ fn a_wake_up_an_also_waiter_cannot_use_goes_on_to_the_next_waiter() {
         );
         std::thread::sleep(Duration::from_millis(2));
     }
-    let released_at = Instant::now();
+    // x freed: the --also waiter is woken, finds j busy, and keeps x (its reservation).
     x.close_stdin();
+    x.finish(Duration::from_secs(10)).code(0);
+    both.expect_stderr("was released; retrying at once");
+    assert_eq!(r.get("dlock:x"), None, "x was taken while kept");
+    // j freed: the --also waiter runs, then its release wakes the plain waiter.
+    j.close_stdin();
+    j.finish(Duration::from_secs(10)).code(0);
+    both.expect_line("both ran");
+    let released_at = Instant::now();
     plain.expect_line("plain ran");
     let handoff = released_at.elapsed();
     assert!(
         handoff < Duration::from_secs(2),
         "hand-off took {handoff:?}"
     );
-    x.finish(Duration::from_secs(10)).code(0);
+    both.finish(Duration::from_secs(10)).code(0);
     plain.finish(Duration::from_secs(10)).code(0);
-    // The --also waiter still waits, now on j only; j's release lets it run.
-    assert_eq!(r.get("dlock:x"), None);
+    let ran = std::fs::read_to_string(&order).expect("order file");
+    assert_eq!(ran, "both\nplain\n", "the runs' order");
+}
+
+/// The same with the plain waiter polling (every 20–50 ms, no wake-up needed): its tries
+/// while x is free find it kept for the older --also waiter, and it runs only after it.
+#[test]
+fn a_younger_plain_run_polling_a_kept_key_waits_for_the_older_set() {
+    let r = RedisServer::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let order = dir.path().join("order");
+    let order = order.to_str().expect("utf-8 path").to_string();
+    let hold = |key: &str| {
+        let mut h = dlock(&r)
+            .args(["run", "--key", key, "--"])
+            .args(["sh", "-c", "echo held; read x || true"])
+            .spawn();
+        h.expect_line("held");
+        h
+    };
+    let (mut j, mut x) = (hold("j"), hold("x"));
+    let append = |what: &str| format!("echo {what} >> '{order}'; echo {what} ran");
+    let mut both = dlock(&r)
+        .args(["-v", "run", "--key", "j", "--also", "x", "--wait", "25s"])
+        .args(["--retry-min", "30s", "--retry-max", "30s"])
+        .args(["--", "sh", "-c", &append("both")])
+        .spawn();
+    wait_for_waiter(&r);
+    let mut plain = dlock(&r)
+        .args(["run", "--key", "x", "--wait", "25s", "--no-notify"])
+        .args(["--retry-min", "20ms", "--retry-max", "50ms"])
+        .args(["--", "sh", "-c", &append("plain")])
+        .spawn();
+    x.close_stdin();
+    x.finish(Duration::from_secs(10)).code(0);
+    both.expect_stderr("was released; retrying at once");
+    // Five scripts run on the server after x was freed: the plain waiter's tries (the only
+    // client polling; the --also waiter's next try is 30 s away, j's renewal 10 s).
+    let before = r.calls("evalsha");
+    let start = Instant::now();
+    while r.calls("evalsha") < before + 5 {
+        assert!(
+            start.elapsed() < HANDSHAKE,
+            "the plain waiter stopped trying"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(r.get("dlock:x"), None, "x was taken while kept");
     j.close_stdin();
     j.finish(Duration::from_secs(10)).code(0);
-    both.finish(Duration::from_secs(10))
-        .code(0)
-        .stdout_is("both ran\n");
+    both.finish(Duration::from_secs(10)).code(0);
+    plain.finish(Duration::from_secs(10)).code(0);
+    let ran = std::fs::read_to_string(&order).expect("order file");
+    assert_eq!(ran, "both\nplain\n", "the runs' order");
 }
 
 /// A paused --also key stops the runs that need it, at once and with the pause's exit status;

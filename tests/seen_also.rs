@@ -35,6 +35,7 @@ fn acquire(s: &RedisServer, key: &Keys, also: &[Keys], token: &str, host: &str) 
         since_ms: 1_700_000_000_000,
         renew_ms: 10_000,
         retry_ms: 2_000,
+        first_ms: 0,
     };
     eval(
         s,

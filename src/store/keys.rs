@@ -32,6 +32,12 @@ pub struct Keys {
     /// The waiter registry: token → until when (Unix ms) a run that found the key busy counts
     /// as waiting for it (acquire.lua); expires when nobody waits.
     pub waiting: String,
+    /// A run that needs several keys and waits for them keeps a slot of each (acquire.lua):
+    /// "first try ms \t token \t who", expiring when the waiter stops refreshing it.
+    pub reserve: String,
+    /// The reserving run's turn: a try held back by its reservation pushes here, where only
+    /// that run's waker listens (the wake-up such a try took was meant for it).
+    pub turn: String,
     /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` itself
     /// and `{lock}:holder`, so `--limit 1` is the plain lock with its layout unchanged.
     pub slots: Vec<Slot>,
@@ -59,9 +65,9 @@ pub const MAX_ALSO_LIMIT: u32 = 8;
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
 /// a slot number: `{lock}:slot:2`; `cancel` and `ended` with the token of the run asked to
 /// stop: `{lock}:cancel:TOKEN`, `{lock}:ended:TOKEN`, see `cancel_list` and `word_key`).
-pub const SUFFIXES: [&str; 14] = [
+pub const SUFFIXES: [&str; 16] = [
     "fence", "holder", "stats", "wake", "limit", "slot", "runs", "timeline", "done", "pause",
-    "pauses", "cancel", "ended", "waiting",
+    "pauses", "cancel", "ended", "waiting", "reserve", "turn",
 ];
 
 /// Ended pauses a key's span stream keeps.
@@ -116,6 +122,8 @@ impl Keys {
             pause: companion(lock, "pause"),
             pauses: companion(lock, "pauses"),
             waiting: companion(lock, "waiting"),
+            reserve: companion(lock, "reserve"),
+            turn: companion(lock, "turn"),
             slots: (0..limit.max(1)).map(|i| slot(lock, i)).collect(),
         }
     }

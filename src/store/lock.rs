@@ -89,6 +89,9 @@ pub struct Meta {
     /// How long after a busy try's send the run tries again at the latest (ms): its entry in
     /// the key's waiter registry lasts that long.
     pub retry_ms: u64,
+    /// Unix ms of the run's first try (0: this try is the first): the age by which a run that
+    /// needs several keys keeps them from younger runs (acquire.lua's reservations).
+    pub first_ms: u128,
 }
 
 /// The result of `dlock release`.

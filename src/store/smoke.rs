@@ -30,6 +30,7 @@ pub(crate) fn samples() -> (Meta, Finish) {
         since_ms: 0,
         renew_ms: 10_000,
         retry_ms: 2_000,
+        first_ms: 0,
     };
     let finish = Finish {
         hold: Duration::from_millis(5),

@@ -36,6 +36,7 @@ fn meta(host: &str, pid: u32) -> Meta {
         since_ms: 1_700_000_000_000,
         renew_ms: 10_000,
         retry_ms: 2_000,
+        first_ms: 0,
     }
 }
 

@@ -132,9 +132,11 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
         Some(Value::Int(i)) => Some(*i),
         _ => None,
     };
+    let mut grant = None;
     if call.name.starts_with("AcquireCall")
         && let Ok(Value::Array(v)) = a
     {
+        crate::fairness::acquired(w, host, &call.argv, int(v.first()) == Some(0));
         match int(v.first()) {
             Some(1) => {
                 let token = call.argv[0].clone();
@@ -150,6 +152,7 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
                         )
                     })
                     .collect();
+                grant = Some(token.clone());
                 if w.granted.insert(token.clone()) {
                     w.check.ev(w.now, usize::MAX, "grant", i64::from(slot));
                     w.check.counts.also_grants += 1;
@@ -167,7 +170,10 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
     {
         let mut ks = w.server.ks.borrow_mut();
         let mut held: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut states = Vec::new();
+        let (mut states, mut avails, mut full) = (Vec::new(), Vec::new(), Vec::new());
+        let runs: Vec<_> = (0..w.hosts.len())
+            .map(|h| crate::fairness::waiting_run(w, h))
+            .collect();
         for k in universe(w) {
             let wakes = ks.llen(&k.wake);
             if wakes > k.limit_n() {
@@ -178,10 +184,11 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
                 ));
             }
             // Every slot held (and the soonest of them to expire), or a free one.
-            let (mut all_held, mut soonest) = (true, None::<Us>);
+            let (mut all_held, mut soonest, mut free) = (true, None::<Us>, 0);
             for s in &k.slots {
                 let Some(token) = ks.holder(&s.lock) else {
                     all_held = false;
+                    free += 1;
                     continue;
                 };
                 held.entry(token).or_default().push(k.lock.clone());
@@ -192,17 +199,48 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
             }
             // Free now: since before (still free), since the soonest expiry of its last
             // holders (gone by it), or since this call (freed by a script).
-            let state = match (all_held, w.also_free.get(&k.lock)) {
-                (true, _) => Free::Busy(soonest),
-                (false, Some(Free::Since(t))) => Free::Since(*t),
-                (false, Some(Free::Busy(Some(until)))) => Free::Since((*until).min(now)),
-                (false, Some(Free::Busy(None))) => Free::Since(now),
-                (false, None) => Free::Since(0),
+            let next = |busy: Option<Option<Us>>, before: Option<&Free>| match (busy, before) {
+                (Some(until), _) => Free::Busy(until),
+                (None, Some(Free::Since(t))) => Free::Since(*t),
+                (None, Some(Free::Busy(Some(until)))) => Free::Since((*until).min(now)),
+                (None, Some(Free::Busy(None))) => Free::Since(now),
+                (None, None) => Free::Since(0),
             };
-            states.push((k.lock.clone(), state));
+            let busy = all_held.then_some(soonest);
+            states.push((k.lock.clone(), next(busy, w.also_free.get(&k.lock))));
+            if free == 0 {
+                full.push(k.lock.clone());
+            }
+            // For each host that waits for it: a slot kept for an older run is not free.
+            let kept = crate::fairness::entries(&ks, &k.reserve);
+            for (h, run) in runs.iter().enumerate() {
+                let Some((token, first)) = run else { continue };
+                let mine = std::iter::once(&*w.host_keys[h]).chain(w.host_also[h].iter());
+                if !mine.clone().any(|m| m.lock == k.lock) {
+                    continue;
+                }
+                let held_back = crate::fairness::kept_from(&kept, token, *first);
+                let busy = match crate::fairness::avail(free, held_back) {
+                    true => None,
+                    false if all_held => Some(soonest),
+                    false => Some(None),
+                };
+                let key = (h, k.lock.clone());
+                avails.push((key.clone(), next(busy, w.also_avail.get(&key))));
+            }
         }
         drop(ks);
         w.also_free.extend(states);
+        w.also_avail.extend(avails);
+        if let Some(token) = &grant
+            && let Some(first) = call.argv.get(25).and_then(|a| a.parse::<u64>().ok())
+            && fair(w)
+        {
+            w.check.counts.also_fair_grants += 1;
+            if let Some(v) = crate::fairness::granted(w, host, token, first, &full) {
+                why = Some(v);
+            }
+        }
         let sets = w.check.sets.as_ref().expect("an --also world's sets");
         for (token, keys) in &held {
             let Some(set) = host_of(token).and_then(|h| sets.get(h)) else {
@@ -258,8 +296,8 @@ fn fair(w: &World) -> bool {
 }
 
 /// Host `h` gives up busy: on a fair network, not while every key of its set has had a free
-/// slot for longer than the bound, with --wait left after that (liveness.rs' `check_host`,
-/// over the set).
+/// slot for it (none kept for an older run: fairness.rs) for longer than the bound, with
+/// --wait left after that (liveness.rs' `check_host`, over the set).
 pub fn gave_up(w: &mut World, h: usize) {
     if !fair(w) {
         return;
@@ -270,7 +308,7 @@ pub fn gave_up(w: &mut World, h: usize) {
     w.check.counts.also_gave_up_fair += 1;
     let mut since = 0;
     for k in std::iter::once(&*w.host_keys[h]).chain(w.host_also[h].iter()) {
-        match w.also_free.get(&k.lock) {
+        match w.also_avail.get(&(h, k.lock.clone())) {
             Some(Free::Since(t)) => since = since.max(*t),
             _ => return,
         }

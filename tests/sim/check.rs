@@ -127,6 +127,8 @@ pub struct Counts {
     /// --also worlds on a fair network: runs that gave up busy, checked against the free-set
     /// bound (also.rs).
     pub also_gave_up_fair: u64,
+    /// --also grants on fair networks checked against the waiting runs' reservations.
+    pub also_fair_grants: u64,
 }
 
 #[derive(Debug)]

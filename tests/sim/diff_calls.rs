@@ -70,6 +70,7 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
         // Not drawn: the sequence of draws (and the answers it reaches) stays as it was.
         renew_ms: ttl.as_millis() as u64 / 3,
         retry_ms: 400,
+        first_ms: 0,
     };
     let every = rng.chance(0.3).then(|| {
         let period = rng.range(1000, 2500);

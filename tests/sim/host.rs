@@ -58,6 +58,8 @@ pub struct Waiting {
     /// The set index of the list the waker's last wake-up came from: where an unused one
     /// goes back (cmd::run::waker's `popped`).
     pub popped: Option<usize>,
+    /// The host's wall clock at the run's first try (cmd::run::acquire's `first_ms`).
+    pub first_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,6 +291,7 @@ fn begin(w: &mut World, h: usize) {
         carried: false,
         also_won: Vec::new(),
         popped: None,
+        first_ms: None,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
     let until = w.now + (w.sc.wait.as_micros() as f64 / w.hosts[h].rate) as Us;

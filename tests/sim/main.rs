@@ -14,6 +14,7 @@ mod cancel;
 mod check;
 mod diff;
 mod diff_calls;
+mod fairness;
 mod fences;
 // The server finder of the integration suite, the one file of its support the simulation needs.
 #[path = "../support/finder.rs"]

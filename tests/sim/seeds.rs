@@ -461,16 +461,18 @@ fn also_seed_range() {
         total.also_handed_on += o.counts.also_handed_on;
         total.also_checks += o.counts.also_checks;
         total.also_gave_up_fair += o.counts.also_gave_up_fair;
+        total.also_fair_grants += o.counts.also_fair_grants;
         total.handbacks += o.counts.handbacks;
     }
     println!(
-        "sim --also: {worlds} worlds ({unsafe_worlds} unsafe, {two_shared} with two shared keys, {semaphores} with --also-limit 2, {crossed} with two hosts taking two keys in opposite orders): {} guarded runs, {} grants holding {} --also keys, {} runs gave up busy ({} on a fair network, each checked against the free-set bound), {} lost; {} wake-ups handed on by acquire.lua, {} handed back by waiters; the keyspace checked after {} script calls, never a partial set; unsafe overlaps {}; {:.1} s",
+        "sim --also: {worlds} worlds ({unsafe_worlds} unsafe, {two_shared} with two shared keys, {semaphores} with --also-limit 2, {crossed} with two hosts taking two keys in opposite orders): {} guarded runs, {} grants holding {} --also keys, {} runs gave up busy ({} on a fair network, each checked against the free-set bound), {} lost; {} grants on fair networks checked against the older waiters' reservations; {} wake-ups handed on by acquire.lua, {} handed back by waiters; the keyspace checked after {} script calls, never a partial set; unsafe overlaps {}; {:.1} s",
         total.runs,
         total.also_grants,
         total.also_held_keys,
         total.busy,
         total.also_gave_up_fair,
         total.lost,
+        total.also_fair_grants,
         total.also_handed_on,
         total.handbacks,
         total.also_checks,
@@ -485,6 +487,7 @@ fn also_seed_range() {
         total.also_held_keys > total.also_grants
             && total.busy > 50
             && total.also_gave_up_fair > 50
+            && total.also_fair_grants > 200
             && total.also_handed_on > 0,
         "the --also worlds must take several keys, contend, and hand wake-ups on"
     );

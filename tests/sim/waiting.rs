@@ -23,7 +23,8 @@ use crate::world::{Event, Fail, Request, World};
 
 /// A try's meta: `since_ms` is the host's wall clock at the send, as `cmd::run` sends it (the
 /// checker reads the host's clock there: a calendar's window starts are computed around it).
-fn meta(w: &World, since_ms: u64) -> Meta {
+/// `first_ms`: the host's wall clock at the run's first try (the age its reservations carry).
+fn meta(w: &World, since_ms: u64, first_ms: u64) -> Meta {
     let io = Duration::from_micros(io_timeout(w));
     Meta {
         host: "sim".into(),
@@ -32,6 +33,7 @@ fn meta(w: &World, since_ms: u64) -> Meta {
         since_ms: u128::from(since_ms),
         renew_ms: crate::host::limits(w).renew_every.as_millis() as u64,
         retry_ms: waiting_for(w.sc.retry_max, io).as_millis() as u64,
+        first_ms: u128::from(first_ms),
     }
 }
 
@@ -105,10 +107,11 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
     let sent = local(w, h);
     let token = w.hosts[h].token.clone();
     let wall = crate::host::wall_ms(w, h);
+    let first = *s.first_ms.get_or_insert(wall);
     let (keys, also, meta) = (
         w.host_keys[h].clone(),
         w.host_also[h].clone(),
-        meta(w, wall),
+        meta(w, wall, first),
     );
     // As the shell: the wake-up the waker passed on goes with the next try (--also only).
     let woken = s.woken_by.take().filter(|_| !also.is_empty());
@@ -412,14 +415,21 @@ pub fn own_wake_key(w: &World, h: usize) -> String {
 
 /// The wake lists host `h`'s waker listens on (set index, list), as its BLPOP reaches the
 /// server: those it was started or resumed with (one BLPOP is out at a time).
+/// With --also, each key's turn list too (cmd::run::acquire's `lists`: where a try held back
+/// by this run's reservation calls it).
 pub fn waker_lists(w: &World, h: usize) -> Vec<(usize, String)> {
     let lists = match &w.hosts[h].phase {
         Phase::Waiting(s) => s.lists.clone(),
         _ => vec![0],
     };
+    let turns = !w.host_also[h].is_empty();
     lists
         .into_iter()
-        .map(|j| (j, crate::host::key_at(w, h, j).wake.clone()))
+        .flat_map(|j| {
+            let k = crate::host::key_at(w, h, j);
+            let turn = turns.then(|| (j, k.turn.clone()));
+            std::iter::once((j, k.wake.clone())).chain(turn)
+        })
         .collect()
 }
 

@@ -176,6 +176,12 @@ pub struct World {
     pub cancels_at_end: u32,
     /// --also worlds: each key's state as the last script call left it (also.rs' liveness).
     pub also_free: std::collections::BTreeMap<String, crate::also::Free>,
+    /// --also worlds: each key's state for each host that waits for it (a slot kept for an
+    /// older run is not free for it: fairness.rs).
+    pub also_avail: std::collections::BTreeMap<(usize, String), crate::also::Free>,
+    /// --also worlds: the hosts whose runs wait with their reservations in: (token, first try
+    /// ms, since when).
+    pub also_reserved: std::collections::BTreeMap<usize, (String, u64, Us)>,
 }
 
 impl World {
@@ -226,6 +232,8 @@ impl World {
             cancel_seq: 0,
             cancels_at_end: 0,
             also_free: Default::default(),
+            also_avail: Default::default(),
+            also_reserved: Default::default(),
             sc,
         };
         w.check.every_at_risk = unsafe_world || !w.sc.failovers.is_empty();

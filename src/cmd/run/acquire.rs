@@ -162,6 +162,7 @@ fn take(
             renew_ms: u64::try_from(cfg.limits.renew_every.as_millis()).unwrap_or(u64::MAX),
             retry_ms: u64::try_from(waiting_for(cfg.retry_max, cfg.server.io_timeout).as_millis())
                 .unwrap_or(u64::MAX),
+            first_ms: 0,
         },
         tx,
         waker: None,
@@ -211,8 +212,12 @@ impl Shell<'_> {
     /// sends it again at once in that spelling (once: the machine sees one try, one answer).
     fn try_once(&mut self, last_try: bool, may_respell: bool) {
         let sent = Instant::now();
+        let since_ms = unix_ms();
+        if self.meta.first_ms == 0 {
+            self.meta.first_ms = since_ms;
+        }
         let meta = Meta {
-            since_ms: unix_ms(),
+            since_ms,
             ..self.meta.clone()
         };
         // Under Redis Cluster the prefix-wide pause lives in another hash slot than the lock:
@@ -399,18 +404,23 @@ impl Shell<'_> {
             .unwrap_or(self.keys)
     }
 
-    /// The wake lists of the keys that held the last try back: what the waker listens on.
+    /// The wake lists of the keys that held the last try back: what the waker listens on;
+    /// with --also their turn lists too (the run's reservations: acquire.lua).
     fn lists(&self) -> Vec<List> {
+        let turns = !self.also.is_empty();
         self.blocked
             .iter()
-            .map(|&index| {
+            .flat_map(|&index| {
                 let k = self.key_at(index);
-                List {
+                let list = |listen: &str| List {
                     index,
+                    listen: listen.to_string(),
                     wake: k.wake.clone(),
                     room: k.limit_n(),
                     slots: k.slots.iter().map(|s| s.lock.clone()).collect(),
-                }
+                };
+                let turn = turns.then(|| list(&k.turn));
+                std::iter::once(list(&k.wake)).chain(turn)
             })
             .collect()
     }

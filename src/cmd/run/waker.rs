@@ -26,6 +26,10 @@ const STOPPED_HELD: u8 = 3;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct List {
     pub index: usize,
+    /// Where the waker listens: the key's wake list, or (a run that needs several keys) the
+    /// key's turn list, where a try held back by this run's reservation calls it.
+    pub listen: String,
+    /// Where a wake-up from it that no try used goes back: the key's wake list.
     pub wake: String,
     pub room: usize,
     /// The key's slots' lock keys: a semaphore's wake-up goes on only if one is free.
@@ -112,13 +116,13 @@ impl Waker {
                 // Dropped when the thread ends, whichever way: what `stop` waits for.
                 let _ended = ended_tx;
                 while shared.load(Ordering::SeqCst) == LISTENING {
-                    let mut names: Vec<&str> = lists.iter().map(|l| l.wake.as_str()).collect();
+                    let mut names: Vec<&str> = lists.iter().map(|l| l.listen.as_str()).collect();
                     names.push(&mine);
                     // The BLPOP outlasts --wait.
                     match session.listen(&names, until) {
                         Ok(Some(list)) if list == mine => return,
                         Ok(Some(list)) => {
-                            let Some(from) = lists.iter().find(|l| l.wake == list).cloned() else {
+                            let Some(from) = lists.iter().find(|l| l.listen == list).cloned() else {
                                 continue;
                             };
                             // Known before the state says PARKED: `stop` hands it back there.

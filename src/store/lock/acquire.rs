@@ -140,6 +140,10 @@ impl Call for AcquireCall<'_> {
             }
         }
         keys.push(&k.waiting);
+        keys.push(&k.reserve);
+        keys.extend(self.also.iter().map(|x| x.reserve.as_str()));
+        keys.push(&k.turn);
+        keys.extend(self.also.iter().map(|x| x.turn.as_str()));
         if let Fleet::Key(fleet) = self.fleet {
             keys.push(fleet);
         }
@@ -200,6 +204,10 @@ impl Call for AcquireCall<'_> {
             m.retry_ms.to_string(),
         ]);
         argv.extend(typed);
+        argv.push(match m.first_ms {
+            0 => String::new(),
+            ms => ms.to_string(),
+        });
         argv
     }
     fn reply(v: Value) -> RedisResult<Acquire> {

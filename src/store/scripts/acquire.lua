@@ -42,6 +42,18 @@
 -- fence and slot; a busy answer with whether the wake-up this try was woken by was handed on
 -- (0/1), then every blocking key's index (pttl: the longest of the blockers' soonest frees;
 -- who: the first blocker's holder, with ' (run of K)' when it holds it for another run).
+-- Reservations (issue 62: a run that needs several keys must not starve beside runs that
+-- need one). KEYS after the waiter registry: each set key's reservation `{K}:reserve`, KEY's
+-- first, then each set key's turn list `{K}:turn`, then the prefix-wide pause. ARGV 26: the
+-- run's first try (Unix ms, the host's clock; '' : this try's, ARGV 7). A busy --also try
+-- (not the last) reserves every key of its set whose reservation is not an older run's
+-- ('first ms \t token \t who', PX ARGV 23 + 1 s: a waiter that dies frees it by itself): a
+-- try of any other run, plain or not, younger than the reserving run, sees one slot fewer free
+-- on that key. Older runs pass. A grant, a last try and a refusal drop the run's own. A try
+-- held back only by a reservation pushes that key's turn list, which the reserving run's waker
+-- listens on (the release's wake-up it took was meant for it). The bound: once a run's
+-- reservations stand, a key of its set is granted to a younger run only in a slot beyond the
+-- one kept for it.
 local n = tonumber(ARGV[9])
 local function lock(i) return KEYS[6 + 2 * i] end
 local function holder(i) return KEYS[7 + 2 * i] end
@@ -89,32 +101,45 @@ if A > 0 then
   end
 end
 
--- A try woken by a key's wake-up that takes nothing hands the wake-up on when that key has a
--- free slot: a waiter that needs only it must not lose it to one that also needs a busy key.
-local function has_free(k)
-  for i = 0, k.n - 1 do
-    if not redis.call('GET', k.lock(i)) then return true end
-  end
-  return false
-end
-local function hand_on()
-  local k = woken and set[woken + 1]
-  if k and has_free(k) then
-    wake(k.wake, k.n)
-    return 1
-  end
-  return 0
-end
--- A no-grant answer; with --also it hands the wake-up on and names the key (j) it is about.
-local function no(r, j)
-  if A == 0 then return r end
-  hand_on()
-  r[6] = j
-  return r
-end
-
 -- The waiter registry (ARGV 23), and what a busy answer does to it.
-local waiting = KEYS[6 + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)]
+local wi = 6 + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)
+local waiting = KEYS[wi]
+-- Reservations: set key j's reservations and turn list (j = 0: KEY).
+local function reserve_key(j) return KEYS[wi + 1 + j] end
+local function turn_key(j) return KEYS[wi + 2 + A + j] end
+local first_try = tonumber(ARGV[26] or '') or tonumber(ARGV[7])
+local now_ms = nil
+local function clock()
+  now_ms = now_ms or server_ms()
+  return now_ms
+end
+-- Set key j's oldest live reservation: {first ms, token, who, until ms}, or nil.
+local function oldest(j)
+  local all = redis.call('HGETALL', reserve_key(j))
+  if #all == 0 then return nil end
+  local best = nil
+  for i = 1, #all, 2 do
+    local f, u, who = string.match(all[i + 1], '^(%d+)\t(%d+)\t(.*)$')
+    f, u = tonumber(f), tonumber(u)
+    if f and u and u >= clock() and
+        (not best or f < best[1] or (f == best[1] and all[i] < best[2])) then
+      best = {f, all[i], who, u}
+    end
+  end
+  return best
+end
+-- The reservation that holds this try back on set key j: the oldest, when it is another
+-- run's and that run first tried before this one.
+local function reserved(j)
+  local r = oldest(j)
+  if not r or r[2] == ARGV[1] then return nil end
+  if r[1] < first_try or (r[1] == first_try and r[2] < ARGV[1]) then return r end
+  return nil
+end
+-- This run's own reservations go (a grant, a last try, a refusal).
+local function unreserve()
+  for j = 0, A do redis.call('HDEL', reserve_key(j), ARGV[1]) end
+end
 local function still_waiting()
   if ARGV[8] == '1' or (ARGV[23] or '') == '' then
     redis.call('HDEL', waiting, ARGV[1])
@@ -129,9 +154,36 @@ local function still_waiting()
   redis.call('PEXPIRE', waiting, tonumber(ARGV[23]) + 1000)
 end
 
+-- A try woken by a key's wake-up that takes nothing hands the wake-up on when that key has a
+-- free slot: a waiter that needs only it must not lose it to one that also needs a busy key.
+-- A slot a reservation keeps (this run's own too) is free for nobody it would wake.
+local function has_free(k, j)
+  local free = 0
+  for i = 0, k.n - 1 do
+    if not redis.call('GET', k.lock(i)) then free = free + 1 end
+  end
+  return free > (oldest(j) and 1 or 0)
+end
+local function hand_on()
+  local k = woken and set[woken + 1]
+  if k and has_free(k, woken) then
+    wake(k.wake, k.n)
+    return 1
+  end
+  return 0
+end
+-- A no-grant answer; with --also it hands the wake-up on and names the key (j) it is about.
+local function no(r, j)
+  if A == 0 then return r end
+  unreserve()
+  hand_on()
+  r[6] = j
+  return r
+end
+
 -- Paused (`dlock pause`): before anything else, whatever the lock's state, no new run starts.
 -- A retry after a lost reply whose first try took a slot keeps it (it is not a new run).
-local fleet = KEYS[7 + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)]
+local fleet = KEYS[wi + 2 * A + 3]
 local pauses = {{'key', redis.call('HMGET', KEYS[5], 'from_ms', 'until_ms', 'by', 'reason')}}
 if fleet then
   pauses[2] = {'all', redis.call('HMGET', fleet, 'from_ms', 'until_ms', 'by', 'reason')}
@@ -255,7 +307,7 @@ if every > 0 or schedule ~= '' then
   end
 end
 
-local free = nil
+local free, nfree = nil, 0
 for i = 0, n - 1 do
   local v = redis.call('GET', lock(i))
   if v == ARGV[1] then
@@ -280,9 +332,31 @@ for i = 0, n - 1 do
         r[#r + 1] = s
       end
     end
+    if A > 0 then unreserve() end
     return r
   end
-  if not v and not free then free = i end
+  if not v then
+    nfree = nfree + 1
+    if not free then free = i end
+  end
+end
+-- An older run's reservation keeps one free slot of KEY (`kept[j]`: set key j's reservation
+-- that holds this try back although a slot is free).
+local kept = {}
+local function keep_for_older(j, count)
+  local r = count > 0 and reserved(j)
+  if r and count <= 1 then
+    kept[j] = r
+    return true
+  end
+  return false
+end
+if free and keep_for_older(0, nfree) then free = nil end
+-- A kept key frees for this try when a held slot frees or the reservation runs out.
+local function kept_pttl(j, best)
+  local p = kept[j][4] - clock()
+  if best >= 0 and best < p then return best end
+  return p
 end
 
 -- --also: each X_j's first free slot (afree[j]); an X_j without one blocks the try, as KEY
@@ -290,13 +364,44 @@ end
 local afree, blocked = {}, {}
 if not free and A > 0 then blocked[1] = 0 end
 for j = 1, A do
-  local x = set[j + 1]
+  local x, xfree = set[j + 1], 0
   for i = 0, M - 1 do
     local v = redis.call('GET', x.lock(i))
     if v == ARGV[1] then v = drop_slot(x, i) end
-    if not v and not afree[j] then afree[j] = i end
+    if not v then
+      xfree = xfree + 1
+      if not afree[j] then afree[j] = i end
+    end
   end
+  if afree[j] and keep_for_older(j, xfree) then afree[j] = nil end
   if not afree[j] then blocked[#blocked + 1] = j end
+end
+-- A plain try held back only by a reservation tells the reserving runs the key is free: the
+-- wake-up that sent it, if any, was theirs. (Not an --also try: held back, it may be one of
+-- them, and would call itself.)
+if A == 0 then
+  for j, _ in pairs(kept) do wake(turn_key(j), 1) end
+end
+-- A busy --also try (not the last) joins (or stays in) each key's reservations, by its first
+-- try; a busy answer that ends the run leaves them. Entries past their time are dropped.
+local function reserve()
+  if A == 0 then return end
+  if ARGV[8] == '1' or (ARGV[23] or '') == '' then
+    unreserve()
+    return
+  end
+  local keep = tonumber(ARGV[23]) + 1000
+  local v = ms_string(first_try) .. '\t' .. ms_string(clock() + keep) .. '\t' .. ARGV[4] ..
+    ' pid ' .. ARGV[5] .. ' (kept for its run of ' .. KEYS[6] .. ')'
+  for j = 0, A do
+    local all = redis.call('HGETALL', reserve_key(j))
+    for i = 1, #all, 2 do
+      local u = tonumber(string.match(all[i + 1], '^%d+\t(%d+)\t'))
+      if not u or u < clock() then redis.call('HDEL', reserve_key(j), all[i]) end
+    end
+    redis.call('HSET', reserve_key(j), ARGV[1], v)
+    if redis.call('PTTL', reserve_key(j)) < keep then redis.call('PEXPIRE', reserve_key(j), keep) end
+  end
 end
 if #blocked > 0 then
   -- No try can succeed before the last blocker frees: the longest of their soonest frees.
@@ -307,18 +412,21 @@ if #blocked > 0 then
       local p = redis.call('PTTL', k.lock(i))
       if not best or (p >= 0 and (best < 0 or p < best)) then best, bat = p, i end
     end
+    -- Kept for an older run: until that run takes it, or its reservation runs out.
+    if kept[j] then best = kept_pttl(j, best) end
     if b == 1 then at = bat end
     if not pttl or (pttl >= 0 and (best < 0 or best > pttl)) then pttl = best end
   end
-  local who = ''
+  local who = kept[blocked[1]] and kept[blocked[1]][3] or ''
   local h = redis.pcall('HMGET', first.holder(at), 'token', 'host', 'pid', 'also_of')
-  if type(h) == 'table' and h[1] == redis.call('GET', first.lock(at)) then
+  if who == '' and type(h) == 'table' and h[1] == redis.call('GET', first.lock(at)) then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
     if h[4] then who = who .. ' (run of ' .. h[4] .. ')' end
   end
   if ARGV[3] == '1' then bump(KEYS[2], 'busy_on:' .. first.lock(0)) end
   if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[2]) end
   still_waiting()
+  reserve()
   local r = {0, pttl, who, -1, -1, blocked[1], hand_on()}
   for _, j in ipairs(blocked) do r[#r + 1] = j end
   return r
@@ -331,9 +439,10 @@ if not free then
     local p = redis.call('PTTL', lock(i))
     if not best or (p >= 0 and (best < 0 or p < best)) then best, at = p, i end
   end
-  local who = ''
+  local who = kept[0] and kept[0][3] or ''
+  if kept[0] then best = kept_pttl(0, best) end
   local h = redis.pcall('HMGET', holder(at), 'token', 'host', 'pid', 'also_of')
-  if type(h) == 'table' and h[1] == redis.call('GET', lock(at)) then
+  if who == '' and type(h) == 'table' and h[1] == redis.call('GET', lock(at)) then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
     -- Held through another run's --also: whose run it is, as the --also path says it.
     if h[4] then who = who .. ' (run of ' .. h[4] .. ')' end
@@ -347,6 +456,7 @@ end
 -- Every --also key's fence too, before any lock is set.
 local f = redis.call('INCR', KEYS[1])
 redis.call('HDEL', waiting, ARGV[1])
+if A > 0 then unreserve() end
 local fences = {}
 for j = 1, A do fences[j] = redis.call('INCR', set[j + 1].fence) end
 redis.call('SET', lock(free), ARGV[1], 'NX', 'PX', ARGV[2])
