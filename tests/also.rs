@@ -392,7 +392,7 @@ fn a_younger_plain_run_polling_a_kept_key_waits_for_the_older_set() {
         .args(["--", "sh", "-c", &append("both")])
         .spawn();
     wait_for_waiter(&r);
-    let mut plain = dlock(&r)
+    let plain = dlock(&r)
         .args(["run", "--key", "x", "--wait", "25s", "--no-notify"])
         .args(["--retry-min", "20ms", "--retry-max", "50ms"])
         .args(["--", "sh", "-c", &append("plain")])
