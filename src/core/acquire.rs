@@ -74,6 +74,9 @@ pub struct Wait {
     /// The try a wake-up sent failed with no answer, and no try was answered since: were the
     /// wait to end now, that wake-up would have been used by nothing (`StopWaker::unused`).
     unused_wake: bool,
+    /// Another wake-up came while `unused_wake` held: the one before it was used by nothing,
+    /// whatever try wins now (a semaphore's waker then hands one on if a slot is free).
+    superseded_wake: bool,
     /// A try that went out failed and the next went out at once; again only after an answer.
     retried_at_once: bool,
     /// A try is out: a wake-up or a signal that comes meanwhile is read after its answer (the
@@ -107,6 +110,7 @@ impl Wait {
             waker: false,
             woken: false,
             unused_wake: false,
+            superseded_wake: false,
             retried_at_once: false,
             out: false,
             woken_later: false,
@@ -269,6 +273,7 @@ impl Wait {
             Input::Busy { pttl, holder } => {
                 self.tries += 1;
                 self.unused_wake = false;
+                self.superseded_wake = false;
                 // Someone else's value: whatever a lost reply did, it did not leave ours there.
                 self.maybe_ours = false;
                 self.retried_at_once = false;
@@ -320,6 +325,7 @@ impl Wait {
             }
             Input::Woken => {
                 self.woken = true;
+                self.superseded_wake |= self.unused_wake;
                 // A wake-up that comes with a try about to be made anyway changes nothing.
                 if self.next_try.is_some_and(|t| t > now) {
                     self.report(Report::Woken);

@@ -35,8 +35,9 @@ pub struct Keys {
     /// A run that needs several keys and waits for them keeps a slot of each (acquire.lua):
     /// "first try ms \t token \t who", expiring when the waiter stops refreshing it.
     pub reserve: String,
-    /// The reserving run's turn: a try held back by its reservation pushes here, where only
-    /// that run's waker listens (the wake-up such a try took was meant for it).
+    /// The prefix of a reserving run's turn list, `{lock}:turn:TOKEN`: a try held back by its
+    /// reservation pushes there, where only that run's waker listens (the wake-up such a try
+    /// took was its).
     pub turn: String,
     /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` itself
     /// and `{lock}:holder`, so `--limit 1` is the plain lock with its layout unchanged.

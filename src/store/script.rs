@@ -51,7 +51,7 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "063e5dd3f115c8adcfaf5d18084d965a7b9f76d3",
+    "5d8060744f85dc0af7545b4ddc570a64601808cb",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),

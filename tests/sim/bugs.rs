@@ -504,3 +504,34 @@ fn a_multi_key_waiter_without_reservations() {
         |seed| Some(Scenario::draw_also(seed, false)),
     );
 }
+
+#[test]
+fn a_woken_try_that_failed_keeps_its_wake_up() {
+    // Issue 62: a woken try that fails with no answer (lost on the way), the wait ending after
+    // it, leaves with its wake-up: the next waiter waits for its poll. Found in the worlds that
+    // lose messages, by the wake-up ledger (wakeups.rs: a wake-up no try of the run used and
+    // it never handed back).
+    let bug = Some(Bug::WokenFailureLosesTheWakeUp);
+    hunt_in(
+        "a woken failed try keeps its wake-up",
+        bug,
+        None,
+        false,
+        |sc| sc.loss > 0.0 && sc.notify,
+    );
+}
+
+#[test]
+fn a_semaphore_waiter_keeps_another_slots_wake_up() {
+    // Issue 62: a --limit waiter that takes a slot by its timer keeps a wake-up that came for
+    // another slot meanwhile: that slot's next waiter waits for its poll. Found in the --limit
+    // worlds by the wake-up ledger (wakeups.rs: a grant with a slot left free uses no wake-up).
+    let bug = Some(Bug::SlotWakeUpKept);
+    hunt_in(
+        "a semaphore's waiter keeps another slot's wake-up",
+        bug,
+        None,
+        false,
+        |sc| sc.limit > 1 && sc.notify,
+    );
+}

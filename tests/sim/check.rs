@@ -103,6 +103,8 @@ pub struct Counts {
     /// Wake-ups a waiter left with, unused, in the worlds that promise liveness (waiting.rs):
     /// none without a bug, and the next grant misses the wake-up bound.
     pub wakeups_lost: u64,
+    /// Wake-ups popped for a waiter in the plain worlds, each accounted for (wakeups.rs).
+    pub wakeups_popped: u64,
     /// `dlock cancel`: requests cancel.lua put on a run's list, slots it found only kept by
     /// --hold-at-least (freed by break.lua), runs it found ended, requests the holder's
     /// stop machine took, runs that ended cancelled (exit 122), and requests popped by a

@@ -109,8 +109,15 @@ const TIME_FIELDS: [&str; 2] = ["done_ms", "granted_ms"];
 /// A hash shown as a map (a hash past the small-hash limits, such as one holding the recent
 /// runs, replies in its table's order, not insertion order), with its time fields apart.
 fn show_hash<'a>(pairs: impl Iterator<Item = (&'a String, &'a String)>) -> (String, Times) {
-    let mut m: BTreeMap<&String, &String> = pairs.collect();
+    let mut m: BTreeMap<&String, String> = pairs.map(|(f, v)| (f, v.clone())).collect();
     let mut times = Times::new();
+    // A reservation ("first ms \t until ms \t who", acquire.lua): its until is a server time.
+    for (f, v) in m.iter_mut() {
+        if let Some((first, until, who)) = reservation(v) {
+            times.insert(format!("{f}:until"), until);
+            *v = format!("{first}\t*\t{who}");
+        }
+    }
     for f in TIME_FIELDS {
         // A value that is not a number stays in the map, compared as it is.
         let n = m.get(&f.to_string()).and_then(|t| t.parse::<i64>().ok());
@@ -125,12 +132,20 @@ fn show_hash<'a>(pairs: impl Iterator<Item = (&'a String, &'a String)>) -> (Stri
 /// Set `sim`'s server-clock time fields to `real`'s values, where both hashes have them.
 fn take_times(sim: &mut [(String, String)], real: &[(String, String)]) {
     for (f, v) in sim.iter_mut() {
-        if TIME_FIELDS.contains(&f.as_str())
+        if (TIME_FIELDS.contains(&f.as_str()) || reservation(v).is_some())
             && let Some((_, r)) = real.iter().find(|(g, _)| g == f)
         {
             v.clone_from(r);
         }
     }
+}
+
+/// A reservation's value (acquire.lua's `{K}:reserve` fields): first try, until, who.
+fn reservation(v: &str) -> Option<(i64, i64, &str)> {
+    let mut parts = v.splitn(3, '\t');
+    let first = parts.next()?.parse().ok()?;
+    let until = parts.next()?.parse().ok()?;
+    Some((first, until, parts.next()?))
 }
 
 fn text(b: &[u8]) -> String {

@@ -32,5 +32,6 @@ mod seeds;
 mod server;
 mod supervise;
 mod waiting;
+mod wakeups;
 mod windows;
 mod world;

@@ -65,6 +65,8 @@ pub fn step(w: &mut World, h: usize) {
                 crate::also::gave_up(w, h);
             }
             w.hosts[h].waiting = None;
+            // Its reservations are no longer its waiting run's (fairness.rs).
+            w.also_reserved.remove(&h);
             match outcome {
                 Outcome::Acquired {
                     fence, slot, sent, ..
@@ -229,6 +231,7 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                 }
             }
             WaitAction::StopWaker { held, unused } => {
+                crate::wakeups::stopped(w, h, held);
                 let parked = std::mem::replace(&mut s.waker, WakerState::Off) == WakerState::Parked;
                 let got = stopped_with(parked, held, unused);
                 if got != WakeUp::None && s.carried {
@@ -346,6 +349,7 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
         s.popped = Some(list);
         s.woken_by = Some(list);
         w.check.ev(w.now, h, "woken", 0);
+        crate::wakeups::delivered(&mut w.wake_owed, h, run);
         // With a try out, the machine reads it after that try's answer.
         s.wait.handle(WaitInput::Woken, now);
         step(w, h);
@@ -356,8 +360,9 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
     let stopped = &mut w.hosts[h].stopped_wakers;
     if let Some(i) = stopped.iter().position(|(r, _)| *r == run) {
         let (_, held) = stopped.remove(i);
+        crate::wakeups::delivered(&mut w.wake_owed, h, run);
         let slots = crate::host::key_at(w, h, list).slots.len();
-        match waker_push(WakeUp::Unused, held, slots) {
+        match waker_push(WakeUp::Late, held, slots) {
             WakerPush::WakeUpBack => hand_back(w, h, true, list, false),
             WakerPush::WakeUpIfFree => hand_back(w, h, true, list, true),
             _ => count_lost_if(w, !held),
@@ -365,6 +370,7 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
         return;
     }
     // No waker of that run is left to take it: its process is gone.
+    crate::wakeups::gone(w, h, run);
     w.check.ev(w.now, h, "wake-up lost", 0);
     count_lost_if(w, true);
     if crate::liveness::fair(w) {
@@ -392,6 +398,7 @@ fn hand_back(w: &mut World, h: usize, after_stop: bool, list: usize, if_free: bo
     w.check.counts.handbacks += 1;
     w.check.counts.handed_on_after_stop += u64::from(after_stop);
     crate::liveness::handed_back(w, h);
+    crate::wakeups::handed_back(w, h);
 }
 
 /// Count a wake-up left with a waiter that did not use it (`lost`), in a world that promises
@@ -415,19 +422,20 @@ pub fn own_wake_key(w: &World, h: usize) -> String {
 
 /// The wake lists host `h`'s waker listens on (set index, list), as its BLPOP reaches the
 /// server: those it was started or resumed with (one BLPOP is out at a time).
-/// With --also, each key's turn list too (cmd::run::acquire's `lists`: where a try held back
-/// by this run's reservation calls it).
+/// With --also, the run's own turn list on each key too (cmd::run::acquire's `lists`: where a
+/// try held back by this run's reservation calls it).
 pub fn waker_lists(w: &World, h: usize) -> Vec<(usize, String)> {
     let lists = match &w.hosts[h].phase {
         Phase::Waiting(s) => s.lists.clone(),
         _ => vec![0],
     };
     let turns = !w.host_also[h].is_empty();
+    let token = &w.hosts[h].token;
     lists
         .into_iter()
         .flat_map(|j| {
             let k = crate::host::key_at(w, h, j);
-            let turn = turns.then(|| (j, k.turn.clone()));
+            let turn = turns.then(|| (j, format!("{}:{token}", k.turn)));
             std::iter::once((j, k.wake.clone())).chain(turn)
         })
         .collect()

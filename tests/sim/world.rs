@@ -182,6 +182,8 @@ pub struct World {
     /// --also worlds: the hosts whose runs wait with their reservations in: (token, first try
     /// ms, since when).
     pub also_reserved: std::collections::BTreeMap<usize, (String, u64, Us)>,
+    /// Wake-ups popped for waiters and not yet accounted for (wakeups.rs).
+    pub wake_owed: Vec<crate::wakeups::Owed>,
 }
 
 impl World {
@@ -234,6 +236,7 @@ impl World {
             also_free: Default::default(),
             also_avail: Default::default(),
             also_reserved: Default::default(),
+            wake_owed: Vec::new(),
             sc,
         };
         w.check.every_at_risk = unsafe_world || !w.sc.failovers.is_empty();
@@ -399,6 +402,7 @@ impl World {
             }
         }
         crate::also::finished(self);
+        crate::wakeups::finished(self);
     }
 
     fn ks_clock(&mut self) {
@@ -455,6 +459,7 @@ impl World {
             let d = self.delay();
             if !self.cut(host) {
                 self.at(self.now + d, Event::Woken { host, run, list: 0 });
+                crate::wakeups::popped(self, host, run);
             }
         }
     }

@@ -405,7 +405,8 @@ impl Shell<'_> {
     }
 
     /// The wake lists of the keys that held the last try back: what the waker listens on;
-    /// with --also their turn lists too (the run's reservations: acquire.lua).
+    /// with --also the run's own turn lists on them too (`{K}:turn:TOKEN`, where a try held back
+    /// by the run's reservation calls it: acquire.lua).
     fn lists(&self) -> Vec<List> {
         let turns = !self.also.is_empty();
         self.blocked
@@ -419,7 +420,7 @@ impl Shell<'_> {
                     room: k.limit_n(),
                     slots: k.slots.iter().map(|s| s.lock.clone()).collect(),
                 };
-                let turn = turns.then(|| list(&k.turn));
+                let turn = turns.then(|| list(&format!("{}:{}", k.turn, self.token)));
                 std::iter::once(list(&k.wake)).chain(turn)
             })
             .collect()

@@ -149,7 +149,7 @@ impl Waker {
                                 // Stopped first, not knowing of this wake-up: ours to place.
                                 Err(stopped) => {
                                     let held = stopped == STOPPED_HELD;
-                                    let what = waker_push(WakeUp::Unused, held, from.room);
+                                    let what = waker_push(WakeUp::Late, held, from.room);
                                     if let Some(call) = from.push(what) {
                                         let _ = session.call(&call);
                                     }

@@ -15,9 +15,11 @@ impl Wait {
     /// have the lock first (a failover could hand it to someone else at once).
     pub(super) fn granted(&mut self, won: (i64, u32, Instant)) {
         self.next_try = None;
-        // A wake-up that came while the winning try was out was used by nothing: a
+        // A wake-up that came while the winning try was out was used by nothing, nor was one
+        // whose try got no answer when another came after it (`superseded_wake`): a
         // semaphore's waker hands it on if another slot is free (issue 62).
-        let unused = std::mem::take(&mut self.woken_later) && !self.woken;
+        let unused = (std::mem::take(&mut self.woken_later) && !self.woken)
+            || (self.superseded_wake && !bugs::on(Bug::WokenFailureLosesTheWakeUp));
         if self.waker {
             self.waker = false;
             self.actions

@@ -505,6 +505,11 @@ fn a_stopping_waker_hands_on_an_unused_wake_up_unless_the_lock_was_taken() {
         (WakeUp::Used, true, 3, Nothing),
         (WakeUp::Unused, false, 3, WakeUpBack),
         (WakeUp::None, true, 3, OwnKey),
+        // Popped after the stop: back to the list, or (the run took the lock, and may have
+        // released it since) only to a free slot.
+        (WakeUp::Late, false, 1, WakeUpBack),
+        (WakeUp::Late, true, 1, WakeUpIfFree),
+        (WakeUp::Late, true, 3, WakeUpIfFree),
     ];
     for (got, held, slots, push) in table {
         assert_eq!(
@@ -569,6 +574,52 @@ fn a_woken_try_that_gets_no_answer_leaves_its_wake_up_unused() {
         stops,
         [Action::StopWaker {
             held: false,
+            unused: true
+        }]
+    );
+}
+
+/// A woken try that gets no answer, then a win by a later try: the first wake-up was used by
+/// nothing, and a semaphore's waker hands it on if a slot is free (the simulation's wake-up
+/// ledger found it kept: a --limit 2 waiter refused once, woken again, granted).
+#[test]
+fn a_win_after_a_woken_try_got_no_answer_leaves_that_wake_up_unused() {
+    let t0 = Instant::now();
+    let mut w = Wait::new(limits(), Backoff::new(MS(100), MS(100), 7), t0);
+    assert!(w.poll_try(t0).is_some());
+    let busy = Input::Busy {
+        pttl: 5000,
+        holder: String::new(),
+    };
+    w.handle(busy, t0 + MS(1));
+    w.waker_started(true, t0 + MS(1));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    w.handle(Input::Woken, t0 + MS(200));
+    assert!(w.poll_try(t0 + MS(200)).is_some());
+    let refused = Input::Failed(Failure {
+        permanent: false,
+        reason: "connection refused".into(),
+        sent: false,
+        maybe_executed: false,
+        refused: true,
+    });
+    w.handle(refused, t0 + MS(201));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    w.handle(Input::Woken, t0 + MS(210));
+    assert!(w.poll_try(t0 + MS(210)).is_some());
+    let won = Input::Acquired {
+        fence: 3,
+        slot: 1,
+        sent: t0 + MS(210),
+    };
+    w.handle(won, t0 + MS(211));
+    let stops: Vec<Action> = std::iter::from_fn(|| w.poll_action())
+        .filter(|a| matches!(a, Action::StopWaker { .. }))
+        .collect();
+    assert_eq!(
+        stops,
+        [Action::StopWaker {
+            held: true,
             unused: true
         }]
     );

@@ -27,9 +27,13 @@ pub enum WakeUp {
     None,
     /// It sent the try that won the lock: used.
     Used,
-    /// No try used it: delivered to a machine that ended first, popped after the stop, sent a
-    /// try that got no answer (`StopWaker::unused`), or came while the winning try was out.
+    /// No try used it: delivered to a machine that ended first, sent a try that got no answer
+    /// (`StopWaker::unused`), or came while the winning try was out.
     Unused,
+    /// Popped after the stop (the waker's thread finds it stopped): a run that took the lock
+    /// may have released it since (its own-key push lost, its BLPOP took the run's own
+    /// release's wake-up), so even then it goes on if a slot is free.
+    Late,
 }
 
 /// What a waker that stops pushes, for the shell's waker and the simulation's alike: `got`,
@@ -41,6 +45,9 @@ pub enum WakeUp {
 /// wake-up came after the stop (which then pushed the own key, knowing of none).
 pub fn waker_push(got: WakeUp, held: bool, slots: usize) -> WakerPush {
     match (got, held) {
+        (WakeUp::Late, false) if !bugs::on(Bug::WakeUpLeavesWithTheWaiter) => WakerPush::WakeUpBack,
+        // Found by the simulation's wake-up ledger: the holder's own release's wake-up, kept.
+        (WakeUp::Late, true) => WakerPush::WakeUpIfFree,
         // A waiter leaving with a release's wake-up would leave the next waiter asleep on a
         // free lock until its poll (--retry-max).
         (WakeUp::Unused, false) if !bugs::on(Bug::WakeUpLeavesWithTheWaiter) => {
@@ -54,7 +61,7 @@ pub fn waker_push(got: WakeUp, held: bool, slots: usize) -> WakerPush {
         // The lock was taken: the release it announced was ours to use, and our own release
         // wakes the next waiter. Handed on, it would wake a waiter to a busy lock and send it
         // to the back of the queue.
-        (WakeUp::Unused | WakeUp::Used, _) => WakerPush::Nothing,
+        (WakeUp::Unused | WakeUp::Used | WakeUp::Late, _) => WakerPush::Nothing,
         (WakeUp::None, _) => WakerPush::OwnKey,
     }
 }

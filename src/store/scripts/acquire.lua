@@ -50,8 +50,8 @@
 -- ('first ms \t token \t who', PX ARGV 23 + 1 s: a waiter that dies frees it by itself): a
 -- try of any other run, plain or not, younger than the reserving run, sees one slot fewer free
 -- on that key. Older runs pass. A grant, a last try and a refusal drop the run's own. A try
--- held back only by a reservation pushes that key's turn list, which the reserving run's waker
--- listens on (the release's wake-up it took was meant for it). The bound: once a run's
+-- held back only by a reservation pushes the reserving run's own turn list on that key
+-- (`{K}:turn:TOKEN`), which its waker listens on (the release's wake-up it took was its). The bound: once a run's
 -- reservations stand, a key of its set is granted to a younger run only in a slot beyond the
 -- one kept for it.
 local n = tonumber(ARGV[9])
@@ -376,12 +376,10 @@ for j = 1, A do
   if afree[j] and keep_for_older(j, xfree) then afree[j] = nil end
   if not afree[j] then blocked[#blocked + 1] = j end
 end
--- A plain try held back only by a reservation tells the reserving runs the key is free: the
--- wake-up that sent it, if any, was theirs. (Not an --also try: held back, it may be one of
--- them, and would call itself.)
-if A == 0 then
-  for j, _ in pairs(kept) do wake(turn_key(j), 1) end
-end
+-- A try held back only by a reservation tells the reserving run the key is free, on that
+-- run's own turn list (`{K}:turn:TOKEN`, in K's hash slot: only its waker listens there, so
+-- no held-back try is woken by it): the wake-up that sent this try, if any, was its.
+for j, r in pairs(kept) do wake(turn_key(j) .. ':' .. r[2], 1) end
 -- A busy --also try (not the last) joins (or stays in) each key's reservations, by its first
 -- try; a busy answer that ends the run leaves them. Entries past their time are dropped.
 local function reserve()

@@ -144,6 +144,11 @@ impl World {
         .then_some(call_at as Us);
         crate::liveness::after_script(self, before, EPOCH_US / 1000, released, handed_back);
         crate::host::served(self, host, &call, &answer, holder);
+        if call.name.starts_with("AcquireCall") {
+            let granted =
+                matches!(&answer, Ok(Value::Array(v)) if v.first() == Some(&Value::Int(1)));
+            crate::wakeups::tried(self, &call.argv[0], granted);
+        }
         crate::also::after_script(self, host, &call, &answer);
         crate::fences::after_script(self, host, &call, &answer);
         self.after_write();
