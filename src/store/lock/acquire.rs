@@ -142,8 +142,6 @@ impl Call for AcquireCall<'_> {
         keys.push(&k.waiting);
         keys.push(&k.reserve);
         keys.extend(self.also.iter().map(|x| x.reserve.as_str()));
-        keys.push(&k.turn);
-        keys.extend(self.also.iter().map(|x| x.turn.as_str()));
         if let Fleet::Key(fleet) = self.fleet {
             keys.push(fleet);
         }
@@ -204,8 +202,9 @@ impl Call for AcquireCall<'_> {
             m.retry_ms.to_string(),
         ]);
         argv.extend(typed);
+        // The run's first try: '' when this is it (the script reads ARGV 7 then).
         argv.push(match m.first_ms {
-            0 => String::new(),
+            ms if ms == 0 || ms == m.since_ms => String::new(),
             ms => ms.to_string(),
         });
         argv

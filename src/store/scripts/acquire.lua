@@ -43,17 +43,18 @@
 -- (0/1), then every blocking key's index (pttl: the longest of the blockers' soonest frees;
 -- who: the first blocker's holder, with ' (run of K)' when it holds it for another run).
 -- Reservations (issue 62: a run that needs several keys must not starve beside runs that
--- need one). KEYS after the waiter registry: each set key's reservation `{K}:reserve`, KEY's
--- first, then each set key's turn list `{K}:turn`, then the prefix-wide pause. ARGV 26: the
--- run's first try (Unix ms, the host's clock; '' : this try's, ARGV 7). A busy --also try
--- (not the last) reserves every key of its set whose reservation is not an older run's
--- ('first ms \t token \t who', PX ARGV 23 + 1 s: a waiter that dies frees it by itself): a
--- try of any other run, plain or not, younger than the reserving run, sees one slot fewer free
--- on that key. Older runs pass. A grant, a last try and a refusal drop the run's own. A try
--- held back only by a reservation pushes the reserving run's own turn list on that key
--- (`{K}:turn:TOKEN`), which its waker listens on (the release's wake-up it took was its). The bound: once a run's
--- reservations stand, a key of its set is granted to a younger run only in a slot beyond the
--- one kept for it.
+-- need one). KEYS after the waiter registry: each set key's reservations `{K}:reserve`, KEY's
+-- first, then the prefix-wide pause. ARGV 26:
+-- the run's first try (Unix ms, the host's clock; '': this try's, ARGV 7). A busy --also try
+-- (not the last) enters the run in each key's reservations, a hash of token -> 'first ms \t
+-- until ms \t who' (until: the server's time + ARGV 23 + 1 s, so a waiter that dies leaves by
+-- itself). The oldest live entry keeps one slot of the key from every try of a run that first
+-- tried later, plain or not; older runs pass. A grant, a last try and a refusal drop the run's
+-- entries. A try held back only by a reservation pushes the reserving run's own turn list on
+-- that key (`{K}:turn:TOKEN`, named after `{K}:reserve`, in its hash slot), which its waker
+-- listens on (the release's wake-up it took was
+-- that run's). The bound: once its busy answer is in, no run that first tried later takes the
+-- last free slot of a key of its set.
 local n = tonumber(ARGV[9])
 local function lock(i) return KEYS[6 + 2 * i] end
 local function holder(i) return KEYS[7 + 2 * i] end
@@ -106,7 +107,8 @@ local wi = 6 + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)
 local waiting = KEYS[wi]
 -- Reservations: set key j's reservations and turn list (j = 0: KEY).
 local function reserve_key(j) return KEYS[wi + 1 + j] end
-local function turn_key(j) return KEYS[wi + 2 + A + j] end
+-- `{K}:turn:TOKEN` of `{K}:reserve` ('reserve' is its last 7 characters).
+local function turn_key(j, token) return string.sub(reserve_key(j), 1, -8) .. 'turn:' .. token end
 local first_try = tonumber(ARGV[26] or '') or tonumber(ARGV[7])
 local now_ms = nil
 local function clock()
@@ -183,7 +185,7 @@ end
 
 -- Paused (`dlock pause`): before anything else, whatever the lock's state, no new run starts.
 -- A retry after a lost reply whose first try took a slot keeps it (it is not a new run).
-local fleet = KEYS[wi + 2 * A + 3]
+local fleet = KEYS[wi + A + 2]
 local pauses = {{'key', redis.call('HMGET', KEYS[5], 'from_ms', 'until_ms', 'by', 'reason')}}
 if fleet then
   pauses[2] = {'all', redis.call('HMGET', fleet, 'from_ms', 'until_ms', 'by', 'reason')}
@@ -379,7 +381,7 @@ end
 -- A try held back only by a reservation tells the reserving run the key is free, on that
 -- run's own turn list (`{K}:turn:TOKEN`, in K's hash slot: only its waker listens there, so
 -- no held-back try is woken by it): the wake-up that sent this try, if any, was its.
-for j, r in pairs(kept) do wake(turn_key(j) .. ':' .. r[2], 1) end
+for j, r in pairs(kept) do wake(turn_key(j, r[2]), 1) end
 -- A busy --also try (not the last) joins (or stays in) each key's reservations, by its first
 -- try; a busy answer that ends the run leaves them. Entries past their time are dropped.
 local function reserve()
@@ -389,8 +391,8 @@ local function reserve()
     return
   end
   local keep = tonumber(ARGV[23]) + 1000
-  local v = ms_string(first_try) .. '\t' .. ms_string(clock() + keep) .. '\t' .. ARGV[4] ..
-    ' pid ' .. ARGV[5] .. ' (kept for its run of ' .. KEYS[6] .. ')'
+  local v = ms_string(first_try) .. '\t' .. ms_string(clock() + keep) .. '\tkept for ' ..
+    ARGV[4] .. ' pid ' .. ARGV[5] .. "'s run of " .. KEYS[6]
   for j = 0, A do
     local all = redis.call('HGETALL', reserve_key(j))
     for i = 1, #all, 2 do

@@ -145,16 +145,25 @@ impl Shell<'_> {
                 tries,
                 code,
             } => {
-                let mut left = if pttl >= 0 {
-                    format!("TTL left {}", secs(Duration::from_millis(pttl as u64)))
-                } else {
-                    "no TTL".to_string()
+                // A free slot an older waiting run keeps (acquire.lua's reservations): "kept for
+                // HOST pid N's run of KEY", and until when at the latest.
+                let kept = holder.starts_with("kept for ");
+                let mut left = match (pttl >= 0, kept) {
+                    (true, false) => {
+                        format!("TTL left {}", secs(Duration::from_millis(pttl as u64)))
+                    }
+                    (true, true) => {
+                        format!("at most {} more", secs(Duration::from_millis(pttl as u64)))
+                    }
+                    (false, _) => "no TTL".to_string(),
                 };
-                if !holder.is_empty() {
+                if kept {
+                    left = format!("a free slot {holder}, {left}");
+                } else if !holder.is_empty() {
                     left = format!("held by {holder}, {left}");
                 }
                 let slots = self.key_at(self.about).limit_n();
-                if slots > 1 {
+                if slots > 1 && !kept {
                     // The slot that frees first.
                     left = format!("all {slots} slots held; the first to free: {left}");
                 }
