@@ -110,9 +110,14 @@ local function reserve_key(j) return KEYS[wi + 1 + j] end
 -- `{K}:turn:TOKEN` of `{K}:reserve` ('reserve' is its last 7 characters).
 local function turn_key(j, token) return string.sub(reserve_key(j), 1, -8) .. 'turn:' .. token end
 local first_try = tonumber(ARGV[26] or '') or tonumber(ARGV[7])
+-- The server's time for the reservations' `until` (a user without +time: this try's send, by
+-- its host's clock).
 local now_ms = nil
 local function clock()
-  now_ms = now_ms or server_ms()
+  if not now_ms then
+    local ok, t = pcall(server_ms)
+    now_ms = ok and t or tonumber(ARGV[7])
+  end
   return now_ms
 end
 -- Set key j's oldest live reservation: {first ms, token, who, until ms}, or nil.
