@@ -136,7 +136,7 @@ pub mod api {
     };
     pub use crate::core::stats::bucket_field;
     pub use crate::exit::markdown as exit_table_markdown;
-    pub use crate::store::keys::{Keys, companion, new_token};
+    pub use crate::store::keys::{Keys, companion, new_token, turn_list};
     #[cfg(feature = "test-support")]
     pub use crate::store::smoke::check_scripts;
 

@@ -35,10 +35,6 @@ pub struct Keys {
     /// A run that needs several keys and waits for them keeps a slot of each (acquire.lua):
     /// "first try ms \t token \t who", expiring when the waiter stops refreshing it.
     pub reserve: String,
-    /// The prefix of a reserving run's turn list, `{lock}:turn:TOKEN`: a try held back by its
-    /// reservation pushes there, where only that run's waker listens (the wake-up such a try
-    /// took was its).
-    pub turn: String,
     /// The lock key and holder hash of each slot 0 … N-1 of `--limit N`. Slot 0 is `lock` itself
     /// and `{lock}:holder`, so `--limit 1` is the plain lock with its layout unchanged.
     pub slots: Vec<Slot>,
@@ -97,6 +93,12 @@ impl RunKeys {
     }
 }
 
+/// A reserving run's turn list on `lock`: a try held back by the run's reservation (acquire.lua)
+/// pushes there, where only that run's waker listens (the wake-up such a try took was its).
+pub fn turn_list(lock: &str, token: &str) -> String {
+    companion(lock, &format!("turn:{token}"))
+}
+
 /// The holder's word on how the run holding `token` ended, for `dlock cancel` (written by the
 /// release when the run took a request or one waits on its list; expires by itself).
 pub fn word_key(lock: &str, token: &str) -> String {
@@ -124,7 +126,6 @@ impl Keys {
             pauses: companion(lock, "pauses"),
             waiting: companion(lock, "waiting"),
             reserve: companion(lock, "reserve"),
-            turn: companion(lock, "turn"),
             slots: (0..limit.max(1)).map(|i| slot(lock, i)).collect(),
         }
     }

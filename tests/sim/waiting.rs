@@ -8,12 +8,12 @@
 
 use std::time::{Duration, Instant};
 
-use dlock::api::companion;
 use dlock::api::sim::{
     Acquire, AcquireCall, BusyCall, Call, Cleanup, EveryArg, Failure, Fleet, Meta, Outcome,
     ReleaseCall, RunKeys, RunLog, WaitAction, WaitInput, WakeCall, WakeUp, WakerPush, lease_end,
     stopped_with, waiting_for, waker_push,
 };
+use dlock::api::{companion, turn_list};
 use redis::Value;
 
 use crate::calls::scripted;
@@ -435,7 +435,7 @@ pub fn waker_lists(w: &World, h: usize) -> Vec<(usize, String)> {
         .into_iter()
         .flat_map(|j| {
             let k = crate::host::key_at(w, h, j);
-            let turn = turns.then(|| (j, format!("{}:{token}", k.turn)));
+            let turn = turns.then(|| (j, turn_list(&k.lock, token)));
             std::iter::once((j, k.wake.clone())).chain(turn)
         })
         .collect()

@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::{debug, info, warn};
 use crate::log::{ms, secs};
-use crate::store::keys::{Keys, new_token};
+use crate::store::keys::{Keys, new_token, turn_list};
 use crate::store::lock::{Acquire, AcquireCall, BusyCall, EveryArg, Fleet, Meta};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
@@ -420,7 +420,7 @@ impl Shell<'_> {
                     room: k.limit_n(),
                     slots: k.slots.iter().map(|s| s.lock.clone()).collect(),
                 };
-                let turn = turns.then(|| list(&format!("{}:{}", k.turn, self.token)));
+                let turn = turns.then(|| list(&turn_list(&k.lock, &self.token)));
                 std::iter::once(list(&k.wake)).chain(turn)
             })
             .collect()
