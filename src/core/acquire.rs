@@ -368,8 +368,8 @@ impl Wait {
                         tries,
                         code,
                     });
-                    if self.limits.stats && !counted {
-                        self.actions.push_back(Action::CountBusy);
+                    if (self.limits.stats || self.limits.also) && !counted {
+                        self.actions.push_back(Action::EndBusy);
                     }
                     Exit::Busy(code)
                 }

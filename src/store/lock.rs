@@ -193,6 +193,11 @@ impl Call for RenewCall<'_> {
 /// busy.lua: count a run that gave up on a busy lock whose last try was not flagged as the last.
 pub struct BusyCall<'a> {
     pub keys: &'a Keys,
+    /// Count the busy run (not --no-stats).
+    pub stats: bool,
+    /// --also: the run's keys, whose reservations it leaves (KEY's too).
+    pub also: &'a [Keys],
+    pub token: &'a str,
 }
 
 impl Call for BusyCall<'_> {
@@ -201,10 +206,15 @@ impl Call for BusyCall<'_> {
         &BUSY
     }
     fn keys(&self) -> Vec<&str> {
-        vec![&self.keys.stats]
+        let mut keys = vec![self.keys.stats.as_str()];
+        if !self.also.is_empty() {
+            keys.push(&self.keys.reserve);
+            keys.extend(self.also.iter().map(|x| x.reserve.as_str()));
+        }
+        keys
     }
     fn argv(&self) -> Vec<String> {
-        Vec::new()
+        vec![flag(self.stats), self.token.to_string()]
     }
     fn reply(v: Value) -> RedisResult<()> {
         read::<i64>(v).map(drop)

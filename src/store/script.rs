@@ -67,7 +67,7 @@ pub(crate) static RECORD: Script = Script::new(
 );
 pub(crate) static BUSY: Script = Script::new(
     include_str!("scripts/busy.lua"),
-    "78a398ac4564575491411039f41ea550001d0ccb",
+    "dfd50cba0f115a6e8f2d0f3f217cb43b004c172e",
 );
 pub(crate) static WAKE: Script = Script::new(
     include_str!("scripts/wake.lua"),

@@ -108,7 +108,16 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     run("acquire (busy)", busy)?;
     run(
         "busy",
-        call(&mut c, &BusyCall { keys: &keys }).map(|()| true),
+        call(
+            &mut c,
+            &BusyCall {
+                keys: &keys,
+                stats: true,
+                also: &[],
+                token: "tok",
+            },
+        )
+        .map(|()| true),
     )?;
     // Both log the run: the smoke run's log keeps two entries.
     let log = RunLog {

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    Acquire, AcquireCall, Call, Exit, Finish, Fleet, Keys, Meta, Release, ReleaseCall, Renew,
-    RenewCall, RunKeys, RunLog,
+    Acquire, AcquireCall, BusyCall, Call, Exit, Finish, Fleet, Keys, Meta, Release, ReleaseCall,
+    Renew, RenewCall, RunKeys, RunLog,
 };
 
 use crate::support::*;
@@ -290,6 +290,35 @@ fn busy_names_every_blocker() {
         "{busy:?}"
     );
     assert!(held_by(&s, &k, &also, "tok").is_empty());
+}
+
+/// A busy --also try enters its run in every key's reservations; a run that ends busy on a try
+/// not flagged as the last leaves them through busy.lua, with or without stats (issue 62).
+#[test]
+fn a_run_that_ends_busy_leaves_its_reservations() {
+    let s = RedisServer::start();
+    let (k, also) = set();
+    let m = meta("h", 1);
+    plain(&s, &k, "r0", Duration::from_secs(20));
+    let busy = eval(&s, &acquire(&k, &also, "tok", &m, TTL, None));
+    assert!(matches!(busy, Acquire::Busy { .. }), "{busy:?}");
+    let entries = |s: &RedisServer| -> Vec<Option<String>> {
+        std::iter::once(&k)
+            .chain(also.iter())
+            .map(|x| hget(s, &x.reserve, "tok"))
+            .collect()
+    };
+    assert!(entries(&s).iter().all(Option::is_some), "{:?}", entries(&s));
+    let end = BusyCall {
+        keys: &k,
+        stats: false,
+        also: &also,
+        token: "tok",
+    };
+    eval(&s, &end);
+    assert!(entries(&s).iter().all(Option::is_none), "{:?}", entries(&s));
+    // Without stats nothing is counted.
+    assert_eq!(hget(&s, &k.stats, "busy"), None);
 }
 
 /// A try woken by one key's wake-up that finds another key busy pushes exactly one wake-up back

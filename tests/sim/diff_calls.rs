@@ -182,7 +182,12 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
             log: &log,
             run: RunKeys::new(&keys.lock, &token),
         }),
-        83..=85 => scripted(&BusyCall { keys: &keys }),
+        83..=85 => scripted(&BusyCall {
+            keys: &keys,
+            stats: rng.chance(0.8),
+            also: &also,
+            token: &token,
+        }),
         86..=88 => scripted(&WakeCall {
             list: &keys.wake,
             room: limit as usize,

@@ -268,6 +268,7 @@ fn begin(w: &mut World, h: usize) {
         retry_max: w.sc.retry_max,
         notify: w.sc.notify,
         stats: !w.sc.no_stats[h],
+        also: !w.host_also[h].is_empty(),
         conflict_exit: 75,
         not_due_exit: 0,
         paused_exit: 0,

@@ -267,8 +267,15 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                     }
                 }
             }
-            WaitAction::CountBusy => {
-                w.send(h, scripted(&BusyCall { keys: &keys }), io_timeout(w));
+            WaitAction::EndBusy => {
+                let (also, token) = (w.host_also[h].clone(), w.hosts[h].token.clone());
+                let call = BusyCall {
+                    keys: &keys,
+                    stats: !w.sc.no_stats[h],
+                    also: &also,
+                    token: &token,
+                };
+                w.send(h, scripted(&call), io_timeout(w));
             }
             WaitAction::Cleanup { refused } => {
                 w.check.ev(w.now, h, "cleanup", 0);

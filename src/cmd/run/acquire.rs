@@ -130,6 +130,7 @@ fn take(
         retry_max: cfg.retry_max,
         notify: !cfg.no_notify,
         stats: cfg.stats,
+        also: !cfg.also.is_empty(),
         conflict_exit: cfg.conflict_exit_code,
         not_due_exit: cfg.not_due_exit_code,
         paused_exit: cfg.paused_exit_code,
@@ -329,10 +330,17 @@ impl Shell<'_> {
                         w.resume(self.lists());
                     }
                 }
-                Action::CountBusy => {
-                    // Only on the connection the tries used: a count is not worth a reconnect.
+                Action::EndBusy => {
+                    // Only on the connection the tries used: neither is worth a reconnect (the
+                    // reservations run out by themselves).
+                    let call = BusyCall {
+                        keys: self.keys,
+                        stats: self.cfg.stats,
+                        also: &self.also,
+                        token: &self.token,
+                    };
                     if self.session.is_connected()
-                        && let Err(f) = self.session.call(&BusyCall { keys: self.keys })
+                        && let Err(f) = self.session.call(&call)
                     {
                         debug!("stats_failed"; "could not record the busy run: {}", f.reason);
                     }

@@ -18,6 +18,7 @@ fn limits() -> Limits {
         retry_max: MS(400),
         notify: true,
         stats: true,
+        also: false,
         conflict_exit: 75,
         not_due_exit: 0,
         paused_exit: 0,
@@ -88,7 +89,7 @@ impl Sim {
                     if ok { "waker" } else { "waker failed" }.to_string()
                 }
                 Action::ResumeWaker => "resume".into(),
-                Action::CountBusy => "count-busy".into(),
+                Action::EndBusy => "end-busy".into(),
                 Action::Cleanup { refused: None } => "cleanup".into(),
                 Action::Cleanup { refused: Some(_) } => "cleanup(refused)".into(),
                 Action::ConfirmReplicas { n, .. } => format!("confirm({n})"),
@@ -304,7 +305,7 @@ fn a_busy_answer_that_arrives_after_wait_ends_is_counted_with_its_own_command() 
     let o = sim.run(&answers, &[]);
     assert_eq!(o, Outcome::Exit(Exit::Busy(75)));
     let end = &sim.trace[sim.trace.len() - 3..];
-    assert_eq!(end, ["900 try", "1010 gave-up-busy", "1010 count-busy"]);
+    assert_eq!(end, ["900 try", "1010 gave-up-busy", "1010 end-busy"]);
 }
 
 #[test]
@@ -317,7 +318,34 @@ fn no_count_without_stats() {
     let mut answers = vec![(A::Busy(5000), 0); 9];
     answers.push((A::Busy(5000), 110));
     sim.run(&answers, &[]);
-    assert!(!sim.trace.iter().any(|t| t.contains("count-busy")));
+    assert!(!sim.trace.iter().any(|t| t.contains("end-busy")));
+}
+
+/// With --also the busy end is sent without stats too: the run leaves its keys'
+/// reservations, which its last try (not flagged as the last) did not (issue 62).
+#[test]
+fn an_also_run_that_ends_busy_leaves_its_reservations_without_stats_too() {
+    let mut sim = Sim::new(Limits {
+        notify: false,
+        stats: false,
+        also: true,
+        ..limits()
+    });
+    let mut answers = vec![(A::Busy(5000), 0); 9];
+    answers.push((A::Busy(5000), 110));
+    sim.run(&answers, &[]);
+    let end = &sim.trace[sim.trace.len() - 3..];
+    assert_eq!(end, ["900 try", "1010 gave-up-busy", "1010 end-busy"]);
+    // A last try flagged as such left them itself: nothing more.
+    let mut sim = Sim::new(Limits {
+        notify: false,
+        stats: false,
+        also: true,
+        ..limits()
+    });
+    sim.run(&[(A::Busy(5000), 0); 20], &[]);
+    assert!(sim.trace.iter().any(|t| t.contains("try(last)")));
+    assert!(!sim.trace.iter().any(|t| t.contains("end-busy")));
 }
 
 #[test]

@@ -17,6 +17,9 @@ pub struct Limits {
     pub notify: bool,
     /// Record per-key metrics (not --no-stats).
     pub stats: bool,
+    /// --also: a busy try enters the run in its keys' reservations (acquire.lua), which a run
+    /// that ends busy leaves.
+    pub also: bool,
     /// --conflict-exit-code.
     pub conflict_exit: u8,
     /// --not-due-exit-code.
@@ -107,8 +110,10 @@ pub enum Action {
     StartWaker,
     /// A wake-up was used and the lock is still busy: listen for the next release.
     ResumeWaker,
-    /// Count this run as busy (the last try was not flagged as the last).
-    CountBusy,
+    /// The run ends busy and its last try was not flagged as the last (which the acquire script
+    /// would have done this for): count it as busy (not --no-stats) and take it out of its
+    /// keys' reservations (--also), in one call (busy.lua).
+    EndBusy,
     /// An acquire reply was lost: release the lock in case that acquire took it
     /// (`core::finish::Cleanup`). `refused`: why the last try was refused for good, if it was.
     Cleanup {

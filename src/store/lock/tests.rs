@@ -126,7 +126,15 @@ fn every_call_matches_its_script() {
         0,
         ENTRY_ARGS,
     );
-    check(&BusyCall { keys: &keys }, 0);
+    check(
+        &BusyCall {
+            keys: &keys,
+            stats: true,
+            also: &[],
+            token: t,
+        },
+        0,
+    );
     check(
         &WakeCall {
             list: &keys.wake,
