@@ -305,6 +305,16 @@ fn a_cancel_of_an_also_key_stops_the_run_holding_it() {
     assert_eq!(r.get("dlock:db"), None);
 }
 
+/// A run holding `key` until its stdin closes, once its job has started.
+fn hold_until_stdin_closes(r: &RedisServer, key: &str) -> Running {
+    let mut h = dlock(r)
+        .args(["run", "--key", key, "--"])
+        .args(["sh", "-c", "echo held; read x || true"])
+        .spawn();
+    h.expect_line("held");
+    h
+}
+
 /// A waiter that needs {j, x} is woken by x's release while j is still busy (issue 62: it
 /// used to hand x on, and a stream of plain x runs starved it). x is now kept for it: the
 /// plain waiter of x, which first tried after it, does not take x in the meantime; j's release
@@ -316,15 +326,10 @@ fn a_key_freed_while_an_also_waiter_waits_for_another_is_kept_for_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let order = dir.path().join("order");
     let order = order.to_str().expect("utf-8 path").to_string();
-    let hold = |key: &str| {
-        let mut h = dlock(&r)
-            .args(["run", "--key", key, "--"])
-            .args(["sh", "-c", "echo held; read x || true"])
-            .spawn();
-        h.expect_line("held");
-        h
-    };
-    let (mut j, mut x) = (hold("j"), hold("x"));
+    let (mut j, mut x) = (
+        hold_until_stdin_closes(&r, "j"),
+        hold_until_stdin_closes(&r, "x"),
+    );
     let slow = ["--wait", "25s", "--retry-min", "30s", "--retry-max", "30s"];
     let append = |what: &str| format!("echo {what} >> '{order}'; echo {what} ran");
     let mut both = dlock(&r)
@@ -376,15 +381,10 @@ fn a_younger_plain_run_polling_a_kept_key_waits_for_the_older_set() {
     let dir = tempfile::tempdir().expect("tempdir");
     let order = dir.path().join("order");
     let order = order.to_str().expect("utf-8 path").to_string();
-    let hold = |key: &str| {
-        let mut h = dlock(&r)
-            .args(["run", "--key", key, "--"])
-            .args(["sh", "-c", "echo held; read x || true"])
-            .spawn();
-        h.expect_line("held");
-        h
-    };
-    let (mut j, mut x) = (hold("j"), hold("x"));
+    let (mut j, mut x) = (
+        hold_until_stdin_closes(&r, "j"),
+        hold_until_stdin_closes(&r, "x"),
+    );
     let append = |what: &str| format!("echo {what} >> '{order}'; echo {what} ran");
     let mut both = dlock(&r)
         .args(["-v", "run", "--key", "j", "--also", "x", "--wait", "25s"])
