@@ -136,7 +136,7 @@ pub mod api {
     };
     pub use crate::core::stats::bucket_field;
     pub use crate::exit::markdown as exit_table_markdown;
-    pub use crate::store::keys::{Keys, companion, new_token, turn_list};
+    pub use crate::store::keys::{Keys, companion, listened, new_token};
     #[cfg(feature = "test-support")]
     pub use crate::store::smoke::check_scripts;
 

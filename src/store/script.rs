@@ -51,7 +51,7 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new(
     include_str!("scripts/acquire.lua"),
-    "314857b14e49d19ff7f72b445f4b30366dc4ba62",
+    "bbe3a916ebb0b98447978fe9e791f520dbeee6a1",
 );
 pub(crate) static RENEW: Script = Script::new(
     include_str!("scripts/renew.lua"),

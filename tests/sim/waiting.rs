@@ -13,7 +13,7 @@ use dlock::api::sim::{
     ReleaseCall, RunKeys, RunLog, WaitAction, WaitInput, WakeCall, WakeUp, WakerPush, lease_end,
     stopped_with, waiting_for, waker_push,
 };
-use dlock::api::{companion, turn_list};
+use dlock::api::{companion, listened};
 use redis::Value;
 
 use crate::calls::scripted;
@@ -436,14 +436,12 @@ pub fn waker_lists(w: &World, h: usize) -> Vec<(usize, String)> {
         Phase::Waiting(s) => s.lists.clone(),
         _ => vec![0],
     };
-    let turns = !w.host_also[h].is_empty();
-    let token = &w.hosts[h].token;
+    let (also, token) = (!w.host_also[h].is_empty(), &w.hosts[h].token);
     lists
         .into_iter()
         .flat_map(|j| {
             let k = crate::host::key_at(w, h, j);
-            let turn = turns.then(|| (j, turn_list(&k.lock, token)));
-            std::iter::once((j, k.wake.clone())).chain(turn)
+            listened(k, token, also).into_iter().map(move |l| (j, l))
         })
         .collect()
 }

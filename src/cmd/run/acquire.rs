@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::{debug, info, warn};
 use crate::log::{ms, secs};
-use crate::store::keys::{Keys, new_token, turn_list};
+use crate::store::keys::{Keys, listened, new_token};
 use crate::store::lock::{Acquire, AcquireCall, BusyCall, EveryArg, Fleet, Meta};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
@@ -416,20 +416,20 @@ impl Shell<'_> {
     /// with --also the run's own turn lists on them too (`{K}:turn:TOKEN`, where a try held back
     /// by the run's reservation calls it: acquire.lua).
     fn lists(&self) -> Vec<List> {
-        let turns = !self.also.is_empty();
+        let also = !self.also.is_empty();
         self.blocked
             .iter()
             .flat_map(|&index| {
                 let k = self.key_at(index);
-                let list = |listen: &str| List {
-                    index,
-                    listen: listen.to_string(),
-                    wake: k.wake.clone(),
-                    room: k.limit_n(),
-                    slots: k.slots.iter().map(|s| s.lock.clone()).collect(),
-                };
-                let turn = turns.then(|| list(&turn_list(&k.lock, &self.token)));
-                std::iter::once(list(&k.wake)).chain(turn)
+                listened(k, &self.token, also)
+                    .into_iter()
+                    .map(move |listen| List {
+                        index,
+                        listen,
+                        wake: k.wake.clone(),
+                        room: k.limit_n(),
+                        slots: k.slots.iter().map(|s| s.lock.clone()).collect(),
+                    })
             })
             .collect()
     }

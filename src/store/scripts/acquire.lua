@@ -388,9 +388,9 @@ end
 -- no held-back try is woken by it): the wake-up that sent this try, if any, was its.
 for j, r in pairs(kept) do wake(turn_key(j, r[2]), 1) end
 -- A busy --also try (not the last) joins (or stays in) each key's reservations, by its first
--- try; a busy answer that ends the run leaves them. Entries past their time are dropped.
+-- try; a busy answer that ends the run leaves them. Entries past their time are dropped. (Only
+-- an --also try is answered below with blockers.)
 local function reserve()
-  if A == 0 then return end
   if ARGV[8] == '1' or (ARGV[23] or '') == '' then
     unreserve()
     return
