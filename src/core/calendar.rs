@@ -33,13 +33,12 @@
 
 mod canonical;
 mod fields;
+mod search;
 #[cfg(test)]
 mod tests;
 
 use std::sync::Mutex;
 
-use croner::Cron;
-use croner::parser::{CronParser, Seconds, Year};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
@@ -52,7 +51,7 @@ pub struct Calendar {
     tz: String,
     typed: String,
     typed_tz: String,
-    cron: Cron,
+    pattern: search::Pattern,
     zone: TimeZone,
     known: Known,
 }
@@ -60,7 +59,7 @@ pub struct Calendar {
 /// The last window starts `starts` computed, consecutive: `window_of` a time between the first
 /// and the last, and `next` of any but the last, are read from them instead of searched for
 /// again (a due run's release line and a not-due try's line name the window's end, which the
-/// acquire's starts already hold: a search is some 15,000 instructions). A mutex: a run's
+/// acquire's starts already hold). A mutex: a run's
 /// threads share its config.
 #[derive(Debug, Default)]
 struct Known(Mutex<Option<[u64; 4]>>);
@@ -130,34 +129,19 @@ pub struct Checked {
     read: [fields::Field; 5],
 }
 
-/// The years croner is told the schedule runs in (its year field): from the start of Unix time,
-/// which dlock's windows are counted in, to 2199 (a window then has no next one, as one past
-/// croner's own limit, the year 5000, has none). Without a year field croner fills an entry per
-/// year from 1 to 5000 at every parse: 220,000 instructions, a third of a calendar run's, spent
-/// on years no run of dlock's will see (issue 64).
-const YEARS: &str = "1970-2199";
-
 impl Calendar {
     /// `text` as a cron expression in zone `tz`; one line naming what is wrong otherwise.
     pub fn parse(text: &str, tz: &str) -> Result<Calendar, String> {
         let Checked { text, read } = Calendar::check(text)?;
-        let at = |why: String| format!("`--every '{text}'`: {why}");
         let zone = TimeZone::get(tz).map_err(|_| {
             format!("unknown time zone `{tz}`: an IANA name such as Europe/Berlin or UTC")
         })?;
-        let numeric = read.each_ref().map(|f| f.text.as_str()).join(" ");
-        let cron = CronParser::builder()
-            .seconds(Seconds::Optional)
-            .year(Year::Optional)
-            .build()
-            .parse(&format!("0 {numeric} {YEARS}"))
-            .map_err(|e| at(format!("not a cron schedule: {e}")))?;
         Ok(Calendar {
             text: canonical::schedule(&read),
             tz: canonical::zone(tz).unwrap_or(tz).to_string(),
             typed: text,
             typed_tz: tz.to_string(),
-            cron,
+            pattern: search::Pattern::new(&read),
             zone,
             known: Known::default(),
         })
@@ -240,10 +224,6 @@ impl Calendar {
         Self::timestamp(ms).to_zoned(self.zone.clone())
     }
 
-    fn ms(z: &jiff::Zoned) -> u64 {
-        u64::try_from(z.timestamp().as_millisecond()).unwrap_or(0)
-    }
-
     /// The start of the window holding `ms`: the last scheduled time at or before it.
     pub fn window_of(&self, ms: u64) -> u64 {
         if let Some(k) = self.known.get()
@@ -251,7 +231,7 @@ impl Calendar {
         {
             return w[0];
         }
-        self.previous_in(&self.zone, ms)
+        self.previous(ms)
     }
 
     /// The start of the window after the one starting at `start`.
@@ -261,55 +241,44 @@ impl Calendar {
         {
             return w[1];
         }
-        self.next_in(&self.zone, start)
+        self.next_of(start)
     }
 
     /// The window starts sent with an acquire: the one before the window holding `now_ms`,
     /// its own, and the two after (three whole windows: the server's clock may be in any).
     pub fn starts(&self, now_ms: u64) -> [u64; 4] {
-        let starts = self
-            .starts_at_one_offset(now_ms)
-            .unwrap_or_else(|| self.starts_in(&self.zone, now_ms));
+        let s0 = self.previous(now_ms);
+        let s1 = self.next_of(s0);
+        let starts = [
+            self.previous(s0.saturating_sub(1)),
+            s0,
+            s1,
+            self.next_of(s1),
+        ];
         self.known.set(starts);
         starts
     }
 
-    fn starts_in(&self, zone: &TimeZone, now_ms: u64) -> [u64; 4] {
-        let s0 = self.previous_in(zone, now_ms);
-        let before = self.previous_in(zone, s0.saturating_sub(1));
-        let s1 = self.next_in(zone, s0);
-        [before, s0, s1, self.next_in(zone, s1)]
+    /// The last scheduled time at or before `ms`; 0 when there is none.
+    fn previous(&self, ms: u64) -> u64 {
+        let second = i64::try_from(ms / 1000).unwrap_or(i64::MAX);
+        let found = self.pattern.last_from(&self.zone, second);
+        found.map_or(0, |s| u64::try_from(s).map_or(0, |s| s * 1000))
     }
 
-    /// The starts searched in the zone's offset at `now_ms` alone, when the zone's clock does
-    /// not change within a day of them: then its wall clock is that offset's throughout, and
-    /// the search finds the same times at half the cost (no zone rules asked at every step).
-    /// None when a change is that near (the search in the zone itself decides).
-    fn starts_at_one_offset(&self, now_ms: u64) -> Option<[u64; 4]> {
-        let fixed = TimeZone::fixed(self.zone.to_offset(Self::timestamp(now_ms)));
-        let starts = self.starts_in(&fixed, now_ms);
-        let first = Self::timestamp(starts[0].saturating_sub(crate::units::DAY_MS));
-        let last = Self::timestamp(starts[3].saturating_add(crate::units::DAY_MS));
-        let change = self.zone.preceding(last).next().map(|t| t.timestamp());
-        change.is_none_or(|t| t < first).then_some(starts)
-    }
-
-    fn previous_in(&self, zone: &TimeZone, ms: u64) -> u64 {
-        self.cron
-            .find_previous_occurrence(&Self::timestamp(ms).to_zoned(zone.clone()), true)
-            .map_or(0, |z| Self::ms(&z))
-    }
-
-    fn next_in(&self, zone: &TimeZone, start: u64) -> u64 {
-        self.cron
-            .find_next_occurrence(&Self::timestamp(start).to_zoned(zone.clone()), false)
-            .map_or(u64::MAX, |z| Self::ms(&z))
+    /// The first scheduled time after `ms`; `u64::MAX` when there is none.
+    fn next_of(&self, ms: u64) -> u64 {
+        let second = i64::try_from(ms / 1000).unwrap_or(i64::MAX);
+        let found = second
+            .checked_add(1)
+            .and_then(|from| self.pattern.first_from(&self.zone, from));
+        found.map_or(u64::MAX, |s| u64::try_from(s).map_or(0, |s| s * 1000))
     }
 
     /// Whether the minute and the hour each name one value: the clock-change rule's
     /// once-a-day schedule (module doc).
     pub fn fixed_time(&self) -> bool {
-        self.cron.determine_job_type() == croner::JobType::FixedTime
+        self.pattern.fixed()
     }
 
     /// Whether the window holding `now_ms` lasts more than a year (`0 0 29 2 *`).

@@ -1,8 +1,8 @@
 //! One spelling for what a calendar means (issue 59): a key's period is compared by text in
 //! the acquire script, so every host must send the same text for the same schedule and zone.
 //!
-//! A schedule is written back from the values each field names, which are all that croner is
-//! given besides whether a field is exactly `*` (fields.rs): numbers, never names; ascending,
+//! A schedule is written back from the values each field names, which are all that the search
+//! reads besides whether a field is exactly `*` (fields.rs): numbers, never names; ascending,
 //! duplicates gone; one step sequence of three or more values as `a-b/n` (`*/15` in the minute
 //! is `0-45/15`, `9-17/2` stays); otherwise runs of consecutive values as `a-b` and the rest as
 //! single values, joined by `,`; day-of-week 7 is 0; `@daily` and its kin are their five fields.

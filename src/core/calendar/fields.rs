@@ -1,7 +1,8 @@
 //! The five fields of a calendar, read strictly: only the syntax every cron shares (Vixie,
 //! cronie, POSIX plus steps and names), so a schedule means the same here as in the crontab it
-//! came from. croner reads more (`L`, `W`, `#`, `?`, a `+` before the day-of-week, seconds and
-//! years); those are refused here, before croner sees the text, with a line naming the field.
+//! came from. Other crons read more (`L`, `W`, `#`, `?`, a `+` before the day-of-week, seconds
+//! and years, as croner, the search's reference in its tests, does); those are refused here,
+//! with a line naming the field.
 
 /// One field's rules: its name in messages, its range, and its names (the first name is `min`).
 struct Spec {
@@ -50,7 +51,7 @@ const SPECS: [Spec; 5] = [
     },
 ];
 
-/// One field as read: the values it names (bit n = value n) and the numeric text croner gets.
+/// One field as read: the values it names (bit n = value n), which the search reads.
 #[derive(Debug, Clone)]
 pub(super) struct Field {
     pub(super) bits: u64,
@@ -58,10 +59,6 @@ pub(super) struct Field {
     pub(super) star: bool,
     /// Begins with `*` (`*/2`), which Vixie cron counts as unrestricted for the day rule.
     pub(super) star_led: bool,
-    /// What croner reads: `*`, or every value named, as a list. croner reads steps and ranges
-    /// with limits of its own (a step above 65535 is an error there); a list it reads as
-    /// plain cron does, and its once-a-day rule (one minute, one hour) sees the same values.
-    pub(super) text: String,
 }
 
 /// The five fields of `text` (already known to hold five), or the line naming what is wrong.
@@ -130,12 +127,6 @@ fn field(spec: &Spec, text: &str) -> Result<Field, String> {
         bits,
         star: text == "*",
         star_led: text.starts_with('*'),
-        text: if text == "*" {
-            "*".into()
-        } else {
-            let values = (0..64).filter(|v| bits & (1 << v) != 0);
-            values.map(|v| v.to_string()).collect::<Vec<_>>().join(",")
-        },
     })
 }
 

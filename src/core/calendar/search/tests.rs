@@ -1,0 +1,257 @@
+//! The search against croner (an independent implementation of the same cron rules, which
+//! dlock used before this search), in zones with every kind of clock change, and its date
+//! arithmetic against jiff's.
+
+use croner::Cron;
+use croner::parser::{CronParser, Seconds, Year};
+use jiff::Timestamp;
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use proptest::prelude::*;
+
+use super::super::Calendar;
+use super::{civil_from_days, days_from_civil, first_at_or_after, last_at_or_before, weekday};
+
+/// Zones whose clocks change in every way the database knows after 1970: an hour forward and
+/// back at 02:00 (Berlin) and at 01:00/02:00 local (New York), half an hour (Lord Howe), at
+/// midnight (Santiago, Havana), negative summer time (Dublin), two hours (Troll), offsets off
+/// the hour (Chatham +12:45, Kathmandu +05:45, St John's), changes for Ramadan (Casablanca),
+/// an offset that is not whole minutes (Monrovia, until 1972), and none at all. Not Apia,
+/// whose day skipped in 2011 croner cannot search across (it gives up on a jump longer than
+/// two hours): that day is checked by name below.
+const ZONES: [&str; 14] = [
+    "UTC",
+    "Europe/Berlin",
+    "America/New_York",
+    "Australia/Lord_Howe",
+    "America/Santiago",
+    "America/Havana",
+    "Europe/Dublin",
+    "Antarctica/Troll",
+    "Pacific/Chatham",
+    "Asia/Kathmandu",
+    "America/St_Johns",
+    "Africa/Casablanca",
+    "Africa/Monrovia",
+    "Asia/Tehran",
+];
+
+/// croner told the same schedule: the five fields' values as lists, in the years the search
+/// runs in.
+fn croner(c: &Calendar) -> Cron {
+    let read = Calendar::check(c.text()).unwrap_or_else(|e| panic!("{e}"));
+    let fields: Vec<String> = read
+        .read
+        .iter()
+        .map(|f| {
+            if f.star {
+                "*".to_string()
+            } else {
+                let values = (0..64).filter(|v| f.bits & (1u64 << v) != 0);
+                values.map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+            }
+        })
+        .collect();
+    CronParser::builder()
+        .seconds(Seconds::Optional)
+        .year(Year::Optional)
+        .build()
+        .parse(&format!("0 {} 1970-2199", fields.join(" ")))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn zoned(ms: u64, zone: &TimeZone) -> jiff::Zoned {
+    let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+    Timestamp::from_millisecond(ms)
+        .unwrap_or(Timestamp::MAX)
+        .to_zoned(zone.clone())
+}
+
+fn ms_of(z: &jiff::Zoned) -> u64 {
+    u64::try_from(z.timestamp().as_millisecond()).unwrap_or(0)
+}
+
+/// The window start at or before `ms` and the next start after it, by croner.
+fn reference(cron: &Cron, zone: &TimeZone, ms: u64) -> (u64, u64) {
+    let at = zoned(ms, zone);
+    let previous = cron
+        .find_previous_occurrence(&at, true)
+        .map_or(0, |z| ms_of(&z));
+    let next = cron
+        .find_next_occurrence(&at, false)
+        .map_or(u64::MAX, |z| ms_of(&z));
+    (previous, next)
+}
+
+/// One field as an operator may write it: `*`, a value, a range, a step, or a list of those.
+fn field(min: u32, max: u32) -> impl Strategy<Value = String> {
+    let item = prop_oneof![
+        (min..=max).prop_map(|v| v.to_string()),
+        (min..=max, min..=max).prop_map(|(a, b)| format!("{}-{}", a.min(b), a.max(b))),
+        (1..=max.max(2)).prop_map(|s| format!("*/{s}")),
+        (min..=max, min..=max, 1..=max.max(2)).prop_map(|(a, b, s)| format!(
+            "{}-{}/{s}",
+            a.min(b),
+            a.max(b)
+        )),
+    ];
+    prop_oneof![
+        1 => Just("*".to_string()),
+        3 => proptest::collection::vec(item, 1..=3).prop_map(|v| v.join(",")),
+    ]
+}
+
+fn schedule() -> impl Strategy<Value = String> {
+    // The minute and the hour often one value each: the fixed-time rule at clock changes.
+    let minute = prop_oneof![(0..60u32).prop_map(|v| v.to_string()), field(0, 59)];
+    let hour = prop_oneof![(0..24u32).prop_map(|v| v.to_string()), field(0, 23)];
+    (minute, hour, field(1, 31), field(1, 12), field(0, 7))
+        .prop_map(|(a, b, c, d, e)| format!("{a} {b} {c} {d} {e}"))
+}
+
+/// 1971 to 2100, or within three hours of one of the zone's clock changes after such a time.
+fn instant(zone: &'static str) -> impl Strategy<Value = u64> {
+    const FROM: i64 = 31_536_000_000;
+    const TO: i64 = 4_102_444_800_000;
+    (FROM..TO, any::<bool>(), -3 * 3_600_000..3 * 3_600_000i64).prop_map(move |(t, near, d)| {
+        let zone = TimeZone::get(zone).unwrap_or(TimeZone::UTC);
+        let base = Timestamp::from_millisecond(t).unwrap_or(Timestamp::UNIX_EPOCH);
+        let change = zone
+            .following(base)
+            .next()
+            .map(|c| c.timestamp().as_millisecond());
+        let t = match change {
+            Some(c) if near => c + d,
+            _ => t,
+        };
+        u64::try_from(t).unwrap_or(0)
+    })
+}
+
+fn case() -> impl Strategy<Value = (String, &'static str, u64)> {
+    (schedule(), proptest::sample::select(&ZONES[..]))
+        .prop_flat_map(|(s, z)| (Just(s), Just(z), instant(z)))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    /// The window holding an instant and the next window's start are croner's, for every
+    /// schedule dlock accepts, near clock changes or anywhere.
+    #[test]
+    fn windows_are_crons(case in case()) {
+        let (text, tz, ms) = case;
+        let Ok(c) = Calendar::parse(&text, tz) else {
+            return Ok(());
+        };
+        let cron = croner(&c);
+        let zone = TimeZone::get(tz).unwrap_or(TimeZone::UTC);
+        let (previous, next) = reference(&cron, &zone, ms);
+        prop_assert_eq!(
+            (c.previous(ms), c.next_of(ms)),
+            (previous, next),
+            "`{}` in {} at {} ({})", c.text(), tz, ms, zoned(ms, &zone)
+        );
+    }
+}
+
+/// Each window start of a day through each zone's clock changes of 2026 (and Monrovia's last
+/// odd offset): every start croner finds, in order, and no other.
+#[test]
+fn every_start_through_a_change_is_crons() {
+    let days = [
+        ("Europe/Berlin", "2026-03-29"),
+        ("Europe/Berlin", "2026-10-25"),
+        ("America/New_York", "2026-11-01"),
+        ("Australia/Lord_Howe", "2026-04-05"),
+        ("America/Santiago", "2026-09-06"),
+        ("America/Havana", "2026-03-08"),
+        ("Antarctica/Troll", "2026-03-29"),
+        ("Africa/Monrovia", "1972-01-07"),
+    ];
+    for text in [
+        "30 2 * * *",
+        "0 0 * * *",
+        "30 23 * * *",
+        "*/20 * * * *",
+        "15,45 0-3 * * *",
+    ] {
+        for (tz, day) in days {
+            let c = Calendar::parse(text, tz).unwrap_or_else(|e| panic!("{e}"));
+            let cron = croner(&c);
+            let zone = TimeZone::get(tz).unwrap_or(TimeZone::UTC);
+            let start: Date = day.parse().unwrap_or_else(|e| panic!("{e}"));
+            let from = ms_of(
+                &start
+                    .to_zoned(TimeZone::UTC)
+                    .unwrap_or_else(|e| panic!("{e}")),
+            );
+            let (mut ours, mut theirs) = (from - 86_400_000, from - 86_400_000);
+            while ours < from + 2 * 86_400_000 {
+                (ours, theirs) = (c.next_of(ours), reference(&cron, &zone, theirs).1);
+                assert_eq!(
+                    ours,
+                    theirs,
+                    "`{text}` in {tz} after {}",
+                    zoned(ours, &zone)
+                );
+            }
+        }
+    }
+}
+
+/// Apia skipped 2011-12-30 (-10 to +14 at midnight): the day's 02:30 runs at the jump, as a
+/// fixed time in any forward jump does, and the next day's at its own time; a schedule of
+/// every half hour skips the whole day.
+#[test]
+fn a_skipped_day_runs_a_fixed_time_at_the_jump() {
+    let at = |s: &str| ms_of(&s.parse::<jiff::Zoned>().unwrap_or_else(|e| panic!("{e}")));
+    let c = Calendar::parse("30 2 * * *", "Pacific/Apia").unwrap_or_else(|e| panic!("{e}"));
+    let before = at("2011-12-29T02:30-10:00[Pacific/Apia]");
+    let jump = at("2011-12-31T00:00+14:00[Pacific/Apia]");
+    assert_eq!(c.next_of(before), jump);
+    assert_eq!(c.next_of(jump), at("2011-12-31T02:30+14:00[Pacific/Apia]"));
+    assert_eq!(c.previous(jump + 60_000), jump);
+    assert_eq!(c.previous(jump - 1), before);
+    let c = Calendar::parse("*/30 * * * *", "Pacific/Apia").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.next_of(jump - 1), jump);
+    assert_eq!(
+        c.previous(jump - 1),
+        at("2011-12-29T23:30-10:00[Pacific/Apia]")
+    );
+}
+
+#[test]
+fn dates_and_weekdays_are_jiffs() {
+    let mut date = Date::constant(1969, 12, 1);
+    for days in -31..84_000 {
+        let want = (
+            i64::from(date.year()),
+            i64::from(date.month()),
+            i64::from(date.day()),
+        );
+        assert_eq!(civil_from_days(days), want, "day {days}");
+        assert_eq!(days_from_civil(want.0, want.1, want.2), days, "{date}");
+        assert_eq!(
+            weekday(days),
+            i64::from(date.weekday().to_sunday_zero_offset())
+        );
+        date = date.tomorrow().unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn bits_are_found_on_either_side() {
+    let bits = (1u64 << 3) | (1 << 17) | (1 << 63);
+    assert_eq!(first_at_or_after(bits, 0), Some(3));
+    assert_eq!(first_at_or_after(bits, 3), Some(3));
+    assert_eq!(first_at_or_after(bits, 4), Some(17));
+    assert_eq!(first_at_or_after(bits, 18), Some(63));
+    assert_eq!(first_at_or_after(bits, 64), None);
+    assert_eq!(first_at_or_after(1, 1), None);
+    assert_eq!(last_at_or_before(bits, 63), Some(63));
+    assert_eq!(last_at_or_before(bits, 62), Some(17));
+    assert_eq!(last_at_or_before(bits, 16), Some(3));
+    assert_eq!(last_at_or_before(bits, 2), None);
+    assert_eq!(last_at_or_before(bits, -1), None);
+}
