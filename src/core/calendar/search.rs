@@ -62,12 +62,10 @@ impl Pattern {
         self.fixed
     }
 
-    fn day_matches(&self, days: i64) -> bool {
-        let (y, m, d) = civil_from_days(days);
-        if !(FIRST_YEAR..=LAST_YEAR).contains(&y) || !has(self.months, m) {
-            return false;
-        }
-        let (dom, dow) = (has(self.days, d), has(self.weekdays, weekday(days)));
+    /// Whether a day of a month the schedule runs in matches the day fields.
+    fn day_matches(&self, days: i64, day_of_month: i64) -> bool {
+        let dom = has(self.days, day_of_month);
+        let dow = has(self.weekdays, weekday(days));
         if self.either_day {
             dom || dow
         } else {
@@ -79,20 +77,17 @@ impl Pattern {
     /// seconds since 1970-01-01 00:00).
     fn next_wall(&self, from: i64, limit: i64) -> Option<i64> {
         let limit = limit.min(days_from_civil(LAST_YEAR + 1, 1, 1) * DAY - 1);
+        let from = from.max(days_from_civil(FIRST_YEAR, 1, 1) * DAY);
         let mut c = from.div_euclid(60) * 60 + if from % 60 == 0 { 0 } else { 60 };
         while c <= limit {
             let (day, second) = (c.div_euclid(DAY), c.rem_euclid(DAY));
-            let (y, m, _) = civil_from_days(day);
-            if y < FIRST_YEAR {
-                c = days_from_civil(FIRST_YEAR, 1, 1) * DAY;
-                continue;
-            }
+            let (y, m, d) = civil_from_days(day);
             if !has(self.months, m) {
                 let (y, m) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
                 c = days_from_civil(y, m, 1) * DAY;
                 continue;
             }
-            if !self.day_matches(day) {
+            if !self.day_matches(day, d) {
                 c = (day + 1) * DAY;
                 continue;
             }
@@ -115,19 +110,16 @@ impl Pattern {
     /// The last matching wall-clock minute at or before `from` and at least `floor`.
     fn last_wall(&self, from: i64, floor: i64) -> Option<i64> {
         let floor = floor.max(days_from_civil(FIRST_YEAR, 1, 1) * DAY);
+        let from = from.min(days_from_civil(LAST_YEAR + 1, 1, 1) * DAY - 1);
         let mut c = from.div_euclid(60) * 60;
         while c >= floor {
             let (day, second) = (c.div_euclid(DAY), c.rem_euclid(DAY));
-            let (y, m, _) = civil_from_days(day);
-            if y > LAST_YEAR {
-                c = days_from_civil(LAST_YEAR + 1, 1, 1) * DAY - 60;
-                continue;
-            }
+            let (y, m, d) = civil_from_days(day);
             if !has(self.months, m) {
                 c = days_from_civil(y, m, 1) * DAY - 60;
                 continue;
             }
-            if !self.day_matches(day) {
+            if !self.day_matches(day, d) {
                 c = day * DAY - 60;
                 continue;
             }
@@ -148,10 +140,12 @@ impl Pattern {
     }
 
     /// Whether a fixed-time schedule's time falls in the wall-clock times a forward jump leaves
-    /// out, `[from, to)`, on a day that matches, and the day the clock shows after the jump
-    /// matches too: then it runs at the jump (the first time after it).
+    /// out, `[from, to)`, on a day that matches: then it runs at the jump (the first time after
+    /// it), whatever day the clock shows after the jump (croner also asks that the day after the
+    /// jump match, which only a jump across midnight tells apart: Apia's skipped 2011-12-30
+    /// runs a `30 2 30 12 *` at the jump, on the 31st).
     fn runs_at_jump(&self, from: i64, to: i64) -> bool {
-        self.fixed && self.day_matches(to.div_euclid(DAY)) && self.next_wall(from, to - 1).is_some()
+        self.fixed && self.next_wall(from, to - 1).is_some()
     }
 
     /// The first scheduled instant at or after `at` (seconds since the epoch) in `zone`.

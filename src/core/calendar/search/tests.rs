@@ -234,6 +234,10 @@ fn a_skipped_day_runs_a_fixed_time_at_the_jump() {
     assert_eq!(c.next_of(jump), at("2011-12-31T02:30+14:00[Pacific/Apia]"));
     assert_eq!(c.previous(jump + 60_000), jump);
     assert_eq!(c.previous(jump - 1), before);
+    // A schedule of that day alone still runs: its time does not exist, so at the jump.
+    let c = Calendar::parse("30 2 30 12 *", "Pacific/Apia").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.next_of(before), jump);
+    assert_eq!(c.next_of(jump), at("2012-12-30T02:30+14:00[Pacific/Apia]"));
     let c = Calendar::parse("*/30 * * * *", "Pacific/Apia").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.next_of(jump - 1), jump);
     assert_eq!(
