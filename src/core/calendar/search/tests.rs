@@ -164,7 +164,8 @@ proptest! {
 /// 1975-02-23; a search from then took 02:00 on the new offset, which never was).
 #[test]
 fn the_cases_the_property_found_are_crons() {
-    for (text, tz, ms) in [("0 2 * 1-3 0-6/2", "Pacific/Chatham", 162_309_600_000)] {
+    const FOUND: &[(&str, &str, u64)] = &[("0 2 * 1-3 0-6/2", "Pacific/Chatham", 162_309_600_000)];
+    for &(text, tz, ms) in FOUND {
         let c = Calendar::parse(text, tz).unwrap_or_else(|e| panic!("{e}"));
         let zone = TimeZone::get(tz).unwrap_or(TimeZone::UTC);
         let want = reference(&croner(&c), &zone, ms);
