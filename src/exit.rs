@@ -123,116 +123,8 @@ pub struct Row {
     pub long: &'static str,
 }
 
-pub const TABLE: &[Row] = &[
-    Row {
-        command: "",
-        code: "the job's own",
-        short: "the job's own",
-        long: "the job exited by itself",
-    },
-    Row {
-        command: "",
-        code: "2",
-        short: "2 usage",
-        long: "usage error (bad flag, bad duration, missing command, renew period ≥ TTL, …), one line on stderr",
-    },
-    Row {
-        command: "",
-        code: "69",
-        short: "69 Redis unavailable",
-        long: "Redis could not be reached or used before the job started (refused, timeout, auth, ACL, not ready, read-only replica, OOM, script refused, a reply Redis never sends); for `status`, `check`, `history`, `release`: Redis could not be read",
-    },
-    Row {
-        command: "",
-        code: "70",
-        short: "70 internal",
-        long: "internal error",
-    },
-    Row {
-        command: "",
-        code: "71",
-        short: "71 --contain refused",
-        long: "`--contain`: the system refused a PID namespace (not root and no unprivileged user namespaces, or a container policy); checked before acquiring, nothing held",
-    },
-    Row {
-        command: "",
-        code: "75",
-        short: "75 busy",
-        long: "the lock stayed busy for the whole `--wait` (or the value of `--conflict-exit-code`)",
-    },
-    Row {
-        command: "",
-        code: "0",
-        short: "0 not due (--every)",
-        long: "`--every`: this window already had a successful run, so nothing ran (or the value of `--not-due-exit-code`)",
-    },
-    Row {
-        command: "",
-        code: "0",
-        short: "0 paused",
-        long: "the key is paused (`dlock pause`): nothing ran, at once, whatever `--wait` says (or the value of `--paused-exit-code`)",
-    },
-    Row {
-        command: "",
-        code: "122",
-        short: "122 cancelled",
-        long: "the job was stopped by `dlock cancel` (from any host) and the lock released; neither a success nor a job failure",
-    },
-    Row {
-        command: "",
-        code: "124",
-        short: "124 renewal cap reached",
-        long: "the job was stopped: renewal cap reached (hard run-time limit)",
-    },
-    Row {
-        command: "",
-        code: "125",
-        short: "125 lease lost",
-        long: "the job was stopped: lease lost (taken over, deleted, or not confirmable before it could expire); also when the job exited 0 but the lock was found not to be ours at release",
-    },
-    Row {
-        command: "",
-        code: "126 / 127",
-        short: "126 not executable, 127 not found",
-        long: "command not executable / not found",
-    },
-    Row {
-        command: "",
-        code: "128+N",
-        short: "128+N signal",
-        long: "the job was killed by signal N (not by lease enforcement), or dlock was stopped by signal N while waiting for the lock",
-    },
-    Row {
-        command: "cancel",
-        code: "0",
-        short: "0 cancelled (--no-wait: asked)",
-        long: "every run asked was ended as cancelled, by its holder's own word (`--no-wait`: every request is on the server)",
-    },
-    Row {
-        command: "cancel",
-        code: "1",
-        short: "1 nothing held",
-        long: "nothing held the key: no run to cancel",
-    },
-    Row {
-        command: "cancel",
-        code: "3",
-        short: "3 ended otherwise",
-        long: "a run ended otherwise, by its holder's word: on its own before it took the request (its outcome named), or it took it while already being stopped",
-    },
-    Row {
-        command: "cancel",
-        code: "4",
-        short: "4 not taken",
-        long: "a holder did not take the request within `--timeout` (default 2 × its renewal interval, at least 1s): it cannot take requests (its user lacks BLPOP and LPOP, an older dlock) or its host is down; the request was taken back, nothing was stopped",
-    },
-    Row {
-        command: "cancel",
-        code: "5",
-        short: "5 no word",
-        long: "a run ended without its holder's word (killed, its host gone, its lease run out or broken), or it took the request and did not end within its TTL",
-    },
-];
+mod table;
+pub use table::TABLE;
 
 /// The one-line summary at the end of `--help`.
 pub fn summary() -> String {
@@ -258,28 +150,33 @@ pub fn markdown() -> String {
     out
 }
 
-/// A command's own exit summary for its `--help`: its rows, then usage and Redis unavailable
-/// (which every command shares), e.g. "Exit status: 0 cancelled, …, 2 usage, 69 Redis
-/// unavailable."
+/// A command's own exit summary for its `--help`: its rows, e.g. "Exit status: 0 cancelled,
+/// …, 2 usage, 69 Redis unavailable."
 pub fn command_summary(command: &str) -> String {
-    let shared = ["2", "69"];
     let parts: Vec<&str> = TABLE
         .iter()
         .filter(|r| r.command == command)
-        .chain(
-            TABLE
-                .iter()
-                .filter(|r| r.command.is_empty() && shared.contains(&r.code)),
-        )
         .map(|r| r.short)
         .collect();
     format!("Exit status: {}.", parts.join(", "))
 }
 
-/// The man page's EXIT STATUS entries (roff): flags in bold, dashes escaped.
+/// The commands with rows of their own, in the table's order.
+fn commands() -> Vec<&'static str> {
+    let mut out: Vec<&str> = Vec::new();
+    for r in TABLE {
+        if !r.command.is_empty() && !out.contains(&r.command) {
+            out.push(r.command);
+        }
+    }
+    out
+}
+
+/// The man page's EXIT STATUS entries (roff): `run`'s codes one entry each, then each other
+/// command's in one entry; flags in bold, dashes escaped.
 pub fn roff() -> String {
     let mut out = String::new();
-    for r in TABLE {
+    for r in TABLE.iter().filter(|r| r.command.is_empty()) {
         let code = if r.code.starts_with(|c: char| c.is_ascii_digit()) {
             r.code
                 .split(" / ")
@@ -289,20 +186,34 @@ pub fn roff() -> String {
         } else {
             format!("\\fI{}\\fR", r.code)
         };
-        let code = match r.command {
-            "" => code,
-            c => format!("{code} (\\fBdlock {c}\\fR)"),
-        };
-        let mut long = String::new();
-        for (i, part) in r.long.split('`').enumerate() {
-            let part = part.replace('-', "\\-");
-            if i % 2 == 1 {
-                long.push_str(&format!("\\fB{part}\\fR"));
-            } else {
-                long.push_str(&part);
-            }
+        out.push_str(&format!(".TP\n{code}\n{}\n", roff_text(r.long)));
+    }
+    out.push_str(".PP\nThe codes above are \\fBdlock run\\fR's. The other commands exit:\n");
+    for command in commands() {
+        let rows: Vec<String> = TABLE
+            .iter()
+            .filter(|r| r.command == command)
+            .map(|r| format!("{} {}", r.code, roff_text(r.long)))
+            .collect();
+        let name = command.replace('-', "\\-");
+        out.push_str(&format!(
+            ".TP\n\\fBdlock {name}\\fR\n{}.\n",
+            rows.join("; ")
+        ));
+    }
+    out
+}
+
+/// A row's meaning in roff: `--flags` in bold, dashes escaped.
+fn roff_text(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        let part = part.replace('-', "\\-");
+        if i % 2 == 1 {
+            out.push_str(&format!("\\fB{part}\\fR"));
+        } else {
+            out.push_str(&part);
         }
-        out.push_str(&format!(".TP\n{code}\n{long}\n"));
     }
     out
 }

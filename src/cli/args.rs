@@ -11,7 +11,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
     CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, PAUSE_HELP,
-    RELEASE_HELP, RESUME_HELP, STATUS_HELP, VERSION, after_help, cancel_help,
+    RESUME_HELP, STATUS_HELP, VERSION, after_help, cancel_help, release_help, with_exits,
 };
 use super::values::{
     DEFAULT_CONFLICT_EXIT_CODE, DEFAULT_HOLD_AT_LEAST, DEFAULT_LIMIT, DEFAULT_MAX_RENEWALS,
@@ -80,39 +80,40 @@ pub enum Command {
     #[command(after_help = after_help())]
     Run(RunArgs),
     /// Show who holds which lock and how each lock behaves over time
-    #[command(after_help = STATUS_HELP)]
+    #[command(after_help = with_exits(STATUS_HELP, "status"))]
     Status(StatusArgs),
     /// Serve the status board (GET /) and the Prometheus metrics (GET /metrics) over HTTP
-    #[command(after_help = EXPORTER_HELP)]
+    #[command(after_help = with_exits(EXPORTER_HELP, "exporter"))]
     Exporter(ExporterArgs),
     /// Did each KEY's job run, and well? Dead-man's switch (--max-age) and run rules
-    #[command(after_help = CHECK_HELP)]
+    #[command(after_help = with_exits(CHECK_HELP, "check"))]
     Check(CheckArgs),
     /// Is the server fit for locks? Eviction, persistence, replicas, clock, latency, and the
     /// keys' recorded runs against their lease (read-only)
-    #[command(after_help = DOCTOR_HELP)]
+    #[command(after_help = with_exits(DOCTOR_HELP, "doctor"))]
     Doctor(DoctorArgs),
     /// Break a lock: --force whoever holds it, or --token only if that token holds it; or
     /// change a key's --every period (--every D)
-    #[command(after_help = RELEASE_HELP)]
+    #[command(after_help = release_help())]
     Release(ReleaseArgs),
     /// Start no new run of KEY (or of every key: --all) on any host, until `resume` or --for D
-    #[command(after_help = PAUSE_HELP)]
+    #[command(after_help = with_exits(PAUSE_HELP, "pause"))]
     Pause(PauseArgs),
     /// End a pause: KEY's own, or the prefix-wide one (--all)
-    #[command(after_help = RESUME_HELP)]
+    #[command(after_help = with_exits(RESUME_HELP, "resume"))]
     Resume(ResumeArgs),
     /// Stop the run that holds KEY, on whichever host it runs: its job gets SIGTERM within a
     /// second, then --grace, SIGKILL; it releases and records the run as cancelled (exit 122)
     #[command(after_help = cancel_help())]
     Cancel(CancelArgs),
     /// What happened, run by run: KEY's run log, newest first, or one run's kept output
-    #[command(after_help = HISTORY_HELP)]
+    #[command(after_help = with_exits(HISTORY_HELP, "history"))]
     History(HistoryArgs),
     /// Print a shell completion script to stdout
+    #[command(after_help = crate::exit::command_summary("completions"))]
     Completions(CompletionsArgs),
     /// Copy this dlock executable to DIR/dlock (an initContainer filling an emptyDir)
-    #[command(after_help = INSTALL_SELF_HELP)]
+    #[command(after_help = with_exits(INSTALL_SELF_HELP, "install-self"))]
     InstallSelf(InstallSelfArgs),
 }
 

@@ -53,39 +53,7 @@ fn man_extra() -> String {
     format!(".SH \"EXIT STATUS\"\n{}{MAN_EXTRA}", crate::exit::roff())
 }
 
-const MAN_EXTRA: &str = r#".PP
-The codes above are \fBdlock run\fR's. The other commands exit:
-.TP
-\fBdlock status\fR
-0 printed (also with no locks, and with keys under the prefix that are not locks, each named on stderr); 2 usage, or \-\-output cannot be written; 69 Redis unavailable; 70 stdout closed early.
-.TP
-\fBdlock check\fR
-0 every KEY passes its rules; 1 at least one fails (one line per KEY on stdout either way); 2 usage (no rule, \-\-max\-failures 0); 69 Redis unavailable.
-.TP
-\fBdlock doctor\fR
-0 no row failed (warnings and unread rows do not fail); 1 a row failed (with \-\-strict: or could not be read); 2 usage; 69 Redis unreachable (also: connected, but nothing answered); 70 stdout closed early.
-.TP
-\fBdlock history\fR
-0 printed (also for a key with no run log); 1 \-\-run names no run, several, or one without kept output; 2 usage; 69 Redis unavailable; 70 stdout closed early.
-.TP
-\fBdlock release\fR
-0 released (with \-\-every: the period changed); 1 nothing released (not held, or held by another token; with \-\-every: the key never ran with \-\-every); 2 usage; 69 Redis unavailable.
-.TP
-\fBdlock pause\fR
-0 paused (with \-\-cancel\-running: and each run holding a paused key recorded as cancelled); 1 \-\-cancel\-running: a holder did not confirm; 2 usage (no KEY, \-\-all without \-\-reason, a bad \-\-for or \-\-reason); 69 Redis unavailable.
-.TP
-\fBdlock resume\fR
-0 a pause ended; 1 none was in force (for some KEY); 2 usage; 69 Redis unavailable.
-.TP
-\fBdlock exporter\fR
-0 stopped by SIGTERM or SIGINT; 2 usage (a bad or busy \-\-listen address); 70 internal. Redis being down is no exit: /metrics answers dlock_up 0 and the board says why.
-.TP
-\fBdlock completions\fR
-0 printed; 2 usage (an unknown shell).
-.TP
-\fBdlock install\-self\fR
-0 copied; 1 the copy failed (the reason is printed: no space, a read\-only directory, no /proc and no path in argv[0]); 2 usage (DIR missing or not a directory).
-.SH ENVIRONMENT
+const MAN_EXTRA: &str = r#".SH ENVIRONMENT
 Each option of every command may come from a variable; the command line wins.
 .TP
 \fBDLOCK_URL\fR

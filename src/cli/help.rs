@@ -1,6 +1,8 @@
 //! The help texts: `--help`'s examples for dlock and each subcommand, and the exit-code
 //! summary (rendered from `crate::exit::TABLE`). They are part of the man page too.
 
+use crate::exit::Exit;
+
 pub const AFTER_HELP: &str = "\
 Examples:
   # crontab on every host: each tick runs once, on one host; the others skip quietly
@@ -32,8 +34,7 @@ without +info). GET / is the status board (one row per lock, trouble
 on top), GET /locks/KEY one lock with its run log (404 for one that never ran: \"no lock named
 KEY has run under PREFIX\", as `status KEY` notes it), GET /api/locks the same JSON as
 `status --json`. Requests are served by a few threads, so a scrape never waits behind a page.
-SIGTERM or SIGINT stops it (exit 0).
-Exit status: 0 stopped by a signal, 2 usage (bad or busy --listen address).";
+SIGTERM or SIGINT stops it.";
 
 pub const CHECK_HELP: &str = "\
 At least one rule; a KEY fails when any of its rules fails. Every limit is inclusive.
@@ -48,13 +49,12 @@ Examples:
   30 6 * * * dlock -q check billing --max-age 26h --max-failures 2 --max-duration 3h || mail root
 
 Prints one line per KEY with its numbers: every rule's when it passes; when it fails, the
-failing rules' and what the last run did. Exit status: 0 every KEY passes, 1 one fails,
-2 usage (no rule, --max-failures 0), 69 Redis unavailable.";
+failing rules' and what the last run did.";
 
 pub const DOCTOR_HELP: &str = "\
 Examples:
   dlock doctor                        # the server dlock's --url points at
-  dlock doctor --json --strict        # a pre-deploy gate: exit 1 on any failing or unread row
+  dlock doctor --json --strict        # a pre-deploy gate: fails on any failing or unread row
   dlock doctor billing:daily          # the keys row for one key, not every lock under --prefix
 
 One row per check: ✓ fine, ! a warning, ✗ a failure, ? could not be read; each says what was
@@ -71,9 +71,7 @@ XREVRANGE: ✗ when the runs' p99 is beyond the lease's reach, --max-renewals ×
 leases, cap hits or compare failures, two or more commands under one key, keys of other
 programs; ✗ for a lock with no expiry). A command the user may not run makes its row ?, never
 an outage: run doctor once as an admin user and routinely as dlock's own. Read-only but for
-that scratch key; no real lock is touched.
-Exit status: 0 nothing failed, 1 a row failed (or, with --strict, could not be read), 2 usage,
-69 Redis unreachable.";
+that scratch key; no real lock is touched.";
 
 pub const HISTORY_HELP: &str = "\
 Examples:
@@ -83,9 +81,7 @@ Examples:
 
 Columns: ENDED in local time (TZ), TOOK = how long the run held the lock, EXIT = dlock's exit
 status for that run, RUN = the start of the run id (its DLOCK_TOKEN). The log keeps the last
---history runs (default 100) of every `dlock run` whose job started.
-Exit status: 0 (also for a key with no log), 1 --run names no run, several, or one without
-kept output, 2 usage, 69 Redis unavailable.";
+--history runs (default 100) of every `dlock run` whose job started.";
 
 pub const STATUS_HELP: &str = "\
 Examples:
@@ -99,21 +95,18 @@ lock busy for their whole --wait (not failed jobs: RECENT and LAST show those); 
 CMP-FAIL = releases or renewals that found someone else's value; REC-TTL = 3 × p99;
 RECENT = the run log's last runs (up to 10, no more than --history keeps), oldest left:
 ✓ ok, ✗ any other end. A KEY named that never ran keeps its row (free, fence 0) and is noted
-on stderr: \"dlock: no lock named KEY has run under PREFIX\", the board's 404 for it.
-Exit status: 0, or 2 usage, 69 Redis unavailable.";
+on stderr: \"dlock: no lock named KEY has run under PREFIX\", the board's 404 for it.";
 
-pub const RELEASE_HELP: &str = "\
+const RELEASE_HELP: &str = "\
 Examples:
   dlock release reconcile --force                  # break a stuck lock, print whose it was
   dlock release reconcile --token \"$DLOCK_TOKEN\"   # only if that acquisition still holds it
   dlock release reports --force --slot 2           # a semaphore: break slot 2 only
   dlock release report --every 1d                  # every host now runs report --every 1d
 
-The holder of a broken lock notices at its next renewal and stops its job (exit 125).
---every changes the period every host must use for the key (a try with another one exits 2);
-it keeps the last success, so the new period's window holding it stays done, and breaks no lock.
-Exit status: 0 released (or period changed), 1 nothing released (not held, or held by another
-token; --every: the key never ran with --every), 2 usage, 69 Redis unavailable.";
+The holder of a broken lock notices at its next renewal and stops its job (exit {LOST}).
+--every changes the period every host must use for the key (a try with another one exits {USAGE});
+it keeps the last success, so the new period's window holding it stays done, and breaks no lock.";
 
 pub const PAUSE_HELP: &str = "\
 Examples:
@@ -126,9 +119,7 @@ line naming who paused it, until when and why; counted (status, dlock_paused_tot
 go on: a pause stops starts, not runs (--cancel-running also stops the runs that hold those keys
 now, as `dlock cancel` does). --for ends it on the Redis server's clock. A pause keeps
 its span after it ends, so `check --missed-windows` and the board tell a paused --every window
-from a missed one. Pausing a paused key replaces its pause.
-Exit status: 0 paused, 1 a holder did not confirm its cancel (--cancel-running), 2 usage, 69
-Redis unavailable.";
+from a missed one. Pausing a paused key replaces its pause.";
 
 pub const RESUME_HELP: &str = "\
 Examples:
@@ -136,8 +127,7 @@ Examples:
   dlock resume --all            # the prefix-wide pause ends; keys paused on their own stay paused
 
 While a prefix-wide pause is in force, `dlock resume KEY` ends KEY's own pause but KEY stays
-paused, and says so.
-Exit status: 0 a pause ended, 1 none was in force (for some KEY), 2 usage, 69 Redis unavailable.";
+paused, and says so.";
 const CANCEL_HELP: &str = "\
 Examples:
   dlock cancel reconcile --reason 'db upgrade'      # stop the run, wait for its holder's answer
@@ -146,17 +136,35 @@ Examples:
 
 The holder (on any host) takes the request within a second, whatever its phase: its job gets
 SIGTERM, SIGKILL after its --grace; it releases the lock, records the run with outcome
-cancelled, who cancelled it (host and user) and the reason, and exits 122. Only the runs that
+cancelled, who cancelled it (host and user) and the reason, and exits {CANCELLED}. Only the runs that
 hold KEY when the cancel is sent are stopped, never a later one. A lock only kept by
 --hold-at-least (its run already ended) is freed at once, with no second run log entry.
 cancel judges each run by its holder's own answer, one line each: cancelled; ended otherwise
 before it took the request; not taken within --timeout (the request is taken back); or ended
 with no answer. KEY may be given with the prefix, as status prints it.";
 
-/// `dlock cancel --help`'s text after the options: examples, then its exits (from
+/// A command's `--help` text after the options: `text`, then the command's exits (from
 /// `exit::TABLE`).
+pub fn with_exits(text: &str, command: &str) -> String {
+    format!("{text}\n{}", crate::exit::command_summary(command))
+}
+
+/// `{NAME}` in a help text made the exit code it names: the help's prose names codes from
+/// `Exit`'s constants, never typed twice.
+fn codes(text: &str) -> String {
+    text.replace("{LOST}", &Exit::LOST.to_string())
+        .replace("{USAGE}", &Exit::USAGE.to_string())
+        .replace("{CANCELLED}", &Exit::CANCELLED.to_string())
+}
+
+/// `dlock release --help`'s text after the options.
+pub fn release_help() -> String {
+    with_exits(&codes(RELEASE_HELP), "release")
+}
+
+/// `dlock cancel --help`'s text after the options.
 pub fn cancel_help() -> String {
-    format!("{CANCEL_HELP}\n{}", crate::exit::command_summary("cancel"))
+    with_exits(&codes(CANCEL_HELP), "cancel")
 }
 
 /// What `dlock --version` says: the version, the commit and the build (static or dynamic),
@@ -178,8 +186,7 @@ job's container mounts and runs /dlock/dlock from:
        volumeMounts: [{name: dlock, mountPath: /dlock}]}
 
 The copy is written beside DIR/dlock and renamed over it, so a running DIR/dlock is never
-half-written. Exit status: 0 copied, 1 the copy failed (the reason is printed), 2 usage (DIR
-missing or not a directory).";
+half-written.";
 
 /// Examples, then the exit-code summary (rendered from `exit::TABLE`).
 pub fn after_help() -> String {

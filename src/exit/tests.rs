@@ -61,6 +61,8 @@ fn cancels_rows_match_its_codes() {
         Exit::CANCEL_ENDED,
         Exit::CANCEL_NOT_TAKEN,
         Exit::CANCEL_NO_WORD,
+        Exit::USAGE,
+        Exit::UNAVAILABLE,
     ]
     .map(|c| c.to_string());
     assert_eq!(numbers, codes);
@@ -71,4 +73,59 @@ fn cancels_rows_match_its_codes() {
         command_summary("cancel"),
         "Exit status: 0 cancelled (--no-wait: asked), 1 nothing held, 3 ended otherwise, 4 not taken, 5 no word, 2 usage, 69 Redis unavailable."
     );
+}
+
+/// Every other command's rows name codes `Exit` returns for a command (`Done`, `NotDone`,
+/// usage, Redis, internal), each once, 0 first: a typo in the table cannot reach `--help`.
+#[test]
+fn every_commands_rows_are_codes_it_returns() {
+    let known = [
+        Exit::DONE,
+        Exit::NOT_DONE,
+        Exit::USAGE,
+        Exit::UNAVAILABLE,
+        Exit::INTERNAL,
+    ]
+    .map(|c| c.to_string());
+    let mut seen = 0;
+    for command in commands().into_iter().filter(|c| *c != "cancel") {
+        let codes: Vec<&str> = TABLE
+            .iter()
+            .filter(|r| r.command == command)
+            .map(|r| r.code)
+            .collect();
+        assert_eq!(codes.first(), Some(&"0"), "{command}");
+        for (i, code) in codes.iter().enumerate() {
+            assert!(known.iter().any(|k| k == code), "{command}: {code}");
+            assert!(!codes[..i].contains(code), "{command}: {code} twice");
+        }
+        for r in TABLE.iter().filter(|r| r.command == command) {
+            assert!(
+                r.short.starts_with(&format!("{} ", r.code)),
+                "{command}: {}",
+                r.short
+            );
+        }
+        seen += 1;
+    }
+    assert_eq!(
+        seen, 10,
+        "status, check, doctor, history, release, pause, resume, exporter, completions, install-self"
+    );
+}
+
+/// The man page gives each command's exits in one entry, in the table's words.
+#[test]
+fn the_man_page_lists_every_commands_exits() {
+    let man = roff();
+    assert!(man.contains(
+        ".TP\n\\fBdlock check\\fR\n0 every KEY passes its rules; 1 at least one fails (one line per KEY on stdout either way); 2 usage (no rule, \\fB\\-\\-max\\-failures 0\\fR); 69 Redis unavailable.\n"
+    ), "{man}");
+    for command in commands() {
+        let name = command.replace('-', "\\-");
+        assert!(
+            man.contains(&format!("\\fBdlock {name}\\fR\n")),
+            "{command}"
+        );
+    }
 }

@@ -94,3 +94,86 @@ proptest::proptest! {
         proptest::prop_assert_eq!(global_of(&split), global_of(&all_after));
     }
 }
+
+/// Every command's --help ends with its exits as `exit::TABLE` gives them (run's with the
+/// whole table's summary), and no help text types an exit summary of its own.
+#[test]
+fn every_help_ends_with_the_tables_exits() {
+    let mut cmd = command();
+    cmd.build();
+    for c in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+        let help = c
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        let want = match c.get_name() {
+            "run" => crate::exit::summary(),
+            name => crate::exit::command_summary(name),
+        };
+        assert!(help.ends_with(&want), "{}: {help}", c.get_name());
+        assert_eq!(help.matches("Exit status").count(), 1, "{}", c.get_name());
+        assert!(
+            !want.ends_with("Exit status: ."),
+            "{} has no rows",
+            c.get_name()
+        );
+        for name in ["{LOST}", "{USAGE}", "{CANCELLED}"] {
+            assert!(!help.contains(name), "{}: {name} left", c.get_name());
+        }
+    }
+}
+
+/// The exit codes an option's help names in passing ("records the run as cancelled (exit
+/// 122)") are codes of its command's rows in `exit::TABLE` or of `run`'s: a code changed in the
+/// table and not in the prose fails here.
+#[test]
+fn codes_named_in_option_help_are_the_tables() {
+    fn named_codes(text: &str) -> Vec<String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let mut out = Vec::new();
+        for w in words.windows(2) {
+            let exit = w[0].trim_start_matches('(');
+            if exit == "exit" || exit == "exits" {
+                let digits: String = w[1].chars().take_while(char::is_ascii_digit).collect();
+                if !digits.is_empty() {
+                    out.push(digits);
+                }
+            }
+        }
+        out
+    }
+    let codes_of = |command: &str| -> Vec<&str> {
+        crate::exit::TABLE
+            .iter()
+            .filter(|r| r.command.is_empty() || r.command == command)
+            .flat_map(|r| r.code.split(" / "))
+            .collect()
+    };
+    let mut cmd = command();
+    cmd.build();
+    let mut checked = 0;
+    for c in cmd.get_subcommands() {
+        let mut texts: Vec<String> = [c.get_about(), c.get_long_about()]
+            .into_iter()
+            .flatten()
+            .map(|t| t.to_string())
+            .collect();
+        for a in c.get_arguments() {
+            texts.extend(
+                [a.get_help(), a.get_long_help()]
+                    .into_iter()
+                    .flatten()
+                    .map(|t| t.to_string()),
+            );
+        }
+        for code in texts.iter().flat_map(|t| named_codes(t)) {
+            assert!(
+                codes_of(c.get_name()).contains(&code.as_str()),
+                "{}: exit {code} is in no row of the table",
+                c.get_name()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 7, "{checked} codes named in options' help");
+}

@@ -84,7 +84,7 @@ pub fn also_slots(sets: &[AlsoSet], cluster: bool, slot: &dyn Fn(&str) -> u16) -
         .fix("only before a move to Redis Cluster, which runs a script on keys of one hash slot: a common hash tag, e.g. --key '{db}backup' --also '{db}main'");
     }
     Row::new(CHECK, Mark::Failure, spans(""))
-    .why("Redis Cluster runs a script only on keys of one hash slot, so a key and its --also keys must share one: these runs are refused on this cluster (exit 2, nothing taken)")
+    .why(format!("Redis Cluster runs a script only on keys of one hash slot, so a key and its --also keys must share one: these runs are refused on this cluster (exit {}, nothing taken)", crate::exit::Exit::USAGE))
     .fix("a common hash tag, e.g. --key '{db}backup' --also '{db}main' (a re-tagged key starts its run log, done record and stats anew)")
 }
 

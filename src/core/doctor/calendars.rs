@@ -52,14 +52,18 @@ pub fn calendars(tzdb: Option<&str>, offset_ms: i64, keys: &[CalendarKey]) -> Ro
     if off >= shortest.window_ms {
         return Row::new(CHECK, Mark::Failure, found)
             .why(format!(
-                "the window starts this host sends miss the server's time: every run of {} from here exits 69, nothing held",
-                shortest.key
+                "the window starts this host sends miss the server's time: every run of {} from here exits {}, nothing held",
+                shortest.key,
+                crate::exit::Exit::UNAVAILABLE
             ))
             .fix(fix);
     }
     if off * 2 >= shortest.window_ms {
         return Row::new(CHECK, Mark::Warning, found)
-            .why("more than half a window off: a little more and runs from here exit 69")
+            .why(format!(
+                "more than half a window off: a little more and runs from here exit {}",
+                crate::exit::Exit::UNAVAILABLE
+            ))
             .fix(fix);
     }
     Row::new(CHECK, Mark::Ok, found).why(

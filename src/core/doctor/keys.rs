@@ -96,10 +96,13 @@ impl Kind {
         }
     }
 
-    fn why(self) -> &'static str {
-        match self {
+    fn why(self) -> String {
+        let why = match self {
             Kind::Reach => {
-                "a run longer than its lease's reach (--max-renewals × --renew-every + --ttl − --grace) is stopped at the renewal cap, exit 124 (docs/guarantees.md, \"How `run` behaves\": cap)"
+                return format!(
+                    "a run longer than its lease's reach (--max-renewals × --renew-every + --ttl − --grace) is stopped at the renewal cap, exit {} (docs/guarantees.md, \"How `run` behaves\": cap)",
+                    crate::exit::Exit::CAP
+                );
             }
             Kind::NoExpiry => {
                 "a lock with no expiry never frees itself: every run of that key stays busy until someone deletes it"
@@ -116,7 +119,8 @@ impl Kind {
             Kind::Foreign => {
                 "another program's keys under dlock's prefix are left out of status and may collide with a lock's name"
             }
-        }
+        };
+        why.to_string()
     }
 
     fn fix(self) -> &'static str {

@@ -167,7 +167,7 @@ pub fn rights(
             Mark::Failure,
             format!("user {user} {} ({how}){left}", found.join("; ")),
         )
-        .why("ACL checks every command a script calls too: a refused one makes the path that sends it fail (exit 69), docs/connecting.md: least privilege")
+        .why(format!("ACL checks every command a script calls too: a refused one makes the path that sends it fail (exit {}), docs/connecting.md: least privilege", crate::exit::Exit::UNAVAILABLE))
         .fix(fix.join("; "));
     }
     if !unknown.is_empty() {
@@ -180,7 +180,7 @@ pub fn rights(
             Mark::Unknown,
             format!("user {user}: could not tell for {}{left}", names.join("; ")),
         )
-        .why("a command the user may not run makes the path that sends it fail (exit 69)")
+        .why(format!("a command the user may not run makes the path that sends it fail (exit {})", crate::exit::Exit::UNAVAILABLE))
         .fix("run doctor once as a user allowed ACL DRYRUN (an admin), or compare the user's rules (ACL GETUSER) with the rule set in docs/connecting.md");
     }
     let n = verdicts.len() - optional_missing.len();
