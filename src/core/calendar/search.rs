@@ -24,10 +24,11 @@ use super::fields::Field;
 mod tests;
 
 const DAY: i64 = 86_400;
-/// Wall-clock years a schedule runs in: from the start of Unix time, which windows are counted
-/// in, through 2199 (a window then has no next one).
-const FIRST_YEAR: i64 = 1970;
-const LAST_YEAR: i64 = 2199;
+/// The wall-clock times a schedule runs in, in seconds since 1970-01-01 00:00 on the zone's
+/// wall clock: from the start of Unix time, which windows are counted in, through 2199 (a
+/// window then has no next one).
+const FIRST_WALL: i64 = 0;
+const LAST_WALL: i64 = days_from_civil(2200, 1, 1) * DAY - 1;
 
 /// The fields as bit sets: bit n set when value n matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,8 +77,7 @@ impl Pattern {
     /// The first matching wall-clock minute at or after `from` and at most `limit` (wall-clock
     /// seconds since 1970-01-01 00:00).
     fn next_wall(&self, from: i64, limit: i64) -> Option<i64> {
-        let limit = limit.min(days_from_civil(LAST_YEAR + 1, 1, 1) * DAY - 1);
-        let from = from.max(days_from_civil(FIRST_YEAR, 1, 1) * DAY);
+        let (from, limit) = (from.max(FIRST_WALL), limit.min(LAST_WALL));
         let mut c = from.div_euclid(60) * 60 + if from % 60 == 0 { 0 } else { 60 };
         while c <= limit {
             let (day, second) = (c.div_euclid(DAY), c.rem_euclid(DAY));
@@ -109,8 +109,7 @@ impl Pattern {
 
     /// The last matching wall-clock minute at or before `from` and at least `floor`.
     fn last_wall(&self, from: i64, floor: i64) -> Option<i64> {
-        let floor = floor.max(days_from_civil(FIRST_YEAR, 1, 1) * DAY);
-        let from = from.min(days_from_civil(LAST_YEAR + 1, 1, 1) * DAY - 1);
+        let (from, floor) = (from.min(LAST_WALL), floor.max(FIRST_WALL));
         let mut c = from.div_euclid(60) * 60;
         while c >= floor {
             let (day, second) = (c.div_euclid(DAY), c.rem_euclid(DAY));
@@ -256,7 +255,7 @@ fn weekday(days: i64) -> i64 {
 /// Days from 1970-01-01 to a proleptic Gregorian date. Years are counted from March, so
 /// that the leap day ends a year: a 400-year era has 146,097 days, a year's day is a linear
 /// function of its month, and the era of 2000-03-01 starts 11,017 days after the epoch.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+const fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
     let year_of_era = y - era * 400;
