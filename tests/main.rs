@@ -55,6 +55,7 @@ mod fences;
 mod foreign_keys;
 mod handback;
 mod history;
+mod layout;
 mod logs;
 mod lost_replies;
 mod lying_server;
