@@ -61,3 +61,46 @@ fn unsafe_is_only_in_sys() {
         .collect();
     assert!(outside.is_empty(), "unsafe outside src/sys: {outside:?}");
 }
+
+/// The pure machines take `now` and return actions (docs/design.md): no file of `src/core`
+/// outside its tests reads a clock, starts a thread or a process, opens a socket or talks to
+/// Redis. A shell does those and passes the result in.
+#[test]
+fn core_reads_no_clock_and_does_no_io() {
+    const REFUSED: [&str; 9] = [
+        "Instant::now",
+        "SystemTime::now",
+        "std::thread",
+        "thread::",
+        "std::process",
+        "process::",
+        "std::net",
+        "redis::",
+        "std::fs",
+    ];
+    let mut found = Vec::new();
+    for (name, text) in src() {
+        let test = name.ends_with("/tests.rs") || name.contains("/tests/");
+        if !name.starts_with("src/core/") || test {
+            continue;
+        }
+        // A file's own test module is in its tests.rs (unit_tests_live_in_a_tests_file_…).
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let grouped = code.trim_start().starts_with("use std::{")
+                && ["thread", "process", "net", "fs"]
+                    .iter()
+                    .any(|m| code.contains(m));
+            for word in REFUSED.iter().filter(|w| code.contains(*w)) {
+                found.push(format!("{name}:{}: {word}", n + 1));
+            }
+            if grouped {
+                found.push(format!("{name}:{}: {}", n + 1, code.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "I/O or a clock in core (do it in a shell and pass it in): {found:#?}"
+    );
+}

@@ -18,7 +18,6 @@
 //! - the run is over when the leader has exited and nothing of the job is left.
 
 use std::collections::VecDeque;
-use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use super::bugs::{Bug, on};
@@ -76,7 +75,7 @@ pub struct Stop {
     /// The leader exited and other processes of the job were found (reported once).
     leftovers: bool,
     killed: bool,
-    leader: Option<ExitStatus>,
+    leader: Option<Exit>,
     done: bool,
     actions: VecDeque<Action>,
 }
@@ -328,7 +327,7 @@ impl Stop {
             Some(Reason::Lost | Reason::Unconfirmed | Reason::NotProtocol) => Exit::Lost,
             Some(Reason::Cap) => Exit::Cap,
             Some(Reason::Cancelled) => Exit::Cancelled,
-            _ => self.leader.map_or(Exit::Internal, Exit::from_status),
+            _ => self.leader.unwrap_or(Exit::Internal),
         }
     }
 

@@ -1,16 +1,17 @@
 //! What the stop machine (`stop`) is told and what it asks for: its settings (`Limits`), what
 //! happened (`Input`), what to do (`Action`) and the facts worth a log line (`Report`).
 
-use std::process::ExitStatus;
-
 pub use super::Limits;
+use crate::exit::Exit;
 use std::time::{Duration, Instant};
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
-    /// The job's leader process exited and was reaped.
-    LeaderExited(ExitStatus),
+    /// The job's leader process exited and was reaped: its own code or its signal, as
+    /// `Exit::from_status` reads a wait status (the shell reads it; core takes no status of the
+    /// operating system's).
+    LeaderExited(Exit),
     /// Whether any process of the job's group still exists (asked for by `wants_group`).
     Group { alive: bool },
     /// A renewal succeeded: the local lease now ends at `deadline`.
@@ -84,7 +85,7 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Report {
     Exited {
-        status: ExitStatus,
+        status: Exit,
         ran: Duration,
     },
     Renewed {

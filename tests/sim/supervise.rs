@@ -8,8 +8,8 @@ use std::process::ExitStatus;
 use std::time::Instant;
 
 use dlock::api::sim::{
-    Call, CancelListener, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop, StopAction,
-    StopInput,
+    Call, CancelListener, Exit, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop,
+    StopAction, StopInput,
 };
 use redis::Value;
 
@@ -293,7 +293,10 @@ pub fn job_exit(w: &mut World, h: usize, run: u64) {
         return;
     }
     r.job.dead = true;
-    r.stop.handle(StopInput::LeaderExited(r.job.status), now);
+    r.stop.handle(
+        StopInput::LeaderExited(Exit::from_status(r.job.status)),
+        now,
+    );
     w.check.ev(t, h, "job dead", 0);
     w.check.died(t, &token);
     // Scenario::cancel_at_end: the operator cancels as the job ends (its run releases as the

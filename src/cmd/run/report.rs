@@ -20,7 +20,11 @@ use crate::sys::signals;
 pub(super) fn report(cfg: &RunConfig, r: &Report, leftovers: impl FnOnce() -> Vec<(i32, String)>) {
     match r {
         Report::Exited { status, ran } => debug!("exited";
-            "job exited ({status}) after {}",
+            "job exited ({}) after {}",
+            match status {
+                Exit::Signal(n) => format!("signal: {n}"),
+                other => format!("exit status: {}", other.code()),
+            },
             secs(*ran)
         ),
         Report::Renewed {

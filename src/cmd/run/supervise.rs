@@ -10,6 +10,7 @@ use super::listener::Listener;
 use super::note::Note;
 use super::watchdog::{Watchdog, watched};
 use crate::core::stop::{Action, Input, Stop};
+use crate::exit::Exit;
 use crate::log::secs;
 use crate::log::{debug, error, warn};
 use crate::store::session::Session;
@@ -143,7 +144,7 @@ impl<'a> Supervisor<'a> {
 /// What the machine makes of an event (a wake-up only matters while waiting for the lock).
 fn input(ev: Event<Note>) -> Option<Input> {
     match ev {
-        Event::ChildExited(status) => Some(Input::LeaderExited(status)),
+        Event::ChildExited(status) => Some(Input::LeaderExited(Exit::from_status(status))),
         Event::Signal(sig) => Some(Input::Signal(sig)),
         Event::Note(Note::Lease(input)) => Some(input),
         Event::HungUp => Some(Input::ConnectionDropped),

@@ -4,6 +4,7 @@
 //! relies on.
 
 use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
 
 mod reports;
 mod scenarios;
@@ -83,8 +84,10 @@ impl Sim {
 
     fn input(&self, i: &In) -> Input {
         match *i {
-            In::Exit(c) if c < 0 => Input::LeaderExited(ExitStatus::from_raw(-c)),
-            In::Exit(c) => Input::LeaderExited(ExitStatus::from_raw(c << 8)),
+            In::Exit(c) if c < 0 => {
+                Input::LeaderExited(Exit::from_status(ExitStatus::from_raw(-c)))
+            }
+            In::Exit(c) => Input::LeaderExited(Exit::from_status(ExitStatus::from_raw(c << 8))),
             In::Renewed(sent, count) => Input::Renewed {
                 deadline: lease_end(self.at(sent), limits().ttl),
                 count,
@@ -152,7 +155,7 @@ impl Sim {
             if self.killed && self.stop.leader.is_none() {
                 // SIGKILL took the leader: its exit is an event, and the loop turns at once.
                 let now = self.now;
-                let status = ExitStatus::from_raw(libc::SIGKILL);
+                let status = Exit::Signal(libc::SIGKILL);
                 self.stop.handle(Input::LeaderExited(status), now);
                 self.drain();
                 continue;
@@ -242,7 +245,7 @@ fn the_run_is_over_only_when_the_leader_exited_and_its_group_is_gone() {
     );
     assert!(!sim.stop.wants_group());
     sim.stop
-        .handle(Input::LeaderExited(ExitStatus::from_raw(0)), sim.now);
+        .handle(Input::LeaderExited(Exit::Child(0)), sim.now);
     assert!(sim.stop.wants_group());
     sim.stop.handle(Input::Group { alive: false }, sim.now);
     assert!(sim.stop.is_done());
@@ -287,7 +290,7 @@ fn what_survives_sigkill_is_killed_again_at_each_probe_without_a_new_report() {
     let mut sim = Sim::new(limits(), None);
     sim.now = sim.at(200);
     sim.stop
-        .handle(Input::LeaderExited(ExitStatus::from_raw(0)), sim.now);
+        .handle(Input::LeaderExited(Exit::Child(0)), sim.now);
     sim.stop.handle(Input::Group { alive: true }, sim.now);
     let first: Vec<Action> = std::iter::from_fn(|| sim.stop.poll_action()).collect();
     assert_eq!(first.len(), 3, "{first:?}");
@@ -328,7 +331,7 @@ fn the_loop_watches_the_connection_only_until_the_renewal_thread_runs_or_the_job
     );
 
     let mut stop = Stop::new(limits(), t0);
-    stop.handle(Input::LeaderExited(ExitStatus::from_raw(0)), t0 + MS(5));
+    stop.handle(Input::LeaderExited(Exit::Child(0)), t0 + MS(5));
     assert!(!stop.watches_connection(look), "the job is over");
 
     let no_renewals = Limits {
@@ -371,7 +374,7 @@ fn the_loop_watches_the_connection_from_the_start_and_looks_up_at_the_first_look
 
     // Nothing to watch for: no wake-up at the first look either.
     let mut stop = Stop::new(limits(), t0);
-    stop.handle(Input::LeaderExited(ExitStatus::from_raw(0)), t0 + MS(5));
+    stop.handle(Input::LeaderExited(Exit::Child(0)), t0 + MS(5));
     assert!(stop.poll_timeout(t0 + MS(5)) <= t0 + MS(5) + GROUP_POLL);
     let no_renewals = Limits {
         max_renewals: Some(0),
