@@ -1,0 +1,241 @@
+//! The waker and its wake-ups: a signal ends the wait and the blocked waker, a waker that
+//! cannot start leaves the backoff in charge, and a wake-up is never lost: handed on when the
+//! run ends without using it, never read by the machine while the last try is out.
+
+use super::*;
+
+#[test]
+fn a_signal_ends_the_wait_and_ends_the_blocked_waker() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::Busy(5000), 0)], &[(50, Input::Signal(libc::SIGTERM))]);
+    assert_eq!(o, Outcome::Exit(Exit::Signal(libc::SIGTERM)));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 50 signal, 50 stop-waker(not held)"
+    );
+}
+
+#[test]
+fn a_lock_without_expiry_is_warned_about_once() {
+    let mut sim = Sim::new(Limits {
+        notify: false,
+        wait: MS(150),
+        ..limits()
+    });
+    sim.run(&[(A::Busy(-1), 0), (A::Busy(-1), 0), (A::Busy(-1), 0)], &[]);
+    let warnings = sim.trace.iter().filter(|t| t.ends_with("no-ttl")).count();
+    assert_eq!(warnings, 1);
+}
+
+#[test]
+fn a_waker_that_cannot_start_leaves_the_backoff_in_charge_and_is_tried_again() {
+    let mut sim = Sim::new(limits());
+    sim.waker_starts = false;
+    let busy = (A::Busy(5000), 0);
+    sim.run(&[busy, busy, (A::Free(6), 0)], &[]);
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker failed, 100 try, 100 waker failed, 200 try"
+    );
+}
+
+#[test]
+fn a_wake_up_with_a_try_already_due_changes_nothing() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(
+        &[(A::Busy(5000), 0), (A::Free(7), 0)],
+        &[(400, Input::Woken)],
+    );
+    assert_eq!(o, acquired(&sim, 7, 400));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 400 try, 400 stop-waker(held)"
+    );
+}
+
+#[test]
+fn the_gave_up_report_carries_its_numbers() {
+    let t0 = Instant::now();
+    let limits = Limits {
+        wait: Duration::ZERO,
+        conflict_exit: 0,
+        ..limits()
+    };
+    let mut wait = Wait::new(limits, Backoff::new(MS(100), MS(100), 7), t0);
+    assert_eq!(wait.poll_try(t0), Some(true));
+    let busy = Input::Busy {
+        pttl: 2500,
+        holder: "h pid 1".into(),
+    };
+    wait.handle(busy, t0 + MS(3));
+    let reports: Vec<Action> = std::iter::from_fn(|| wait.poll_action()).collect();
+    assert_eq!(
+        reports,
+        [Action::Report(Report::GaveUpBusy {
+            pttl: 2500,
+            holder: "h pid 1".into(),
+            waited: MS(3),
+            tries: 1,
+            code: 0
+        })]
+    );
+    assert_eq!(wait.outcome(), Some(Outcome::Exit(Exit::Busy(0))));
+    assert_eq!(wait.poll_try(t0 + MS(10)), None, "no try after the end");
+}
+
+/// What a stopping waker pushes, by whether a wake-up reached it unused and whether the run
+/// holds the lock.
+#[test]
+fn a_stopping_waker_hands_on_an_unused_wake_up_unless_the_lock_was_taken() {
+    use WakerPush::*;
+    let table = [
+        // (what became of its wake-up, held, the key's slots, pushes)
+        (WakeUp::Unused, false, 1, WakeUpBack),
+        (WakeUp::Used, true, 1, Nothing),
+        (WakeUp::Unused, true, 1, Nothing),
+        (WakeUp::None, false, 1, OwnKey),
+        (WakeUp::None, true, 1, OwnKey),
+        // A semaphore's waiter that took a slot with another try: the wake-up may be another
+        // slot's (issue 62); one its winning try used is not.
+        (WakeUp::Unused, true, 3, WakeUpIfFree),
+        (WakeUp::Used, true, 3, Nothing),
+        (WakeUp::Unused, false, 3, WakeUpBack),
+        (WakeUp::None, true, 3, OwnKey),
+        // Popped after the stop: back to the list, or (the run took the lock, and may have
+        // released it since) only to a free slot.
+        (WakeUp::Late, false, 1, WakeUpBack),
+        (WakeUp::Late, true, 1, WakeUpIfFree),
+        (WakeUp::Late, true, 3, WakeUpIfFree),
+    ];
+    for (got, held, slots, push) in table {
+        assert_eq!(
+            waker_push(got, held, slots),
+            push,
+            "got {got:?}, held {held}, {slots} slots"
+        );
+    }
+    // What the stop knows: parked (a wake-up delivered), held, the machine's unused.
+    assert_eq!(stopped_with(true, false, false), WakeUp::Unused);
+    assert_eq!(stopped_with(true, true, false), WakeUp::Used);
+    assert_eq!(stopped_with(true, true, true), WakeUp::Unused);
+    assert_eq!(stopped_with(false, false, true), WakeUp::Unused);
+    assert_eq!(stopped_with(false, true, false), WakeUp::None);
+    // The bug table's knobs put back each lost wake-up, and only that.
+    crate::core::bugs::set(&[crate::core::bugs::Bug::WakeUpLeavesWithTheWaiter]);
+    let lost = waker_push(WakeUp::Unused, false, 1);
+    crate::core::bugs::set(&[crate::core::bugs::Bug::SlotWakeUpKept]);
+    let kept = waker_push(WakeUp::Unused, true, 3);
+    crate::core::bugs::set(&[]);
+    assert_eq!((lost, kept), (Nothing, Nothing));
+}
+
+/// A woken try that fails with no answer (the network) used nothing of its wake-up: when the
+/// wait ends after it, the waker is told so and hands the wake-up back (issue 62: it left with
+/// the waiter). A later answered try clears it.
+#[test]
+fn a_woken_try_that_gets_no_answer_leaves_its_wake_up_unused() {
+    let l = Limits {
+        wait: MS(300),
+        ..limits()
+    };
+    let failed = || {
+        Input::Failed(Failure {
+            permanent: false,
+            reason: "timed out".into(),
+            sent: true,
+            maybe_executed: false,
+            refused: false,
+        })
+    };
+    let t0 = Instant::now();
+    let mut w = Wait::new(l, Backoff::new(MS(100), MS(100), 7), t0);
+    assert!(w.poll_try(t0).is_some());
+    w.handle(
+        Input::Busy {
+            pttl: 50,
+            holder: String::new(),
+        },
+        t0 + MS(1),
+    );
+    w.waker_started(true, t0 + MS(1));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    // Woken at 250 ms: the try goes out at once, and fails at the end of --wait.
+    w.handle(Input::Woken, t0 + MS(250));
+    assert!(w.poll_try(t0 + MS(250)).is_some());
+    w.handle(failed(), t0 + MS(300));
+    let stops: Vec<Action> = std::iter::from_fn(|| w.poll_action())
+        .filter(|a| matches!(a, Action::StopWaker { .. }))
+        .collect();
+    assert_eq!(
+        stops,
+        [Action::StopWaker {
+            held: false,
+            unused: true
+        }]
+    );
+}
+
+/// A woken try that gets no answer, then a win by a later try: the first wake-up was used by
+/// nothing, and a semaphore's waker hands it on if a slot is free (the simulation's wake-up
+/// ledger found it kept: a --limit 2 waiter refused once, woken again, granted).
+#[test]
+fn a_win_after_a_woken_try_got_no_answer_leaves_that_wake_up_unused() {
+    let t0 = Instant::now();
+    let mut w = Wait::new(limits(), Backoff::new(MS(100), MS(100), 7), t0);
+    assert!(w.poll_try(t0).is_some());
+    let busy = Input::Busy {
+        pttl: 5000,
+        holder: String::new(),
+    };
+    w.handle(busy, t0 + MS(1));
+    w.waker_started(true, t0 + MS(1));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    w.handle(Input::Woken, t0 + MS(200));
+    assert!(w.poll_try(t0 + MS(200)).is_some());
+    let refused = Input::Failed(Failure {
+        permanent: false,
+        reason: "connection refused".into(),
+        sent: false,
+        maybe_executed: false,
+        refused: true,
+    });
+    w.handle(refused, t0 + MS(201));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    w.handle(Input::Woken, t0 + MS(210));
+    assert!(w.poll_try(t0 + MS(210)).is_some());
+    let won = Input::Acquired {
+        fence: 3,
+        slot: 1,
+        sent: t0 + MS(210),
+    };
+    w.handle(won, t0 + MS(211));
+    let stops: Vec<Action> = std::iter::from_fn(|| w.poll_action())
+        .filter(|a| matches!(a, Action::StopWaker { .. }))
+        .collect();
+    assert_eq!(
+        stops,
+        [Action::StopWaker {
+            held: true,
+            unused: true
+        }]
+    );
+}
+
+/// A wake-up that comes while the last try is out is never read: the wait is over when the
+/// try's busy answer comes. The machine cannot tell the waker it holds one; the waker knows
+/// (`waker_push`).
+#[test]
+fn a_wake_up_during_the_last_try_is_not_the_machines_to_read() {
+    let mut sim = Sim::new(limits());
+    let busy = (A::Busy(5000), 0);
+    let o = sim.run(
+        &[busy, busy, busy, (A::Busy(5000), 20)],
+        &[(1010, Input::Woken)],
+    );
+    assert_eq!(o, Outcome::Exit(Exit::Busy(75)));
+    assert_eq!(
+        sim.trace.join(", "),
+        "0 try, 0 waker, 400 try, 800 try, 1000 try(last), 1020 gave-up-busy, \
+         1020 stop-waker(not held)"
+    );
+}
