@@ -28,7 +28,7 @@ use std::io::Write;
 
 use cli::config::{self, Command};
 use cli::{docs, line};
-use cmd::{cancel, check, doctor, exporter, history, install, pause, release, run, status};
+use cmd::{cancel, check, doctor, exporter, history, install, next, pause, release, run, status};
 use error::Error;
 use exit::Exit;
 use log::warn;
@@ -91,6 +91,7 @@ where
         Command::Pause(cfg) => pause::pause(&cfg),
         Command::Cancel(cfg) => cancel::cancel(&cfg),
         Command::History(cfg) => history::history(&cfg),
+        Command::Next(cfg) => next::next(&cfg),
         Command::Completions(shell) => completions(shell),
         Command::InstallSelf(dir) => install::install_self(&dir),
     }

@@ -60,6 +60,7 @@ mod logs;
 mod lost_replies;
 mod lying_server;
 mod never_ran;
+mod next;
 mod package;
 mod pause;
 mod pause_first;

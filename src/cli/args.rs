@@ -10,7 +10,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
-    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, PAUSE_HELP,
+    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, NEXT_HELP, PAUSE_HELP,
     RESUME_HELP, STATUS_HELP, VERSION, after_help, cancel_help, release_help, with_exits,
 };
 use super::values::{
@@ -62,6 +62,7 @@ impl Cli {
             Command::Resume(a) => &a.global,
             Command::Cancel(a) => &a.global,
             Command::History(a) => &a.global,
+            Command::Next(a) => &a.global,
             Command::Completions(a) => &a.global,
             Command::InstallSelf(a) => &a.global,
         }
@@ -109,6 +110,10 @@ pub enum Command {
     /// What happened, run by run: KEY's run log, newest first, or one run's kept output
     #[command(after_help = with_exits(HISTORY_HELP, "history"))]
     History(HistoryArgs),
+    /// The next windows of an --every period as dlock computes them, each clock change marked
+    /// with the rule applied: a key's recorded period, or one given
+    #[command(after_help = with_exits(NEXT_HELP, "next"))]
+    Next(NextArgs),
     /// Print a shell completion script to stdout
     #[command(after_help = crate::exit::command_summary("completions"))]
     Completions(CompletionsArgs),
@@ -380,9 +385,11 @@ mod also;
 mod check;
 mod doctor;
 mod maintenance;
+mod next;
 mod status;
 pub use also::AlsoArgs;
 pub use check::CheckArgs;
 pub use doctor::DoctorArgs;
 pub use maintenance::{CancelArgs, PauseArgs, ResumeArgs};
+pub use next::NextArgs;
 pub use status::{ExporterArgs, StatusArgs, StatusFormat};

@@ -83,6 +83,18 @@ Columns: ENDED in local time (TZ), TOOK = how long the run held the lock, EXIT =
 status for that run, RUN = the start of the run id (its DLOCK_TOKEN). The log keeps the last
 --history runs (default 100) of every `dlock run` whose job started.";
 
+pub const NEXT_HELP: &str = "\
+Examples:
+  dlock next billing:daily                          # the key's recorded period, from now
+  dlock next --every '30 2 * * *' --tz Europe/Berlin --from 2027-03-27 -n 3   # a DST night
+  dlock next --every 1d --every-offset 2h -n 7 --json
+
+Columns: START on the UTC clock and, for a calendar, on the zone's clock (dlock's bundled zone
+database), then what a clock change did: a fixed time the clock skips runs at the first time
+after the jump, one it shows twice runs at the first only; other schedules skip the times a
+jump leaves out and run on both passes of a repeated hour. KEY's period is read from the
+server (what every host's tries must use); the windows are computed here, as a try does.";
+
 pub const STATUS_HELP: &str = "\
 Examples:
   dlock status                      # every lock under the prefix: holder, TTL, metrics

@@ -11,6 +11,7 @@ pub(crate) mod history;
 pub(crate) mod install;
 pub(crate) mod json;
 pub(crate) mod metrics;
+pub(crate) mod next;
 pub(crate) mod pause;
 pub(crate) mod release;
 pub(crate) mod run;

@@ -34,6 +34,7 @@
 mod canonical;
 mod fields;
 mod search;
+pub use search::Change;
 #[cfg(test)]
 mod tests;
 
@@ -286,6 +287,76 @@ impl Calendar {
         const YEAR_MS: u64 = 366 * 24 * 3600 * 1000;
         let start = self.window_of(now_ms);
         self.next(start).saturating_sub(start) > YEAR_MS
+    }
+
+    /// What a clock change did to the window starting at `start` (ms), the window before it
+    /// starting at `previous`: its kind (`moved`, `first_pass`, `first_pass_only`,
+    /// `second_pass`, `skipped`) and one line saying it with the rule applied; None when
+    /// nothing did.
+    pub fn change(&self, previous: u64, start: u64) -> Option<(&'static str, String)> {
+        let second = |ms: u64| i64::try_from(ms / 1000).unwrap_or(i64::MAX);
+        let change = self
+            .pattern
+            .change(&self.zone, second(previous), second(start))?;
+        let date = search::wall_text;
+        let time = |ms: u64| self.zoned(ms).strftime("%H:%M").to_string();
+        Some(match change {
+            Change::Moved { wanted, from, to } => {
+                let ((day, wanted), (_, from), (_, to)) = (date(wanted), date(from), date(to));
+                (
+                    "moved",
+                    format!(
+                        "{wanted} does not exist on {day} (the clock jumps {from} → {to}): runs at {to}, the first time after the jump"
+                    ),
+                )
+            }
+            Change::FirstPass { only, from, to } => {
+                let ((day, from), (_, to)) = (date(from), date(to));
+                let at = time(start);
+                if only {
+                    (
+                        "first_pass_only",
+                        format!(
+                            "{at} comes twice on {day} (the clock goes back {from} → {to}): runs at the first only"
+                        ),
+                    )
+                } else {
+                    (
+                        "first_pass",
+                        format!(
+                            "{at} comes twice on {day} (the clock goes back {from} → {to}): the first pass; runs on the second too"
+                        ),
+                    )
+                }
+            }
+            Change::SecondPass { from, to } => {
+                let ((day, from), (_, to)) = (date(from), date(to));
+                (
+                    "second_pass",
+                    format!(
+                        "{} again on {day}: the clock went back {from} → {to}, the second pass",
+                        time(start)
+                    ),
+                )
+            }
+            Change::Skipped { from, to } => {
+                let ((day, from), (_, to)) = (date(from), date(to));
+                (
+                    "skipped",
+                    format!(
+                        "the clock jumped {from} → {to} on {day}: the scheduled times between were skipped"
+                    ),
+                )
+            }
+        })
+    }
+
+    /// The first instant of `date` on the zone's clock (Unix ms; its first time after a jump
+    /// when midnight is skipped).
+    pub fn midnight(&self, date: jiff::civil::Date) -> u64 {
+        date.to_zoned(self.zone.clone()).map_or(0, |z| {
+            u64::try_from(z.timestamp().as_millisecond()).unwrap_or(0)
+        })
     }
 
     /// A scheduled time on the zone's wall clock: `2026-12-04 09:00 CET`.

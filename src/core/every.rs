@@ -44,6 +44,16 @@ impl Every {
     }
 }
 
+/// One window of `Period::upcoming`: its start and end (Unix ms; the end is the next start,
+/// `u64::MAX` when there is none) and, for a calendar, what a clock change did to its start
+/// (`Calendar::change`: its kind and the line saying it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upcoming {
+    pub start: u64,
+    pub end: u64,
+    pub change: Option<(&'static str, String)>,
+}
+
 /// `--every`'s period: a fixed duration (and offset) in UTC, or a calendar in a zone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Period {
@@ -93,6 +103,24 @@ impl Period {
             schedule: other.schedule.clone(),
             tz: other.tz.clone(),
         })
+    }
+
+    /// The first `count` windows starting at or after `from_ms` (`dlock next`), each with what
+    /// a clock change did to its start; fewer when the period has no more (past 2199).
+    pub fn upcoming(&self, from_ms: u64, count: usize) -> Vec<Upcoming> {
+        let mut start = self.window_of(from_ms);
+        if start < from_ms {
+            start = self.next(start);
+        }
+        let mut previous = self.window_of(start.saturating_sub(1));
+        let mut out = Vec::with_capacity(count.min(1000));
+        while out.len() < count && start != u64::MAX {
+            let end = self.next(start);
+            let change = self.calendar().and_then(|c| c.change(previous, start));
+            out.push(Upcoming { start, end, change });
+            (previous, start) = (start, end);
+        }
+        out
     }
 
     /// Whether the window starting at `start` lasts a day or more (times are shown with

@@ -307,6 +307,30 @@ pub const TABLE: &[Row] = &[
         long: "Redis unavailable",
     },
     Row {
+        command: "next",
+        code: "0",
+        short: "0 printed",
+        long: "printed",
+    },
+    Row {
+        command: "next",
+        code: "1",
+        short: "1 KEY has no --every record",
+        long: "KEY has no `--every` record (it never ran with `--every`, or its record is another program's)",
+    },
+    Row {
+        command: "next",
+        code: "2",
+        short: "2 usage",
+        long: "usage (KEY and `--every` both or neither, a bad `--from`)",
+    },
+    Row {
+        command: "next",
+        code: "69",
+        short: "69 Redis unavailable",
+        long: "Redis unavailable (KEY only; `--every` reads nothing from the server)",
+    },
+    Row {
         command: "exporter",
         code: "0",
         short: "0 stopped by a signal",

@@ -3,6 +3,7 @@
 
 mod also;
 mod commands;
+mod next;
 mod pause;
 mod run;
 
@@ -21,6 +22,7 @@ pub use commands::{
     CancelConfig, CheckConfig, DoctorConfig, ExporterConfig, HistoryConfig, HistoryView,
     ReleaseConfig, Rules, StatusConfig,
 };
+pub use next::{From as NextFrom, NextConfig, NextSource};
 pub use pause::PauseConfig;
 pub use run::RunConfig;
 
@@ -37,6 +39,7 @@ pub enum Command {
     Pause(PauseConfig),
     Cancel(CancelConfig),
     History(HistoryConfig),
+    Next(NextConfig),
     Completions(clap_complete::Shell),
     InstallSelf(std::path::PathBuf),
 }
@@ -54,6 +57,7 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, Error> {
         args::Command::Resume(a) => Command::Pause(pause::resume(g, a)?),
         args::Command::Cancel(a) => Command::Cancel(commands::cancel(g, a)?),
         args::Command::History(a) => Command::History(commands::history(g, a)?),
+        args::Command::Next(a) => Command::Next(next::next(g, a)?),
         args::Command::Completions(a) => Command::Completions(a.shell),
         args::Command::InstallSelf(a) => Command::InstallSelf(a.dir.clone()),
     })

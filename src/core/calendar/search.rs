@@ -212,6 +212,78 @@ impl Pattern {
     }
 }
 
+/// What a clock change did to a window's start, for `dlock next` (wall-clock times in seconds
+/// since 1970-01-01 00:00 on the zone's clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// A fixed time left out by a forward jump (`wanted`, in `from..to`): it runs at the jump.
+    Moved { wanted: i64, from: i64, to: i64 },
+    /// A time the clock shows twice, as it goes back from `from` to `to`: this start is its
+    /// first pass. `only`: a fixed time, which runs at the first pass alone; otherwise the
+    /// schedule runs on both.
+    FirstPass { only: bool, from: i64, to: i64 },
+    /// A time the clock shows twice, as it went back from `from` to `to`: this start is its
+    /// second pass.
+    SecondPass { from: i64, to: i64 },
+    /// A forward jump since the window before left out times the schedule names (`from..to`):
+    /// they were skipped.
+    Skipped { from: i64, to: i64 },
+}
+
+impl Pattern {
+    /// What a clock change did to the window starting at `instant` (seconds), the window
+    /// before starting at `previous`; None when nothing did.
+    pub(super) fn change(&self, zone: &TimeZone, previous: i64, instant: i64) -> Option<Change> {
+        let offset = offset_at(zone, instant);
+        let wall = instant + offset;
+        let start = stretch_start(zone, instant);
+        if let Some((at, before, after)) = start
+            && at == instant
+            && after > before
+            && self.fixed
+            && let Some(wanted) = self.next_wall(at + before, at + after - 1)
+        {
+            return Some(Change::Moved {
+                wanted,
+                from: at + before,
+                to: at + after,
+            });
+        }
+        if let Some((at, before, after)) = start.filter(|&(at, before, _)| wall - before < at) {
+            return Some(Change::SecondPass {
+                from: at + before,
+                to: at + after,
+            });
+        }
+        let end = timestamp(instant).and_then(|t| zone.following(t).next());
+        if let Some(end) = end {
+            let (at, after) = (
+                end.timestamp().as_second(),
+                i64::from(end.offset().seconds()),
+            );
+            if after < offset && wall - after >= at {
+                return Some(Change::FirstPass {
+                    only: self.fixed,
+                    from: at + offset,
+                    to: at + after,
+                });
+            }
+        }
+        // A forward jump between the two starts that left out a time the schedule names.
+        let mut at = instant;
+        while let Some((jump, before, after)) = stretch_start(zone, at).filter(|s| s.0 > previous) {
+            if after > before && self.next_wall(jump + before, jump + after - 1).is_some() {
+                return Some(Change::Skipped {
+                    from: jump + before,
+                    to: jump + after,
+                });
+            }
+            at = jump - 1;
+        }
+        None
+    }
+}
+
 /// The transition that began the stretch holding `at` (at or before it): its instant, the
 /// offset before it and the offset from it, in seconds.
 fn stretch_start(zone: &TimeZone, at: i64) -> Option<(i64, i64, i64)> {
@@ -245,6 +317,17 @@ fn last_at_or_before(bits: u64, from: i64) -> Option<i64> {
     let from = u32::try_from(from).ok().filter(|&f| f < 64)?;
     let below = bits << (63 - from) >> (63 - from);
     (below != 0).then(|| 63 - i64::from(below.leading_zeros()))
+}
+
+/// A wall-clock time (seconds since 1970-01-01 00:00 on the zone's clock) as its date and its
+/// time of day: `("2027-03-28", "02:30")`.
+pub(super) fn wall_text(wall: i64) -> (String, String) {
+    let (y, m, d) = civil_from_days(wall.div_euclid(DAY));
+    let second = wall.rem_euclid(DAY);
+    (
+        format!("{y:04}-{m:02}-{d:02}"),
+        format!("{:02}:{:02}", second / 3600, second % 3600 / 60),
+    )
 }
 
 /// The day of the week of a day counted from 1970-01-01 (a Thursday): 0 is Sunday.

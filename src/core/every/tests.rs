@@ -121,3 +121,34 @@ fn a_record_meaning_this_calendar_in_another_spelling_is_tried_in_it() {
     let hourly = Period::Fixed(every(HOUR, 0));
     assert_eq!(hourly.respelled(&answer("0 * * * *", "UTC")), None);
 }
+
+/// `dlock next`'s windows: from a start, that start first; from inside a window, the next
+/// one; each window's end the next's start; none past the last window a period has.
+#[test]
+fn upcoming_windows_start_at_or_after_from_and_stop_with_the_period() {
+    let hour = 3_600_000;
+    let p = Period::Fixed(Every {
+        period: Duration::from_secs(3600),
+        offset: Duration::ZERO,
+    });
+    let starts = |from, n| {
+        p.upcoming(from, n)
+            .iter()
+            .map(|w| (w.start, w.end))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        starts(10 * hour, 2),
+        [(10 * hour, 11 * hour), (11 * hour, 12 * hour)]
+    );
+    assert_eq!(starts(10 * hour + 1, 1), [(11 * hour, 12 * hour)]);
+    let c = Period::Calendar(Box::new(Calendar::parse("0 0 1 1 *", "UTC").unwrap()));
+    // 2199-01-01 is the last start: its window has no end, and no window follows.
+    let last = 7_226_582_400_000;
+    let w = c.upcoming(last - 1, 5);
+    assert_eq!(w.len(), 1);
+    assert_eq!(
+        (w[0].start, w[0].end, w[0].change.clone()),
+        (last, u64::MAX, None)
+    );
+}

@@ -311,3 +311,98 @@ fn a_fixed_time_is_one_minute_and_one_hour() {
     assert!(!fixed("30 2,14 * * *") && !fixed("*/30 2 * * *") && !fixed("0 * * * *"));
     assert!(!fixed("0-1 2 * * *") && !fixed("0 1-2 * * *"));
 }
+
+/// `dlock next`'s notes: what each clock change did to a window's start, with the rule.
+#[test]
+fn a_clock_change_is_said_with_the_rule_applied() {
+    let at = |s: &str| ms_of(&s.parse::<jiff::Zoned>().unwrap_or_else(|e| panic!("{e}")));
+    let cal = |text: &str| Calendar::parse(text, "Europe/Berlin").unwrap_or_else(|e| panic!("{e}"));
+    let note = |c: &Calendar, previous: &str, start: &str| {
+        c.change(at(previous), at(start))
+            .map(|(kind, line)| format!("{kind}: {line}"))
+    };
+    let c = cal("30 2 * * *");
+    assert_eq!(
+        note(
+            &c,
+            "2027-03-27T02:30+01:00[Europe/Berlin]",
+            "2027-03-28T03:00+02:00[Europe/Berlin]"
+        )
+        .as_deref(),
+        Some(
+            "moved: 02:30 does not exist on 2027-03-28 (the clock jumps 02:00 → 03:00): runs at 03:00, the first time after the jump"
+        )
+    );
+    assert_eq!(
+        note(
+            &c,
+            "2026-10-24T02:30+02:00[Europe/Berlin]",
+            "2026-10-25T02:30+02:00[Europe/Berlin]"
+        )
+        .as_deref(),
+        Some(
+            "first_pass_only: 02:30 comes twice on 2026-10-25 (the clock goes back 03:00 → 02:00): runs at the first only"
+        )
+    );
+    assert_eq!(
+        note(
+            &c,
+            "2026-12-05T02:30+01:00[Europe/Berlin]",
+            "2026-12-06T02:30+01:00[Europe/Berlin]"
+        ),
+        None
+    );
+    let c = cal("30 * * * *");
+    assert_eq!(
+        note(
+            &c,
+            "2026-10-25T01:30+02:00[Europe/Berlin]",
+            "2026-10-25T02:30+02:00[Europe/Berlin]"
+        )
+        .as_deref(),
+        Some(
+            "first_pass: 02:30 comes twice on 2026-10-25 (the clock goes back 03:00 → 02:00): the first pass; runs on the second too"
+        )
+    );
+    assert_eq!(
+        note(
+            &c,
+            "2026-10-25T02:30+02:00[Europe/Berlin]",
+            "2026-10-25T02:30+01:00[Europe/Berlin]"
+        )
+        .as_deref(),
+        Some(
+            "second_pass: 02:30 again on 2026-10-25: the clock went back 03:00 → 02:00, the second pass"
+        )
+    );
+    assert_eq!(
+        note(
+            &c,
+            "2026-10-25T02:30+01:00[Europe/Berlin]",
+            "2026-10-25T03:30+01:00[Europe/Berlin]"
+        ),
+        None
+    );
+    let c = cal("*/30 * * * *");
+    assert_eq!(
+        note(
+            &c,
+            "2027-03-28T01:30+01:00[Europe/Berlin]",
+            "2027-03-28T03:00+02:00[Europe/Berlin]"
+        )
+        .as_deref(),
+        Some(
+            "skipped: the clock jumped 02:00 → 03:00 on 2027-03-28: the scheduled times between were skipped"
+        )
+    );
+    // A jump between two starts that leaves out no time the schedule names is no change.
+    let c = cal("0 9 * * *");
+    assert_eq!(
+        note(
+            &c,
+            "2027-03-27T09:00+01:00[Europe/Berlin]",
+            "2027-03-28T09:00+02:00[Europe/Berlin]"
+        ),
+        None
+    );
+}
