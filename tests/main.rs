@@ -59,6 +59,7 @@ mod layout;
 mod logs;
 mod lost_replies;
 mod lying_server;
+mod mixed_versions;
 mod never_ran;
 mod next;
 mod package;

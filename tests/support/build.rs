@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Every flag this script may set (the tests name them; rustc checks the spelling).
-const NEEDS: [&str; 14] = [
+const NEEDS: [&str; 15] = [
     "redis_cli",
     "tls",
     "sqlite3",
@@ -39,6 +39,7 @@ const NEEDS: [&str; 14] = [
     "promtool",
     "croniter",
     "sandbox",
+    "previous",
 ];
 
 include!("sandbox_probe.rs");
@@ -54,6 +55,11 @@ fn sandbox(root: bool) -> bool {
     args.extend(SANDBOX);
     args.extend(["sh", "-c", SANDBOX_PROBE]);
     succeeds("unshare", &args)
+}
+
+/// The previous release's binary (`.ci/previous` builds it), named by DLOCK_TEST_PREVIOUS.
+fn previous() -> bool {
+    std::env::var_os("DLOCK_TEST_PREVIOUS").is_some_and(|p| Path::new(&p).is_file())
 }
 
 fn on_path(name: &str) -> bool {
@@ -191,6 +197,7 @@ fn main() {
         "DLOCK_TEST_PYTHON",
         "DLOCK_TEST_TLS_SERVER",
         "DLOCK_TEST_HEALTHCHECKS",
+        "DLOCK_TEST_PREVIOUS",
     ] {
         println!("cargo::rerun-if-env-changed={var}");
     }
@@ -229,6 +236,7 @@ fn main() {
         ("promtool", on_path("promtool")),
         ("croniter", succeeds(&python, &["-c", "import croniter"])),
         ("sandbox", sandbox(root)),
+        ("previous", previous()),
     ];
     for (need, ok) in found {
         debug_assert!(NEEDS.contains(&need));

@@ -44,7 +44,12 @@ impl Dlock {
     /// `dlock` with no server configured, started as from a terminal whatever the runner
     /// ignores or blocks, and killed if the test's thread ends first (`test_command`).
     pub fn bare() -> Dlock {
-        let mut cmd = test_command(dlock_bin());
+        Dlock::bare_of(dlock_bin())
+    }
+
+    /// As `bare`, for another build of dlock (the previous release: `needs::previous`).
+    pub fn bare_of(bin: &str) -> Dlock {
+        let mut cmd = test_command(bin);
         for (k, _) in std::env::vars() {
             if (k.starts_with("DLOCK_") && k != RUN_MARK) || k == "REDISCLI_AUTH" {
                 cmd.env_remove(k);

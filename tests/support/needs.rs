@@ -44,6 +44,9 @@ pub enum Need {
     /// namespaces (as root, else in a user namespace mapped to root), and in it `ip` to bring
     /// the loopback up, `hostname`, a nested `unshare --uts` and a bind mount.
     Sandbox,
+    /// The previous release's dlock (`.ci/previous` builds it), named by DLOCK_TEST_PREVIOUS:
+    /// the mixed-version tests.
+    Previous,
 }
 
 /// `unshare`'s options for the sandbox a docs example runs in (tests/examples/sandbox.rs): its
@@ -144,6 +147,7 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::Promtool => on_path("promtool"),
         Need::Croniter => python_imports("croniter"),
         Need::Sandbox => sandbox_works(),
+        Need::Previous => previous().is_some(),
     };
     (!ok).then_some(match need {
         Need::RedisCli => "needs redis-cli (apt-get install redis-tools)",
@@ -159,8 +163,16 @@ pub fn missing(need: Need) -> Option<&'static str> {
         Need::KubernetesValidate => "needs kubernetes-validate (pip install kubernetes-validate, or DLOCK_TEST_PYTHON=/path/to/python)",
         Need::Promtool => "needs promtool (apt-get install prometheus)",
         Need::Croniter => "needs croniter (pip install croniter) in DLOCK_TEST_PYTHON or python3",
+        Need::Previous => "needs the previous release's dlock (.ci/previous builds it; DLOCK_TEST_PREVIOUS=$(.ci/previous))",
         Need::Sandbox => "needs root or unprivileged user namespaces, and ip (apt-get install iproute2): unshare --pid --mount-proc --uts --net",
     })
+}
+
+/// The previous release's binary, from DLOCK_TEST_PREVIOUS, when it is there.
+pub fn previous() -> Option<String> {
+    std::env::var("DLOCK_TEST_PREVIOUS")
+        .ok()
+        .filter(|p| std::path::Path::new(p).is_file())
 }
 
 /// The running test cannot run here: fail it, naming the reason.

@@ -197,7 +197,19 @@ pub fn contender(
 /// `dlock run -q --key KEY EXTRA -- JOB` with the stamps' file and a fresh run id, as a plain
 /// child process with no output.
 pub fn guarded(url: &str, stamps: &Stamps, key: &str, extra: &[&str], job: &[String]) -> Child {
-    let mut c = Dlock::bare().cmd;
+    guarded_by(super::dlock_bin(), url, stamps, key, extra, job)
+}
+
+/// As `guarded`, run by the dlock binary `bin` (another build: the previous release).
+pub fn guarded_by(
+    bin: &str,
+    url: &str,
+    stamps: &Stamps,
+    key: &str,
+    extra: &[&str],
+    job: &[String],
+) -> Child {
+    let mut c = Dlock::bare_of(bin).cmd;
     c.env("DLOCK_URL", url)
         .env("STAMP_FILE", &stamps.path)
         .env("STAMP_ID", next_id())

@@ -1,0 +1,263 @@
+//! A fleet upgraded one host at a time (issue 65): the previous release's dlock (`.ci/previous`
+//! builds it; DLOCK_TEST_PREVIOUS names it) and this one on the same keys of one real server.
+//! Mutual exclusion is checked by the overlap detector (the jobs' own stamps on the machine's
+//! monotonic clock), never by what either dlock says; what each side does with the other's
+//! records, by its exit and by the job's own side effects. docs/guarantees.md ("Upgrading a
+//! fleet") says the same in a table.
+
+use std::collections::HashMap;
+use std::process::Child;
+use std::time::Duration;
+
+use crate::support::needs::{Need, previous};
+use crate::support::overlap::{
+    self, Stamps, guarded_by, max_concurrent, overlaps, slot_job, slot_overlaps, stamps,
+};
+use crate::support::*;
+
+fn old() -> String {
+    previous().unwrap_or_else(|| needs::gone("DLOCK_TEST_PREVIOUS"))
+}
+
+fn new() -> String {
+    dlock_bin().to_string()
+}
+
+fn stamp_job(ms: u64) -> Vec<String> {
+    vec![
+        compiled::stamp().to_string_lossy().into_owned(),
+        ms.to_string(),
+    ]
+}
+
+/// `runs` runs, one after the other, of `BIN run --key key EXTRA -- JOB`, each ending 0.
+fn contender(
+    bin: String,
+    url: String,
+    st: &'static Stamps,
+    key: &'static str,
+    extra: Vec<&'static str>,
+    runs: usize,
+    job: Vec<String>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        for _ in 0..runs {
+            let mut c: Child = guarded_by(&bin, &url, st, key, &extra, &job);
+            assert_eq!(
+                exit_within(&mut c, Duration::from_secs(60)),
+                Some(0),
+                "a run of {key} {extra:?} by {bin}"
+            );
+        }
+    })
+}
+
+fn leaked_stamps() -> &'static Stamps {
+    Box::leak(Box::new(stamps()))
+}
+
+const WAIT: &str = "--wait=60s";
+
+/// Three contenders of each version on one key, 15 runs each, their hand-offs both ways.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "previous"),
+    ignore = "needs the previous release's dlock (.ci/previous builds it; DLOCK_TEST_PREVIOUS=$(.ci/previous))"
+)]
+fn both_versions_on_one_key_never_overlap() {
+    require!(Need::Previous);
+    let r = RedisServer::start();
+    let st = leaked_stamps();
+    let mut threads = Vec::new();
+    for bin in [old(), new(), old(), new(), old(), new()] {
+        threads.push(contender(
+            bin,
+            r.url(),
+            st,
+            "mixed",
+            vec![WAIT],
+            15,
+            stamp_job(2),
+        ));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    let v = overlap::read(&st.path, &HashMap::new());
+    assert_eq!(v.len(), 90, "every run ran its job");
+    let o = overlaps(&v);
+    assert!(o.is_empty(), "jobs of the two versions overlapped: {o:?}");
+    assert!(overlap::fences_in_order(&v), "{v:?}");
+    assert_eq!(r.get("dlock:mixed"), None, "left held");
+    assert_eq!(r.get("{dlock:mixed}:fence").as_deref(), Some("90"));
+}
+
+/// A semaphore of 2 shared by two contenders of each version: never three at once, never two
+/// in one slot.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "previous"),
+    ignore = "needs the previous release's dlock (.ci/previous builds it; DLOCK_TEST_PREVIOUS=$(.ci/previous))"
+)]
+fn both_versions_on_a_semaphore_stay_within_its_limit() {
+    require!(Need::Previous);
+    let r = RedisServer::start();
+    let st = leaked_stamps();
+    let mut threads = Vec::new();
+    for bin in [old(), new(), old(), new()] {
+        let extra = vec![WAIT, "--limit", "2"];
+        threads.push(contender(
+            bin,
+            r.url(),
+            st,
+            "pool",
+            extra,
+            12,
+            slot_job(compiled::stamp(), 5),
+        ));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    let v = overlap::read(&st.path, &HashMap::new());
+    assert_eq!(v.len(), 48, "every run ran its job");
+    assert!(max_concurrent(&v) <= 2, "more than 2 at once: {v:?}");
+    let o = slot_overlaps(&v);
+    assert!(o.is_empty(), "two jobs in one slot: {o:?}");
+}
+
+/// `--also`: two jobs of each version that share `db`, and a plain run of `db` by each: no two
+/// of them at once.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "previous"),
+    ignore = "needs the previous release's dlock (.ci/previous builds it; DLOCK_TEST_PREVIOUS=$(.ci/previous))"
+)]
+fn also_sets_across_versions_never_overlap() {
+    require!(Need::Previous);
+    let r = RedisServer::start();
+    let st = leaked_stamps();
+    let mut threads = Vec::new();
+    for (bin, key, extra) in [
+        (old(), "backup", vec![WAIT, "--also", "db"]),
+        (new(), "backup", vec![WAIT, "--also", "db"]),
+        (old(), "vacuum", vec![WAIT, "--also", "db"]),
+        (new(), "vacuum", vec![WAIT, "--also", "db"]),
+        (old(), "db", vec![WAIT]),
+        (new(), "db", vec![WAIT]),
+    ] {
+        threads.push(contender(bin, r.url(), st, key, extra, 10, stamp_job(2)));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    let v = overlap::read(&st.path, &HashMap::new());
+    assert_eq!(v.len(), 60, "every run ran its job");
+    let o = overlaps(&v);
+    assert!(o.is_empty(), "jobs sharing db overlapped: {o:?}");
+    for key in ["dlock:backup", "dlock:vacuum", "dlock:db"] {
+        assert_eq!(r.get(key), None, "{key} left held");
+    }
+}
+
+/// `--every 1h`: a window one version's success made done is done for the other, both ways:
+/// the other's try runs nothing (its job would create a file) and ends not due.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "previous"),
+    ignore = "needs the previous release's dlock (.ci/previous builds it; DLOCK_TEST_PREVIOUS=$(.ci/previous))"
+)]
+fn a_window_one_version_made_done_is_done_for_the_other() {
+    require!(Need::Previous);
+    let r = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    for (key, first, second) in [("o2n", old(), new()), ("n2o", new(), old())] {
+        let every = ["--every", "1h", "--not-due-exit-code", "3"];
+        Dlock::bare_of(&first)
+            .env("DLOCK_URL", &r.url())
+            .args(["run", "--key", key])
+            .args(every)
+            .args(["--", "true"])
+            .run()
+            .code(0);
+        let ran = dir.path().join(key);
+        Dlock::bare_of(&second)
+            .env("DLOCK_URL", &r.url())
+            .args(["run", "--key", key])
+            .args(every)
+            .args(["--", "touch", ran.to_str().unwrap()])
+            .run()
+            .code(3);
+        assert!(
+            !ran.exists(),
+            "{key}: the second version ran a done window's job"
+        );
+    }
+}
+
+/// `dlock cancel` across versions. This version's cancel stops a run of the previous one (its
+/// holder took any item on its list as a request) and judges it by its run-log entry (the old
+/// holder writes no word): 0. The previous version's cancel is not a request to this one's
+/// holder (its format has no `dlock-cancel/1` line): the holder says so and runs on, and the
+/// old cancel gives up after the lease's TTL and grace (not 0); `dlock cancel` from an upgraded
+/// host stops it.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "previous"),
+    ignore = "needs the previous release's dlock (.ci/previous builds it; DLOCK_TEST_PREVIOUS=$(.ci/previous))"
+)]
+fn a_cancel_across_versions_is_what_the_table_says() {
+    require!(Need::Previous);
+    let r = RedisServer::start();
+    // New cancel, old holder.
+    let mut holder = Dlock::bare_of(&old())
+        .env("DLOCK_URL", &r.url())
+        .args([
+            "run",
+            "--key",
+            "oc",
+            "--",
+            "sh",
+            "-c",
+            "echo up; exec sleep 30",
+        ])
+        .spawn();
+    holder.expect_line("up");
+    let out = dlock(&r)
+        .args(["cancel", "oc", "--reason", "upgrade"])
+        .run();
+    let code = out.status.code();
+    let held = holder.finish(Duration::from_secs(10));
+    assert_eq!(
+        held.status.code(),
+        Some(122),
+        "the old holder stopped as cancelled"
+    );
+    assert_eq!(code, Some(0), "{}", out.stderr);
+    // Old cancel, new holder.
+    // A short lease, renewed long enough for the old cancel to give up on it (its TTL + grace).
+    let mut holder = dlock(&r)
+        .args(["run", "--key", "nc", "--ttl", "3s", "--max-renewals", "60"])
+        .args(["--", "sh", "-c", "echo up; exec sleep 300"])
+        .spawn();
+    holder.expect_line("up");
+    let out = Dlock::bare_of(&old())
+        .env("DLOCK_URL", &r.url())
+        .args(["cancel", "nc", "--reason", "upgrade"])
+        .run();
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "the old cancel said cancelled: {}",
+        out.stderr
+    );
+    holder.expect_stderr(
+        "not a dlock cancel request (another program's, or an older dlock's): ignored",
+    );
+    assert!(r.get("dlock:nc").is_some(), "the new holder runs on");
+    dlock(&r).args(["cancel", "nc"]).run().code(0);
+    assert_eq!(
+        holder.finish(Duration::from_secs(10)).status.code(),
+        Some(122)
+    );
+}
