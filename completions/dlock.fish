@@ -308,7 +308,7 @@ complete -c dlock -n "__fish_dlock_using_subcommand history" -s q -l quiet -d 'F
 complete -c dlock -n "__fish_dlock_using_subcommand history" -s h -l help -d 'Print help'
 complete -c dlock -n "__fish_dlock_using_subcommand next" -l every -d 'A period to preview, as `run --every` takes it: a duration (1h) or a calendar (\'30 2 * * *\', in --tz)' -r
 complete -c dlock -n "__fish_dlock_using_subcommand next" -l tz -d 'With a calendar --every: its time zone [env: DLOCK_TZ, for calendars only] [default: UTC]' -r
-complete -c dlock -n "__fish_dlock_using_subcommand next" -l every-offset -d 'With a duration --every: its --every-offset' -r
+complete -c dlock -n "__fish_dlock_using_subcommand next" -l every-offset -d 'With a duration --every: its --every-offset [default: 0]' -r
 complete -c dlock -n "__fish_dlock_using_subcommand next" -s n -d 'How many windows' -r
 complete -c dlock -n "__fish_dlock_using_subcommand next" -l from -d 'Start from this time instead of now: a date (2027-03-27, midnight on the period\'s zone\'s clock) or an RFC 3339 time (2027-03-27T01:00:00Z)' -r
 complete -c dlock -n "__fish_dlock_using_subcommand next" -l url -d 'Redis server: redis://[user:pass@]host[:port][/db], rediss://… (TLS), redis+unix:///path/to/sock[?db=N], redis[s]+sentinel://host:port[,host:port…]/SERVICE[/db] or redis[s]+cluster://host:port[,host:port…]. Prefer DLOCK_URL or --password-file for secrets: command lines are visible in `ps`' -r

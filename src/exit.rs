@@ -1,6 +1,6 @@
 //! The exit-code table (SPEC §2.11). Every way out of dlock goes through `Exit::code`, and the
-//! table is written once, in `TABLE`: `--help`, the man page and the README's "Exit status"
-//! section are rendered from it (a test compares the README). The commands other than `run`
+//! table is written once, in `TABLE` (exit/table.rs): `--help`, the man page and
+//! docs/reference.md's "Exit status" are rendered from it (tests/docs.rs compares the page). The commands other than `run`
 //! end with `Done` or `NotDone` (their codes are in each command's help), or with the exit of
 //! their `crate::error::Error`.
 
@@ -137,7 +137,7 @@ pub fn summary() -> String {
     format!("Exit status: {own}, or {}.", rest.join(", "))
 }
 
-/// The README's "Exit status" table (Markdown).
+/// docs/reference.md's "Exit status" table (Markdown).
 pub fn markdown() -> String {
     let mut out = String::from("| code | meaning |\n|---|---|\n");
     for r in TABLE {

@@ -43,7 +43,10 @@ pub fn next(cfg: &NextConfig) -> Result<Exit, Error> {
     } else {
         table(key, &period, from, &windows)
     };
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    std::io::stdout()
+        .lock()
+        .write_all(out.as_bytes())
+        .map_err(|_| Error::StdoutClosed)?;
     Ok(Exit::Done)
 }
 

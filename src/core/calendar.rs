@@ -300,51 +300,66 @@ impl Calendar {
             .change(&self.zone, second(previous), second(start))?;
         let date = search::wall_text;
         let time = |ms: u64| self.zoned(ms).strftime("%H:%M").to_string();
+        // A change's two wall-clock times, with their dates when it crosses midnight (Apia's
+        // skipped day: 2011-12-30 00:00 → 2011-12-31 00:00).
+        let span = |from: i64, to: i64| {
+            let ((day_a, a), (day_b, b)) = (date(from), date(to));
+            if day_a == day_b {
+                (day_a, format!("{a} → {b}"), b)
+            } else {
+                (
+                    day_a.clone(),
+                    format!("{day_a} {a} → {day_b} {b}"),
+                    format!("{day_b} {b}"),
+                )
+            }
+        };
         Some(match change {
             Change::Moved { wanted, from, to } => {
-                let ((day, wanted), (_, from), (_, to)) = (date(wanted), date(from), date(to));
+                let (day, wanted) = date(wanted);
+                let (_, jump, after) = span(from, to);
                 (
                     "moved",
                     format!(
-                        "{wanted} does not exist on {day} (the clock jumps {from} → {to}): runs at {to}, the first time after the jump"
+                        "{wanted} does not exist on {day} (the clock jumps {jump}): runs at {after}, the first time after the jump"
                     ),
                 )
             }
             Change::FirstPass { only, from, to } => {
-                let ((day, from), (_, to)) = (date(from), date(to));
+                let (day, back, _) = span(from, to);
                 let at = time(start);
                 if only {
                     (
                         "first_pass_only",
                         format!(
-                            "{at} comes twice on {day} (the clock goes back {from} → {to}): runs at the first only"
+                            "{at} comes twice on {day} (the clock goes back {back}): runs at the first only"
                         ),
                     )
                 } else {
                     (
                         "first_pass",
                         format!(
-                            "{at} comes twice on {day} (the clock goes back {from} → {to}): the first pass; runs on the second too"
+                            "{at} comes twice on {day} (the clock goes back {back}): the first pass; runs on the second too"
                         ),
                     )
                 }
             }
             Change::SecondPass { from, to } => {
-                let ((day, from), (_, to)) = (date(from), date(to));
+                let (day, back, _) = span(from, to);
                 (
                     "second_pass",
                     format!(
-                        "{} again on {day}: the clock went back {from} → {to}, the second pass",
+                        "{} again on {day}: the clock went back {back}, the second pass",
                         time(start)
                     ),
                 )
             }
             Change::Skipped { from, to } => {
-                let ((day, from), (_, to)) = (date(from), date(to));
+                let (day, jump, _) = span(from, to);
                 (
                     "skipped",
                     format!(
-                        "the clock jumped {from} → {to} on {day}: the scheduled times between were skipped"
+                        "the clock jumped {jump} on {day}: the scheduled times between were skipped"
                     ),
                 )
             }

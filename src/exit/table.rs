@@ -22,7 +22,7 @@ pub const TABLE: &[Row] = &[
         command: "",
         code: "69",
         short: "69 Redis unavailable",
-        long: "Redis could not be reached or used before the job started (refused, timeout, auth, ACL, not ready, read-only replica, OOM, script refused, a reply Redis never sends); for `status`, `check`, `history`, `release`: Redis could not be read",
+        long: "Redis could not be reached or used before the job started (refused, timeout, auth, ACL, not ready, read-only replica, OOM, script refused, a reply Redis never sends); for the other commands: Redis could not be reached or read",
     },
     Row {
         command: "",
@@ -329,6 +329,12 @@ pub const TABLE: &[Row] = &[
         code: "69",
         short: "69 Redis unavailable",
         long: "Redis unavailable (KEY only; `--every` reads nothing from the server)",
+    },
+    Row {
+        command: "next",
+        code: "70",
+        short: "70 stdout closed early",
+        long: "stdout closed early",
     },
     Row {
         command: "exporter",

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::super::values::{DEFAULT_EVERY_OFFSET, EveryValue, parse_duration, parse_every_value};
+use super::super::values::{EveryValue, parse_duration, parse_every_value};
 use super::{EVERY_COMMAND, GlobalArgs};
 
 #[derive(Debug, Args)]
@@ -27,9 +27,9 @@ pub struct NextArgs {
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
 
-    /// With a duration --every: its --every-offset
-    #[arg(long, default_value = DEFAULT_EVERY_OFFSET, value_name = "D", value_parser = parse_duration)]
-    pub every_offset: Duration,
+    /// With a duration --every: its --every-offset [default: 0]
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub every_offset: Option<Duration>,
 
     /// How many windows
     #[arg(short = 'n', value_name = "N", default_value = "5", value_parser = clap::value_parser!(u32).range(1..=1000))]

@@ -41,7 +41,7 @@ pub enum From {
 pub(super) fn next(g: &Global, a: &NextArgs) -> Result<NextConfig, Error> {
     let source = match (&a.key, &a.every) {
         (Some(key), None) => {
-            if a.tz.is_some() || !a.every_offset.is_zero() {
+            if a.tz.is_some() || a.every_offset.is_some() {
                 usage!(
                     "--tz and --every-offset describe a period given with --every; KEY's period is the one its record holds: drop them, or preview a period with --every instead of KEY"
                 );
@@ -49,7 +49,8 @@ pub(super) fn next(g: &Global, a: &NextArgs) -> Result<NextConfig, Error> {
             NextSource::Key(full_key(g, key)?)
         }
         (None, Some(every)) => {
-            NextSource::Period(every_period(every, a.tz.as_deref(), a.every_offset)?)
+            let offset = a.every_offset.unwrap_or_default();
+            NextSource::Period(every_period(every, a.tz.as_deref(), offset)?)
         }
         _ => usage!("give KEY (its recorded period) or --every (a period), one of them"),
     };
@@ -67,9 +68,17 @@ pub(super) fn next(g: &Global, a: &NextArgs) -> Result<NextConfig, Error> {
 }
 
 fn from(text: &str) -> Result<From, Error> {
-    if let Ok(date) = text.parse::<Date>()
-        && !text.contains('T')
-    {
+    // A date is exactly YYYY-MM-DD: jiff would read `2027-03-27 01:00+01:00` as a date too, and
+    // drop its time.
+    let date_shape = text.len() == 10
+        && text.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    if date_shape && let Ok(date) = text.parse::<Date>() {
         return Ok(From::Date(date));
     }
     match text.parse::<Timestamp>() {

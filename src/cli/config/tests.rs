@@ -360,3 +360,36 @@ fn history_lists_by_default_and_a_run_prefix_needs_six_characters() {
     let e = history_cfg(&["a b"]).err().unwrap_or_default();
     assert!(e.starts_with("KEY contains whitespace"), "{e}");
 }
+
+/// `dlock next --from`: a date is exactly YYYY-MM-DD (midnight on the period's zone's clock);
+/// anything with a time is an instant, its offset applied, never a date with its time dropped.
+#[test]
+fn next_from_is_a_date_only_without_a_time() {
+    let from = |text: &str| match checked("next", &["--every", "1h", "--from", text]) {
+        Ok(Command::Next(n)) => Ok(n.from),
+        Ok(_) => Err("not next".to_string()),
+        Err(e) => Err(e),
+    };
+    let date = jiff::civil::date(2027, 3, 27);
+    assert_eq!(from("2027-03-27"), Ok(Some(super::NextFrom::Date(date))));
+    // 2027-03-27 00:00 UTC is 1,806,105,600 s.
+    let at = |ms: u64| Ok(Some(super::NextFrom::At(ms)));
+    assert_eq!(from("2027-03-27T01:00:00+01:00"), at(1_806_105_600_000));
+    assert_eq!(from("2027-03-27 01:00:00+01:00"), at(1_806_105_600_000));
+    assert_eq!(from("2027-03-27T00:00:00Z"), at(1_806_105_600_000));
+    for bad in [
+        "2027-3-27",
+        "tomorrow",
+        "2027-03-27T01:00:00",
+        "1969-12-31T00:00:00Z",
+    ] {
+        let e = from(bad).expect_err(bad);
+        assert!(e.starts_with(&format!("--from {bad}: ")), "{e}");
+    }
+    // KEY's period is its record's: an offset or zone given beside it is refused, even 0.
+    let e = checked("next", &["job", "--every-offset", "0s"]).expect_err("refused");
+    assert!(
+        e.starts_with("--tz and --every-offset describe a period given with --every"),
+        "{e}"
+    );
+}

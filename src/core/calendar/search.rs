@@ -160,6 +160,10 @@ impl Pattern {
             return Some(at);
         }
         loop {
+            // No wall clock of an instant a day past the last one searched is in the years.
+            if at > LAST_WALL + DAY {
+                return None;
+            }
             let offset = offset_at(zone, at);
             let end = zone.following(timestamp(at)?).next();
             let end_at = end.as_ref().map(|t| t.timestamp().as_second());
@@ -183,7 +187,9 @@ impl Pattern {
 
     /// The last scheduled instant at or before `at` (seconds since the epoch) in `zone`.
     pub(super) fn last_from(&self, zone: &TimeZone, at: i64) -> Option<i64> {
-        let mut at = at;
+        // Nothing is scheduled past the years searched: start from a day after their end, not
+        // from a far future's transitions.
+        let mut at = at.min(LAST_WALL + DAY);
         loop {
             let offset = offset_at(zone, at);
             let start = stretch_start(zone, at);

@@ -406,3 +406,26 @@ fn a_clock_change_is_said_with_the_rule_applied() {
         None
     );
 }
+
+/// A jump across midnight is said with its dates (Apia skipped 2011-12-30); and a search from
+/// far past the years searched ends at once, not after every transition up to year 9999.
+#[test]
+fn a_change_across_midnight_names_its_dates_and_far_futures_end_at_once() {
+    let at = |s: &str| ms_of(&s.parse::<jiff::Zoned>().unwrap_or_else(|e| panic!("{e}")));
+    let c = Calendar::parse("30 2 * * *", "Pacific/Apia").unwrap_or_else(|e| panic!("{e}"));
+    let (kind, line) = c
+        .change(
+            at("2011-12-29T02:30-10:00[Pacific/Apia]"),
+            at("2011-12-31T00:00+14:00[Pacific/Apia]"),
+        )
+        .unwrap_or_else(|| panic!("no change"));
+    assert_eq!(kind, "moved");
+    assert_eq!(
+        line,
+        "02:30 does not exist on 2011-12-30 (the clock jumps 2011-12-30 00:00 → 2011-12-31 00:00): runs at 2011-12-31 00:00, the first time after the jump"
+    );
+    let c = Calendar::parse("0 0 1 1 *", "Europe/Berlin").unwrap_or_else(|e| panic!("{e}"));
+    let far = 253_370_764_800_000; // 9999-01-01T00:00Z
+    assert_eq!(c.next_of(far), u64::MAX);
+    assert_eq!(c.previous(far), at("2199-01-01T00:00+01:00[Europe/Berlin]"));
+}
