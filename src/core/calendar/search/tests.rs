@@ -113,7 +113,11 @@ fn schedule() -> impl Strategy<Value = String> {
 fn instant(zone: &'static str) -> impl Strategy<Value = u64> {
     const FROM: i64 = 31_536_000_000;
     const TO: i64 = 4_102_444_800_000;
-    (FROM..TO, any::<bool>(), -3 * 3_600_000..3 * 3_600_000i64).prop_map(move |(t, near, d)| {
+    let near = prop_oneof![
+        -3 * 3_600_000..3 * 3_600_000i64,
+        proptest::sample::select(&[-1000i64, -1, 0, 1, 999, 1000][..]),
+    ];
+    (FROM..TO, any::<bool>(), near).prop_map(move |(t, near, d)| {
         let zone = TimeZone::get(zone).unwrap_or(TimeZone::UTC);
         let base = Timestamp::from_millisecond(t).unwrap_or(Timestamp::UNIX_EPOCH);
         let change = zone
@@ -181,6 +185,13 @@ fn the_cases_the_property_found_are_crons() {
         ("* * * * *", "UTC", 59_999),
         ("* * * * *", "America/New_York", 3_600_000),
         ("0 0 * * *", "Asia/Kathmandu", 86_400_000),
+        // A second before Berlin's spring jump (02:00 CET, 1,806,195,600 s): the next start
+        // is the jump itself, searched from exactly the transition.
+        ("30 2 * * *", "Europe/Berlin", 1_806_195_599_000),
+        ("30 2 * * *", "Europe/Berlin", 1_806_195_599_999),
+        // The first time after Berlin's autumn change back (03:00 CET, once): a fixed time.
+        ("0 3 * * *", "Europe/Berlin", 1_792_890_000_000),
+        ("0 3 * * *", "Europe/Berlin", 1_792_895_400_000),
     ];
     for &(text, tz, ms) in FOUND {
         let c = Calendar::parse(text, tz).unwrap_or_else(|e| panic!("{e}"));
