@@ -308,6 +308,8 @@ fn bits_are_found_on_either_side() {
     assert_eq!(last_at_or_before(bits, 16), Some(3));
     assert_eq!(last_at_or_before(bits, 2), None);
     assert_eq!(last_at_or_before(bits, -1), None);
+    assert_eq!(last_at_or_before(bits, 64), None);
+    assert_eq!(first_at_or_after(bits, -1), None);
 }
 
 /// The fixed-time rule's schedules: one minute and one hour, whatever the days.
