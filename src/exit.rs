@@ -1,5 +1,5 @@
 //! The exit-code table (SPEC §2.11). Every way out of dlock goes through `Exit::code`, and the
-//! table is written once, in `TABLE` (exit/table.rs): `--help`, the man page and
+//! table is written once, in src/exit/table.rs: `--help`, the man page and
 //! docs/reference.md's "Exit status" are rendered from it (tests/docs.rs compares the page). The commands other than `run`
 //! end with `Done` or `NotDone` (their codes are in each command's help), or with the exit of
 //! their `crate::error::Error`.
@@ -124,14 +124,11 @@ pub struct Row {
 }
 
 mod table;
-pub use table::TABLE;
+pub use table::rows;
 
 /// The one-line summary at the end of `--help`.
 pub fn summary() -> String {
-    let mut parts = TABLE
-        .iter()
-        .filter(|r| r.command.is_empty())
-        .map(|r| r.short);
+    let mut parts = rows().filter(|r| r.command.is_empty()).map(|r| r.short);
     let own = parts.next().unwrap_or_default();
     let rest: Vec<&str> = parts.collect();
     format!("Exit status: {own}, or {}.", rest.join(", "))
@@ -140,7 +137,7 @@ pub fn summary() -> String {
 /// docs/reference.md's "Exit status" table (Markdown).
 pub fn markdown() -> String {
     let mut out = String::from("| code | meaning |\n|---|---|\n");
-    for r in TABLE {
+    for r in rows() {
         let code = match r.command {
             "" => r.code.to_string(),
             c => format!("{} (`dlock {c}`)", r.code),
@@ -153,8 +150,7 @@ pub fn markdown() -> String {
 /// A command's own exit summary for its `--help`: its rows, e.g. "Exit status: 0 cancelled,
 /// …, 2 usage, 69 Redis unavailable."
 pub fn command_summary(command: &str) -> String {
-    let parts: Vec<&str> = TABLE
-        .iter()
+    let parts: Vec<&str> = rows()
         .filter(|r| r.command == command)
         .map(|r| r.short)
         .collect();
@@ -164,7 +160,7 @@ pub fn command_summary(command: &str) -> String {
 /// The commands with rows of their own, in the table's order.
 fn commands() -> Vec<&'static str> {
     let mut out: Vec<&str> = Vec::new();
-    for r in TABLE {
+    for r in rows() {
         if !r.command.is_empty() && !out.contains(&r.command) {
             out.push(r.command);
         }
@@ -176,7 +172,7 @@ fn commands() -> Vec<&'static str> {
 /// command's in one entry; flags in bold, dashes escaped.
 pub fn roff() -> String {
     let mut out = String::new();
-    for r in TABLE.iter().filter(|r| r.command.is_empty()) {
+    for r in rows().filter(|r| r.command.is_empty()) {
         let code = if r.code.starts_with(|c: char| c.is_ascii_digit()) {
             r.code
                 .split(" / ")
@@ -190,15 +186,14 @@ pub fn roff() -> String {
     }
     out.push_str(".PP\nThe codes above are \\fBdlock run\\fR's. The other commands exit:\n");
     for command in commands() {
-        let rows: Vec<String> = TABLE
-            .iter()
+        let lines: Vec<String> = rows()
             .filter(|r| r.command == command)
             .map(|r| format!("{} {}", r.code, roff_text(r.long)))
             .collect();
         let name = command.replace('-', "\\-");
         out.push_str(&format!(
             ".TP\n\\fBdlock {name}\\fR\n{}.\n",
-            rows.join("; ")
+            lines.join("; ")
         ));
     }
     out

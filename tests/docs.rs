@@ -55,7 +55,7 @@ fn the_reference_exit_table_is_the_one_in_the_code() {
     }
     assert!(
         readme[start..end] == table,
-        "docs/reference.md's exit-status table differs from src/exit.rs TABLE: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration docs` and commit the result"
+        "docs/reference.md's exit-status table differs from src/exit/table.rs: run `DLOCK_UPDATE_DOCS=1 cargo test --test integration docs` and commit the result"
     );
 }
 

@@ -48,7 +48,7 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Sections clap does not generate: exit status (from `exit::TABLE`), environment, examples.
+/// Sections clap does not generate: exit status (from the exit table (`exit::rows`)), environment, examples.
 fn man_extra() -> String {
     format!(".SH \"EXIT STATUS\"\n{}{MAN_EXTRA}", crate::exit::roff())
 }

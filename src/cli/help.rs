@@ -1,5 +1,5 @@
 //! The help texts: `--help`'s examples for dlock and each subcommand, and the exit-code
-//! summary (rendered from `crate::exit::TABLE`). They are part of the man page too.
+//! summary (rendered from the exit table (`crate::exit::rows`)). They are part of the man page too.
 
 use crate::exit::Exit;
 
@@ -156,7 +156,7 @@ before it took the request; not taken within --timeout (the request is taken bac
 with no answer. KEY may be given with the prefix, as status prints it.";
 
 /// A command's `--help` text after the options: `text`, then the command's exits (from
-/// `exit::TABLE`).
+/// the exit table (`exit::rows`)).
 pub fn with_exits(text: &str, command: &str) -> String {
     format!("{text}\n{}", crate::exit::command_summary(command))
 }
@@ -200,7 +200,7 @@ job's container mounts and runs /dlock/dlock from:
 The copy is written beside DIR/dlock and renamed over it, so a running DIR/dlock is never
 half-written.";
 
-/// Examples, then the exit-code summary (rendered from `exit::TABLE`).
+/// Examples, then the exit-code summary (rendered from the exit table (`exit::rows`)).
 pub fn after_help() -> String {
     format!("{AFTER_HELP}\n\n{}", crate::exit::summary())
 }

@@ -95,7 +95,7 @@ proptest::proptest! {
     }
 }
 
-/// Every command's --help ends with its exits as `exit::TABLE` gives them (run's with the
+/// Every command's --help ends with its exits as the exit table (`exit::rows`) gives them (run's with the
 /// whole table's summary), and no help text types an exit summary of its own.
 #[test]
 fn every_help_ends_with_the_tables_exits() {
@@ -124,7 +124,7 @@ fn every_help_ends_with_the_tables_exits() {
 }
 
 /// The exit codes an option's help names in passing ("records the run as cancelled (exit
-/// 122)") are codes of its command's rows in `exit::TABLE` or of `run`'s: a code changed in the
+/// 122)") are codes of its command's rows in the exit table (`exit::rows`) or of `run`'s: a code changed in the
 /// table and not in the prose fails here.
 #[test]
 fn codes_named_in_option_help_are_the_tables() {
@@ -143,8 +143,7 @@ fn codes_named_in_option_help_are_the_tables() {
         out
     }
     let codes_of = |command: &str| -> Vec<&str> {
-        crate::exit::TABLE
-            .iter()
+        crate::exit::rows()
             .filter(|r| r.command.is_empty() || r.command == command)
             .flat_map(|r| r.code.split(" / "))
             .collect()
