@@ -111,6 +111,7 @@ impl Exit {
 }
 
 /// One row of the table as operators read it.
+#[derive(Debug, Clone, Copy)]
 pub struct Row {
     /// The command whose code this is: "" for `run` (and, where they say so, every command),
     /// else the command's name (`cancel`).

@@ -3,6 +3,8 @@
 //! man page's EXIT STATUS and docs/reference.md are rendered from this table alone (`super`),
 //! and a test holds each row's code to the constants `Exit::code` returns.
 
+use std::sync::OnceLock;
+
 use super::Row;
 
 /// One row a line: the command (`-` for `run`'s rows), the code as printed, the few words of
@@ -76,16 +78,21 @@ install-self | 1 | 1 the copy failed (the reason is printed) | the copy failed (
 install-self | 2 | 2 usage (DIR missing or not a directory) | usage (DIR missing or not a directory)
 ";
 
-/// The rows, in order.
+/// The rows, in order: read from the text once per process (every subcommand's `--help` text
+/// is built with the command line's parser, each from this table).
 pub fn rows() -> impl Iterator<Item = Row> {
-    TEXT.lines().filter_map(|line| {
-        let mut f = line.splitn(4, " | ");
-        let (command, code, short, long) = (f.next()?, f.next()?, f.next()?, f.next()?);
-        Some(Row {
-            command: if command == "-" { "" } else { command },
-            code,
-            short,
-            long,
-        })
+    static ROWS: OnceLock<Vec<Row>> = OnceLock::new();
+    let all = ROWS.get_or_init(|| TEXT.lines().filter_map(row).collect());
+    all.iter().copied()
+}
+
+fn row(line: &'static str) -> Option<Row> {
+    let mut f = line.splitn(4, '|').map(str::trim);
+    let (command, code, short, long) = (f.next()?, f.next()?, f.next()?, f.next()?);
+    Some(Row {
+        command: if command == "-" { "" } else { command },
+        code,
+        short,
+        long,
     })
 }
