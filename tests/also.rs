@@ -3,20 +3,13 @@
 //! server's keys, never by what dlock says.
 
 use std::collections::HashMap;
-use std::process::Child;
 use std::time::{Duration, Instant};
 
 use crate::capture::client_commands_during;
-use crate::support::overlap::{self, Stamps, guarded, max_concurrent, overlaps, stamps};
+use crate::support::overlap::{
+    self, Stamps, guarded, leaked_stamps, max_concurrent, overlaps, runs_in_turn, stamp_job,
+};
 use crate::support::*;
-
-/// A stamp job working `ms`.
-fn stamp_job(ms: u64) -> Vec<String> {
-    vec![
-        compiled::stamp().to_string_lossy().into_owned(),
-        ms.to_string(),
-    ]
-}
 
 /// `runs` runs, one after the other, of `dlock run --key key EXTRA -- stamp ms`: each must
 /// end 0 (it got every key it asked for within --wait).
@@ -28,21 +21,7 @@ fn contender(
     runs: usize,
     ms: u64,
 ) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        for _ in 0..runs {
-            let mut c: Child = guarded(&url, st, key, &extra, &stamp_job(ms));
-            assert_eq!(
-                exit_within(&mut c, Duration::from_secs(60)),
-                Some(0),
-                "a run of {key} {extra:?}"
-            );
-        }
-    })
-}
-
-/// Stamps that live as long as the test binary (the contender threads borrow them).
-fn leaked_stamps() -> &'static Stamps {
-    Box::leak(Box::new(stamps()))
+    runs_in_turn(dlock_bin().into(), url, st, key, extra, runs, stamp_job(ms))
 }
 
 const WAIT: &str = "--wait=60s";

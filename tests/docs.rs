@@ -229,23 +229,9 @@ fn every_variable_the_job_sees_is_in_the_man_page_and_the_reference() {
 /// clap definition: REDISCLI_AUTH, PATH, …) is in the man page's ENVIRONMENT.
 #[test]
 fn every_variable_the_code_reads_is_in_the_man_page() {
-    fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                sources(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
     let man = man();
     let environment = man_section(&man, "ENVIRONMENT");
-    let mut files = Vec::new();
-    sources(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
+    let files = crate::support::rust_sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     let mut read = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();

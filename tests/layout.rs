@@ -2,23 +2,13 @@
 //! its `tests.rs` beside it, never inline), `unsafe` only under `src/sys/` (and the C entry
 //! point's `no_mangle` in src/main.rs), and no clock or I/O in `src/core`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+use crate::support::rust_sources;
 
 fn src() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    sources(&root.join("src"), &mut files);
+    let mut files = rust_sources(&root.join("src"));
     files.sort();
     files
         .into_iter()

@@ -6,12 +6,11 @@
 //! fleet") says the same in a table.
 
 use std::collections::HashMap;
-use std::process::Child;
 use std::time::Duration;
 
 use crate::support::needs::{Need, previous};
 use crate::support::overlap::{
-    self, Stamps, guarded_by, max_concurrent, overlaps, slot_job, slot_overlaps, stamps,
+    self, leaked_stamps, max_concurrent, overlaps, runs_in_turn, slot_job, slot_overlaps, stamp_job,
 };
 use crate::support::*;
 
@@ -23,39 +22,7 @@ fn new() -> String {
     dlock_bin().to_string()
 }
 
-fn stamp_job(ms: u64) -> Vec<String> {
-    vec![
-        compiled::stamp().to_string_lossy().into_owned(),
-        ms.to_string(),
-    ]
-}
-
-/// `runs` runs, one after the other, of `BIN run --key key EXTRA -- JOB`, each ending 0.
-fn contender(
-    bin: String,
-    url: String,
-    st: &'static Stamps,
-    key: &'static str,
-    extra: Vec<&'static str>,
-    runs: usize,
-    job: Vec<String>,
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        for _ in 0..runs {
-            let mut c: Child = guarded_by(&bin, &url, st, key, &extra, &job);
-            assert_eq!(
-                exit_within(&mut c, Duration::from_secs(60)),
-                Some(0),
-                "a run of {key} {extra:?} by {bin}"
-            );
-        }
-    })
-}
-
-fn leaked_stamps() -> &'static Stamps {
-    Box::leak(Box::new(stamps()))
-}
-
+/// Every contender's wait: `runs_in_turn` allows each run as long.
 const WAIT: &str = "--wait=60s";
 
 /// Three contenders of each version on one key, 15 runs each, their hand-offs both ways.
@@ -70,7 +37,7 @@ fn both_versions_on_one_key_never_overlap() {
     let st = leaked_stamps();
     let mut threads = Vec::new();
     for bin in [old(), new(), old(), new(), old(), new()] {
-        threads.push(contender(
+        threads.push(runs_in_turn(
             bin,
             r.url(),
             st,
@@ -106,7 +73,7 @@ fn both_versions_on_a_semaphore_stay_within_its_limit() {
     let mut threads = Vec::new();
     for bin in [old(), new(), old(), new()] {
         let extra = vec![WAIT, "--limit", "2"];
-        threads.push(contender(
+        threads.push(runs_in_turn(
             bin,
             r.url(),
             st,
@@ -146,7 +113,7 @@ fn also_sets_across_versions_never_overlap() {
         (old(), "db", vec![WAIT]),
         (new(), "db", vec![WAIT]),
     ] {
-        threads.push(contender(bin, r.url(), st, key, extra, 10, stamp_job(2)));
+        threads.push(runs_in_turn(bin, r.url(), st, key, extra, 10, stamp_job(2)));
     }
     for t in threads {
         t.join().unwrap();
@@ -239,6 +206,8 @@ fn a_cancel_across_versions_is_what_the_table_says() {
         .args(["cancel", "oc", "--reason", "upgrade"])
         .run();
     let code = out.status.code();
+    // Stopped within the listener's second and the default grace (5 s at a 30 s TTL), then
+    // released: 10 s is that with room for a loaded machine.
     let held = holder.finish(Duration::from_secs(10));
     assert_eq!(
         held.status.code(),
@@ -269,6 +238,7 @@ fn a_cancel_across_versions_is_what_the_table_says() {
     assert!(r.get("dlock:nc").is_some(), "the new holder runs on");
     dlock(&r).args(["cancel", "nc"]).run().code(0);
     assert_eq!(
+        // As above: the listener's second, the grace (1 s at a 3 s TTL), the release.
         holder.finish(Duration::from_secs(10)).status.code(),
         Some(122)
     );

@@ -73,11 +73,9 @@ fn a_key_that_never_ran_with_a_period_has_none_to_preview() {
         .args(["run", "--key", "plain", "--", "true"])
         .run()
         .code(0);
-    dlock(&r)
-        .args(["next", "plain"])
-        .run()
-        .code(1)
-        .stderr_has("dlock: dlock:plain has no --every record: it never ran with --every");
+    dlock(&r).args(["next", "plain"]).run().code(1).stderr_has(
+        "dlock: dlock:plain has no --every record on the server, so no period to preview",
+    );
 }
 
 /// A period given reads nothing from the server: it works with the server down, where a key's

@@ -60,7 +60,7 @@ fn recorded(cfg: &NextConfig, key: &str) -> Result<Option<Period>, Error> {
         Ok(Ok(Some(w))) => Ok(Some(w.every)),
         Ok(Ok(None)) => {
             eprintln!(
-                "dlock: {key} has no --every record: it never ran with --every (preview a period with `dlock next --every …`)"
+                "dlock: {key} has no --every record on the server, so no period to preview (a key that ran with --every has one until it is deleted); preview a period with `dlock next --every …`"
             );
             Ok(None)
         }

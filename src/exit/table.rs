@@ -64,7 +64,7 @@ resume | 1 | 1 none was in force (for some KEY) | none was in force (for some KE
 resume | 2 | 2 usage | usage
 resume | 69 | 69 Redis unavailable | Redis unavailable
 next | 0 | 0 printed | printed
-next | 1 | 1 KEY has no --every record | KEY has no `--every` record (it never ran with `--every`, or its record is another program's)
+next | 1 | 1 KEY has no --every record | KEY has no `--every` record on the server, or one this dlock cannot read (said on stderr)
 next | 2 | 2 usage | usage (KEY and `--every` both or neither, a bad `--from`)
 next | 69 | 69 Redis unavailable | Redis unavailable (KEY only; `--every` reads nothing from the server)
 next | 70 | 70 stdout closed early | stdout closed early

@@ -38,3 +38,17 @@ pub use process::*;
 pub use server::*;
 pub use shape::*;
 pub use stopped::*;
+
+/// Every `.rs` file under `dir`, at any depth (the tests that read the crate's own source).
+pub fn rust_sources(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(rust_sources(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -172,6 +172,43 @@ pub fn stamps() -> Stamps {
     Stamps { _dir: dir, path }
 }
 
+/// Stamps that live as long as the test binary (contender threads borrow them).
+pub fn leaked_stamps() -> &'static Stamps {
+    Box::leak(Box::new(stamps()))
+}
+
+/// The command of a stamp job working `ms`.
+pub fn stamp_job(ms: u64) -> Vec<String> {
+    vec![
+        compiled::stamp().to_string_lossy().into_owned(),
+        ms.to_string(),
+    ]
+}
+
+/// On a thread: `runs` runs, one after the other, of `BIN run -q --key KEY EXTRA -- JOB`
+/// (`guarded_by`), each ending 0 within 60 s: every contender of these tests waits with
+/// `--wait=60s`, so a run still going then has waited out its whole wait.
+pub fn runs_in_turn(
+    bin: String,
+    url: String,
+    st: &'static Stamps,
+    key: &'static str,
+    extra: Vec<&'static str>,
+    runs: usize,
+    job: Vec<String>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        for _ in 0..runs {
+            let mut c = guarded_by(&bin, &url, st, key, &extra, &job);
+            assert_eq!(
+                super::exit_within(&mut c, Duration::from_secs(60)),
+                Some(0),
+                "a run of {key} {extra:?} by {bin}"
+            );
+        }
+    })
+}
+
 /// A fresh name for one run: its stamps carry it (STAMP_ID, inherited by the job).
 fn next_id() -> String {
     static N: AtomicUsize = AtomicUsize::new(0);
