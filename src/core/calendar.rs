@@ -38,8 +38,6 @@ pub use search::Change;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Mutex;
-
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
@@ -54,35 +52,6 @@ pub struct Calendar {
     typed_tz: String,
     pattern: search::Pattern,
     zone: TimeZone,
-    known: Known,
-}
-
-/// The last window starts `starts` computed, consecutive: `window_of` a time between the first
-/// and the last, and `next` of any but the last, are read from them instead of searched for
-/// again (a due run's release line and a not-due try's line name the window's end, which the
-/// acquire's starts already hold). A mutex: a run's
-/// threads share its config.
-#[derive(Debug, Default)]
-struct Known(Mutex<Option<[u64; 4]>>);
-
-impl Known {
-    fn get(&self) -> Option<[u64; 4]> {
-        self.0.lock().ok().and_then(|k| *k)
-    }
-
-    fn set(&self, starts: [u64; 4]) {
-        if starts.windows(2).all(|w| w[0] < w[1])
-            && let Ok(mut k) = self.0.lock()
-        {
-            *k = Some(starts);
-        }
-    }
-}
-
-impl Clone for Known {
-    fn clone(&self) -> Self {
-        Known(Mutex::new(self.get()))
-    }
 }
 
 /// Two calendars are one period when they mean the same: one spelling, and zones with the
@@ -144,7 +113,6 @@ impl Calendar {
             typed_tz: tz.to_string(),
             pattern: search::Pattern::new(&read),
             zone,
-            known: Known::default(),
         })
     }
 
@@ -227,21 +195,11 @@ impl Calendar {
 
     /// The start of the window holding `ms`: the last scheduled time at or before it.
     pub fn window_of(&self, ms: u64) -> u64 {
-        if let Some(k) = self.known.get()
-            && let Some(w) = k.windows(2).find(|w| w[0] <= ms && ms < w[1])
-        {
-            return w[0];
-        }
         self.previous(ms)
     }
 
     /// The start of the window after the one starting at `start`.
     pub fn next(&self, start: u64) -> u64 {
-        if let Some(k) = self.known.get()
-            && let Some(w) = k.windows(2).find(|w| w[0] == start)
-        {
-            return w[1];
-        }
         self.next_of(start)
     }
 
@@ -250,14 +208,12 @@ impl Calendar {
     pub fn starts(&self, now_ms: u64) -> [u64; 4] {
         let s0 = self.previous(now_ms);
         let s1 = self.next_of(s0);
-        let starts = [
+        [
             self.previous(s0.saturating_sub(1)),
             s0,
             s1,
             self.next_of(s1),
-        ];
-        self.known.set(starts);
-        starts
+        ]
     }
 
     /// The last scheduled time at or before `ms`; 0 when there is none.

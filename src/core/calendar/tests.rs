@@ -424,11 +424,9 @@ fn big_steps_name_the_first_value_only() {
 }
 
 #[test]
-fn starts_searched_at_one_offset_are_the_zones_own() {
-    // `starts` searches in the zone's offset at the host's time unless a clock change is
-    // within a day of the starts: every 25 hours of 2026 (a later hour each day; both changes
-    // of each zone), the same four starts as the zone's own search, which `window_of` and
-    // `next` do.
+fn starts_are_the_window_before_its_own_and_the_two_after_through_a_year() {
+    // Every 25 hours of 2026 (a later hour each day; both changes of each zone): the four
+    // starts an acquire sends are the windows `window_of` and `next` give around that time.
     for (text, tz) in [
         ("0 * * * *", "Europe/Berlin"),
         ("30 2 * * *", "Europe/Berlin"),
