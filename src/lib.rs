@@ -179,6 +179,6 @@ pub mod api {
         pub use crate::store::pause::{PauseCall, Paused};
         pub use crate::store::runs::RunLog;
         pub use crate::store::window::{PeriodCall, PeriodChanged};
-        pub use crate::store::{Call, Script};
+        pub use crate::store::{Args, Call, Script, args};
     }
 }

@@ -13,7 +13,7 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, RunKeys, cancel_pattern, lock_of};
 use super::lock::{arg_ms, slot_of};
-use super::script::{CANCEL, Call, Items, Script, WITHDRAW, read};
+use super::script::{CANCEL, Call, Items, Script, WITHDRAW, args, read};
 use crate::core::cancel::{Request, Seen};
 
 /// How long past the lock's TTL an unanswered request stays on the server: the holder's last
@@ -69,6 +69,7 @@ impl<'a> CancelCall<'a> {
 
 impl Call for CancelCall<'_> {
     type Reply = Cancel;
+    type Args = args::Cancel;
     fn script(&self) -> &'static Script {
         &CANCEL
     }
@@ -76,12 +77,12 @@ impl Call for CancelCall<'_> {
         let s = slot_of(self.keys, self.slot);
         vec![s.lock.as_str(), &s.holder, &self.run.cancel, &self.run.word]
     }
-    fn argv(&self) -> Vec<String> {
-        vec![
-            self.token.to_string(),
-            self.request.clone(),
-            arg_ms(REQUEST_MARGIN),
-        ]
+    fn args(&self) -> args::Cancel {
+        args::Cancel {
+            token: self.token.to_string(),
+            request: self.request.clone(),
+            margin_ms: arg_ms(REQUEST_MARGIN),
+        }
     }
     fn reply(v: Value) -> RedisResult<Cancel> {
         let v = Items::of(v)?;
@@ -136,14 +137,15 @@ pub struct WithdrawCall<'a> {
 
 impl Call for WithdrawCall<'_> {
     type Reply = bool;
+    type Args = args::NoArgs;
     fn script(&self) -> &'static Script {
         &WITHDRAW
     }
     fn keys(&self) -> Vec<&str> {
         vec![&self.run.cancel]
     }
-    fn argv(&self) -> Vec<String> {
-        Vec::new()
+    fn args(&self) -> args::NoArgs {
+        args::NoArgs
     }
     fn reply(v: Value) -> RedisResult<bool> {
         Ok(read::<i64>(v)? == 1)

@@ -7,7 +7,7 @@ use redis::{RedisResult, Value};
 use super::keys::{Keys, RunKeys};
 use super::lock::{also_block, also_limit, arg_ms, flag, slot_of, unexpected};
 use super::runs::{RunLog, UNLIMITED};
-use super::script::{Call, Items, RECORD, RELEASE, Script, read};
+use super::script::{Args, Call, Items, RECORD, RELEASE, Script, args, read};
 use crate::exit::Exit;
 
 pub use crate::core::finish::{Finish, Release};
@@ -37,80 +37,79 @@ fn outcome(f: &Finish) -> &'static str {
     }
 }
 
-/// The stats arguments of a finished run: hold ms, histogram field, outcome counter. A
-/// cancelled run's field is '': `dlock cancel` cut it short, so its hold time says nothing of
-/// how long the job takes and stays out of the hold-time statistics (p50, p99, the recommended
-/// TTL); it is counted in `cancelled` only.
-fn finish_argv(f: &Finish) -> [String; 3] {
-    let field = match f.exit {
+/// The record of a finished run both scripts take, by name: the stats (hold ms, histogram
+/// field, outcome counter) and the history (outcome, exit code, host, pid, started and ended,
+/// Unix ms). A cancelled run's histogram field is '': `dlock cancel` cut it short, so its hold
+/// time says nothing of how long the job takes and stays out of the hold-time statistics (p50,
+/// p99, the recommended TTL); it is counted in `cancelled` only.
+fn finished(f: &Finish) -> args::Record {
+    let bucket = match f.exit {
         Exit::Cancelled => String::new(),
         _ => crate::core::stats::bucket_field(f.hold),
     };
-    [arg_ms(f.hold), field, counter(f).to_string()]
+    args::Record {
+        hold_ms: arg_ms(f.hold),
+        bucket,
+        counter: counter(f).to_string(),
+        outcome: outcome(f).to_string(),
+        code: f.exit.code().to_string(),
+        host: crate::sys::host::hostname(),
+        pid: std::process::id().to_string(),
+        started_ms: f.started_ms.to_string(),
+        ended_ms: crate::sys::host::unix_ms().to_string(),
+        history: String::new(),
+    }
 }
 
-/// The history arguments of a finished run: outcome, exit code, host, pid, started and ended
-/// (Unix ms).
-fn history_argv(f: &Finish) -> [String; 6] {
-    [
-        outcome(f).to_string(),
-        f.exit.code().to_string(),
-        crate::sys::host::hostname(),
-        std::process::id().to_string(),
-        f.started_ms.to_string(),
-        crate::sys::host::unix_ms().to_string(),
-    ]
+/// Where and when the run ran, as its history says (both scripts' `host` … `ended_ms`).
+struct Ran<'a> {
+    host: &'a str,
+    pid: &'a str,
+    started_ms: &'a str,
+    ended_ms: &'a str,
 }
 
-/// The run's lease as its entry records it: TTL, --max-renewals (a count or `unlimited`),
-/// --renew-every and --grace, ms; all four '' when unknown (the script leaves them out).
-fn lease_argv(log: &RunLog) -> [String; 4] {
-    match log.lease {
-        Some(l) => [
+/// The run-log entry (`args::Entry`, read by lib.lua's `entry_from`) of the run `r` records;
+/// the lease's four fields are '' when unknown (the script leaves them out), the kept output
+/// goes as the blob.
+fn entry(log: &RunLog, token: &str, r: Ran) -> Vec<String> {
+    let lease = log.lease.map(|l| {
+        (
             arg_ms(l.ttl),
             l.max_renewals
                 .map_or(UNLIMITED.to_string(), |n| n.to_string()),
             arg_ms(l.renew_every),
             arg_ms(l.grace),
-        ],
-        None => Default::default(),
-    }
-}
-
-/// The run-log entry's arguments after outcome and exit code, as `entry_from` (lib.lua) reads
-/// them: entries to keep, run id, host, pid, slot, fence, command, started, ended, renewals,
-/// waited ms, the lease (`lease_argv`), --every window ('' without --every), who cancelled the
-/// run and why ('' unless cancelled), the id of the cancel request it took ('' none), the
-/// --also keys (DLOCK_ALSO's text, '' without --also),
-/// output bytes ('' without --capture); the kept output goes as the blob.
-fn log_argv(log: &RunLog, token: &str, f: &Finish) -> Vec<String> {
-    let [_, _, host, pid, started, ended] = history_argv(f);
-    let [ttl, cap, every, grace] = lease_argv(log);
-    vec![
-        log.history.to_string(),
-        token.to_string(),
-        host,
-        pid,
-        log.slot.to_string(),
-        log.fence.to_string(),
-        log.command.clone(),
-        started,
-        ended,
-        log.renewals.to_string(),
-        log.waited.as_millis().to_string(),
-        ttl,
-        cap,
-        every,
-        grace,
-        log.window.map_or(String::new(), |w| w.to_string()),
-        log.cancel.as_ref().map_or(String::new(), |c| c.0.clone()),
-        log.cancel.as_ref().map_or(String::new(), |c| c.1.clone()),
-        log.cancel_id.clone().unwrap_or_default(),
-        log.also.clone(),
-        log.output
+        )
+    });
+    let (ttl_ms, max_renewals, renew_every_ms, grace_ms) = lease.unwrap_or_default();
+    let cancel = log.cancel.clone().unwrap_or_default();
+    args::Entry {
+        run: token.to_string(),
+        host: r.host.to_string(),
+        pid: r.pid.to_string(),
+        slot: log.slot.to_string(),
+        fence: log.fence.to_string(),
+        command: log.command.clone(),
+        started_ms: r.started_ms.to_string(),
+        ended_ms: r.ended_ms.to_string(),
+        renewals: log.renewals.to_string(),
+        waited_ms: log.waited.as_millis().to_string(),
+        ttl_ms,
+        max_renewals,
+        renew_every_ms,
+        grace_ms,
+        window_ms: log.window.map_or(String::new(), |w| w.to_string()),
+        cancel_by: cancel.0,
+        cancel_reason: cancel.1,
+        cancel_id: log.cancel_id.clone().unwrap_or_default(),
+        also: log.also.clone(),
+        output_bytes: log
+            .output
             .as_ref()
             .map_or(String::new(), |o| o.1.to_string()),
-    ]
+    }
+    .into_argv()
 }
 
 /// release.lua: compare-and-delete (or keep, with --hold-at-least), wake a waiter, count the
@@ -135,6 +134,7 @@ pub struct ReleaseCall<'a> {
 
 impl Call for ReleaseCall<'_> {
     type Reply = (Release, Option<String>, Option<usize>);
+    type Args = args::Release;
     fn script(&self) -> &'static Script {
         &RELEASE
     }
@@ -157,24 +157,37 @@ impl Call for ReleaseCall<'_> {
         keys.push(&self.run.word);
         keys
     }
-    fn argv(&self) -> Vec<String> {
+    fn args(&self) -> args::Release {
         let f = self.finish;
-        let [hold, field, outcome] = finish_argv(f);
-        let mut argv = vec![
-            self.token.to_string(),
-            flag(f.stats),
-            arg_ms(f.keep),
-            hold,
-            field,
-            outcome,
-            self.keys.limit_n().to_string(),
-            self.also.len().to_string(),
-            also_limit(self.also).to_string(),
-            flag(self.known_lost),
-        ];
-        argv.extend(history_argv(f));
-        argv.extend(log_argv(self.log, self.token, f));
-        argv
+        let r = finished(f);
+        args::Release {
+            token: self.token.to_string(),
+            stats: flag(f.stats),
+            keep_ms: arg_ms(f.keep),
+            hold_ms: r.hold_ms,
+            bucket: r.bucket,
+            counter: r.counter,
+            limit: self.keys.limit_n().to_string(),
+            also_count: self.also.len().to_string(),
+            also_limit: also_limit(self.also).to_string(),
+            known_lost: flag(self.known_lost),
+            outcome: r.outcome,
+            code: r.code,
+            host: r.host,
+            pid: r.pid,
+            started_ms: r.started_ms,
+            ended_ms: r.ended_ms,
+            history: self.log.history.to_string(),
+        }
+    }
+    fn rest(&self, a: &Self::Args) -> Vec<String> {
+        let ran = Ran {
+            host: &a.host,
+            pid: &a.pid,
+            started_ms: &a.started_ms,
+            ended_ms: &a.ended_ms,
+        };
+        entry(self.log, self.token, ran)
     }
     fn blob(&self) -> Option<&[u8]> {
         self.log.blob()
@@ -212,6 +225,7 @@ pub struct RecordCall<'a> {
 
 impl Call for RecordCall<'_> {
     type Reply = Option<String>;
+    type Args = args::Record;
     fn script(&self) -> &'static Script {
         &RECORD
     }
@@ -223,11 +237,20 @@ impl Call for RecordCall<'_> {
             &self.run.word,
         ]
     }
-    fn argv(&self) -> Vec<String> {
-        let mut argv = finish_argv(self.finish).to_vec();
-        argv.extend(history_argv(self.finish));
-        argv.extend(log_argv(self.log, self.token, self.finish));
-        argv
+    fn args(&self) -> args::Record {
+        args::Record {
+            history: self.log.history.to_string(),
+            ..finished(self.finish)
+        }
+    }
+    fn rest(&self, a: &Self::Args) -> Vec<String> {
+        let ran = Ran {
+            host: &a.host,
+            pid: &a.pid,
+            started_ms: &a.started_ms,
+            ended_ms: &a.ended_ms,
+        };
+        entry(self.log, self.token, ran)
     }
     fn blob(&self) -> Option<&[u8]> {
         self.log.blob()

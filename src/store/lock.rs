@@ -9,7 +9,7 @@ use redis::{RedisResult, Value};
 
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
-use super::script::{self, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, read};
+use super::script::{self, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, args, read};
 use crate::core::acquire::{ClockOff, NotDue, OtherPeriod};
 use crate::core::pause::Pause;
 
@@ -150,6 +150,7 @@ impl Call for RenewCall<'_> {
     /// How the renewal went, and which key was lost: None for KEY (or renewed), Some(j) for
     /// the key of set index j ≥ 1 (`also[j - 1]`).
     type Reply = (Renew, Option<usize>);
+    type Args = args::Renew;
     fn script(&self) -> &'static Script {
         &RENEW
     }
@@ -162,16 +163,16 @@ impl Call for RenewCall<'_> {
         }
         keys
     }
-    fn argv(&self) -> Vec<String> {
+    fn args(&self) -> args::Renew {
         let m = self.also.first().map_or(1, |(x, _)| x.limit_n());
-        vec![
-            self.token.to_string(),
-            arg_ms(self.ttl),
-            flag(self.stats),
-            self.keys.limit_n().to_string(),
-            self.also.len().to_string(),
-            m.to_string(),
-        ]
+        args::Renew {
+            token: self.token.to_string(),
+            ttl_ms: arg_ms(self.ttl),
+            stats: flag(self.stats),
+            limit: self.keys.limit_n().to_string(),
+            also_count: self.also.len().to_string(),
+            also_limit: m.to_string(),
+        }
     }
     fn reply(v: Value) -> RedisResult<(Renew, Option<usize>)> {
         // A plain renewal answers one integer; one with --also {answer, key}.
@@ -202,6 +203,7 @@ pub struct BusyCall<'a> {
 
 impl Call for BusyCall<'_> {
     type Reply = ();
+    type Args = args::Busy;
     fn script(&self) -> &'static Script {
         &BUSY
     }
@@ -213,8 +215,11 @@ impl Call for BusyCall<'_> {
         }
         keys
     }
-    fn argv(&self) -> Vec<String> {
-        vec![flag(self.stats), self.token.to_string()]
+    fn args(&self) -> args::Busy {
+        args::Busy {
+            stats: flag(self.stats),
+            token: self.token.to_string(),
+        }
     }
     fn reply(v: Value) -> RedisResult<()> {
         read::<i64>(v).map(drop)
@@ -234,6 +239,7 @@ pub struct WakeCall<'a> {
 
 impl Call for WakeCall<'_> {
     type Reply = ();
+    type Args = args::Wake;
     fn script(&self) -> &'static Script {
         &WAKE
     }
@@ -242,8 +248,10 @@ impl Call for WakeCall<'_> {
         keys.extend(self.free_of.iter().map(String::as_str));
         keys
     }
-    fn argv(&self) -> Vec<String> {
-        vec![self.room.to_string()]
+    fn args(&self) -> args::Wake {
+        args::Wake {
+            room: self.room.to_string(),
+        }
     }
     fn reply(v: Value) -> RedisResult<()> {
         read::<i64>(v).map(drop)
@@ -260,6 +268,7 @@ pub struct BreakCall<'a> {
 
 impl Call for BreakCall<'_> {
     type Reply = Broken;
+    type Args = args::Break;
     fn script(&self) -> &'static Script {
         &BREAK
     }
@@ -269,11 +278,11 @@ impl Call for BreakCall<'_> {
         keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
         keys
     }
-    fn argv(&self) -> Vec<String> {
-        vec![
-            self.token.unwrap_or("").to_string(),
-            self.keys.limit_n().to_string(),
-        ]
+    fn args(&self) -> args::Break {
+        args::Break {
+            token: self.token.unwrap_or("").to_string(),
+            limit: self.keys.limit_n().to_string(),
+        }
     }
     fn reply(v: Value) -> RedisResult<Broken> {
         let v = Items::of(v)?;

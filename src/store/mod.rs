@@ -17,7 +17,7 @@ pub(crate) mod rights;
 pub(crate) mod runs;
 mod script;
 #[cfg(feature = "test-support")]
-pub use script::{Call, Script};
+pub use script::{Args, Call, Script, args};
 pub(crate) mod session;
 #[cfg(any(test, feature = "test-support"))]
 pub(crate) mod smoke;

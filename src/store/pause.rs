@@ -10,7 +10,7 @@ use super::conn::Conn;
 use super::keys::{Keys, PAUSE_SPANS};
 use super::lock::{arg_ms, unexpected};
 use super::reply;
-use super::script::{Call, Items, PAUSE, Script};
+use super::script::{Call, Items, PAUSE, Script, args};
 use crate::core::pause::{Pause, Scope, Span};
 use crate::log::warn;
 
@@ -39,20 +39,21 @@ pub enum Paused {
 
 impl Call for PauseCall<'_> {
     type Reply = Paused;
+    type Args = args::Pause;
     fn script(&self) -> &'static Script {
         &PAUSE
     }
     fn keys(&self) -> Vec<&str> {
         vec![self.keys.pause.as_str(), &self.keys.pauses]
     }
-    fn argv(&self) -> Vec<String> {
-        vec![
-            if self.resume { "resume" } else { "pause" }.to_string(),
-            self.by.to_string(),
-            self.reason.to_string(),
-            self.for_.map_or_else(|| "0".to_string(), arg_ms),
-            PAUSE_SPANS.to_string(),
-        ]
+    fn args(&self) -> args::Pause {
+        args::Pause {
+            action: if self.resume { "resume" } else { "pause" }.to_string(),
+            by: self.by.to_string(),
+            reason: self.reason.to_string(),
+            for_ms: self.for_.map_or_else(|| "0".to_string(), arg_ms),
+            spans: PAUSE_SPANS.to_string(),
+        }
     }
     fn reply(v: Value) -> RedisResult<Paused> {
         let v = Items::of(v)?;

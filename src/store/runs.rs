@@ -39,11 +39,6 @@ pub struct RunLog {
 /// Longest command line in a run-log entry (SPEC 7b).
 pub const MAX_LOGGED_COMMAND: usize = 1024;
 
-/// How many ARGV the run-log entry takes (release.lua and record.lua read them from a fixed
-/// position through `entry_from`): 20, and the kept output with --capture.
-#[cfg(test)]
-pub const ENTRY_ARGS: usize = 21;
-
 impl RunLog {
     /// No entry (a run whose job never started, --history 0, --no-stats).
     pub fn off() -> RunLog {

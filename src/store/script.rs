@@ -9,6 +9,9 @@ use redis::{ErrorKind, FromRedisValue, RedisResult, ServerErrorKind, Value};
 
 use super::conn::Conn;
 
+pub mod args;
+pub use args::Args;
+
 const LIB: &str = include_str!("scripts/lib.lua");
 
 pub struct Script {
@@ -19,15 +22,25 @@ pub struct Script {
     sha: &'static str,
     /// The source, built only for EVAL after a NOSCRIPT.
     source: OnceLock<String>,
+    /// Its arguments' names (`args`), and whether more follow them.
+    names: &'static [&'static str],
+    rest: bool,
 }
 
 impl Script {
-    pub(crate) const fn new(body: &'static str, sha: &'static str) -> Script {
+    pub(crate) const fn new<A: Args>(body: &'static str, sha: &'static str) -> Script {
         Script {
             body,
             sha,
             source: OnceLock::new(),
+            names: A::NAMES,
+            rest: A::REST,
         }
+    }
+
+    /// Its arguments' names in ARGV order, and whether more follow (`args::Args`).
+    pub(crate) fn names(&self) -> (&'static [&'static str], bool) {
+        (self.names, self.rest)
     }
 
     /// The script's own file, without the helpers.
@@ -49,62 +62,81 @@ impl Script {
 
 /// Each script with the SHA-1 of its source (lib.lua + "\\n" + the file): a unit test
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
-pub(crate) static ACQUIRE: Script = Script::new(
+pub(crate) static ACQUIRE: Script = Script::new::<args::Acquire>(
     include_str!("scripts/acquire.lua"),
-    "bbe3a916ebb0b98447978fe9e791f520dbeee6a1",
+    "df7b5f25528a6116c4aa75a86a80e3797d3829d0",
 );
-pub(crate) static RENEW: Script = Script::new(
+pub(crate) static RENEW: Script = Script::new::<args::Renew>(
     include_str!("scripts/renew.lua"),
-    "462fba43699d126a7652339bf88e3680d5af18b7",
+    "58c69d88456137c38d9dd8f6802de3afd7c1c59a",
 );
-pub(crate) static RELEASE: Script = Script::new(
+pub(crate) static RELEASE: Script = Script::new::<args::Release>(
     include_str!("scripts/release.lua"),
-    "51d1e8286b4a5ee7e59b04b9503d97e167365955",
+    "0e59ec51550b15c8c0cf4b2b5b6358f403f73f26",
 );
-pub(crate) static RECORD: Script = Script::new(
+pub(crate) static RECORD: Script = Script::new::<args::Record>(
     include_str!("scripts/record.lua"),
-    "0691e0fa61fcdd0dc1ae0da6e40be3e7c6ccbe50",
+    "4bd4812e1589c3bfc628509dc31cf0a2e9faf29d",
 );
-pub(crate) static BUSY: Script = Script::new(
+pub(crate) static BUSY: Script = Script::new::<args::Busy>(
     include_str!("scripts/busy.lua"),
-    "dfd50cba0f115a6e8f2d0f3f217cb43b004c172e",
+    "b3d5e6350dc1c0440fa292ec59b12a516a0a4926",
 );
-pub(crate) static WAKE: Script = Script::new(
+pub(crate) static WAKE: Script = Script::new::<args::Wake>(
     include_str!("scripts/wake.lua"),
-    "3b7bc678be149fa5d264f70335d3b114c52c483b",
+    "b478bfd721802f3d18fd4599a83533b2266d8ee5",
 );
-pub(crate) static TIMELINE: Script = Script::new(
+pub(crate) static TIMELINE: Script = Script::new::<args::Timeline>(
     include_str!("scripts/timeline.lua"),
-    "5d511ca3a48292d0a3a7252f4032a1739963a3d2",
+    "64149902cd87cc36fc38b4be292bea216e3fc26c",
 );
-pub(crate) static PERIOD: Script = Script::new(
+pub(crate) static PERIOD: Script = Script::new::<args::Period>(
     include_str!("scripts/period.lua"),
-    "feae926e2bd17a5ee27add5c586fa9da25fb57ec",
+    "221a66b1122501d97a5839191b5694e209a66b3e",
 );
-pub(crate) static PAUSE: Script = Script::new(
+pub(crate) static PAUSE: Script = Script::new::<args::Pause>(
     include_str!("scripts/pause.lua"),
-    "661ed3101a64ce13de395386defde87b4e92db0e",
+    "cd9c0a81303986871906f5b2b264f373c268864d",
 );
-pub(crate) static CANCEL: Script = Script::new(
+pub(crate) static CANCEL: Script = Script::new::<args::Cancel>(
     include_str!("scripts/cancel.lua"),
-    "462ede296ebd9f5ccc67c4235e7dde252def0970",
+    "9222b2bb72b9da63872e0be817db177045c9aaee",
 );
-pub(crate) static WITHDRAW: Script = Script::new(
+pub(crate) static WITHDRAW: Script = Script::new::<args::NoArgs>(
     include_str!("scripts/withdraw.lua"),
-    "e24d9ece0668016b52990a5b57b92b9d4e878952",
+    "c79f5d3b7af34e9a2e570081fe6437b56639c698",
 );
-pub(crate) static BREAK: Script = Script::new(
+pub(crate) static BREAK: Script = Script::new::<args::Break>(
     include_str!("scripts/break.lua"),
-    "ebd070af0ad0b601f2d65d0f91065af73ca2c307",
+    "f916da7208d630f4a1508ceed89b62c91696e065",
 );
 
-/// One script call: its KEYS and ARGV in the order the script's header documents, and how its
-/// reply reads.
+/// One script call: its KEYS in the order the script's header documents, its ARGV by name
+/// (`args`), and how its reply reads.
 pub trait Call {
     type Reply;
+    /// The script's arguments (`script()`'s own: `call` checks in debug builds).
+    type Args: Args;
     fn script(&self) -> &'static Script;
     fn keys(&self) -> Vec<&str>;
-    fn argv(&self) -> Vec<String>;
+    fn args(&self) -> Self::Args;
+    /// The arguments after the named ones (`args`), for a script whose `Args::REST` says so.
+    fn rest(&self, _args: &Self::Args) -> Vec<String> {
+        Vec::new()
+    }
+    /// ARGV as sent.
+    fn argv(&self) -> Vec<String> {
+        debug_assert_eq!(
+            (Self::Args::NAMES, Self::Args::REST),
+            self.script().names(),
+            "a call's arguments are another script's"
+        );
+        let args = self.args();
+        let rest = self.rest(&args);
+        let mut argv = args.into_argv();
+        argv.extend(rest);
+        argv
+    }
     /// Bytes passed as they are after `argv` (the run log's captured output).
     fn blob(&self) -> Option<&[u8]> {
         None

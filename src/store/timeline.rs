@@ -8,7 +8,7 @@ use redis::{RedisResult, Value};
 
 use super::conn::Conn;
 use super::keys::Keys;
-use super::script::{self, Call, Script, TIMELINE};
+use super::script::{self, Call, Script, TIMELINE, args};
 
 /// A stream entry's id, `<ms>-<seq>`: the server's time of the append, and its order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -67,18 +67,19 @@ pub struct TimelineCall<'a> {
 
 impl Call for TimelineCall<'_> {
     type Reply = Runs;
+    type Args = args::Timeline;
     fn script(&self) -> &'static Script {
         &TIMELINE
     }
     fn keys(&self) -> Vec<&str> {
         vec![&self.keys.runs]
     }
-    fn argv(&self) -> Vec<String> {
-        vec![
-            self.since_ms.max(0).to_string(),
-            self.count.max(1).to_string(),
-            self.start.map(|s| s.to_string()).unwrap_or_default(),
-        ]
+    fn args(&self) -> args::Timeline {
+        args::Timeline {
+            since_ms: self.since_ms.max(0).to_string(),
+            count: self.count.max(1).to_string(),
+            start: self.start.map(|s| s.to_string()).unwrap_or_default(),
+        }
     }
     fn reply(v: Value) -> RedisResult<Runs> {
         let never = || super::reply::never_sent("timeline.lua", "a reply of another shape");

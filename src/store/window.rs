@@ -10,7 +10,7 @@ use super::conn::Conn;
 use super::keys::Keys;
 use super::lock::{arg_ms, unexpected};
 use super::reply;
-use super::script::{Call, PERIOD, Script, read};
+use super::script::{Call, PERIOD, Script, args, read};
 use crate::core::calendar::Calendar;
 use crate::core::every::{Every, Period};
 
@@ -137,21 +137,26 @@ pub struct PeriodCall<'a> {
 
 impl Call for PeriodCall<'_> {
     type Reply = PeriodChanged;
+    type Args = args::Period;
     fn script(&self) -> &'static Script {
         &PERIOD
     }
     fn keys(&self) -> Vec<&str> {
         vec![&self.keys.done]
     }
-    fn argv(&self) -> Vec<String> {
+    fn args(&self) -> args::Period {
         match self.every {
-            Period::Fixed(e) => vec![arg_ms(e.period), arg_ms(e.offset)],
-            Period::Calendar(c) => vec![
-                "0".into(),
-                "0".into(),
-                c.text().to_string(),
-                c.tz().to_string(),
-            ],
+            Period::Fixed(e) => args::Period {
+                every_ms: arg_ms(e.period),
+                offset_ms: arg_ms(e.offset),
+                ..Default::default()
+            },
+            Period::Calendar(c) => args::Period {
+                every_ms: "0".into(),
+                offset_ms: "0".into(),
+                schedule: c.text().to_string(),
+                tz: c.tz().to_string(),
+            },
         }
     }
     fn reply(v: Value) -> RedisResult<PeriodChanged> {

@@ -21,8 +21,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use dlock::api::sim::Keys;
-use redis::Value;
+use dlock::api::sim::{Acquire, AcquireCall, Call, Keys, args};
 
 use crate::calls::Scripted;
 use crate::check::Us;
@@ -128,30 +127,17 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
     if w.sc.also.is_none() {
         return;
     }
-    let int = |v: Option<&Value>| match v {
-        Some(Value::Int(i)) => Some(*i),
-        _ => None,
-    };
     let mut grant = None;
     if call.name.starts_with("AcquireCall")
-        && let Ok(Value::Array(v)) = a
+        && let Ok(v) = a
     {
-        crate::fairness::acquired(w, host, &call.argv, int(v.first()) == Some(0));
-        match int(v.first()) {
-            Some(1) => {
-                let token = call.argv[0].clone();
-                let slot = int(v.get(3)).unwrap_or(0) as u32;
-                let also: Vec<(i64, u32)> = v
-                    .get(6..)
-                    .unwrap_or_default()
-                    .chunks(2)
-                    .map(|c| {
-                        (
-                            int(c.first()).unwrap_or(0),
-                            int(c.get(1)).unwrap_or(0) as u32,
-                        )
-                    })
-                    .collect();
+        // Read as the binary reads it; a reply it cannot read is the differential test's.
+        let reply = AcquireCall::reply(v.clone()).ok();
+        let busy = matches!(reply, Some(Acquire::Busy { .. }));
+        crate::fairness::acquired(w, host, &call.argv, busy);
+        match reply {
+            Some(Acquire::Acquired { slot, also, .. }) => {
+                let token = args::Acquire::read(&call.argv).token.to_string();
                 grant = Some(token.clone());
                 if w.granted.insert(token.clone()) {
                     w.check.ev(w.now, usize::MAX, "grant", i64::from(slot));
@@ -160,8 +146,9 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
                     w.check.granted_set(w.now, &token, (host, slot), &also);
                 }
             }
-            // Busy: item 6 says whether the wake-up it was woken by was handed on.
-            Some(0) => w.check.counts.also_handed_on += u64::from(int(v.get(6)) == Some(1)),
+            Some(Acquire::Busy { handed, .. }) => {
+                w.check.counts.also_handed_on += u64::from(handed)
+            }
             _ => {}
         }
     }
@@ -233,7 +220,7 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
         w.also_free.extend(states);
         w.also_avail.extend(avails);
         if let Some(token) = &grant
-            && let Some(first) = call.argv.get(25).and_then(|a| a.parse::<u64>().ok())
+            && let Ok(first) = args::Acquire::read(&call.argv).first_ms.parse::<u64>()
             && fair(w)
         {
             w.check.counts.also_fair_grants += 1;

@@ -156,7 +156,7 @@ fn a_wake_up_left_with_a_waiter() {
 #[test]
 fn release_without_the_token_check() {
     let patch = (
-        "local ours = redis.call('GET', KEYS[1]) == ARGV[1]",
+        "local ours = redis.call('GET', KEYS[1]) == arg_token",
         "local ours = redis.call('GET', KEYS[1]) ~= false",
     );
     hunt("release without token check", None, Some(patch), false);
@@ -167,7 +167,7 @@ fn renewal_without_the_token_check() {
     hunt(
         "renew without token check",
         None,
-        Some(("if v == ARGV[1] then", "if v then")),
+        Some(("if v == arg_token then", "if v then")),
         false,
     );
 }
@@ -183,8 +183,8 @@ fn semaphore_slot_freed_twice() {
     // A semaphore's release frees its slot even when the slot is no longer its own: freed once
     // by its expiry, again by the late release, under the next holder.
     let patch = (
-        "local ours = redis.call('GET', KEYS[1]) == ARGV[1]",
-        "local ours = redis.call('GET', KEYS[1]) == ARGV[1] or (n > 1 and redis.call('EXISTS', KEYS[1]) == 1)",
+        "local ours = redis.call('GET', KEYS[1]) == arg_token",
+        "local ours = redis.call('GET', KEYS[1]) == arg_token or (n > 1 and redis.call('EXISTS', KEYS[1]) == 1)",
     );
     hunt("semaphore slot freed twice", None, Some(patch), false);
 }
@@ -353,8 +353,8 @@ fn cancelled_run_recorded_as_a_success() {
     // --every's window is marked done though its job was stopped. Found in the worlds with
     // --every that cancel, by the done key naming a cancelled run.
     let patch = (
-        "if all and window ~= '' and ARGV[11] == 'ok' then",
-        "if all and window ~= '' and (ARGV[11] == 'ok' or ARGV[11] == 'cancelled') then",
+        "if all and window ~= '' and arg_outcome == 'ok' then",
+        "if all and window ~= '' and (arg_outcome == 'ok' or arg_outcome == 'cancelled') then",
     );
     hunt_in(
         "a cancelled run recorded as --every's success",
@@ -370,7 +370,7 @@ fn cancel_without_the_token_check() {
     // cancel.lua pushes its request whoever holds the slot: a run that ended between the
     // operator's read of its token and the script is reported asked (and `dlock cancel` waits
     // for a run that is gone). Found in the worlds that cancel.
-    let patch = ("if v ~= ARGV[1] then return {0} end\n", "");
+    let patch = ("if v ~= arg_token then return {0} end\n", "");
     hunt_in(
         "cancel without token check",
         None,
@@ -464,7 +464,7 @@ fn a_no_stats_fence_that_stands_still() {
     // --no-stats hosts, by the checker's fences (fences.rs).
     let patch = (
         "local f = redis.call('INCR', KEYS[1])",
-        "local f = ARGV[3] == '1' and redis.call('INCR', KEYS[1]) or tonumber(redis.call('GET', KEYS[1]) or '0')",
+        "local f = arg_stats == '1' and redis.call('INCR', KEYS[1]) or tonumber(redis.call('GET', KEYS[1]) or '0')",
     );
     hunt_in(
         "--no-stats fence not advanced",
@@ -493,7 +493,7 @@ fn a_multi_key_waiter_without_reservations() {
     // bound: the starvation the issue measured. Found in the --also worlds by the fairness
     // checker (fairness.rs: a younger run took the last free slot of a key an older waiter's
     // reservation keeps).
-    let patch = ("    redis.call('HSET', reserve_key(j), ARGV[1], v)\n", "");
+    let patch = ("    redis.call('HSET', reserve_key(j), arg_token, v)\n", "");
     hunt_worlds(
         "a multi-key waiter without reservations",
         None,

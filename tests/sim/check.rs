@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use dlock::api::sim::{Calendar, Period};
+use dlock::api::sim::{Acquire, Calendar, Period};
 
 use crate::periods::Periods;
 
@@ -505,29 +505,35 @@ impl Checker {
         t: Us,
         cal: &Calendar,
         times: (u64, u64),
-        answer: (i64, Option<u64>),
+        answer: &Acquire,
+        fresh: bool,
     ) {
-        let ((host_ms, server_ms), (code, window)) = (times, answer);
-        if !matches!(code, 0..=2 | 5) {
-            return;
-        }
+        let (host_ms, server_ms) = times;
+        // A fresh grant without a window (-1) is one in none: u64::MAX fails below.
+        let window = match answer {
+            Acquire::Acquired { window, .. } if fresh => Some(window.unwrap_or(u64::MAX)),
+            Acquire::Acquired { .. } | Acquire::Busy { .. } | Acquire::NotDue(_) => None,
+            Acquire::ClockOff(_) => None,
+            _ => return,
+        };
+        let clock_off = matches!(answer, Acquire::ClockOff(_));
         let own = cal.window_of(host_ms);
         let (first, end) = (cal.window_of(own - 1), cal.next(cal.next(own)));
         let inside = first <= server_ms && server_ms < end;
-        if code == 5 {
+        if clock_off {
             self.counts.clock_offs += 1;
         } else {
             self.counts.calendar_tries += 1;
         }
-        if inside == (code == 5) {
-            let said = if code == 5 {
+        if inside == clock_off {
+            let said = if clock_off {
                 "that the host's clock is off"
             } else {
                 "with a window"
             };
             self.fail(
                 t,
-                format!("a try with '{}' in {} sent at host time {host_ms} was answered {said} (code {code}) at server time {server_ms}, which is {} the windows around the host's clock [{first}, {end})", cal.text(), cal.tz(), if inside { "inside" } else { "outside" }),
+                format!("a try with '{}' in {} sent at host time {host_ms} was answered {said} ({answer:?}) at server time {server_ms}, which is {} the windows around the host's clock [{first}, {end})", cal.text(), cal.tz(), if inside { "inside" } else { "outside" }),
             );
         }
         if let Some(window) = window {

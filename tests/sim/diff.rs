@@ -12,6 +12,7 @@
 //! be one about to expire (PTTL within that); a run log's entries must have the same fields
 //! (their ids are times).
 
+use dlock::api::sim::args;
 use redis::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -375,7 +376,7 @@ fn busy_tie(
     if x < 0 || y < 0 || !near(x, y, tol) {
         return false;
     }
-    let n: usize = call.argv.get(8).and_then(|n| n.parse().ok()).unwrap_or(0);
+    let n: usize = args::Acquire::read(&call.argv).limit.parse().unwrap_or(0);
     // Each slot's expiry and the holder its answer would name (KEYS: five, then lock and
     // holder hash by slot).
     let slots: Vec<(u64, Value)> = (0..n)
@@ -427,7 +428,7 @@ pub fn differential(seed: u64, calls: usize) -> Seen {
             Ok(Value::Array(a)) if !a.is_empty() => {
                 *stats.firsts.entry(int(&a[0]).unwrap_or(99)).or_default() += 1;
                 let calendar =
-                    kind == Kind::Acquire && call.argv.get(15).is_some_and(|s| !s.is_empty());
+                    kind == Kind::Acquire && !args::Acquire::read(&call.argv).schedule.is_empty();
                 stats.calendar_windows +=
                     usize::from(calendar && matches!(int(&a[0]), Some(0..=2)));
             }

@@ -11,6 +11,8 @@
 //! And the keys a host gives up on are judged by what was free *for it* (`Avail`): a slot kept
 //! for an older run is not free for a younger one (also.rs' free-set bound).
 
+use dlock::api::sim::args;
+
 use crate::host::Phase;
 use crate::keyspace::{Data, Keyspace};
 use crate::world::World;
@@ -62,10 +64,11 @@ pub fn waiting_run(w: &World, h: usize) -> Option<(String, u64)> {
 /// After an acquire of an --also world's host: its busy answer (not its last try) of a run
 /// with --also keys starts its reservations; anything else ends them.
 pub fn acquired(w: &mut World, host: usize, argv: &[String], busy: bool) {
-    let token = argv[0].clone();
-    let last = argv.get(7).is_some_and(|a| a == "1");
-    let busy = busy && argv.get(18).is_some_and(|a| a != "0");
-    let first = argv.get(25).and_then(|a| a.parse::<u64>().ok());
+    let a = args::Acquire::read(argv);
+    let token = a.token.to_string();
+    let last = a.last_try == "1";
+    let busy = busy && !a.also_count.is_empty() && a.also_count != "0";
+    let first = a.first_ms.parse::<u64>().ok();
     match (busy && !last, first) {
         (true, Some(first)) => {
             let now = w.now;

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use dlock::api::sim::{Acquire, AcquireCall, Call, args};
 use redis::Value;
 
 use crate::calls::Scripted;
@@ -53,21 +54,22 @@ pub fn after_script(w: &mut World, host: usize, call: &Scripted, a: &Answer) {
     if !call.name.starts_with("AcquireCall") {
         return;
     }
-    let Ok(Value::Array(v)) = a else { return };
-    let int = |i: usize| match v.get(i) {
-        Some(Value::Int(n)) => Some(*n),
-        _ => None,
-    };
-    if int(0) != Some(1) {
+    // A grant, fresh or re-confirmed, read as the binary reads it.
+    let Ok(Ok(Acquire::Acquired {
+        slot,
+        also: slots_also,
+        ..
+    })) = a.as_ref().map(|v| AcquireCall::reply(v.clone()))
+    else {
         return;
-    }
-    let token = call.argv[0].clone();
+    };
+    let token = args::Acquire::read(&call.argv).token.to_string();
     let key = w.host_keys[host].clone();
-    let mut slots = vec![(&*key, int(3).unwrap_or(0))];
-    // --also: each key's (fence, slot) after item 6.
+    let mut slots = vec![(&*key, slot)];
+    // --also: each key's slot.
     let also = w.host_also[host].clone();
-    for (j, x) in also.iter().enumerate() {
-        slots.push((x, int(7 + 2 * j).unwrap_or(0)));
+    for (x, (_, s)) in also.iter().zip(&slots_also) {
+        slots.push((x, *s));
     }
     for (k, slot) in slots {
         let Some(s) = k.slots.get(slot as usize) else {

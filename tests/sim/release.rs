@@ -7,8 +7,9 @@
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Call, End, EndAction, EndInput, EndLimits, EndReport, Every, Exit, JobEnded, Period,
-    RecordCall, ReleaseCall, Released, RunKeys, RunLog, Stop, server_expiry,
+    Acquire, AcquireCall, Args, Call, End, EndAction, EndInput, EndLimits, EndReport, Every, Exit,
+    JobEnded, Period, RecordCall, Release, ReleaseCall, Released, RunKeys, RunLog, Stop, args,
+    server_expiry,
 };
 use redis::Value;
 
@@ -235,12 +236,18 @@ pub fn run_over(w: &mut World, h: usize) {
 pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: Option<String>) {
     let wakes = w.server.ks.borrow_mut().llen(&w.keys.wake);
     w.check.wake_list(w.now, wakes);
-    let Ok(Value::Array(v)) = a else { return };
+    let Ok(v @ Value::Array(items)) = a else {
+        return;
+    };
     if call.name.starts_with("ReleaseCall") {
-        // release.lua's ARGV: the outcome is the 11th, the run log's window_ms the 32nd
-        // (after the run's lease, 28th to 31st). A success recorded: ok, with --every, the
-        // slot still ours (released or kept).
-        let ours = matches!(v.first(), Some(Value::Int(1 | 2)));
+        // A success recorded: ok, with --every (the run log's window_ms), the slot still ours
+        // (released or kept).
+        let a = args::Release::read(&call.argv);
+        let entry = args::Entry::read(call.argv.get(args::Release::NAMES.len()..).unwrap_or(&[]));
+        let ours = matches!(
+            ReleaseCall::reply(v.clone()),
+            Ok((Release::Released | Release::Kept, ..))
+        );
         // What the server recorded, whatever the release's arguments said: a done key naming
         // a cancelled run is a cancelled run counted as a success.
         let done_by = {
@@ -250,30 +257,32 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
                 _ => None,
             }
         };
-        if done_by.as_deref() == Some(call.argv[0].as_str()) {
-            w.check.done_by(w.now, &call.argv[0]);
+        if done_by.as_deref() == Some(a.token) {
+            w.check.done_by(w.now, a.token);
         }
-        let every = call.argv.get(31).is_some_and(|w| !w.is_empty());
-        if ours && every && call.argv.get(10).map(String::as_str) == Some("ok") {
+        if ours && !entry.window_ms.is_empty() && a.outcome == "ok" {
             let at_ms = w.server.ks.borrow().now_ms();
-            w.check.recorded_success(w.now, &call.argv[0], at_ms);
+            w.check.recorded_success(w.now, a.token, at_ms);
         }
         return;
     }
-    if !call.name.starts_with("AcquireCall") {
+    // A plain run's answer (an --also run's: also.rs), read as the binary reads it.
+    if !call.name.starts_with("AcquireCall") || items.len() != 5 {
         return;
     }
-    // --every (acquire.lua's 10th and 11th ARGV: the try's period and offset in ms; or its
-    // 16th and 17th: a calendar's schedule and zone).
-    let ms = |i: usize| call.argv.get(i).and_then(|a| a.parse::<u64>().ok());
-    let arg = |i: usize| call.argv.get(i).map_or("", String::as_str);
-    let every = match (ms(9), ms(10)) {
+    let Ok(reply) = AcquireCall::reply(v.clone()) else {
+        return;
+    };
+    // --every: the try's period and offset in ms, or a calendar's schedule and zone.
+    let a = args::Acquire::read(&call.argv);
+    let ms = |s: &str| s.parse::<u64>().ok();
+    let every = match (ms(a.every_ms), ms(a.offset_ms)) {
         (Some(period), Some(offset)) if period > 0 => Some(Period::Fixed(Every {
             period: Duration::from_millis(period),
             offset: Duration::from_millis(offset),
         })),
-        _ if !arg(15).is_empty() => {
-            let Some(cal) = w.calendar(arg(15), arg(16)) else {
+        _ if !a.schedule.is_empty() => {
+            let Some(cal) = w.calendar(a.schedule, a.tz) else {
                 panic!(
                     "seed {}: an acquire with a calendar the world has not: {:?}",
                     w.sc.seed, call.argv
@@ -284,35 +293,25 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
         _ => None,
     };
     // A calendar: where the server's time is against the windows around the host's clock at
-    // the send (the try's `since_ms`, the 7th ARGV), and the window of a fresh grant.
+    // the send (the try's `since_ms`), and the window of a fresh grant.
     if let Some(Period::Calendar(cal)) = &every
-        && v.len() == 5
-        && let (Value::Int(code), Some(host_ms)) = (&v[0], ms(6))
+        && let Some(host_ms) = ms(a.since_ms)
     {
         let server_ms = w.server.ks.borrow().now_ms();
-        let fresh = *code == 1 && holder.as_deref() != Some(call.argv[0].as_str());
-        let window = match (&v[4], fresh) {
-            (Value::Int(win), true) => Some(*win as u64),
-            _ => None,
-        };
+        let fresh = holder.as_deref() != Some(a.token);
         w.check
-            .calendar_answer(w.now, cal, (host_ms, server_ms), (*code, window));
+            .calendar_answer(w.now, cal, (host_ms, server_ms), &reply, fresh);
     }
     if let Some(every) = &every
-        && v.len() == 5
-        && matches!(v[0], Value::Int(2 | 3))
+        && matches!(reply, Acquire::NotDue(_) | Acquire::OtherPeriod(_))
     {
-        let refused = v[0] == Value::Int(3);
+        let refused = matches!(reply, Acquire::OtherPeriod(_));
         w.check.counts.period_refusals += u64::from(refused);
         let at_ms = w.server.ks.borrow().now_ms();
         w.check.every_answer(w.now, every, at_ms, refused);
     }
-    if v.len() == 5 && v[0] == Value::Int(1) {
-        let token = call.argv[0].clone();
-        let slot = match v[3] {
-            Value::Int(s) => s as u32,
-            _ => 0,
-        };
+    if let Acquire::Acquired { slot, .. } = reply {
+        let token = a.token.to_string();
         if w.granted.insert(token.clone()) {
             w.check.ev(w.now, usize::MAX, "grant", i64::from(slot));
             // A new run granted while the key is paused on a server that kept its data.

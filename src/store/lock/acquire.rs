@@ -10,7 +10,7 @@ use crate::core::calendar::{Calendar, Spelling};
 use crate::core::every::{Every, Period};
 use crate::core::pause::{Pause, Scope};
 use crate::store::keys::{Keys, MAX_ALSO, MAX_ALSO_LIMIT};
-use crate::store::script::{ACQUIRE, Call, Items, Script};
+use crate::store::script::{ACQUIRE, Call, Items, Script, args};
 use std::time::Duration;
 
 /// M of `--also-limit M`: the slots of each --also key (1 without --also).
@@ -123,6 +123,7 @@ pub enum Fleet<'a> {
 
 impl Call for AcquireCall<'_> {
     type Reply = Acquire;
+    type Args = args::Acquire;
     fn script(&self) -> &'static Script {
         &ACQUIRE
     }
@@ -147,7 +148,7 @@ impl Call for AcquireCall<'_> {
         }
         keys
     }
-    fn argv(&self) -> Vec<String> {
+    fn args(&self) -> args::Acquire {
         let m = self.meta;
         let read = match &self.fleet {
             Fleet::Read(Some(p)) => Some(p),
@@ -157,57 +158,55 @@ impl Call for AcquireCall<'_> {
             Some(EveryArg::Fixed(e)) => Some(e),
             _ => None,
         };
-        let mut argv = vec![
-            self.token.to_string(),
-            arg_ms(self.ttl),
-            flag(self.stats),
-            m.host.clone(),
-            m.pid.to_string(),
-            m.command.clone(),
-            m.since_ms.to_string(),
-            flag(self.last_try),
-            self.keys.limit_n().to_string(),
-            fixed.map_or(0, |e| e.period_ms()).to_string(),
-            fixed.map_or(0, |e| e.offset_ms()).to_string(),
-            read.map_or_else(String::new, |p| p.from_ms.to_string()),
-            read.map_or_else(String::new, |p| p.until_ms.unwrap_or(0).to_string()),
-            read.map_or_else(String::new, |p| p.by.clone()),
-            read.map_or_else(String::new, |p| p.reason.clone()),
-        ];
-        // A calendar as typed, when that is another spelling: a record an older dlock wrote
-        // holds it, and acquire.lua takes it as this period too.
-        let mut typed = [String::new(), String::new()];
-        match self.every {
-            Some(EveryArg::Calendar(c, starts, spelled)) => {
-                let starts: Vec<String> = starts.iter().map(u64::to_string).collect();
-                let (schedule, tz) = spelled.map_or((c.text(), c.tz()), |s| (&s.schedule, &s.tz));
-                argv.extend([schedule.to_string(), tz.to_string(), starts.join(",")]);
-                let other = |t: &str, one: &str| if t == one { "" } else { t }.to_string();
-                let (s, z) = c.typed();
-                typed = [other(s, c.text()), other(z, c.tz())];
-            }
-            _ => argv.extend([String::new(), String::new(), String::new()]),
-        }
+        let fleet = |f: fn(&Pause) -> String| read.map_or_else(String::new, f);
         // The CLI refuses more (usage errors): past them one acquire stops being cheap.
         debug_assert!(self.also.len() <= MAX_ALSO);
         debug_assert!(also_limit(self.also) <= MAX_ALSO_LIMIT as usize);
-        argv.extend([
-            self.also.len().to_string(),
-            also_limit(self.also).to_string(),
-            match self.woken {
+        let mut a = args::Acquire {
+            token: self.token.to_string(),
+            ttl_ms: arg_ms(self.ttl),
+            stats: flag(self.stats),
+            host: m.host.clone(),
+            pid: m.pid.to_string(),
+            command: m.command.clone(),
+            since_ms: m.since_ms.to_string(),
+            last_try: flag(self.last_try),
+            limit: self.keys.limit_n().to_string(),
+            every_ms: fixed.map_or(0, |e| e.period_ms()).to_string(),
+            offset_ms: fixed.map_or(0, |e| e.offset_ms()).to_string(),
+            fleet_from_ms: fleet(|p| p.from_ms.to_string()),
+            fleet_until_ms: fleet(|p| p.until_ms.unwrap_or(0).to_string()),
+            fleet_by: fleet(|p| p.by.clone()),
+            fleet_reason: fleet(|p| p.reason.clone()),
+            also_count: self.also.len().to_string(),
+            also_limit: also_limit(self.also).to_string(),
+            woken: match self.woken {
                 Some(j) if !self.also.is_empty() => j.to_string(),
                 _ => String::new(),
             },
-            m.renew_ms.to_string(),
-            m.retry_ms.to_string(),
-        ]);
-        argv.extend(typed);
-        // The run's first try: '' when this is it (the script reads ARGV 7 then).
-        argv.push(match m.first_ms {
-            ms if ms == 0 || ms == m.since_ms => String::new(),
-            ms => ms.to_string(),
-        });
-        argv
+            renew_ms: m.renew_ms.to_string(),
+            retry_ms: m.retry_ms.to_string(),
+            // The run's first try: '' when this is it (the script reads `since_ms` then).
+            first_ms: match m.first_ms {
+                ms if ms == 0 || ms == m.since_ms => String::new(),
+                ms => ms.to_string(),
+            },
+            ..Default::default()
+        };
+        if let Some(EveryArg::Calendar(c, starts, spelled)) = self.every {
+            let starts: Vec<String> = starts.iter().map(u64::to_string).collect();
+            let (schedule, tz) = spelled.map_or((c.text(), c.tz()), |s| (&s.schedule, &s.tz));
+            // A calendar as typed, when that is another spelling: a record an older dlock
+            // wrote holds it, and acquire.lua takes it as this period too.
+            let other = |t: &str, one: &str| if t == one { "" } else { t }.to_string();
+            let (s, z) = c.typed();
+            a.schedule = schedule.to_string();
+            a.tz = tz.to_string();
+            a.starts = starts.join(",");
+            a.typed_schedule = other(s, c.text());
+            a.typed_tz = other(z, c.tz());
+        }
+        a
     }
     fn reply(v: Value) -> RedisResult<Acquire> {
         let v = Items::of(v)?;

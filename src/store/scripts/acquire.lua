@@ -3,16 +3,8 @@
 -- KEYS: fence, stats, limit, done, pause, then slot 0's lock key and holder hash, slot 1's, …
 --   slot N-1's, then (after the --also blocks, below) the waiter registry, then the prefix-wide
 --   pause record (absent under Redis Cluster, where it lives
---   in another hash slot: the client reads it first and sends its fields as ARGV 12–15).
--- ARGV: token, ttl ms, stats ('1'/'0'), host, pid, command, since (Unix ms), last try ('1': a
---   busy answer ends the run, so it is counted here as a busy run: the common `--wait 0` skip
---   costs one command, not two), N, then --every's period and offset in ms ('0': no --every),
---   then (Cluster only) the prefix-wide pause's from ms, until ms, by and reason ('': none),
---   then a calendar --every ('' or absent: none): its schedule, its zone (both in their one
---   spelling, or a record's own: Rust's core::calendar), and its window starts as Unix ms
---   joined by ',' (ascending; the windows are the spans between them); after ARGV 22-23 (below),
---   as ARGV 24-25, the calendar's schedule and zone as typed ('' for none, or the same as
---   sent), which a record an older dlock wrote holds: that record is this period too.
+--   in another hash slot: the client reads it first and sends its fields as arg_fleet_*).
+-- ARGV: by name, below the header (src/store/script/args.rs, Acquire, says what each holds).
 -- Returns {1, fence, '', slot, window} when a slot is ours (window: the start of the --every
 -- window the run belongs to, -1 without --every); {0, pttl, 'host pid N', -1, -1} when every
 -- slot is held (pttl: the soonest one frees; who: its holder, '' if not a dlock, with
@@ -25,16 +17,15 @@
 -- under the prefix is paused (nothing changed but the paused counter); {5, server ms, the sent
 -- starts, -1, -1} when the server's clock is in none of a calendar's sent windows (nothing
 -- changed). Answer 3's text goes on with the recorded schedule and zone ('' for a duration).
--- ARGV 22: the run's --renew-every in ms, recorded in each holder hash (`renew_ms`) for `dlock
--- cancel`'s bound on how long a holder may take to answer ('' from a caller without it).
--- ARGV 23: how long after this try's send (ARGV 7) the run tries again at the latest, in ms:
--- a busy answer (but on the last try) keeps the run in KEY's waiter registry, the hash
+-- arg_renew_ms, recorded in each holder hash (`renew_ms`), bounds how long `dlock cancel`
+-- gives a holder to answer. arg_retry_ms: how long after this try's send the run tries again
+-- at the latest: a busy answer (but on the last try) keeps the run in KEY's waiter registry, the hash
 -- `{KEY}:waiting` (KEYS: after the slots and the --also blocks, before the prefix-wide pause),
 -- token → the Unix ms (the waiter's clock) until which it counts as waiting; a grant or a last
 -- try takes it out, and an entry past its time is dropped by the next busy answer. `dlock
 -- cancel` of a key nothing holds counts them ('' : none kept).
--- --also (ARGV 19-21: A keys, their --also-limit M, and the wake list the try was woken by: ''
--- none, '0' KEY's, 'j' X_j's; A = 0 is the plain run, its KEYS, ARGV and answers as above). All
+-- --also (arg_also_count A, arg_also_limit M, and arg_woken, the wake list the try was woken by;
+-- A = 0 is the plain run, its KEYS, ARGV and answers as above). All
 -- or nothing: KEY and every X_j are taken in this one script or none is. KEYS then go on after
 -- the slots with KEY's wake list and, per X_j, its fence, limit, pause, wake list, its M slot
 -- lock keys and its M holder hashes (the prefix-wide pause last). Every answer gains item 6:
@@ -44,10 +35,9 @@
 -- who: the first blocker's holder, with ' (run of K)' when it holds it for another run).
 -- Reservations (issue 62: a run that needs several keys must not starve beside runs that
 -- need one). KEYS after the waiter registry: each set key's reservations `{K}:reserve`, KEY's
--- first, then the prefix-wide pause. ARGV 26:
--- the run's first try (Unix ms, the host's clock; '': this try's, ARGV 7). A busy --also try
+-- first, then the prefix-wide pause. arg_first_ms: the run's first try. A busy --also try
 -- (not the last) enters the run in each key's reservations, a hash of token -> 'first ms \t
--- until ms \t who' (until: the server's time + ARGV 23 + 1 s, so a waiter that dies leaves by
+-- until ms \t who' (until: the server's time + arg_retry_ms + 1 s, so a waiter that dies leaves by
 -- itself). The oldest live entry keeps one slot of the key from every try of a run that first
 -- tried later, plain or not; older runs pass. A grant, a last try and a refusal drop the run's
 -- entries. A try held back only by a reservation pushes the reserving run's own turn list on
@@ -55,10 +45,38 @@
 -- listens on (the release's wake-up it took was
 -- that run's). The bound: once its busy answer is in, no run that first tried later takes the
 -- last free slot of a key of its set.
-local n = tonumber(ARGV[9])
+-- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+local arg_token = ARGV[1]
+local arg_ttl_ms = ARGV[2]
+local arg_stats = ARGV[3]
+local arg_host = ARGV[4]
+local arg_pid = ARGV[5]
+local arg_command = ARGV[6]
+local arg_since_ms = ARGV[7]
+local arg_last_try = ARGV[8]
+local arg_limit = ARGV[9]
+local arg_every_ms = ARGV[10]
+local arg_offset_ms = ARGV[11]
+local arg_fleet_from_ms = ARGV[12]
+local arg_fleet_until_ms = ARGV[13]
+local arg_fleet_by = ARGV[14]
+local arg_fleet_reason = ARGV[15]
+local arg_schedule = ARGV[16]
+local arg_tz = ARGV[17]
+local arg_starts = ARGV[18]
+local arg_also_count = ARGV[19]
+local arg_also_limit = ARGV[20]
+local arg_woken = ARGV[21]
+local arg_renew_ms = ARGV[22]
+local arg_retry_ms = ARGV[23]
+local arg_typed_schedule = ARGV[24]
+local arg_typed_tz = ARGV[25]
+local arg_first_ms = ARGV[26]
+-- (end of ARGV)
+local n = tonumber(arg_limit)
 local function lock(i) return KEYS[6 + 2 * i] end
 local function holder(i) return KEYS[7 + 2 * i] end
-local A, M, woken = tonumber(ARGV[19]) or 0, tonumber(ARGV[20]) or 1, tonumber(ARGV[21] or '')
+local A, M, woken = tonumber(arg_also_count) or 0, tonumber(arg_also_limit) or 1, tonumber(arg_woken or '')
 -- The set: one record per key, KEY first, then each X_j, each with its keys and slots.
 local set = {{lock = lock, holder = holder, n = n, wake = A > 0 and KEYS[6 + 2 * n]}}
 for j = 1, A do
@@ -83,7 +101,7 @@ local function also_held()
   for j = 1, A do
     local x = set[j + 1]
     for i = 0, M - 1 do
-      if redis.call('GET', x.lock(i)) == ARGV[1] then held[j] = i end
+      if redis.call('GET', x.lock(i)) == arg_token then held[j] = i end
     end
     if not held[j] then return false end
   end
@@ -91,32 +109,32 @@ local function also_held()
 end
 if A > 0 then
   for i = 0, n - 1 do
-    if redis.call('GET', lock(i)) == ARGV[1] and not also_held() then
+    if redis.call('GET', lock(i)) == arg_token and not also_held() then
       drop_slot(set[1], i)
       for j = 1, A do
         for s = 0, M - 1 do
-          if redis.call('GET', set[j + 1].lock(s)) == ARGV[1] then drop_slot(set[j + 1], s) end
+          if redis.call('GET', set[j + 1].lock(s)) == arg_token then drop_slot(set[j + 1], s) end
         end
       end
     end
   end
 end
 
--- The waiter registry (ARGV 23), and what a busy answer does to it.
+-- The waiter registry (arg_retry_ms), and what a busy answer does to it.
 local wi = 6 + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)
 local waiting = KEYS[wi]
 -- Reservations: set key j's reservations and turn list (j = 0: KEY).
 local function reserve_key(j) return KEYS[wi + 1 + j] end
 -- `{K}:turn:TOKEN` of `{K}:reserve` ('reserve' is its last 7 characters).
 local function turn_key(j, token) return string.sub(reserve_key(j), 1, -8) .. 'turn:' .. token end
-local first_try = tonumber(ARGV[26] or '') or tonumber(ARGV[7])
+local first_try = tonumber(arg_first_ms or '') or tonumber(arg_since_ms)
 -- The server's time for the reservations' `until` (a user without +time: this try's send, by
 -- its host's clock).
 local now_ms = nil
 local function clock()
   if not now_ms then
     local ok, t = pcall(server_ms)
-    now_ms = ok and t or tonumber(ARGV[7])
+    now_ms = ok and t or tonumber(arg_since_ms)
   end
   return now_ms
 end
@@ -139,26 +157,26 @@ end
 -- run's and that run first tried before this one.
 local function reserved(j)
   local r = oldest(j)
-  if not r or r[2] == ARGV[1] then return nil end
-  if r[1] < first_try or (r[1] == first_try and r[2] < ARGV[1]) then return r end
+  if not r or r[2] == arg_token then return nil end
+  if r[1] < first_try or (r[1] == first_try and r[2] < arg_token) then return r end
   return nil
 end
 -- This run's own reservations go (a grant, a last try, a refusal).
 local function unreserve()
-  for j = 0, A do redis.call('HDEL', reserve_key(j), ARGV[1]) end
+  for j = 0, A do redis.call('HDEL', reserve_key(j), arg_token) end
 end
 local function still_waiting()
-  if ARGV[8] == '1' or (ARGV[23] or '') == '' then
-    redis.call('HDEL', waiting, ARGV[1])
+  if arg_last_try == '1' or (arg_retry_ms or '') == '' then
+    redis.call('HDEL', waiting, arg_token)
     return
   end
-  local now = tonumber(ARGV[7])
+  local now = tonumber(arg_since_ms)
   local w = redis.call('HGETALL', waiting)
   for i = 1, #w, 2 do
     if (tonumber(w[i + 1]) or 0) < now then redis.call('HDEL', waiting, w[i]) end
   end
-  redis.call('HSET', waiting, ARGV[1], now + tonumber(ARGV[23]))
-  redis.call('PEXPIRE', waiting, tonumber(ARGV[23]) + 1000)
+  redis.call('HSET', waiting, arg_token, now + tonumber(arg_retry_ms))
+  redis.call('PEXPIRE', waiting, tonumber(arg_retry_ms) + 1000)
 end
 
 -- A try woken by a key's wake-up that takes nothing hands the wake-up on when that key has a
@@ -194,8 +212,8 @@ local fleet = KEYS[wi + A + 2]
 local pauses = {{'key', redis.call('HMGET', KEYS[5], 'from_ms', 'until_ms', 'by', 'reason')}}
 if fleet then
   pauses[2] = {'all', redis.call('HMGET', fleet, 'from_ms', 'until_ms', 'by', 'reason')}
-elseif ARGV[12] and ARGV[12] ~= '' then
-  pauses[2] = {'all', {ARGV[12], ARGV[13], ARGV[14], ARGV[15]}}
+elseif arg_fleet_from_ms and arg_fleet_from_ms ~= '' then
+  pauses[2] = {'all', {arg_fleet_from_ms, arg_fleet_until_ms, arg_fleet_by, arg_fleet_reason}}
 end
 -- A paused --also key stops the runs that need it too.
 for j = 1, A do
@@ -208,10 +226,10 @@ for _, p in ipairs(pauses) do
   if until_ms then
     local ours = false
     for i = 0, n - 1 do
-      if redis.call('GET', lock(i)) == ARGV[1] then ours = true end
+      if redis.call('GET', lock(i)) == arg_token then ours = true end
     end
     if not ours then
-      if ARGV[3] == '1' then bump(KEYS[2], 'paused') end
+      if arg_stats == '1' then bump(KEYS[2], 'paused') end
       return no({4, until_ms, p[1] .. '\n' .. (p[2][3] or '') .. '\n' .. (p[2][4] or '') ..
         '\n' .. (p[2][1] or ''), -1, -1}, p[3] or 0)
     end
@@ -242,25 +260,25 @@ end
 -- Then done is decided by time: the current window is done when the last success was granted
 -- inside it (or later), whatever period that run used. The done key is strict, like the
 -- fence: one of another type stops the script here, before anything is written.
--- A calendar (ARGV 16-18: its schedule, zone, and window starts the client computed around
+-- A calendar (arg_schedule, arg_tz, and arg_starts: the window starts the client computed around
 -- its own clock) has windows of unequal length: the current one is the span of the sent
 -- starts that holds the server's TIME; a TIME outside them all is a host clock off by more
 -- than a window, answered and never guessed.
-local every, window, granted, period_fields = tonumber(ARGV[10]), -1, -1, {}
-local schedule = ARGV[16] or ''
+local every, window, granted, period_fields = tonumber(arg_every_ms), -1, -1, {}
+local schedule = arg_schedule or ''
 if every > 0 or schedule ~= '' then
   local done = redis.call('HMGET', KEYS[4], 'granted_ms', 'window_ms', 'every_ms', 'offset_ms',
     'done_ms', 'run', 'host', 'schedule', 'tz')
   local last = last_success(done[1], done[2])
   local other
   if schedule == '' then
-    other = done[3] ~= ARGV[10] or done[4] ~= ARGV[11]
+    other = done[3] ~= arg_every_ms or done[4] ~= arg_offset_ms
   else
     -- Text compared, in either spelling: a spelling of the same meaning that is neither (an
     -- older dlock's on another host) is answered 3, and the client tries once more in it.
     local function spelled(v, one, typed) return v == one or (typed ~= '' and v == typed) end
-    other = not spelled(done[8], schedule, ARGV[24] or '') or
-      not spelled(done[9], ARGV[17], ARGV[25] or '')
+    other = not spelled(done[8], schedule, arg_typed_schedule or '') or
+      not spelled(done[9], arg_tz, arg_typed_tz or '')
   end
   if last >= 0 and (done[3] or done[8]) and other then
     return no({3, tonumber(done[3]) or 0, (done[4] or '') .. '\n' .. ms_string(last) .. '\n' ..
@@ -270,21 +288,21 @@ if every > 0 or schedule ~= '' then
   granted = server_ms()
   local window_end = nil
   if schedule == '' then
-    window = window_of(granted, every, tonumber(ARGV[11]))
+    window = window_of(granted, every, tonumber(arg_offset_ms))
   else
     local starts = {}
-    for s in string.gmatch(ARGV[18], '[^,]+') do starts[#starts + 1] = tonumber(s) end
+    for s in string.gmatch(arg_starts, '[^,]+') do starts[#starts + 1] = tonumber(s) end
     for i = 1, #starts - 1 do
       if starts[i] <= granted and granted < starts[i + 1] then
         window, window_end = starts[i], starts[i + 1]
       end
     end
     if not window_end then
-      return no({5, granted, ARGV[18], -1, -1}, 0)
+      return no({5, granted, arg_starts, -1, -1}, 0)
     end
   end
   if last >= window then
-    if ARGV[3] == '1' then bump(KEYS[2], 'not_due') end
+    if arg_stats == '1' then bump(KEYS[2], 'not_due') end
     return no({2, window, (done[5] or '') .. '\n' .. (done[6] or '') .. '\n' .. (done[7] or ''),
       -1, -1}, 0)
   end
@@ -294,22 +312,22 @@ if every > 0 or schedule ~= '' then
     -- record holds one kind.
     if schedule == '' then
       if done[8] or done[9] then redis.call('HDEL', KEYS[4], 'schedule', 'tz') end
-      redis.call('HSET', KEYS[4], 'every_ms', ARGV[10])
-      redis.call('HSET', KEYS[4], 'offset_ms', ARGV[11])
+      redis.call('HSET', KEYS[4], 'every_ms', arg_every_ms)
+      redis.call('HSET', KEYS[4], 'offset_ms', arg_offset_ms)
     else
       if done[3] or done[4] then redis.call('HDEL', KEYS[4], 'every_ms', 'offset_ms') end
       redis.call('HSET', KEYS[4], 'schedule', schedule)
-      redis.call('HSET', KEYS[4], 'tz', ARGV[17])
+      redis.call('HSET', KEYS[4], 'tz', arg_tz)
     end
   end
   -- The holder's record of its window, for the release that records its success.
   period_fields = {{'window_ms', window}, {'granted_ms', ms_string(granted)}}
   if schedule == '' then
-    period_fields[3] = {'every_ms', ARGV[10]}
-    period_fields[4] = {'offset_ms', ARGV[11]}
+    period_fields[3] = {'every_ms', arg_every_ms}
+    period_fields[4] = {'offset_ms', arg_offset_ms}
   else
     period_fields[3] = {'schedule', schedule}
-    period_fields[4] = {'tz', ARGV[17]}
+    period_fields[4] = {'tz', arg_tz}
     period_fields[5] = {'window_end_ms', ms_string(window_end)}
   end
 end
@@ -317,10 +335,10 @@ end
 local free, nfree = nil, 0
 for i = 0, n - 1 do
   local v = redis.call('GET', lock(i))
-  if v == ARGV[1] then
-    redis.call('PEXPIRE', lock(i), ARGV[2])
-    redis.call('PEXPIRE', holder(i), ARGV[2])
-    if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
+  if v == arg_token then
+    redis.call('PEXPIRE', lock(i), arg_ttl_ms)
+    redis.call('PEXPIRE', holder(i), arg_ttl_ms)
+    if n > 1 then hold_limit(KEYS[3], n, arg_ttl_ms) end
     -- A retry after a lost reply: the run's window is the one its first acquire recorded, and
     -- its fence the one that acquire took, kept in the slot's holder (as each --also key's
     -- below). Never the counter: with --limit N another run may have taken a slot since, and
@@ -331,9 +349,9 @@ for i = 0, n - 1 do
     for j = 1, A do
       local x, s = set[j + 1], held[j]
       if s then
-        redis.call('PEXPIRE', x.lock(s), ARGV[2])
-        redis.call('PEXPIRE', x.holder(s), ARGV[2])
-        if M > 1 then hold_limit(x.limit, M, ARGV[2]) end
+        redis.call('PEXPIRE', x.lock(s), arg_ttl_ms)
+        redis.call('PEXPIRE', x.holder(s), arg_ttl_ms)
+        if M > 1 then hold_limit(x.limit, M, arg_ttl_ms) end
         r[6] = -1
         r[#r + 1] = tonumber(redis.call('HGET', x.holder(s), 'fence') or '0')
         r[#r + 1] = s
@@ -374,7 +392,7 @@ for j = 1, A do
   local x, xfree = set[j + 1], 0
   for i = 0, M - 1 do
     local v = redis.call('GET', x.lock(i))
-    if v == ARGV[1] then v = drop_slot(x, i) end
+    if v == arg_token then v = drop_slot(x, i) end
     if not v then
       xfree = xfree + 1
       if not afree[j] then afree[j] = i end
@@ -391,20 +409,20 @@ for j, r in pairs(kept) do wake(turn_key(j, r[2]), 1) end
 -- try; a busy answer that ends the run leaves them. Entries past their time are dropped. (Only
 -- an --also try is answered below with blockers.)
 local function reserve()
-  if ARGV[8] == '1' or (ARGV[23] or '') == '' then
+  if arg_last_try == '1' or (arg_retry_ms or '') == '' then
     unreserve()
     return
   end
-  local keep = tonumber(ARGV[23]) + 1000
+  local keep = tonumber(arg_retry_ms) + 1000
   local v = ms_string(first_try) .. '\t' .. ms_string(clock() + keep) .. '\tkept for ' ..
-    ARGV[4] .. ' pid ' .. ARGV[5] .. "'s run of " .. KEYS[6]
+    arg_host .. ' pid ' .. arg_pid .. "'s run of " .. KEYS[6]
   for j = 0, A do
     local all = redis.call('HGETALL', reserve_key(j))
     for i = 1, #all, 2 do
       local u = tonumber(string.match(all[i + 1], '^%d+\t(%d+)\t'))
       if not u or u < clock() then redis.call('HDEL', reserve_key(j), all[i]) end
     end
-    redis.call('HSET', reserve_key(j), ARGV[1], v)
+    redis.call('HSET', reserve_key(j), arg_token, v)
     if redis.call('PTTL', reserve_key(j)) < keep then redis.call('PEXPIRE', reserve_key(j), keep) end
   end
 end
@@ -428,8 +446,8 @@ if #blocked > 0 then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
     if h[4] then who = who .. ' (run of ' .. h[4] .. ')' end
   end
-  if ARGV[3] == '1' then bump(KEYS[2], 'busy_on:' .. first.lock(0)) end
-  if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[2]) end
+  if arg_stats == '1' then bump(KEYS[2], 'busy_on:' .. first.lock(0)) end
+  if arg_stats == '1' and arg_last_try == '1' then count_busy(KEYS[2]) end
   still_waiting()
   reserve()
   local r = {0, pttl, who, -1, -1, blocked[1], hand_on()}
@@ -452,7 +470,7 @@ if not free then
     -- Held through another run's --also: whose run it is, as the --also path says it.
     if h[4] then who = who .. ' (run of ' .. h[4] .. ')' end
   end
-  if ARGV[3] == '1' and ARGV[8] == '1' then count_busy(KEYS[2]) end
+  if arg_stats == '1' and arg_last_try == '1' then count_busy(KEYS[2]) end
   still_waiting()
   return {0, best, who, -1, -1}
 end
@@ -460,22 +478,22 @@ end
 -- The fence first: should it fail (not an integer), the script stops with the lock untouched.
 -- Every --also key's fence too, before any lock is set.
 local f = redis.call('INCR', KEYS[1])
-redis.call('HDEL', waiting, ARGV[1])
+redis.call('HDEL', waiting, arg_token)
 if A > 0 then unreserve() end
 local fences = {}
 for j = 1, A do fences[j] = redis.call('INCR', set[j + 1].fence) end
-redis.call('SET', lock(free), ARGV[1], 'NX', 'PX', ARGV[2])
+redis.call('SET', lock(free), arg_token, 'NX', 'PX', arg_ttl_ms)
 local h = holder(free)
 redis.call('DEL', h)
-redis.call('HSET', h, 'token', ARGV[1])
-redis.call('HSET', h, 'host', ARGV[4])
-redis.call('HSET', h, 'pid', ARGV[5])
-redis.call('HSET', h, 'command', ARGV[6])
-redis.call('HSET', h, 'since_ms', ARGV[7])
-redis.call('HSET', h, 'ttl_ms', ARGV[2])
+redis.call('HSET', h, 'token', arg_token)
+redis.call('HSET', h, 'host', arg_host)
+redis.call('HSET', h, 'pid', arg_pid)
+redis.call('HSET', h, 'command', arg_command)
+redis.call('HSET', h, 'since_ms', arg_since_ms)
+redis.call('HSET', h, 'ttl_ms', arg_ttl_ms)
 redis.call('HSET', h, 'fence', f)
 redis.call('HSET', h, 'renewals', 0)
-if (ARGV[22] or '') ~= '' then redis.call('HSET', h, 'renew_ms', ARGV[22]) end
+if (arg_renew_ms or '') ~= '' then redis.call('HSET', h, 'renew_ms', arg_renew_ms) end
 -- --every: the run's window, its grant on the server's clock and its period, for the release
 -- that records its success.
 for _, kv in ipairs(period_fields) do
@@ -487,25 +505,25 @@ if A > 0 then
   for j = 1, A do also[j] = set[j + 1].lock(0) end
   redis.call('HSET', h, 'also', table.concat(also, '\n'))
 end
-redis.call('PEXPIRE', h, ARGV[2])
-if n > 1 then hold_limit(KEYS[3], n, ARGV[2]) end
-if ARGV[3] == '1' and bump(KEYS[2], 'runs') then bump(KEYS[2], 'acquired') end
+redis.call('PEXPIRE', h, arg_ttl_ms)
+if n > 1 then hold_limit(KEYS[3], n, arg_ttl_ms) end
+if arg_stats == '1' and bump(KEYS[2], 'runs') then bump(KEYS[2], 'acquired') end
 local r = {1, f, '', free, window}
 -- Each X_j's free slot, held by the same token, its holder a plain one (`status`, `release
 -- --force`, `cancel` and a plain run's busy answer read it as they read any) naming KEY.
 for j = 1, A do
   local x, s = set[j + 1], afree[j]
-  redis.call('SET', x.lock(s), ARGV[1], 'NX', 'PX', ARGV[2])
+  redis.call('SET', x.lock(s), arg_token, 'NX', 'PX', arg_ttl_ms)
   local xh = x.holder(s)
   redis.call('DEL', xh)
-  for _, kv in ipairs({{'token', ARGV[1]}, {'host', ARGV[4]}, {'pid', ARGV[5]},
-      {'command', ARGV[6]}, {'since_ms', ARGV[7]}, {'ttl_ms', ARGV[2]}, {'fence', fences[j]},
+  for _, kv in ipairs({{'token', arg_token}, {'host', arg_host}, {'pid', arg_pid},
+      {'command', arg_command}, {'since_ms', arg_since_ms}, {'ttl_ms', arg_ttl_ms}, {'fence', fences[j]},
       {'renewals', 0}, {'also_of', KEYS[6]}}) do
     redis.call('HSET', xh, kv[1], kv[2])
   end
-  if (ARGV[22] or '') ~= '' then redis.call('HSET', xh, 'renew_ms', ARGV[22]) end
-  redis.call('PEXPIRE', xh, ARGV[2])
-  if M > 1 then hold_limit(x.limit, M, ARGV[2]) end
+  if (arg_renew_ms or '') ~= '' then redis.call('HSET', xh, 'renew_ms', arg_renew_ms) end
+  redis.call('PEXPIRE', xh, arg_ttl_ms)
+  if M > 1 then hold_limit(x.limit, M, arg_ttl_ms) end
   r[6] = -1
   r[#r + 1] = fences[j]
   r[#r + 1] = s

@@ -1,12 +1,16 @@
--- `dlock release`: delete one slot whoever holds it, or only when ARGV[1] does; wake a waiter.
+-- `dlock release`: delete one slot whoever holds it, or only when arg_token does; wake a waiter.
 -- KEYS: the slot's lock key, its holder hash, wake, limit, then the lock key of every slot
 --   0 … N-1 (the limit key goes with the last held slot). ARGV: token ('' = whoever holds
---   it), N (--limit of the key).
+--   it), N (--limit of the key), by name below.
 -- Returns {1, token, holder fields...} released; {0} not held; {-1, token} held by another.
-local n = tonumber(ARGV[2])
+-- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+local arg_token = ARGV[1]
+local arg_limit = ARGV[2]
+-- (end of ARGV)
+local n = tonumber(arg_limit)
 local v = redis.call('GET', KEYS[1])
 if not v then return {0} end
-if ARGV[1] ~= '' and v ~= ARGV[1] then return {-1, v} end
+if arg_token ~= '' and v ~= arg_token then return {-1, v} end
 local h = redis.call('HGETALL', KEYS[2])
 if h[1] and redis.call('HGET', KEYS[2], 'token') ~= v then h = {} end
 redis.call('DEL', KEYS[1], KEYS[2])

@@ -1,14 +1,19 @@
 -- `dlock cancel`: ask the run holding one slot to stop, if `token` still holds it.
 -- KEYS: the slot's lock key, its holder hash, the run's cancel list ({KEY}:cancel:TOKEN) and its
 --   word key ({KEY}:ended:TOKEN; KEY: the run's --key, also for a slot held through --also).
--- ARGV: token, the request ("HOST (user)\nreason"), how long past the lock's TTL an unanswered
+-- ARGV (by name below): token, the request ("HOST (user)\nreason"), how long past the lock's TTL an unanswered
 --   request may stay (ms).
 -- Returns {1, pttl, holder fields...} asked (the holder answers by releasing, and writes its word
 --   over the mark this leaves in the word key, whether or not it took the request); {2, holder
 --   fields...} the slot is only kept by --hold-at-least (no holder process is left to ask: the
 --   caller frees it with break.lua); {0} the token no longer holds the slot (that run ended).
+-- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+local arg_token = ARGV[1]
+local arg_request = ARGV[2]
+local arg_margin_ms = ARGV[3]
+-- (end of ARGV)
 local v = redis.call('GET', KEYS[1])
-if v ~= ARGV[1] then return {0} end
+if v ~= arg_token then return {0} end
 local h = redis.call('HGETALL', KEYS[2])
 local kept = false
 local out = {}
@@ -22,9 +27,9 @@ if kept then
   return out
 end
 local ttl = redis.call('PTTL', KEYS[1])
-redis.call('LPUSH', KEYS[3], ARGV[2])
+redis.call('LPUSH', KEYS[3], arg_request)
 -- A lock without a TTL (set by hand) still gets a request that goes away.
-local keep = math.max(ttl, 0) + tonumber(ARGV[3])
+local keep = math.max(ttl, 0) + tonumber(arg_margin_ms)
 redis.call('PEXPIRE', KEYS[3], keep)
 -- The mark: the release writes its word over it (never over a word already there).
 redis.call('SET', KEYS[4], 'dlock-asked/1', 'NX', 'PX', keep)

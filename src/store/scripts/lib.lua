@@ -103,28 +103,52 @@ local function log_run(stats, runs, timeline, keep, outcome, code, entry)
   return ''
 end
 
--- The run log's entry fields from ARGV[first …]: run id, host, pid, slot, fence, command,
--- started and ended (Unix ms), renewals, waited ms, the lease the run held the lock under
--- (TTL ms, --max-renewals as a count or 'unlimited', --renew-every ms, --grace ms; '' when
--- unknown), the --every window's start ('' without --every), who cancelled the run and why
--- ('' unless `dlock cancel` stopped it), the id of the cancel request the run took ('' none:
--- it may have taken one while already stopping, and then it is not cancelled), the --also
--- keys (DLOCK_ALSO's text: one 'FENCE\tSLOT\tKEY' line per key; '' without --also), then,
--- with --capture, the output's total byte count and the kept bytes (absent without it).
-local ENTRY_NAMES = {'run', 'host', 'pid', 'slot', 'fence', 'command', 'started_ms', 'ended_ms',
-  'renewals', 'waited_ms', 'ttl_ms', 'max_renewals', 'renew_every_ms', 'grace_ms', 'window_ms',
-  'cancel_by', 'cancel_reason', 'cancel_id', 'also', 'output_bytes', 'output'}
+-- The run log's entry fields from ARGV[first] on (release.lua's and record.lua's `arg_rest`), in
+-- the order of ENTRY_NAMES: their names in the entry (src/store/script/args.rs, Entry, says what
+-- each holds); then, with --capture, the kept output (`output`). A field in ENTRY_OPTIONAL is
+-- left out when '' (the lease when unknown, the window without --every, the cancel's fields
+-- unless cancelled, the --also keys without --also, the output's size without --capture), and
+-- the output with it.
+-- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+local ENTRY_NAMES = {
+  'run',
+  'host',
+  'pid',
+  'slot',
+  'fence',
+  'command',
+  'started_ms',
+  'ended_ms',
+  'renewals',
+  'waited_ms',
+  'ttl_ms',
+  'max_renewals',
+  'renew_every_ms',
+  'grace_ms',
+  'window_ms',
+  'cancel_by',
+  'cancel_reason',
+  'cancel_id',
+  'also',
+  'output_bytes',
+}
+-- (end of ARGV)
+local ENTRY_OPTIONAL = {ttl_ms = true, max_renewals = true, renew_every_ms = true, grace_ms = true,
+  window_ms = true, cancel_by = true, cancel_reason = true, cancel_id = true, also = true,
+  output_bytes = true}
 local function entry_from(first)
   local e = {}
   for i, name in ipairs(ENTRY_NAMES) do
     local v = ARGV[first + i - 1]
-    -- The lease only when known, window_ms only with --every, the cancel's fields only for a
-    -- cancelled run, the --also keys only with --also, the output only with --capture.
-    local absent = (i >= 11 and i <= 19 and v == '') or (i >= 20 and ARGV[first + 19] == '')
-    if v ~= nil and not absent then
+    if v ~= nil and not (v == '' and ENTRY_OPTIONAL[name]) then
       e[#e + 1] = name
       e[#e + 1] = v
     end
+  end
+  local output = ARGV[first + #ENTRY_NAMES]
+  if output ~= nil and ARGV[first + #ENTRY_NAMES - 1] ~= '' then
+    e[#e + 1] = 'output'
+    e[#e + 1] = output
   end
   return e
 end

@@ -1,12 +1,24 @@
 -- Count and log a run that ends without a release (its lease was lost).
 -- KEYS: stats, runs, timeline, the run's word key (as release.lua's last).
--- ARGV: hold ms, histogram field, outcome counter, then the history:
---   outcome, exit code, host, pid, started and ended (Unix ms), then the run log as in
---   release.lua: entries to keep (the 10th ARGV) and the entry's fields from the 11th on (run id …
---   the lease … output bytes, kept output).
+-- ARGV (by name below): hold ms, histogram field, outcome counter, then the history: outcome,
+--   exit code, host, pid, started and ended (Unix ms), then the run log as in release.lua:
+--   entries to keep, and the entry's fields from arg_rest on (lib.lua's entry_from).
 -- Returns '' or why the run log could not be written. The holder's word for `dlock cancel` as
 -- release.lua writes it.
-speak(KEYS[4], entry_field(11, 'cancel_id'), ARGV[4], ARGV[5])
-record(KEYS[1], ARGV[1], ARGV[2], ARGV[3], false)
-history(KEYS[1], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
-return log_run(KEYS[1], KEYS[2], KEYS[3], ARGV[10], ARGV[4], ARGV[5], entry_from(11))
+-- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+local arg_hold_ms = ARGV[1]
+local arg_bucket = ARGV[2]
+local arg_counter = ARGV[3]
+local arg_outcome = ARGV[4]
+local arg_code = ARGV[5]
+local arg_host = ARGV[6]
+local arg_pid = ARGV[7]
+local arg_started_ms = ARGV[8]
+local arg_ended_ms = ARGV[9]
+local arg_history = ARGV[10]
+local arg_rest = 11
+-- (end of ARGV)
+speak(KEYS[4], entry_field(arg_rest, 'cancel_id'), arg_outcome, arg_code)
+record(KEYS[1], arg_hold_ms, arg_bucket, arg_counter, false)
+history(KEYS[1], arg_outcome, arg_code, arg_host, arg_pid, arg_started_ms, arg_ended_ms)
+return log_run(KEYS[1], KEYS[2], KEYS[3], arg_history, arg_outcome, arg_code, entry_from(arg_rest))

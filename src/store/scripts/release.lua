@@ -5,37 +5,50 @@
 --   of every slot 0 … N-1 (the limit key goes with the last held slot), then the timeline,
 --   then per --also key X_j: its wake list, its limit, its M slot lock keys and M holder hashes,
 --   then the run's word key for `dlock cancel` ({KEY}:ended:TOKEN).
--- ARGV: token, stats ('1'/'0'), keep ms (--hold-at-least: > 0 keeps the slot that much longer
---   instead of deleting it), hold ms, histogram field, outcome counter ('' for none), N, then
---   A (--also keys), M (--also-limit) and known lost ('1': the run's lease was lost, so it stays
---   'lost' and no compare failure is counted), then
---   the history: outcome (ok, failed, signal, cap), exit code, host, pid, started and ended
---   (Unix ms). A compare failure is recorded as outcome compare_failure (exit 0 becomes 125).
---   Then the run log: entries to keep (--history; 0 = none), and the entry's fields from
---   the 18th ARGV on: run id, host, pid, slot, fence, command, started, ended, renewals, waited ms,
---   the lease (TTL ms, max renewals or 'unlimited', renew-every ms, grace ms; '' unknown),
---   --every window start ('' without --every), cancelled by and why ('' unless cancelled),
---   the id of the cancel request the run took ('' none), the --also keys (DLOCK_ALSO's text; '' without --also), output bytes ('' without
---   --capture), and the kept output (only with --capture).
+-- ARGV (by name below; src/store/script/args.rs, Release, says what each holds): the token, the
+--   stats, --hold-at-least's keep ms, N, --also's A and M, whether the lease is known lost, the
+--   history (outcome ok, failed, signal or cap, exit code, host, pid, started and ended), the
+--   run-log entries to keep, then the entry's fields from arg_rest on (lib.lua's entry_from).
+--   A compare failure is recorded as outcome compare_failure (exit 0 becomes 125).
 --   With --also every X_j slot holding our token is freed (and its list woken) whether KEY's
 --   slot is ours or not: the lost-reply cleanup needs no slot numbers. The run's set was ours
 --   only if every key was: otherwise the answer is 0 (the job may have run without an X).
 --   A kept holder hash is marked `kept` '1': no process holds the lock any more, so `dlock
 --   cancel` frees it itself instead of asking a holder that is gone.
--- Returns {1 released, 2 kept for ARGV[3] ms, 0 not ours (or gone); '' or why the run log
+-- Returns {1 released, 2 kept for arg_keep_ms, 0 not ours (or gone); '' or why the run log
 --   could not be written}, and with --also a third item: the first X_j not ours (-1: none).
 --   When the run took a cancel request or was asked to stop (cancel.lua's mark), the holder's
 --   word for `dlock cancel` goes in the word key (lib.lua's speak) in this same script.
-local n = tonumber(ARGV[7])
-local A, M, known_lost = tonumber(ARGV[8]) or 0, tonumber(ARGV[9]) or 1, ARGV[10] == '1'
-local ours = redis.call('GET', KEYS[1]) == ARGV[1]
+-- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+local arg_token = ARGV[1]
+local arg_stats = ARGV[2]
+local arg_keep_ms = ARGV[3]
+local arg_hold_ms = ARGV[4]
+local arg_bucket = ARGV[5]
+local arg_counter = ARGV[6]
+local arg_limit = ARGV[7]
+local arg_also_count = ARGV[8]
+local arg_also_limit = ARGV[9]
+local arg_known_lost = ARGV[10]
+local arg_outcome = ARGV[11]
+local arg_code = ARGV[12]
+local arg_host = ARGV[13]
+local arg_pid = ARGV[14]
+local arg_started_ms = ARGV[15]
+local arg_ended_ms = ARGV[16]
+local arg_history = ARGV[17]
+local arg_rest = 18
+-- (end of ARGV)
+local n = tonumber(arg_limit)
+local A, M, known_lost = tonumber(arg_also_count) or 0, tonumber(arg_also_limit) or 1, arg_known_lost == '1'
+local ours = redis.call('GET', KEYS[1]) == arg_token
 -- --also: each X_j's slot holding our token (mine[j]; its keys from KEYS[xb(j)]), and the
 -- first X_j without one.
 local function xb(j) return 9 + n + (j - 1) * (2 + 2 * M) end
 local mine, lost = {}, -1
 for j = 1, A do
   for i = 0, M - 1 do
-    if redis.call('GET', KEYS[xb(j) + 2 + i]) == ARGV[1] then mine[j] = i end
+    if redis.call('GET', KEYS[xb(j) + 2 + i]) == arg_token then mine[j] = i end
   end
   if not mine[j] and lost < 0 then lost = j end
 end
@@ -45,8 +58,8 @@ local all = ours and lost < 0
 -- it ran), unless a later success is already recorded; the key's first success also records
 -- its period, which binds every later try (acquire.lua). Strict, like the fence, and first: a
 -- done key of another type stops the script before the lock is touched.
-local window = entry_field(18, 'window_ms')
-if all and window ~= '' and ARGV[11] == 'ok' then
+local window = entry_field(arg_rest, 'window_ms')
+if all and window ~= '' and arg_outcome == 'ok' then
   local g = redis.pcall('HMGET', KEYS[2], 'granted_ms', 'every_ms', 'offset_ms', 'schedule', 'tz',
     'window_end_ms')
   if type(g) ~= 'table' or g.err then g = {} end
@@ -55,7 +68,7 @@ if all and window ~= '' and ARGV[11] == 'ok' then
   local last = last_success(prev[1], prev[2])
   if granted > last then
     local fields = {{'window_ms', window}, {'granted_ms', ms_string(granted)},
-      {'done_ms', ms_string(server_ms())}, {'run', entry_field(18, 'run')}, {'host', ARGV[13]}}
+      {'done_ms', ms_string(server_ms())}, {'run', entry_field(arg_rest, 'run')}, {'host', arg_host}}
     -- The first success's period is the key's: the other kind's fields go (a try of the other
     -- kind before any success wrote its own, for status and check; left beside this one, it
     -- would pass acquire.lua's check as the key's period too).
@@ -78,18 +91,18 @@ if all and window ~= '' and ARGV[11] == 'ok' then
 end
 local r = 0
 if ours then
-  if tonumber(ARGV[3]) > 0 and all then
-    redis.call('PEXPIRE', KEYS[1], ARGV[3])
-    redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  if tonumber(arg_keep_ms) > 0 and all then
+    redis.call('PEXPIRE', KEYS[1], arg_keep_ms)
+    redis.call('PEXPIRE', KEYS[2], arg_keep_ms)
     redis.pcall('HSET', KEYS[2], 'kept', '1')
-    if n > 1 then hold_limit(KEYS[5], n, ARGV[3]) end
+    if n > 1 then hold_limit(KEYS[5], n, arg_keep_ms) end
     -- --hold-at-least keeps the whole set, and only a whole one.
     for j = 1, A do
       local b, s = xb(j), mine[j]
-      redis.call('PEXPIRE', KEYS[b + 2 + s], ARGV[3])
-      redis.call('PEXPIRE', KEYS[b + 2 + M + s], ARGV[3])
+      redis.call('PEXPIRE', KEYS[b + 2 + s], arg_keep_ms)
+      redis.call('PEXPIRE', KEYS[b + 2 + M + s], arg_keep_ms)
       redis.pcall('HSET', KEYS[b + 2 + M + s], 'kept', '1')
-      if M > 1 then hold_limit(KEYS[b + 1], M, ARGV[3]) end
+      if M > 1 then hold_limit(KEYS[b + 1], M, arg_keep_ms) end
     end
     r = 2
   else
@@ -106,7 +119,7 @@ if n > 1 and r ~= 2 then drop_limit_if_free(KEYS[5], 8, n) end
 local elsewhere = false
 if A > 0 and not ours then
   for i = 0, n - 1 do
-    if redis.call('GET', KEYS[8 + i]) == ARGV[1] then elsewhere = true end
+    if redis.call('GET', KEYS[8 + i]) == arg_token then elsewhere = true end
   end
 end
 if r ~= 2 and not elsewhere then
@@ -121,19 +134,19 @@ if r ~= 2 and not elsewhere then
 end
 if not all then r = 0 end
 local failed = r == 0 and not known_lost
-local outcome, code = ARGV[11], ARGV[12]
+local outcome, code = arg_outcome, arg_code
 if failed then
   outcome = 'compare_failure'
   if code == '0' then code = '125' end
 end
-speak(KEYS[#KEYS], entry_field(18, 'cancel_id'), outcome, code)
+speak(KEYS[#KEYS], entry_field(arg_rest, 'cancel_id'), outcome, code)
 local logged = ''
-if ARGV[2] == '1' then
-  record(KEYS[3], ARGV[4], ARGV[5], ARGV[6], failed)
-  history(KEYS[3], outcome, code, ARGV[13], ARGV[14], ARGV[15], ARGV[16])
+if arg_stats == '1' then
+  record(KEYS[3], arg_hold_ms, arg_bucket, arg_counter, failed)
+  history(KEYS[3], outcome, code, arg_host, arg_pid, arg_started_ms, arg_ended_ms)
   -- The key's N, for status and metrics once no slot is held.
   redis.pcall('HSET', KEYS[3], 'limit', n)
-  logged = log_run(KEYS[3], KEYS[6], KEYS[8 + n], ARGV[17], outcome, code, entry_from(18))
+  logged = log_run(KEYS[3], KEYS[6], KEYS[8 + n], arg_history, outcome, code, entry_from(arg_rest))
 end
 if A > 0 then return {r, logged, lost} end
 return {r, logged}

@@ -5,13 +5,18 @@
 -- run) never leave the server. The fields are picked in one pass without a table per entry:
 -- this loop is most of what reading a log costs Redis (the board reads this way only the logs
 -- its timeline does not mirror).
--- KEYS: runs. ARGV: since (Unix ms: the range's start), count, start (an entry id at or after
+-- KEYS: runs. ARGV (by name below): since (Unix ms: the range's start), count, start (an entry id at or after
 --   since, the newest the reader knows: read from it on, it included, so that the reader sees
 --   whether the log still has it; '' to read from since).
 -- Returns {lines, older (1: an entry older than since is kept), xlen, the newest entry's id
 --   ('' for an empty log)}.
-local since, count = tonumber(ARGV[1]), tonumber(ARGV[2])
-local start = ARGV[3]
+-- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+local arg_since_ms = ARGV[1]
+local arg_count = ARGV[2]
+local arg_start = ARGV[3]
+-- (end of ARGV)
+local since, count = tonumber(arg_since_ms), tonumber(arg_count)
+local start = arg_start
 if start == '' then start = since end
 local entries = redis.call('XREVRANGE', KEYS[1], '+', start, 'COUNT', count)
 local lines = {}

@@ -3,8 +3,11 @@
 -- KEYS: a wake-up list, then (optional) the key's slots' lock keys: with them, the wake-up is
 --   pushed only if one of them is free (a semaphore's waiter that took a slot handing on a
 --   wake-up that may be another slot's; with none free it announced our own).
--- ARGV: how many items it may hold (the key's slots; 1 for a waiter's own key).
+-- ARGV (by name below): how many items it may hold (the key's slots; 1 for a waiter's own key).
 -- Returns 1 pushed, 0 not (every slot held).
+-- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+local arg_room = ARGV[1]
+-- (end of ARGV)
 if #KEYS > 1 then
   local free = false
   for i = 2, #KEYS do
@@ -12,5 +15,5 @@ if #KEYS > 1 then
   end
   if not free then return 0 end
 end
-wake(KEYS[1], ARGV[1])
+wake(KEYS[1], arg_room)
 return 1
