@@ -76,7 +76,7 @@ fn a_server_set_up_right_passes_with_no_failure_and_the_table_says_so() {
         .run();
     out.code(0)
         .stdout_has("✓ eviction")
-        .stdout_has("0 failed, 0 warnings, 0 not read, 11 ok");
+        .stdout_has("0 failed, 0 warnings, 0 not read, 12 ok");
 }
 
 #[test]

@@ -90,5 +90,6 @@ mod timeline;
 mod tls;
 mod tree;
 mod usage_messages;
+mod versions;
 mod waited_lease;
 mod waiting;

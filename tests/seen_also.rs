@@ -102,7 +102,12 @@ fn an_also_set_shows_in_status_history_the_prometheus_page_and_the_board() {
         .lines()
         .find(|l| l.starts_with("dlock:backup "))
         .unwrap_or_else(|| panic!("{table}"));
-    assert!(row.ends_with("  dlock:db:main"), "{table}");
+    // ALSO, before the last column (VERSION, issue 65).
+    let before = row
+        .trim_end()
+        .rsplit_once("  ")
+        .map_or("", |(a, _)| a.trim_end());
+    assert!(before.ends_with("  dlock:db:main"), "{table}");
 
     let out = dlock(&r).args(["status", "--format", "prometheus"]).run();
     let page = &out.code(0).stdout;

@@ -165,7 +165,8 @@ fn wide_columns_line_up_whatever_their_values_and_nothing_is_cut() {
     let lines: Vec<&str> = out.stdout.lines().collect();
     let columns = starts(lines[0]);
     let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names.len(), 22, "{names:?}\n{}", out.stdout);
+    // VERSION last (issue 65), after ALSO.
+    assert_eq!(names.len(), 23, "{names:?}\n{}", out.stdout);
     let row = |key: &str| {
         *lines
             .iter()
@@ -193,6 +194,12 @@ fn wide_columns_line_up_whatever_their_values_and_nothing_is_cut() {
         "cut: {holder}"
     );
     assert!(holder.contains(" ago)  "), "cut: {holder}");
+    // The writer's version as the server holds it in the holder hash.
+    let version = r.cmd_string(&["HGET", "{dlock:db:main}:holder", "version"]);
+    assert_eq!(
+        from(row("dlock:db:main"), col("VERSION")).trim_end(),
+        version
+    );
     assert!(
         from(row("dlock:reconcile"), col("PAUSED")).starts_with("by ")
             && row("dlock:reconcile")

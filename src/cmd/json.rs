@@ -76,6 +76,7 @@ pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
                     also_of: who.and_then(|w| w.also_of.as_deref()),
                     command: who.map(|w| w.command.as_str()),
                     fence: who.and_then(|w| w.fence),
+                    format: who.map(|w| w.writer.format),
                     host: who.map(|w| w.host.as_str()),
                     pid: who.map(|w| w.pid),
                     renewals: who.and_then(|w| w.renewals),
@@ -83,6 +84,7 @@ pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
                     slot: h.slot,
                     token: &h.token,
                     ttl_ms: h.ttl_ms,
+                    version: who.and_then(|w| w.writer.version.as_deref()),
                 }
             })
             .collect(),
@@ -239,6 +241,9 @@ struct SlotJson<'a> {
     also_of: Option<&'a str>,
     command: Option<&'a str>,
     fence: Option<i64>,
+    /// Issue 65 (additions): the key format and the dlock version that wrote the holder hash
+    /// (format 1 and null: a dlock before versions were recorded).
+    format: Option<u32>,
     host: Option<&'a str>,
     pid: Option<i64>,
     renewals: Option<i64>,
@@ -246,6 +251,7 @@ struct SlotJson<'a> {
     slot: u32,
     token: &'a str,
     ttl_ms: i64,
+    version: Option<&'a str>,
 }
 
 #[derive(Serialize)]

@@ -12,6 +12,7 @@ pub mod calendars;
 pub mod keys;
 pub mod pauses;
 pub mod rights;
+pub mod versions;
 
 /// A row's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -21,6 +21,7 @@ pub(crate) mod retry;
 pub(crate) mod stats;
 pub(crate) mod stop;
 mod stop_events;
+pub(crate) mod versions;
 
 /// A run's timing settings, as the stop and renewal machines read them (and its run-log entry
 /// records, for `doctor` to judge the lease against the runs).

@@ -4,7 +4,7 @@
 
 use redis::{RedisResult, Value};
 
-use super::keys::{Keys, RunKeys};
+use super::keys::{KEY_FORMAT, Keys, RunKeys, WRITER};
 use super::lock::{also_block, also_limit, arg_ms, flag, slot_of, unexpected};
 use super::runs::{RunLog, UNLIMITED};
 use super::script::{Args, Call, Items, RECORD, RELEASE, Script, args, read};
@@ -104,6 +104,8 @@ fn entry(log: &RunLog, token: &str, r: Ran) -> Vec<String> {
         cancel_reason: cancel.1,
         cancel_id: log.cancel_id.clone().unwrap_or_default(),
         also: log.also.clone(),
+        version: WRITER.to_string(),
+        format: KEY_FORMAT.to_string(),
         output_bytes: log
             .output
             .as_ref()

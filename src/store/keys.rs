@@ -51,6 +51,8 @@ pub struct Slot {
 /// Most slots `--limit` accepts: every acquire and release script touches each slot's key.
 pub const MAX_LIMIT: u32 = 1000;
 
+pub use crate::core::versions::{KEY_FORMAT, WRITER};
+
 /// Most `--also` keys one run takes (issue 52): acquire.lua reads every slot of each.
 pub const MAX_ALSO: usize = 16;
 

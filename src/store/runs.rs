@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::conn::Conn;
 use super::keys::Keys;
 use crate::core::Limits;
+use crate::core::versions::Writer;
 
 /// A run's entry in the key's run log (SPEC 7b), beyond what `Finish` says.
 #[derive(Debug, Clone, Default)]
@@ -86,6 +87,8 @@ pub struct RunEntry {
     /// With --also: the run's --also keys, in command-line order (the entry's `also` field);
     /// empty without.
     pub also: Vec<AlsoKey>,
+    /// The dlock version and key format that wrote the entry (issue 65; format 1: none said).
+    pub writer: Writer,
 }
 
 /// One --also key of a run, as its DLOCK_ALSO line (`FENCE\tSLOT\tKEY`) gave it.
@@ -126,6 +129,7 @@ impl RunEntry {
         };
         // ttl_ms, max_renewals, renew_every_ms, grace_ms: a lease is known only whole.
         let mut lease: [Option<&[u8]>; 4] = [None; 4];
+        let (mut version, mut format) = (None, None);
         for pair in fields.chunks(2) {
             let [name, value] = pair else { continue };
             let (Some(name), Some(value)) = (bytes(name), bytes(value)) else {
@@ -157,10 +161,13 @@ impl RunEntry {
                 b"output" => e.output = Some(value.to_vec()),
                 b"output_bytes" => e.output_bytes = Some(num()),
                 b"also" => e.also = also_keys(&text()),
+                b"version" => version = Some(text()),
+                b"format" => format = Some(text()),
                 _ => {}
             }
         }
         e.lease = lease_of(lease);
+        e.writer = Writer::of(version.as_deref(), format.as_deref());
         e
     }
 }

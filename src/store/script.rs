@@ -64,51 +64,51 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new::<args::Acquire>(
     include_str!("scripts/acquire.lua"),
-    "df7b5f25528a6116c4aa75a86a80e3797d3829d0",
+    "3979ee8e2d94cb1d35e38e96ddbdb03c210063f3",
 );
 pub(crate) static RENEW: Script = Script::new::<args::Renew>(
     include_str!("scripts/renew.lua"),
-    "58c69d88456137c38d9dd8f6802de3afd7c1c59a",
+    "99ae3a14b4a03142dd9aa8693599c3ddaf0a66d4",
 );
 pub(crate) static RELEASE: Script = Script::new::<args::Release>(
     include_str!("scripts/release.lua"),
-    "0e59ec51550b15c8c0cf4b2b5b6358f403f73f26",
+    "112cef5609c34c6461c055e2d22da636aca05963",
 );
 pub(crate) static RECORD: Script = Script::new::<args::Record>(
     include_str!("scripts/record.lua"),
-    "4bd4812e1589c3bfc628509dc31cf0a2e9faf29d",
+    "c29cedcb8f19127539bc60e5030d0703b604d9c6",
 );
 pub(crate) static BUSY: Script = Script::new::<args::Busy>(
     include_str!("scripts/busy.lua"),
-    "b3d5e6350dc1c0440fa292ec59b12a516a0a4926",
+    "6e469aca6e2e63a6aaef69061b8cc5d9b07f2517",
 );
 pub(crate) static WAKE: Script = Script::new::<args::Wake>(
     include_str!("scripts/wake.lua"),
-    "b478bfd721802f3d18fd4599a83533b2266d8ee5",
+    "ef358c421595c0387b39f6c00befb50a46518b20",
 );
 pub(crate) static TIMELINE: Script = Script::new::<args::Timeline>(
     include_str!("scripts/timeline.lua"),
-    "64149902cd87cc36fc38b4be292bea216e3fc26c",
+    "41f7174798e819f4f01da88cc54fc646f6b18353",
 );
 pub(crate) static PERIOD: Script = Script::new::<args::Period>(
     include_str!("scripts/period.lua"),
-    "221a66b1122501d97a5839191b5694e209a66b3e",
+    "af14abe714f1d160b614ef582ff5b1daf14fde08",
 );
 pub(crate) static PAUSE: Script = Script::new::<args::Pause>(
     include_str!("scripts/pause.lua"),
-    "cd9c0a81303986871906f5b2b264f373c268864d",
+    "d45a5ba2df2fa62f5d9a961d643343187a36c6cf",
 );
 pub(crate) static CANCEL: Script = Script::new::<args::Cancel>(
     include_str!("scripts/cancel.lua"),
-    "9222b2bb72b9da63872e0be817db177045c9aaee",
+    "c872760850eeb1df08dc9fa0acf26850e0b99797",
 );
 pub(crate) static WITHDRAW: Script = Script::new::<args::NoArgs>(
     include_str!("scripts/withdraw.lua"),
-    "c79f5d3b7af34e9a2e570081fe6437b56639c698",
+    "b268d2f60f9e49cf04c81fe2c52883c9ad2db12f",
 );
 pub(crate) static BREAK: Script = Script::new::<args::Break>(
     include_str!("scripts/break.lua"),
-    "f916da7208d630f4a1508ceed89b62c91696e065",
+    "1a087113c96bf3fd4612365034c6d5d194446c17",
 );
 
 /// One script call: its KEYS in the order the script's header documents, its ARGV by name

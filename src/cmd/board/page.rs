@@ -141,7 +141,7 @@ pub fn holder_cell(h: Option<&SlotState>, prefix: &str, now_ms: i64) -> Markup {
                     span class="also-of" { "run of " (lock_link(prefix, of)) }
                     " "
                 }
-                span class="who" title={(w.host) ":" (w.pid)} { (w.host) ":" (w.pid) }
+                span class="who" title={(w.host) ":" (w.pid) ", dlock " (w.writer.label())} { (w.host) ":" (w.pid) }
                 " "
                 code title=(w.command) { (w.command) }
                 @if let Some(t) = w.since_ms {

@@ -9,8 +9,10 @@ use redis::RedisResult;
 use crate::cli::config::DoctorConfig;
 use crate::core::doctor::calendars::CalendarKey;
 use crate::core::doctor::keys::{self, Key, Lock, Run};
+use crate::core::doctor::versions::KeyWriters;
 use crate::core::doctor::{self, Row};
 use crate::core::pause::Scope;
+use crate::core::versions::Feature;
 use crate::store::cancel;
 use crate::store::conn::Conn;
 use crate::store::keys::Keys;
@@ -168,6 +170,55 @@ pub fn also(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
         cfg.server.target.is_cluster(),
         &crate::store::keys::cluster_slot,
     ))
+}
+
+/// The versions row: who wrote each lock's holders and the newest page of its run log, and
+/// the features in force on it that an older dlock cannot honour (an `--also` set: its
+/// reservations).
+pub fn versions(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
+    let mut found = Vec::new();
+    let mut failed = None;
+    reader::open(&cfg.server, &cfg.prefix, &cfg.keys)?.read(|f| {
+        let Found::Lock(s) = f else { return };
+        if failed.is_some() {
+            return;
+        }
+        let mut k = KeyWriters {
+            key: s
+                .key
+                .strip_prefix(&cfg.prefix)
+                .unwrap_or(&s.key)
+                .to_string(),
+            ..KeyWriters::default()
+        };
+        let mut sets = false;
+        for h in s.holders.iter().filter_map(|h| h.holder.as_ref()) {
+            sets |= !h.also.is_empty() || h.also_of.is_some();
+            k.seen.push((h.writer.clone(), h.host.clone()));
+        }
+        if !s.damaged(Part::Runs) {
+            let mut n = 0;
+            let walked = runs::walk(c, &Keys::new(&s.key), PAGE, |e| {
+                sets |= !e.also.is_empty();
+                k.seen.push((e.writer, e.host));
+                n += 1;
+                n < PAGE
+            });
+            match walked {
+                Err(e) if e.code() == Some("WRONGTYPE") => {}
+                Err(e) => failed = Some(e),
+                Ok(_) => {}
+            }
+        }
+        if sets {
+            k.features.push(Feature::Reservations);
+        }
+        found.push(k);
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(doctor::versions::versions(&found)),
+    }
 }
 
 /// One lock as the row judges it: its stats counters, a slot held with no expiry, and its

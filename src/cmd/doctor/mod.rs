@@ -25,14 +25,15 @@ mod rights;
 const PINGS: usize = 20;
 
 /// The checks, in the order they are printed; each reads with the connection and judges. All
-/// but the last five are the server's, run on each master of a cluster; the keys, pauses,
-/// cancels, calendars and also rows read every master themselves, so they run once, on the first.
+/// but the last six are the server's, run on each master of a cluster; the keys, pauses,
+/// cancels, calendars, also and versions rows read every master themselves, so they run once,
+/// on the first.
 type Check = fn(&DoctorConfig, &mut Conn) -> RedisResult<Row>;
 
 /// The rows at the end of CHECKS that run once, not per master.
-const ONCE: usize = 5;
+const ONCE: usize = 6;
 
-const CHECKS: [(&str, Check); 11] = [
+const CHECKS: [(&str, Check); 12] = [
     ("server", server),
     ("eviction", eviction),
     ("persistence", persistence),
@@ -44,6 +45,7 @@ const CHECKS: [(&str, Check); 11] = [
     ("cancels", keys::cancels),
     ("calendars", keys::calendars),
     ("also", keys::also),
+    ("versions", keys::versions),
 ];
 
 /// `dlock doctor`: every row on stdout (or one JSON object); exit 1 when one failed.

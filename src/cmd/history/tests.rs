@@ -23,6 +23,7 @@ fn entry(outcome: &str, output: Option<&[u8]>) -> RunEntry {
         output: output.map(<[u8]>::to_vec),
         output_bytes: output.map(|o| o.len() as i64),
         also: Vec::new(),
+        writer: Default::default(),
     }
 }
 

@@ -52,6 +52,8 @@ const WIDE: &[(&str, usize)] = &[
     // An addition (`run --also`, issue 52): the holder's --also keys, last so that every
     // column before it stays where it was.
     ("ALSO", 4),
+    // An addition (issue 65): the dlock version that wrote the holder hash, last again.
+    ("VERSION", 7),
 ];
 
 /// The whole table: a header, then each lock (a semaphore's other holders on lines of their
@@ -174,7 +176,7 @@ impl Table {
         let paused = r.paused(now);
         // The board says the same word (`KeyStatus::state_word`).
         let state = r.state_word(now);
-        let holders: Vec<[String; 5]> = r
+        let holders: Vec<[String; 6]> = r
             .holders
             .iter()
             .map(|h| {
@@ -205,6 +207,7 @@ impl Table {
                     w.and_then(|w| w.renewals)
                         .map_or("-".into(), |n| n.to_string()),
                     w.map_or("-".into(), also_cell),
+                    w.map_or("-".into(), |w| w.writer.label()),
                 ]
             })
             .collect();
@@ -215,9 +218,11 @@ impl Table {
                 "-".into(),
                 "-".into(),
                 "-".into(),
+                "-".into(),
             ]
         };
-        let [holder, since, ttl, renewals, also] = holders.first().cloned().unwrap_or_else(dash);
+        let [holder, since, ttl, renewals, also, version] =
+            holders.first().cloned().unwrap_or_else(dash);
         let s = &r.stats;
         let last_ok = match (r.last_success_ms, self.wide()) {
             (None, _) => "never".into(),
@@ -249,6 +254,7 @@ impl Table {
                 every_cell(r, now_ms),
                 paused.map_or("-".into(), |p| pause_cell(p, now)),
                 also,
+                version,
             ]
         } else {
             vec![
@@ -262,13 +268,13 @@ impl Table {
             ]
         };
         let mut out = vec![first];
-        for [holder, since, ttl, renewals, also] in holders.into_iter().skip(1) {
+        for [holder, since, ttl, renewals, also, version] in holders.into_iter().skip(1) {
             let mut more = vec![String::new(), String::new(), holder];
             if self.wide() {
                 more.extend([since, ttl, renewals]);
-                // Each holder's own --also keys, in the last column.
-                more.resize(self.columns.len() - 1, String::new());
-                more.push(also);
+                // Each holder's own --also keys and version, in the last columns.
+                more.resize(self.columns.len() - 2, String::new());
+                more.extend([also, version]);
             } else {
                 more.push(ttl);
             }

@@ -9,7 +9,7 @@ use crate::core::acquire::{ClockOff, NotDue, OtherPeriod};
 use crate::core::calendar::{Calendar, Spelling};
 use crate::core::every::{Every, Period};
 use crate::core::pause::{Pause, Scope};
-use crate::store::keys::{Keys, MAX_ALSO, MAX_ALSO_LIMIT};
+use crate::store::keys::{KEY_FORMAT, Keys, MAX_ALSO, MAX_ALSO_LIMIT, WRITER};
 use crate::store::script::{ACQUIRE, Call, Items, Script, args};
 use std::time::Duration;
 
@@ -191,6 +191,8 @@ impl Call for AcquireCall<'_> {
                 ms if ms == 0 || ms == m.since_ms => String::new(),
                 ms => ms.to_string(),
             },
+            version: WRITER.to_string(),
+            format: KEY_FORMAT.to_string(),
             ..Default::default()
         };
         if let Some(EveryArg::Calendar(c, starts, spelled)) = self.every {

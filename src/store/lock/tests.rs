@@ -414,18 +414,23 @@ fn a_calendar_is_sent_in_its_one_spelling_and_as_typed() {
         .argv()
     };
     let a = argv("0 9 * * MON-FRI", "europe/berlin", None);
-    assert_eq!(a.len(), 26);
+    let a = args::Acquire::read(&a);
     // The run's first try: '' on the first (the script reads the send's time).
-    assert_eq!(a[25], "");
-    assert_eq!(a[15..17], ["0 9 * * 1-5", "Europe/Berlin"]);
-    assert_eq!(a[23..25], ["0 9 * * MON-FRI", "europe/berlin"]);
+    assert_eq!(a.first_ms, "");
+    assert_eq!([a.schedule, a.tz], ["0 9 * * 1-5", "Europe/Berlin"]);
+    assert_eq!(
+        [a.typed_schedule, a.typed_tz],
+        ["0 9 * * MON-FRI", "europe/berlin"]
+    );
     let a = argv("0 9 * * 1-5", "UTC", None);
-    assert_eq!(a[15..17], ["0 9 * * 1-5", "UTC"]);
-    assert_eq!(a[23..25], ["", ""]);
+    let a = args::Acquire::read(&a);
+    assert_eq!([a.schedule, a.tz], ["0 9 * * 1-5", "UTC"]);
+    assert_eq!([a.typed_schedule, a.typed_tz], ["", ""]);
     let old = Spelling {
         schedule: "0 9 * * mon-fri".into(),
         tz: "Etc/UTC".into(),
     };
     let a = argv("0 9 * * 1-5", "UTC", Some(&old));
-    assert_eq!(a[15..17], ["0 9 * * mon-fri", "Etc/UTC"]);
+    let a = args::Acquire::read(&a);
+    assert_eq!([a.schedule, a.tz], ["0 9 * * mon-fri", "Etc/UTC"]);
 }

@@ -37,7 +37,7 @@ macro_rules! args {
                 vec![$(self.$field),*]
             }
         }
-        #[cfg(feature = "test-support")]
+        #[cfg(any(test, feature = "test-support"))]
         impl<'a> $name<&'a str> {
             /// A call's ARGV as the script reads it: '' past the end.
             pub fn read(argv: &'a [String]) -> Self {
@@ -100,6 +100,10 @@ args! {
         typed_tz,
         /// The run's first try (Unix ms, the host's clock; '': this try's, `since_ms`).
         first_ms,
+        /// Who wrote the holder hashes: dlock's version and the key format (`keys::WRITER`,
+        /// `keys::KEY_FORMAT`), for `status`, the board and `doctor` (issue 65).
+        version,
+        format,
     }
 
     /// renew.lua.
@@ -213,6 +217,10 @@ args! {
         cancel_id,
         /// DLOCK_ALSO's text: one 'FENCE\tSLOT\tKEY' line per key ('' without --also).
         also,
+        /// The dlock version and key format that wrote the entry (and, for an --every
+        /// success, the done record).
+        version,
+        format,
         /// The output's total byte count ('' without --capture).
         output_bytes,
     }

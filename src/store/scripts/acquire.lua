@@ -72,6 +72,8 @@ local arg_retry_ms = ARGV[23]
 local arg_typed_schedule = ARGV[24]
 local arg_typed_tz = ARGV[25]
 local arg_first_ms = ARGV[26]
+local arg_version = ARGV[27]
+local arg_format = ARGV[28]
 -- (end of ARGV)
 local n = tonumber(arg_limit)
 local function lock(i) return KEYS[6 + 2 * i] end
@@ -494,6 +496,8 @@ redis.call('HSET', h, 'ttl_ms', arg_ttl_ms)
 redis.call('HSET', h, 'fence', f)
 redis.call('HSET', h, 'renewals', 0)
 if (arg_renew_ms or '') ~= '' then redis.call('HSET', h, 'renew_ms', arg_renew_ms) end
+-- Who wrote it (issue 65): one HSET of two fields (Redis 4.0 on; the run log's streams need 5.0).
+redis.call('HSET', h, 'version', arg_version, 'format', arg_format)
 -- --every: the run's window, its grant on the server's clock and its period, for the release
 -- that records its success.
 for _, kv in ipairs(period_fields) do
@@ -522,6 +526,7 @@ for j = 1, A do
     redis.call('HSET', xh, kv[1], kv[2])
   end
   if (arg_renew_ms or '') ~= '' then redis.call('HSET', xh, 'renew_ms', arg_renew_ms) end
+  redis.call('HSET', xh, 'version', arg_version, 'format', arg_format)
   redis.call('PEXPIRE', xh, arg_ttl_ms)
   if M > 1 then hold_limit(x.limit, M, arg_ttl_ms) end
   r[6] = -1

@@ -130,6 +130,8 @@ local ENTRY_NAMES = {
   'cancel_reason',
   'cancel_id',
   'also',
+  'version',
+  'format',
   'output_bytes',
 }
 -- (end of ARGV)
@@ -137,16 +139,17 @@ local ENTRY_OPTIONAL = {ttl_ms = true, max_renewals = true, renew_every_ms = tru
   window_ms = true, cancel_by = true, cancel_reason = true, cancel_id = true, also = true,
   output_bytes = true}
 local function entry_from(first)
-  local e = {}
+  local e, size = {}, ''
   for i, name in ipairs(ENTRY_NAMES) do
     local v = ARGV[first + i - 1]
     if v ~= nil and not (v == '' and ENTRY_OPTIONAL[name]) then
       e[#e + 1] = name
       e[#e + 1] = v
     end
+    if name == 'output_bytes' then size = v end
   end
   local output = ARGV[first + #ENTRY_NAMES]
-  if output ~= nil and ARGV[first + #ENTRY_NAMES - 1] ~= '' then
+  if output ~= nil and size ~= '' then
     e[#e + 1] = 'output'
     e[#e + 1] = output
   end

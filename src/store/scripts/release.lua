@@ -87,6 +87,8 @@ if all and window ~= '' and arg_outcome == 'ok' then
     for _, kv in ipairs(fields) do
       redis.call('HSET', KEYS[7], kv[1], kv[2])
     end
+    redis.call('HSET', KEYS[7], 'version', entry_field(arg_rest, 'version'), 'format',
+      entry_field(arg_rest, 'format'))
   end
 end
 local r = 0

@@ -3,6 +3,7 @@
 //! which `--also` keys the run holds besides.
 
 use super::{Fields, get};
+use crate::core::versions::Writer;
 
 /// Who holds a lock, from the holder hash (only when it matches the lock's token).
 #[derive(Debug, Clone, Default)]
@@ -21,6 +22,8 @@ pub struct Holder {
     /// `--also`: the lock keys of the run's `--also` keys (the hash's `also`, one a line),
     /// in command-line order; empty without `--also`.
     pub also: Vec<String>,
+    /// The dlock version and key format that wrote the hash (issue 65).
+    pub writer: Writer,
 }
 
 impl Holder {
@@ -50,6 +53,7 @@ impl Holder {
                         .collect()
                 })
                 .unwrap_or_default(),
+            writer: Writer::of(get(hash, "version"), get(hash, "format")),
         })
     }
 }
