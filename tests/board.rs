@@ -252,6 +252,16 @@ fn markup_in_a_held_lock_its_command_a_foreign_key_and_the_filter_makes_no_eleme
             .contains("echo \"<b>x</b>\"; read x"),
         "{page}"
     );
+    // The holder's tooltip names the dlock that wrote it (issue 65), as the server has it.
+    let version = r.cmd_string(&["HGET", "{dlock:<b>x</b>held}:holder", "version"]);
+    let title = b.eval("return document.querySelector('table.holders span.who').title;");
+    assert!(
+        title
+            .as_str()
+            .unwrap_or_default()
+            .ends_with(&format!(", dlock {version}")),
+        "{title} lacks {version}"
+    );
     holder.write("x\n");
     holder.finish(Duration::from_secs(10)).code(0);
 }

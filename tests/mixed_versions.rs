@@ -243,3 +243,82 @@ fn a_cancel_across_versions_is_what_the_table_says() {
         Some(122)
     );
 }
+
+/// `dlock pause` across versions, both ways, for one key and for every key (`--all`): a try of
+/// either version on a key the other paused runs nothing (its job would create a file) and
+/// ends paused; after `resume` by the other, it runs.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "previous"),
+    ignore = "needs the previous release's dlock (.ci/previous builds it; DLOCK_TEST_PREVIOUS=$(.ci/previous))"
+)]
+fn a_pause_one_version_set_stops_the_other() {
+    require!(Need::Previous);
+    let r = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let at = |bin: &str| Dlock::bare_of(bin).env("DLOCK_URL", &r.url());
+    for (n, (by, runs)) in [(old(), new()), (new(), old())].into_iter().enumerate() {
+        for scope in ["k", "--all"] {
+            at(&by)
+                .args(["pause", scope, "--reason", "upgrade"])
+                .run()
+                .code(0);
+            let ran = dir.path().join(format!("{n}{scope}"));
+            let job = ["--", "touch", ran.to_str().unwrap()];
+            let try_run = || {
+                at(&runs)
+                    .args(["run", "--key", "k", "--paused-exit-code", "3"])
+                    .args(job)
+                    .run()
+            };
+            try_run().code(3);
+            assert!(!ran.exists(), "{scope} paused by {by}: {runs} ran");
+            at(&by).args(["resume", scope]).run().code(0);
+            try_run().code(0);
+            assert!(ran.exists(), "{scope} resumed by {by}: {runs} did not run");
+        }
+    }
+}
+
+/// docs/guarantees.md's "Upgrading a fleet" table names a test in its last column on every
+/// row, each one of this file's or tests/versions.rs's, and every test here is in it.
+#[test]
+fn the_upgrade_table_and_these_tests_name_each_other() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/guarantees.md"))
+        .unwrap();
+    let section = doc
+        .split("### Upgrading a fleet")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the section");
+    let named: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| on the same keys"))
+        .filter_map(|l| l.trim_end_matches('|').rsplit('|').next())
+        .flat_map(|cell| cell.split('`').skip(1).step_by(2))
+        .collect();
+    let source = |f: &str| {
+        std::fs::read_to_string(format!("{}/tests/{f}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    };
+    let (here, versions) = (source("mixed_versions.rs"), source("versions.rs"));
+    for name in &named {
+        let f = format!("fn {name}()");
+        assert!(
+            here.contains(&f) || versions.contains(&f),
+            "the table names {name}, which is no test"
+        );
+    }
+    // Each test: the first `fn` line after a line that is `#[test]`.
+    let lines: Vec<&str> = here.lines().collect();
+    for (i, _) in lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == "#[test]")
+    {
+        let f = lines[i..].iter().find(|l| l.starts_with("fn ")).unwrap();
+        let name = f[3..].split('(').next().unwrap();
+        if name != "the_upgrade_table_and_these_tests_name_each_other" {
+            assert!(named.contains(&name), "{name} is not in the table");
+        }
+    }
+}
