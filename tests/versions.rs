@@ -153,4 +153,23 @@ fn an_older_host_is_named_where_it_cannot_honour_a_feature() {
             .starts_with("upgrade dlock on "),
         "{row}"
     );
+    // The new side says it too: a set blocked by an older holder names it as one.
+    let mut holder = Dlock::bare_of(&old)
+        .env("DLOCK_URL", &r.url())
+        .args(["run", "--key", "db", "--", "sh", "-c", "echo up; read x"])
+        .spawn();
+    holder.expect_line("up");
+    let out = dlock(&r)
+        .args([
+            "run", "--key", "backup", "--also", "db", "--wait", "0", "--", "true",
+        ])
+        .run();
+    assert!(
+        out.stderr
+            .contains("(an older dlock, which does not keep reservations)"),
+        "{}",
+        out.stderr
+    );
+    holder.write("x\n");
+    holder.finish(std::time::Duration::from_secs(10)).code(0);
 }

@@ -64,7 +64,7 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new::<args::Acquire>(
     include_str!("scripts/acquire.lua"),
-    "3979ee8e2d94cb1d35e38e96ddbdb03c210063f3",
+    "0842141083170135c05b3c51c9e5f6150199df8a",
 );
 pub(crate) static RENEW: Script = Script::new::<args::Renew>(
     include_str!("scripts/renew.lua"),

@@ -443,10 +443,12 @@ if #blocked > 0 then
     if not pttl or (pttl >= 0 and (best < 0 or best > pttl)) then pttl = best end
   end
   local who = kept[blocked[1]] and kept[blocked[1]][3] or ''
-  local h = redis.pcall('HMGET', first.holder(at), 'token', 'host', 'pid', 'also_of')
+  local h = redis.pcall('HMGET', first.holder(at), 'token', 'host', 'pid', 'also_of', 'format')
   if who == '' and type(h) == 'table' and h[1] == redis.call('GET', first.lock(at)) then
     who = (h[2] or '?') .. ' pid ' .. (h[3] or '?')
     if h[4] then who = who .. ' (run of ' .. h[4] .. ')' end
+    -- A holder from before key formats (issue 65): its dlock's tries do not read reservations.
+    if not h[5] then who = who .. ' (an older dlock, which does not keep reservations)' end
   end
   if arg_stats == '1' then bump(KEYS[2], 'busy_on:' .. first.lock(0)) end
   if arg_stats == '1' and arg_last_try == '1' then count_busy(KEYS[2]) end
