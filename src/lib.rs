@@ -28,7 +28,9 @@ use std::io::Write;
 
 use cli::config::{self, Command};
 use cli::{docs, line};
-use cmd::{cancel, check, doctor, exporter, history, install, next, pause, release, run, status};
+use cmd::{
+    cancel, check, doctor, exporter, history, install, next, pause, release, run, status, trigger,
+};
 use error::Error;
 use exit::Exit;
 use log::warn;
@@ -90,6 +92,7 @@ where
         Command::Release(cfg) => release::release(&cfg),
         Command::Pause(cfg) => pause::pause(&cfg),
         Command::Cancel(cfg) => cancel::cancel(&cfg),
+        Command::Trigger(cfg) => trigger::trigger(&cfg),
         Command::History(cfg) => history::history(&cfg),
         Command::Next(cfg) => next::next(&cfg),
         Command::Completions(shell) => completions(shell),
@@ -178,7 +181,7 @@ pub mod api {
         };
         pub use crate::store::pause::{PauseCall, Paused};
         pub use crate::store::runs::RunLog;
-        pub use crate::store::window::{PeriodCall, PeriodChanged};
+        pub use crate::store::window::{PeriodCall, PeriodChanged, TriggerCall, Triggered};
         pub use crate::store::{Args, Call, Script, args};
     }
 }

@@ -89,6 +89,7 @@ mod suggested;
 mod timeline;
 mod tls;
 mod tree;
+mod trigger;
 mod usage_messages;
 mod versions;
 mod waited_lease;

@@ -322,3 +322,51 @@ fn the_upgrade_table_and_these_tests_name_each_other() {
         }
     }
 }
+
+/// `dlock trigger` beside the previous release, which does not read it: its try in the done
+/// window stays not due (its job would create a file) and leaves the trigger for an upgraded
+/// host, whose try runs; doctor names the older host while the trigger waits.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "previous"),
+    ignore = "needs the previous release's dlock (.ci/previous builds it; DLOCK_TEST_PREVIOUS=$(.ci/previous))"
+)]
+fn a_trigger_waits_for_an_upgraded_host() {
+    require!(Need::Previous);
+    let r = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let hour = |ms: u128| ms / 3_600_000;
+    for attempt in 0.. {
+        assert!(attempt < 3, "an hour's end in every attempt");
+        let key = format!("t{attempt}");
+        let before = unix_ms();
+        let try_with = |bin: &str, file: &str| {
+            Dlock::bare_of(bin)
+                .env("DLOCK_URL", &r.url())
+                .args(["run", "--key", &key, "--every", "1h"])
+                .args(["--not-due-exit-code", "3"])
+                .args(["--", "touch", dir.path().join(file).to_str().unwrap()])
+                .run()
+        };
+        try_with(&old(), &format!("{key}-first")).code(0);
+        dlock(&r).args(["trigger", &key]).run().code(0);
+        let by_old = try_with(&old(), &format!("{key}-old"));
+        let doctor = dlock(&r).args(["doctor", "--json", &key]).run();
+        let by_new = try_with(&new(), &format!("{key}-new"));
+        if hour(before) != hour(unix_ms()) {
+            continue;
+        }
+        by_old.code(3);
+        assert!(!dir.path().join(format!("{key}-old")).exists());
+        by_new.code(0);
+        assert!(dir.path().join(format!("{key}-new")).exists());
+        assert!(
+            doctor
+                .stdout
+                .contains(&format!("{key} has a dlock trigger waiting and runs on ")),
+            "{}",
+            doctor.stdout
+        );
+        break;
+    }
+}

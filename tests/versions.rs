@@ -143,7 +143,10 @@ fn an_older_host_is_named_where_it_cannot_honour_a_feature() {
     assert_eq!(row["mark"], "warning", "{row}");
     let found = row["found"].as_str().unwrap();
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-    assert!(found.starts_with("backup runs --also sets on "), "{row}");
+    assert!(
+        found.starts_with("backup has --also sets and runs on "),
+        "{row}"
+    );
     assert!(found.contains(host.trim()), "{row}");
     assert!(found.contains("older than key format 2"), "{row}");
     assert!(

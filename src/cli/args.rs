@@ -11,7 +11,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
     CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, NEXT_HELP, PAUSE_HELP,
-    RESUME_HELP, STATUS_HELP, VERSION, after_help, cancel_help, release_help, with_exits,
+    RESUME_HELP, STATUS_HELP, TRIGGER_HELP, VERSION, after_help, cancel_help, release_help,
+    with_exits,
 };
 use super::values::{
     DEFAULT_CONFLICT_EXIT_CODE, DEFAULT_HOLD_AT_LEAST, DEFAULT_LIMIT, DEFAULT_MAX_RENEWALS,
@@ -61,6 +62,7 @@ impl Cli {
             Command::Pause(a) => &a.global,
             Command::Resume(a) => &a.global,
             Command::Cancel(a) => &a.global,
+            Command::Trigger(a) => &a.global,
             Command::History(a) => &a.global,
             Command::Next(a) => &a.global,
             Command::Completions(a) => &a.global,
@@ -107,6 +109,10 @@ pub enum Command {
     /// second, then --grace, SIGKILL; it releases and records the run as cancelled (exit 122)
     #[command(after_help = cancel_help())]
     Cancel(CancelArgs),
+    /// Run an --every job's done window once more: the next try of KEY on any host runs
+    /// although its window is done (busy and pause apply); recorded as manual in its run log
+    #[command(after_help = with_exits(TRIGGER_HELP, "trigger"))]
+    Trigger(TriggerArgs),
     /// What happened, run by run: KEY's run log, newest first, or one run's kept output
     #[command(after_help = with_exits(HISTORY_HELP, "history"))]
     History(HistoryArgs),
@@ -390,6 +396,6 @@ mod status;
 pub use also::AlsoArgs;
 pub use check::CheckArgs;
 pub use doctor::DoctorArgs;
-pub use maintenance::{CancelArgs, PauseArgs, ResumeArgs};
+pub use maintenance::{CancelArgs, PauseArgs, ResumeArgs, TriggerArgs};
 pub use next::NextArgs;
 pub use status::{ExporterArgs, StatusArgs, StatusFormat};

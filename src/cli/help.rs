@@ -83,6 +83,16 @@ Columns: ENDED in local time (TZ), TOOK = how long the run held the lock, EXIT =
 status for that run, RUN = the start of the run id (its DLOCK_TOKEN). The log keeps the last
 --history runs (default 100) of every `dlock run` whose job started.";
 
+pub const TRIGGER_HELP: &str = "\
+Examples:
+  dlock trigger billing:daily --reason 'rerun after the fix'   # once more today
+  dlock history billing:daily -n 1                             # the manual run, when it ran
+
+KEY must have an --every record on the server (a success, or a try that recorded its period).
+The trigger waits in KEY's done record until a try of KEY on any host is granted: that run
+takes it, whether its window was done or not, and the window is done again after it. A paused
+or busy key keeps it for a later try. An older dlock does not read it (its tries stay not due).";
+
 pub const NEXT_HELP: &str = "\
 Examples:
   dlock next billing:daily                          # the key's recorded period, from now

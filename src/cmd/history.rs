@@ -214,6 +214,10 @@ fn to_json(e: &RunEntry) -> Value {
     if let Some(why) = &e.cancel_reason {
         v["cancel_reason"] = why.as_str().into();
     }
+    // `dlock trigger` (an addition): a manual run, who asked and why.
+    if let Some((by, reason)) = &e.trigger {
+        v["trigger"] = json!({"by": by, "reason": reason});
+    }
     // --also (issue 52; an addition): the run's --also keys, only when it had any.
     if !e.also.is_empty() {
         v["also"] = e
@@ -274,6 +278,9 @@ fn table(entries: &[RunEntry]) -> String {
         if let Some(line) = cancelled_by(e) {
             out.push_str(&line);
         }
+        if let Some(line) = triggered_by(e) {
+            out.push_str(&line);
+        }
     }
     out
 }
@@ -287,6 +294,19 @@ fn cancelled_by(e: &RunEntry) -> Option<String> {
         _ => String::new(),
     };
     let text = format!("cancelled by {by}{why}");
+    Some(format!("{:21}{}\n", "", fit(&text, text.chars().count())))
+}
+
+/// Under a manual run's row (`dlock trigger` let it run in a done window), who asked and why:
+/// `triggered by ops-1 (ana): backfill`.
+fn triggered_by(e: &RunEntry) -> Option<String> {
+    let (by, reason) = e.trigger.as_ref()?;
+    let why = if reason.is_empty() {
+        String::new()
+    } else {
+        format!(": {reason}")
+    };
+    let text = format!("triggered by {by}{why}");
     Some(format!("{:21}{}\n", "", fit(&text, text.chars().count())))
 }
 

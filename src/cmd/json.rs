@@ -166,6 +166,7 @@ pub fn to_json(r: &KeyStatus) -> impl Serialize + '_ {
                 granted_ms: done.map(|d| d.granted_ms),
                 schedule: cal.map(|c| c.text()),
                 start_ms: w.last_window(),
+                trigger_ms: w.trigger_ms,
                 tz: cal.map(|c| c.tz()),
             }
         }),
@@ -191,6 +192,8 @@ struct WindowJson<'a> {
     offset_ms: Option<u64>,
     schedule: Option<&'a str>,
     start_ms: Option<u64>,
+    /// `dlock trigger` (an addition): when the trigger waiting for a try was set (null: none).
+    trigger_ms: Option<u64>,
     tz: Option<&'a str>,
 }
 

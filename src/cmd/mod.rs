@@ -16,3 +16,4 @@ pub(crate) mod pause;
 pub(crate) mod release;
 pub(crate) mod run;
 pub(crate) mod status;
+pub(crate) mod trigger;

@@ -53,13 +53,16 @@ pub enum Feature {
     /// `--also` sets' reservations (issue 62): a free slot kept for the oldest waiting set.
     /// An older host's try does not read them, so it can take that slot.
     Reservations,
+    /// A `dlock trigger` waiting in the done record (issue 66): an older host's try does not
+    /// read it, so in a done window it stays not due.
+    Trigger,
 }
 
 impl Feature {
     /// The first key format that honours it.
     pub fn format(self) -> u32 {
         match self {
-            Feature::Reservations => 2,
+            Feature::Reservations | Feature::Trigger => 2,
         }
     }
 
@@ -69,12 +72,16 @@ impl Feature {
             Feature::Reservations => {
                 "its --also tries do not read reservations, so a set waiting for a key can be overtaken (no starvation bound)"
             }
+            Feature::Trigger => {
+                "its tries do not read a dlock trigger: in a done window they stay not due, and the trigger waits for an upgraded host"
+            }
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
             Feature::Reservations => "--also sets",
+            Feature::Trigger => "a dlock trigger waiting",
         }
     }
 }

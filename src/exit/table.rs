@@ -63,6 +63,10 @@ resume | 0 | 0 a pause ended | a pause ended
 resume | 1 | 1 none was in force (for some KEY) | none was in force (for some KEY)
 resume | 2 | 2 usage | usage
 resume | 69 | 69 Redis unavailable | Redis unavailable
+trigger | 0 | 0 trigger set | trigger set: the next try of KEY on any host runs
+trigger | 1 | 1 KEY has no --every record | KEY has no `--every` record on the server: nothing to trigger
+trigger | 2 | 2 usage | usage (no KEY, a bad `--reason`)
+trigger | 69 | 69 Redis unavailable | Redis unavailable
 next | 0 | 0 printed | printed
 next | 1 | 1 KEY has no --every record | KEY has no `--every` record on the server, or one this dlock cannot read (said on stderr)
 next | 2 | 2 usage | usage (KEY and `--every` both or neither, a bad `--from`)

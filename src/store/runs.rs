@@ -89,6 +89,8 @@ pub struct RunEntry {
     pub also: Vec<AlsoKey>,
     /// The dlock version and key format that wrote the entry (issue 65; format 1: none said).
     pub writer: Writer,
+    /// A manual run: `dlock trigger` let it run in a done `--every` window (who, why).
+    pub trigger: Option<(String, String)>,
 }
 
 /// One --also key of a run, as its DLOCK_ALSO line (`FENCE\tSLOT\tKEY`) gave it.
@@ -163,6 +165,11 @@ impl RunEntry {
                 b"also" => e.also = also_keys(&text()),
                 b"version" => version = Some(text()),
                 b"format" => format = Some(text()),
+                b"trigger" => {
+                    let t = text();
+                    let (by, why) = t.split_once('\n').unwrap_or((&t, ""));
+                    e.trigger = Some((by.to_string(), why.to_string()));
+                }
                 _ => {}
             }
         }

@@ -64,7 +64,7 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new::<args::Acquire>(
     include_str!("scripts/acquire.lua"),
-    "0842141083170135c05b3c51c9e5f6150199df8a",
+    "d5b3bb82f97af0e7bdf3864ba484021644488b0f",
 );
 pub(crate) static RENEW: Script = Script::new::<args::Renew>(
     include_str!("scripts/renew.lua"),
@@ -72,7 +72,7 @@ pub(crate) static RENEW: Script = Script::new::<args::Renew>(
 );
 pub(crate) static RELEASE: Script = Script::new::<args::Release>(
     include_str!("scripts/release.lua"),
-    "112cef5609c34c6461c055e2d22da636aca05963",
+    "02e35b1cc8ee46d95a503d3fc34da58aa0f684cf",
 );
 pub(crate) static RECORD: Script = Script::new::<args::Record>(
     include_str!("scripts/record.lua"),
@@ -93,6 +93,10 @@ pub(crate) static TIMELINE: Script = Script::new::<args::Timeline>(
 pub(crate) static PERIOD: Script = Script::new::<args::Period>(
     include_str!("scripts/period.lua"),
     "af14abe714f1d160b614ef582ff5b1daf14fde08",
+);
+pub(crate) static TRIGGER: Script = Script::new::<args::Trigger>(
+    include_str!("scripts/trigger.lua"),
+    "1b999c95c7bf140cac4cd7ea6b582b3fd53fd4bb",
 );
 pub(crate) static PAUSE: Script = Script::new::<args::Pause>(
     include_str!("scripts/pause.lua"),

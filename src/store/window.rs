@@ -10,7 +10,7 @@ use super::conn::Conn;
 use super::keys::Keys;
 use super::lock::{arg_ms, unexpected};
 use super::reply;
-use super::script::{Call, PERIOD, Script, args, read};
+use super::script::{Call, PERIOD, Script, TRIGGER, args, read};
 use crate::core::calendar::Calendar;
 use crate::core::every::{Every, Period};
 
@@ -21,6 +21,8 @@ pub struct Window {
     /// The last success: its grant, its release's server time, run id and host; None before
     /// the first success.
     pub done: Option<WindowDone>,
+    /// `dlock trigger`: when the trigger waiting for a try was set (server ms; None: none).
+    pub trigger_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +83,11 @@ impl Window {
             run: get("run").unwrap_or_default().to_string(),
             host: get("host").unwrap_or_default().to_string(),
         });
-        Ok(Some(Window { every, done }))
+        Ok(Some(Window {
+            every,
+            done,
+            trigger_ms: num("trigger_ms"),
+        }))
     }
 
     /// The start of the window of the key's period that holds the last success's grant.
@@ -126,6 +132,57 @@ pub enum PeriodChanged {
         calendar: Option<(String, String)>,
         last: WindowDone,
     },
+}
+
+/// What trigger.lua did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Triggered {
+    /// KEY has no `--every` record: nothing to trigger.
+    NoRecord,
+    /// Set at `at_ms` (server time); `last_ms`: the last success's grant (None: none yet);
+    /// `replaced`: a trigger was pending already.
+    Set {
+        at_ms: u64,
+        last_ms: Option<u64>,
+        replaced: bool,
+    },
+}
+
+/// trigger.lua (`dlock trigger`): the next try of KEY's `--every` runs although its window is
+/// done, once.
+pub struct TriggerCall<'a> {
+    pub keys: &'a Keys,
+    pub by: &'a str,
+    pub reason: &'a str,
+}
+
+impl Call for TriggerCall<'_> {
+    type Reply = Triggered;
+    type Args = args::Trigger;
+    fn script(&self) -> &'static Script {
+        &TRIGGER
+    }
+    fn keys(&self) -> Vec<&str> {
+        vec![&self.keys.done]
+    }
+    fn args(&self) -> args::Trigger {
+        args::Trigger {
+            by: self.by.to_string(),
+            reason: self.reason.to_string(),
+        }
+    }
+    fn reply(v: Value) -> RedisResult<Triggered> {
+        let v: Vec<i64> = read(v)?;
+        Ok(match v.as_slice() {
+            [0] => Triggered::NoRecord,
+            [1, at, last, replaced] => Triggered::Set {
+                at_ms: u64::try_from(*at).unwrap_or(0),
+                last_ms: u64::try_from(*last).ok(),
+                replaced: *replaced == 1,
+            },
+            _ => return Err(unexpected("trigger")),
+        })
+    }
 }
 
 /// period.lua: set KEY's recorded `--every` period and offset, or calendar, keeping its last

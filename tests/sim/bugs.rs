@@ -201,7 +201,10 @@ fn first_lease_from_the_waited_send() {
 
 #[test]
 fn every_window_not_checked() {
-    let patch = ("  if last >= window then", "  if false then");
+    let patch = (
+        "  if last >= window and not trigger",
+        "  if false and not trigger",
+    );
     hunt("--every's not-due check skipped", None, Some(patch), false);
 }
 
@@ -245,8 +248,8 @@ fn every_done_by_equal_window_starts() {
     // change of period the new window holding the last success runs again: found in the
     // worlds where the period changes.
     let patch = (
-        "  if last >= window then",
-        "  if tonumber(done[2]) == window then",
+        "  if last >= window and not trigger",
+        "  if tonumber(done[2]) == window and not trigger",
     );
     hunt_in(
         "--every done by equal window starts",
@@ -531,4 +534,31 @@ fn a_semaphore_waiter_keeps_another_slots_wake_up() {
         false,
         |sc| sc.limit > 1 && sc.notify,
     );
+}
+
+#[test]
+fn a_trigger_never_taken() {
+    // Issue 66: a grant that lets a trigger through leaves it on the done record: every later
+    // try runs the window again. Found in the worlds with `dlock trigger`, by a window made
+    // done twice with no trigger to let it.
+    let patch = (
+        "  if kv[1] == 'trigger' then redis.call('HDEL', KEYS[4], 'trigger_ms', 'trigger_by', 'trigger_reason') end\n",
+        "",
+    );
+    hunt_in("a trigger never taken", None, Some(patch), false, |sc| {
+        !sc.triggers.is_empty()
+    });
+}
+
+#[test]
+fn a_trigger_not_read() {
+    // Issue 66: an acquire that does not read the trigger answers a done window not due
+    // while the operator's trigger waits: found by the not-due answer's check.
+    let patch = (
+        "  if last >= window and not trigger",
+        "  if last >= window and (trigger or true)",
+    );
+    hunt_in("a trigger not read", None, Some(patch), false, |sc| {
+        !sc.triggers.is_empty()
+    });
 }

@@ -78,6 +78,9 @@ pub struct Counts {
     pub period_refusals: u64,
     /// `dlock release K --every D` the server took.
     pub period_changes: u64,
+    /// `dlock trigger K` the server took, and the grants that took one (issue 66).
+    pub triggers: u64,
+    pub triggered_grants: u64,
     /// Calendar --every: tries the server found in a window the host sent (answered), tries it
     /// answered that the host's clock is off (ClockOff, code 5), runs that ended on one
     /// (exit 69), fresh grants (each in the window holding the server's time), and grants
@@ -453,6 +456,9 @@ impl Checker {
     /// clock.
     pub fn window_granted(&mut self, token: &str, every: Period, server_ms: u64) {
         self.periods.granted(token, every, server_ms);
+        if self.periods.took_trigger(token) {
+            self.counts.triggered_grants += 1;
+        }
     }
 
     /// --every: the server recorded `token`'s success at `at_ms` (its release ran while the

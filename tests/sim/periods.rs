@@ -61,6 +61,10 @@ pub struct Periods {
     /// The key's period in force, from when (server ms): the first recorded success's own, then
     /// each change the server took.
     in_force: Vec<(u64, Period)>,
+    /// `dlock trigger` (issue 66): when the server took the trigger pending now (None: none).
+    pending: Option<u64>,
+    /// The runs whose grant took a trigger: each may make one window done a second time.
+    credits: Vec<String>,
 }
 
 impl Periods {
@@ -73,6 +77,21 @@ impl Periods {
         if !g.2 {
             *g = (server_ms, every, false);
         }
+    }
+
+    /// The server took `dlock trigger` at `at_ms`: pending until a grant takes it (a second
+    /// trigger before then is the same one).
+    pub fn triggered(&mut self, at_ms: u64) {
+        self.pending.get_or_insert(at_ms);
+    }
+
+    /// A fresh grant of `token` (its try with --every): it takes the trigger pending, if one is.
+    pub fn took_trigger(&mut self, token: &str) -> bool {
+        let took = self.pending.take().is_some();
+        if took {
+            self.credits.push(token.to_string());
+        }
+        took
     }
 
     /// `token`'s job started: its grant is fixed.
@@ -113,7 +132,17 @@ impl Periods {
             });
         }
         let start = window_of(&every, g);
-        if let Some(earlier) = self.recorded.iter().find(|r| r.at < g && r.grant >= start) {
+        // A run a trigger let through may make its window done a second time, once.
+        let credit = self.credits.iter().position(|c| c == token);
+        if let Some(i) = credit {
+            self.credits.remove(i);
+        }
+        if let Some(earlier) = self
+            .recorded
+            .iter()
+            .find(|r| r.at < g && r.grant >= start)
+            .filter(|_| credit.is_none())
+        {
             let why = format!(
                 "{token}'s success, granted at {g}, is the second in the window of {} from {start} (the success of {}, granted at {}, was recorded before it{})",
                 shown(&every),
@@ -155,6 +184,12 @@ impl Periods {
     /// that crossed a boundary belongs to the window of its grant, so the next one is due.
     pub fn not_due(&self, every: &Period, at_ms: u64) -> Result<(), String> {
         let start = window_of(every, at_ms);
+        if let Some(t) = self.pending.filter(|t| *t < at_ms) {
+            return Err(format!(
+                "a try with --every {} was answered not due at {at_ms} while the trigger taken at {t} was pending",
+                shown(every)
+            ));
+        }
         if self
             .recorded
             .iter()

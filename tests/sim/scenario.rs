@@ -61,6 +61,9 @@ pub struct Scenario {
     /// `dlock cancel K` at each of these times (µs): the operator reads each held slot's token
     /// and asks that run to stop (cancel.lua); the holder's listener takes the request.
     pub cancels: Vec<Us>,
+    /// `dlock trigger K` at each of these times (µs; --every worlds): the next try runs in a
+    /// done window, once (issue 66).
+    pub triggers: Vec<Us>,
     /// At this many job ends the operator runs `dlock cancel K` too: a run that ends as its
     /// cancel is placed (issue 59).
     pub cancel_at_end: u32,
@@ -215,6 +218,7 @@ impl Scenario {
             scale: 1.0,
             pause: None,
             cancels: Vec::new(),
+            triggers: Vec::new(),
             cancel_at_end: 0,
             garbage: None,
             also: None,
@@ -267,6 +271,14 @@ impl Scenario {
             }
         }
         sc.cancels_and_garbage(&mut r, horizon);
+        // Issue 66 (last, as above): a third of the --every worlds see one to three `dlock
+        // trigger`s, at times scaled as the calendar worlds' are.
+        if sc.every.is_some() && r.chance(0.3) {
+            let horizon = (horizon as f64 * sc.scale) as Us;
+            for _ in 0..r.range(1, 3) {
+                sc.triggers.push(r.range(0, horizon));
+            }
+        }
         sc
     }
 
@@ -418,6 +430,7 @@ impl Scenario {
         sc.change = None;
         sc.pause = None;
         sc.cancels.clear();
+        sc.triggers.clear();
         sc.cancel_at_end = 0;
         sc
     }

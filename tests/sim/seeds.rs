@@ -316,6 +316,8 @@ fn seed_range() {
         total.successes += o.counts.successes;
         total.period_refusals += o.counts.period_refusals;
         total.period_changes += o.counts.period_changes;
+        total.triggers += o.counts.triggers;
+        total.triggered_grants += o.counts.triggered_grants;
         total.repeats += o.counts.repeats;
         total.repeats_unreplicated += o.counts.repeats_unreplicated;
         total.successes_replicated += o.counts.successes_replicated;
@@ -354,6 +356,14 @@ fn seed_range() {
     assert!(
         total.period_refusals > 10 && total.period_changes > 5,
         "the mixed-period and changed-period worlds must reach the rule"
+    );
+    println!(
+        "sim: dlock trigger: {} taken by the server, {} grants took one (each may run a done window once more, never twice)",
+        total.triggers, total.triggered_grants
+    );
+    assert!(
+        total.triggered_grants > 5,
+        "the trigger worlds must reach the rule"
     );
     println!(
         "sim: {calendar_worlds} calendar worlds (the longest {calendar_longest} s simulated): {} tries found a window, {} grants each in the window holding the server's time ({} in the window before the host's own), {calendar_successes} successes; {} tries answered that the host's clock is off, {} runs ended on one (exit 69)",

@@ -8,7 +8,9 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::rc::Rc;
 use std::time::Instant;
 
-use dlock::api::sim::{Calendar, Call, Keys, PauseCall, Period, PeriodCall, PeriodChanged};
+use dlock::api::sim::{
+    Calendar, Call, Keys, PauseCall, Period, PeriodCall, PeriodChanged, TriggerCall, Triggered,
+};
 
 use crate::calls::{Scripted, scripted};
 use crate::check::{Checker, Us};
@@ -76,6 +78,8 @@ pub enum Event {
     Pause(bool),
     /// The operator runs `dlock cancel K` (Scenario::cancels): reads each held slot's token…
     Cancel,
+    /// The operator runs `dlock trigger K` (Scenario::triggers).
+    Trigger,
     /// …and, a round trip later, runs cancel.lua for it (request `seq` of the world).
     CancelSend {
         slot: u32,
@@ -262,6 +266,9 @@ impl World {
         for at in w.sc.cancels.clone() {
             w.at(at, Event::Cancel);
         }
+        for at in w.sc.triggers.clone() {
+            w.at(at, Event::Trigger);
+        }
         w.cancels_at_end = w.sc.cancel_at_end;
         if let Some((from, _)) = w.sc.garbage {
             w.at(from, Event::Garbage);
@@ -290,6 +297,28 @@ impl World {
             .ev(self.now, usize::MAX, if on { "pause" } else { "resume" }, 0);
         if let Ok(Ok(_)) = answer.map(PauseCall::reply) {
             self.paused = on;
+        }
+        self.after_write();
+    }
+
+    /// The operator's `dlock trigger K` (again 100 ms later while the server is down).
+    fn trigger(&mut self) {
+        if !self.up {
+            self.at(self.now + 100_000, Event::Trigger);
+            return;
+        }
+        let keys = self.keys.clone();
+        let call = scripted(&TriggerCall {
+            keys: &keys,
+            by: "ops (sim)",
+            reason: "sim",
+        });
+        let answer = call.run(&mut self.server);
+        self.check.counts.script_calls += 1;
+        self.check.ev(self.now, usize::MAX, "trigger", 0);
+        if let Ok(Ok(Triggered::Set { at_ms, .. })) = answer.map(TriggerCall::reply) {
+            self.check.counts.triggers += 1;
+            self.check.periods.triggered(at_ms);
         }
         self.after_write();
     }
@@ -384,6 +413,7 @@ impl World {
                 Event::PeriodChange => self.change_period(),
                 Event::Pause(on) => self.pause(on),
                 Event::Cancel => crate::cancel::operator(self),
+                Event::Trigger => self.trigger(),
                 Event::CancelSend { slot, token, seq } => {
                     crate::cancel::send(self, slot, &token, seq);
                 }

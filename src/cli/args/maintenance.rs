@@ -1,4 +1,5 @@
-//! The maintenance commands' own options: `dlock pause`, `dlock resume`, `dlock cancel`.
+//! The maintenance commands' own options: `dlock pause`, `dlock resume`, `dlock cancel`,
+//! `dlock trigger`.
 
 use std::time::Duration;
 
@@ -53,6 +54,21 @@ pub struct ResumeArgs {
     /// End the prefix-wide pause (`dlock pause --all`); the keys' own pauses stay
     #[arg(long)]
     pub all: bool,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct TriggerArgs {
+    /// Business key (without the prefix) of an --every job
+    #[arg(value_name = "KEY")]
+    pub key: String,
+
+    /// Why, at most 200 characters: in the run log of the run it starts (`dlock history`)
+    /// [default: none]
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
 
     #[command(flatten, next_help_heading = EVERY_COMMAND)]
     pub global: GlobalArgs,

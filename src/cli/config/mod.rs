@@ -6,6 +6,7 @@ mod commands;
 mod next;
 mod pause;
 mod run;
+mod trigger;
 
 use std::time::Duration;
 
@@ -25,6 +26,7 @@ pub use commands::{
 pub use next::{From as NextFrom, NextConfig, NextSource};
 pub use pause::PauseConfig;
 pub use run::RunConfig;
+pub use trigger::TriggerConfig;
 
 /// What to do, checked: one value per subcommand, built from its arguments and the global
 /// options, so that no command re-reads raw arguments.
@@ -38,6 +40,7 @@ pub enum Command {
     Release(ReleaseConfig),
     Pause(PauseConfig),
     Cancel(CancelConfig),
+    Trigger(TriggerConfig),
     History(HistoryConfig),
     Next(NextConfig),
     Completions(clap_complete::Shell),
@@ -56,6 +59,7 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, Error> {
         args::Command::Pause(a) => Command::Pause(pause::pause(g, a)?),
         args::Command::Resume(a) => Command::Pause(pause::resume(g, a)?),
         args::Command::Cancel(a) => Command::Cancel(commands::cancel(g, a)?),
+        args::Command::Trigger(a) => Command::Trigger(trigger::trigger(g, a)?),
         args::Command::History(a) => Command::History(commands::history(g, a)?),
         args::Command::Next(a) => Command::Next(next::next(g, a)?),
         args::Command::Completions(a) => Command::Completions(a.shell),

@@ -286,6 +286,7 @@ fn every_10s(done_window: Option<u64>) -> KeyStatus {
                 run: "r".into(),
                 host: "web-2".into(),
             }),
+            trigger_ms: None,
         }),
         ..status(None, None)
     }

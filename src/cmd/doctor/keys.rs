@@ -213,6 +213,9 @@ pub fn versions(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
         if sets {
             k.features.push(Feature::Reservations);
         }
+        if s.window.as_ref().is_some_and(|w| w.trigger_ms.is_some()) {
+            k.features.push(Feature::Trigger);
+        }
         found.push(k);
     })?;
     match failed {

@@ -24,6 +24,7 @@ fn entry(outcome: &str, output: Option<&[u8]>) -> RunEntry {
         output_bytes: output.map(|o| o.len() as i64),
         also: Vec::new(),
         writer: Default::default(),
+        trigger: None,
     }
 }
 

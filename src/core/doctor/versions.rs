@@ -81,7 +81,7 @@ pub fn versions(keys: &[KeyWriters]) -> Row {
         CHECK,
         Mark::Warning,
         format!(
-            "{key} runs {} on {}, whose dlock is older than key format {}{more}; {found}",
+            "{key} has {} and runs on {}, whose dlock is older than key format {}{more}; {found}",
             f.name(),
             named(old),
             f.format()

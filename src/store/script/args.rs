@@ -244,6 +244,13 @@ args! {
         tz,
     }
 
+    /// trigger.lua (`dlock trigger`).
+    Trigger {
+        /// 'host (user)'.
+        by,
+        reason,
+    }
+
     /// pause.lua.
     Pause {
         /// 'pause' or 'resume'.

@@ -270,7 +270,7 @@ local every, window, granted, period_fields = tonumber(arg_every_ms), -1, -1, {}
 local schedule = arg_schedule or ''
 if every > 0 or schedule ~= '' then
   local done = redis.call('HMGET', KEYS[4], 'granted_ms', 'window_ms', 'every_ms', 'offset_ms',
-    'done_ms', 'run', 'host', 'schedule', 'tz')
+    'done_ms', 'run', 'host', 'schedule', 'tz', 'trigger_ms', 'trigger_by', 'trigger_reason')
   local last = last_success(done[1], done[2])
   local other
   if schedule == '' then
@@ -303,7 +303,17 @@ if every > 0 or schedule ~= '' then
       return no({5, granted, arg_starts, -1, -1}, 0)
     end
   end
-  if last >= window then
+  -- `dlock trigger` (trigger.lua): the done window runs once more; the grant consumes it. A
+  -- retry after a lost reply of the grant that consumed it holds the slot already: it is that
+  -- run, not a second one, so it is not answered not due.
+  local trigger = done[10] and ((done[11] or '') .. '\n' .. (done[12] or ''))
+  local function ours_already()
+    for i = 0, n - 1 do
+      if redis.call('GET', lock(i)) == arg_token then return true end
+    end
+    return false
+  end
+  if last >= window and not trigger and not ours_already() then
     if arg_stats == '1' then bump(KEYS[2], 'not_due') end
     return no({2, window, (done[5] or '') .. '\n' .. (done[6] or '') .. '\n' .. (done[7] or ''),
       -1, -1}, 0)
@@ -332,6 +342,9 @@ if every > 0 or schedule ~= '' then
     period_fields[4] = {'tz', arg_tz}
     period_fields[5] = {'window_end_ms', ms_string(window_end)}
   end
+  -- A trigger goes with the grant it lets through: taken off the done record, kept in the
+  -- holder hash ('by \n reason') for the release's run-log entry (written at the grant below).
+  if trigger then period_fields[#period_fields + 1] = {'trigger', trigger} end
 end
 
 local free, nfree = nil, 0
@@ -503,6 +516,7 @@ redis.call('HSET', h, 'version', arg_version, 'format', arg_format)
 -- --every: the run's window, its grant on the server's clock and its period, for the release
 -- that records its success.
 for _, kv in ipairs(period_fields) do
+  if kv[1] == 'trigger' then redis.call('HDEL', KEYS[4], 'trigger_ms', 'trigger_by', 'trigger_reason') end
   redis.call('HSET', h, kv[1], kv[2])
 end
 -- --also: the lock keys of the set's other keys, one a line.

@@ -91,6 +91,9 @@ if all and window ~= '' and arg_outcome == 'ok' then
       entry_field(arg_rest, 'format'))
   end
 end
+-- A run `dlock trigger` let through (acquire.lua kept the trigger in the holder hash): its
+-- run-log entry says so. Read before the hash goes.
+local trigger = window ~= '' and ours and redis.pcall('HGET', KEYS[2], 'trigger')
 local r = 0
 if ours then
   if tonumber(arg_keep_ms) > 0 and all then
@@ -148,7 +151,12 @@ if arg_stats == '1' then
   history(KEYS[3], outcome, code, arg_host, arg_pid, arg_started_ms, arg_ended_ms)
   -- The key's N, for status and metrics once no slot is held.
   redis.pcall('HSET', KEYS[3], 'limit', n)
-  logged = log_run(KEYS[3], KEYS[6], KEYS[8 + n], arg_history, outcome, code, entry_from(arg_rest))
+  local e = entry_from(arg_rest)
+  if type(trigger) == 'string' then
+    e[#e + 1] = 'trigger'
+    e[#e + 1] = trigger
+  end
+  logged = log_run(KEYS[3], KEYS[6], KEYS[8 + n], arg_history, outcome, code, e)
 end
 if A > 0 then return {r, logged, lost} end
 return {r, logged}

@@ -114,6 +114,7 @@ fn every_windows_are_done_where_a_run_succeeded_and_due_between() {
             offset: Duration::ZERO,
         }),
         done: None,
+        trigger_ms: None,
     });
     let runs = Runs {
         bars: vec![
@@ -153,6 +154,7 @@ fn every_windows_are_done_where_a_run_succeeded_and_due_between() {
             offset: Duration::ZERO,
         }),
         done: None,
+        trigger_ms: None,
     });
     let week = Range::last_hours(NOON, 168);
     assert!(windows(&s, &runs, &week, week.from_ms).len() <= 2 * runs.bars.len() + 1);
@@ -201,6 +203,7 @@ fn every_windows_a_pause_touched_are_paused_not_due() {
             offset: Duration::ZERO,
         }),
         done: None,
+        trigger_ms: None,
     });
     let min = 60_000;
     let runs = Runs {
@@ -287,6 +290,7 @@ fn every_windows_a_pause_touched_are_paused_not_due() {
             offset: Duration::ZERO,
         }),
         done: None,
+        trigger_ms: None,
     });
     let week = Range::last_hours(NOON, 168);
     assert!(windows(&s, &runs, &week, week.from_ms).len() <= 2 * runs.bars.len() + 2 * 3 + 1);
@@ -305,6 +309,7 @@ fn calendar_windows_of_unequal_length_are_shaded_window_by_window() {
             crate::core::calendar::Calendar::parse("0 0 * * 1-5", "UTC").unwrap(),
         )),
         done: None,
+        trigger_ms: None,
     });
     let friday = midnight - 5 * day;
     let tuesday = midnight - day;

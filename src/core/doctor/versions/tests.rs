@@ -63,7 +63,7 @@ fn an_older_host_on_a_key_with_a_feature_it_cannot_honour_is_named() {
     assert_eq!(r.mark, Mark::Warning);
     assert!(
         r.found.starts_with(
-            "backup runs --also sets on web-2, web-3, whose dlock is older than key format 2 (and 1 more key); 2 versions: "
+            "backup has --also sets and runs on web-2, web-3, whose dlock is older than key format 2 (and 1 more key); 2 versions: "
         ),
         "{}",
         r.found
@@ -83,4 +83,21 @@ fn many_hosts_are_counted_past_three() {
         .collect();
     let r = versions(&[key("k", &[Feature::Reservations], &seen)]);
     assert!(r.found.contains("on a, b, c, 2 more,"), "{}", r.found);
+}
+
+#[test]
+fn a_trigger_waiting_on_a_key_an_older_host_runs_is_named() {
+    let r = versions(&[key(
+        "report",
+        &[Feature::Trigger],
+        &[(old(), "web-3"), (new(), "web-1")],
+    )]);
+    assert_eq!(r.mark, Mark::Warning);
+    assert!(
+        r.found
+            .starts_with("report has a dlock trigger waiting and runs on web-3, whose dlock"),
+        "{}",
+        r.found
+    );
+    assert!(r.why.contains("do not read a dlock trigger"), "{}", r.why);
 }
