@@ -96,3 +96,39 @@ fn a_key_without_every_has_nothing_to_trigger() {
         assert!(done_fields(&r, key).is_empty());
     }
 }
+
+/// The board's lock page marks the manual run in its run log: who triggered it and why (as
+/// text: the reason is the operator's), read in a real browser.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "browser"),
+    ignore = "needs chromium and chromedriver (apt-get install chromium chromium-driver)"
+)]
+fn the_board_marks_a_manual_run() {
+    require!(crate::support::needs::Need::Browser);
+    let r = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // Any grant takes a waiting trigger, so the second run is marked manual even when the two
+    // tries straddle an hour's end.
+    try_every(&r, "nightly", &dir.path().join("1")).code(0);
+    dlock(&r)
+        .args(["trigger", "nightly", "--reason", "<b>rerun</b>"])
+        .run()
+        .code(0);
+    dlock(&r)
+        .args(["run", "--key", "nightly", "--every", "1h", "--", "true"])
+        .run()
+        .code(0);
+    let (_e, addr) = exporter(&r, &[]);
+    let b = crate::support::browser::Browser::start();
+    b.open(&format!("http://{addr}/locks/nightly"));
+    let marks = b.eval(
+        "return { text: [...document.querySelectorAll('tr.run span.trigger')].map(s => s.textContent),
+                  bs: document.querySelectorAll('b').length };",
+    );
+    assert_eq!(marks["bs"], 0, "{marks}");
+    let text = marks["text"][0].as_str().unwrap_or_default();
+    assert!(text.starts_with("manual, triggered by "), "{marks}");
+    assert!(text.ends_with(": <b>rerun</b>"), "{marks}");
+    assert_eq!(marks["text"].as_array().map(Vec::len), Some(1), "{marks}");
+}

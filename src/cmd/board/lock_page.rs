@@ -194,6 +194,13 @@ pub fn detail(v: &Detail) -> String {
                                         @if let Some(why) = e.cancel_reason.as_deref().filter(|w| !w.is_empty()) { ": " (why) }
                                     }
                                 }
+                                // `dlock trigger`: a manual run, who asked and why.
+                                @if let Some((by, why)) = &e.trigger {
+                                    " " span class="trigger" {
+                                        "manual, triggered by " (by)
+                                        @if !why.is_empty() { ": " (why) }
+                                    }
+                                }
                             }
                             td data-label="exit" { (e.exit_code) }
                             td data-label="fence" { (e.fence) }
