@@ -410,14 +410,16 @@ impl Wait {
         p.min(self.until.saturating_duration_since(now))
     }
 
-    /// End without the lock: release what a lost reply may have taken, stop the waker.
+    /// End without the lock: stop the waker, then release what a lost reply may have taken.
+    /// The waker stops first: a wake-up it pops while the cleanup's round trip is out is then
+    /// a late one, which it places back itself; stopped after, that wake-up reached a run that
+    /// no longer reads it, and was lost (found by the simulation, seed 229 of the drain worlds).
     fn give_up(&mut self, exit: Exit) {
-        if self.maybe_ours {
-            self.maybe_ours = false;
-            let refused = self.refused.take();
+        let cleanup = std::mem::take(&mut self.maybe_ours).then(|| self.refused.take());
+        self.finish(Outcome::Exit(exit));
+        if let Some(refused) = cleanup {
             self.actions.push_back(Action::Cleanup { refused });
         }
-        self.finish(Outcome::Exit(exit));
     }
 
     fn finish(&mut self, outcome: Outcome) {

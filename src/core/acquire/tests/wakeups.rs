@@ -239,3 +239,20 @@ fn a_wake_up_during_the_last_try_is_not_the_machines_to_read() {
          1020 stop-waker(not held)"
     );
 }
+
+/// A run that gives up after a lost reply stops its waker before the cleanup's round trip: a
+/// wake-up the waker pops meanwhile is a late one, which the stopped waker places back. In the
+/// other order it reached a run no longer reading it, and was lost (the simulation found it).
+#[test]
+fn a_run_giving_up_stops_its_waker_before_the_cleanup() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(
+        &[(A::Busy(5000), 0), (A::ReplyLost, 0), (A::Down, 0)],
+        &[(50, Input::Woken), (60, Input::Signal(libc::SIGTERM))],
+    );
+    assert_eq!(o, Outcome::Exit(Exit::Signal(libc::SIGTERM)));
+    let trace = sim.trace.join(", ");
+    let (stop, cleanup) = (trace.find("stop-waker"), trace.find("cleanup"));
+    assert!(stop.is_some() && cleanup.is_some(), "{trace}");
+    assert!(stop < cleanup, "{trace}");
+}
