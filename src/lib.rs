@@ -29,7 +29,8 @@ use std::io::Write;
 use cli::config::{self, Command};
 use cli::{docs, line};
 use cmd::{
-    cancel, check, doctor, exporter, history, install, next, pause, release, run, status, trigger,
+    cancel, check, doctor, drain, exporter, history, install, next, pause, release, run, status,
+    trigger,
 };
 use error::Error;
 use exit::Exit;
@@ -93,6 +94,7 @@ where
         Command::Pause(cfg) => pause::pause(&cfg),
         Command::Cancel(cfg) => cancel::cancel(&cfg),
         Command::Trigger(cfg) => trigger::trigger(&cfg),
+        Command::Drain(cfg) => drain::drain(&cfg),
         Command::History(cfg) => history::history(&cfg),
         Command::Next(cfg) => next::next(&cfg),
         Command::Completions(shell) => completions(shell),
@@ -167,12 +169,14 @@ pub mod api {
             Action as EndAction, Cleanup, End, EndLimits, Finish, Input as EndInput, JobEnded,
             Release, Released, Report as EndReport,
         };
+        pub use crate::core::pause::Scope as PauseScope;
         pub use crate::core::renew::{Action as RenewAction, Event as RenewEvent, Renewal};
         pub use crate::core::retry::Retry;
         pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};
         pub use crate::core::{Failure, Limits};
         pub use crate::exit::Exit;
         pub use crate::store::cancel::{Cancel, CancelCall, WithdrawCall};
+        pub use crate::store::drain::{DrainCall, Drained};
         pub use crate::store::finish::{RecordCall, ReleaseCall};
         pub use crate::store::keys::{Keys, RunKeys};
         pub use crate::store::lock::{

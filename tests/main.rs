@@ -38,6 +38,7 @@ mod docs;
 mod doctor;
 mod doctor_keys;
 mod doctor_topologies;
+mod drain;
 mod edge;
 mod every;
 mod every_clock;

@@ -47,7 +47,7 @@ fn acquire(s: &RedisServer, key: &Keys, also: &[Keys], token: &str, host: &str) 
             meta: &meta,
             last_try: true,
             every: None,
-            fleet: Fleet::Read(None),
+            fleet: Fleet::Read(None, None),
             also,
             woken: None,
         },

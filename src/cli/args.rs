@@ -10,9 +10,9 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
-    CHECK_HELP, DOCTOR_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, NEXT_HELP, PAUSE_HELP,
-    RESUME_HELP, STATUS_HELP, TRIGGER_HELP, VERSION, after_help, cancel_help, release_help,
-    with_exits,
+    CHECK_HELP, DOCTOR_HELP, DRAIN_HELP, EXPORTER_HELP, HISTORY_HELP, INSTALL_SELF_HELP, NEXT_HELP,
+    PAUSE_HELP, RESUME_HELP, STATUS_HELP, TRIGGER_HELP, UNDRAIN_HELP, VERSION, after_help,
+    cancel_help, release_help, with_exits,
 };
 use super::values::{
     DEFAULT_CONFLICT_EXIT_CODE, DEFAULT_HOLD_AT_LEAST, DEFAULT_LIMIT, DEFAULT_MAX_RENEWALS,
@@ -63,6 +63,8 @@ impl Cli {
             Command::Resume(a) => &a.global,
             Command::Cancel(a) => &a.global,
             Command::Trigger(a) => &a.global,
+            Command::Drain(a) => &a.global,
+            Command::Undrain(a) => &a.global,
             Command::History(a) => &a.global,
             Command::Next(a) => &a.global,
             Command::Completions(a) => &a.global,
@@ -113,6 +115,13 @@ pub enum Command {
     /// although its window is done (busy and pause apply); recorded as manual in its run log
     #[command(after_help = with_exits(TRIGGER_HELP, "trigger"))]
     Trigger(TriggerArgs),
+    /// Start no new run of any key on this host (or --host NAME), while the others go on: for
+    /// a reboot; --wait returns once none of its runs holds a lock
+    #[command(after_help = with_exits(DRAIN_HELP, "drain"))]
+    Drain(DrainArgs),
+    /// End a host's drain (this one, or --host NAME)
+    #[command(after_help = with_exits(UNDRAIN_HELP, "undrain"))]
+    Undrain(UndrainArgs),
     /// What happened, run by run: KEY's run log, newest first, or one run's kept output
     #[command(after_help = with_exits(HISTORY_HELP, "history"))]
     History(HistoryArgs),
@@ -396,6 +405,6 @@ mod status;
 pub use also::AlsoArgs;
 pub use check::CheckArgs;
 pub use doctor::DoctorArgs;
-pub use maintenance::{CancelArgs, PauseArgs, ResumeArgs, TriggerArgs};
+pub use maintenance::{CancelArgs, DrainArgs, PauseArgs, ResumeArgs, TriggerArgs, UndrainArgs};
 pub use next::NextArgs;
 pub use status::{ExporterArgs, StatusArgs, StatusFormat};

@@ -83,6 +83,22 @@ Columns: ENDED in local time (TZ), TOOK = how long the run held the lock, EXIT =
 status for that run, RUN = the start of the run id (its DLOCK_TOKEN). The log keeps the last
 --history runs (default 100) of every `dlock run` whose job started.";
 
+pub const DRAIN_HELP: &str = "\
+Examples:
+  dlock drain --reason 'kernel update' --wait --timeout 10m && reboot
+  dlock drain --host web-2                 # from another terminal
+  dlock undrain                            # after the reboot
+
+A drained host's tries run nothing (one line, exit 0 or --paused-exit-code, as a paused try);
+the other hosts go on, so an --every period is taken by another host's next try. The host is
+the name dlock records (DLOCK_HOST, else uname -n). --wait returns once no run of that host
+holds a lock under the prefix; the drain stays until `dlock undrain`.";
+
+pub const UNDRAIN_HELP: &str = "\
+Examples:
+  dlock undrain                            # this host
+  dlock undrain --host web-2";
+
 pub const TRIGGER_HELP: &str = "\
 Examples:
   dlock trigger billing:daily --reason 'rerun after the fix'   # once more today

@@ -6,6 +6,7 @@ pub(crate) mod board;
 pub(crate) mod cancel;
 pub(crate) mod check;
 pub(crate) mod doctor;
+pub(crate) mod drain;
 pub(crate) mod exporter;
 pub(crate) mod history;
 pub(crate) mod install;

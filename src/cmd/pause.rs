@@ -184,5 +184,10 @@ pub(crate) fn described(p: &Pause, now_ms: u64) -> String {
     } else {
         format!(": {}", p.reason)
     };
-    format!("by {} {}{reason}", p.by, until_words(p, now_ms))
+    // A drain has no end of its own (`dlock undrain` ends it): when it began says more.
+    let when = match p.scope {
+        Scope::Host => format!("since {}", utc_stamp(p.from_ms, true)),
+        _ => until_words(p, now_ms),
+    };
+    format!("by {} {when}{reason}", p.by)
 }

@@ -15,6 +15,8 @@ pub const MAX_REASON: usize = 200;
 pub enum Scope {
     Key,
     All,
+    /// This host is drained (`dlock drain`): every key under the prefix, on this host only.
+    Host,
 }
 
 /// A pause as its record says.

@@ -63,6 +63,14 @@ resume | 0 | 0 a pause ended | a pause ended
 resume | 1 | 1 none was in force (for some KEY) | none was in force (for some KEY)
 resume | 2 | 2 usage | usage
 resume | 69 | 69 Redis unavailable | Redis unavailable
+drain | 0 | 0 drained | drained (with `--wait`: and no run of the host holds a lock)
+drain | 1 | 1 --timeout reached | `--wait --timeout D` ran out with runs of the host still holding locks (named on stderr; the drain stays)
+drain | 2 | 2 usage | usage (a bad `--host`, `--timeout` or `--reason`)
+drain | 69 | 69 Redis unavailable | Redis unavailable
+undrain | 0 | 0 drain ended | the drain ended
+undrain | 1 | 1 the host was not drained | the host was not drained
+undrain | 2 | 2 usage | usage (a bad `--host`)
+undrain | 69 | 69 Redis unavailable | Redis unavailable
 trigger | 0 | 0 trigger set | trigger set: the next try of KEY on any host runs
 trigger | 1 | 1 KEY has no --every record | KEY has no `--every` record on the server: nothing to trigger
 trigger | 2 | 2 usage | usage (no KEY, a bad `--reason`)

@@ -106,8 +106,8 @@ fn every_commands_rows_are_codes_it_returns() {
         seen += 1;
     }
     assert_eq!(
-        seen, 12,
-        "status, check, doctor, history, release, pause, resume, trigger, next, exporter, completions, install-self"
+        seen, 14,
+        "status, check, doctor, history, release, pause, resume, drain, undrain, trigger, next, exporter, completions, install-self"
     );
 }
 

@@ -64,9 +64,9 @@ pub const MAX_ALSO_LIMIT: u32 = 8;
 /// Companion suffixes; `status` recognises companions by them (`slot` and `holder` also with
 /// a slot number: `{lock}:slot:2`; `cancel` and `ended` with the token of the run asked to
 /// stop: `{lock}:cancel:TOKEN`, `{lock}:ended:TOKEN`, see `cancel_list` and `word_key`).
-pub const SUFFIXES: [&str; 16] = [
+pub const SUFFIXES: [&str; 17] = [
     "fence", "holder", "stats", "wake", "limit", "slot", "runs", "timeline", "done", "pause",
-    "pauses", "cancel", "ended", "waiting", "reserve", "turn",
+    "pauses", "cancel", "ended", "waiting", "reserve", "turn", "drain",
 ];
 
 /// Ended pauses a key's span stream keeps.
@@ -149,6 +149,12 @@ impl Keys {
     /// them as a lock.
     pub fn fleet(prefix: &str) -> Keys {
         Keys::new(prefix)
+    }
+
+    /// The prefix-wide drain record (`dlock drain`): a hash of host → "from ms \n by \n reason",
+    /// beside the prefix-wide pause (one hash slot: `{PREFIX}:drain`).
+    pub fn drain(prefix: &str) -> String {
+        companion(prefix, "drain")
     }
 }
 

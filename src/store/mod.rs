@@ -5,6 +5,7 @@
 
 pub(crate) mod cancel;
 pub(crate) mod conn;
+pub(crate) mod drain;
 pub(crate) mod fault;
 pub(crate) mod finish;
 pub(crate) mod info;

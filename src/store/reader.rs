@@ -196,6 +196,12 @@ impl Locks {
         Ok(locks)
     }
 
+    /// The drained hosts under `prefix` (`dlock drain`), read on this connection once every
+    /// lock was read.
+    pub fn drains(&mut self, prefix: &str) -> RedisResult<Vec<super::drain::Drain>> {
+        super::drain::drained(&mut self.c, prefix)
+    }
+
     /// The lock names read (in key order), and those that are not UTF-8.
     pub fn names(&self) -> &Names {
         &self.names

@@ -64,7 +64,7 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new::<args::Acquire>(
     include_str!("scripts/acquire.lua"),
-    "d5b3bb82f97af0e7bdf3864ba484021644488b0f",
+    "04b542db5ea13d11f89bd7b96b1e0128f866af33",
 );
 pub(crate) static RENEW: Script = Script::new::<args::Renew>(
     include_str!("scripts/renew.lua"),
@@ -97,6 +97,10 @@ pub(crate) static PERIOD: Script = Script::new::<args::Period>(
 pub(crate) static TRIGGER: Script = Script::new::<args::Trigger>(
     include_str!("scripts/trigger.lua"),
     "1b999c95c7bf140cac4cd7ea6b582b3fd53fd4bb",
+);
+pub(crate) static DRAIN: Script = Script::new::<args::Drain>(
+    include_str!("scripts/drain.lua"),
+    "7294012e0887d6c196a282f3465ec4b07acfae6b",
 );
 pub(crate) static PAUSE: Script = Script::new::<args::Pause>(
     include_str!("scripts/pause.lua"),

@@ -100,6 +100,15 @@ impl Session {
         })
     }
 
+    /// This host's entry in the prefix-wide drain record (`dlock drain`), None when it has none.
+    pub fn drain_entry(&mut self, drain: &str, host: &str) -> Result<Option<String>, Failure> {
+        let mut hget = redis::cmd("HGET");
+        hget.arg(drain).arg(host);
+        self.with(self.server.io_timeout, None, |conn| {
+            conn.query::<Option<String>>(&hget)
+        })
+    }
+
     /// `BLPOP lists… block`: the item taken from the first of `lists` that has one, or nothing
     /// within `block` (whole seconds, at least one: Redis before 6.0 takes no fractions).
     /// Under Redis Cluster every list must be in one hash slot. A reply of a shape BLPOP never

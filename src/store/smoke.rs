@@ -63,6 +63,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         Err(e) => Err(format!("{name}.lua: {e}")),
     };
     let fleet = Keys::fleet("dlock:script-check:");
+    let drain = Keys::drain("dlock:script-check:");
     let acquire = |last_try| AcquireCall {
         keys: &keys,
         token,
@@ -71,7 +72,10 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         meta: &meta,
         last_try,
         every: None,
-        fleet: Fleet::Key(&fleet.pause),
+        fleet: Fleet::Key {
+            pause: &fleet.pause,
+            drain: &drain,
+        },
         also: &[],
         woken: None,
     };

@@ -51,12 +51,25 @@ pub fn widen_pipe(fd: std::os::fd::BorrowedFd<'_>, bytes: usize) -> bool {
     rustix::pipe::fcntl_setpipe_size(fd, bytes).is_ok()
 }
 
-/// This machine's name, for the holder metadata (uname's node name, as gethostname gives it).
+/// This machine's name, for the holder metadata and `dlock drain`: DLOCK_HOST when it is set
+/// to a valid name (`valid_host`; the CLI refuses an invalid one before anything runs), else
+/// uname's node name, as gethostname gives it.
 pub fn hostname() -> String {
+    if let Some(h) = std::env::var("DLOCK_HOST").ok().filter(|h| valid_host(h)) {
+        return h;
+    }
     rustix::system::uname()
         .nodename()
         .to_string_lossy()
         .into_owned()
+}
+
+/// A host name dlock can record and match: 1 to 255 characters, none of them whitespace or a
+/// control character.
+pub fn valid_host(h: &str) -> bool {
+    !h.is_empty()
+        && h.chars().count() <= 255
+        && !h.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// Who runs this dlock, for what it records of an operator's act (`dlock pause`, `dlock

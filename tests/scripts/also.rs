@@ -67,7 +67,10 @@ fn acquire<'a>(
         meta,
         last_try: false,
         every: None,
-        fleet: Fleet::Key("{also:}:pause"),
+        fleet: Fleet::Key {
+            pause: "{also:}:pause",
+            drain: "{also:}:drain",
+        },
         also,
         woken,
     }

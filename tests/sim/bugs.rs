@@ -562,3 +562,17 @@ fn a_trigger_not_read() {
         !sc.triggers.is_empty()
     });
 }
+
+#[test]
+fn a_drain_not_read() {
+    // Issue 66: an acquire that does not read the host's drain starts runs on a host the
+    // operator drained: found in the worlds that drain a host.
+    let patch = ("if drained and drained ~= '' then", "if false then");
+    hunt_in(
+        "a drain not read by the acquire",
+        None,
+        Some(patch),
+        false,
+        |sc| sc.drain.is_some(),
+    );
+}

@@ -80,6 +80,9 @@ pub struct Counts {
     pub period_changes: u64,
     /// `dlock trigger K` the server took, and the grants that took one (issue 66).
     pub triggers: u64,
+    /// `dlock drain` the server took, and the tries of a drained host it refused.
+    pub drains: u64,
+    pub drained_refusals: u64,
     pub triggered_grants: u64,
     /// Calendar --every: tries the server found in a window the host sent (answered), tries it
     /// answered that the host's clock is off (ClockOff, code 5), runs that ended on one
@@ -309,6 +312,14 @@ impl Checker {
         if self.violation.is_none() {
             self.violation = Some(format!("at {:.3} ms: {why}", t as f64 / 1000.0));
         }
+    }
+
+    /// A run granted on a host the server holds drained (`dlock drain`).
+    pub fn drained_grant(&mut self, t: Us, token: &str, host: usize) {
+        self.fail(
+            t,
+            format!("{token} was granted the lock while its host h{host} was drained"),
+        );
     }
 
     /// A run granted while its key was paused (`dlock pause`).

@@ -151,7 +151,10 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
                     Some((p, host_ms)) => Some(EveryArg::new(p, *host_ms)),
                     None => every.map(EveryArg::Fixed),
                 },
-                fleet: Fleet::Key("{sim:}:pause"),
+                fleet: Fleet::Key {
+                    pause: "{sim:}:pause",
+                    drain: "{sim:}:drain",
+                },
                 also: &also,
                 woken,
             };

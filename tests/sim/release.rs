@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
     Acquire, AcquireCall, Args, Call, End, EndAction, EndInput, EndLimits, EndReport, Every, Exit,
-    JobEnded, Period, RecordCall, Release, ReleaseCall, Released, RunKeys, RunLog, Stop, args,
-    server_expiry,
+    JobEnded, PauseScope, Period, RecordCall, Release, ReleaseCall, Released, RunKeys, RunLog,
+    Stop, args, server_expiry,
 };
 use redis::Value;
 
@@ -233,7 +233,7 @@ pub fn run_over(w: &mut World, h: usize) {
 /// The server ran `call` for `host` and answered `a`: tell the checker about a grant and a
 /// recorded --every success, and hold the wake list to its bound (lib.lua: at most N wake-ups,
 /// one per slot). `holder`: the plain lock's token before the script ran.
-pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: Option<String>) {
+pub fn served(w: &mut World, host: usize, call: &Scripted, a: &Answer, holder: Option<String>) {
     let wakes = w.server.ks.borrow_mut().llen(&w.keys.wake);
     w.check.wake_list(w.now, wakes);
     let Ok(v @ Value::Array(items)) = a else {
@@ -273,6 +273,9 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
     let Ok(reply) = AcquireCall::reply(v.clone()) else {
         return;
     };
+    if matches!(&reply, Acquire::Paused(p) if p.scope == PauseScope::Host) {
+        w.check.counts.drained_refusals += 1;
+    }
     // --every: the try's period and offset in ms, or a calendar's schedule and zone.
     let a = args::Acquire::read(&call.argv);
     let ms = |s: &str| s.parse::<u64>().ok();
@@ -317,6 +320,10 @@ pub fn served(w: &mut World, _host: usize, call: &Scripted, a: &Answer, holder: 
             // A new run granted while the key is paused on a server that kept its data.
             if w.paused && w.sc.restarts.is_empty() && w.sc.failovers.is_empty() {
                 w.check.paused_grant(w.now, &token);
+            }
+            // A new run granted on a drained host, on a server that kept its data.
+            if w.drained == Some(host) && w.sc.restarts.is_empty() && w.sc.failovers.is_empty() {
+                w.check.drained_grant(w.now, &token, host);
             }
             w.check.granted(w.now, &token, slot);
             crate::liveness::granted(w);

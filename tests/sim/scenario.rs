@@ -64,6 +64,9 @@ pub struct Scenario {
     /// `dlock trigger K` at each of these times (µs; --every worlds): the next try runs in a
     /// done window, once (issue 66).
     pub triggers: Vec<Us>,
+    /// `dlock drain --host H` at the first time (µs) and `dlock undrain` at the second: host H
+    /// starts no run in between (issue 66).
+    pub drain: Option<(Us, Us, usize)>,
     /// At this many job ends the operator runs `dlock cancel K` too: a run that ends as its
     /// cancel is placed (issue 59).
     pub cancel_at_end: u32,
@@ -219,6 +222,7 @@ impl Scenario {
             pause: None,
             cancels: Vec::new(),
             triggers: Vec::new(),
+            drain: None,
             cancel_at_end: 0,
             garbage: None,
             also: None,
@@ -278,6 +282,14 @@ impl Scenario {
             for _ in 0..r.range(1, 3) {
                 sc.triggers.push(r.range(0, horizon));
             }
+        }
+        // Issue 66 (last, as above): a sixth of the worlds drain one host for a while.
+        if r.chance(0.16) {
+            let horizon = (horizon as f64 * sc.scale) as Us;
+            let ttl = sc.ttl.as_micros() as Us;
+            let from = r.range(0, horizon / 2);
+            let host = r.range(0, sc.hosts as u64 - 1) as usize;
+            sc.drain = Some((from, from + r.range(ttl, ttl * 20), host));
         }
         sc
     }
@@ -431,6 +443,7 @@ impl Scenario {
         sc.pause = None;
         sc.cancels.clear();
         sc.triggers.clear();
+        sc.drain = None;
         sc.cancel_at_end = 0;
         sc
     }

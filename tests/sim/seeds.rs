@@ -318,6 +318,8 @@ fn seed_range() {
         total.period_changes += o.counts.period_changes;
         total.triggers += o.counts.triggers;
         total.triggered_grants += o.counts.triggered_grants;
+        total.drains += o.counts.drains;
+        total.drained_refusals += o.counts.drained_refusals;
         total.repeats += o.counts.repeats;
         total.repeats_unreplicated += o.counts.repeats_unreplicated;
         total.successes_replicated += o.counts.successes_replicated;
@@ -364,6 +366,14 @@ fn seed_range() {
     assert!(
         total.triggered_grants > 5,
         "the trigger worlds must reach the rule"
+    );
+    println!(
+        "sim: dlock drain: {} hosts drained, {} of their tries refused (a drained host starts nothing)",
+        total.drains, total.drained_refusals
+    );
+    assert!(
+        total.drained_refusals > 5,
+        "the drain worlds must reach the rule"
     );
     println!(
         "sim: {calendar_worlds} calendar worlds (the longest {calendar_longest} s simulated): {} tries found a window, {} grants each in the window holding the server's time ({} in the window before the host's own), {calendar_successes} successes; {} tries answered that the host's clock is off, {} runs ended on one (exit 69)",

@@ -24,10 +24,10 @@ use crate::world::{Event, Fail, Request, World};
 /// A try's meta: `since_ms` is the host's wall clock at the send, as `cmd::run` sends it (the
 /// checker reads the host's clock there: a calendar's window starts are computed around it).
 /// `first_ms`: the host's wall clock at the run's first try (the age its reservations carry).
-fn meta(w: &World, since_ms: u64, first_ms: u64) -> Meta {
+fn meta(w: &World, h: usize, since_ms: u64, first_ms: u64) -> Meta {
     let io = Duration::from_micros(io_timeout(w));
     Meta {
-        host: "sim".into(),
+        host: crate::world::host_name(h),
         pid: 1,
         command: "./job.sh".into(),
         since_ms: u128::from(since_ms),
@@ -113,7 +113,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
     let (keys, also, meta) = (
         w.host_keys[h].clone(),
         w.host_also[h].clone(),
-        meta(w, wall, first),
+        meta(w, h, wall, first),
     );
     // As the shell: the wake-up the waker passed on goes with the next try (--also only).
     let woken = s.woken_by.take().filter(|_| !also.is_empty());
@@ -126,7 +126,10 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         meta: &meta,
         last_try,
         every: s.every.as_ref().map(|p| EveryArg::new(p, wall)),
-        fleet: Fleet::Key("{sim:}:pause"),
+        fleet: Fleet::Key {
+            pause: "{sim:}:pause",
+            drain: "{sim:}:drain",
+        },
         also: &also,
         woken,
     });

@@ -9,8 +9,14 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use dlock::api::sim::{
-    Calendar, Call, Keys, PauseCall, Period, PeriodCall, PeriodChanged, TriggerCall, Triggered,
+    Calendar, Call, DrainCall, Drained, Keys, PauseCall, Period, PeriodCall, PeriodChanged,
+    TriggerCall, Triggered,
 };
+
+/// The name host `h` records (its holder's host, and what `dlock drain --host` names).
+pub fn host_name(h: usize) -> String {
+    format!("h{h}")
+}
 
 use crate::calls::{Scripted, scripted};
 use crate::check::{Checker, Us};
@@ -80,6 +86,9 @@ pub enum Event {
     Cancel,
     /// The operator runs `dlock trigger K` (Scenario::triggers).
     Trigger,
+    /// The operator runs `dlock drain --host H` (true) or `dlock undrain --host H`
+    /// (Scenario::drain).
+    Drain(bool),
     /// …and, a round trip later, runs cancel.lua for it (request `seq` of the world).
     CancelSend {
         slot: u32,
@@ -170,6 +179,8 @@ pub struct World {
     pub calendars: Vec<Calendar>,
     /// The server holds a pause of the key (`dlock pause` ran, `resume` not yet).
     pub paused: bool,
+    /// The host the server holds drained (`dlock drain` ran, `undrain` not yet).
+    pub drained: Option<usize>,
     /// Holders' cancel listeners blocked in BLPOP on their run's own list.
     pub listeners: Vec<crate::cancel::Listening>,
     /// The runs the operator asked to stop, until each verdict (None after it).
@@ -233,6 +244,7 @@ impl World {
                 .filter_map(|p| p.calendar().cloned())
                 .collect(),
             paused: false,
+            drained: None,
             listeners: Vec::new(),
             asking: Vec::new(),
             cancel_seq: 0,
@@ -269,6 +281,10 @@ impl World {
         for at in w.sc.triggers.clone() {
             w.at(at, Event::Trigger);
         }
+        if let Some((from, to, _)) = w.sc.drain {
+            w.at(from, Event::Drain(true));
+            w.at(to, Event::Drain(false));
+        }
         w.cancels_at_end = w.sc.cancel_at_end;
         if let Some((from, _)) = w.sc.garbage {
             w.at(from, Event::Garbage);
@@ -297,6 +313,33 @@ impl World {
             .ev(self.now, usize::MAX, if on { "pause" } else { "resume" }, 0);
         if let Ok(Ok(_)) = answer.map(PauseCall::reply) {
             self.paused = on;
+        }
+        self.after_write();
+    }
+
+    /// The operator's `dlock drain --host H` (`on`) or `dlock undrain --host H` (again 100 ms
+    /// later while the server is down).
+    fn drain(&mut self, on: bool) {
+        let Some((_, _, host)) = self.sc.drain else {
+            return;
+        };
+        if !self.up {
+            self.at(self.now + 100_000, Event::Drain(on));
+            return;
+        }
+        let name = host_name(host);
+        let call = scripted(&DrainCall::new("sim:", &name, "ops (sim)", "sim", !on));
+        let answer = call.run(&mut self.server);
+        self.check.counts.script_calls += 1;
+        self.check
+            .ev(self.now, host, if on { "drain" } else { "undrain" }, 0);
+        match answer.map(DrainCall::reply) {
+            Ok(Ok(Drained::Set { .. })) => {
+                self.drained = Some(host);
+                self.check.counts.drains += 1;
+            }
+            Ok(Ok(_)) => self.drained = None,
+            _ => {}
         }
         self.after_write();
     }
@@ -414,6 +457,7 @@ impl World {
                 Event::Pause(on) => self.pause(on),
                 Event::Cancel => crate::cancel::operator(self),
                 Event::Trigger => self.trigger(),
+                Event::Drain(on) => self.drain(on),
                 Event::CancelSend { slot, token, seq } => {
                     crate::cancel::send(self, slot, &token, seq);
                 }

@@ -60,6 +60,40 @@ pub struct ResumeArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct DrainArgs {
+    /// The host to drain, as dlock records it (DLOCK_HOST, else `uname -n`) [default: this
+    /// one]
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+
+    /// Then wait until no run of that host holds a lock under the prefix
+    #[arg(long)]
+    pub wait: bool,
+
+    /// With --wait: give up after D (exit 1, naming the runs still going) [default: wait as
+    /// long as they run]
+    #[arg(long, value_name = "D", value_parser = parse_duration, requires = "wait")]
+    pub timeout: Option<Duration>,
+
+    /// Why, at most 200 characters: in status, the board and each refused try's line
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct UndrainArgs {
+    /// The host whose drain ends [default: this one]
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+
+    #[command(flatten, next_help_heading = EVERY_COMMAND)]
+    pub global: GlobalArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct TriggerArgs {
     /// Business key (without the prefix) of an --every job
     #[arg(value_name = "KEY")]

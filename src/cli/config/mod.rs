@@ -26,7 +26,7 @@ pub use commands::{
 pub use next::{From as NextFrom, NextConfig, NextSource};
 pub use pause::PauseConfig;
 pub use run::RunConfig;
-pub use trigger::TriggerConfig;
+pub use trigger::{DrainConfig, TriggerConfig};
 
 /// What to do, checked: one value per subcommand, built from its arguments and the global
 /// options, so that no command re-reads raw arguments.
@@ -41,6 +41,7 @@ pub enum Command {
     Pause(PauseConfig),
     Cancel(CancelConfig),
     Trigger(TriggerConfig),
+    Drain(DrainConfig),
     History(HistoryConfig),
     Next(NextConfig),
     Completions(clap_complete::Shell),
@@ -60,6 +61,8 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, Error> {
         args::Command::Resume(a) => Command::Pause(pause::resume(g, a)?),
         args::Command::Cancel(a) => Command::Cancel(commands::cancel(g, a)?),
         args::Command::Trigger(a) => Command::Trigger(trigger::trigger(g, a)?),
+        args::Command::Drain(a) => Command::Drain(trigger::drain(g, a)?),
+        args::Command::Undrain(a) => Command::Drain(trigger::undrain(g, a)?),
         args::Command::History(a) => Command::History(commands::history(g, a)?),
         args::Command::Next(a) => Command::Next(next::next(g, a)?),
         args::Command::Completions(a) => Command::Completions(a.shell),
@@ -93,6 +96,13 @@ pub fn global(g: &GlobalArgs) -> Result<Global, Error> {
         usage!("--io-timeout must be more than 0 (e.g. 2s)");
     }
     check_key_chars("--prefix", &g.prefix)?;
+    if let Ok(h) = std::env::var("DLOCK_HOST")
+        && !crate::sys::host::valid_host(&h)
+    {
+        usage!(
+            "DLOCK_HOST={h:?} is not a host name dlock can record: 1 to 255 characters without spaces or control characters, e.g. DLOCK_HOST=web-1 (or unset it: dlock records uname -n)"
+        );
+    }
     let level = if g.quiet >= 2 {
         Level::Error
     } else if g.quiet == 1 {

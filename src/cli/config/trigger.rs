@@ -1,8 +1,11 @@
-//! `dlock trigger`'s configuration: the key, and why.
+//! The fleet operations' configuration: `dlock trigger` (the key, and why), `dlock drain` and
+//! `dlock undrain` (the host, and why).
 
 use super::commands::MAX_REASON_CHARS;
 use super::{Global, full_key, usage};
-use crate::cli::args::TriggerArgs;
+use std::time::Duration;
+
+use crate::cli::args::{DrainArgs, TriggerArgs, UndrainArgs};
 use crate::error::Error;
 use crate::store::conn::Server;
 
@@ -17,20 +20,73 @@ pub struct TriggerConfig {
 }
 
 pub(super) fn trigger(g: &Global, a: &TriggerArgs) -> Result<TriggerConfig, Error> {
-    let key = full_key(g, &a.key)?;
-    let reason = a.reason.clone().unwrap_or_default();
+    Ok(TriggerConfig {
+        server: g.server.clone(),
+        key: full_key(g, &a.key)?,
+        reason: reason(a.reason.as_deref(), "rerun after the fix")?,
+    })
+}
+
+/// --reason: one line of at most 200 characters ('' when none).
+fn reason(given: Option<&str>, example: &str) -> Result<String, Error> {
+    let reason = given.unwrap_or_default().to_string();
     let chars = reason.chars().count();
     if chars > MAX_REASON_CHARS {
         usage!(
-            "--reason is {chars} characters long; at most {MAX_REASON_CHARS}: say why in a line, e.g. --reason 'rerun after the fix'"
+            "--reason is {chars} characters long; at most {MAX_REASON_CHARS}: say why in a line, e.g. --reason '{example}'"
         );
     }
     if let Some(c) = reason.chars().find(|c| c.is_control()) {
-        usage!("--reason contains {c:?}: one line of text, e.g. --reason 'rerun after the fix'");
+        usage!("--reason contains {c:?}: one line of text, e.g. --reason '{example}'");
     }
-    Ok(TriggerConfig {
+    Ok(reason)
+}
+
+/// `dlock drain` and `dlock undrain`.
+#[derive(Debug)]
+pub struct DrainConfig {
+    pub server: Server,
+    pub prefix: String,
+    /// The host (--host, else the name dlock records for this one).
+    pub host: String,
+    pub undrain: bool,
+    /// --wait, and its --timeout (None: as long as the runs go on).
+    pub wait: bool,
+    pub timeout: Option<Duration>,
+    pub reason: String,
+}
+
+/// --host NAME, or this host.
+fn host(given: Option<&str>) -> Result<String, Error> {
+    match given {
+        None => Ok(crate::sys::host::hostname()),
+        Some(h) if crate::sys::host::valid_host(h) => Ok(h.to_string()),
+        Some(h) => usage!(
+            "--host {h:?} is not a host name dlock records: 1 to 255 characters without spaces or control characters, as `dlock status` shows holders' hosts"
+        ),
+    }
+}
+
+pub(super) fn drain(g: &Global, a: &DrainArgs) -> Result<DrainConfig, Error> {
+    Ok(DrainConfig {
         server: g.server.clone(),
-        key,
-        reason,
+        prefix: g.prefix.clone(),
+        host: host(a.host.as_deref())?,
+        undrain: false,
+        wait: a.wait,
+        timeout: a.timeout,
+        reason: reason(a.reason.as_deref(), "kernel update")?,
+    })
+}
+
+pub(super) fn undrain(g: &Global, a: &UndrainArgs) -> Result<DrainConfig, Error> {
+    Ok(DrainConfig {
+        server: g.server.clone(),
+        prefix: g.prefix.clone(),
+        host: host(a.host.as_deref())?,
+        undrain: true,
+        wait: false,
+        timeout: None,
+        reason: String::new(),
     })
 }

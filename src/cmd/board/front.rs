@@ -11,9 +11,10 @@ use super::page::{
 use super::reasons::Badge;
 use super::timeline::{self, Range};
 use crate::cli::config::Rules;
+use crate::store::drain::Drain;
 use crate::store::state::KeyStatus;
 use crate::store::timeline::Runs;
-use crate::sys::host::local_stamp;
+use crate::sys::host::{local_stamp, utc_stamp};
 
 /// One row of the front page: the lock, why it needs a look, its runs in the drawn range
 /// (None when its run log cannot be read as one: a key of another type).
@@ -37,6 +38,8 @@ pub struct Overview<'a> {
     pub hours: u32,
     pub range: Range,
     pub rules: &'a Rules,
+    /// The drained hosts under the prefix (`dlock drain`).
+    pub drains: &'a [Drain],
 }
 
 /// The table's columns (the timeline row spans them all).
@@ -71,6 +74,15 @@ pub fn overview(v: &Overview) -> String {
             }
             @if !v.rules.is_empty() {
                 p class="meta rules" { "Rules as dlock check's: " (rules_text(v.rules)) }
+            }
+            // `dlock drain`: each drained host, who and why (the server's text, escaped).
+            @for d in v.drains {
+                p class="drained" role="status" {
+                    strong { "Drained: " span class="host" { (d.host) } }
+                    " by " span class="by" { (d.by) } " since " (utc_stamp(d.from_ms, true))
+                    @if !d.reason.is_empty() { ": " span class="reason" { (d.reason) } }
+                    " — it starts no new run; the other hosts go on"
+                }
             }
             nav class="hours" {
                 "runs of the last "

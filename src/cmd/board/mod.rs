@@ -191,6 +191,10 @@ fn overview(cfg: &ExporterConfig, cache: &Cache, query: &str) -> Answer {
     if let Err(e) = pauses::ended(&mut c, cfg, &mut shown_locks) {
         return unavailable(cfg, &e, Page::Html);
     }
+    let drains = match crate::store::drain::drained(&mut c, &cfg.prefix) {
+        Ok(d) => d,
+        Err(e) => return unavailable(cfg, &e, Page::Html),
+    };
     let shown: Vec<&KeyStatus> = on_page
         .iter()
         .filter_map(|(_, k)| shown_locks.get(k))
@@ -221,6 +225,7 @@ fn overview(cfg: &ExporterConfig, cache: &Cache, query: &str) -> Answer {
         hours,
         range,
         rules: &cfg.rules,
+        drains: &drains,
     };
     let page = front::overview(&view);
     cache.put(

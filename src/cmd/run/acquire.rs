@@ -57,8 +57,9 @@ struct Shell<'a> {
     wait: Wait,
     /// The failure that ends the wait, when one does: said once, at the top.
     error: Option<Error>,
-    /// The prefix-wide pause's keys (`dlock pause --all`).
+    /// The prefix-wide pause's keys (`dlock pause --all`), and the drain record (`dlock drain`).
     fleet: Keys,
+    drain: String,
     /// The line that said a paused key ran nothing (for --ping's log ping).
     paused: Option<String>,
     /// A calendar --every in the spelling of the key's record, once an answer named one that
@@ -170,6 +171,7 @@ fn take(
         wait: Wait::new(limits, backoff, Instant::now()),
         error: None,
         fleet: Keys::fleet(&cfg.prefix),
+        drain: Keys::drain(&cfg.prefix),
         paused: None,
         spelled: None,
     };
@@ -225,15 +227,25 @@ impl Shell<'_> {
         // read it first (one more round trip per try; a single server and Sentinel read it in
         // the acquire script).
         let fleet = if self.cfg.server.target.is_cluster() {
-            match self.session.pause_record(&self.fleet, Scope::All) {
-                Ok(p) => Fleet::Read(p),
+            let read = self
+                .session
+                .pause_record(&self.fleet, Scope::All)
+                .and_then(|p| {
+                    let d = self.session.drain_entry(&self.drain, &self.meta.host)?;
+                    Ok((p, d))
+                });
+            match read {
+                Ok((p, d)) => Fleet::Read(p, d),
                 Err(f) => {
                     self.wait.handle(Input::Failed(f), Instant::now());
                     return;
                 }
             }
         } else {
-            Fleet::Key(&self.fleet.pause)
+            Fleet::Key {
+                pause: &self.fleet.pause,
+                drain: &self.drain,
+            }
         };
         let call = AcquireCall {
             keys: self.keys,

@@ -382,6 +382,13 @@ pub(super) fn paused_line(key: &str, p: &Pause, now: u128) -> String {
             "every key is paused (--all)",
             "`dlock resume --all` ends it".to_string(),
         ),
+        Scope::Host => (
+            "this host is drained (dlock drain)",
+            format!(
+                "`dlock undrain --host {}` ends it; the other hosts run",
+                crate::sys::host::hostname()
+            ),
+        ),
     };
     format!("{whose} {}; {resume}", described(p, now_ms))
 }

@@ -12,7 +12,7 @@ use crate::exit::Exit;
 use crate::log::{info, io_reason};
 use crate::store::reader;
 use crate::store::state::{Found, KeyStatus};
-use crate::sys::host::unix_ms;
+use crate::sys::host::{unix_ms, utc_stamp};
 
 use super::metrics;
 
@@ -155,6 +155,18 @@ fn write(cfg: &StatusConfig, locks: &mut reader::Locks, w: &mut dyn Write) -> Re
         }
     };
     read.map_err(Failed::Redis)?;
+    // Drained hosts (`dlock drain`): a note each on stderr, as the table's rows are per key.
+    for d in locks.drains(&cfg.prefix).map_err(Failed::Redis)? {
+        let why = if d.reason.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", d.reason)
+        };
+        info!("drained_host";
+            "{} is drained since {} by {}{why}: it starts no new run under {:?} (`dlock undrain --host {}` ends it)",
+            d.host, utc_stamp(d.from_ms, true), d.by, cfg.prefix, d.host
+        );
+    }
     match broken {
         Some(e) => Err(Failed::Output(e)),
         None => Ok(()),

@@ -49,6 +49,7 @@ pub fn pauses(now_ms: u64, paused: &[(String, Pause)]) -> Row {
     let (key, p) = old[0];
     let resume = match p.scope {
         Scope::All => "dlock resume --all".to_string(),
+        Scope::Host => "dlock undrain".to_string(),
         Scope::Key => format!("dlock resume {key}"),
     };
     Row::new("pauses", Mark::Warning, format!("{} paused for more than a day; {found}", old.len()))

@@ -41,10 +41,10 @@ fn paused(text: &str, until: i64) -> Pause {
     let mut next = || parts.next().unwrap_or_default().to_string();
     let (scope, by, reason, from) = (next(), next(), next(), next());
     Pause {
-        scope: if scope == "all" {
-            Scope::All
-        } else {
-            Scope::Key
+        scope: match scope.as_str() {
+            "all" => Scope::All,
+            "host" => Scope::Host,
+            _ => Scope::Key,
         },
         from_ms: from.parse().unwrap_or(0),
         until_ms: Pause::until_field(u64::try_from(until).unwrap_or(0)),
@@ -111,14 +111,15 @@ impl<'a> EveryArg<'a> {
     }
 }
 
-/// Where the acquire finds the prefix-wide pause (`dlock pause --all`).
+/// Where the acquire finds the prefix-wide records: the pause (`dlock pause --all`) and the
+/// drain (`dlock drain`).
 #[derive(Debug, Clone)]
 pub enum Fleet<'a> {
-    /// Its record's key, read inside the script (one server, Sentinel: every key on one node).
-    Key(&'a str),
-    /// Under Redis Cluster it lives in another hash slot than the lock's: what a read just
-    /// before found (None: no pause on record).
-    Read(Option<Pause>),
+    /// Their keys, read inside the script (one server, Sentinel: every key on one node).
+    Key { pause: &'a str, drain: &'a str },
+    /// Under Redis Cluster they live in another hash slot than the lock's: what a read just
+    /// before found (None: no pause on record; this host's drain entry, None: not drained).
+    Read(Option<Pause>, Option<String>),
 }
 
 impl Call for AcquireCall<'_> {
@@ -143,16 +144,20 @@ impl Call for AcquireCall<'_> {
         keys.push(&k.waiting);
         keys.push(&k.reserve);
         keys.extend(self.also.iter().map(|x| x.reserve.as_str()));
-        if let Fleet::Key(fleet) = self.fleet {
-            keys.push(fleet);
+        if let Fleet::Key { pause, drain } = self.fleet {
+            keys.extend([pause, drain]);
         }
         keys
     }
     fn args(&self) -> args::Acquire {
         let m = self.meta;
         let read = match &self.fleet {
-            Fleet::Read(Some(p)) => Some(p),
+            Fleet::Read(Some(p), _) => Some(p),
             _ => None,
+        };
+        let drain = match &self.fleet {
+            Fleet::Read(_, Some(d)) => d.clone(),
+            _ => String::new(),
         };
         let fixed = match self.every {
             Some(EveryArg::Fixed(e)) => Some(e),
@@ -193,6 +198,7 @@ impl Call for AcquireCall<'_> {
             },
             version: WRITER.to_string(),
             format: KEY_FORMAT.to_string(),
+            drain,
             ..Default::default()
         };
         if let Some(EveryArg::Calendar(c, starts, spelled)) = self.every {

@@ -47,10 +47,11 @@ fn every_call_matches_its_script() {
         // acquire.lua's keys after the slots: the waiter registry (`fixed` counts it: the
         // highest literal is KEYS[6], slot 0's lock key, one past the five fixed keys), the
         // reservations of each key of the set (the plain run's set is KEY alone), the
-        // prefix-wide pause.
+        // prefix-wide pause and drain record.
         let after_slots = after_slots
             + usize::from(src.contains("local function reserve_key(j) return KEYS[wi + 1 + j]"))
-            + usize::from(src.contains("local fleet = KEYS[wi + A + 2]"));
+            + usize::from(src.contains("local fleet = KEYS[wi + A + 2]"))
+            + usize::from(src.contains("local drain = KEYS[wi + A + 3]"));
         // The run's word key last (release.lua's): `KEYS[#KEYS]`.
         let trailing = usize::from(src.contains("KEYS[#KEYS]"));
         assert_eq!(
@@ -77,7 +78,10 @@ fn every_call_matches_its_script() {
         meta: &meta,
         last_try: false,
         every: None,
-        fleet: Fleet::Key("{dlock:}:pause"),
+        fleet: Fleet::Key {
+            pause: "{dlock:}:pause",
+            drain: "{dlock:}:drain",
+        },
         also: &[],
         woken: None,
     };
@@ -88,7 +92,7 @@ fn every_call_matches_its_script() {
     // Under Redis Cluster the prefix-wide pause is not a key of the script: its fields come
     // as ARGV, as many as before.
     let cluster = AcquireCall {
-        fleet: Fleet::Read(None),
+        fleet: Fleet::Read(None, None),
         ..acquire
     };
     // The waiter registry and the reservations stay.
@@ -236,7 +240,10 @@ fn also_calls_send_each_keys_block() {
         meta: &meta,
         last_try: false,
         every: None,
-        fleet: Fleet::Key("{dlock:}:pause"),
+        fleet: Fleet::Key {
+            pause: "{dlock:}:pause",
+            drain: "{dlock:}:drain",
+        },
         also: &[],
         woken: Some(1),
     };
@@ -246,9 +253,9 @@ fn also_calls_send_each_keys_block() {
     };
     let k = with.keys();
     // The waiter registry, each set key's reservations (KEY first), and the prefix-wide pause
-    // last.
-    assert_eq!(k.len(), 5 + 2 * N + 1 + 2 * (4 + 2 * M) + 2 + 3);
-    let w = k.len() - 5;
+    // and drain record last.
+    assert_eq!(k.len(), 5 + 2 * N + 1 + 2 * (4 + 2 * M) + 2 + 4);
+    let w = k.len() - 6;
     assert_eq!(k[w], "{dlock:job}:waiting");
     assert_eq!(
         k[w + 1..w + 4],
@@ -267,11 +274,19 @@ fn also_calls_send_each_keys_block() {
     );
     assert_eq!(k[b + 4 + 1], also[1].slots[1].lock);
     assert_eq!(k[b + 4 + M], also[1].slots[0].holder);
-    assert_eq!(k.last().copied(), Some("{dlock:}:pause"));
+    assert_eq!(k[k.len() - 2..], ["{dlock:}:pause", "{dlock:}:drain"]);
     let (pa, wa) = (plain.argv(), with.argv());
     assert_eq!(pa.len(), wa.len());
-    assert_eq!(pa[18..23], ["0", "1", "", "10000", "2000"]);
-    assert_eq!(wa[18..23], ["2", "2", "1", "10000", "2000"]);
+    let p = args::Acquire::read(&pa);
+    assert_eq!(
+        [p.also_count, p.also_limit, p.woken, p.renew_ms, p.retry_ms],
+        ["0", "1", "", "10000", "2000"]
+    );
+    let w = args::Acquire::read(&wa);
+    assert_eq!(
+        [w.also_count, w.also_limit, w.woken, w.renew_ms, w.retry_ms],
+        ["2", "2", "1", "10000", "2000"]
+    );
 
     let held = [(also[0].clone(), 1), (also[1].clone(), 0)];
     let renew = RenewCall {
@@ -407,7 +422,10 @@ fn a_calendar_is_sent_in_its_one_spelling_and_as_typed() {
             meta: &meta,
             last_try: false,
             every: Some(EveryArg::new(&period, 0).spelled(spelled)),
-            fleet: Fleet::Key("{dlock:}:pause"),
+            fleet: Fleet::Key {
+                pause: "{dlock:}:pause",
+                drain: "{dlock:}:drain",
+            },
             also: &[],
             woken: None,
         }

@@ -104,6 +104,20 @@ args! {
         /// `keys::KEY_FORMAT`), for `status`, the board and `doctor` (issue 65).
         version,
         format,
+        /// Under Redis Cluster, this host's entry in the prefix-wide drain record, which the
+        /// client read first ('' for none; elsewhere the script reads it: KEYS' last).
+        drain,
+    }
+
+    /// drain.lua (`dlock drain`, `dlock undrain`).
+    Drain {
+        /// 'drain' or 'undrain'.
+        action,
+        /// The host drained (`hostname`'s name, or --host).
+        host,
+        /// 'host (user)'.
+        by,
+        reason,
     }
 
     /// renew.lua.

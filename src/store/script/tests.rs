@@ -6,7 +6,7 @@ const END: &str = "-- (end of ARGV)\n";
 const FROM: &str = "written from src/store/script/args.rs by a unit test of script.rs";
 
 /// Each script with its file's name.
-const SCRIPTS: [(&str, &Script); 13] = [
+const SCRIPTS: [(&str, &Script); 14] = [
     ("acquire", &ACQUIRE),
     ("renew", &RENEW),
     ("release", &RELEASE),
@@ -20,6 +20,7 @@ const SCRIPTS: [(&str, &Script); 13] = [
     ("pause", &PAUSE),
     ("timeline", &TIMELINE),
     ("trigger", &TRIGGER),
+    ("drain", &DRAIN),
 ];
 
 /// The block that names a script's arguments (`args`), below the script's header.

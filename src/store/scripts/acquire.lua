@@ -74,6 +74,7 @@ local arg_typed_tz = ARGV[25]
 local arg_first_ms = ARGV[26]
 local arg_version = ARGV[27]
 local arg_format = ARGV[28]
+local arg_drain = ARGV[29]
 -- (end of ARGV)
 local n = tonumber(arg_limit)
 local function lock(i) return KEYS[6 + 2 * i] end
@@ -211,11 +212,20 @@ end
 -- Paused (`dlock pause`): before anything else, whatever the lock's state, no new run starts.
 -- A retry after a lost reply whose first try took a slot keeps it (it is not a new run).
 local fleet = KEYS[wi + A + 2]
+local drain = KEYS[wi + A + 3]
 local pauses = {{'key', redis.call('HMGET', KEYS[5], 'from_ms', 'until_ms', 'by', 'reason')}}
 if fleet then
   pauses[2] = {'all', redis.call('HMGET', fleet, 'from_ms', 'until_ms', 'by', 'reason')}
 elseif arg_fleet_from_ms and arg_fleet_from_ms ~= '' then
   pauses[2] = {'all', {arg_fleet_from_ms, arg_fleet_until_ms, arg_fleet_by, arg_fleet_reason}}
+end
+-- Drained (`dlock drain`, drain.lua): this host starts no new run under the prefix; the others
+-- go on. Read here beside the prefix-wide pause (under Cluster the client read it: arg_drain).
+local drained = arg_drain
+if drain then drained = redis.call('HGET', drain, arg_host) end
+if drained and drained ~= '' then
+  local from, by, reason = string.match(drained, '^([^\n]*)\n([^\n]*)\n(.*)$')
+  pauses[#pauses + 1] = {'host', {from or '0', '0', by or '', reason or ''}}
 end
 -- A paused --also key stops the runs that need it too.
 for j = 1, A do
