@@ -370,3 +370,44 @@ fn a_trigger_waits_for_an_upgraded_host() {
         break;
     }
 }
+
+/// `dlock drain` of a host that still runs the previous release: that release does not read
+/// the drain, so its try runs (its job creates a file); this release's try on the same host is
+/// refused; doctor names the drained host as one whose dlock cannot honour its drain.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "previous"),
+    ignore = "needs the previous release's dlock (.ci/previous builds it; DLOCK_TEST_PREVIOUS=$(.ci/previous))"
+)]
+fn a_drain_is_honoured_only_by_an_upgraded_host() {
+    require!(Need::Previous);
+    let r = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // Both run as this machine's name (the previous release knows no DLOCK_HOST).
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    let run = |bin: &str, file: &str| {
+        Dlock::bare_of(bin)
+            .env("DLOCK_URL", &r.url())
+            .args(["run", "--key", "d", "--paused-exit-code", "4", "--"])
+            .args(["touch", dir.path().join(file).to_str().unwrap()])
+            .run()
+    };
+    run(&old(), "before").code(0);
+    dlock(&r).args(["drain", "--host", host]).run().code(0);
+    run(&old(), "old").code(0);
+    assert!(
+        dir.path().join("old").exists(),
+        "the previous release read the drain"
+    );
+    run(&new(), "new").code(4);
+    assert!(!dir.path().join("new").exists());
+    let doctor = dlock(&r).args(["doctor", "--json"]).run();
+    assert!(
+        doctor.stdout.contains(&format!(
+            "host {host} has a drain in force and runs on {host}, whose dlock is older"
+        )),
+        "{}",
+        doctor.stdout
+    );
+}

@@ -56,13 +56,16 @@ pub enum Feature {
     /// A `dlock trigger` waiting in the done record (issue 66): an older host's try does not
     /// read it, so in a done window it stays not due.
     Trigger,
+    /// A host's drain (`dlock drain`): an older dlock on that host does not read it, and
+    /// starts runs while drained.
+    Drain,
 }
 
 impl Feature {
     /// The first key format that honours it.
     pub fn format(self) -> u32 {
         match self {
-            Feature::Reservations | Feature::Trigger => 2,
+            Feature::Reservations | Feature::Trigger | Feature::Drain => 2,
         }
     }
 
@@ -75,6 +78,9 @@ impl Feature {
             Feature::Trigger => {
                 "its tries do not read a dlock trigger: in a done window they stay not due, and the trigger waits for an upgraded host"
             }
+            Feature::Drain => {
+                "its tries do not read the drain: the host starts runs while drained (upgrade it before draining it, or stop its cron)"
+            }
         }
     }
 
@@ -82,6 +88,7 @@ impl Feature {
         match self {
             Feature::Reservations => "--also sets",
             Feature::Trigger => "a dlock trigger waiting",
+            Feature::Drain => "a drain in force",
         }
     }
 }

@@ -218,10 +218,24 @@ pub fn versions(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
         }
         found.push(k);
     })?;
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(doctor::versions::versions(&found)),
+    if let Some(e) = failed {
+        return Err(e);
     }
+    // Each drained host, with what it wrote on any key: its drain is honoured by its own dlock.
+    for d in crate::store::drain::drained(c, &cfg.prefix)? {
+        let seen: Vec<_> = found
+            .iter()
+            .flat_map(|k| &k.seen)
+            .filter(|(_, h)| *h == d.host)
+            .cloned()
+            .collect();
+        found.push(KeyWriters {
+            key: format!("host {}", d.host),
+            features: vec![Feature::Drain],
+            seen,
+        });
+    }
+    Ok(doctor::versions::versions(&found))
 }
 
 /// One lock as the row judges it: its stats counters, a slot held with no expiry, and its

@@ -101,3 +101,20 @@ fn a_trigger_waiting_on_a_key_an_older_host_runs_is_named() {
     );
     assert!(r.why.contains("do not read a dlock trigger"), "{}", r.why);
 }
+
+#[test]
+fn a_drained_host_whose_dlock_cannot_read_the_drain_is_named() {
+    let r = versions(&[
+        key("report", &[], &[(old(), "web-3"), (new(), "web-1")]),
+        key("host web-3", &[Feature::Drain], &[(old(), "web-3")]),
+        key("host web-1", &[Feature::Drain], &[(new(), "web-1")]),
+    ]);
+    assert_eq!(r.mark, Mark::Warning);
+    assert!(
+        r.found
+            .starts_with("host web-3 has a drain in force and runs on web-3, whose dlock"),
+        "{}",
+        r.found
+    );
+    assert!(r.why.contains("starts runs while drained"), "{}", r.why);
+}
