@@ -211,3 +211,40 @@ fn the_board_names_a_drained_host() {
     let left = b.eval("return document.querySelectorAll('p.drained').length;");
     assert_eq!(left, 0);
 }
+
+/// The Prometheus page (`status --format prometheus`, the exporter's `/metrics`) has one
+/// series per drained host, its drain's start as the server recorded it.
+#[test]
+fn prometheus_has_a_series_per_drained_host() {
+    let r = RedisServer::start();
+    as_host(&r, "ops")
+        .args(["drain", "--host", "web-1"])
+        .run()
+        .code(0);
+    let since = r.cmd_string(&["HGET", "{dlock:}:drain", "web-1"]);
+    let ms: f64 = since.split('\n').next().unwrap().parse().unwrap();
+    let page = dlock(&r).args(["status", "--format", "prometheus"]).run();
+    page.code(0);
+    let series: Vec<&str> = page
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("dlock_host_drained_since_seconds{"))
+        .collect();
+    assert_eq!(series.len(), 1, "{}", page.stdout);
+    let value: f64 = series[0].rsplit(' ').next().unwrap().parse().unwrap();
+    assert_eq!(
+        series[0].split(' ').next(),
+        Some("dlock_host_drained_since_seconds{host=\"web-1\"}")
+    );
+    assert!((value - ms / 1000.0).abs() < 0.001, "{value} {ms}");
+    as_host(&r, "ops")
+        .args(["undrain", "--host", "web-1"])
+        .run()
+        .code(0);
+    let page = dlock(&r).args(["status", "--format", "prometheus"]).run();
+    assert!(
+        !page.stdout.contains("dlock_host_drained_since_seconds{"),
+        "{}",
+        page.stdout
+    );
+}

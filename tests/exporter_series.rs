@@ -306,6 +306,8 @@ fn every_state_page() -> String {
     run(&["pause", "sem", "--for", "1h"], 0);
     run(&["pause", "cal"], 0);
     run(&["resume", "cal"], 0);
+    // A drained host: dlock_host_drained_since_seconds.
+    run(&["drain", "--host", "web-9"], 0);
     let (e, addr) = exporter(&r, &[]);
     let (code, _, page) = http_get(&addr, "/metrics");
     assert_eq!(code, 200, "{page}");

@@ -3,6 +3,7 @@
 //! `exporter`. One family at a time (HELP, TYPE, then one sample per key, label `key`), as
 //! the format requires; checked against the official Python parser in the tests.
 
+use crate::store::drain::Drain;
 use std::io::Write;
 
 use crate::core::stats::Stats;
@@ -189,6 +190,7 @@ pub fn prometheus(
     unreadable: usize,
     histogram: bool,
     server: Option<ServerFacts>,
+    drains: &[Drain],
     w: &mut dyn Write,
 ) -> std::io::Result<()> {
     let mut o = Out { w, failed: None };
@@ -206,6 +208,21 @@ pub fn prometheus(
             "Keys under the prefix that could not be read as locks.",
         );
         o.put(format_args!("dlock_unreadable_keys {unreadable}\n"));
+    }
+    // `dlock drain`: one series per drained host, while Redis can be read.
+    if up {
+        o.family(
+            "dlock_host_drained_since_seconds",
+            "gauge",
+            "A drained host (dlock drain): when its drain began (Unix time, server clock).",
+        );
+        for d in drains {
+            o.put(format_args!(
+                "dlock_host_drained_since_seconds{{host=\"{}\"}} {}\n",
+                label(&d.host),
+                Num(d.from_ms as f64 / 1000.0)
+            ));
+        }
     }
     if let Some(f) = server {
         // Unknown too while Redis cannot be read.
@@ -406,11 +423,18 @@ pub fn page(
     w: &mut dyn Write,
 ) -> (Option<redis::RedisError>, std::io::Result<()>) {
     let (mut rows, mut unreadable) = (Vec::new(), 0);
-    let read = crate::store::reader::each(server, prefix, keys, |found| match found {
-        Found::Lock(s) => rows.push(Sample::of(&s)),
-        Found::NotALock { .. } => unreadable += 1,
+    // The locks, then the drained hosts on the same connection.
+    let drains = crate::store::reader::open(server, prefix, keys).and_then(|mut locks| {
+        locks.read(|found| match found {
+            Found::Lock(s) => rows.push(Sample::of(&s)),
+            Found::NotALock { .. } => unreadable += 1,
+        })?;
+        locks.drains(prefix)
     });
-    let failed = read.err();
+    let (failed, drains) = match drains {
+        Ok(d) => (None, d),
+        Err(e) => (Some(e), Vec::new()),
+    };
     let up = failed.is_none();
     if !up {
         rows.clear();
@@ -423,7 +447,8 @@ pub fn page(
             ServerFacts::default()
         }
     });
-    let wrote = prometheus(&rows, up, unreadable, histogram, known, w).and_then(|()| w.flush());
+    let wrote =
+        prometheus(&rows, up, unreadable, histogram, known, &drains, w).and_then(|()| w.flush());
     (failed, wrote)
 }
 

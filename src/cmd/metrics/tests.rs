@@ -52,6 +52,7 @@ fn a_key_costs_51_series_and_17_without_the_histogram() {
             0,
             histogram,
             None,
+            &[],
             &mut page,
         )
         .unwrap_or_default();
@@ -65,7 +66,7 @@ fn a_key_costs_51_series_and_17_without_the_histogram() {
 #[test]
 fn down_is_one_gauge_and_every_family_head() {
     let mut page = Vec::new();
-    prometheus(&[], false, 0, true, None, &mut page).unwrap_or_default();
+    prometheus(&[], false, 0, true, None, &[], &mut page).unwrap_or_default();
     let page = String::from_utf8(page).unwrap_or_default();
     assert!(page.starts_with("# HELP dlock_up "), "{page}");
     assert!(page.contains("\ndlock_up 0\n"), "{page}");
@@ -82,7 +83,7 @@ fn down_is_one_gauge_and_every_family_head() {
 fn server_facts_are_written_where_known_and_absent_where_not() {
     let page = |up: bool, facts: Option<ServerFacts>| {
         let mut page = Vec::new();
-        prometheus(&[], up, 0, false, facts, &mut page).unwrap_or_default();
+        prometheus(&[], up, 0, false, facts, &[], &mut page).unwrap_or_default();
         String::from_utf8(page).unwrap_or_default()
     };
     let known = ServerFacts {
@@ -148,7 +149,7 @@ fn busy_tries_by_blocking_key_are_a_family_of_their_own_and_bounded() {
     };
     let page = |s: &KeyStatus| {
         let mut page = Vec::new();
-        prometheus(&[Sample::of(s)], true, 0, false, None, &mut page).unwrap_or_default();
+        prometheus(&[Sample::of(s)], true, 0, false, None, &[], &mut page).unwrap_or_default();
         String::from_utf8(page).unwrap_or_default()
     };
     let p = page(&status);
