@@ -141,20 +141,10 @@ pub fn also(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
         for h in s.holders.iter().filter_map(|h| h.holder.as_ref()) {
             seen.push((s.key.clone(), h.also.clone()));
         }
-        if s.damaged(Part::Runs) {
-            return;
-        }
-        let mut n = 0;
-        let walked = runs::walk(c, &Keys::new(&s.key), PAGE, |e| {
+        let walked = newest_page(c, &s, |e| {
             seen.push((s.key.clone(), e.also.into_iter().map(|a| a.key).collect()));
-            n += 1;
-            n < PAGE
         });
-        match walked {
-            Err(e) if e.code() == Some("WRONGTYPE") => {}
-            Err(e) => failed = Some(e),
-            Ok(_) => {}
-        }
+        failed = walked.err();
     })?;
     if let Some(e) = failed {
         return Err(e);
@@ -196,20 +186,11 @@ pub fn versions(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
             sets |= !h.also.is_empty() || h.also_of.is_some();
             k.seen.push((h.writer.clone(), h.host.clone()));
         }
-        if !s.damaged(Part::Runs) {
-            let mut n = 0;
-            let walked = runs::walk(c, &Keys::new(&s.key), PAGE, |e| {
-                sets |= !e.also.is_empty();
-                k.seen.push((e.writer, e.host));
-                n += 1;
-                n < PAGE
-            });
-            match walked {
-                Err(e) if e.code() == Some("WRONGTYPE") => {}
-                Err(e) => failed = Some(e),
-                Ok(_) => {}
-            }
-        }
+        let walked = newest_page(c, &s, |e| {
+            sets |= !e.also.is_empty();
+            k.seen.push((e.writer, e.host));
+        });
+        failed = walked.err();
         if sets {
             k.features.push(Feature::Reservations);
         }
@@ -236,6 +217,24 @@ pub fn versions(cfg: &DoctorConfig, c: &mut Conn) -> RedisResult<Row> {
         });
     }
     Ok(doctor::versions::versions(&found))
+}
+
+/// The newest page of a lock's run log, entry by entry: nothing from a log `status`' read found
+/// damaged, or one made another type since (WRONGTYPE).
+fn newest_page(c: &mut Conn, s: &KeyStatus, mut each: impl FnMut(RunEntry)) -> RedisResult<()> {
+    if s.damaged(Part::Runs) {
+        return Ok(());
+    }
+    let mut n = 0;
+    let walked = runs::walk(c, &Keys::new(&s.key), PAGE, |e| {
+        each(e);
+        n += 1;
+        n < PAGE
+    });
+    match walked {
+        Err(e) if e.code() == Some("WRONGTYPE") => Ok(()),
+        other => other.map(drop),
+    }
 }
 
 /// One lock as the row judges it: its stats counters, a slot held with no expiry, and its
