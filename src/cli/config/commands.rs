@@ -146,9 +146,6 @@ pub struct CancelConfig {
     pub timeout: Option<Duration>,
 }
 
-/// Longest --reason of `dlock cancel`: it goes into the run log entry and a log line.
-pub const MAX_REASON_CHARS: usize = 200;
-
 /// `dlock history`.
 #[derive(Debug)]
 pub struct HistoryConfig {
@@ -317,13 +314,7 @@ pub(super) fn release(g: &Global, a: &ReleaseArgs) -> Result<ReleaseConfig, Erro
 
 pub(super) fn cancel(g: &Global, a: &CancelArgs) -> Result<CancelConfig, Error> {
     let key = full_key(g, &a.key)?;
-    let reason = a.reason.clone().unwrap_or_default();
-    let chars = reason.chars().count();
-    if chars > MAX_REASON_CHARS {
-        usage!(
-            "--reason is {chars} characters long; at most {MAX_REASON_CHARS}: say why in a line, e.g. --reason 'db upgrade, ticket 123'"
-        );
-    }
+    let reason = super::reason(a.reason.as_deref(), "db upgrade, ticket 123")?;
     Ok(CancelConfig {
         server: g.server.clone(),
         key,

@@ -70,6 +70,23 @@ pub fn command(g: &Global, c: &args::Command) -> Result<Command, Error> {
     })
 }
 
+/// --reason, for every command that records one (pause, cancel, trigger, drain): one line of
+/// at most `MAX_REASON` characters ('' when none); `example` shows a fitting one.
+fn reason(given: Option<&str>, example: &str) -> Result<String, Error> {
+    let reason = given.unwrap_or_default().to_string();
+    let chars = reason.chars().count();
+    if chars > crate::core::pause::MAX_REASON {
+        usage!(
+            "--reason is {chars} characters long; at most {}: say why in a line, e.g. --reason '{example}'",
+            crate::core::pause::MAX_REASON
+        );
+    }
+    if let Some(c) = reason.chars().find(|c| c.is_control()) {
+        usage!("--reason contains {c:?}: one line of text, e.g. --reason '{example}'");
+    }
+    Ok(reason)
+}
+
 /// A usage error: one line naming the problem and the fix (`Error::Usage`, exit 2).
 macro_rules! usage {
     ($($t:tt)*) => { return Err($crate::error::Error::Usage(format!($($t)*))) };

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::{Global, fmt_d, full_key, usage};
 use crate::cli::args::{PauseArgs, ResumeArgs};
-use crate::core::pause::{MAX_FOR, MAX_REASON};
+use crate::core::pause::MAX_FOR;
 use crate::error::Error;
 use crate::store::conn::Server;
 
@@ -26,19 +26,12 @@ pub struct PauseConfig {
 }
 
 pub(super) fn pause(g: &Global, a: &PauseArgs) -> Result<PauseConfig, Error> {
-    let reason = a.reason.clone().unwrap_or_default();
+    let reason = super::reason(a.reason.as_deref(), "db upgrade until 14:00")?;
     if a.all && reason.trim().is_empty() {
         usage!(
             "pause --all stops every job under the prefix {:?}: say why with --reason, e.g. --reason 'db upgrade until 14:00'",
             g.prefix
         );
-    }
-    let chars = reason.chars().count();
-    if chars > MAX_REASON {
-        usage!("--reason is {chars} characters; at most {MAX_REASON}: one line that says why");
-    }
-    if reason.chars().any(char::is_control) {
-        usage!("--reason must be one line (no newlines or control characters)");
     }
     if let Some(d) = a.for_ {
         if d < Duration::from_secs(1) {

@@ -1,8 +1,7 @@
 //! The fleet operations' configuration: `dlock trigger` (the key, and why), `dlock drain` and
 //! `dlock undrain` (the host, and why).
 
-use super::commands::MAX_REASON_CHARS;
-use super::{Global, full_key, usage};
+use super::{Global, full_key, reason, usage};
 use std::time::Duration;
 
 use crate::cli::args::{DrainArgs, TriggerArgs, UndrainArgs};
@@ -25,21 +24,6 @@ pub(super) fn trigger(g: &Global, a: &TriggerArgs) -> Result<TriggerConfig, Erro
         key: full_key(g, &a.key)?,
         reason: reason(a.reason.as_deref(), "rerun after the fix")?,
     })
-}
-
-/// --reason: one line of at most 200 characters ('' when none).
-fn reason(given: Option<&str>, example: &str) -> Result<String, Error> {
-    let reason = given.unwrap_or_default().to_string();
-    let chars = reason.chars().count();
-    if chars > MAX_REASON_CHARS {
-        usage!(
-            "--reason is {chars} characters long; at most {MAX_REASON_CHARS}: say why in a line, e.g. --reason '{example}'"
-        );
-    }
-    if let Some(c) = reason.chars().find(|c| c.is_control()) {
-        usage!("--reason contains {c:?}: one line of text, e.g. --reason '{example}'");
-    }
-    Ok(reason)
 }
 
 /// `dlock drain` and `dlock undrain`.
