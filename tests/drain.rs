@@ -26,6 +26,7 @@ fn a_drained_host_runs_nothing_and_the_other_takes_every_window() {
         let (url, dir) = (r.url(), dir.path().to_path_buf());
         std::thread::spawn(move || {
             let mut tries = Vec::new();
+            // The bar: 20 s of tries, ten 2 s windows.
             let end = Instant::now() + Duration::from_secs(20);
             while Instant::now() < end {
                 let at = unix_ms();
@@ -41,6 +42,8 @@ fn a_drained_host_runs_nothing_and_the_other_takes_every_window() {
                     .run();
                 out.code(0);
                 tries.push((at, unix_ms(), out.stderr.clone()));
+                // A cron-like loop, far denser than the windows (ten tries a 2 s window): a
+                // loaded machine still tries in each window it does not stall through.
                 std::thread::sleep(Duration::from_millis(200));
             }
             tries
@@ -75,8 +78,10 @@ fn a_drained_host_runs_nothing_and_the_other_takes_every_window() {
     let mut once = windows.clone();
     once.dedup();
     assert_eq!(once, windows, "a window ran twice: {windows:?}");
-    // Every window one of web-2's tries was made in (well inside it, by the test's clock,
-    // which is the server's: same machine) ran.
+    // Every window one of web-2's tries was made in ran. A try counts when it was sent more than
+    // 50 ms after its window's start and answered more than 50 ms before its end, by the test's
+    // clock: the server's is the same machine's, and 50 ms is far more than a local round trip
+    // (a try at a window's edge may be answered in the next, by the server's own TIME).
     for (sent, back, _) in &two {
         let start = sent - sent % 2000;
         if sent % 2000 > 50 && back - start < 1950 {
@@ -106,6 +111,8 @@ fn drain_wait_names_the_runs_still_going_and_undrain_ends_it() {
         ])
         .spawn();
     holder.expect_line("up");
+    // The holder's job waits on its stdin, so it runs past any timeout: 1 s only bounds the
+    // test's wait.
     let out = as_host(&r, "ops")
         .args(["drain", "--host", "web-1", "--wait", "--timeout", "1s"])
         .run();
@@ -132,12 +139,13 @@ fn drain_wait_names_the_runs_still_going_and_undrain_ends_it() {
     status.code(0).stderr_has("web-1 is drained since ");
     // The running job ends: --wait sees no run of web-1 holding a lock.
     holder.write("x\n");
+    // Its job ends on that line and dlock releases: 10 s is that with room for a loaded machine.
     holder.finish(Duration::from_secs(10)).code(0);
     as_host(&r, "ops")
         .args(["drain", "--host", "web-1", "--wait"])
         .run()
         .code(0)
-        .stdout_has("no run of web-1 holds a lock");
+        .stdout_has("no lock under \"dlock:\" names web-1 as its holder");
     as_host(&r, "web-1")
         .args(["undrain"])
         .run()
@@ -247,4 +255,51 @@ fn prometheus_has_a_series_per_drained_host() {
         "{}",
         page.stdout
     );
+}
+
+/// Under Redis Cluster the drain record hashes to another slot than the locks: a try reads this
+/// host's entry first (as the prefix-wide pause), so a drained host's tries on keys of every
+/// master run nothing while another host's run.
+#[test]
+#[cfg_attr(
+    not(dlock_test_has = "redis_cli"),
+    ignore = "needs redis-cli (apt-get install redis-tools)"
+)]
+fn drain_works_across_a_cluster() {
+    require!(crate::support::needs::Need::RedisCli);
+    let c = crate::support::cluster::Cluster::start();
+    let d = |host: &str| {
+        Dlock::bare()
+            .env("DLOCK_URL", &c.url())
+            .env("DLOCK_HOST", host)
+    };
+    d("ops")
+        .args(["drain", "--host", "web-1", "--reason", "reboot"])
+        .run()
+        .code(0);
+    let keys: Vec<String> = (0..9).map(|i| format!("job{i}")).collect();
+    let owners: std::collections::BTreeSet<usize> = keys
+        .iter()
+        .map(|k| c.owner(&format!("dlock:{k}")))
+        .collect();
+    assert_eq!(owners.len(), 3, "the keys should land on all three masters");
+    for k in &keys {
+        d("web-1")
+            .args(["run", "--key", k, "--", "echo", "ran"])
+            .run()
+            .code(0)
+            .stdout_is("")
+            .stderr_has("this host is drained");
+        d("web-2")
+            .args(["run", "--key", k, "--", "echo", "ran"])
+            .run()
+            .code(0)
+            .stdout_is("ran\n");
+    }
+    d("web-1").args(["undrain"]).run().code(0);
+    d("web-1")
+        .args(["run", "--key", "job0", "--", "echo", "ran"])
+        .run()
+        .code(0)
+        .stdout_is("ran\n");
 }

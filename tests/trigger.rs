@@ -56,6 +56,8 @@ fn a_trigger_runs_a_done_window_once_more_and_only_once() {
             .run()
             .code(75);
         holder.write("x\n");
+        // Its job ends on that line and dlock releases: 10 s is that with room for a loaded
+        // machine.
         holder.finish(std::time::Duration::from_secs(10)).code(0);
         assert!(!file("3").exists() && !file("4").exists());
         assert!(done_fields(&r, &key).contains(&"trigger_ms".to_string()));

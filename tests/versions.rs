@@ -174,5 +174,7 @@ fn an_older_host_is_named_where_it_cannot_honour_a_feature() {
         out.stderr
     );
     holder.write("x\n");
+    // Its job ends on that line and the older dlock releases: 10 s leaves room for a loaded
+    // machine.
     holder.finish(std::time::Duration::from_secs(10)).code(0);
 }

@@ -46,7 +46,7 @@ pub fn drain(cfg: &DrainConfig) -> Result<Exit, Error> {
                 ""
             };
             info!("drained";
-                "{host}: drained{again}: it starts no new run under {:?}, the other hosts go on; running jobs go on",
+                "{host}: drained{again}: its tries start no new run under {:?} (an older dlock there does not read drains: `dlock doctor` names such hosts), the other hosts go on; running jobs go on",
                 cfg.prefix
             );
             let why = if drain.reason.is_empty() {
@@ -71,8 +71,11 @@ fn wait(cfg: &DrainConfig) -> Result<Exit, Error> {
         let going = runs_of(cfg).map_err(|e| cfg.server.unavailable(&e))?;
         if going.is_empty() {
             info!("drain_done", waited_ms = start.elapsed().as_millis() as u64;
-                "{}: no run of it holds a lock (waited {})", cfg.host, secs(start.elapsed()));
-            say(&format!("no run of {} holds a lock\n", cfg.host))?;
+                "{}: no lock under {:?} names it as its holder (waited {})", cfg.host, cfg.prefix, secs(start.elapsed()));
+            say(&format!(
+                "no lock under {:?} names {} as its holder\n",
+                cfg.prefix, cfg.host
+            ))?;
             return Ok(Exit::Done);
         }
         if let Some(t) = cfg.timeout
@@ -89,7 +92,8 @@ fn wait(cfg: &DrainConfig) -> Result<Exit, Error> {
     }
 }
 
-/// Each lock under the prefix held by a run of the host: "KEY (pid N, slot I)".
+/// Each lock under the prefix whose holder hash names the host: "KEY (pid N, slot I)". A slot
+/// whose holder hash is gone or another's names no one: it is not counted.
 fn runs_of(cfg: &DrainConfig) -> redis::RedisResult<Vec<String>> {
     let mut going = Vec::new();
     reader::open(&cfg.server, &cfg.prefix, &[])?.read(|f| {

@@ -11,6 +11,7 @@ use crate::store::state::{Found, KeyStatus};
 use crate::sys::host::unix_ms;
 
 mod blocked;
+mod drains;
 pub mod server;
 
 use server::{Facts, ServerFacts};
@@ -211,18 +212,7 @@ pub fn prometheus(
     }
     // `dlock drain`: one series per drained host, while Redis can be read.
     if up {
-        o.family(
-            "dlock_host_drained_since_seconds",
-            "gauge",
-            "A drained host (dlock drain): when its drain began (Unix time, server clock).",
-        );
-        for d in drains {
-            o.put(format_args!(
-                "dlock_host_drained_since_seconds{{host=\"{}\"}} {}\n",
-                label(&d.host),
-                Num(d.from_ms as f64 / 1000.0)
-            ));
-        }
+        drains::family(&mut o, drains);
     }
     if let Some(f) = server {
         // Unknown too while Redis cannot be read.

@@ -49,7 +49,7 @@ pub fn trigger(cfg: &TriggerConfig) -> Result<Exit, Error> {
                 ""
             };
             info!("triggered", at_ms = at_ms;
-                "{}: triggered{again}: the next try on any host runs, even in a done window ({last})",
+                "{}: triggered{again}: the next try granted on any host runs, even in a done window; busy and pause still apply, and an older dlock does not read triggers ({last})",
                 keys.lock
             );
             format!("triggered {}{again} ({last})\n", keys.lock)

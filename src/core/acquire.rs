@@ -410,10 +410,8 @@ impl Wait {
         p.min(self.until.saturating_duration_since(now))
     }
 
-    /// End without the lock: stop the waker, then release what a lost reply may have taken.
-    /// The waker stops first: a wake-up it pops while the cleanup's round trip is out is then
-    /// a late one, which it places back itself; stopped after, that wake-up reached a run that
-    /// no longer reads it, and was lost (found by the simulation, seed 229 of the drain worlds).
+    /// End without the lock: stop the waker first (a wake-up it pops while the cleanup is out is
+    /// a late one, which it places back), then release what a lost reply may have taken.
     fn give_up(&mut self, exit: Exit) {
         let cleanup = std::mem::take(&mut self.maybe_ours).then(|| self.refused.take());
         self.finish(Outcome::Exit(exit));

@@ -93,20 +93,23 @@ impl Session {
         Ok(got.map(|(list, _)| list))
     }
 
-    /// A pause record (in force or not: the acquire script judges by the server's time).
-    pub fn pause_record(&mut self, keys: &Keys, scope: Scope) -> Result<Option<Pause>, Failure> {
-        self.with(self.server.io_timeout, None, |conn| {
-            super::pause::read_record(conn, keys, scope)
-        })
-    }
-
-    /// This host's entry in the prefix-wide drain record (`dlock drain`), None when it has none.
-    pub fn drain_entry(&mut self, drain: &str, host: &str) -> Result<Option<String>, Failure> {
+    /// Under Redis Cluster, what an acquire reads before its script: the prefix-wide pause
+    /// (`fleet`'s record) and `host`'s entry in the drain record (None: not drained).
+    pub fn fleet_read(
+        &mut self,
+        fleet: &Keys,
+        drain: &str,
+        host: &str,
+    ) -> Result<(Option<Pause>, Option<String>), Failure> {
+        let pause = self.with(self.server.io_timeout, None, |conn| {
+            super::pause::read_record(conn, fleet, Scope::All)
+        })?;
         let mut hget = redis::cmd("HGET");
         hget.arg(drain).arg(host);
-        self.with(self.server.io_timeout, None, |conn| {
+        let entry = self.with(self.server.io_timeout, None, |conn| {
             conn.query::<Option<String>>(&hget)
-        })
+        })?;
+        Ok((pause, entry))
     }
 
     /// `BLPOP lists… block`: the item taken from the first of `lists` that has one, or nothing

@@ -14,7 +14,6 @@ use crate::core::acquire::{Action, Input, Limits, Outcome, Wait, waiting_for};
 use crate::core::backoff::Backoff;
 use crate::core::calendar::Spelling;
 use crate::core::finish::{Cleanup, CleanupEnd};
-use crate::core::pause::Scope;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::{debug, info, warn};
@@ -227,14 +226,8 @@ impl Shell<'_> {
         // read it first (one more round trip per try; a single server and Sentinel read it in
         // the acquire script).
         let fleet = if self.cfg.server.target.is_cluster() {
-            let read = self
-                .session
-                .pause_record(&self.fleet, Scope::All)
-                .and_then(|p| {
-                    let d = self.session.drain_entry(&self.drain, &self.meta.host)?;
-                    Ok((p, d))
-                });
-            match read {
+            let host = &self.meta.host;
+            match self.session.fleet_read(&self.fleet, &self.drain, host) {
                 Ok((p, d)) => Fleet::Read(p, d),
                 Err(f) => {
                     self.wait.handle(Input::Failed(f), Instant::now());

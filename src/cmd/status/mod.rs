@@ -163,7 +163,7 @@ fn write(cfg: &StatusConfig, locks: &mut reader::Locks, w: &mut dyn Write) -> Re
             format!(": {}", d.reason)
         };
         info!("drained_host";
-            "{} is drained since {} by {}{why}: it starts no new run under {:?} (`dlock undrain --host {}` ends it)",
+            "{} is drained since {} by {}{why}: its tries start no new run under {:?} (`dlock undrain --host {}` ends it)",
             d.host, utc_stamp(d.from_ms, true), d.by, cfg.prefix, d.host
         );
     }
