@@ -408,6 +408,13 @@ fn nothing_held_is_1_and_bad_input_is_2() {
         .code(2)
         .one_line_error()
         .stderr_has("--reason is 201 characters long; at most 200");
+    // One line: it goes into the holder's log line and the run log's cancel_reason.
+    dlock(&r)
+        .args(["cancel", "k", "--reason", "db\nupgrade"])
+        .run()
+        .code(2)
+        .one_line_error()
+        .stderr_has("--reason contains '\\n': one line of text");
     dlock(&r).args(["cancel"]).run().code(2);
     dlock(&r)
         .args(["cancel", "k", "--slot", "-1"])
