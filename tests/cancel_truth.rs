@@ -156,7 +156,7 @@ fn a_holder_that_cannot_take_requests_is_said_in_time_and_the_suggested_release_
     let took = sent.elapsed();
     out.code(4)
         .stdout_has("did not take the cancel within ")
-        .stdout_has("the request was taken back and nothing was stopped");
+        .stdout_has("this request was taken back and stops nothing");
     // 2 s of bound, plus dlock's start and a few looks on a loaded machine.
     assert!(took < Duration::from_secs(5), "took {took:?}");
     assert!(
@@ -265,4 +265,53 @@ fn a_server_that_answers_garbage_ends_the_run_lost_never_cancelled() {
     proxy.set(Mode::Okay);
     let out = h.finish(Duration::from_secs(20));
     out.code(125).stderr_lacks("cancelled by");
+}
+
+/// Two operators cancel one run (the simulation's seed 1008240): the holder takes the first
+/// request and stops listening; the second waits on the list. The first `cancel` must not take
+/// the second's request for its own: before the fix, at its --timeout it found the list
+/// non-empty, took the whole list back and said its request was not taken (exit 4) while the
+/// holder was stopping the run on it. Now each takes back only its own: the second says not
+/// taken (exit 4, truly: its request never reached the holder), the first waits for the run's
+/// end and says cancelled (exit 0). The job traps SIGTERM and runs on until the test lets it
+/// go, so both bounds pass with the run still held; the second's --timeout (6 s) ends after
+/// the first's (3 s), which passes while the second's request waits.
+#[test]
+fn two_operators_cancelling_one_run_each_get_their_own_answer() {
+    let r = RedisServer::start_tcp(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let job = format!(
+        "trap 'echo term' TERM; echo ready; while [ ! -e '{}' ]; do sleep 0.01; done",
+        go.display()
+    );
+    let mut h = dlock(&r)
+        .args([
+            "-q", "run", "--key", "two", "--ttl", "60s", "--grace", "20s",
+        ])
+        .args(["--", "sh", "-c", &job])
+        .spawn();
+    h.expect_line("ready");
+    let token = r.get("dlock:two").expect("held");
+    let first = dlock(&r).args(["cancel", "two", "--timeout", "3s"]).spawn();
+    // The holder took the first request: its job got SIGTERM.
+    h.expect_line("term");
+    let second = dlock(&r).args(["cancel", "two", "--timeout", "6s"]).spawn();
+    until_asked(&r, "dlock:two", &token);
+    second
+        .finish(Duration::from_secs(20))
+        .code(4)
+        .stdout_has("did not take the cancel within 6.0s")
+        .stdout_has("it took another cancel's request first")
+        .stdout_has("this request was taken back and stops nothing (exit 4)");
+    // Only the second's request was taken back; the run still holds, its job still runs.
+    let list = format!("{{dlock:two}}:cancel:{token}");
+    assert_eq!(r.cmd(&["EXISTS", &list]), redis::Value::Int(0));
+    assert_eq!(r.get("dlock:two").as_deref(), Some(token.as_str()));
+    std::fs::write(&go, "").unwrap();
+    h.finish(Duration::from_secs(10)).code(122);
+    first
+        .finish(Duration::from_secs(10))
+        .code(0)
+        .stdout_has("dlock: cancelled dlock:two on ");
 }

@@ -155,7 +155,7 @@ pub(super) fn cancel_key(cfg: &CancelConfig) -> Result<Cancelled, Error> {
         info!("cancel_sent", slots = asked.len(); "{full}: asked {} run(s) to stop{}", asked.len(), reason_words(&cfg.reason));
         return Ok(Cancelled::Exit(Exit::Done));
     }
-    let worst = wait(&mut c, &keys, asked).map_err(unavailable)?;
+    let worst = wait(&mut c, &keys, &request.text(), asked).map_err(unavailable)?;
     Ok(Cancelled::Exit(worst))
 }
 
@@ -204,8 +204,14 @@ fn holder_of(
     Ok(Some((token, of)))
 }
 
-/// Look at each asked run until its verdict; print each. The worst verdict's exit.
-fn wait(c: &mut Conn, keys: &Keys, mut asked: Vec<Asked>) -> redis::RedisResult<Exit> {
+/// Look at each asked run until its verdict; print each. The worst verdict's exit. `request`:
+/// the text cancel.lua put on each run's list (what withdraw.lua takes back).
+fn wait(
+    c: &mut Conn,
+    keys: &Keys,
+    request: &str,
+    mut asked: Vec<Asked>,
+) -> redis::RedisResult<Exit> {
     let mut worst = Exit::Done;
     while !asked.is_empty() {
         let now = Instant::now();
@@ -218,7 +224,13 @@ fn wait(c: &mut Conn, keys: &Keys, mut asked: Vec<Asked>) -> redis::RedisResult<
             let seen: Seen = cancel::look(c, keys, run.slot, &run.token, &run.run)?;
             let mut step = run.confirm.seen(&seen, Instant::now());
             if step == Step::Withdraw {
-                let back = lock::call(c, &WithdrawCall { run: &run.run })?;
+                let back = lock::call(
+                    c,
+                    &WithdrawCall {
+                        run: &run.run,
+                        request,
+                    },
+                )?;
                 step = run.confirm.withdrawn(back, Instant::now());
             }
             if step == Step::ReadLog {
@@ -319,7 +331,7 @@ fn line(keys: &Keys, run: &Asked, v: &Verdict, entry: Option<&str>) -> String {
                 ", its dlock is older than the request's format"
             };
             format!(
-                "dlock: {who} did not take the cancel within {} ({}): it cannot take requests (its user lacks BLPOP and LPOP: its log says \"this run cannot be cancelled\"{older}) or its host is down; the request was taken back and nothing was stopped (exit {}). `{release}` breaks the lock instead: that job stops at its next renewal or its lease's end, within {}, and is recorded lost",
+                "dlock: {who} did not take the cancel within {} ({}): it cannot take requests (its user lacks BLPOP and LPOP: its log says \"this run cannot be cancelled\"{older}), it took another cancel's request first (it then ends on that one, as dlock history {lock} will show), or its host is down; this request was taken back and stops nothing (exit {}). `{release}` breaks the lock instead: that job stops at its next renewal or its lease's end, within {}, and is recorded lost",
                 secs(*waited),
                 take_words(run),
                 Exit::CANCEL_NOT_TAKEN,

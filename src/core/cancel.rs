@@ -248,7 +248,9 @@ impl Word {
 pub struct Seen {
     /// The run's token still holds the slot.
     pub holds: bool,
-    /// The run's request list still has a request on it (not taken).
+    /// The run's request list still has a request on it (not taken): this `cancel`'s or
+    /// another operator's (two cancelling one run at once) — withdraw.lua tells which, on the
+    /// server, when it matters.
     pub pending: bool,
     /// The holder's word, if written.
     pub word: Option<String>,
@@ -390,8 +392,9 @@ impl Confirm {
         }
     }
 
-    /// withdraw.lua's answer: the request was taken back (nothing will stop the run), or it
-    /// was gone (the holder took it meanwhile: its end is waited for).
+    /// withdraw.lua's answer: this `cancel`'s own request was taken back (nothing will stop
+    /// the run on it), or it was gone (the holder took it, meanwhile or before while another
+    /// operator's request waited: its end is waited for).
     pub fn withdrawn(&mut self, withdrawn: bool, now: Instant) -> Step {
         if withdrawn {
             return Step::Done(Verdict::NotTaken {

@@ -29,7 +29,7 @@ const TEXT: &str = "\
 cancel | 0 | 0 cancelled (--no-wait: asked) | every run asked was ended as cancelled, by its holder's own word (`--no-wait`: every request is on the server)
 cancel | 1 | 1 nothing held | nothing held the key: no run to cancel
 cancel | 3 | 3 ended otherwise | a run ended otherwise, by its holder's word: on its own before it took the request (its outcome named), or it took it while already being stopped
-cancel | 4 | 4 not taken | a holder did not take the request within `--timeout` (default 2 × its renewal interval, at least 1s): it cannot take requests (its user lacks BLPOP and LPOP, an older dlock) or its host is down; the request was taken back, nothing was stopped
+cancel | 4 | 4 not taken | a holder did not take the request within `--timeout` (default 2 × its renewal interval, at least 1s): it cannot take requests (its user lacks BLPOP and LPOP, an older dlock), it took another cancel's request first, or its host is down; this request was taken back and stops nothing
 cancel | 5 | 5 no word | a run ended without its holder's word (killed, its host gone, its lease run out or broken), or it took the request and did not end within its TTL
 cancel | 2 | 2 usage | usage
 cancel | 69 | 69 Redis unavailable | Redis unavailable

@@ -98,7 +98,8 @@ impl Call for CancelCall<'_> {
 }
 
 /// One look at the run holding `slot` with `token`, in the order `core::cancel::Seen` needs:
-/// the slot's token, whether its request list has a request left, the holder's word; in one
+/// the slot's token, whether its request list has a request left (anyone's: whether it is
+/// this `cancel`'s own, withdraw.lua tells when it matters), the holder's word; in one
 /// round trip (a pipeline: on a Cluster the three keys share a hash slot, so one node).
 pub fn look(
     conn: &mut Conn,
@@ -128,24 +129,28 @@ pub fn look(
     })
 }
 
-/// withdraw.lua: take back the requests on a run's list that no holder took. True when there
-/// were some (nothing will stop that run now); false when the list was empty (the holder took
-/// the request meanwhile).
+/// withdraw.lua: take this `cancel`'s own request back from a run's list, leaving any other
+/// operator's. True when it was there (nothing will stop that run on it now); false when it
+/// was gone (the holder took it meanwhile).
 pub struct WithdrawCall<'a> {
     pub run: &'a RunKeys,
+    /// The request's text (`Request::text`), as cancel.lua put it on the list.
+    pub request: &'a str,
 }
 
 impl Call for WithdrawCall<'_> {
     type Reply = bool;
-    type Args = args::NoArgs;
+    type Args = args::Withdraw;
     fn script(&self) -> &'static Script {
         &WITHDRAW
     }
     fn keys(&self) -> Vec<&str> {
         vec![&self.run.cancel]
     }
-    fn args(&self) -> args::NoArgs {
-        args::NoArgs
+    fn args(&self) -> args::Withdraw {
+        args::Withdraw {
+            request: self.request.to_string(),
+        }
     }
     fn reply(v: Value) -> RedisResult<bool> {
         Ok(read::<i64>(v)? == 1)

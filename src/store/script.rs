@@ -110,9 +110,9 @@ pub(crate) static CANCEL: Script = Script::new::<args::Cancel>(
     include_str!("scripts/cancel.lua"),
     "c872760850eeb1df08dc9fa0acf26850e0b99797",
 );
-pub(crate) static WITHDRAW: Script = Script::new::<args::NoArgs>(
+pub(crate) static WITHDRAW: Script = Script::new::<args::Withdraw>(
     include_str!("scripts/withdraw.lua"),
-    "b268d2f60f9e49cf04c81fe2c52883c9ad2db12f",
+    "b7d6271f4845aa0f30d3f0b25b5ede5a0eef73bd",
 );
 pub(crate) static BREAK: Script = Script::new::<args::Break>(
     include_str!("scripts/break.lua"),

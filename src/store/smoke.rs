@@ -201,7 +201,11 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
     let run_keys = RunKeys::new(&keys.lock, "rival");
     let expires = c.query::<i64>(redis::cmd("PTTL").arg(&run_keys.cancel));
     run("cancel", answered.and_then(|a| expires.map(|t| a && t > 0)))?;
-    let withdraw = super::cancel::WithdrawCall { run: &run_keys };
+    let text = request.text();
+    let withdraw = super::cancel::WithdrawCall {
+        run: &run_keys,
+        request: &text,
+    };
     let taken_back = call(&mut c, &withdraw);
     let again = call(&mut c, &withdraw);
     run(

@@ -428,6 +428,26 @@ fn an_absence_read_as_a_cancel() {
 }
 
 #[test]
+fn another_operators_request_taken_back() {
+    // withdraw.lua takes back every request on the run's list, not only its own cancel's (as
+    // before the soak's seed 1008240): with two operators cancelling one run, the one whose
+    // request the holder took finds the other's still waiting, takes the list back and says
+    // its request was not taken (exit 4) while the holder stops the run on it. Found in the
+    // worlds where two operators cancel at once.
+    let patch = (
+        "if redis.call('LREM', KEYS[1], 1, arg_request) == 0 then return 0 end",
+        "if redis.call('DEL', KEYS[1]) == 0 then return 0 end",
+    );
+    hunt_in(
+        "another operator's request taken back",
+        None,
+        Some(patch),
+        false,
+        |sc| sc.cancels.len() >= 2 && sc.cancel_timeout.is_some(),
+    );
+}
+
+#[test]
 fn a_garbage_reply_taken_for_a_cancel() {
     // The listener (core::cancel::Listener) takes any reply for a request (issue 59): a server
     // that answers garbage cancels the run, which ends 122 on no request. Found in the worlds

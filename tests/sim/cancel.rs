@@ -54,6 +54,8 @@ pub struct Asking {
     pub token: String,
     pub slot: u32,
     pub id: String,
+    /// The request as cancel.lua put it on the list (what withdraw.lua takes back).
+    pub request: String,
     pub run: RunKeys,
     pub confirm: Confirm,
     /// The last look's answer, on its way back to the operator.
@@ -135,7 +137,7 @@ pub fn send(w: &mut World, slot: u32, token: &str, seq: u64) {
             };
             let renew = num("renew_ms");
             let ttl = num("ttl_ms").unwrap_or(u64::try_from(pttl).unwrap_or(0));
-            let bounds = CancelBounds::of(renew, ttl, None);
+            let bounds = CancelBounds::of(renew, ttl, w.sc.cancel_timeout);
             // The answer's way back to the operator: its first look goes out then.
             let d = w.delay();
             let asked = op_now(w) + Duration::from_micros(d);
@@ -144,6 +146,7 @@ pub fn send(w: &mut World, slot: u32, token: &str, seq: u64) {
                 token: token.to_string(),
                 slot,
                 id: request.id.clone(),
+                request: request.text(),
                 run: RunKeys::new(&keys.lock, token),
                 confirm: Confirm::new(&request.id, asked, bounds, renew.is_some()),
                 seen: None,
@@ -221,8 +224,11 @@ pub fn withdraw(w: &mut World, ask: usize) {
         return;
     }
     let Some(a) = &w.asking[ask] else { return };
-    let run = a.run.clone();
-    let s = scripted(&WithdrawCall { run: &run });
+    let (run, request) = (a.run.clone(), a.request.clone());
+    let s = scripted(&WithdrawCall {
+        run: &run,
+        request: &request,
+    });
     let v = s.run(&mut w.server).expect("withdraw.lua");
     w.check.counts.script_calls += 1;
     let back = WithdrawCall::reply(v).expect("withdraw.lua's reply");

@@ -212,9 +212,19 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
                 reason: "a reason\nover two lines".into(),
             },
         )),
-        94 => scripted(&WithdrawCall {
-            run: &RunKeys::new(&keys.lock, &token),
-        }),
+        94 => {
+            // The request a cancel of this token placed (cancel.lua above), or another's.
+            let id = *rng.pick(&[token.len(), 7]);
+            let request = CancelRequest {
+                id: format!("{id:032x}"),
+                by: "ops (diff)".into(),
+                reason: "a reason\nover two lines".into(),
+            };
+            scripted(&WithdrawCall {
+                run: &RunKeys::new(&keys.lock, &token),
+                request: &request.text(),
+            })
+        }
         // A key of the wrong type where a script expects another (or its removal): the
         // scripts' strict and best-effort paths.
         _ => {

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use redis::Value;
 
+mod list;
 mod stream;
 
 /// A command's answer: a reply, or an error reply's text.
@@ -46,9 +47,9 @@ pub struct Keyspace {
 
 /// The commands served, as the match in `Keyspace::command` spells them (a script may write
 /// them in any case).
-const COMMANDS: [&str; 19] = [
+const COMMANDS: [&str; 20] = [
     "GET", "SET", "PEXPIRE", "PTTL", "EXISTS", "DEL", "INCR", "HSET", "HDEL", "HGET", "HMGET",
-    "HGETALL", "HINCRBY", "LPUSH", "LTRIM", "LLEN", "TIME", "XADD", "XLEN",
+    "HGETALL", "HINCRBY", "LPUSH", "LTRIM", "LREM", "LLEN", "TIME", "XADD", "XLEN",
 ];
 
 fn int_arg(s: &str) -> Result<i64, String> {
@@ -345,6 +346,10 @@ impl Keyspace {
                 let (start, stop) = (int_arg(a[1])?, int_arg(a[2])?);
                 self.ltrim(a[0], start, stop)
             }
+            "LREM" => {
+                arity(3, true)?;
+                self.lrem(a[0], int_arg(a[1])?, a[2])
+            }
             "LLEN" => {
                 arity(1, true)?;
                 match self.live(a[0]) {
@@ -397,55 +402,6 @@ impl Keyspace {
         let expires = px.map(|ms| self.now_ms() + ms);
         let data = Data::Str(a[1].to_string());
         self.keys.insert(a[0].to_string(), Entry { data, expires });
-        Ok(Value::Okay)
-    }
-
-    fn list_or_new(&mut self, key: &str) -> Result<&mut VecDeque<String>, String> {
-        if self.live(key).is_none() {
-            let data = Data::List(VecDeque::new());
-            self.keys.insert(
-                key.into(),
-                Entry {
-                    data,
-                    expires: None,
-                },
-            );
-        }
-        match self.keys.get_mut(key).map(|e| &mut e.data) {
-            Some(Data::List(l)) => Ok(l),
-            _ => Err(WRONGTYPE.into()),
-        }
-    }
-
-    fn ltrim(&mut self, key: &str, start: i64, stop: i64) -> Answer {
-        let l = match self.live(key) {
-            None => return Ok(Value::Okay),
-            Some(Entry {
-                data: Data::List(l),
-                ..
-            }) => l,
-            Some(_) => return Err(WRONGTYPE.into()),
-        };
-        let len = l.len() as i64;
-        let s = if start < 0 {
-            (len + start).max(0)
-        } else {
-            start
-        };
-        let e = if stop < 0 {
-            len + stop
-        } else {
-            stop.min(len - 1)
-        };
-        if s > e || s >= len {
-            l.clear();
-        } else {
-            l.truncate(e as usize + 1);
-            l.drain(..s as usize);
-        }
-        if l.is_empty() {
-            self.keys.remove(key);
-        }
         Ok(Value::Okay)
     }
 }

@@ -70,6 +70,9 @@ pub struct Scenario {
     /// At this many job ends the operator runs `dlock cancel K` too: a run that ends as its
     /// cancel is placed (issue 59).
     pub cancel_at_end: u32,
+    /// `dlock cancel --timeout D`: how long each cancel gives the holder to take its request
+    /// (None: the default, twice the holder's renewal interval).
+    pub cancel_timeout: Option<Duration>,
     /// From the first time (µs) to the second the server (or a proxy in front of it) answers
     /// every command with a reply that is not the protocol, a simple string: the commands
     /// still run (issue 59).
@@ -224,6 +227,7 @@ impl Scenario {
             triggers: Vec::new(),
             drain: None,
             cancel_at_end: 0,
+            cancel_timeout: None,
             garbage: None,
             also: None,
             no_stats: vec![false; hosts],
@@ -290,6 +294,20 @@ impl Scenario {
             let from = r.range(0, horizon / 2);
             let host = r.range(0, sc.hosts as u64 - 1) as usize;
             sc.drain = Some((from, from + r.range(ttl, ttl * 20), host));
+        }
+        // Two operators at once (last, as above): in half the worlds that cancel, each cancel
+        // has a second one within 20 ms, both asking the same run (the soak's seed 1008240),
+        // and in half of those every cancel passes a --timeout from 10 ms to a third of the TTL
+        // (requests taken back as, or after, the holder takes them).
+        if !sc.cancels.is_empty() && r.chance(0.5) {
+            let firsts = sc.cancels.clone();
+            for c in firsts {
+                sc.cancels.push(c + r.range(0, 20_000));
+            }
+            if r.chance(0.5) {
+                let third = (sc.ttl.as_micros() as Us / 3).max(10_001);
+                sc.cancel_timeout = Some(Duration::from_micros(r.range(10_000, third)));
+            }
         }
         sc
     }
@@ -445,6 +463,7 @@ impl Scenario {
         sc.triggers.clear();
         sc.drain = None;
         sc.cancel_at_end = 0;
+        sc.cancel_timeout = None;
         sc
     }
 

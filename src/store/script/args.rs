@@ -281,19 +281,15 @@ args! {
     /// cancel.lua.
     Cancel {
         token,
-        /// The request ("HOST (user)\nreason").
+        /// The request, as `core::cancel::Request::text` writes it.
         request,
         /// How long past the lock's TTL an unanswered request may stay, ms.
         margin_ms,
     }
-}
 
-/// A script without arguments (withdraw.lua).
-pub struct NoArgs;
-
-impl Args for NoArgs {
-    const NAMES: &'static [&'static str] = &[];
-    fn into_argv(self) -> Vec<String> {
-        Vec::new()
+    /// withdraw.lua.
+    Withdraw {
+        /// This `cancel`'s own request, exactly as cancel.lua put it on the list.
+        request,
     }
 }

@@ -1,10 +1,12 @@
--- `dlock cancel` takes back the requests its holder did not take in time (core::cancel), so that
--- nothing stops the run after `cancel` said the request was not taken.
--- KEYS: the run's cancel list ({KEY}:cancel:TOKEN). ARGV: none.
--- Returns 1 when requests were there and are gone now; 0 when the list was empty (the holder
--- took the request meanwhile: `cancel` waits for its word).
+-- `dlock cancel` takes back its own request when its holder did not take it in time
+-- (core::cancel), so that nothing stops the run on it after `cancel` said it was not taken.
+-- Another operator's request on the same list stays: it is theirs to take back or to see taken.
+-- KEYS: the run's cancel list ({KEY}:cancel:TOKEN).
+-- ARGV (by name below): this cancel's request, exactly as cancel.lua put it there.
+-- Returns 1 when the request was there and is gone now; 0 when it was not there (the holder
+-- took it meanwhile: `cancel` waits for its word).
 -- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+local arg_request = ARGV[1]
 -- (end of ARGV)
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('DEL', KEYS[1])
+if redis.call('LREM', KEYS[1], 1, arg_request) == 0 then return 0 end
 return 1

@@ -78,7 +78,7 @@ const RETURN_1_SHA: &str = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
 /// scratch key (SET gives it a minute's TTL), the others then meet a key of another type
 /// (WRONGTYPE: past the ACL check, nothing written); DEL ends it. TIME comes last: servers
 /// before 5.0 refuse writes after it in a script.
-pub const NEEDS: [Need; 28] = [
+pub const NEEDS: [Need; 29] = [
     need(
         &["EVALSHA"],
         &[RETURN_1_SHA, "1", "KEY"],
@@ -208,6 +208,13 @@ pub const NEEDS: [Need; 28] = [
         true,
         When::Always,
         "bounding the wake-up list",
+    ),
+    need(
+        &["LREM"],
+        &["KEY", "1", "v"],
+        true,
+        When::Always,
+        "cancel taking back its own request",
     ),
     need(
         &["XLEN"],

@@ -139,8 +139,8 @@ fn every_trial_names_only_the_scratch_key() {
         ["SELECT", "3"],
         "the URL's own database"
     );
-    assert_eq!(needs(false, false).len(), 25);
-    assert_eq!(needs(true, true).len(), 28);
+    assert_eq!(needs(false, false).len(), 26);
+    assert_eq!(needs(true, true).len(), 29);
 }
 
 #[test]
@@ -257,14 +257,14 @@ fn all_allowed_is_ok_and_wait_alone_is_a_note() {
     assert_eq!(r.mark, Mark::Ok);
     assert_eq!(
         r.found,
-        "user dlock may run all 25 commands dlock sends (by ACL DRYRUN)"
+        "user dlock may run all 26 commands dlock sends (by ACL DRYRUN)"
     );
     assert!(r.fix.is_empty());
     let v = verdicts(&[("WAIT", Verdict::Missing)]);
     let r = rights("dlock", "dlock:", Method::Trial, &v, None);
     assert_eq!(r.mark, Mark::Ok);
     assert!(
-        r.found.contains("all 24 commands") && r.found.contains("WAIT refused"),
+        r.found.contains("all 25 commands") && r.found.contains("WAIT refused"),
         "{}",
         r.found
     );
@@ -298,7 +298,7 @@ fn the_rights_row_says_cancel_needs_blpop_or_its_lpop_fallback() {
     let r = rights("dlock", "dlock:", Method::Trial, &v, None);
     assert_eq!(r.mark, Mark::Ok);
     assert!(
-        r.found.contains("all 24 commands")
+        r.found.contains("all 25 commands")
             && r.found
                 .contains("LPOP refused: needed only where BLPOP is refused"),
         "{}",
