@@ -1203,7 +1203,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__run)
-            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --conflict-exit-code --shell --hold-at-least --min-replicas --replica-timeout --no-notify --limit --also --also-limit --contain --no-stats --history --capture --every --tz --every-offset --not-due-exit-code --paused-exit-code --splay --ping --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --on-busy --conflict-exit-code --shell --hold-at-least --min-replicas --replica-timeout --no-notify --limit --also --also-limit --contain --no-stats --history --capture --every --tz --every-offset --not-due-exit-code --paused-exit-code --splay --ping --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1239,6 +1239,10 @@ _dlock() {
                     ;;
                 --grace)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on-busy)
+                    COMPREPLY=($(compgen -W "wait replace" -- "${cur}"))
                     return 0
                     ;;
                 --conflict-exit-code)

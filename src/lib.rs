@@ -153,7 +153,8 @@ pub mod api {
     pub mod sim {
         pub use crate::core::acquire::{
             Action as WaitAction, ClockOff, Input as WaitInput, Limits as WaitLimits, NotDue,
-            Outcome, Wait, WakeUp, WakerPush, stopped_with, waiting_for, waker_push,
+            Outcome, Replaced, Wait, WakeUp, WakerPush, replace_reason, stopped_with, waiting_for,
+            waker_push,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};
@@ -180,8 +181,8 @@ pub mod api {
         pub use crate::store::finish::{RecordCall, ReleaseCall};
         pub use crate::store::keys::{Keys, RunKeys};
         pub use crate::store::lock::{
-            Acquire, AcquireCall, BreakCall, BusyCall, EveryArg, Fleet, Meta, Renew, RenewCall,
-            WakeCall,
+            Acquire, AcquireCall, BreakCall, Broken, BusyCall, EveryArg, Fleet, Meta, Renew,
+            RenewCall, WakeCall,
         };
         pub use crate::store::pause::{PauseCall, Paused};
         pub use crate::store::runs::RunLog;

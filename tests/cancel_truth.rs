@@ -22,7 +22,7 @@ fn job(dir: &Path) -> String {
 
 /// A server with user `dlock` (password `dlock-pw`) holding the documented ACL rule set but for
 /// `without` (e.g. "+blpop"): its URL.
-fn user_without(r: &RedisServer, without: &[&str]) -> String {
+pub(crate) fn user_without(r: &RedisServer, without: &[&str]) -> String {
     let rules = crate::connections::readme_acl_rules();
     for w in without {
         assert!(rules.iter().any(|r| r == w), "{w} is in the rule set");

@@ -71,6 +71,7 @@ mod ping;
 mod prometheus;
 mod recent_runs;
 mod refusing_server;
+mod replace;
 mod restart;
 mod run;
 mod run_log;

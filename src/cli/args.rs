@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 pub use super::global::{GlobalArgs, LogFormatArg, LogLevelArg};
 use super::help::{
@@ -16,8 +16,8 @@ use super::help::{
 };
 use super::values::{
     DEFAULT_CONFLICT_EXIT_CODE, DEFAULT_HOLD_AT_LEAST, DEFAULT_LIMIT, DEFAULT_MAX_RENEWALS,
-    DEFAULT_MIN_REPLICAS, DEFAULT_REPLICA_TIMEOUT, DEFAULT_RETRY_MAX, DEFAULT_RETRY_MIN,
-    DEFAULT_TTL, MAX_HISTORY, parse_duration, parse_renewals, parse_size,
+    DEFAULT_MIN_REPLICAS, DEFAULT_ON_BUSY, DEFAULT_REPLICA_TIMEOUT, DEFAULT_RETRY_MAX,
+    DEFAULT_RETRY_MIN, DEFAULT_TTL, MAX_HISTORY, parse_duration, parse_renewals, parse_size,
 };
 use super::values::{
     DEFAULT_EVERY_OFFSET, DEFAULT_NOT_DUE_EXIT_CODE, DEFAULT_PAUSED_EXIT_CODE, DEFAULT_SPLAY,
@@ -157,6 +157,13 @@ pub struct CompletionsArgs {
     pub global: GlobalArgs,
 }
 
+/// `run --on-busy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnBusyArg {
+    Wait,
+    Replace,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Business key with its dimension, e.g. reconcile:2026-11-30: no whitespace, at most 512
@@ -195,6 +202,14 @@ pub struct RunArgs {
     /// [default: min(5s, TTL/3)]
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub grace: Option<Duration>,
+
+    /// What a try that finds KEY held does: `wait` for it (up to --wait), or `replace` its run:
+    /// ask the holder to stop, as `dlock cancel` does (recorded "replaced by" on the old run),
+    /// and take the lock after its release — never both running. With `replace` the wait lasts
+    /// at least until the old run must have ended (its TTL past the request); a request still
+    /// untaken when the wait ends is taken back. Plain locks only (not --limit N, nor --also)
+    #[arg(long, value_enum, default_value = DEFAULT_ON_BUSY, value_name = "ACTION")]
+    pub on_busy: OnBusyArg,
 
     /// Exit status when the lock stayed busy for the whole --wait (cron users often want 0)
     #[arg(

@@ -18,7 +18,9 @@ use std::ffi::OsString;
 
 use clap::ValueEnum;
 
-use super::args::{AlsoArgs, Cli, Command, GlobalArgs, LogFormatArg, LogLevelArg, RunArgs};
+use super::args::{
+    AlsoArgs, Cli, Command, GlobalArgs, LogFormatArg, LogLevelArg, OnBusyArg, RunArgs,
+};
 use super::values::*;
 
 /// The options of `run` that may come from the environment, as clap reads them there
@@ -134,6 +136,7 @@ fn defaults() -> Option<RunArgs> {
         renew_every: None,
         max_renewals: parse_renewals(DEFAULT_MAX_RENEWALS).ok()?,
         grace: None,
+        on_busy: OnBusyArg::from_str(DEFAULT_ON_BUSY, false).ok()?,
         conflict_exit_code: DEFAULT_CONFLICT_EXIT_CODE.parse().ok()?,
         shell: false,
         hold_at_least: d(DEFAULT_HOLD_AT_LEAST)?,

@@ -19,7 +19,10 @@ Examples:
   dlock run --key reports --limit 3 --wait 1h -- sh -c './build.sh --shard \"$DLOCK_SLOT\"'
 
   # a job that starts daemons: nothing of it may outlive dlock, even kill -9 dlock
-  dlock run --key reindex --ttl 5m --contain -- ./reindex.sh";
+  dlock run --key reindex --ttl 5m --contain -- ./reindex.sh
+
+  # the newest schedule wins: a still-running sync is stopped (as dlock cancel), then this one runs
+  dlock run --key sync --ttl 1m --on-busy replace -- ./sync.sh";
 
 pub const EXPORTER_HELP: &str = "\
 Examples:

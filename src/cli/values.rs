@@ -13,6 +13,7 @@ pub(super) const DEFAULT_RETRY_MIN: &str = "50ms";
 pub(super) const DEFAULT_RETRY_MAX: &str = "1s";
 pub(super) const DEFAULT_MAX_RENEWALS: &str = "3";
 pub(super) const DEFAULT_CONFLICT_EXIT_CODE: &str = "75";
+pub(super) const DEFAULT_ON_BUSY: &str = "wait";
 pub(super) const DEFAULT_HOLD_AT_LEAST: &str = "0";
 pub(super) const DEFAULT_MIN_REPLICAS: &str = "0";
 pub(super) const DEFAULT_REPLICA_TIMEOUT: &str = "100ms";

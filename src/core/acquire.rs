@@ -19,6 +19,9 @@
 //!   wait without the lock releases it first;
 //! - a waiter that leaves without the lock hands on a wake-up it got and did not use
 //!   (`waker_push`): the next waiter's, not lost with this one.
+//! - with --on-busy replace the first busy answer asks the holder's run to stop, and the wait
+//!   lasts until that run must have ended; a wait that ends without the lock takes the request
+//!   back first (`replace.rs`).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -30,11 +33,15 @@ use super::clock::{hard_stop, lease_end};
 use crate::exit::Exit;
 use crate::log::secs;
 
+mod again;
+mod replace;
 mod start;
 mod types;
 mod waker;
 
-pub use types::{Action, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Report};
+use replace::Replace;
+pub use replace::replace_reason;
+pub use types::{Action, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Replaced, Report};
 pub use waker::{WakeUp, WakerPush, stopped_with, waker_push};
 
 /// The last thing a try said.
@@ -88,6 +95,8 @@ pub struct Wait {
     refused: Option<String>,
     /// The lock is ours, the replicas asked for it: the grant, until they answer.
     confirming: Option<(i64, u32, Instant)>,
+    /// --on-busy replace (`replace.rs`).
+    replace: Replace,
     outcome: Option<Outcome>,
     actions: VecDeque<Action>,
 }
@@ -117,6 +126,11 @@ impl Wait {
             signal_later: None,
             refused: None,
             confirming: None,
+            replace: if limits.replace {
+                Replace::Ready
+            } else {
+                Replace::Off
+            },
             outcome: None,
             actions: VecDeque::new(),
         }
@@ -147,7 +161,7 @@ impl Wait {
             return None;
         }
         self.next_try = None;
-        self.last_try = now >= self.until;
+        self.last_try = self.is_last_try(now);
         self.out = true;
         self.first_try.get_or_insert(now);
         Some(self.last_try)
@@ -287,7 +301,9 @@ impl Wait {
                     holder,
                     counted,
                 };
-                self.again(now);
+                if !self.replace_on_busy() {
+                    self.again(now);
+                }
             }
             Input::Failed(f) => {
                 if f.sent {
@@ -338,81 +354,17 @@ impl Wait {
                 self.give_up(Exit::Signal(signal));
             }
             Input::Replicas(_) => {}
+            Input::Replaced(r) => self.replaced(r, now),
+            Input::Withdrawn(w) => self.withdrawn(w.map_err(|f| f.reason)),
         }
-    }
-
-    /// A try answered busy or down: resume a parked waker, give up past --wait, or schedule
-    /// the next try.
-    fn again(&mut self, now: Instant) {
-        if self.woken {
-            // Still busy (someone else was quicker): listen for the next release.
-            self.woken = false;
-            if self.waker {
-                self.actions.push_back(Action::ResumeWaker);
-            }
-        }
-        if now >= self.until {
-            let waited = now.saturating_duration_since(self.start);
-            let exit = match self.last.clone() {
-                Last::Busy {
-                    pttl,
-                    holder,
-                    counted,
-                } => {
-                    let code = self.limits.conflict_exit;
-                    let tries = self.tries;
-                    self.report(Report::GaveUpBusy {
-                        pttl,
-                        holder,
-                        waited,
-                        tries,
-                        code,
-                    });
-                    if (self.limits.stats || self.limits.also) && !counted {
-                        self.actions.push_back(Action::EndBusy);
-                    }
-                    Exit::Busy(code)
-                }
-                Last::Down(reason) => {
-                    self.report(Report::GaveUpDown { reason, waited });
-                    Exit::Unavailable
-                }
-                Last::Nothing => Exit::Internal,
-            };
-            self.give_up(exit);
-            return;
-        }
-        if matches!(self.last, Last::Busy { .. }) && !self.waker && self.limits.notify {
-            // No retry needed after starting: a release between our busy answer and the
-            // waker's BLPOP leaves its wake-up in the list (kept 2 s), so it cannot be missed.
-            // The pause depends on whether it started: `waker_started` schedules the next try.
-            self.actions.push_back(Action::StartWaker);
-            return;
-        }
-        self.next_try = Some(now + self.pause(now));
-    }
-
-    /// The next pause: backoff, but never past the holder's remaining lease (it may simply
-    /// expire) nor past --wait.
-    fn pause(&mut self, now: Instant) -> Duration {
-        // With a waker, a release wakes us; polling is only the safety net for a lock that
-        // expires without a release or a wake-up lost with a killed waiter: --retry-max apart.
-        let mut p = if self.waker {
-            self.limits.retry_max
-        } else {
-            self.backoff.next_pause()
-        };
-        if let Last::Busy { pttl, .. } = self.last
-            && pttl >= 0
-        {
-            p = p.min(Duration::from_millis(pttl as u64 + 1));
-        }
-        p.min(self.until.saturating_duration_since(now))
     }
 
     /// End without the lock: stop the waker first (a wake-up it pops while the cleanup is out is
     /// a late one, which it places back), then release what a lost reply may have taken.
     fn give_up(&mut self, exit: Exit) {
+        if self.withdraw_first(exit) {
+            return;
+        }
         let cleanup = std::mem::take(&mut self.maybe_ours).then(|| self.refused.take());
         self.finish(Outcome::Exit(exit));
         if let Some(refused) = cleanup {

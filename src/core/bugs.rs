@@ -40,6 +40,9 @@ pub enum Bug {
     /// A semaphore's waiter that took a slot keeps a wake-up that came for another slot
     /// (issue 62).
     SlotWakeUpKept = 16384,
+    /// `run --on-busy replace` gives up without taking its request back: the old run may take
+    /// it later and be stopped although no run replaces it (issue 66).
+    ReplaceLeftBehind = 32768,
 }
 
 #[cfg(feature = "test-support")]

@@ -112,6 +112,15 @@ impl Session {
         Ok((pause, entry))
     }
 
+    /// `GET key`: a lock's token (None: not held), for `run --on-busy replace`.
+    pub fn get(&mut self, key: &str) -> Result<Option<String>, Failure> {
+        let mut get = redis::cmd("GET");
+        get.arg(key);
+        self.with(self.server.io_timeout, None, |conn| {
+            conn.query::<Option<String>>(&get)
+        })
+    }
+
     /// `BLPOP lists… block`: the item taken from the first of `lists` that has one, or nothing
     /// within `block` (whole seconds, at least one: Redis before 6.0 takes no fractions).
     /// Under Redis Cluster every list must be in one hash slot. A reply of a shape BLPOP never

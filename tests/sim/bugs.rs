@@ -448,6 +448,35 @@ fn another_operators_request_taken_back() {
 }
 
 #[test]
+fn a_replace_request_left_behind() {
+    // `run --on-busy replace` (core::acquire's replace.rs) gives up without taking its request
+    // back: the old run takes it later and is stopped with nothing replacing it. Found in the
+    // worlds with replacing hosts, by the checker's abandoned requests (check/cancel.rs).
+    let bug = Some(Bug::ReplaceLeftBehind);
+    hunt_in("a replace request left behind", bug, None, false, |sc| {
+        sc.replace.contains(&true)
+    });
+}
+
+#[test]
+fn a_live_run_taken_for_a_kept_slot() {
+    // cancel.lua reads every holder as one only --hold-at-least keeps: a replacing run breaks
+    // a live run's lock instead of asking it to stop, and starts its job beside the old one.
+    // Found in the worlds with replacing hosts, by the overlap rule.
+    let patch = (
+        "  if h[i] == 'kept' and h[i + 1] == '1' then kept = true end",
+        "  kept = true",
+    );
+    hunt_in(
+        "a live run taken for a kept slot",
+        None,
+        Some(patch),
+        false,
+        |sc| sc.replace.contains(&true),
+    );
+}
+
+#[test]
 fn a_garbage_reply_taken_for_a_cancel() {
     // The listener (core::cancel::Listener) takes any reply for a request (issue 59): a server
     // that answers garbage cancels the run, which ends 122 on no request. Found in the worlds

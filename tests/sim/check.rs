@@ -84,6 +84,11 @@ pub struct Counts {
     pub drains: u64,
     pub drained_refusals: u64,
     pub triggered_grants: u64,
+    /// `run --on-busy replace`: runs asked to stop by a replacing try, replacing tries that
+    /// then took the lock, and requests they took back.
+    pub replaces_asked: u64,
+    pub replaced_grants: u64,
+    pub replaces_withdrawn: u64,
     /// Calendar --every: tries the server found in a window the host sent (answered), tries it
     /// answered that the host's clock is off (ClockOff, code 5), runs that ended on one
     /// (exit 69), fresh grants (each in the window holding the server's time), and grants
@@ -170,6 +175,8 @@ pub struct Checker {
     /// `dlock cancel`: the requests (token, id) cancel.lua placed, and those taken back.
     placed: BTreeSet<(String, String)>,
     withdrawn: BTreeSet<(String, String)>,
+    /// Replace requests their runs left behind (`replace_abandoned`).
+    abandoned: BTreeSet<String>,
     /// How each run ended by its stop machine: its exit and the request it took.
     ends: BTreeMap<String, (dlock::api::sim::Exit, Option<String>)>,
     /// --also worlds: each host's set, `--key` first, as (lock key, its --limit or
@@ -202,6 +209,7 @@ impl Checker {
             cancelled: BTreeSet::new(),
             placed: BTreeSet::new(),
             withdrawn: BTreeSet::new(),
+            abandoned: BTreeSet::new(),
             ends: BTreeMap::new(),
             sets: None,
             fences: BTreeMap::new(),

@@ -60,6 +60,11 @@ pub struct Waiting {
     pub popped: Option<usize>,
     /// The host's wall clock at the run's first try (cmd::run::acquire's `first_ms`).
     pub first_ms: Option<u64>,
+    /// --on-busy replace: its call out (replace.rs), and the request it placed.
+    pub replace: Option<crate::replace::Out>,
+    pub replace_request: Option<dlock::api::sim::CancelRequest>,
+    /// A run was asked to stop for this one (counted once it takes the lock).
+    pub asked_to_replace: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,6 +280,7 @@ fn begin(w: &mut World, h: usize) {
         ttl: w.sc.ttl,
         min_replicas: u32::from(w.sc.min_replicas.is_some()),
         replica_timeout: w.sc.min_replicas.unwrap_or_default(),
+        replace: w.sc.replace[h],
     };
     let backoff = Backoff::new(w.sc.retry_min, w.sc.retry_max, w.rng.next());
     w.hosts[h].phase = Phase::Waiting(Box::new(Waiting {
@@ -293,6 +299,9 @@ fn begin(w: &mut World, h: usize) {
         also_won: Vec::new(),
         popped: None,
         first_ms: None,
+        replace: None,
+        replace_request: None,
+        asked_to_replace: false,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
     let until = w.now + (w.sc.wait.as_micros() as f64 / w.hosts[h].rate) as Us;

@@ -25,6 +25,7 @@ mod liveness;
 mod lua;
 mod periods;
 mod release;
+mod replace;
 mod replicas;
 mod rng;
 mod scenario;

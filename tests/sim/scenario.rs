@@ -107,6 +107,9 @@ pub struct Scenario {
     /// `run --no-stats`, host by host (issue 60: its fences advance all the same): none but in
     /// a fifth of the worlds, where each host is drawn.
     pub no_stats: Vec<bool>,
+    /// `run --on-busy replace`, host by host (issue 66): none but in a tenth of the worlds
+    /// (plain locks, not the --also worlds), where each host is drawn.
+    pub replace: Vec<bool>,
 }
 
 /// A world of different jobs excluding each other through shared keys: host h runs `--key
@@ -231,6 +234,7 @@ impl Scenario {
             garbage: None,
             also: None,
             no_stats: vec![false; hosts],
+            replace: vec![false; hosts],
         };
         // Drawn last: the worlds of the draws before them stay as they were.
         sc.slow = r.chance(0.1);
@@ -307,6 +311,13 @@ impl Scenario {
             if r.chance(0.5) {
                 let third = (sc.ttl.as_micros() as Us / 3).max(10_001);
                 sc.cancel_timeout = Some(Duration::from_micros(r.range(10_000, third)));
+            }
+        }
+        // Issue 66 (last, as above): in a tenth of the plain-lock worlds some hosts run with
+        // --on-busy replace.
+        if sc.limit == 1 && r.chance(0.1) {
+            for x in &mut sc.replace {
+                *x = r.chance(0.5);
             }
         }
         sc
@@ -464,6 +475,7 @@ impl Scenario {
         sc.drain = None;
         sc.cancel_at_end = 0;
         sc.cancel_timeout = None;
+        sc.replace = vec![false; sc.hosts];
         sc
     }
 

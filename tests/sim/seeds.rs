@@ -71,6 +71,7 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
                 c.host_every.remove(h);
                 c.skews.remove(h);
                 c.no_stats.remove(h);
+                c.replace.remove(h);
                 c.partitions.retain(|p| p.0 != h);
                 if let Some(a) = &mut c.also {
                     a.sets.remove(h);
@@ -320,6 +321,9 @@ fn seed_range() {
         total.triggered_grants += o.counts.triggered_grants;
         total.drains += o.counts.drains;
         total.drained_refusals += o.counts.drained_refusals;
+        total.replaces_asked += o.counts.replaces_asked;
+        total.replaced_grants += o.counts.replaced_grants;
+        total.replaces_withdrawn += o.counts.replaces_withdrawn;
         total.repeats += o.counts.repeats;
         total.repeats_unreplicated += o.counts.repeats_unreplicated;
         total.successes_replicated += o.counts.successes_replicated;
@@ -374,6 +378,14 @@ fn seed_range() {
     assert!(
         total.drained_refusals > 5,
         "the drain worlds must reach the rule"
+    );
+    println!(
+        "sim: run --on-busy replace: {} runs asked to stop, {} replacing runs took the lock after (never beside the old job: the overlap rule), {} requests taken back",
+        total.replaces_asked, total.replaced_grants, total.replaces_withdrawn
+    );
+    assert!(
+        total.replaced_grants > 5,
+        "the replace worlds must reach the rule"
     );
     println!(
         "sim: {calendar_worlds} calendar worlds (the longest {calendar_longest} s simulated): {} tries found a window, {} grants each in the window holding the server's time ({} in the window before the host's own), {calendar_successes} successes; {} tries answered that the host's clock is off, {} runs ended on one (exit 69)",

@@ -44,8 +44,9 @@ pub fn step(w: &mut World, h: usize) {
     };
     loop {
         act(w, h, &mut s);
-        if s.cleanup.is_some() || s.confirm.is_some() {
-            // A call of the cleanup or the WAIT is out: the rest waits for its answer.
+        if s.cleanup.is_some() || s.confirm.is_some() || s.replace.is_some() {
+            // A call of the cleanup, the WAIT or the replace is out: the rest waits for its
+            // answer.
             w.hosts[h].phase = Phase::Waiting(s);
             return;
         }
@@ -57,6 +58,10 @@ pub fn step(w: &mut World, h: usize) {
                     _ => None,
                 };
                 w.check.clock_off_run(w.now, &token, ended);
+            }
+            if let (Outcome::Exit(_), Some(r)) = (&outcome, s.replace_request.take()) {
+                // A replace request never taken back (the shell sends withdraw.lua first).
+                w.check.replace_abandoned(&r.id);
             }
             if let Outcome::Exit(_) = outcome {
                 // Checked while the host still counts as waiting.
@@ -71,6 +76,9 @@ pub fn step(w: &mut World, h: usize) {
                 Outcome::Acquired {
                     fence, slot, sent, ..
                 } => {
+                    if s.asked_to_replace {
+                        w.check.counts.replaced_grants += 1;
+                    }
                     w.hosts[h].also_held = std::mem::take(&mut s.also_won);
                     crate::supervise::start(w, h, (fence, slot, s.window), sent)
                 }
@@ -149,6 +157,9 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
 
 /// An answer (or a failure) reached the host: the try's, a cleanup release's or the WAIT's.
 pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value, Fail>) {
+    if crate::replace::is_out(s, id) {
+        return crate::replace::answer(w, h, s, a);
+    }
     let now = local(w, h);
     if let Some((cleanup, out)) = &mut s.cleanup
         && *out == Some(id)
@@ -300,6 +311,15 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                 if hung_up {
                     w.fail_now(id, Fail::Refused);
                 }
+                return;
+            }
+            // The shell's calls are blocking: the rest waits for the answer.
+            WaitAction::Replace => {
+                crate::replace::replace(w, h, s);
+                return;
+            }
+            WaitAction::Withdraw { token } => {
+                crate::replace::withdraw(w, h, s, &token);
                 return;
             }
             WaitAction::Report(_) => {}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::also::{Also, unpaired_brace};
 use super::{Global, fmt_d, prefixed, usage};
-use crate::cli::args::{Renewals, RunArgs};
+use crate::cli::args::{OnBusyArg, Renewals, RunArgs};
 use crate::core::every::Period;
 use crate::core::ping::{PingUrl, parse_url};
 use crate::core::stop::Limits;
@@ -29,6 +29,8 @@ pub struct RunConfig {
     pub retry_min: Duration,
     pub retry_max: Duration,
     pub conflict_exit_code: u8,
+    /// --on-busy replace: a busy try asks the holder's run to stop and waits for the lock.
+    pub replace: bool,
     /// program and arguments, ready to exec
     pub argv: Vec<OsString>,
     /// The server, with --connect-timeout and --io-timeout capped at TTL/3 so a stuck
@@ -195,6 +197,19 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
             }
         );
     }
+    let replace = r.on_busy == OnBusyArg::Replace;
+    if replace && r.limit > 1 {
+        usage!(
+            "--on-busy replace with --limit {}: which of the {} runs to replace is not said; replace works on a plain lock: drop --limit or --on-busy replace",
+            r.limit,
+            r.limit
+        );
+    }
+    if replace && !also.is_empty() {
+        usage!(
+            "--on-busy replace with --also: the run holding an --also key may be another job's; replace works on one key: drop --also or --on-busy replace"
+        );
+    }
     let every = match &r.every {
         Some(value) => {
             let period = super::every_period(value, r.tz.as_deref(), r.every_offset)?;
@@ -251,6 +266,7 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
         retry_min: r.retry_min,
         retry_max: r.retry_max,
         conflict_exit_code: r.conflict_exit_code,
+        replace,
         argv,
         server: Server {
             target: g.server.target.clone(),

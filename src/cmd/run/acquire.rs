@@ -7,23 +7,22 @@ use std::time::{Duration, Instant};
 
 use super::held::{AlsoHeld, Held};
 use super::note::Note;
-use super::release::clean_up;
 use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
 use crate::core::acquire::{Action, Input, Limits, Outcome, Wait, waiting_for};
 use crate::core::backoff::Backoff;
 use crate::core::calendar::Spelling;
-use crate::core::finish::{Cleanup, CleanupEnd};
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::log::{debug, info, warn};
-use crate::log::{ms, secs};
+use crate::log::debug;
 use crate::store::keys::{Keys, listened, new_token};
 use crate::store::lock::{Acquire, AcquireCall, BusyCall, EveryArg, Fleet, Meta};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
-use crate::sys::host::{clock_time, hostname, unix_ms};
+use crate::sys::host::{hostname, unix_ms};
 
+mod cleanup;
+mod replace;
 mod said;
 
 struct Shell<'a> {
@@ -64,6 +63,9 @@ struct Shell<'a> {
     /// A calendar --every in the spelling of the key's record, once an answer named one that
     /// means the same (`Period::respelled`): every later try goes in it.
     spelled: Option<Spelling>,
+    /// --on-busy replace: the request placed on the old run's list (what withdraw.lua takes
+    /// back).
+    replace_request: Option<String>,
 }
 
 /// How a run ends: its exit status, or the failure that ended it (said at the top).
@@ -137,6 +139,7 @@ fn take(
         ttl: cfg.limits.ttl,
         min_replicas: cfg.min_replicas,
         replica_timeout: cfg.replica_timeout,
+        replace: cfg.replace,
     };
     let backoff = Backoff::seeded_from_os(cfg.retry_min, cfg.retry_max);
     let mut s = Shell {
@@ -173,6 +176,7 @@ fn take(
         drain: Keys::drain(&cfg.prefix),
         paused: None,
         spelled: None,
+        replace_request: None,
     };
     loop {
         // A signal or wake-up that came in meanwhile counts before the next try.
@@ -311,7 +315,7 @@ impl Shell<'_> {
                 // several hash slots in one script before it runs (nothing was taken): the
                 // same usage line as a cluster URL gets before anything is sent.
                 if f.permanent && f.reason.contains("CROSSSLOT") && !self.cfg.also.is_empty() {
-                    self.error = crossslot(self.cfg);
+                    self.error = cleanup::crossslot(self.cfg);
                 }
                 Input::Failed(f)
             }
@@ -359,6 +363,14 @@ impl Shell<'_> {
                     if let Some(w) = self.waker.take() {
                         w.stop(&mut self.session, (held, unused), self.carried);
                     }
+                }
+                Action::Replace => {
+                    let answer = self.replace();
+                    self.wait.handle(Input::Replaced(answer), Instant::now());
+                }
+                Action::Withdraw { token } => {
+                    let answer = self.withdraw(&token);
+                    self.wait.handle(Input::Withdrawn(answer), Instant::now());
                 }
                 Action::Report(r) => self.report(r),
             }
@@ -438,38 +450,4 @@ impl Shell<'_> {
             })
             .collect()
     }
-
-    /// A lost acquire reply may have left the lock held with our token: take it back, as
-    /// `core::finish::Cleanup` says.
-    fn cleanup(&mut self, refused: Option<String>) {
-        let (slots, ttl) = (self.keys.limit_n() as u32, self.cfg.limits.ttl);
-        let cleanup = Cleanup::new(slots, ttl, refused, Instant::now());
-        let (keys, also) = (self.keys, &self.also);
-        match clean_up(&mut self.session, keys, also, &self.token, cleanup) {
-            CleanupEnd::Removed => {
-                info!("cleanup"; "removed the lock a lost reply had taken for us")
-            }
-            CleanupEnd::NotHeld => {}
-            CleanupEnd::Refused(reason) => {
-                debug!("cleanup_failed"; "the cleanup was refused too: {reason}")
-            }
-            CleanupEnd::Failed { reason, ttl } => {
-                // The lease of the lost acquire began before now: it ends within a TTL.
-                let by = unix_ms() as i64 + ms(ttl) as i64;
-                warn!("cleanup_failed";
-                    "{}: an acquire's reply was lost and its cleanup failed ({reason}): the acquire may or may not have reached the server; if it did, the lock frees itself by {} (its {} TTL)",
-                    self.keys.lock,
-                    clock_time(by),
-                    secs(ttl)
-                );
-            }
-        }
-    }
-}
-
-/// The usage line for keys a proxy in front of a Redis Cluster refused together (CROSSSLOT):
-/// the one a cluster URL gets before anything is sent. None when `--key` and every `--also`
-/// key share a slot (then another key of the script was refused: not this usage's fault).
-fn crossslot(cfg: &RunConfig) -> Option<Error> {
-    crate::cli::config::cluster_slots(&cfg.key, &cfg.also).err()
 }

@@ -15,6 +15,8 @@ impl Wait {
     /// have the lock first (a failover could hand it to someone else at once).
     pub(super) fn granted(&mut self, won: (i64, u32, Instant)) {
         self.next_try = None;
+        let waited = self.waited(won.2);
+        self.replaced_by_grant(waited);
         // A wake-up that came while the winning try was out was used by nothing, nor was one
         // whose try got no answer when another came after it (`superseded_wake`): a
         // semaphore's waker hands it on if another slot is free (issue 62).

@@ -5,6 +5,7 @@
 
 mod faults;
 mod refusals;
+mod replace;
 mod start;
 mod wakeups;
 
@@ -28,6 +29,7 @@ fn limits() -> Limits {
         ttl: MS(30_000),
         min_replicas: 0,
         replica_timeout: MS(100),
+        replace: false,
     }
 }
 
@@ -58,6 +60,9 @@ struct Sim {
     t0: Instant,
     now: Instant,
     waker_starts: bool,
+    /// --on-busy replace: what each `Action::Replace` and `Action::Withdraw` is answered.
+    replaced: std::collections::VecDeque<Replaced>,
+    withdrawn: Result<bool, Failure>,
     trace: Vec<String>,
 }
 
@@ -70,6 +75,8 @@ impl Sim {
             t0,
             now: t0,
             waker_starts: true,
+            replaced: VecDeque::new(),
+            withdrawn: Ok(true),
             trace: Vec::new(),
         }
     }
@@ -101,6 +108,17 @@ impl Sim {
                     if held { "held" } else { "not held" },
                     if unused { ", unused" } else { "" }
                 ),
+                Action::Replace => {
+                    let answer = self.replaced.pop_front().expect("a replace answer");
+                    let now = self.now;
+                    self.wait.handle(Input::Replaced(answer), now);
+                    "replace".into()
+                }
+                Action::Withdraw { token } => {
+                    let (answer, now) = (self.withdrawn.clone(), self.now);
+                    self.wait.handle(Input::Withdrawn(answer), now);
+                    format!("withdraw({token})")
+                }
                 Action::Report(r) => report_name(&r).into(),
             };
             self.note(what);
@@ -210,6 +228,19 @@ fn report_name(r: &Report) -> &'static str {
         Report::SignalWhileWaiting { .. } => "signal",
         Report::GaveUpBusy { .. } => "gave-up-busy",
         Report::GaveUpDown { .. } => "gave-up-down",
+        Report::Replacing { .. } => "replacing",
+        Report::FreedKept { .. } => "freed-kept",
+        Report::Replaced { .. } => "replaced",
+        Report::ReplaceFailed { .. } => "replace-failed",
+        Report::Withdrawn {
+            taken_back: Ok(true),
+            ..
+        } => "withdrawn",
+        Report::Withdrawn {
+            taken_back: Ok(false),
+            ..
+        } => "withdrawn(taken)",
+        Report::Withdrawn { .. } => "withdrawn(failed)",
     }
 }
 

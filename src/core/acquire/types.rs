@@ -31,6 +31,8 @@ pub struct Limits {
     /// --min-replicas N with --replica-timeout: before the job, N replicas must have the lock.
     pub min_replicas: u32,
     pub replica_timeout: Duration,
+    /// --on-busy replace: the first busy answer asks the holder's run to stop.
+    pub replace: bool,
 }
 
 /// A calendar --every: the server's time (Unix ms) fell outside the window starts this host
@@ -101,6 +103,35 @@ pub enum Input {
     Signal(i32),
     /// `ConfirmReplicas`' WAIT: how many replicas acknowledged the lock.
     Replicas(Result<i64, Failure>),
+    /// `Action::Replace`'s answer.
+    Replaced(Replaced),
+    /// `Action::Withdraw`'s answer: the request was taken back (true), or the holder had
+    /// taken it (false).
+    Withdrawn(Result<bool, Failure>),
+}
+
+/// --on-busy replace: what asking the holder to stop found (cancel.lua, with a request of
+/// this run's; break.lua for a slot only --hold-at-least keeps).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replaced {
+    /// The request is on the list of the run `token` ("HOST pid P": `holder`); its holder's
+    /// renewal interval and TTL (ms, from its holder hash) bound how soon it ends.
+    Asked {
+        token: String,
+        holder: String,
+        renew_ms: Option<u64>,
+        ttl_ms: u64,
+    },
+    /// Only --hold-at-least kept the slot (no process was left to ask): freed.
+    Freed { holder: String },
+    /// No run held the key by the time the request went out.
+    Ended,
+    /// The request did not go out, or its answer was lost (`token`: the run it was for, once
+    /// read).
+    Failed {
+        token: Option<String>,
+        failure: Failure,
+    },
 }
 
 /// What to do.
@@ -118,6 +149,15 @@ pub enum Action {
     /// (`core::finish::Cleanup`). `refused`: why the last try was refused for good, if it was.
     Cleanup {
         refused: Option<String>,
+    },
+    /// --on-busy replace: read the holder's token and ask its run to stop (cancel.lua, the
+    /// reason from `replace_reason`; break.lua where only --hold-at-least keeps the slot);
+    /// answer with `Input::Replaced`.
+    Replace,
+    /// The wait ends without the lock while a replace request may be on run `token`'s list:
+    /// take it back (withdraw.lua); answer with `Input::Withdrawn`.
+    Withdraw {
+        token: String,
     },
     /// The lock is ours: WAIT for `n` replicas, `timeout` at most, on the winning connection,
     /// and answer with `Input::Replicas`.
@@ -196,6 +236,35 @@ pub enum Report {
         waited: Duration,
         tries: u32,
         code: u8,
+    },
+    /// --on-busy replace: run `token` on `holder` was asked to stop; the wait lasts until
+    /// `within` from now at least.
+    Replacing {
+        token: String,
+        holder: String,
+        within: Duration,
+    },
+    /// --on-busy replace: the slot was only kept by --hold-at-least; freed.
+    FreedKept {
+        holder: String,
+    },
+    /// --on-busy replace: the lock is ours after run `token` was asked to stop.
+    Replaced {
+        token: String,
+        holder: String,
+        waited: Duration,
+    },
+    /// --on-busy replace: the request could not be placed (or its answer was lost).
+    ReplaceFailed {
+        reason: String,
+    },
+    /// --on-busy replace: the wait ended without the lock; the request to run `token` was
+    /// taken back (`Ok(true)`: it stops nothing), had been taken by its holder (`Ok(false)`:
+    /// that run is being stopped, but this one does not start), or could not be taken back.
+    Withdrawn {
+        token: String,
+        holder: String,
+        taken_back: Result<bool, String>,
     },
     /// Gave up on an unreachable server.
     GaveUpDown {

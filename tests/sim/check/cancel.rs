@@ -39,6 +39,12 @@ impl Checker {
         self.withdrawn.insert((token.to_string(), id.to_string()));
     }
 
+    /// A run that placed request `id` to replace its holder's run ended without the lock and
+    /// without taking the request back (it never sent withdraw.lua).
+    pub fn replace_abandoned(&mut self, id: &str) {
+        self.abandoned.insert(id.to_string());
+    }
+
     /// `token`'s stop machine took cancel request `id`: one placed for that very run and not
     /// taken back — never a reply that was no request (a garbage server's).
     pub fn cancel_heard(&mut self, t: Us, token: &str, id: &str) {
@@ -48,6 +54,11 @@ impl Checker {
             self.fail(
                 t,
                 format!("{token} took a cancel request {id:?} that no cancel placed for it (a reply taken for a request, or one meant for another run)"),
+            );
+        } else if self.abandoned.contains(id) {
+            self.fail(
+                t,
+                format!("{token} took request {id} after the run that placed it to replace it gave up without taking it back: the run is stopped and nothing replaces it"),
             );
         } else if self.withdrawn.contains(&key) {
             self.fail(

@@ -15,6 +15,8 @@ pub enum Request {
     /// `WAIT 1 timeout` (--min-replicas 1): how many replicas have the writes so far, once
     /// they do or after `timeout` µs.
     Wait { timeout: Us },
+    /// `GET key` (`Session::get`: the token `run --on-busy replace` asks to stop).
+    Get(String),
 }
 
 /// A request in flight.
@@ -129,6 +131,7 @@ impl World {
         let call = match call {
             Request::Script(call) => call,
             Request::Wait { timeout } => return self.wait_arrived(host, id, timeout),
+            Request::Get(key) => return self.get_arrived(host, id, &key),
         };
         let before = crate::liveness::key_state(self);
         let holder = self.server.ks.borrow().holder(&self.keys.lock);
@@ -170,6 +173,25 @@ impl World {
                 }
                 Ok(_) => {}
                 Err(e) => panic!("seed {}: a script failed: {e}\n{call:?}", self.sc.seed),
+            }
+        }
+    }
+
+    /// GET reached the server: the key's string value (nil: none), on its way back.
+    fn get_arrived(&mut self, host: usize, id: u64, key: &str) {
+        let value = self.server.ks.borrow().holder(key);
+        let d = self.delay();
+        let lost = self.cut(host) || self.rng.chance(self.sc.loss);
+        let garbage = self.garbage();
+        if let Some(Some(f)) = self.flights.get_mut(id as usize) {
+            f.replied_at = self.now;
+            if !lost && self.now + d < f.deadline {
+                f.answer = Some(if garbage {
+                    Err(Fail::Garbage)
+                } else {
+                    Ok(value.map_or(Value::Nil, |v| Value::BulkString(v.into_bytes())))
+                });
+                self.at(self.now + d, Event::Answer { host, id });
             }
         }
     }

@@ -183,6 +183,11 @@ impl Shell<'_> {
                     warn!("busy", waited_ms = waited_ms, tries = tries, ttl_left_ms = pttl, exit = code; "{msg}");
                 }
             }
+            r @ (Report::Replacing { .. }
+            | Report::FreedKept { .. }
+            | Report::Replaced { .. }
+            | Report::ReplaceFailed { .. }
+            | Report::Withdrawn { .. }) => self.said_replace(r),
             Report::GaveUpDown { reason, waited } => {
                 let target = target.to_string();
                 self.error = Some(Error::Unreachable {
