@@ -1203,7 +1203,7 @@ _dlock() {
             return 0
             ;;
         dlock__subcmd__run)
-            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --on-busy --conflict-exit-code --shell --hold-at-least --min-replicas --replica-timeout --no-notify --limit --also --also-limit --contain --no-stats --history --capture --every --tz --every-offset --not-due-exit-code --paused-exit-code --splay --ping --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
+            opts="-v -q -h --key --ttl --wait --retry-min --retry-max --renew-every --max-renewals --grace --on-busy --conflict-exit-code --shell --hold-at-least --min-replicas --replica-timeout --no-notify --limit --also --also-limit --contain --no-stats --history --capture --every --tz --every-offset --after --not-due-exit-code --paused-exit-code --splay --ping --url --password-file --tls-ca --tls-cert --tls-key --tls-insecure --prefix --connect-timeout --io-timeout --verbose --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1290,6 +1290,10 @@ _dlock() {
                     return 0
                     ;;
                 --every-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -7,6 +7,7 @@
 #[macro_use]
 mod support;
 
+mod after;
 mod also;
 mod also_cluster;
 mod also_lost;

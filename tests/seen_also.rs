@@ -50,6 +50,7 @@ fn acquire(s: &RedisServer, key: &Keys, also: &[Keys], token: &str, host: &str) 
             fleet: Fleet::Read(None, None),
             also,
             woken: None,
+            after: None,
         },
     )
 }

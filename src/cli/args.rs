@@ -301,6 +301,13 @@ pub struct RunArgs {
     #[arg(long, default_value = DEFAULT_EVERY_OFFSET, value_name = "D", value_parser = parse_duration)]
     pub every_offset: Duration,
 
+    /// With --every: one job after another. This job's window is not due until KEY (another
+    /// --every job, e.g. the ETL before a report) has a success granted inside it, on any host;
+    /// until then a try runs nothing, naming KEY (--not-due-exit-code). Under Redis Cluster
+    /// KEY must share --key's hash slot
+    #[arg(long, value_name = "KEY")]
+    pub after: Option<String>,
+
     /// Exit status of a try whose --every window is already done ("nothing to do")
     #[arg(long, default_value = DEFAULT_NOT_DUE_EXIT_CODE, value_name = "N", allow_negative_numbers = true)]
     pub not_due_exit_code: u8,

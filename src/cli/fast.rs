@@ -155,6 +155,7 @@ fn defaults() -> Option<RunArgs> {
         every: None,
         tz: None,
         every_offset: d(DEFAULT_EVERY_OFFSET)?,
+        after: None,
         not_due_exit_code: DEFAULT_NOT_DUE_EXIT_CODE.parse().ok()?,
         paused_exit_code: DEFAULT_PAUSED_EXIT_CODE.parse().ok()?,
         splay: d(DEFAULT_SPLAY)?,

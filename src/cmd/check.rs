@@ -17,6 +17,7 @@ use crate::store::keys::Keys;
 use crate::store::pause::read_pauses;
 use crate::store::reader;
 use crate::store::state::{Found, KeyStatus};
+use crate::store::window::Window;
 use crate::sys::host::{unix_ms, utc_stamp};
 
 /// `dlock check KEY… RULES`: `Done` when every key passes, `NotDone` when one fails.
@@ -38,6 +39,12 @@ pub fn check(cfg: &CheckConfig) -> Result<Exit, Error> {
             Found::Lock(mut s) => {
                 if let Some(spans) = spans.as_mut() {
                     s.pauses_ended = spans.of(&s.key);
+                    // --missed-windows tells a window held back by `--after KEY`.
+                    if let Some(w) = s.window.as_mut()
+                        && let Some(after) = w.after.clone()
+                    {
+                        w.after_last_ms = spans.last_success(&after);
+                    }
                 }
                 verdict(&s, now, &cfg.rules)
             }
@@ -81,6 +88,22 @@ impl Spans {
             fleet,
             failed: None,
         })
+    }
+
+    /// When `lock`'s last success was granted (Some(None): none on record; None: not read).
+    fn last_success(&mut self, lock: &str) -> Option<Option<u64>> {
+        if self.failed.is_some() {
+            return None;
+        }
+        let mut hget = redis::cmd("HGET");
+        hget.arg(Keys::new(lock).done).arg("granted_ms");
+        match self.c.query::<Option<String>>(&hget) {
+            Ok(v) => Some(v.and_then(|t| t.parse().ok())),
+            Err(e) => {
+                self.failed = Some(e);
+                None
+            }
+        }
     }
 
     fn of(&mut self, key: &str) -> Vec<Span> {
@@ -288,7 +311,10 @@ fn windows(s: &KeyStatus, now: i64, n: u32, spans: &[(u64, u64)]) -> (bool, Stri
     match w.last_window() {
         None => (
             false,
-            format!("never succeeded in an --every {every} window ({rule})"),
+            format!(
+                "never succeeded in an --every {every} window ({rule}){}",
+                held_back(w, 0, u64::try_from(now).unwrap_or(0))
+            ),
         ),
         Some(last) => {
             // The complete windows since the last success's, and of them those no pause
@@ -320,12 +346,32 @@ fn windows(s: &KeyStatus, now: i64, n: u32, spans: &[(u64, u64)]) -> (bool, Stri
             (
                 false,
                 format!(
-                    "no success in the last {missed} {windows} of {every} since {} (last in the window of {}; {rule})",
+                    "no success in the last {missed} {windows} of {every} since {} (last in the window of {}; {rule}){}",
                     utc_stamp(first, date),
-                    utc_stamp(last, date)
+                    utc_stamp(last, date),
+                    held_back(w, first, now)
                 ),
             )
         }
+    }
+}
+
+/// With `run --after KEY`: whether KEY held the missed windows back (no success of it since the
+/// first of them) or not (a plain miss), when its record was read.
+fn held_back(w: &Window, first: u64, now: u64) -> String {
+    let (Some(after), Some(last)) = (&w.after, w.after_last_ms) else {
+        return String::new();
+    };
+    match last {
+        None => format!("; held back by --after {after}: it has no success on record"),
+        Some(t) if t < first => format!(
+            "; held back by --after {after}: no success of it since either (its last granted {})",
+            utc_stamp(t, w.every.long(t) || crate::units::dated(t, now))
+        ),
+        Some(t) => format!(
+            "; not held back by --after {after}: it succeeded since (granted {})",
+            utc_stamp(t, w.every.long(t) || crate::units::dated(t, now))
+        ),
     }
 }
 

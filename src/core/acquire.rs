@@ -41,7 +41,9 @@ mod waker;
 
 use replace::Replace;
 pub use replace::replace_reason;
-pub use types::{Action, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Replaced, Report};
+pub use types::{
+    Action, AfterNotYet, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Replaced, Report,
+};
 pub use waker::{WakeUp, WakerPush, stopped_with, waker_push};
 
 /// The last thing a try said.
@@ -276,6 +278,13 @@ impl Wait {
                 let code = self.limits.paused_exit;
                 self.report(Report::Paused { pause, code });
                 self.give_up(Exit::Paused(code));
+            }
+            Input::After(after) => {
+                // Not due until the job it follows succeeds: no waiting, as a done window.
+                self.tries += 1;
+                let code = self.limits.not_due_exit;
+                self.report(Report::After { after, code });
+                self.give_up(Exit::NotDue(code));
             }
             Input::NotDue(not_due) => {
                 // Done for this window: no waiting, whatever --wait says.

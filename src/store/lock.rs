@@ -10,7 +10,7 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
 use super::script::{self, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, args, read};
-use crate::core::acquire::{ClockOff, NotDue, OtherPeriod};
+use crate::core::acquire::{AfterNotYet, ClockOff, NotDue, OtherPeriod};
 use crate::core::pause::Pause;
 
 mod acquire;
@@ -38,6 +38,8 @@ pub enum Acquire {
     },
     /// --every: the current window already has a success.
     NotDue(NotDue),
+    /// --after KEY: KEY has no success granted inside the current window yet.
+    After(AfterNotYet),
     /// --every: KEY's recorded period or offset is another.
     OtherPeriod(OtherPeriod),
     /// A calendar --every: the server's clock is in none of the windows sent.

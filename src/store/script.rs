@@ -64,7 +64,7 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new::<args::Acquire>(
     include_str!("scripts/acquire.lua"),
-    "04b542db5ea13d11f89bd7b96b1e0128f866af33",
+    "4d3a689f9c24ad449490abcba9b0a2efc500d099",
 );
 pub(crate) static RENEW: Script = Script::new::<args::Renew>(
     include_str!("scripts/renew.lua"),

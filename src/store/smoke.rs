@@ -78,6 +78,7 @@ pub fn check_scripts(url: &str) -> Result<Vec<&'static str>, String> {
         },
         also: &[],
         woken: None,
+        after: None,
     };
     let renew = RenewCall {
         keys: &keys,

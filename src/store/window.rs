@@ -23,6 +23,11 @@ pub struct Window {
     pub done: Option<WindowDone>,
     /// `dlock trigger`: when the trigger waiting for a try was set (server ms; None: none).
     pub trigger_ms: Option<u64>,
+    /// `run --after KEY`: the lock the key's runs follow, as their last try recorded it.
+    pub after: Option<String>,
+    /// When that lock's last success was granted (server ms; `Some(None)`: none on record),
+    /// once read (`dlock check` reads it for `--missed-windows`; None: not read).
+    pub after_last_ms: Option<Option<u64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,6 +92,8 @@ impl Window {
             every,
             done,
             trigger_ms: num("trigger_ms"),
+            after: get("after").map(str::to_string),
+            after_last_ms: None,
         }))
     }
 

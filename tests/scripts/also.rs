@@ -73,6 +73,7 @@ fn acquire<'a>(
         },
         also,
         woken,
+        after: None,
     }
 }
 

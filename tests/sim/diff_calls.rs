@@ -157,6 +157,7 @@ pub fn random_call(rng: &mut Rng, step: usize) -> (Kind, Scripted) {
                 },
                 also: &also,
                 woken,
+                after: None,
             };
             return (Kind::Acquire, scripted(&c));
         }

@@ -140,6 +140,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         },
         also: &also,
         woken,
+        after: None,
     });
     w.check.ev(w.now, h, "try", i64::from(last_try));
     if std::mem::take(&mut w.hosts[h].hung_up) {
@@ -209,6 +210,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
             WaitInput::Busy { pttl, holder }
         }
         Ok(Ok(Acquire::NotDue(n))) => WaitInput::NotDue(n),
+        Ok(Ok(Acquire::After(a))) => WaitInput::After(a),
         Ok(Ok(Acquire::Paused(p) | Acquire::PausedAlso(_, p))) => WaitInput::Paused(p),
         Ok(Ok(Acquire::OtherLimit(n) | Acquire::OtherLimitAlso(_, n))) => WaitInput::OtherLimit(n),
         Ok(Ok(Acquire::OtherPeriod(p))) => WaitInput::OtherPeriod(p),

@@ -82,6 +82,33 @@ pub(super) fn also(
     Ok((also, limit))
 }
 
+/// `--after KEY`: KEY prefixed (given as dlock prints it, `PREFIX+KEY`, the same lock) and
+/// checked like an --also key (the acquire script reads its done record, so under Redis Cluster
+/// it must share `--key`'s hash slot).
+pub(super) fn after(prefix: &str, target: &Target, key: &str, name: &str) -> Result<String, Error> {
+    // A new flag: the key as dlock prints it (`dlock:etl`) means that lock, with no older
+    // meaning to keep.
+    let name = super::as_printed(prefix, name).unwrap_or(name);
+    let full = prefixed(
+        prefix,
+        "--after",
+        name,
+        "name the job this one follows, e.g. --after etl",
+    )?;
+    if full == key {
+        usage!(
+            "--after {full} is --key itself; a job cannot wait for its own success: name the job it follows"
+        );
+    }
+    let (own, theirs) = (cluster_slot(key), cluster_slot(&full));
+    if target.is_cluster() && own != theirs {
+        usage!(
+            "--after {full} is in Redis Cluster hash slot {theirs}, --key {key} in {own}: the acquire reads its record in one step; give them a common hash tag, e.g. --key '{{daily}}report' --after '{{daily}}etl' (a re-tagged key starts its run log, done record and stats anew)"
+        );
+    }
+    Ok(full)
+}
+
 /// A script's keys must all live in one hash slot: an `--also` key in another slot than
 /// `--key` could never be taken with it (CROSSSLOT). Companions share their lock's slot, so the
 /// lock keys alone decide.

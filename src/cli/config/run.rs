@@ -31,6 +31,9 @@ pub struct RunConfig {
     pub conflict_exit_code: u8,
     /// --on-busy replace: a busy try asks the holder's run to stop and waits for the lock.
     pub replace: bool,
+    /// --after KEY (with --every): KEY's lock, prefixed; the window is due only once KEY has a
+    /// success granted inside it.
+    pub after: Option<String>,
     /// program and arguments, ready to exec
     pub argv: Vec<OsString>,
     /// The server, with --connect-timeout and --io-timeout capped at TTL/3 so a stuck
@@ -245,6 +248,13 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
             None
         }
     };
+    let after = match &r.after {
+        None => None,
+        Some(_) if every.is_none() => usage!(
+            "--after orders this job after another's success in each --every window; give --every too (e.g. --every 1d --after etl)"
+        ),
+        Some(name) => Some(super::also::after(&g.prefix, &g.server.target, &key, name)?),
+    };
     let ping = match r.ping.as_deref().map(parse_url) {
         None => None,
         Some(Ok(url)) => Some(url),
@@ -267,6 +277,7 @@ pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {
         retry_max: r.retry_max,
         conflict_exit_code: r.conflict_exit_code,
         replace,
+        after,
         argv,
         server: Server {
             target: g.server.target.clone(),

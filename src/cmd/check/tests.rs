@@ -287,6 +287,8 @@ fn every_10s(done_window: Option<u64>) -> KeyStatus {
                 host: "web-2".into(),
             }),
             trigger_ms: None,
+            after: None,
+            after_last_ms: None,
         }),
         ..status(None, None)
     }
@@ -321,6 +323,41 @@ fn missed_windows_counts_complete_windows_back_from_the_current_one() {
     // --missed-windows 1: the previous window must have its success.
     assert!(verdict(&at(NOW - 10_000), NOW, &missed(1)).0);
     assert!(!verdict(&at(NOW - 20_000), NOW, &missed(1)).0);
+}
+
+/// A key run with `--after dlock:etl`: a miss is told apart by when etl last succeeded.
+#[test]
+fn missed_windows_say_whether_the_after_key_held_them_back() {
+    let with = |last: Option<Option<u64>>| {
+        let mut s = every_10s(Some((NOW - 30_000) as u64));
+        if let Some(w) = s.window.as_mut() {
+            w.after = Some("dlock:etl".into());
+            w.after_last_ms = last;
+        }
+        verdict(&s, NOW, &missed(2))
+    };
+    // The first missed window starts at NOW - 20 s.
+    let (ok, line) = with(Some(None));
+    assert!(!ok);
+    assert!(
+        line.contains("; held back by --after dlock:etl: it has no success on record"),
+        "{line}"
+    );
+    let (_, line) = with(Some(Some((NOW - 25_000) as u64)));
+    assert!(
+        line.contains(
+            "; held back by --after dlock:etl: no success of it since either (its last granted "
+        ),
+        "{line}"
+    );
+    let (_, line) = with(Some(Some((NOW - 15_000) as u64)));
+    assert!(
+        line.contains("; not held back by --after dlock:etl: it succeeded since (granted "),
+        "{line}"
+    );
+    // Not read (the board's badge): nothing said either way.
+    let (_, line) = with(None);
+    assert!(!line.contains("--after"), "{line}");
 }
 
 #[test]

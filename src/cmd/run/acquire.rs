@@ -66,6 +66,8 @@ struct Shell<'a> {
     /// --on-busy replace: the request placed on the old run's list (what withdraw.lua takes
     /// back).
     replace_request: Option<String>,
+    /// --after KEY: KEY's lock and done record.
+    after: Option<(String, String)>,
 }
 
 /// How a run ends: its exit status, or the failure that ended it (said at the top).
@@ -177,6 +179,10 @@ fn take(
         paused: None,
         spelled: None,
         replace_request: None,
+        after: cfg
+            .after
+            .as_ref()
+            .map(|a| (a.clone(), Keys::with_limit(a, 1).done)),
     };
     loop {
         // A signal or wake-up that came in meanwhile counts before the next try.
@@ -260,6 +266,7 @@ impl Shell<'_> {
             fleet,
             also: &self.also,
             woken: self.woken_by.take().filter(|_| !self.also.is_empty()),
+            after: self.after.as_ref().map(|(l, d)| (l.as_str(), d.as_str())),
         };
         // A try sent again in the record's spelling carries no wake-up: the first placed it.
         self.carried = call.woken.is_some() || (!may_respell && self.carried);
@@ -276,6 +283,7 @@ impl Shell<'_> {
                 Input::Acquired { fence, slot, sent }
             }
             Ok(Acquire::NotDue(not_due)) => Input::NotDue(not_due),
+            Ok(Acquire::After(after)) => Input::After(after),
             Ok(Acquire::Paused(pause)) => Input::Paused(pause),
             Ok(Acquire::PausedAlso(j, pause)) => {
                 self.about = j;

@@ -218,6 +218,7 @@ fn report_name(r: &Report) -> &'static str {
         Report::Refused { .. } => "refused",
         Report::OtherLimit { .. } => "other-limit",
         Report::NotDue { .. } => "not-due",
+        Report::After { .. } => "after",
         Report::Paused { .. } => "paused",
         Report::OtherPeriod(_) => "other-period",
         Report::ClockOff(_) => "clock-off",

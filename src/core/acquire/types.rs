@@ -44,6 +44,15 @@ pub struct ClockOff {
     pub last_ms: u64,
 }
 
+/// --after KEY: the current window is not due yet, KEY having no success granted inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AfterNotYet {
+    /// The window's start (Unix ms, server time).
+    pub window_ms: u64,
+    /// KEY's last success: when its lock was granted (server Unix ms; None: none on record).
+    pub last_ms: Option<u64>,
+}
+
 /// --every: the current window already has a success, so this try runs nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotDue {
@@ -84,6 +93,8 @@ pub enum Input {
     OtherLimit(i64),
     /// --every: the window is done (nothing was taken).
     NotDue(NotDue),
+    /// --after KEY: the window is not due yet (nothing was taken).
+    After(AfterNotYet),
     /// KEY, or every key under the prefix, is paused (nothing was taken).
     Paused(Pause),
     /// --every: KEY's recorded period is another (nothing was taken).
@@ -202,6 +213,11 @@ pub enum Report {
     },
     /// --every: KEY's recorded period is another.
     OtherPeriod(OtherPeriod),
+    /// --after KEY: KEY has no success in this window yet; exit `code` (--not-due-exit-code).
+    After {
+        after: AfterNotYet,
+        code: u8,
+    },
     /// A calendar --every: the host's clock is off by more than a window.
     ClockOff(ClockOff),
     /// Paused: nothing runs; exit `code`.

@@ -5,7 +5,7 @@
 use redis::{RedisResult, Value};
 
 use super::{Acquire, Meta, arg_ms, flag, unexpected};
-use crate::core::acquire::{ClockOff, NotDue, OtherPeriod};
+use crate::core::acquire::{AfterNotYet, ClockOff, NotDue, OtherPeriod};
 use crate::core::calendar::{Calendar, Spelling};
 use crate::core::every::{Every, Period};
 use crate::core::pause::{Pause, Scope};
@@ -75,6 +75,9 @@ pub struct AcquireCall<'a> {
     /// wake-up on when it takes nothing and that key has a free slot. None: not woken (always
     /// None without --also).
     pub woken: Option<usize>,
+    /// --after KEY (with --every): KEY's lock and its done record (`Keys::done`'s name): the
+    /// window is due only once KEY has a success granted inside it.
+    pub after: Option<(&'a str, &'a str)>,
 }
 
 /// `--every` as an acquire sends it: a duration, or a calendar with the window starts this
@@ -144,6 +147,9 @@ impl Call for AcquireCall<'_> {
         keys.push(&k.waiting);
         keys.push(&k.reserve);
         keys.extend(self.also.iter().map(|x| x.reserve.as_str()));
+        if let Some((_, done)) = self.after {
+            keys.push(done);
+        }
         if let Fleet::Key { pause, drain } = self.fleet {
             keys.extend([pause, drain]);
         }
@@ -199,6 +205,9 @@ impl Call for AcquireCall<'_> {
             version: WRITER.to_string(),
             format: KEY_FORMAT.to_string(),
             drain,
+            after: self
+                .after
+                .map_or_else(String::new, |(lock, _)| lock.to_string()),
             ..Default::default()
         };
         if let Some(EveryArg::Calendar(c, starts, spelled)) = self.every {
@@ -292,6 +301,10 @@ impl Call for AcquireCall<'_> {
                     last_ms: *last,
                 })
             }
+            7 => Acquire::After(AfterNotYet {
+                window_ms: u64::try_from(n).map_err(|_| unexpected("acquire"))?,
+                last_ms: holder.parse().ok(),
+            }),
             -1 if about > 0 => Acquire::OtherLimitAlso(about, n),
             -1 => Acquire::OtherLimit(n),
             0 if v.len() == 5 => Acquire::Busy {

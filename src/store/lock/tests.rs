@@ -47,11 +47,14 @@ fn every_call_matches_its_script() {
         // acquire.lua's keys after the slots: the waiter registry (`fixed` counts it: the
         // highest literal is KEYS[6], slot 0's lock key, one past the five fixed keys), the
         // reservations of each key of the set (the plain run's set is KEY alone), the
-        // prefix-wide pause and drain record.
+        // prefix-wide pause and drain record (after --after's done record, which this call,
+        // without --after, does not send).
         let after_slots = after_slots
             + usize::from(src.contains("local function reserve_key(j) return KEYS[wi + 1 + j]"))
-            + usize::from(src.contains("local fleet = KEYS[wi + A + 2]"))
-            + usize::from(src.contains("local drain = KEYS[wi + A + 3]"));
+            + usize::from(
+                src.contains("local fk = wi + A + 2") && src.contains("local fleet = KEYS[fk]"),
+            )
+            + usize::from(src.contains("local drain = KEYS[fk + 1]"));
         // The run's word key last (release.lua's): `KEYS[#KEYS]`.
         let trailing = usize::from(src.contains("KEYS[#KEYS]"));
         assert_eq!(
@@ -84,6 +87,7 @@ fn every_call_matches_its_script() {
         },
         also: &[],
         woken: None,
+        after: None,
     };
     // acquire.lua names slot 0's keys (KEYS[6], KEYS[7]) through its helpers, and the
     // prefix-wide pause after them (`KEYS[6 + 2 * n]`).
@@ -246,6 +250,7 @@ fn also_calls_send_each_keys_block() {
         },
         also: &[],
         woken: Some(1),
+        after: None,
     };
     let with = AcquireCall {
         also: &also,
@@ -428,6 +433,7 @@ fn a_calendar_is_sent_in_its_one_spelling_and_as_typed() {
             },
             also: &[],
             woken: None,
+            after: None,
         }
         .argv()
     };

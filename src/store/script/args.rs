@@ -107,6 +107,9 @@ args! {
         /// Under Redis Cluster, this host's entry in the prefix-wide drain record, which the
         /// client read first ('' for none; elsewhere the script reads it: KEYS' last).
         drain,
+        /// --after KEY: KEY's lock ('' without --after); its done record is the KEYS entry
+        /// just before the pause and drain.
+        after,
     }
 
     /// drain.lua (`dlock drain`, `dlock undrain`).

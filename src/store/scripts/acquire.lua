@@ -16,7 +16,10 @@
 -- ms (0: until resumed), 'key|all \n by \n reason \n from ms', -1, -1} when KEY or every key
 -- under the prefix is paused (nothing changed but the paused counter); {5, server ms, the sent
 -- starts, -1, -1} when the server's clock is in none of a calendar's sent windows (nothing
--- changed). Answer 3's text goes on with the recorded schedule and zone ('' for a duration).
+-- changed); {7, window, 'KEY's last success granted ms' ('' for none), -1, -1} when --after KEY
+-- has no success granted inside the current window yet (nothing changed but the not-due
+-- counter and the done record's period and `after`). Answer 3's text goes on with the recorded schedule
+-- and zone ('' for a duration).
 -- arg_renew_ms, recorded in each holder hash (`renew_ms`), bounds how long `dlock cancel`
 -- gives a holder to answer. arg_retry_ms: how long after this try's send the run tries again
 -- at the latest: a busy answer (but on the last try) keeps the run in KEY's waiter registry, the hash
@@ -75,6 +78,7 @@ local arg_first_ms = ARGV[26]
 local arg_version = ARGV[27]
 local arg_format = ARGV[28]
 local arg_drain = ARGV[29]
+local arg_after = ARGV[30]
 -- (end of ARGV)
 local n = tonumber(arg_limit)
 local function lock(i) return KEYS[6 + 2 * i] end
@@ -211,8 +215,15 @@ end
 
 -- Paused (`dlock pause`): before anything else, whatever the lock's state, no new run starts.
 -- A retry after a lost reply whose first try took a slot keeps it (it is not a new run).
-local fleet = KEYS[wi + A + 2]
-local drain = KEYS[wi + A + 3]
+-- `--after KEY` (arg_after): KEY's done record comes first, then the prefix-wide keys.
+local fk = wi + A + 2
+local after_done = nil
+if (arg_after or '') ~= '' then
+  after_done = KEYS[fk]
+  fk = fk + 1
+end
+local fleet = KEYS[fk]
+local drain = KEYS[fk + 1]
 local pauses = {{'key', redis.call('HMGET', KEYS[5], 'from_ms', 'until_ms', 'by', 'reason')}}
 if fleet then
   pauses[2] = {'all', redis.call('HMGET', fleet, 'from_ms', 'until_ms', 'by', 'reason')}
@@ -280,7 +291,8 @@ local every, window, granted, period_fields = tonumber(arg_every_ms), -1, -1, {}
 local schedule = arg_schedule or ''
 if every > 0 or schedule ~= '' then
   local done = redis.call('HMGET', KEYS[4], 'granted_ms', 'window_ms', 'every_ms', 'offset_ms',
-    'done_ms', 'run', 'host', 'schedule', 'tz', 'trigger_ms', 'trigger_by', 'trigger_reason')
+    'done_ms', 'run', 'host', 'schedule', 'tz', 'trigger_ms', 'trigger_by', 'trigger_reason',
+    'after')
   local last = last_success(done[1], done[2])
   local other
   if schedule == '' then
@@ -340,6 +352,25 @@ if every > 0 or schedule ~= '' then
       if done[3] or done[4] then redis.call('HDEL', KEYS[4], 'every_ms', 'offset_ms') end
       redis.call('HSET', KEYS[4], 'schedule', schedule)
       redis.call('HSET', KEYS[4], 'tz', arg_tz)
+    end
+  end
+  -- `--after KEY`: one job after another. The window is not due until KEY has a success granted
+  -- inside it (on the server's clock, any host); the period is recorded above all the same. A
+  -- pending trigger stays for the try that finds KEY's success. The relation is kept in the
+  -- done record, for `dlock check --missed-windows` to tell a window KEY held back from a
+  -- plain miss.
+  if (arg_after or '') ~= (done[13] or '') then
+    if (arg_after or '') == '' then
+      redis.call('HDEL', KEYS[4], 'after')
+    else
+      redis.call('HSET', KEYS[4], 'after', arg_after)
+    end
+  end
+  if after_done and not ours_already() then
+    local theirs = tonumber(redis.call('HGET', after_done, 'granted_ms') or '')
+    if not theirs or theirs < window then
+      if arg_stats == '1' then bump(KEYS[2], 'not_due') end
+      return no({7, window, theirs and ms_string(theirs) or '', -1, -1}, 0)
     end
   end
   -- The holder's record of its window, for the release that records its success.

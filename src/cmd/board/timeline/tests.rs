@@ -115,6 +115,8 @@ fn every_windows_are_done_where_a_run_succeeded_and_due_between() {
         }),
         done: None,
         trigger_ms: None,
+        after: None,
+        after_last_ms: None,
     });
     let runs = Runs {
         bars: vec![
@@ -155,6 +157,8 @@ fn every_windows_are_done_where_a_run_succeeded_and_due_between() {
         }),
         done: None,
         trigger_ms: None,
+        after: None,
+        after_last_ms: None,
     });
     let week = Range::last_hours(NOON, 168);
     assert!(windows(&s, &runs, &week, week.from_ms).len() <= 2 * runs.bars.len() + 1);
@@ -204,6 +208,8 @@ fn every_windows_a_pause_touched_are_paused_not_due() {
         }),
         done: None,
         trigger_ms: None,
+        after: None,
+        after_last_ms: None,
     });
     let min = 60_000;
     let runs = Runs {
@@ -291,6 +297,8 @@ fn every_windows_a_pause_touched_are_paused_not_due() {
         }),
         done: None,
         trigger_ms: None,
+        after: None,
+        after_last_ms: None,
     });
     let week = Range::last_hours(NOON, 168);
     assert!(windows(&s, &runs, &week, week.from_ms).len() <= 2 * runs.bars.len() + 2 * 3 + 1);
@@ -310,6 +318,8 @@ fn calendar_windows_of_unequal_length_are_shaded_window_by_window() {
         )),
         done: None,
         trigger_ms: None,
+        after: None,
+        after_last_ms: None,
     });
     let friday = midnight - 5 * day;
     let tuesday = midnight - day;

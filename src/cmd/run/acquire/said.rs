@@ -93,6 +93,17 @@ impl Shell<'_> {
                     utc_at(next, now)
                 )
             }
+            Report::After { after, code } => {
+                let key = self.cfg.after.as_deref().unwrap_or_default();
+                let now = u64::try_from(unix_ms()).unwrap_or(u64::MAX);
+                let last = after.last_ms.map_or("none on record".to_string(), |t| {
+                    format!("its last was granted {}", utc_at(t, now))
+                });
+                info!("after_not_yet", window_ms = after.window_ms, exit = code;
+                    "{lock}: waiting for {key} (--after): no success of it in this window (since {}) yet, {last}; nothing to run, exit {code}",
+                    utc_at(after.window_ms, now)
+                )
+            }
             Report::ClockOff(off) => {
                 let schedule = self.cfg.every.as_ref().map_or(String::new(), |e| e.flags());
                 self.error = Some(Error::ClockOff {
