@@ -477,6 +477,36 @@ fn a_live_run_taken_for_a_kept_slot() {
 }
 
 #[test]
+fn after_never_checked() {
+    // acquire.lua ignores --after: a run starts before the job it follows has succeeded in
+    // its window. Found in the --after worlds, by the upstream rule (upstream.rs).
+    let patch = (
+        "  if after_done and not ours_already() then",
+        "  if false then",
+    );
+    hunt_in("--after never checked", None, Some(patch), false, |sc| {
+        !sc.after.is_empty()
+    });
+}
+
+#[test]
+fn after_counts_an_earlier_windows_success() {
+    // acquire.lua takes any success of KEY for this window's: yesterday's ETL lets today's
+    // report run. Found in the --after worlds, by the upstream rule.
+    let patch = (
+        "    if not theirs or theirs < window then",
+        "    if not theirs then",
+    );
+    hunt_in(
+        "--after counts an earlier window's success",
+        None,
+        Some(patch),
+        false,
+        |sc| !sc.after.is_empty(),
+    );
+}
+
+#[test]
 fn a_garbage_reply_taken_for_a_cancel() {
     // The listener (core::cancel::Listener) takes any reply for a request (issue 59): a server
     // that answers garbage cancels the run, which ends 122 on no request. Found in the worlds

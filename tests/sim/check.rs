@@ -89,6 +89,10 @@ pub struct Counts {
     pub replaces_asked: u64,
     pub replaced_grants: u64,
     pub replaces_withdrawn: u64,
+    /// `run --after`: upstream successes, tries refused for want of one, and grants checked.
+    pub after_successes: u64,
+    pub after_refusals: u64,
+    pub after_grants: u64,
     /// Calendar --every: tries the server found in a window the host sent (answered), tries it
     /// answered that the host's clock is off (ClockOff, code 5), runs that ended on one
     /// (exit 69), fresh grants (each in the window holding the server's time), and grants
@@ -314,6 +318,11 @@ impl Checker {
             }
             self.recent.push_back(Ev { t, host, what, n });
         }
+    }
+
+    /// `run --after`: a grant before the upstream's success in its window (upstream.rs).
+    pub fn after_broken(&mut self, t: Us, why: String) {
+        self.fail(t, why);
     }
 
     fn fail(&mut self, t: Us, why: String) {

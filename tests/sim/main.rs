@@ -32,6 +32,7 @@ mod scenario;
 mod seeds;
 mod server;
 mod supervise;
+mod upstream;
 mod waiting;
 mod wakeups;
 mod windows;

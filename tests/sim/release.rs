@@ -305,6 +305,7 @@ pub fn served(w: &mut World, host: usize, call: &Scripted, a: &Answer, holder: O
         w.check
             .calendar_answer(w.now, cal, (host_ms, server_ms), &reply, fresh);
     }
+    w.check.counts.after_refusals += u64::from(matches!(reply, Acquire::After(_)));
     if let Some(every) = &every
         && matches!(reply, Acquire::NotDue(_) | Acquire::OtherPeriod(_))
     {
@@ -335,6 +336,7 @@ pub fn served(w: &mut World, host: usize, call: &Scripted, a: &Answer, holder: O
             && holder.as_deref() != Some(token.as_str())
         {
             let server_ms = w.server.ks.borrow().now_ms();
+            crate::upstream::granted(w, w.now, &token, &every, server_ms);
             w.check.window_granted(&token, every, server_ms);
         }
     }

@@ -110,6 +110,9 @@ pub struct Scenario {
     /// `run --on-busy replace`, host by host (issue 66): none but in a tenth of the worlds
     /// (plain locks, not the --also worlds), where each host is drawn.
     pub replace: Vec<bool>,
+    /// `run --after sim:up` (issue 66): the upstream runs' ends (true time, µs) and whether
+    /// each was a success; empty: no --after. In a fifth of the duration --every worlds.
+    pub after: Vec<(Us, bool)>,
 }
 
 /// A world of different jobs excluding each other through shared keys: host h runs `--key
@@ -235,6 +238,7 @@ impl Scenario {
             also: None,
             no_stats: vec![false; hosts],
             replace: vec![false; hosts],
+            after: Vec::new(),
         };
         // Drawn last: the worlds of the draws before them stay as they were.
         sc.slow = r.chance(0.1);
@@ -318,6 +322,13 @@ impl Scenario {
         if sc.limit == 1 && r.chance(0.1) {
             for x in &mut sc.replace {
                 *x = r.chance(0.5);
+            }
+        }
+        // Issue 66 (last, as above): in a fifth of the duration --every worlds every host runs
+        // with --after sim:up, whose runs end 2-8 times, seven in ten of them ok.
+        if sc.every.is_some() && !sc.calendar_world() && r.chance(0.2) {
+            for _ in 0..r.range(2, 8) {
+                sc.after.push((r.range(0, horizon), r.chance(0.7)));
             }
         }
         sc
@@ -476,6 +487,7 @@ impl Scenario {
         sc.cancel_at_end = 0;
         sc.cancel_timeout = None;
         sc.replace = vec![false; sc.hosts];
+        sc.after.clear();
         sc
     }
 

@@ -324,6 +324,9 @@ fn seed_range() {
         total.replaces_asked += o.counts.replaces_asked;
         total.replaced_grants += o.counts.replaced_grants;
         total.replaces_withdrawn += o.counts.replaces_withdrawn;
+        total.after_successes += o.counts.after_successes;
+        total.after_refusals += o.counts.after_refusals;
+        total.after_grants += o.counts.after_grants;
         total.repeats += o.counts.repeats;
         total.repeats_unreplicated += o.counts.repeats_unreplicated;
         total.successes_replicated += o.counts.successes_replicated;
@@ -386,6 +389,14 @@ fn seed_range() {
     assert!(
         total.replaced_grants > 5,
         "the replace worlds must reach the rule"
+    );
+    println!(
+        "sim: run --after: {} upstream successes, {} tries refused for want of one in their window, {} grants each after one in its window",
+        total.after_successes, total.after_refusals, total.after_grants
+    );
+    assert!(
+        total.after_grants > 5 && total.after_refusals > 5,
+        "the --after worlds must reach the rule"
     );
     println!(
         "sim: {calendar_worlds} calendar worlds (the longest {calendar_longest} s simulated): {} tries found a window, {} grants each in the window holding the server's time ({} in the window before the host's own), {calendar_successes} successes; {} tries answered that the host's clock is off, {} runs ended on one (exit 69)",

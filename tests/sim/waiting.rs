@@ -123,6 +123,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         w.host_also[h].clone(),
         meta(w, h, wall, first),
     );
+    let after = crate::upstream::keys(w);
     // As the shell: the wake-up the waker passed on goes with the next try (--also only).
     let woken = s.woken_by.take().filter(|_| !also.is_empty());
     s.carried = woken.is_some();
@@ -140,7 +141,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         },
         also: &also,
         woken,
-        after: None,
+        after: after.as_ref().map(|(l, d)| (l.as_str(), d.as_str())),
     });
     w.check.ev(w.now, h, "try", i64::from(last_try));
     if std::mem::take(&mut w.hosts[h].hung_up) {

@@ -86,6 +86,8 @@ pub enum Event {
     Cancel,
     /// The operator runs `dlock trigger K` (Scenario::triggers).
     Trigger,
+    /// An upstream run of `--after`'s KEY ends, ok or not (Scenario::after).
+    Upstream(bool),
     /// The operator runs `dlock drain --host H` (true) or `dlock undrain --host H`
     /// (Scenario::drain).
     Drain(bool),
@@ -187,6 +189,8 @@ pub struct World {
     pub asking: Vec<Option<crate::cancel::Asking>>,
     /// `dlock cancel`s run so far (each one's request id).
     pub cancel_seq: u64,
+    /// `run --after`: the upstream's successes on the server's clock (upstream.rs).
+    pub up_successes: Vec<u64>,
     /// Job ends at which the operator still cancels (Scenario::cancel_at_end).
     pub cancels_at_end: u32,
     /// --also worlds: each key's state as the last script call left it (also.rs' liveness).
@@ -248,6 +252,7 @@ impl World {
             listeners: Vec::new(),
             asking: Vec::new(),
             cancel_seq: 0,
+            up_successes: Vec::new(),
             cancels_at_end: 0,
             also_free: Default::default(),
             also_avail: Default::default(),
@@ -280,6 +285,9 @@ impl World {
         }
         for at in w.sc.triggers.clone() {
             w.at(at, Event::Trigger);
+        }
+        for (at, ok) in w.sc.after.clone() {
+            w.at(at, Event::Upstream(ok));
         }
         if let Some((from, to, _)) = w.sc.drain {
             w.at(from, Event::Drain(true));
@@ -457,6 +465,7 @@ impl World {
                 Event::Pause(on) => self.pause(on),
                 Event::Cancel => crate::cancel::operator(self),
                 Event::Trigger => self.trigger(),
+                Event::Upstream(ok) => crate::upstream::ended(self, ok),
                 Event::Drain(on) => self.drain(on),
                 Event::CancelSend { slot, token, seq } => {
                     crate::cancel::send(self, slot, &token, seq);
