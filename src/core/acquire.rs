@@ -85,7 +85,8 @@ pub struct Wait {
     unused_wake: bool,
     /// Another wake-up came while `unused_wake` held: the one before it was used by nothing,
     /// whatever try wins now (a semaphore's waker then hands one on if a slot is free).
-    superseded_wake: bool,
+    /// (How many came so: each is handed back if the wait ends without the lock.)
+    superseded_wake: u32,
     /// A try that went out failed and the next went out at once; again only after an answer.
     retried_at_once: bool,
     /// A try is out: a wake-up or a signal that comes meanwhile is read after its answer (the
@@ -121,7 +122,7 @@ impl Wait {
             waker: false,
             woken: false,
             unused_wake: false,
-            superseded_wake: false,
+            superseded_wake: 0,
             retried_at_once: false,
             out: false,
             woken_later: false,
@@ -296,7 +297,7 @@ impl Wait {
             Input::Busy { pttl, holder } => {
                 self.tries += 1;
                 self.unused_wake = false;
-                self.superseded_wake = false;
+                self.superseded_wake = 0;
                 // Someone else's value: whatever a lost reply did, it did not leave ours there.
                 self.maybe_ours = false;
                 self.retried_at_once = false;
@@ -350,7 +351,7 @@ impl Wait {
             }
             Input::Woken => {
                 self.woken = true;
-                self.superseded_wake |= self.unused_wake;
+                self.superseded_wake += u32::from(self.unused_wake);
                 // A wake-up that comes with a try about to be made anyway changes nothing.
                 if self.next_try.is_some_and(|t| t > now) {
                     self.report(Report::Woken);
@@ -386,9 +387,17 @@ impl Wait {
         if self.waker {
             self.waker = false;
             let unused = self.unused_wake && !bugs::on(Bug::WokenFailureLosesTheWakeUp);
+            // Beside the one `unused` stands for: those it superseded, and one that came while
+            // the last try was out and was never read (the waker holds it, parked).
+            let superseded = if unused && !bugs::on(Bug::SupersededWakeUpKept) {
+                self.superseded_wake + u32::from(self.woken_later)
+            } else {
+                0
+            };
             self.actions.push_back(Action::StopWaker {
                 held: false,
                 unused,
+                superseded,
             });
         }
         self.outcome = Some(outcome);

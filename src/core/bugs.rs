@@ -43,6 +43,9 @@ pub enum Bug {
     /// `run --on-busy replace` gives up without taking its request back: the old run may take
     /// it later and be stopped although no run replaces it (issue 66).
     ReplaceLeftBehind = 32768,
+    /// A waiter that gives up with two wake-ups used by nothing (each woken try got no answer)
+    /// hands back only the last (the soak's seed 1012293).
+    SupersededWakeUpKept = 65536,
 }
 
 #[cfg(feature = "test-support")]

@@ -616,6 +616,22 @@ fn a_semaphore_waiter_keeps_another_slots_wake_up() {
 }
 
 #[test]
+fn a_waiter_leaving_with_earlier_unused_wake_ups() {
+    // A waiter whose woken tries all got no answer hands back only its last wake-up when its
+    // wait ends, not the ones before it (the soak's seed 1012293, a --limit 3 world): the
+    // next waiters sleep on free slots until their poll. Found in the worlds that lose
+    // messages, by the wake-up ledger.
+    let bug = Some(Bug::SupersededWakeUpKept);
+    hunt_in(
+        "a waiter leaves with its earlier unused wake-ups",
+        bug,
+        None,
+        false,
+        |sc| sc.loss > 0.0 && sc.notify && sc.limit > 1,
+    );
+}
+
+#[test]
 fn a_trigger_never_taken() {
     // Issue 66: a grant that lets a trigger through leaves it on the done record: every later
     // try runs the window again. Found in the worlds with `dlock trigger`, by a window made

@@ -234,7 +234,7 @@ pub fn withdraw(w: &mut World, ask: usize) {
     let back = WithdrawCall::reply(v).expect("withdraw.lua's reply");
     let (token, id) = (a.token.clone(), a.id.clone());
     if back {
-        w.check.cancel_withdrawn(&token, &id);
+        w.check.cancel_withdrawn(w.now, &token, &id);
     }
     if let Some(a) = w.asking[ask].as_mut() {
         a.withdrawn = Some(back);

@@ -134,6 +134,9 @@ pub struct Counts {
     /// requests it took back; listeners answered with garbage (Scenario::garbage).
     pub cancel_verdicts: u64,
     pub cancels_withdrawn: u64,
+    /// Take-backs a failover lost (the replica promoted had not got them): the request is on
+    /// the list again, and its holder may take it (an asynchronous replica's limit).
+    pub withdraws_lost: u64,
     pub listener_garbage: u64,
     /// --also worlds: grants, --also keys they took, busy answers that handed the try's
     /// wake-up on (acquire.lua's `hand_on`), and the whole-keyspace checks run (also.rs).
@@ -178,7 +181,9 @@ pub struct Checker {
     cancelled: BTreeSet<String>,
     /// `dlock cancel`: the requests (token, id) cancel.lua placed, and those taken back.
     placed: BTreeSet<(String, String)>,
-    withdrawn: BTreeSet<(String, String)>,
+    /// …and when each was taken back (a failover to a replica without that write brings it
+    /// back: `writes_lost_after`).
+    withdrawn: BTreeMap<(String, String), Us>,
     /// Replace requests their runs left behind (`replace_abandoned`).
     abandoned: BTreeSet<String>,
     /// How each run ended by its stop machine: its exit and the request it took.
@@ -212,7 +217,7 @@ impl Checker {
             capped: Vec::new(),
             cancelled: BTreeSet::new(),
             placed: BTreeSet::new(),
-            withdrawn: BTreeSet::new(),
+            withdrawn: BTreeMap::new(),
             abandoned: BTreeSet::new(),
             ends: BTreeMap::new(),
             sets: None,

@@ -180,7 +180,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, a: Result<Value, Fail>) 
                 Err(f) => Err(failure(f)),
             };
             if back == Ok(true) {
-                w.check.cancel_withdrawn(&token, &request_id);
+                w.check.cancel_withdrawn(w.now, &token, &request_id);
                 w.check.counts.replaces_withdrawn += 1;
             }
             s.wait.handle(WaitInput::Withdrawn(back), now);

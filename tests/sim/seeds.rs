@@ -221,6 +221,27 @@ fn shown(sc: &Scenario) -> String {
 /// Worlds that once failed, each a seed past CI's range: they must stay clean.
 #[test]
 fn regressions() {
+    // Issue 66's round: two operators cancelling one run (1008240: the cancel whose request was
+    // taken said it was not); a take-back a failover undid (1007732: the checker now counts it
+    // apart); a semaphore's waiter that gave up with wake-ups its failed tries never used
+    // handed back only the last (1012293); a replace request that ran before a restart closed
+    // its connection, taken by the simulated network for never sent (1022396); a --limit 2
+    // waiter granted with two wake-ups its failed tries never used, handing on one (1046009).
+    for seed in [1007732, 1008240, 1012293, 1022396, 1046009] {
+        let (o, w) = simulate(seed, true, 0);
+        if let Some(v) = &o.violation {
+            panic!("{}", report(seed, &w, v));
+        }
+    }
+    // As the bug table's hunts draw them (no unsafe kinds): a drained host's waiter whose
+    // woken try failed, with a second wake-up come while its last try was out, handed back
+    // one of the two (11406).
+    for seed in [11406] {
+        let (o, w) = simulate(seed, false, 0);
+        if let Some(v) = &o.violation {
+            panic!("{}", report(seed, &w, v));
+        }
+    }
     // A calendar world whose hosts disagree (some with a duration): a duration's busy try
     // before the key's first success wrote every_ms into the done record, the first success (a
     // calendar's) added its schedule beside it, and acquire.lua took both periods for the

@@ -247,7 +247,11 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                     s.wait.waker_started(true, local(w, h));
                 }
             }
-            WaitAction::StopWaker { held, unused } => {
+            WaitAction::StopWaker {
+                held,
+                unused,
+                superseded,
+            } => {
                 crate::wakeups::stopped(w, h, held);
                 let parked = std::mem::replace(&mut s.waker, WakerState::Off) == WakerState::Parked;
                 let got = stopped_with(parked, held, unused);
@@ -260,8 +264,20 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                 let slots = crate::host::key_at(w, h, from).slots.len();
                 match waker_push(got, held, slots) {
                     WakerPush::Nothing => count_lost_if(w, got == WakeUp::Unused && !held),
-                    WakerPush::WakeUpBack => hand_back(w, h, false, from, false),
-                    WakerPush::WakeUpIfFree => hand_back(w, h, false, from, true),
+                    WakerPush::WakeUpBack => {
+                        let run = w.hosts[h].run;
+                        hand_back(w, h, run, false, from, false);
+                        // The wake-up before it, used by nothing too (cmd::run::waker's stop).
+                        for _ in 0..superseded {
+                            hand_back(w, h, run, false, from, true);
+                        }
+                    }
+                    WakerPush::WakeUpIfFree => {
+                        let run = w.hosts[h].run;
+                        for _ in 0..=superseded {
+                            hand_back(w, h, run, false, from, true);
+                        }
+                    }
                     WakerPush::OwnKey => {
                         let own = own_wake_key(w, h);
                         let call = scripted(&WakeCall {
@@ -396,8 +412,8 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
         crate::wakeups::delivered(&mut w.wake_owed, h, run);
         let slots = crate::host::key_at(w, h, list).slots.len();
         match waker_push(WakeUp::Late, held, slots) {
-            WakerPush::WakeUpBack => hand_back(w, h, true, list, false),
-            WakerPush::WakeUpIfFree => hand_back(w, h, true, list, true),
+            WakerPush::WakeUpBack => hand_back(w, h, run, true, list, false),
+            WakerPush::WakeUpIfFree => hand_back(w, h, run, true, list, true),
             _ => count_lost_if(w, !held),
         }
         return;
@@ -414,7 +430,8 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
 
 /// A wake-up goes back to the wake list it came from (set index `list`): the next waiter's
 /// (`after_stop`: by the thread; `if_free`: only if one of the key's slots is free).
-fn hand_back(w: &mut World, h: usize, after_stop: bool, list: usize, if_free: bool) {
+/// Run `run` of host `h` hands a wake-up back on `list`'s key.
+fn hand_back(w: &mut World, h: usize, run: u64, after_stop: bool, list: usize, if_free: bool) {
     let keys = crate::host::key_at(w, h, list).clone();
     let slots: Vec<String> = if if_free {
         keys.slots.iter().map(|s| s.lock.clone()).collect()
@@ -431,7 +448,7 @@ fn hand_back(w: &mut World, h: usize, after_stop: bool, list: usize, if_free: bo
     w.check.counts.handbacks += 1;
     w.check.counts.handed_on_after_stop += u64::from(after_stop);
     crate::liveness::handed_back(w, h);
-    crate::wakeups::handed_back(w, h);
+    crate::wakeups::handed_back(w, h, run);
 }
 
 /// Count a wake-up left with a waiter that did not use it (`lost`), in a world that promises

@@ -107,14 +107,16 @@ pub fn tried(w: &mut World, token: &str, granted: bool) {
     }
 }
 
-/// Host `host`'s run handed a wake-up back (one owed is settled).
-pub fn handed_back(w: &mut World, host: usize) {
-    let run = w.hosts[host].run;
-    if let Some(i) = w
+/// Host `host`'s run `run` handed a wake-up back: one it was owed is settled (one its waker
+/// got first, then one still on its way).
+pub fn handed_back(w: &mut World, host: usize, run: u64) {
+    let of_run = |o: &Owed| o.host == host && o.run == run;
+    let i = w
         .wake_owed
         .iter()
-        .position(|o| o.host == host && o.run <= run)
-    {
+        .position(|o| of_run(o) && o.delivered)
+        .or_else(|| w.wake_owed.iter().position(of_run));
+    if let Some(i) = i {
         w.wake_owed.remove(i);
     }
 }

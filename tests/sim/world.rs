@@ -608,16 +608,18 @@ impl World {
     fn failover(&mut self, i: usize) {
         let lag = self.sc.failovers[i].1;
         let at = self.now.saturating_sub(lag);
-        let snap = self
+        let (kept, snap) = self
             .replica
             .iter()
             .rev()
             .find(|(t, _)| *t <= at)
-            .map(|(_, k)| k.clone())
+            .map(|(t, k)| (*t, k.clone()))
             .unwrap_or_default();
         *self.server.ks.borrow_mut() = snap;
         self.ks_clock();
         self.blocked.clear();
+        // The replica has the writes up to its snapshot's time: later take-backs are undone.
+        self.check.writes_lost_after(kept);
         self.check.ev(self.now, usize::MAX, "failover", lag as i64);
         self.reset_all();
         crate::cancel::dropped(self);

@@ -367,9 +367,13 @@ impl Shell<'_> {
                     let acked = self.session.wait_replicas(n, timeout);
                     self.wait.handle(Input::Replicas(acked), Instant::now());
                 }
-                Action::StopWaker { held, unused } => {
+                Action::StopWaker {
+                    held,
+                    unused,
+                    superseded,
+                } => {
                     if let Some(w) = self.waker.take() {
-                        w.stop(&mut self.session, (held, unused), self.carried);
+                        w.stop(&mut self.session, (held, unused, superseded), self.carried);
                     }
                 }
                 Action::Replace => {

@@ -210,7 +210,14 @@ impl Waker {
     /// already handed it on or found its key taken: nothing of it is pushed again. `unused`
     /// (`StopWaker`): the last wake-up sent a try that got no answer, the wait ending after it;
     /// it goes back, on a new connection if need be (the try's failed: a transient fault).
-    pub(super) fn stop(self, session: &mut Session, (held, unused): (bool, bool), placed: bool) {
+    /// `superseded` (`StopWaker`): how many wake-ups before the last went unused too; each goes
+    /// back as well, if a slot is free.
+    pub(super) fn stop(
+        self,
+        session: &mut Session,
+        (held, unused, superseded): (bool, bool, u32),
+        placed: bool,
+    ) {
         let stopped = if held { STOPPED_HELD } else { STOPPED };
         let parked = self.state.swap(stopped, Ordering::SeqCst) == PARKED;
         let got = stopped_with(parked, held, unused);
@@ -229,7 +236,15 @@ impl Waker {
                 })
                 .is_ok(),
             (what, Some(from)) => match from.push(what) {
-                Some(call) => session.call(&call).is_ok(),
+                Some(call) => {
+                    let pushed = session.call(&call).is_ok();
+                    if let Some(again) = from.push(WakerPush::WakeUpIfFree) {
+                        for _ in 0..superseded {
+                            let _ = session.call(&again);
+                        }
+                    }
+                    pushed
+                }
                 None => return,
             },
             (_, None) => return,

@@ -20,12 +20,26 @@ impl Wait {
         // A wake-up that came while the winning try was out was used by nothing, nor was one
         // whose try got no answer when another came after it (`superseded_wake`): a
         // semaphore's waker hands it on if another slot is free (issue 62).
-        let unused = (std::mem::take(&mut self.woken_later) && !self.woken)
-            || (self.superseded_wake && !bugs::on(Bug::WokenFailureLosesTheWakeUp));
+        let later = u32::from(std::mem::take(&mut self.woken_later) && !self.woken);
+        let earlier = if bugs::on(Bug::WokenFailureLosesTheWakeUp) {
+            0
+        } else {
+            self.superseded_wake
+        };
+        let unused = later + earlier > 0;
+        // Each of them, not one (the soak's seed 1046009: two, a --limit 2 waiter).
+        let superseded = if bugs::on(Bug::SupersededWakeUpKept) {
+            0
+        } else {
+            (later + earlier).saturating_sub(1)
+        };
         if self.waker {
             self.waker = false;
-            self.actions
-                .push_back(Action::StopWaker { held: true, unused });
+            self.actions.push_back(Action::StopWaker {
+                held: true,
+                unused,
+                superseded,
+            });
         }
         if let Some(signal) = self.signal_later.take() {
             return self.before_start(won, signal);

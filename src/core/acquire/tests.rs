@@ -103,10 +103,19 @@ impl Sim {
                 Action::Cleanup { refused: None } => "cleanup".into(),
                 Action::Cleanup { refused: Some(_) } => "cleanup(refused)".into(),
                 Action::ConfirmReplicas { n, .. } => format!("confirm({n})"),
-                Action::StopWaker { held, unused } => format!(
-                    "stop-waker({}{})",
+                Action::StopWaker {
+                    held,
+                    unused,
+                    superseded,
+                } => format!(
+                    "stop-waker({}{}{})",
                     if held { "held" } else { "not held" },
-                    if unused { ", unused" } else { "" }
+                    if unused { ", unused" } else { "" },
+                    if superseded > 0 {
+                        format!(", {superseded} superseded")
+                    } else {
+                        String::new()
+                    }
                 ),
                 Action::Replace => {
                     let answer = self.replaced.pop_front().expect("a replace answer");

@@ -181,10 +181,15 @@ pub enum Action {
     /// never reads it): what it pushes is `waker_push`'s, called where that is known. `unused`:
     /// the last wake-up the machine read was used by nothing — it sent a try that got no answer
     /// (the network failed it) and the wait ended after it, or it came while the winning try
-    /// was out (issue 62).
+    /// was out (issue 62). `superseded`: how many wake-ups beside that one were used by
+    /// nothing too (each one's try got no answer and the next wake-up came, or one came while
+    /// the last try was out): each goes back as well, if a slot is free — with the lock, only
+    /// where the one `unused` stands for goes on (a semaphore's) (the soak's seeds 1012293 and
+    /// 1046009: on a lossy network).
     StopWaker {
         held: bool,
         unused: bool,
+        superseded: u32,
     },
     Report(Report),
 }

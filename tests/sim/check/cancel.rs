@@ -34,9 +34,18 @@ impl Checker {
     }
 
     /// The operator took request `id` for `token` back (withdraw.lua): nothing may take it now.
-    pub fn cancel_withdrawn(&mut self, token: &str, id: &str) {
+    pub fn cancel_withdrawn(&mut self, t: Us, token: &str, id: &str) {
         self.counts.cancels_withdrawn += 1;
-        self.withdrawn.insert((token.to_string(), id.to_string()));
+        self.withdrawn
+            .insert((token.to_string(), id.to_string()), t);
+    }
+
+    /// A failover promoted a replica that has the writes up to `at` only: a take-back after it
+    /// is undone (the request is back on the list), as any write the replica had not got.
+    pub fn writes_lost_after(&mut self, at: Us) {
+        let before = self.withdrawn.len();
+        self.withdrawn.retain(|_, t| *t <= at);
+        self.counts.withdraws_lost += (before - self.withdrawn.len()) as u64;
     }
 
     /// A run that placed request `id` to replace its holder's run ended without the lock and
@@ -60,7 +69,7 @@ impl Checker {
                 t,
                 format!("{token} took request {id} after the run that placed it to replace it gave up without taking it back: the run is stopped and nothing replaces it"),
             );
-        } else if self.withdrawn.contains(&key) {
+        } else if self.withdrawn.contains_key(&key) {
             self.fail(
                 t,
                 format!("{token} took request {id} after the operator took it back and said it was not taken"),

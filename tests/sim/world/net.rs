@@ -39,8 +39,13 @@ pub enum Fail {
     /// No answer within the timeout: the request may or may not have run, and the host
     /// cannot tell (the session says "maybe executed" for any timeout after sending).
     Timeout,
-    /// Refused or reset at once (server down, connection reset).
+    /// Refused or reset at once (server down, connection reset) before the request reached
+    /// the server.
     Refused,
+    /// The connection closed after the request reached the server (a restart, a failover): it
+    /// ran and its reply is lost; the session says "maybe executed", as for any error after
+    /// sending (the soak's seed 1022396: a replace request placed, then taken for never sent).
+    Reset,
     /// A reply that is not the protocol (the garbage server's: the command ran).
     Garbage,
 }
@@ -225,8 +230,10 @@ impl World {
     /// way never reaches a server (its connection is gone).
     pub(super) fn reset_all(&mut self) {
         for id in 0..self.flights.len() {
+            // A request the server already took ran: its failure is a reset, not a refusal.
+            let mut ran = false;
             if let Some(f) = &mut self.flights[id] {
-                f.call = None;
+                ran = f.call.take().is_none();
             }
             let host = match &self.flights[id] {
                 Some(f) if !matches!(f.answer, Some(Ok(_))) || f.replied_at > self.now => f.host,
@@ -234,7 +241,7 @@ impl World {
             };
             let d = self.delay();
             if let Some(Some(f)) = self.flights.get_mut(id) {
-                f.answer = Some(Err(Fail::Refused));
+                f.answer = Some(Err(if ran { Fail::Reset } else { Fail::Refused }));
             }
             self.at(
                 self.now + d,

@@ -170,7 +170,8 @@ fn a_woken_try_that_gets_no_answer_leaves_its_wake_up_unused() {
         stops,
         [Action::StopWaker {
             held: false,
-            unused: true
+            unused: true,
+            superseded: 0
         }]
     );
 }
@@ -216,7 +217,8 @@ fn a_win_after_a_woken_try_got_no_answer_leaves_that_wake_up_unused() {
         stops,
         [Action::StopWaker {
             held: true,
-            unused: true
+            unused: true,
+            superseded: 0
         }]
     );
 }
@@ -255,4 +257,107 @@ fn a_run_giving_up_stops_its_waker_before_the_cleanup() {
     let (stop, cleanup) = (trace.find("stop-waker"), trace.find("cleanup"));
     assert!(stop.is_some() && cleanup.is_some(), "{trace}");
     assert!(stop < cleanup, "{trace}");
+}
+
+/// Woken tries that all get no answer, then the end of the wait: every wake-up was used by
+/// nothing, and every one goes back (the soak's seed 1012293: a --limit 3 waiter on a lossy
+/// network handed back only the last of three, and the next waiter slept on a free slot until
+/// its poll).
+#[test]
+fn a_waiter_that_gives_up_with_unused_wake_ups_hands_back_each() {
+    let l = Limits {
+        wait: MS(300),
+        ..limits()
+    };
+    let failed = || {
+        Input::Failed(Failure {
+            permanent: false,
+            reason: "timed out".into(),
+            sent: true,
+            maybe_executed: false,
+            refused: false,
+        })
+    };
+    let t0 = Instant::now();
+    let mut w = Wait::new(l, Backoff::new(MS(100), MS(100), 7), t0);
+    assert!(w.poll_try(t0).is_some());
+    let busy = Input::Busy {
+        pttl: 50,
+        holder: String::new(),
+    };
+    w.handle(busy, t0 + MS(1));
+    w.waker_started(true, t0 + MS(1));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    w.handle(Input::Woken, t0 + MS(100));
+    assert!(w.poll_try(t0 + MS(100)).is_some());
+    w.handle(failed(), t0 + MS(150));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    w.handle(Input::Woken, t0 + MS(200));
+    assert!(w.poll_try(t0 + MS(200)).is_some());
+    w.handle(failed(), t0 + MS(250));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    w.handle(Input::Woken, t0 + MS(260));
+    assert!(w.poll_try(t0 + MS(260)).is_some());
+    w.handle(failed(), t0 + MS(300));
+    let stops: Vec<Action> = std::iter::from_fn(|| w.poll_action())
+        .filter(|a| matches!(a, Action::StopWaker { .. }))
+        .collect();
+    // Three wake-ups, none used: the last (`unused`) and the two before it.
+    assert_eq!(
+        stops,
+        [Action::StopWaker {
+            held: false,
+            unused: true,
+            superseded: 2
+        }]
+    );
+}
+
+/// A woken try that gets no answer, then a later try out when another wake-up comes, and the
+/// wait ends with that try's failure: the second wake-up was never read (the waker holds it),
+/// and both go back (the bug table's seed 11406, a drained host's waiter).
+#[test]
+fn a_wake_up_unread_at_the_end_goes_back_beside_the_unused_one() {
+    let l = Limits {
+        wait: MS(300),
+        ..limits()
+    };
+    let failed = || {
+        Input::Failed(Failure {
+            permanent: false,
+            reason: "timed out".into(),
+            sent: true,
+            maybe_executed: false,
+            refused: false,
+        })
+    };
+    let t0 = Instant::now();
+    let mut w = Wait::new(l, Backoff::new(MS(100), MS(100), 7), t0);
+    assert!(w.poll_try(t0).is_some());
+    let busy = Input::Busy {
+        pttl: 50,
+        holder: String::new(),
+    };
+    w.handle(busy, t0 + MS(1));
+    w.waker_started(true, t0 + MS(1));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    w.handle(Input::Woken, t0 + MS(100));
+    assert!(w.poll_try(t0 + MS(100)).is_some());
+    w.handle(failed(), t0 + MS(150));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    // The retry at once goes out; a wake-up comes while it is out; it fails at the end.
+    assert!(w.poll_try(t0 + MS(150)).is_some());
+    w.handle(Input::Woken, t0 + MS(200));
+    w.handle(failed(), t0 + MS(300));
+    let stops: Vec<Action> = std::iter::from_fn(|| w.poll_action())
+        .filter(|a| matches!(a, Action::StopWaker { .. }))
+        .collect();
+    assert_eq!(
+        stops,
+        [Action::StopWaker {
+            held: false,
+            unused: true,
+            superseded: 1
+        }]
+    );
 }
