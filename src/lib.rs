@@ -176,7 +176,9 @@ pub mod api {
         pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};
         pub use crate::core::{Failure, Limits};
         pub use crate::exit::Exit;
-        pub use crate::store::cancel::{Cancel, CancelCall, WithdrawCall};
+        pub use crate::store::cancel::{
+            Cancel, CancelCall, ReplaceNext, WithdrawCall, holder_timing, replace_freed,
+        };
         pub use crate::store::drain::{DrainCall, Drained};
         pub use crate::store::finish::{RecordCall, ReleaseCall};
         pub use crate::store::keys::{Keys, RunKeys};

@@ -91,11 +91,10 @@ pub(super) fn cancel_key(cfg: &CancelConfig) -> Result<Cancelled, Error> {
         let sent = Instant::now();
         match lock::call(&mut c, &call).map_err(unavailable)? {
             Cancel::Asked { pttl, holder } => {
+                let (renew, ttl) = cancel::holder_timing(pttl, &holder);
                 let h: HashMap<String, String> = holder.into_iter().collect();
-                let num = |f: &str| h.get(f).and_then(|t| t.parse::<u64>().ok());
                 let pttl = u64::try_from(pttl).unwrap_or(0);
-                let renew = num("renew_ms");
-                let bounds = Bounds::of(renew, num("ttl_ms").unwrap_or(pttl), cfg.timeout);
+                let bounds = Bounds::of(renew, ttl, cfg.timeout);
                 let run = Asked {
                     slot: i,
                     host: h.get("host").cloned().unwrap_or_else(|| "?".into()),

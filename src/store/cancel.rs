@@ -12,8 +12,11 @@ use redis::{RedisResult, Value};
 
 use super::conn::Conn;
 use super::keys::{Keys, RunKeys, cancel_pattern, lock_of};
+use super::lock::Broken;
 use super::lock::{arg_ms, slot_of};
 use super::script::{CANCEL, Call, Items, Script, WITHDRAW, args, read};
+use crate::core::Failure;
+use crate::core::acquire::Replaced;
 use crate::core::cancel::{Request, Seen};
 
 /// How long past the lock's TTL an unanswered request stays on the server: the holder's last
@@ -33,6 +36,88 @@ pub enum Cancel {
     Kept { holder: Vec<(String, String)> },
     /// The token no longer holds the slot: that run has ended.
     Ended,
+}
+
+/// What cancel.lua's answer says of the holder's timing: its renewal interval (None: a dlock
+/// older than the holder's word) and its TTL (ms; the lock's TTL then when the hash has none),
+/// from which `core::cancel::Bounds` and `--on-busy replace` bound its end.
+pub fn holder_timing(pttl: i64, holder: &[(String, String)]) -> (Option<u64>, u64) {
+    let num = |f: &str| {
+        holder
+            .iter()
+            .find(|(k, _)| k == f)
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+    };
+    let ttl = num("ttl_ms").unwrap_or(u64::try_from(pttl).unwrap_or(0));
+    (num("renew_ms"), ttl)
+}
+
+/// "HOST pid P" from holder fields ('?' for a field missing).
+pub fn holder_who(holder: &[(String, String)]) -> String {
+    let get = |f: &str| {
+        holder
+            .iter()
+            .find(|(k, _)| k == f)
+            .map_or("?", |(_, v)| v.as_str())
+    };
+    format!("{} pid {}", get("host"), get("pid"))
+}
+
+/// `run --on-busy replace` after cancel.lua for run `token`: the acquire machine's answer, or
+/// (`Free`) a slot only --hold-at-least keeps, which break.lua frees next. The shell and the
+/// simulation both read the answers through this and `replace_freed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplaceNext {
+    Answer(Replaced),
+    Free { holder: String },
+}
+
+impl ReplaceNext {
+    /// cancel.lua's answer (or failure) for run `token`.
+    pub fn of(token: String, got: Result<Cancel, Failure>) -> ReplaceNext {
+        ReplaceNext::Answer(match got {
+            Ok(Cancel::Asked { pttl, holder }) => {
+                let (renew_ms, ttl_ms) = holder_timing(pttl, &holder);
+                Replaced::Asked {
+                    token,
+                    holder: holder_who(&holder),
+                    renew_ms,
+                    ttl_ms,
+                }
+            }
+            Ok(Cancel::Kept { holder }) => {
+                return ReplaceNext::Free {
+                    holder: holder_who(&holder),
+                };
+            }
+            Ok(Cancel::Ended) => Replaced::Ended,
+            // Its answer may be lost with the request placed: the machine takes it back.
+            Err(failure) => Replaced::Failed {
+                token: Some(token),
+                failure,
+            },
+        })
+    }
+
+    /// Whether the request may be on the run's list now (what withdraw.lua may take back).
+    pub fn placed(&self) -> bool {
+        matches!(
+            self,
+            ReplaceNext::Answer(Replaced::Asked { .. } | Replaced::Failed { token: Some(_), .. })
+        )
+    }
+}
+
+/// break.lua's answer (or failure) for a slot only --hold-at-least kept after `holder`'s run.
+pub fn replace_freed(holder: String, got: Result<Broken, Failure>) -> Replaced {
+    match got {
+        Ok(Broken::Released { .. }) => Replaced::Freed { holder },
+        Ok(_) => Replaced::Ended,
+        Err(failure) => Replaced::Failed {
+            token: None,
+            failure,
+        },
+    }
 }
 
 /// cancel.lua: ask the run holding `slot` with `token` to stop.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
     BreakCall, Call, Cancel, CancelBounds, CancelCall, CancelRequest, CancelSeen, CancelStep,
-    CancelVerdict, Confirm, ListenThen, Listened, RunKeys, StopInput, WithdrawCall,
+    CancelVerdict, Confirm, ListenThen, Listened, RunKeys, StopInput, WithdrawCall, holder_timing,
 };
 
 use crate::calls::scripted;
@@ -129,14 +129,8 @@ pub fn send(w: &mut World, slot: u32, token: &str, seq: u64) {
                 .ev(w.now, usize::MAX, "cancel asked", i64::from(slot));
             w.check.cancel_asked(w.now, token, holds);
             w.check.cancel_placed(token, &request.id);
-            let num = |f: &str| {
-                holder
-                    .iter()
-                    .find(|(k, _)| k == f)
-                    .and_then(|(_, v)| v.parse::<u64>().ok())
-            };
-            let renew = num("renew_ms");
-            let ttl = num("ttl_ms").unwrap_or(u64::try_from(pttl).unwrap_or(0));
+            // As `dlock cancel` reads them.
+            let (renew, ttl) = holder_timing(pttl, &holder);
             let bounds = CancelBounds::of(renew, ttl, w.sc.cancel_timeout);
             // The answer's way back to the operator: its first look goes out then.
             let d = w.delay();

@@ -8,8 +8,8 @@
 //! checked as any cancel's is.
 
 use dlock::api::sim::{
-    BreakCall, Broken, Call, Cancel, CancelCall, CancelRequest, Replaced, RunKeys, WaitInput,
-    WithdrawCall, replace_reason,
+    BreakCall, Call, CancelCall, CancelRequest, ReplaceNext, Replaced, RunKeys, WaitInput,
+    WithdrawCall, replace_freed, replace_reason,
 };
 use redis::Value;
 
@@ -114,62 +114,44 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, a: Result<Value, Fail>) 
             s.replace = Some(Out::Asking { id, token, request });
         }
         Out::Asking { token, request, .. } => {
-            let r = match a.map(CancelCall::reply) {
-                Ok(Ok(Cancel::Asked { pttl, holder })) => {
-                    let num = |f: &str| {
-                        holder
-                            .iter()
-                            .find(|(k, _)| k == f)
-                            .and_then(|(_, v)| v.parse::<u64>().ok())
-                    };
-                    let ttl_ms = num("ttl_ms").unwrap_or(u64::try_from(pttl).unwrap_or(0));
-                    w.check.ev(w.now, h, "replace asked", 0);
-                    w.check.counts.replaces_asked += 1;
-                    s.asked_to_replace = true;
-                    s.replace_request = Some(request);
-                    Replaced::Asked {
-                        holder: who(&holder),
-                        renew_ms: num("renew_ms"),
-                        ttl_ms,
-                        token,
-                    }
-                }
-                Ok(Ok(Cancel::Kept { holder })) => {
+            let got = match a.map(CancelCall::reply) {
+                Ok(Ok(c)) => Ok(c),
+                Ok(Err(e)) => panic!("seed {}: cancel.lua's reply unread: {e}", w.sc.seed),
+                Err(f) => Err(failure(f)),
+            };
+            // As the shell reads it (`ReplaceNext`): one rule for both.
+            let next = ReplaceNext::of(token.clone(), got);
+            if next.placed() {
+                s.replace_request = Some(request);
+            }
+            let r = match next {
+                ReplaceNext::Answer(r) => r,
+                ReplaceNext::Free { holder } => {
                     let free = scripted(&BreakCall {
                         keys: &keys,
                         slot: 0,
                         token: Some(&token),
                     });
                     let id = w.send(h, free, io_timeout(w));
-                    s.replace = Some(Out::Freeing {
-                        id,
-                        holder: who(&holder),
-                    });
+                    s.replace = Some(Out::Freeing { id, holder });
                     return;
                 }
-                Ok(Ok(Cancel::Ended)) => Replaced::Ended,
-                Ok(Err(e)) => panic!("seed {}: cancel.lua's reply unread: {e}", w.sc.seed),
-                Err(f) => {
-                    s.replace_request = Some(request);
-                    Replaced::Failed {
-                        token: Some(token),
-                        failure: failure(f),
-                    }
-                }
             };
+            if matches!(r, Replaced::Asked { .. }) {
+                w.check.ev(w.now, h, "replace asked", 0);
+                w.check.counts.replaces_asked += 1;
+                s.asked_to_replace = true;
+            }
             s.wait.handle(WaitInput::Replaced(r), now);
         }
         Out::Freeing { holder, .. } => {
-            let r = match a.map(BreakCall::reply) {
-                Ok(Ok(Broken::Released { .. })) => Replaced::Freed { holder },
-                Ok(Ok(_)) => Replaced::Ended,
+            let got = match a.map(BreakCall::reply) {
+                Ok(Ok(b)) => Ok(b),
                 Ok(Err(e)) => panic!("seed {}: break.lua's reply unread: {e}", w.sc.seed),
-                Err(f) => Replaced::Failed {
-                    token: None,
-                    failure: failure(f),
-                },
+                Err(f) => Err(failure(f)),
             };
-            s.wait.handle(WaitInput::Replaced(r), now);
+            s.wait
+                .handle(WaitInput::Replaced(replace_freed(holder, got)), now);
         }
         Out::Withdrawing {
             token, request_id, ..
@@ -186,15 +168,4 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, a: Result<Value, Fail>) 
             s.wait.handle(WaitInput::Withdrawn(back), now);
         }
     }
-}
-
-/// "HOST pid P", from the holder fields cancel.lua answered.
-fn who(holder: &[(String, String)]) -> String {
-    let get = |f: &str| {
-        holder
-            .iter()
-            .find(|(k, _)| k == f)
-            .map_or("?", |(_, v)| v.as_str())
-    };
-    format!("{} pid {}", get("host"), get("pid"))
 }

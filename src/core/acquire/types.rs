@@ -280,8 +280,9 @@ pub enum Report {
         reason: String,
     },
     /// --on-busy replace: the wait ended without the lock; the request to run `token` was
-    /// taken back (`Ok(true)`: it stops nothing), had been taken by its holder (`Ok(false)`:
-    /// that run is being stopped, but this one does not start), or could not be taken back.
+    /// taken back (`Ok(true)`: it stops nothing), was no longer on the list (`Ok(false)`: its
+    /// holder may have taken it; this run does not start either way), or could not be taken
+    /// back.
     Withdrawn {
         token: String,
         holder: String,

@@ -3,16 +3,14 @@
 //! records who replaced it), frees a slot only --hold-at-least keeps, and takes the request
 //! back when the wait ends without the lock.
 
-use std::collections::HashMap;
-
 use super::Shell;
 use crate::core::Failure;
 use crate::core::acquire::{Replaced, Report, replace_reason};
 use crate::core::cancel::Request;
 use crate::log::{info, ms, secs, warn};
-use crate::store::cancel::{Cancel, CancelCall, WithdrawCall};
+use crate::store::cancel::{CancelCall, ReplaceNext, WithdrawCall, replace_freed};
 use crate::store::keys::RunKeys;
-use crate::store::lock::{BreakCall, Broken};
+use crate::store::lock::BreakCall;
 use crate::sys::host::user;
 
 impl Shell<'_> {
@@ -35,50 +33,21 @@ impl Shell<'_> {
             reason: replace_reason(&self.token, &self.meta.host, self.meta.pid),
         };
         let call = CancelCall::new(self.keys, 0, &token, &lock, &request);
-        let fields = |holder: Vec<(String, String)>| -> HashMap<String, String> {
-            holder.into_iter().collect()
+        let free = |holder: String, session: &mut crate::store::session::Session| {
+            let call = BreakCall {
+                keys: self.keys,
+                slot: 0,
+                token: Some(&token),
+            };
+            replace_freed(holder, session.call(&call))
         };
-        let who = |h: &HashMap<String, String>| {
-            let get = |f: &str| h.get(f).cloned().unwrap_or_else(|| "?".into());
-            format!("{} pid {}", get("host"), get("pid"))
-        };
-        match self.session.call(&call) {
-            Ok(Cancel::Asked { pttl, holder }) => {
-                let h = fields(holder);
-                let num = |f: &str| h.get(f).and_then(|t| t.parse::<u64>().ok());
-                self.replace_request = Some(request.text());
-                Replaced::Asked {
-                    holder: who(&h),
-                    renew_ms: num("renew_ms"),
-                    ttl_ms: num("ttl_ms").unwrap_or(u64::try_from(pttl).unwrap_or(0)),
-                    token,
-                }
-            }
-            Ok(Cancel::Kept { holder }) => {
-                let holder = who(&fields(holder));
-                let free = BreakCall {
-                    keys: self.keys,
-                    slot: 0,
-                    token: Some(&token),
-                };
-                match self.session.call(&free) {
-                    Ok(Broken::Released { .. }) => Replaced::Freed { holder },
-                    Ok(_) => Replaced::Ended,
-                    Err(failure) => Replaced::Failed {
-                        token: None,
-                        failure,
-                    },
-                }
-            }
-            Ok(Cancel::Ended) => Replaced::Ended,
-            Err(failure) => {
-                // Its answer may be lost with the request placed: taken back at the end.
-                self.replace_request = Some(request.text());
-                Replaced::Failed {
-                    token: Some(token),
-                    failure,
-                }
-            }
+        let next = ReplaceNext::of(token.clone(), self.session.call(&call));
+        if next.placed() {
+            self.replace_request = Some(request.text());
+        }
+        match next {
+            ReplaceNext::Answer(r) => r,
+            ReplaceNext::Free { holder } => free(holder, &mut self.session),
         }
     }
 
@@ -119,7 +88,7 @@ impl Shell<'_> {
                 secs(waited)
             ),
             Report::ReplaceFailed { reason } => warn!("replace_failed";
-                "could not ask the run holding {lock} to stop ({reason}): waiting for the lock as without --on-busy replace"
+                "asking the run holding {lock} to stop failed ({reason}): waiting for the lock as without --on-busy replace (a request that did reach it is taken back if this run gives up)"
             ),
             Report::Withdrawn {
                 token,
@@ -129,8 +98,10 @@ impl Shell<'_> {
                 Ok(true) => info!("replace_withdrawn", run = token.as_str();
                     "took back the request to stop run {token} ({holder}): it goes on, not replaced"
                 ),
+                // Only what withdraw.lua saw: the request was no longer on the list (its holder
+                // takes it from there, but the list's expiry or a failover empties it too).
                 Ok(false) => warn!("replace_taken", run = token.as_str();
-                    "run {token} ({holder}) took the request to stop before it could be taken back: it is being stopped, but this run gave up and does not start"
+                    "the request to stop run {token} ({holder}) was no longer on its list, so it could not be taken back (its holder may have taken it: `dlock history {lock}` says how that run ends); this run gave up and does not start"
                 ),
                 Err(reason) => warn!("replace_not_withdrawn", run = token.as_str();
                     "could not take back the request to stop run {token} ({holder}): {reason}; its holder may still take it until it expires (the lock's TTL + 60s)"
