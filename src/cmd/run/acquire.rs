@@ -3,13 +3,13 @@
 //! the machine's actions (waker, busy count, cleanup of a lost reply) and reports.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::held::{AlsoHeld, Held};
 use super::note::Note;
 use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{Action, Input, Limits, Outcome, Wait, waiting_for};
+use crate::core::acquire::{Action, Input, Limits, Wait, waiting_for};
 use crate::core::backoff::Backoff;
 use crate::core::calendar::Spelling;
 use crate::error::Error;
@@ -24,6 +24,9 @@ use crate::sys::host::{hostname, unix_ms};
 mod cleanup;
 mod replace;
 mod said;
+mod won;
+
+use won::Won;
 
 struct Shell<'a> {
     cfg: &'a RunConfig,
@@ -108,19 +111,6 @@ pub fn acquire(
         },
         won.unstarted,
     ))
-}
-
-/// What the winning try got.
-struct Won {
-    session: Session,
-    token: String,
-    fence: i64,
-    slot: u32,
-    sent: Instant,
-    waited: Duration,
-    window: Option<u64>,
-    also: Vec<(i64, u32)>,
-    unstarted: Option<Ended>,
 }
 
 fn take(
@@ -387,51 +377,6 @@ impl Shell<'_> {
                 Action::Report(r) => self.report(r),
             }
         }
-    }
-
-    fn finish(&mut self, outcome: Outcome) -> Result<Won, Ended> {
-        // The failure the machine reported, if one ended the wait.
-        let ended = |exit, error: &mut Option<Error>| error.take().map_or(Ok(exit), Err);
-        let (fence, slot, sent, waited, unstarted) = match outcome {
-            Outcome::Acquired {
-                fence,
-                slot,
-                sent,
-                waited,
-            } => (fence, slot, sent, waited, None),
-            Outcome::Unstarted {
-                fence,
-                slot,
-                sent,
-                waited,
-                exit,
-            } => (
-                fence,
-                slot,
-                sent,
-                waited,
-                Some(ended(exit, &mut self.error)),
-            ),
-            Outcome::Exit(exit) => {
-                // --ping: a paused try tells the check in its log, without changing its state.
-                if let Some(line) = self.paused.take() {
-                    super::ping::log(self.cfg, &self.token, &line);
-                }
-                return Err(ended(exit, &mut self.error));
-            }
-        };
-        let fresh = Session::new(&self.cfg.server);
-        Ok(Won {
-            session: std::mem::replace(&mut self.session, fresh),
-            token: std::mem::take(&mut self.token),
-            fence,
-            slot,
-            sent,
-            waited,
-            window: self.window,
-            also: std::mem::take(&mut self.also_won),
-            unstarted,
-        })
     }
 
     /// The key of set index `j` (0: `--key`, j ≥ 1: the j-th `--also` key).

@@ -44,11 +44,9 @@ fn every_call_matches_its_script() {
             src.contains(&format!("KEYS[{} + n]", fixed + 1))
                 || src.contains(&format!("KEYS[{} + 2 * n]", fixed + 1)),
         );
-        // acquire.lua's keys after the slots: the waiter registry (`fixed` counts it: the
-        // highest literal is KEYS[6], slot 0's lock key, one past the five fixed keys), the
-        // reservations of each key of the set (the plain run's set is KEY alone), the
-        // prefix-wide pause and drain record (after --after's done record, which this call,
-        // without --after, does not send).
+        // acquire.lua's keys after the slots: the waiter registry (`fixed` counts it: KEYS[6],
+        // slot 0's lock key, is the highest literal), each set key's reservations (here KEY
+        // alone), the pause and drain records (--after's done record is not sent here).
         let after_slots = after_slots
             + usize::from(src.contains("local function reserve_key(j) return KEYS[wi + 1 + j]"))
             + usize::from(
