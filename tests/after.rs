@@ -99,7 +99,7 @@ fn a_success_in_the_window_before_does_not_count() {
     let next = granted - granted % 2000 + 2000;
     let t0 = std::time::Instant::now();
     while server_ms(&r) < next {
-        // The window ends within 2 s of the server's clock.
+        // The window ends within 2 s of the server's clock; 10 s is five windows.
         assert!(t0.elapsed() < std::time::Duration::from_secs(10));
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

@@ -298,6 +298,7 @@ fn two_operators_cancelling_one_run_each_get_their_own_answer() {
     h.expect_line("term");
     let second = dlock(&r).args(["cancel", "two", "--timeout", "6s"]).spawn();
     until_asked(&r, "dlock:two", &token);
+    // It ends at its 6 s bound and a round trip; 20 s only guards a hang.
     second
         .finish(Duration::from_secs(20))
         .code(4)
@@ -309,6 +310,8 @@ fn two_operators_cancelling_one_run_each_get_their_own_answer() {
     assert_eq!(r.cmd(&["EXISTS", &list]), redis::Value::Int(0));
     assert_eq!(r.get("dlock:two").as_deref(), Some(token.as_str()));
     std::fs::write(&go, "").unwrap();
+    // The job exits within 10 ms of `go`, the holder releases, the first cancel's next look
+    // (50 ms apart) reads its word: 10 s only guards a hang on a loaded machine.
     h.finish(Duration::from_secs(10)).code(122);
     first
         .finish(Duration::from_secs(10))

@@ -51,6 +51,7 @@ fn the_old_run_is_stopped_and_the_new_one_starts_after_its_release() {
             "dlock:rep is held by {host} pid {} (run {old_token}): asked that run to stop (--on-busy replace)",
             old.pid()
         ));
+    // The old run is over already (the new job found its mark); 10 s only guards a hang.
     old.finish(Duration::from_secs(10)).code(122);
     // The run log: the old run cancelled, naming the run that replaced it.
     let e = entries(&r, "rep");
@@ -111,6 +112,7 @@ fn a_holder_that_cannot_take_the_request_is_not_replaced_and_the_request_is_take
     assert_eq!(r.cmd(&["EXISTS", &list]), redis::Value::Int(0));
     assert_eq!(r.get("dlock:deaf").as_deref(), Some(token.as_str()));
     std::fs::write(&go, "").unwrap();
+    // The job sees `go` within 10 ms and exits; 10 s only guards a hang on a loaded machine.
     old.finish(Duration::from_secs(10)).code(0);
     assert_eq!(r.newest_run("deaf")["outcome"], "ok");
 }

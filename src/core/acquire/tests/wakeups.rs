@@ -134,38 +134,13 @@ fn a_stopping_waker_hands_on_an_unused_wake_up_unless_the_lock_was_taken() {
 /// the waiter). A later answered try clears it.
 #[test]
 fn a_woken_try_that_gets_no_answer_leaves_its_wake_up_unused() {
-    let l = Limits {
-        wait: MS(300),
-        ..limits()
-    };
-    let failed = || {
-        Input::Failed(Failure {
-            permanent: false,
-            reason: "timed out".into(),
-            sent: true,
-            maybe_executed: false,
-            refused: false,
-        })
-    };
-    let t0 = Instant::now();
-    let mut w = Wait::new(l, Backoff::new(MS(100), MS(100), 7), t0);
-    assert!(w.poll_try(t0).is_some());
-    w.handle(
-        Input::Busy {
-            pttl: 50,
-            holder: String::new(),
-        },
-        t0 + MS(1),
-    );
-    w.waker_started(true, t0 + MS(1));
-    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    let (mut w, t0) = listening_300ms();
+    let failed = no_answer;
     // Woken at 250 ms: the try goes out at once, and fails at the end of --wait.
     w.handle(Input::Woken, t0 + MS(250));
     assert!(w.poll_try(t0 + MS(250)).is_some());
     w.handle(failed(), t0 + MS(300));
-    let stops: Vec<Action> = std::iter::from_fn(|| w.poll_action())
-        .filter(|a| matches!(a, Action::StopWaker { .. }))
-        .collect();
+    let stops = stop_wakers(&mut w);
     assert_eq!(
         stops,
         [Action::StopWaker {
@@ -210,9 +185,7 @@ fn a_win_after_a_woken_try_got_no_answer_leaves_that_wake_up_unused() {
         sent: t0 + MS(210),
     };
     w.handle(won, t0 + MS(211));
-    let stops: Vec<Action> = std::iter::from_fn(|| w.poll_action())
-        .filter(|a| matches!(a, Action::StopWaker { .. }))
-        .collect();
+    let stops = stop_wakers(&mut w);
     assert_eq!(
         stops,
         [Action::StopWaker {
@@ -265,29 +238,8 @@ fn a_run_giving_up_stops_its_waker_before_the_cleanup() {
 /// its poll).
 #[test]
 fn a_waiter_that_gives_up_with_unused_wake_ups_hands_back_each() {
-    let l = Limits {
-        wait: MS(300),
-        ..limits()
-    };
-    let failed = || {
-        Input::Failed(Failure {
-            permanent: false,
-            reason: "timed out".into(),
-            sent: true,
-            maybe_executed: false,
-            refused: false,
-        })
-    };
-    let t0 = Instant::now();
-    let mut w = Wait::new(l, Backoff::new(MS(100), MS(100), 7), t0);
-    assert!(w.poll_try(t0).is_some());
-    let busy = Input::Busy {
-        pttl: 50,
-        holder: String::new(),
-    };
-    w.handle(busy, t0 + MS(1));
-    w.waker_started(true, t0 + MS(1));
-    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    let (mut w, t0) = listening_300ms();
+    let failed = no_answer;
     w.handle(Input::Woken, t0 + MS(100));
     assert!(w.poll_try(t0 + MS(100)).is_some());
     w.handle(failed(), t0 + MS(150));
@@ -299,9 +251,7 @@ fn a_waiter_that_gives_up_with_unused_wake_ups_hands_back_each() {
     w.handle(Input::Woken, t0 + MS(260));
     assert!(w.poll_try(t0 + MS(260)).is_some());
     w.handle(failed(), t0 + MS(300));
-    let stops: Vec<Action> = std::iter::from_fn(|| w.poll_action())
-        .filter(|a| matches!(a, Action::StopWaker { .. }))
-        .collect();
+    let stops = stop_wakers(&mut w);
     // Three wake-ups, none used: the last (`unused`) and the two before it.
     assert_eq!(
         stops,
@@ -318,18 +268,44 @@ fn a_waiter_that_gives_up_with_unused_wake_ups_hands_back_each() {
 /// and both go back (the bug table's seed 11406, a drained host's waiter).
 #[test]
 fn a_wake_up_unread_at_the_end_goes_back_beside_the_unused_one() {
+    let (mut w, t0) = listening_300ms();
+    let failed = no_answer;
+    w.handle(Input::Woken, t0 + MS(100));
+    assert!(w.poll_try(t0 + MS(100)).is_some());
+    w.handle(failed(), t0 + MS(150));
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    // The retry at once goes out; a wake-up comes while it is out; it fails at the end.
+    assert!(w.poll_try(t0 + MS(150)).is_some());
+    w.handle(Input::Woken, t0 + MS(200));
+    w.handle(failed(), t0 + MS(300));
+    let stops = stop_wakers(&mut w);
+    assert_eq!(
+        stops,
+        [Action::StopWaker {
+            held: false,
+            unused: true,
+            superseded: 1
+        }]
+    );
+}
+
+/// A try that went out and got no answer (the network): maybe executed, not refused.
+fn no_answer() -> Input {
+    Input::Failed(Failure {
+        permanent: false,
+        reason: "timed out".into(),
+        sent: true,
+        maybe_executed: false,
+        refused: false,
+    })
+}
+
+/// --wait 300 ms, a fixed 100 ms backoff: the first try answered busy at 1 ms, the waker
+/// listening since, the actions so far read.
+fn listening_300ms() -> (Wait, Instant) {
     let l = Limits {
         wait: MS(300),
         ..limits()
-    };
-    let failed = || {
-        Input::Failed(Failure {
-            permanent: false,
-            reason: "timed out".into(),
-            sent: true,
-            maybe_executed: false,
-            refused: false,
-        })
     };
     let t0 = Instant::now();
     let mut w = Wait::new(l, Backoff::new(MS(100), MS(100), 7), t0);
@@ -341,23 +317,12 @@ fn a_wake_up_unread_at_the_end_goes_back_beside_the_unused_one() {
     w.handle(busy, t0 + MS(1));
     w.waker_started(true, t0 + MS(1));
     let _ = std::iter::from_fn(|| w.poll_action()).count();
-    w.handle(Input::Woken, t0 + MS(100));
-    assert!(w.poll_try(t0 + MS(100)).is_some());
-    w.handle(failed(), t0 + MS(150));
-    let _ = std::iter::from_fn(|| w.poll_action()).count();
-    // The retry at once goes out; a wake-up comes while it is out; it fails at the end.
-    assert!(w.poll_try(t0 + MS(150)).is_some());
-    w.handle(Input::Woken, t0 + MS(200));
-    w.handle(failed(), t0 + MS(300));
-    let stops: Vec<Action> = std::iter::from_fn(|| w.poll_action())
+    (w, t0)
+}
+
+/// The `StopWaker` actions queued now (the others read and dropped).
+fn stop_wakers(w: &mut Wait) -> Vec<Action> {
+    std::iter::from_fn(|| w.poll_action())
         .filter(|a| matches!(a, Action::StopWaker { .. }))
-        .collect();
-    assert_eq!(
-        stops,
-        [Action::StopWaker {
-            held: false,
-            unused: true,
-            superseded: 1
-        }]
-    );
+        .collect()
 }
