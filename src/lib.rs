@@ -142,7 +142,7 @@ pub mod api {
     };
     pub use crate::core::stats::bucket_field;
     pub use crate::exit::markdown as exit_table_markdown;
-    pub use crate::store::keys::{Keys, companion, listened, new_token};
+    pub use crate::store::keys::{Keys, companion, listened, new_token, own_wake};
     #[cfg(feature = "test-support")]
     pub use crate::store::smoke::check_scripts;
 
@@ -153,8 +153,8 @@ pub mod api {
     pub mod sim {
         pub use crate::core::acquire::{
             Action as WaitAction, ClockOff, Input as WaitInput, Limits as WaitLimits, NotDue,
-            Outcome, Replaced, Wait, WakeUp, WakerPush, replace_reason, stopped_with, waiting_for,
-            waker_push,
+            Outcome, PushTo, Replaced, StopWith, Wait, WakePush, Waker, Woken, replace_reason,
+            waiting_for,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};

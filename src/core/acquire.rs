@@ -44,7 +44,9 @@ pub use replace::replace_reason;
 pub use types::{
     Action, AfterNotYet, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Replaced, Report,
 };
-pub use waker::{WakeUp, WakerPush, stopped_with, waker_push};
+pub use waker::{PushTo, StopWith, WakePush, Waker, Woken};
+#[cfg(test)]
+use waker::{WakeUp, WakerPush, stopped_with, waker_push};
 
 /// The last thing a try said.
 #[derive(Debug, Clone, PartialEq, Eq)]

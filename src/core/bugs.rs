@@ -46,6 +46,10 @@ pub enum Bug {
     /// A waiter that gives up with two wake-ups used by nothing (each woken try got no answer)
     /// hands back only the last (the soak's seed 1012293).
     SupersededWakeUpKept = 65536,
+    /// A waiter whose tries' connection is down (its last try got no answer) leaves without
+    /// handing back a wake-up that came meanwhile: the shell's rule before the simulation ran
+    /// the shell's waker (issue 61).
+    DisconnectedWakeUpKept = 131072,
 }
 
 #[cfg(feature = "test-support")]

@@ -95,6 +95,12 @@ impl RunKeys {
     }
 }
 
+/// A waiting run's own wake key on `lock` (its waker listens there too): an item on it ends the
+/// waker's BLPOP at once, when the run stops its waker.
+pub fn own_wake(lock: &str, token: &str) -> String {
+    companion(lock, &format!("wake:{token}"))
+}
+
 /// A reserving run's turn list on `lock`: a try held back by the run's reservation (acquire.lua)
 /// pushes there, where only that run's waker listens (the wake-up such a try took was its).
 pub fn turn_list(lock: &str, token: &str) -> String {

@@ -632,6 +632,23 @@ fn a_waiter_leaving_with_earlier_unused_wake_ups() {
 }
 
 #[test]
+fn a_wake_up_kept_for_want_of_a_connection() {
+    // Issue 61: the shell's waker sent nothing when the tries' connection was down, unless a
+    // woken try had failed: a waiter whose last try got no answer while a wake-up came left
+    // with that wake-up. The simulation's copy of the waker lacked the branch; running the
+    // shell's own machine, its wake-up ledger found it (seed 65). Found in the worlds that
+    // lose messages.
+    let bug = Some(Bug::DisconnectedWakeUpKept);
+    hunt_in(
+        "a wake-up kept for want of a connection",
+        bug,
+        None,
+        false,
+        |sc| sc.loss > 0.0 && sc.notify,
+    );
+}
+
+#[test]
 fn a_trigger_never_taken() {
     // Issue 66: a grant that lets a trigger through leaves it on the done record: every later
     // try runs the window again. Found in the worlds with `dlock trigger`, by a window made

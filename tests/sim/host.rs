@@ -8,7 +8,7 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Backoff, Cleanup, End, Failure, Limits, Period, Renewal, Stop, Wait, WaitLimits,
+    Backoff, Cleanup, End, Failure, Limits, Period, Renewal, Stop, Wait, WaitLimits, Waker,
 };
 
 use crate::check::Us;
@@ -31,8 +31,10 @@ pub struct Waiting {
     pub wait: Wait,
     /// The acquire out: (request, sent on the host's clock).
     pub out: Option<(u64, Instant)>,
-    /// The waker's state, as its thread and `stop` share it in cmd::run::waker.
-    pub waker: WakerState,
+    /// The waker (None: not started, or stopped): the real machine, set index by set index.
+    pub waker: Option<Waker<usize>>,
+    /// The tries' connection is up: the last call on it was answered (a failure drops it).
+    pub connected: bool,
     /// The cleanup of a lost acquire reply (the machine's `Cleanup` action), and its release
     /// out: the actions after it wait for its end, as the shell's blocking calls do.
     pub cleanup: Option<(Cleanup, Option<u64>)>,
@@ -55,9 +57,6 @@ pub struct Waiting {
     pub woken_by: Option<usize>,
     pub carried: bool,
     pub also_won: Vec<(i64, u32)>,
-    /// The set index of the list the waker's last wake-up came from: where an unused one
-    /// goes back (cmd::run::waker's `popped`).
-    pub popped: Option<usize>,
     /// The host's wall clock at the run's first try (cmd::run::acquire's `first_ms`).
     pub first_ms: Option<u64>,
     /// --on-busy replace: its call out (replace.rs), and the request it placed.
@@ -65,16 +64,6 @@ pub struct Waiting {
     pub replace_request: Option<dlock::api::sim::CancelRequest>,
     /// A run was asked to stop for this one (counted once it takes the lock).
     pub asked_to_replace: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WakerState {
-    /// Not started, or stopped.
-    Off,
-    /// Blocked (or on its way to block) on the wake list.
-    Listening,
-    /// It delivered a wake-up and waits for word.
-    Parked,
 }
 
 pub struct Running {
@@ -137,8 +126,8 @@ pub struct Host {
     pub phase: Phase,
     /// Waiting for the lock: since, and the end of its --wait (true time).
     pub waiting: Option<(Us, Us)>,
-    /// Wakers stopped while listening, whose BLPOP may yet bring a wake-up: (run, held).
-    pub stopped_wakers: Vec<(u64, bool)>,
+    /// Wakers stopped while listening, whose BLPOP may yet bring a wake-up: (run, waker).
+    pub stopped_wakers: Vec<(u64, Waker<usize>)>,
     /// --also: the (fence, slot) of each --also key the run holds (its acquire's).
     pub also_held: Vec<(i64, u32)>,
 }
@@ -286,7 +275,8 @@ fn begin(w: &mut World, h: usize) {
     w.hosts[h].phase = Phase::Waiting(Box::new(Waiting {
         wait: Wait::new(limits, backoff, now),
         out: None,
-        waker: WakerState::Off,
+        waker: None,
+        connected: false,
         cleanup: None,
         confirm: None,
         every: w.period_now.clone().or_else(|| w.sc.host_every[h].clone()),
@@ -297,7 +287,6 @@ fn begin(w: &mut World, h: usize) {
         woken_by: None,
         carried: false,
         also_won: Vec::new(),
-        popped: None,
         first_ms: None,
         replace: None,
         replace_request: None,

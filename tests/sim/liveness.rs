@@ -6,7 +6,7 @@
 //! `--retry-max` (at its clock's slowest rate) + a round trip + 3 ms of timers, and must not
 //! give up busy on a lock free longer than that. With wake-ups, tighter: a release that wakes a
 //! blocked waiter is followed by a grant within four one-way delays + 3 ms (no poll waited for).
-//! A woken waiter that leaves without the lock hands the wake-up back (cmd::run::waker); the
+//! A woken waiter that leaves without the lock hands the wake-up back (the `Waker` machine); the
 //! hand-back that wakes the next blocked waiter of the still free lock is held to the same
 //! bound, from its send. A wake-up lost with a waiter fails it: the next grant comes late.
 

@@ -1,24 +1,22 @@
-//! A host waiting for the lock, as `cmd::run::acquire` does it: the real `Wait` machine says
-//! when to try; the tries are the real acquire call; its actions start, resume and stop the
-//! waker (a BLPOP on the wake list, served by the simulated server), count busy runs, and clean
-//! up an acquire whose reply was lost. The waker is `cmd::run::waker`'s: a state its thread and
-//! its stop share, and what a stopping waker pushes is the real `waker_push`'s, called by
-//! whichever of the two knows of a wake-up no try used (the stop, for a parked waker; the
-//! thread, for a wake-up its BLPOP got after the stop).
+//! A host waiting for the lock: the real `Wait` machine says when to try; the tries are the
+//! real acquire call; its actions start, resume and stop the waker (a BLPOP on the wake list,
+//! served by the simulated server), count busy runs, and clean up an acquire whose reply was
+//! lost. The waker is the binary's own machine (`Waker`): this file carries out the pushes it
+//! says, on the stop for a parked waker, on a wake-up its BLPOP got after the stop.
 
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Acquire, AcquireCall, BusyCall, Call, Cleanup, EveryArg, Failure, Fleet, Meta, Outcome,
-    ReleaseCall, RunKeys, RunLog, WaitAction, WaitInput, WakeCall, WakeUp, WakerPush, lease_end,
-    stopped_with, waiting_for, waker_push,
+    Acquire, AcquireCall, BusyCall, Call, Cleanup, EveryArg, Failure, Fleet, Meta, Outcome, PushTo,
+    ReleaseCall, RunKeys, RunLog, StopWith, WaitAction, WaitInput, WakeCall, WakePush, Waker,
+    Woken, lease_end, waiting_for,
 };
-use dlock::api::{companion, listened};
+use dlock::api::{listened, own_wake};
 use redis::Value;
 
 use crate::calls::scripted;
 use crate::check::Us;
-use crate::host::{Phase, Waiting, WakerState, failure, io_timeout, local, schedule};
+use crate::host::{Phase, Waiting, failure, io_timeout, local, schedule};
 use crate::world::{Event, Fail, Request, World};
 
 /// A try's meta: `since_ms` is the host's wall clock at the send, as `cmd::run` sends it (the
@@ -150,6 +148,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
             maybe_executed: false,
             ..failure(Fail::Timeout)
         };
+        s.connected = false;
         s.wait.handle(WaitInput::Failed(f), sent);
         return;
     }
@@ -159,6 +158,8 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
 
 /// An answer (or a failure) reached the host: the try's, a cleanup release's or the WAIT's.
 pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value, Fail>) {
+    // Each of the calls answered here goes on the tries' connection; a failure drops it.
+    s.connected = a.is_ok();
     if crate::replace::is_out(s, id) {
         return crate::replace::answer(w, h, s, a);
     }
@@ -235,7 +236,10 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
         match action {
             WaitAction::StartWaker | WaitAction::ResumeWaker => {
                 let started = matches!(action, WaitAction::StartWaker);
-                s.waker = WakerState::Listening;
+                match &mut s.waker {
+                    Some(waker) if !started => waker.resume(),
+                    _ => s.waker = Some(Waker::new()),
+                }
                 // It listens on the wake lists of the keys that held the last try back.
                 s.lists = s.blocked.clone();
                 let d = w.delay();
@@ -253,32 +257,27 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                 superseded,
             } => {
                 crate::wakeups::stopped(w, h, held);
-                let parked = std::mem::replace(&mut s.waker, WakerState::Off) == WakerState::Parked;
-                let got = stopped_with(parked, held, unused);
-                if got != WakeUp::None && s.carried {
-                    // The wake-up went with the last try: acquire.lua handed it on, or its
-                    // key was taken (cmd::run::waker's `stop`, `placed`).
+                let Some(mut waker) = s.waker.take() else {
                     continue;
-                }
-                let from = s.popped.unwrap_or(0);
-                let slots = crate::host::key_at(w, h, from).slots.len();
-                match waker_push(got, held, slots) {
-                    WakerPush::Nothing => count_lost_if(w, got == WakeUp::Unused && !held),
-                    WakerPush::WakeUpBack => {
-                        let run = w.hosts[h].run;
-                        hand_back(w, h, run, false, from, false);
-                        // The wake-up before it, used by nothing too (cmd::run::waker's stop).
-                        for _ in 0..superseded {
+                };
+                let stopping = waker.stop(StopWith {
+                    held,
+                    unused,
+                    superseded,
+                    placed: s.carried,
+                    connected: s.connected,
+                });
+                count_lost_if(w, stopping.kept);
+                let run = w.hosts[h].run;
+                let Some(push) = stopping.push else { continue };
+                match push.to {
+                    PushTo::Back(from) => {
+                        hand_back(w, h, run, false, from, push.if_free);
+                        for _ in 0..stopping.again {
                             hand_back(w, h, run, false, from, true);
                         }
                     }
-                    WakerPush::WakeUpIfFree => {
-                        let run = w.hosts[h].run;
-                        for _ in 0..=superseded {
-                            hand_back(w, h, run, false, from, true);
-                        }
-                    }
-                    WakerPush::OwnKey => {
+                    PushTo::Own => {
                         let own = own_wake_key(w, h);
                         let call = scripted(&WakeCall {
                             list: &own,
@@ -286,14 +285,15 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                             free_of: &[],
                         });
                         w.send(h, call, io_timeout(w));
-                        let run = w.hosts[h].run;
-                        w.hosts[h].stopped_wakers.push((run, held));
+                        w.hosts[h].stopped_wakers.push((run, waker));
                         // A run that gave up waits for its waker's thread at most the I/O
-                        // timeout after its own push's (cmd::run::waker's `stop`), then exits;
-                        // one that holds the lock leaves the BLPOP to its end, --wait's.
+                        // timeout after its own push's (`await_listener`), then exits; one
+                        // that holds the lock leaves the BLPOP to its end, --wait's.
                         let io = io_timeout(w);
                         let mut gone = w.now + 2 * io;
-                        if held && let Some((_, until)) = w.hosts[h].waiting {
+                        if !stopping.await_listener
+                            && let Some((_, until)) = w.hosts[h].waiting
+                        {
                             gone = gone.max(until);
                         }
                         w.at(gone, Event::WakerGone { host: h, run });
@@ -390,12 +390,14 @@ fn cleaned_up(w: &mut World, h: usize, s: &mut Waiting) -> bool {
 /// A wake-up reached the host's waker (run `run`'s), from the wake list of set index `list`.
 pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
     let now: Instant = local(w, h);
+    let slots = crate::host::key_at(w, h, list).slots.len();
     if w.hosts[h].run == run
         && let Phase::Waiting(s) = &mut w.hosts[h].phase
-        && s.waker == WakerState::Listening
+        && let Some(waker) = s.waker.as_mut().filter(|k| k.listening())
     {
-        s.waker = WakerState::Parked;
-        s.popped = Some(list);
+        let Woken::Deliver = waker.woken(list, slots) else {
+            unreachable!("a listening waker takes its wake-up");
+        };
         s.woken_by = Some(list);
         w.check.ev(w.now, h, "woken", 0);
         crate::wakeups::delivered(&mut w.wake_owed, h, run);
@@ -408,13 +410,19 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
     // thread finds it stopped and places the wake-up itself.
     let stopped = &mut w.hosts[h].stopped_wakers;
     if let Some(i) = stopped.iter().position(|(r, _)| *r == run) {
-        let (_, held) = stopped.remove(i);
+        let (_, mut waker) = stopped.remove(i);
         crate::wakeups::delivered(&mut w.wake_owed, h, run);
-        let slots = crate::host::key_at(w, h, list).slots.len();
-        match waker_push(WakeUp::Late, held, slots) {
-            WakerPush::WakeUpBack => hand_back(w, h, run, true, list, false),
-            WakerPush::WakeUpIfFree => hand_back(w, h, run, true, list, true),
-            _ => count_lost_if(w, !held),
+        match waker.woken(list, slots) {
+            Woken::Place {
+                push:
+                    Some(WakePush {
+                        to: PushTo::Back(from),
+                        if_free,
+                    }),
+                ..
+            } => hand_back(w, h, run, true, from, if_free),
+            Woken::Place { kept, .. } => count_lost_if(w, kept),
+            Woken::Deliver => unreachable!("a stopped waker delivers nothing"),
         }
         return;
     }
@@ -465,9 +473,9 @@ pub fn waker_gone(w: &mut World, h: usize, run: u64) {
     w.hosts[h].stopped_wakers.retain(|(r, _)| *r != run);
 }
 
-/// The host's own wake key for its current run (cmd::run::waker's).
+/// The host's own wake key for its current run.
 pub fn own_wake_key(w: &World, h: usize) -> String {
-    companion(&w.host_keys[h].lock, &format!("wake:{}", w.hosts[h].token))
+    own_wake(&w.host_keys[h].lock, &w.hosts[h].token)
 }
 
 /// The wake lists host `h`'s waker listens on (set index, list), as its BLPOP reaches the
@@ -492,5 +500,5 @@ pub fn waker_lists(w: &World, h: usize) -> Vec<(usize, String)> {
 /// Whether the host's waker of run `run` still wants its BLPOP.
 pub fn listens(w: &World, h: usize, run: u64) -> bool {
     w.hosts[h].run == run
-        && matches!(&w.hosts[h].phase, Phase::Waiting(s) if s.waker == WakerState::Listening)
+        && matches!(&w.hosts[h].phase, Phase::Waiting(s) if s.waker.as_ref().is_some_and(Waker::listening))
 }

@@ -9,7 +9,7 @@ use super::held::{AlsoHeld, Held};
 use super::note::Note;
 use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{Action, Input, Limits, Wait, waiting_for};
+use crate::core::acquire::{Action, Input, Limits, StopWith, Wait, waiting_for};
 use crate::core::backoff::Backoff;
 use crate::core::calendar::Spelling;
 use crate::error::Error;
@@ -363,7 +363,14 @@ impl Shell<'_> {
                     superseded,
                 } => {
                     if let Some(w) = self.waker.take() {
-                        w.stop(&mut self.session, (held, unused, superseded), self.carried);
+                        let with = StopWith {
+                            held,
+                            unused,
+                            superseded,
+                            placed: self.carried,
+                            connected: self.session.is_connected(),
+                        };
+                        w.stop(&mut self.session, with);
                     }
                 }
                 Action::Replace => {

@@ -1,25 +1,16 @@
 //! The waker: a thread that listens for release wake-ups while `run` waits for a busy lock.
 
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
 
 use super::note::Note;
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{WakeUp, WakerPush, stopped_with, waker_push};
+use crate::core::acquire::{PushTo, StopWith, WakePush, Waker as Machine, Woken};
 use crate::log::{debug, warn};
-use crate::store::keys::companion;
+use crate::store::keys::own_wake;
 use crate::store::lock::WakeCall;
 use crate::store::session::Session;
 use crate::sys::event::Sender;
-
-/// Blocked in BLPOP (or about to be), no wake-up in hand.
-const LISTENING: u8 = 0;
-/// Delivered a wake-up to the acquire loop; waits for word.
-const PARKED: u8 = 1;
-/// Stopped: the run gave up; with the lock.
-const STOPPED: u8 = 2;
-const STOPPED_HELD: u8 = 3;
 
 /// A wake list the waker listens on: the set index of its key (0: `--key`, j ≥ 1: the j-th
 /// `--also` key), the list, and how many wake-ups it may hold (the key's slots).
@@ -37,19 +28,20 @@ pub(super) struct List {
 }
 
 impl List {
-    /// The push `waker_push` asked for of a wake-up from this list (None: nothing).
-    fn push(&self, what: WakerPush) -> Option<WakeCall<'_>> {
-        let free_of: &[String] = match what {
-            WakerPush::WakeUpBack => &[],
-            WakerPush::WakeUpIfFree => &self.slots,
-            WakerPush::Nothing | WakerPush::OwnKey => return None,
-        };
-        Some(WakeCall {
+    /// The call of a push back to this list (`if_free`: naming the key's slots).
+    fn back(&self, if_free: bool) -> WakeCall<'_> {
+        WakeCall {
             list: &self.wake,
             room: self.room,
-            free_of,
-        })
+            free_of: if if_free { &self.slots } else { &[] },
+        }
     }
+}
+
+/// The machine, as either side takes it: a side that panicked while holding it cannot have
+/// left it half moved (each move is one assignment), so a poisoned lock is taken as it is.
+fn locked(m: &Mutex<Machine<List>>) -> MutexGuard<'_, Machine<List>> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Waits for release wake-ups on its own connection: `BLPOP {lock}:wake`. Each release pushes
@@ -60,20 +52,17 @@ impl List {
 /// again (still busy) or stop (acquired, or gave up). The common hand-off, woken then acquired,
 /// so costs no command to end the waker, and nothing stands between the acquire and the job.
 ///
-/// The thread and `stop` share one state (LISTENING, PARKED, STOPPED*), each moving it in one
-/// atomic step, so whichever of them comes second knows what the first did: a wake-up that
-/// reached the waker and that no try used is handed on exactly once, by that second one
-/// (`waker_push` says what to push), to the list it came from. The acquire machine cannot know
-/// it: a wake-up that comes while its last try is out is never read.
+/// The thread and `stop` share one machine (`core::acquire::Waker`), each moving it in one
+/// step under its lock, so whichever of them comes second knows what the first did: a wake-up
+/// that reached the waker and that no try used is handed on exactly once, by that second one,
+/// as the machine says. This file only carries out what it says.
 ///
 /// With --also it listens on the wake lists of the keys that blocked the last try (`List`),
 /// and says which one woke it (`Note::Woken(index)`); `resume` gives the lists anew.
 pub(super) struct Waker {
-    state: Arc<AtomicU8>,
+    machine: Arc<Mutex<Machine<List>>>,
     /// This waiter's own wake key: an item there ends the waker's BLPOP at once.
     own: String,
-    /// The list the last wake-up came from: where an unused one goes back.
-    popped: Arc<Mutex<Option<List>>>,
     /// To a parked waker: Some(lists) = listen again, on these; None (or dropped) = stop.
     resume: mpsc::Sender<Option<Vec<List>>>,
     /// Disconnected when the thread has ended.
@@ -100,13 +89,11 @@ impl Waker {
         tx: Sender<Note>,
         until: Instant,
     ) -> Option<Waker> {
-        let state = Arc::new(AtomicU8::new(LISTENING));
-        let shared = state.clone();
-        let popped = Arc::new(Mutex::new(None::<List>));
-        let last = popped.clone();
+        let machine = Arc::new(Mutex::new(Machine::new()));
+        let shared = machine.clone();
         let mut session = Session::new(&cfg.server);
         let mut lists = lists;
-        let own = companion(lock, &format!("wake:{token}"));
+        let own = own_wake(lock, token);
         let mine = own.clone();
         let (resume, parked) = mpsc::channel::<Option<Vec<List>>>();
         let (ended_tx, ended) = mpsc::channel::<()>();
@@ -115,7 +102,7 @@ impl Waker {
             .spawn(move || {
                 // Dropped when the thread ends, whichever way: what `stop` waits for.
                 let _ended = ended_tx;
-                while shared.load(Ordering::SeqCst) == LISTENING {
+                while locked(&shared).listening() {
                     let mut names: Vec<&str> = lists.iter().map(|l| l.listen.as_str()).collect();
                     names.push(&mine);
                     // The BLPOP outlasts --wait.
@@ -125,33 +112,29 @@ impl Waker {
                             let Some(from) = lists.iter().find(|l| l.listen == list).cloned() else {
                                 continue;
                             };
-                            // Known before the state says PARKED: `stop` hands it back there.
-                            if let Ok(mut p) = last.lock() {
-                                *p = Some(from.clone());
-                            }
-                            match shared.compare_exchange(
-                                LISTENING,
-                                PARKED,
-                                Ordering::SeqCst,
-                                Ordering::SeqCst,
-                            ) {
-                                Ok(_) => {
+                            let (index, room) = (from.index, from.room);
+                            // Bound first: the lock is not held while parked.
+                            let woken = locked(&shared).woken(from, room);
+                            match woken {
+                                Woken::Deliver => {
                                     debug!("wake_up"; "{list}: a release wake-up arrived");
-                                    if tx.send(Note::Woken(from.index)).is_err() {
+                                    if tx.send(Note::Woken(index)).is_err() {
                                         return;
                                     }
-                                    // `resume` set LISTENING before it sent the lists.
+                                    // `resume` moved the machine before it sent the lists.
                                     match parked.recv() {
                                         Ok(Some(again)) => lists = again,
                                         _ => return,
                                     }
                                 }
                                 // Stopped first, not knowing of this wake-up: ours to place.
-                                Err(stopped) => {
-                                    let held = stopped == STOPPED_HELD;
-                                    let what = waker_push(WakeUp::Late, held, from.room);
-                                    if let Some(call) = from.push(what) {
-                                        let _ = session.call(&call);
+                                Woken::Place { push, .. } => {
+                                    if let Some(WakePush {
+                                        to: PushTo::Back(from),
+                                        if_free,
+                                    }) = push
+                                    {
+                                        let _ = session.call(&from.back(if_free));
                                     }
                                     return;
                                 }
@@ -177,9 +160,8 @@ impl Waker {
                 }
             });
         spawned.ok().map(|_| Waker {
-            state,
+            machine,
             own,
-            popped,
             resume,
             ended,
             io_timeout: cfg.server.io_timeout,
@@ -189,69 +171,35 @@ impl Waker {
     /// Wake a parked waker: listen for the next release on `lists` (its wake-up was used by a
     /// try; with --also, the lists of the keys that blocked it).
     pub(super) fn resume(&self, lists: Vec<List>) {
-        let _ = self
-            .state
-            .compare_exchange(PARKED, LISTENING, Ordering::SeqCst, Ordering::SeqCst);
+        locked(&self.machine).resume();
         let _ = self.resume.send(Some(lists));
     }
 
-    /// Stop listening, on the acquire's `session` (the winning one when `held`).
-    ///
-    /// A parked waker holds a wake-up no try used: it goes back to the list for the next
-    /// waiter, unless we hold the lock. A waker listening is ended at once with an item on its
-    /// own key (expiring, in case it has already gone): were this process to exit meanwhile, a
-    /// release's wake-up could go to its dead connection and the next waiter would sleep a
-    /// whole poll. A wake-up its BLPOP got before that item is the thread's to hand on; a run
-    /// that gave up waits for the thread once the item is in (the BLPOP has ended then), so
-    /// that hand-on is not cut short by the exit. Nothing is sent without a connection (Redis
-    /// is in trouble: a reconnect here would only delay the exit).
-    ///
-    /// `placed`: the parked wake-up went with the last try, and acquire.lua (with --also)
-    /// already handed it on or found its key taken: nothing of it is pushed again. `unused`
-    /// (`StopWaker`): the last wake-up sent a try that got no answer, the wait ending after it;
-    /// it goes back, on a new connection if need be (the try's failed: a transient fault).
-    /// `superseded` (`StopWaker`): how many wake-ups before the last went unused too; each goes
-    /// back as well, if a slot is free.
-    pub(super) fn stop(
-        self,
-        session: &mut Session,
-        (held, unused, superseded): (bool, bool, u32),
-        placed: bool,
-    ) {
-        let stopped = if held { STOPPED_HELD } else { STOPPED };
-        let parked = self.state.swap(stopped, Ordering::SeqCst) == PARKED;
-        let got = stopped_with(parked, held, unused);
+    /// Stop listening, on the acquire's `session` (the winning one when `held`): the pushes
+    /// the machine says (`Waker::stop`), then, for a run that gave up whose own-key push the
+    /// server ran, a wait for the thread (its BLPOP has ended then), so that a wake-up the
+    /// thread is handing on is not cut short by the exit.
+    pub(super) fn stop(self, session: &mut Session, with: StopWith) {
+        let stopping = locked(&self.machine).stop(with);
         let _ = self.resume.send(None);
-        if (!session.is_connected() && !unused) || (got != WakeUp::None && placed) {
-            return;
-        }
-        let popped = self.popped.lock().ok().and_then(|p| p.clone());
-        let room = popped.as_ref().map_or(1, |p| p.room);
-        let pushed = match (waker_push(got, held, room), &popped) {
-            (WakerPush::OwnKey, _) => session
-                .call(&WakeCall {
+        let Some(push) = stopping.push else { return };
+        match push.to {
+            PushTo::Own => {
+                let call = WakeCall {
                     list: &self.own,
                     room: 1,
                     free_of: &[],
-                })
-                .is_ok(),
-            (what, Some(from)) => match from.push(what) {
-                Some(call) => {
-                    let pushed = session.call(&call).is_ok();
-                    if let Some(again) = from.push(WakerPush::WakeUpIfFree) {
-                        for _ in 0..superseded {
-                            let _ = session.call(&again);
-                        }
-                    }
-                    pushed
+                };
+                if session.call(&call).is_ok() && stopping.await_listener {
+                    let _ = self.ended.recv_timeout(self.io_timeout);
                 }
-                None => return,
-            },
-            (_, None) => return,
-        };
-        // Its BLPOP has ended (the server ran our push): the thread is reading its reply.
-        if pushed && got == WakeUp::None && !held {
-            let _ = self.ended.recv_timeout(self.io_timeout);
+            }
+            PushTo::Back(from) => {
+                let _ = session.call(&from.back(push.if_free));
+                for _ in 0..stopping.again {
+                    let _ = session.call(&from.back(true));
+                }
+            }
         }
     }
 }

@@ -78,3 +78,215 @@ pub fn stopped_with(parked: bool, held: bool, unused: bool) -> WakeUp {
         (false, _, false) => WakeUp::None,
     }
 }
+
+/// The waker's state, shared by its listening side (a thread blocked in BLPOP in the binary; a
+/// BLPOP on the simulated server in the simulation) and the run (which resumes and stops it).
+/// Each side moves it in one step (under one lock in the binary), so whichever comes second
+/// knows what the first did: a wake-up that reached the waker and that no try used is handed
+/// on exactly once, by that second one.
+///
+/// `F` is where a wake-up came from, as the side that pushes it back names it (the binary's
+/// list and its keys, the simulation's set index).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waker<F> {
+    state: State,
+    /// Where the last wake-up came from and its key's slots: where an unused one goes back.
+    popped: Option<(F, usize)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Blocked in BLPOP (or about to be), no wake-up in hand.
+    Listening,
+    /// Delivered a wake-up to the acquire machine; waits for word (`resume` or `stop`).
+    Parked,
+    /// The run stopped it, holding the lock or not.
+    Stopped { held: bool },
+}
+
+/// A wake-up the listening side got: what to do with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Woken<F> {
+    /// To the acquire machine (`Input::Woken`); the waker parks.
+    Deliver,
+    /// The run stopped the waker first, knowing of no wake-up: this side places it (`push`,
+    /// or nothing). `kept`: a wake-up stays with a run that did not take the lock.
+    Place {
+        push: Option<WakePush<F>>,
+        kept: bool,
+    },
+}
+
+/// One push of a stopping waker, a `WakeCall`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WakePush<F> {
+    pub to: PushTo<F>,
+    /// Only if a slot of the key is free then (`WakeCall` naming the key's slots).
+    pub if_free: bool,
+}
+
+/// Where a push goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushTo<F> {
+    /// The run's own wake key (room 1): the waker's BLPOP ends at once.
+    Own,
+    /// Back on the wake list the wake-up came from: the next waiter's.
+    Back(F),
+}
+
+/// What the run knows as it stops its waker: the acquire machine's `StopWaker` (`held`,
+/// `unused`, `superseded`), whether the last try carried the waker's wake-up (`placed`:
+/// acquire.lua handed it on or found its key taken), and whether the tries' connection is up
+/// (`connected`: a failure drops it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopWith {
+    pub held: bool,
+    pub unused: bool,
+    pub superseded: u32,
+    pub placed: bool,
+    pub connected: bool,
+}
+
+/// What the run does as it stops its waker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopping<F> {
+    /// The push to make, if any.
+    pub push: Option<WakePush<F>>,
+    /// After it, this many more pushes of `Back` with `if_free`: wake-ups before the last that
+    /// went unused too (`StopWaker::superseded`).
+    pub again: u32,
+    /// After an own-key push that the server ran, wait for the listening side to end (a run
+    /// that gave up): a wake-up its BLPOP got before the push is its to hand on, and the exit
+    /// must not cut that short.
+    pub await_listener: bool,
+    /// A wake-up no try used stays with a run that did not take the lock (a run that took it
+    /// wakes the next waiter with its own release).
+    pub kept: bool,
+}
+
+impl<F: Clone> Default for Waker<F> {
+    fn default() -> Self {
+        Waker::new()
+    }
+}
+
+impl<F: Clone> Waker<F> {
+    /// A waker started: listening, no wake-up in hand.
+    pub fn new() -> Waker<F> {
+        Waker {
+            state: State::Listening,
+            popped: None,
+        }
+    }
+
+    /// Whether the listening side wants its BLPOP (not parked, not stopped).
+    pub fn listening(&self) -> bool {
+        self.state == State::Listening
+    }
+
+    /// The run used the wake-up the waker delivered and is still busy: listen again.
+    pub fn resume(&mut self) {
+        if self.state == State::Parked {
+            self.state = State::Listening;
+        }
+    }
+
+    /// A wake-up reached the listening side from `from`, a key with `slots` slots.
+    pub fn woken(&mut self, from: F, slots: usize) -> Woken<F> {
+        match self.state {
+            State::Listening => {
+                self.state = State::Parked;
+                self.popped = Some((from, slots));
+                Woken::Deliver
+            }
+            // One BLPOP is out at a time, and none while parked: were one to come anyway, it
+            // goes back, never kept.
+            State::Parked => Woken::Place {
+                push: Some(WakePush {
+                    to: PushTo::Back(from),
+                    if_free: false,
+                }),
+                kept: false,
+            },
+            State::Stopped { held } => {
+                let what = waker_push(WakeUp::Late, held, slots);
+                let push = pushed(what, Some(&from));
+                Woken::Place {
+                    kept: push.is_none() && !held,
+                    push,
+                }
+            }
+        }
+    }
+
+    /// The run stops the waker: what it pushes, from what became of the last wake-up.
+    ///
+    /// A parked waker holds a wake-up no try used: it goes back to the list for the next
+    /// waiter, unless the run holds the lock. A waker listening is ended with an item on its
+    /// own key: were the process to exit meanwhile, a release's wake-up could go to its dead
+    /// connection and the next waiter would sleep a whole poll. Nothing is sent without a
+    /// connection but a wake-up in hand, and nothing of a wake-up the last try carried.
+    pub fn stop(&mut self, with: StopWith) -> Stopping<F> {
+        let parked = self.state == State::Parked;
+        self.state = State::Stopped { held: with.held };
+        let got = stopped_with(parked, with.held, with.unused);
+        let nothing = |kept| Stopping {
+            push: None,
+            again: 0,
+            await_listener: false,
+            kept,
+        };
+        if got != WakeUp::None && with.placed {
+            return nothing(false);
+        }
+        let kept_if_none = got == WakeUp::Unused && !with.held;
+        // Without a connection (a failure dropped it: Redis may be in trouble) only the
+        // own-key push is skipped, which would cost the exit a reconnect; a wake-up in hand
+        // goes back on a new one, or the next waiter sleeps on a free lock until its poll.
+        let skipped = if bugs::on(Bug::DisconnectedWakeUpKept) {
+            !with.unused
+        } else {
+            got == WakeUp::None
+        };
+        if !with.connected && skipped {
+            return nothing(kept_if_none);
+        }
+        let (from, slots) = match &self.popped {
+            Some((f, n)) => (Some(f), *n),
+            None => (None, 1),
+        };
+        let push = pushed(waker_push(got, with.held, slots), from);
+        let back = matches!(
+            push,
+            Some(WakePush {
+                to: PushTo::Back(_),
+                ..
+            })
+        );
+        Stopping {
+            again: if back { with.superseded } else { 0 },
+            await_listener: got == WakeUp::None && !with.held,
+            kept: push.is_none() && kept_if_none,
+            push,
+        }
+    }
+}
+
+/// `waker_push`'s answer as a push to make (None: nothing, or no list to push it back to).
+fn pushed<F: Clone>(what: WakerPush, from: Option<&F>) -> Option<WakePush<F>> {
+    let back = |if_free| {
+        from.map(|f| WakePush {
+            to: PushTo::Back(f.clone()),
+            if_free,
+        })
+    };
+    match what {
+        WakerPush::Nothing => None,
+        WakerPush::WakeUpBack => back(false),
+        WakerPush::WakeUpIfFree => back(true),
+        WakerPush::OwnKey => Some(WakePush {
+            to: PushTo::Own,
+            if_free: false,
+        }),
+    }
+}
