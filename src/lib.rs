@@ -161,8 +161,8 @@ pub mod api {
         pub use crate::core::calendar::Calendar;
         pub use crate::core::cancel::{
             Bounds as CancelBounds, Confirm, Listened, Listener as CancelListener,
-            Look as ListenLook, Request as CancelRequest, Seen as CancelSeen, Step as CancelStep,
-            Then as ListenThen, Verdict as CancelVerdict,
+            Look as ListenLook, POLL, Request as CancelRequest, Said as ListenSaid,
+            Seen as CancelSeen, Step as CancelStep, Then as ListenThen, Verdict as CancelVerdict,
         };
         pub use crate::core::clock::{drift, hard_stop, kill_lead, lease_end, server_expiry};
         pub use crate::core::every::{Every, Period, confirm_success};

@@ -50,6 +50,9 @@ pub enum Bug {
     /// handing back a wake-up that came meanwhile: the shell's rule before the simulation ran
     /// the shell's waker (issue 61).
     DisconnectedWakeUpKept = 131072,
+    /// The cancel listener gives up when the server refuses BLPOP, instead of falling back to
+    /// polling with LPOP: a holder whose user may run LPOP cannot be cancelled (issue 61).
+    ListenerNeverPolls = 262144,
 }
 
 #[cfg(feature = "test-support")]

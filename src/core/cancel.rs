@@ -196,7 +196,13 @@ impl Listener {
                 Heard::Nothing => (again(Duration::ZERO, self.look()), None),
             },
             // A refusal of the command itself (an ACL, a proxy's rule): polling, then nothing.
-            Err(f) if f.sent && f.permanent && !f.maybe_executed && !self.polling => {
+            Err(f)
+                if f.sent
+                    && f.permanent
+                    && !f.maybe_executed
+                    && !self.polling
+                    && !on(Bug::ListenerNeverPolls) =>
+            {
                 self.polling = true;
                 (
                     again(Duration::ZERO, Look::Poll),

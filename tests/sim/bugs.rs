@@ -649,6 +649,18 @@ fn a_wake_up_kept_for_want_of_a_connection() {
 }
 
 #[test]
+fn a_listener_that_never_polls() {
+    // Issue 61: the listener's fallback broken in core (a refused BLPOP ends it instead of
+    // polling with LPOP): a holder whose user may run LPOP is never cancelled. Found in the
+    // worlds whose users lack BLPOP, by the take bound (a request a listener could take is
+    // taken before the job ends, a poll's pause after it was placed).
+    let bug = Some(Bug::ListenerNeverPolls);
+    hunt_in("a listener that never polls", bug, None, false, |sc| {
+        sc.rights.contains(&crate::scenario::Rights::NoBlpop)
+    });
+}
+
+#[test]
 fn a_trigger_never_taken() {
     // Issue 66: a grant that lets a trigger through leaves it on the done record: every later
     // try runs the window again. Found in the worlds with `dlock trigger`, by a window made

@@ -19,13 +19,16 @@
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    BreakCall, Call, Cancel, CancelBounds, CancelCall, CancelRequest, CancelSeen, CancelStep,
-    CancelVerdict, Confirm, ListenThen, Listened, RunKeys, StopInput, WithdrawCall, holder_timing,
+    BreakCall, Call, Cancel, CancelBounds, CancelCall, CancelListener, CancelRequest, CancelSeen,
+    CancelStep, CancelVerdict, Confirm, ListenLook, ListenSaid, ListenThen, Listened, POLL,
+    RunKeys, StopInput, WithdrawCall, holder_timing,
 };
 
 use crate::calls::scripted;
-use crate::host::{Phase, local};
-use crate::world::{Event, World};
+use crate::check::Us;
+use crate::host::{Phase, failure, local};
+use crate::scenario::Rights;
+use crate::world::{Event, Fail, World};
 
 /// A listener's BLPOP on the server.
 pub struct Listening {
@@ -34,17 +37,19 @@ pub struct Listening {
     pub list: String,
 }
 
-/// What a listener's BLPOP brought back, on its way to its holder.
+/// What a listener's look (BLPOP, or LPOP once it polls) brought back, on its way to its
+/// holder.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Brought {
     Item(String),
+    /// An empty list (LPOP's nil).
+    Nothing,
     /// A reply that is not the protocol (the garbage server's).
     Garbage,
+    /// The look failed: the server down, the network cut, the connection closed under a
+    /// blocked BLPOP, or the command refused (the host's user lacks it: `Rights`).
+    Failed(Fail),
 }
-
-/// Where the listener's BLPOP failed (the server down, its connection gone): it tries again
-/// this much later (the listener machine's RETRY).
-const RETRY: u64 = 100_000;
 
 /// The operator who cancels: "HOST (user)".
 const BY: &str = "ops (sim)";
@@ -128,7 +133,7 @@ pub fn send(w: &mut World, slot: u32, token: &str, seq: u64) {
             w.check
                 .ev(w.now, usize::MAX, "cancel asked", i64::from(slot));
             w.check.cancel_asked(w.now, token, holds);
-            w.check.cancel_placed(token, &request.id);
+            w.check.cancel_placed(w.now, token, &request.id);
             // As `dlock cancel` reads them.
             let (renew, ttl) = holder_timing(pttl, &holder);
             let bounds = CancelBounds::of(renew, ttl, w.sc.cancel_timeout);
@@ -280,11 +285,40 @@ fn verdict_code(v: &CancelVerdict) -> i64 {
 }
 
 /// The stop machine said `StartListener` (its listener machine is in the run's state): its
-/// first BLPOP on the run's own list is on its way.
+/// first BLPOP on the run's own list is on its way. Where it can take a request within a
+/// bound (`take_bound`), the checker holds it to that.
 pub fn start(w: &mut World, h: usize) {
     let run = w.hosts[h].run;
     let d = w.delay();
     w.at(w.now + d, Event::Listen { host: h, run });
+    if w.sc.rights[h] != Rights::Deaf && prompt(w) {
+        let token = w.hosts[h].token.clone();
+        w.check.listening(w.now, &token);
+    }
+}
+
+/// Whether a listener that may run BLPOP or LPOP takes a request within `take_bound`: no
+/// message lost, late or garbled, no connection broken or cut, every answer within the I/O
+/// timeout.
+fn prompt(w: &World) -> bool {
+    let sc = &w.sc;
+    sc.loss == 0.0
+        && sc.reset == 0.0
+        && sc.partitions.is_empty()
+        && sc.restarts.is_empty()
+        && sc.failovers.is_empty()
+        && sc.garbage.is_none()
+        && !sc.slow
+        && 2 * sc.delay_max < crate::host::io_timeout(w)
+}
+
+/// How long a request placed for a run whose listener is running may wait to be taken: a
+/// poll's pause (`POLL`, on a host clock up to 1 % slow; a blocked BLPOP takes it at once),
+/// and the ways of the request's send, a refused BLPOP and its answer, the poll and its answer
+/// (a delay each), + 3 ms of timers.
+pub fn take_bound(w: &World) -> Us {
+    let poll = POLL.as_micros() as Us;
+    poll + poll / 50 + 7 * w.sc.delay_max + 3_000
 }
 
 /// Whether host `h` still runs `run` (its listener lives until the run is over).
@@ -292,31 +326,69 @@ fn running(w: &World, h: usize, run: u64) -> bool {
     w.hosts[h].run == run && matches!(w.hosts[h].phase, Phase::Running(_) | Phase::Ending(_))
 }
 
-/// The listener's BLPOP reaches the server (or fails, and is sent again later).
+/// The listener's look reaches the server: its BLPOP blocks there, or (once it polls) its
+/// LPOP pops; either may fail, and the listener machine says what next.
 pub fn listen(w: &mut World, h: usize, run: u64) {
     if !running(w, h, run) {
         return;
     }
-    if !w.up || w.cut(h) {
-        // A refused or timed-out BLPOP: tried again after RETRY (a cut one finds out by its
-        // read's timeout, later still: the request waits in the list meanwhile).
-        w.at(w.now + RETRY, Event::Listen { host: h, run });
+    let Phase::Running(r) = &w.hosts[h].phase else {
         return;
-    }
-    if w.garbage() {
+    };
+    let Some(look) = r.listener.as_ref().map(CancelListener::look) else {
+        return;
+    };
+    let polling = look == ListenLook::Poll;
+    // Its answer's way back (drawn only where an answer comes).
+    let heard = |w: &mut World, brought| {
         let d = w.delay();
         w.at(
             w.now + d,
             Event::Heard {
                 host: h,
                 run,
-                brought: Brought::Garbage,
+                brought,
             },
         );
-        return;
+    };
+    let failed = |w: &mut World, after: Us, f: Fail| {
+        let brought = Brought::Failed(f);
+        w.at(
+            w.now + after,
+            Event::Heard {
+                host: h,
+                run,
+                brought,
+            },
+        );
+    };
+    let rights = w.sc.rights[h];
+    let denied = match rights {
+        Rights::All => false,
+        Rights::NoBlpop => !polling,
+        Rights::Deaf => true,
+    };
+    if !w.up {
+        // Refused at once.
+        return failed(w, 0, Fail::Refused);
+    }
+    if w.cut(h) {
+        // No answer: found out by the read's timeout, the request waiting in the list.
+        let io = crate::host::io_timeout(w);
+        return failed(w, io, Fail::Timeout);
+    }
+    if w.garbage() {
+        return heard(w, Brought::Garbage);
+    }
+    if denied {
+        return heard(w, Brought::Failed(Fail::Denied));
     }
     // The run's own list, as the listener names it (`cancel_list(lock, token)`).
     let list = RunKeys::new(&w.host_keys[h].lock, &w.hosts[h].token).cancel;
+    if polling {
+        let item = w.server.ks.borrow_mut().lpop(&list);
+        return heard(w, item.map_or(Brought::Nothing, Brought::Item));
+    }
     w.listeners.push(Listening { host: h, run, list });
     serve(w);
 }
@@ -356,14 +428,15 @@ pub fn serve(w: &mut World) {
     }
 }
 
-/// The server went down or failed over: every listener's BLPOP fails, and is sent again.
+/// The server went down or failed over: every listener's BLPOP fails with its connection.
 pub fn dropped(w: &mut World) {
     for l in std::mem::take(&mut w.listeners) {
         w.at(
-            w.now + RETRY,
-            Event::Listen {
+            w.now,
+            Event::Heard {
                 host: l.host,
                 run: l.run,
+                brought: Brought::Failed(Fail::Reset),
             },
         );
     }
@@ -400,10 +473,19 @@ pub fn heard(w: &mut World, h: usize, run: u64, brought: &Brought) {
         return;
     };
     let got = match brought {
-        Brought::Item(item) => Listened::Item(item.clone()),
-        Brought::Garbage => Listened::NotProtocol("BLPOP answered a simple string".into()),
+        Brought::Item(item) => Ok(Listened::Item(item.clone())),
+        Brought::Nothing => Ok(Listened::Nothing),
+        Brought::Garbage => Ok(Listened::NotProtocol(
+            "BLPOP answered a simple string".into(),
+        )),
+        Brought::Failed(f) => Err(failure(*f)),
     };
-    let (then, _said) = listener.answer(Ok(got));
+    let (then, said) = listener.answer(got);
+    match said {
+        Some(ListenSaid::Polling(_)) => w.check.counts.listeners_polling += 1,
+        Some(ListenSaid::Deaf(_)) => w.check.counts.listeners_deaf += 1,
+        _ => {}
+    }
     let t = w.now;
     match then {
         ListenThen::Deliver(request) => {

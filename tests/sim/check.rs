@@ -134,6 +134,11 @@ pub struct Counts {
     /// requests it took back; listeners answered with garbage (Scenario::garbage).
     pub cancel_verdicts: u64,
     pub cancels_withdrawn: u64,
+    /// Listeners refused BLPOP that polled with LPOP instead, and those refused both.
+    pub listeners_polling: u64,
+    pub listeners_deaf: u64,
+    /// Runs held to the take bound (`job_over`) that took a request.
+    pub prompt_takes: u64,
     /// Take-backs a failover lost (the replica promoted had not got them): the request is on
     /// the list again, and its holder may take it (an asynchronous replica's limit).
     pub withdraws_lost: u64,
@@ -179,8 +184,13 @@ pub struct Checker {
     capped: Vec<String>,
     /// Runs that ended cancelled.
     cancelled: BTreeSet<String>,
-    /// `dlock cancel`: the requests (token, id) cancel.lua placed, and those taken back.
-    placed: BTreeSet<(String, String)>,
+    /// `dlock cancel`: the requests (token, id) cancel.lua placed (and when), and those taken
+    /// back.
+    placed: BTreeMap<(String, String), Us>,
+    /// Runs whose listener started where it can take a request promptly (`listening`), and
+    /// runs that took one.
+    listening: BTreeMap<String, Us>,
+    took_one: BTreeSet<String>,
     /// …and when each was taken back (a failover to a replica without that write brings it
     /// back: `writes_lost_after`).
     withdrawn: BTreeMap<(String, String), Us>,
@@ -216,7 +226,9 @@ impl Checker {
             periods: Periods::default(),
             capped: Vec::new(),
             cancelled: BTreeSet::new(),
-            placed: BTreeSet::new(),
+            placed: BTreeMap::new(),
+            listening: BTreeMap::new(),
+            took_one: BTreeSet::new(),
             withdrawn: BTreeMap::new(),
             abandoned: BTreeSet::new(),
             ends: BTreeMap::new(),

@@ -220,12 +220,12 @@ pub fn schedule(w: &mut World, h: usize, at: Option<Instant>) {
 pub fn failure(f: Fail) -> Failure {
     let refused = f == Fail::Refused;
     Failure {
-        // A reply that is not the protocol: the session's classification (`store::fault`),
-        // permanent, and the command may have run.
-        permanent: f == Fail::Garbage,
+        // A reply that is not the protocol, and a server's refusal (NOPERM): the session's
+        // classification (`store::fault`), permanent; an error reply says it did not run.
+        permanent: matches!(f, Fail::Garbage | Fail::Denied),
         reason: format!("{f:?}"),
         sent: !refused,
-        maybe_executed: f != Fail::Refused,
+        maybe_executed: !matches!(f, Fail::Refused | Fail::Denied),
         refused,
     }
 }

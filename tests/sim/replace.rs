@@ -110,7 +110,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, a: Result<Value, Fail>) 
             let call = scripted(&CancelCall::new(&keys, 0, &token, &keys.lock, &request));
             let id = w.send(h, call, io_timeout(w));
             // Placed or not, the request is this run's to take back at the end.
-            w.check.cancel_placed(&token, &request.id);
+            w.check.cancel_placed(w.now, &token, &request.id);
             s.replace = Some(Out::Asking { id, token, request });
         }
         Out::Asking { token, request, .. } => {

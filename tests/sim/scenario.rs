@@ -110,6 +110,9 @@ pub struct Scenario {
     /// `run --on-busy replace`, host by host (issue 66): none but in a tenth of the worlds
     /// (plain locks, not the --also worlds), where each host is drawn.
     pub replace: Vec<bool>,
+    /// What each host's user may run of the cancel listener's commands (issue 61): all but in
+    /// some worlds that cancel without wake-ups (a user without BLPOP has no waker either).
+    pub rights: Vec<Rights>,
     /// `run --after sim:up` (issue 66): the upstream runs' ends (true time, µs) and whether
     /// each was a success; empty: no --after. In a fifth of the duration --every worlds.
     pub after: Vec<(Us, bool)>,
@@ -238,6 +241,7 @@ impl Scenario {
             also: None,
             no_stats: vec![false; hosts],
             replace: vec![false; hosts],
+            rights: vec![Rights::All; hosts],
             after: Vec::new(),
         };
         // Drawn last: the worlds of the draws before them stay as they were.
@@ -329,6 +333,19 @@ impl Scenario {
         if sc.every.is_some() && !sc.calendar_world() && r.chance(0.2) {
             for _ in 0..r.range(2, 8) {
                 sc.after.push((r.range(0, horizon), r.chance(0.7)));
+            }
+        }
+        // Issue 61 (last, as above): in a third of the worlds that cancel without wake-ups,
+        // each host's user may lack BLPOP (its listener falls back to polling with LPOP) or
+        // LPOP too (it cannot be cancelled): the listener's fallback runs.
+        let cancelling = !sc.cancels.is_empty() || sc.cancel_at_end > 0;
+        if cancelling && !sc.notify && r.chance(0.33) {
+            for x in &mut sc.rights {
+                *x = match r.range(0, 2) {
+                    0 => Rights::All,
+                    1 => Rights::NoBlpop,
+                    _ => Rights::Deaf,
+                };
             }
         }
         sc
@@ -487,6 +504,7 @@ impl Scenario {
         sc.cancel_at_end = 0;
         sc.cancel_timeout = None;
         sc.replace = vec![false; sc.hosts];
+        sc.rights = vec![Rights::All; sc.hosts];
         sc.after.clear();
         sc
     }
@@ -526,4 +544,14 @@ impl Scenario {
         }
         kinds
     }
+}
+
+/// What a host's user may run of the cancel listener's commands (an ACL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rights {
+    All,
+    /// No BLPOP: the server refuses it (NOPERM); LPOP is allowed.
+    NoBlpop,
+    /// Neither BLPOP nor LPOP.
+    Deaf,
 }

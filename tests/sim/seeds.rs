@@ -325,6 +325,9 @@ fn seed_range() {
         total.cancels_lost += o.counts.cancels_lost;
         total.cancel_verdicts += o.counts.cancel_verdicts;
         total.cancels_withdrawn += o.counts.cancels_withdrawn;
+        total.listeners_polling += o.counts.listeners_polling;
+        total.listeners_deaf += o.counts.listeners_deaf;
+        total.prompt_takes += o.counts.prompt_takes;
         total.listener_garbage += o.counts.listener_garbage;
         garbage_worlds += u64::from(w.sc.garbage.is_some());
         total.runs += o.counts.runs;
@@ -483,6 +486,14 @@ fn seed_range() {
     assert!(
         total.cancel_verdicts > 20 && garbage_worlds > 10 && total.listener_garbage > 0,
         "the cancel worlds must reach verdicts, and the garbage worlds the listener"
+    );
+    println!(
+        "sim: listeners refused BLPOP by their user's rights: {} polled with LPOP instead, {} refused LPOP too (uncancellable); {} runs on a fair network took their request within the bound",
+        total.listeners_polling, total.listeners_deaf, total.prompt_takes
+    );
+    assert!(
+        total.listeners_polling > 0 && total.listeners_deaf > 0 && total.prompt_takes > 10,
+        "the worlds with rights must run the listener's fallback"
     );
 }
 

@@ -128,6 +128,8 @@ pub fn supervise(w: &mut World, h: usize) {
     }
     if r.stop.is_done() {
         w.check.ev(w.now, h, "job over", 0);
+        let (token, bound) = (w.hosts[h].token.clone(), crate::cancel::take_bound(w));
+        w.check.job_over(w.now, &token, bound);
         crate::release::begin(w, h, (r.slot, r.window), r.sent, &r.stop);
         return;
     }

@@ -29,8 +29,44 @@ impl Checker {
     }
 
     /// cancel.lua placed request `id` on `token`'s list.
-    pub fn cancel_placed(&mut self, token: &str, id: &str) {
-        self.placed.insert((token.to_string(), id.to_string()));
+    pub fn cancel_placed(&mut self, t: Us, token: &str, id: &str) {
+        self.placed.insert((token.to_string(), id.to_string()), t);
+    }
+
+    /// `token`'s listener started at `t`, in a world where it can take a request within a
+    /// bound: a fair network, and a user allowed BLPOP or LPOP.
+    pub fn listening(&mut self, t: Us, token: &str) {
+        self.listening.insert(token.to_string(), t);
+    }
+
+    /// `token`'s job is over at `t`: a request placed for it that its listener could have
+    /// taken by then (`bound` after it was placed, or after the listener started if later)
+    /// was taken, unless the operator took it back before that, or the run took another
+    /// (its listener stops at the first). A listener that gave up (a wrong fallback, a
+    /// transient failure taken for the end) fails here.
+    pub fn job_over(&mut self, t: Us, token: &str, bound: Us) {
+        let Some(&since) = self.listening.get(token) else {
+            return;
+        };
+        if self.took_one.contains(token) {
+            self.counts.prompt_takes += 1;
+            return;
+        }
+        let late = self.placed.iter().find(|((tk, id), placed)| {
+            let due = (**placed).max(since) + bound;
+            let back = self.withdrawn.get(&(tk.clone(), id.clone()));
+            tk == token && t > due && back.is_none_or(|&b| b > due)
+        });
+        if let Some(((_, id), placed)) = late {
+            let why = format!(
+                "{token}'s listener, listening since {:.3} ms, never took request {id} placed at {:.3} ms (its job ran until {:.3} ms; due within {:.3} ms)",
+                since as f64 / 1000.0,
+                *placed as f64 / 1000.0,
+                t as f64 / 1000.0,
+                bound as f64 / 1000.0
+            );
+            self.fail(t, why);
+        }
     }
 
     /// The operator took request `id` for `token` back (withdraw.lua): nothing may take it now.
@@ -58,8 +94,9 @@ impl Checker {
     /// taken back — never a reply that was no request (a garbage server's).
     pub fn cancel_heard(&mut self, t: Us, token: &str, id: &str) {
         self.counts.cancels_heard += 1;
+        self.took_one.insert(token.to_string());
         let key = (token.to_string(), id.to_string());
-        if !self.placed.contains(&key) {
+        if !self.placed.contains_key(&key) {
             self.fail(
                 t,
                 format!("{token} took a cancel request {id:?} that no cancel placed for it (a reply taken for a request, or one meant for another run)"),

@@ -34,7 +34,7 @@ pub struct Flight {
 }
 
 /// How a request failed, as the host's session sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Fail {
     /// No answer within the timeout: the request may or may not have run, and the host
     /// cannot tell (the session says "maybe executed" for any timeout after sending).
@@ -48,6 +48,8 @@ pub enum Fail {
     Reset,
     /// A reply that is not the protocol (the garbage server's: the command ran).
     Garbage,
+    /// The server refused the command with an error reply (an ACL's NOPERM): it did not run.
+    Denied,
 }
 
 impl World {
