@@ -16,6 +16,7 @@ mod diff;
 mod diff_calls;
 mod fairness;
 mod fences;
+mod listener;
 // The server finder of the integration suite, the one file of its support the simulation needs.
 #[path = "../support/finder.rs"]
 mod finder;

@@ -128,7 +128,7 @@ pub fn supervise(w: &mut World, h: usize) {
     }
     if r.stop.is_done() {
         w.check.ev(w.now, h, "job over", 0);
-        let (token, bound) = (w.hosts[h].token.clone(), crate::cancel::take_bound(w));
+        let (token, bound) = (w.hosts[h].token.clone(), crate::listener::take_bound(w));
         w.check.job_over(w.now, &token, bound);
         crate::release::begin(w, h, (r.slot, r.window), r.sent, &r.stop);
         return;
@@ -161,7 +161,7 @@ fn act_stop(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
             // `dlock cancel`'s listener: its BLPOP on the run's own list (cancel.rs).
             StopAction::StartListener => {
                 r.listener = Some(CancelListener::for_run(limits(w).renew_every));
-                crate::cancel::start(w, h);
+                crate::listener::start(w, h);
             }
             StopAction::Report(_) => {}
         }

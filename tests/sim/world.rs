@@ -124,7 +124,7 @@ pub enum Event {
     Heard {
         host: usize,
         run: u64,
-        brought: crate::cancel::Brought,
+        brought: crate::listener::Brought,
     },
 }
 
@@ -184,7 +184,7 @@ pub struct World {
     /// The host the server holds drained (`dlock drain` ran, `undrain` not yet).
     pub drained: Option<usize>,
     /// Holders' cancel listeners blocked in BLPOP on their run's own list.
-    pub listeners: Vec<crate::cancel::Listening>,
+    pub listeners: Vec<crate::listener::Listening>,
     /// The runs the operator asked to stop, until each verdict (None after it).
     pub asking: Vec<Option<crate::cancel::Asking>>,
     /// `dlock cancel`s run so far (each one's request id).
@@ -474,10 +474,10 @@ impl World {
                 Event::CancelSeen { ask } => crate::cancel::seen(self, ask),
                 Event::CancelWithdraw { ask } => crate::cancel::withdraw(self, ask),
                 Event::CancelWithdrawn { ask } => crate::cancel::withdrawn(self, ask),
-                Event::Garbage => crate::cancel::garbled(self),
-                Event::Listen { host, run } => crate::cancel::listen(self, host, run),
+                Event::Garbage => crate::listener::garbled(self),
+                Event::Listen { host, run } => crate::listener::listen(self, host, run),
                 Event::Heard { host, run, brought } => {
-                    crate::cancel::heard(self, host, run, &brought);
+                    crate::listener::heard(self, host, run, &brought);
                 }
             }
             if self.hosts.iter().all(|h| h.finished(self.sc.runs)) {
@@ -511,7 +511,7 @@ impl World {
             self.replica.drain(..first.saturating_sub(1));
         }
         self.serve_blocked();
-        crate::cancel::serve(self);
+        crate::listener::serve(self);
     }
 
     /// Whether the server answers garbage now (Scenario::garbage): every command still runs,
@@ -580,7 +580,7 @@ impl World {
             self.server.ks.borrow_mut().keys.clear();
         }
         self.reset_all();
-        crate::cancel::dropped(self);
+        crate::listener::dropped(self);
         for h in 0..self.hosts.len() {
             self.hosts[h].hung_up = true;
             crate::host::poke(self, h);
@@ -622,7 +622,7 @@ impl World {
         self.check.writes_lost_after(kept);
         self.check.ev(self.now, usize::MAX, "failover", lag as i64);
         self.reset_all();
-        crate::cancel::dropped(self);
+        crate::listener::dropped(self);
         for h in 0..self.hosts.len() {
             self.hosts[h].hung_up = true;
             crate::host::poke(self, h);
