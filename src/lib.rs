@@ -153,8 +153,8 @@ pub mod api {
     pub mod sim {
         pub use crate::core::acquire::{
             Action as WaitAction, ClockOff, Input as WaitInput, Limits as WaitLimits, NotDue,
-            Outcome, PushTo, Replaced, StopWith, Wait, WakePush, Waker, Woken, replace_reason,
-            waiting_for,
+            Outcome, PushTo, Read, Replaced, StopWith, Tries, Wait, WakePush, Waker, Woken,
+            replace_reason, waiting_for,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};

@@ -36,13 +36,16 @@ use crate::log::secs;
 mod again;
 mod replace;
 mod start;
+mod tries;
 mod types;
 mod waker;
 
 use replace::Replace;
 pub use replace::replace_reason;
+pub use tries::{Read, Tries};
 pub use types::{
-    Action, AfterNotYet, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Replaced, Report,
+    Action, AfterNotYet, Answer, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Replaced,
+    Report,
 };
 pub use waker::{PushTo, StopWith, WakePush, Waker, Woken};
 #[cfg(test)]

@@ -10,8 +10,6 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
 use super::script::{self, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, args, read};
-use crate::core::acquire::{AfterNotYet, ClockOff, NotDue, OtherPeriod};
-use crate::core::pause::Pause;
 
 mod acquire;
 pub use acquire::{AcquireCall, EveryArg, Fleet};
@@ -22,50 +20,8 @@ pub fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
     script::call(conn, c)
 }
 
-/// acquire.lua's answer. With --also, a key of the run's set is named by its **set index**:
-/// 0 is KEY, j ≥ 1 is `also[j - 1]` (the same index `AcquireCall::woken`, the renewal's and the
-/// release's lost key use).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Acquire {
-    Acquired {
-        fence: i64,
-        /// The slot taken (0 for a plain lock).
-        slot: u32,
-        /// --every: the start of the run's window (Unix ms, server time).
-        window: Option<u64>,
-        /// --also: each key's (fence, slot), in `also`'s order (empty without --also).
-        also: Vec<(i64, u32)>,
-    },
-    /// --every: the current window already has a success.
-    NotDue(NotDue),
-    /// --after KEY: KEY has no success granted inside the current window yet.
-    After(AfterNotYet),
-    /// --every: KEY's recorded period or offset is another.
-    OtherPeriod(OtherPeriod),
-    /// A calendar --every: the server's clock is in none of the windows sent.
-    ClockOff(ClockOff),
-    /// Held by someone else; `pttl` ms left on their lease (-1: no expiry at all); `holder` is
-    /// "host pid N" when a dlock holds it, empty otherwise. With --also: `pttl` is the longest
-    /// of the blockers' soonest frees (no try succeeds before), `holder` the first blocker's
-    /// ("host pid N (run of KEY)" when it holds it as another run's --also key), `blocked` the
-    /// set index of every key without a free slot (`[0]` without --also: KEY), `handed`
-    /// whether the wake-up this try was woken by was pushed back for another waiter.
-    Busy {
-        pttl: i64,
-        holder: String,
-        blocked: Vec<usize>,
-        handed: bool,
-    },
-    /// KEY is in use with another `--limit`: this one.
-    OtherLimit(i64),
-    /// KEY, or every key under the prefix, is paused (nothing was taken).
-    Paused(Pause),
-    /// --also: the key of set index j (≥ 1) is paused (nothing was taken).
-    PausedAlso(usize, Pause),
-    /// --also: the key of set index j (≥ 1) is in use with another `--limit` than
-    /// `--also-limit`: this one (nothing was taken).
-    OtherLimitAlso(usize, i64),
-}
+/// acquire.lua's answer (`core::acquire::Answer`, read there into the machine's input).
+pub use crate::core::acquire::Answer as Acquire;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Renew {

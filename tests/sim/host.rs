@@ -8,7 +8,7 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Backoff, Cleanup, End, Failure, Limits, Period, Renewal, Stop, Wait, WaitLimits, Waker,
+    Backoff, Cleanup, End, Failure, Limits, Period, Renewal, Stop, Tries, Wait, WaitLimits, Waker,
 };
 
 use crate::check::Us;
@@ -29,8 +29,9 @@ pub struct Proc {
 
 pub struct Waiting {
     pub wait: Wait,
-    /// The acquire out: (request, sent on the host's clock).
-    pub out: Option<(u64, Instant)>,
+    /// The acquire out: (request, sent on the host's clock, flagged the last, sent again in
+    /// the record's spelling).
+    pub out: Option<(u64, Instant, bool, bool)>,
     /// The waker (None: not started, or stopped): the real machine, set index by set index.
     pub waker: Option<Waker<usize>>,
     /// The tries' connection is up: the last call on it was answered (a failure drops it).
@@ -42,23 +43,11 @@ pub struct Waiting {
     pub confirm: Option<u64>,
     /// --every: the run's period (the host's, or the one the operator changed to).
     pub every: Option<Period>,
-    /// --every: the window of the acquire that won.
-    pub window: Option<u64>,
-    /// A calendar --every try was answered that this host's clock is off.
-    pub clock_off: bool,
-    /// --also, as cmd::run::acquire's shell keeps them beside the machine: the set indexes
-    /// of the keys that held the last busy try back (`[0]`: the --key), the ones the waker
-    /// listens on (those, when it was started or resumed), the set index of the wake-up to
-    /// send with the next try (`woken`), whether the last try carried one (acquire.lua placed
-    /// it then: a waker stopped on it pushes nothing of it), and the winning try's (fence,
-    /// slot) of each --also key.
-    pub blocked: Vec<usize>,
+    /// What the run keeps from try to try, and the reading of each answer: the binary's own.
+    pub tries: Tries,
+    /// The set indexes of the keys whose wake lists the waker listens on (the keys that held
+    /// the last busy try back, when it was started or resumed).
     pub lists: Vec<usize>,
-    pub woken_by: Option<usize>,
-    pub carried: bool,
-    pub also_won: Vec<(i64, u32)>,
-    /// The host's wall clock at the run's first try (cmd::run::acquire's `first_ms`).
-    pub first_ms: Option<u64>,
     /// --on-busy replace: its call out (replace.rs), and the request it placed.
     pub replace: Option<crate::replace::Out>,
     pub replace_request: Option<dlock::api::sim::CancelRequest>,
@@ -280,14 +269,8 @@ fn begin(w: &mut World, h: usize) {
         cleanup: None,
         confirm: None,
         every: w.period_now.clone().or_else(|| w.sc.host_every[h].clone()),
-        window: None,
-        clock_off: false,
-        blocked: vec![0],
+        tries: Tries::new(w.sc.also.is_some()),
         lists: vec![0],
-        woken_by: None,
-        carried: false,
-        also_won: Vec::new(),
-        first_ms: None,
         replace: None,
         replace_request: None,
         asked_to_replace: false,

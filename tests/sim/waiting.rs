@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Acquire, AcquireCall, BusyCall, Call, Cleanup, EveryArg, Failure, Fleet, Meta, Outcome, PushTo,
+    AcquireCall, BusyCall, Call, Cleanup, EveryArg, Failure, Fleet, Meta, Outcome, PushTo, Read,
     ReleaseCall, RunKeys, RunLog, StopWith, WaitAction, WaitInput, WakeCall, WakePush, Waker,
     Woken, lease_end, waiting_for,
 };
@@ -49,7 +49,7 @@ pub fn step(w: &mut World, h: usize) {
             return;
         }
         if let Some(outcome) = s.wait.outcome() {
-            if s.clock_off {
+            if s.tries.clock_off() {
                 let token = w.hosts[h].token.clone();
                 let ended = match &outcome {
                     Outcome::Exit(e) => Some(*e),
@@ -77,11 +77,11 @@ pub fn step(w: &mut World, h: usize) {
                     if s.asked_to_replace {
                         w.check.counts.replaced_grants += 1;
                     }
-                    w.hosts[h].also_held = std::mem::take(&mut s.also_won);
-                    crate::supervise::start(w, h, (fence, slot, s.window), sent)
+                    w.hosts[h].also_held = s.tries.take_also_won();
+                    crate::supervise::start(w, h, (fence, slot, s.tries.window()), sent)
                 }
                 Outcome::Unstarted { slot, sent, .. } => {
-                    w.hosts[h].also_held = std::mem::take(&mut s.also_won);
+                    w.hosts[h].also_held = s.tries.take_also_won();
                     // Exit 69 (or a signal's): released unstarted, until the first lease would
                     // be gone by itself.
                     w.check.counts.unconfirmed += 1;
@@ -97,7 +97,7 @@ pub fn step(w: &mut World, h: usize) {
         }
         let now = local(w, h);
         if let Some(last_try) = s.wait.poll_try(now) {
-            try_once(w, h, &mut s, last_try);
+            try_once(w, h, &mut s, last_try, false);
             continue;
         }
         break;
@@ -111,20 +111,18 @@ pub fn step(w: &mut World, h: usize) {
     schedule(w, h, next);
 }
 
-fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
+/// One try (`again`: sent again at once in the spelling of the key's record).
+fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool, again: bool) {
     let sent = local(w, h);
     let token = w.hosts[h].token.clone();
     let wall = crate::host::wall_ms(w, h);
-    let first = *s.first_ms.get_or_insert(wall);
+    let (woken, first) = s.tries.send(wall, again);
     let (keys, also, meta) = (
         w.host_keys[h].clone(),
         w.host_also[h].clone(),
         meta(w, h, wall, first),
     );
     let after = crate::upstream::keys(w);
-    // As the shell: the wake-up the waker passed on goes with the next try (--also only).
-    let woken = s.woken_by.take().filter(|_| !also.is_empty());
-    s.carried = woken.is_some();
     let call = scripted(&AcquireCall {
         keys: &keys,
         token: &token,
@@ -132,7 +130,10 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         stats: !w.sc.no_stats[h],
         meta: &meta,
         last_try,
-        every: s.every.as_ref().map(|p| EveryArg::new(p, wall)),
+        every: s
+            .every
+            .as_ref()
+            .map(|p| EveryArg::new(p, wall).spelled(s.tries.spelled())),
         fleet: Fleet::Key {
             pause: "{sim:}:pause",
             drain: "{sim:}:drain",
@@ -153,7 +154,7 @@ fn try_once(w: &mut World, h: usize, s: &mut Waiting, last_try: bool) {
         return;
     }
     let id = w.send(h, call, io_timeout(w));
-    s.out = Some((id, sent));
+    s.out = Some((id, sent, last_try, again));
 }
 
 /// An answer (or a failure) reached the host: the try's, a cleanup release's or the WAIT's.
@@ -186,42 +187,24 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
         s.wait.handle(WaitInput::Replicas(acked), now);
         return;
     }
-    let Some((out, sent)) = s.out else { return };
+    let Some((out, sent, last_try, again)) = s.out else {
+        return;
+    };
     if out != id {
         return;
     }
     s.out = None;
-    let input = match a.map(AcquireCall::reply) {
-        Ok(Ok(Acquire::Acquired {
-            fence,
-            slot,
-            window,
-            also,
-        })) => {
-            s.window = window;
-            s.also_won = also;
-            WaitInput::Acquired { fence, slot, sent }
-        }
-        Ok(Ok(Acquire::Busy {
-            pttl,
-            holder,
-            blocked,
-            ..
-        })) => {
-            s.blocked = blocked;
-            WaitInput::Busy { pttl, holder }
-        }
-        Ok(Ok(Acquire::NotDue(n))) => WaitInput::NotDue(n),
-        Ok(Ok(Acquire::After(a))) => WaitInput::After(a),
-        Ok(Ok(Acquire::Paused(p) | Acquire::PausedAlso(_, p))) => WaitInput::Paused(p),
-        Ok(Ok(Acquire::OtherLimit(n) | Acquire::OtherLimitAlso(_, n))) => WaitInput::OtherLimit(n),
-        Ok(Ok(Acquire::OtherPeriod(p))) => WaitInput::OtherPeriod(p),
-        Ok(Ok(Acquire::ClockOff(o))) => {
-            s.clock_off = true;
-            WaitInput::ClockOff(o)
-        }
+    let got = match a.map(AcquireCall::reply) {
+        Ok(Ok(answer)) => Ok(answer),
         Ok(Err(e)) => panic!("seed {}: acquire's reply unread: {e}", w.sc.seed),
-        Err(f) => WaitInput::Failed(failure(f)),
+        Err(f) => Err(failure(f)),
+    };
+    let input = match s.tries.read(got, sent, s.every.as_ref(), again) {
+        Read::Input(input) => input,
+        Read::Respell(_) => {
+            w.check.ev(w.now, h, "respelled", 0);
+            return try_once(w, h, s, last_try, true);
+        }
     };
     w.check.ev(w.now, h, "try answered", 0);
     s.wait.handle(input, now);
@@ -241,7 +224,7 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                     _ => s.waker = Some(Waker::new()),
                 }
                 // It listens on the wake lists of the keys that held the last try back.
-                s.lists = s.blocked.clone();
+                s.lists = s.tries.blocked().to_vec();
                 let d = w.delay();
                 let run = w.hosts[h].run;
                 if w.up && !w.cut(h) {
@@ -264,7 +247,7 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                     held,
                     unused,
                     superseded,
-                    placed: s.carried,
+                    placed: s.tries.carried(),
                     connected: s.connected,
                 });
                 count_lost_if(w, stopping.kept);
@@ -398,11 +381,11 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
         let Woken::Deliver = waker.woken(list, slots) else {
             unreachable!("a listening waker takes its wake-up");
         };
-        s.woken_by = Some(list);
+        let woken = s.tries.woken(list);
         w.check.ev(w.now, h, "woken", 0);
         crate::wakeups::delivered(&mut w.wake_owed, h, run);
         // With a try out, the machine reads it after that try's answer.
-        s.wait.handle(WaitInput::Woken, now);
+        s.wait.handle(woken, now);
         step(w, h);
         return;
     }

@@ -9,14 +9,13 @@ use super::held::{AlsoHeld, Held};
 use super::note::Note;
 use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{Action, Input, Limits, StopWith, Wait, waiting_for};
+use crate::core::acquire::{Action, Input, Limits, Read, StopWith, Tries, Wait, waiting_for};
 use crate::core::backoff::Backoff;
-use crate::core::calendar::Spelling;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::debug;
 use crate::store::keys::{Keys, listened, new_token};
-use crate::store::lock::{Acquire, AcquireCall, BusyCall, EveryArg, Fleet, Meta};
+use crate::store::lock::{AcquireCall, BusyCall, EveryArg, Fleet, Meta};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{hostname, unix_ms};
@@ -37,21 +36,8 @@ struct Shell<'a> {
     /// Tries go out here (a failure drops its connection: the next try reconnects); the
     /// winning one's connection is kept for the job's lease.
     session: Session,
-    /// --every: the winning try's window.
-    window: Option<u64>,
-    /// --also: the winning try's (fence, slot) of each --also key.
-    also_won: Vec<(i64, u32)>,
-    /// The set indexes of the keys that held the last busy try back (0: `--key`): the waker
-    /// listens on their wake lists. `[0]` without --also.
-    blocked: Vec<usize>,
-    /// The set index of the key whose wake-up the waker passed on last, for the next try to
-    /// send (acquire.lua hands it on when it takes nothing); --also only.
-    woken_by: Option<usize>,
-    /// The last try went with a wake-up (`woken_by`): acquire.lua placed it, whatever it
-    /// answered, so a waker stopped on it pushes nothing of it.
-    carried: bool,
-    /// The key the last answer was about (set index; 0: `--key`), for its line.
-    about: usize,
+    /// What the run keeps from try to try, and the reading of each answer (core).
+    tries: Tries,
     meta: Meta,
     tx: Sender<Note>,
     waker: Option<Waker>,
@@ -63,9 +49,6 @@ struct Shell<'a> {
     drain: String,
     /// The line that said a paused key ran nothing (for --ping's log ping).
     paused: Option<String>,
-    /// A calendar --every in the spelling of the key's record, once an answer named one that
-    /// means the same (`Period::respelled`): every later try goes in it.
-    spelled: Option<Spelling>,
     /// --on-busy replace: the request placed on the old run's list (what withdraw.lua takes
     /// back).
     replace_request: Option<String>,
@@ -144,12 +127,7 @@ fn take(
             .collect(),
         token: new_token(),
         session: Session::new(&cfg.server),
-        window: None,
-        also_won: Vec::new(),
-        blocked: vec![0],
-        woken_by: None,
-        carried: false,
-        about: 0,
+        tries: Tries::new(!cfg.also.is_empty()),
         meta: Meta {
             host: hostname(),
             pid: std::process::id(),
@@ -167,7 +145,6 @@ fn take(
         fleet: Keys::fleet(&cfg.prefix),
         drain: Keys::drain(&cfg.prefix),
         paused: None,
-        spelled: None,
         replace_request: None,
         after: cfg
             .after
@@ -184,7 +161,7 @@ fn take(
             return s.finish(outcome);
         }
         if let Some(last_try) = s.wait.poll_try(Instant::now()) {
-            s.try_once(last_try, true);
+            s.try_once(last_try, false);
             continue;
         }
         let Some(next) = s.wait.poll_timeout() else {
@@ -201,25 +178,22 @@ impl Shell<'_> {
     fn event(&mut self, ev: Event<Note>) {
         let input = match ev {
             Event::Signal(sig) => Input::Signal(sig),
-            Event::Note(Note::Woken(j)) => {
-                self.woken_by = Some(j);
-                Input::Woken
-            }
+            Event::Note(Note::Woken(j)) => self.tries.woken(j),
             _ => return,
         };
         self.wait.handle(input, Instant::now());
     }
 
-    /// One try; `may_respell`: an answer naming this calendar in the record's own spelling
-    /// sends it again at once in that spelling (once: the machine sees one try, one answer).
-    fn try_once(&mut self, last_try: bool, may_respell: bool) {
+    /// One try; `again`: sent again at once in the spelling of the key's record (`Read`).
+    fn try_once(&mut self, last_try: bool, again: bool) {
         let sent = Instant::now();
         let since_ms = unix_ms();
-        if self.meta.first_ms == 0 {
-            self.meta.first_ms = since_ms;
-        }
+        let (woken, first_ms) = self
+            .tries
+            .send(u64::try_from(since_ms).unwrap_or(u64::MAX), again);
         let meta = Meta {
             since_ms,
+            first_ms: u128::from(first_ms),
             ..self.meta.clone()
         };
         // Under Redis Cluster the prefix-wide pause lives in another hash slot than the lock:
@@ -252,72 +226,26 @@ impl Shell<'_> {
                 .every
                 .as_ref()
                 .map(|p| EveryArg::new(p, u64::try_from(unix_ms()).unwrap_or(u64::MAX)))
-                .map(|e| e.spelled(self.spelled.as_ref())),
+                .map(|e| e.spelled(self.tries.spelled())),
             fleet,
             also: &self.also,
-            woken: self.woken_by.take().filter(|_| !self.also.is_empty()),
+            woken,
             after: self.after.as_ref().map(|(l, d)| (l.as_str(), d.as_str())),
         };
-        // A try sent again in the record's spelling carries no wake-up: the first placed it.
-        self.carried = call.woken.is_some() || (!may_respell && self.carried);
-        self.about = 0;
-        let input = match self.session.call(&call) {
-            Ok(Acquire::Acquired {
-                fence,
-                slot,
-                window,
-                also,
-            }) => {
-                self.window = window;
-                self.also_won = also;
-                Input::Acquired { fence, slot, sent }
-            }
-            Ok(Acquire::NotDue(not_due)) => Input::NotDue(not_due),
-            Ok(Acquire::After(after)) => Input::After(after),
-            Ok(Acquire::Paused(pause)) => Input::Paused(pause),
-            Ok(Acquire::PausedAlso(j, pause)) => {
-                self.about = j;
-                Input::Paused(pause)
-            }
-            Ok(Acquire::Busy {
-                pttl,
-                holder,
-                blocked,
-                ..
-            }) => {
-                self.about = blocked.first().copied().unwrap_or(0);
-                self.blocked = blocked;
-                Input::Busy { pttl, holder }
-            }
-            Ok(Acquire::OtherLimit(recorded)) => Input::OtherLimit(recorded),
-            Ok(Acquire::OtherLimitAlso(j, recorded)) => {
-                self.about = j;
-                Input::OtherLimit(recorded)
-            }
-            Ok(Acquire::OtherPeriod(other)) => {
-                let period = self.cfg.every.as_ref();
-                match period.and_then(|p| p.respelled(&other)) {
-                    Some(spelled) if may_respell => {
-                        debug!("respelled", schedule = spelled.schedule.as_str(), tz = spelled.tz.as_str();
-                            "{}: the key's record spells this period `{}` in {}: trying again in that spelling",
-                            self.keys.lock, spelled.schedule, spelled.tz);
-                        self.spelled = Some(spelled);
-                        return self.try_once(last_try, false);
-                    }
-                    _ => Input::OtherPeriod(other),
-                }
-            }
-            Ok(Acquire::ClockOff(off)) => Input::ClockOff(off),
-            Err(f) => {
-                // A proxy in front of a Redis Cluster, behind a plain URL, refuses keys of
-                // several hash slots in one script before it runs (nothing was taken): the
-                // same usage line as a cluster URL gets before anything is sent.
-                if f.permanent && f.reason.contains("CROSSSLOT") && !self.cfg.also.is_empty() {
-                    self.error = cleanup::crossslot(self.cfg);
-                }
-                Input::Failed(f)
+        let got = self.session.call(&call);
+        let input = match self.tries.read(got, sent, self.cfg.every.as_ref(), again) {
+            Read::Input(input) => input,
+            Read::Respell(spelled) => {
+                debug!("respelled", schedule = spelled.schedule.as_str(), tz = spelled.tz.as_str();
+                    "{}: the key's record spells this period `{}` in {}: trying again in that spelling",
+                    self.keys.lock, spelled.schedule, spelled.tz);
+                return self.try_once(last_try, true);
             }
         };
+        // The same usage line as a cluster URL gets before anything is sent.
+        if self.tries.crossslot() {
+            self.error = cleanup::crossslot(self.cfg);
+        }
         self.wait.handle(input, Instant::now());
     }
 
@@ -367,7 +295,7 @@ impl Shell<'_> {
                             held,
                             unused,
                             superseded,
-                            placed: self.carried,
+                            placed: self.tries.carried(),
                             connected: self.session.is_connected(),
                         };
                         w.stop(&mut self.session, with);
@@ -398,7 +326,8 @@ impl Shell<'_> {
     /// by the run's reservation calls it: acquire.lua).
     fn lists(&self) -> Vec<List> {
         let also = !self.also.is_empty();
-        self.blocked
+        self.tries
+            .blocked()
             .iter()
             .flat_map(|&index| {
                 let k = self.key_at(index);

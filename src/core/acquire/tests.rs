@@ -7,6 +7,7 @@ mod faults;
 mod refusals;
 mod replace;
 mod start;
+mod tries;
 mod waker;
 mod wakeups;
 

@@ -17,7 +17,10 @@ impl Shell<'_> {
     pub(super) fn report(&mut self, r: Report) {
         let (lock, target) = (&self.keys.lock, &self.cfg.server.target);
         // With --also: the key the answer was about, as the line names it.
-        let (about, also) = (self.key_at(self.about).lock.clone(), self.about > 0);
+        let (about, also) = (
+            self.key_at(self.tries.about()).lock.clone(),
+            self.tries.about() > 0,
+        );
         let named = if also {
             format!("--also {about}")
         } else {
@@ -116,7 +119,12 @@ impl Shell<'_> {
                 });
             }
             Report::Paused { pause, code } => {
-                let name = match self.about.checked_sub(1).and_then(|i| self.cfg.also.get(i)) {
+                let name = match self
+                    .tries
+                    .about()
+                    .checked_sub(1)
+                    .and_then(|i| self.cfg.also.get(i))
+                {
                     Some(x) => &x.name,
                     None => &self.cfg.name,
                 };
@@ -173,7 +181,7 @@ impl Shell<'_> {
                 } else if !holder.is_empty() {
                     left = format!("held by {holder}, {left}");
                 }
-                let slots = self.key_at(self.about).limit_n();
+                let slots = self.key_at(self.tries.about()).limit_n();
                 if slots > 1 && !kept {
                     // The slot that frees first.
                     left = format!("all {slots} slots held; the first to free: {left}");

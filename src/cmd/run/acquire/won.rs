@@ -62,8 +62,8 @@ impl Shell<'_> {
             slot,
             sent,
             waited,
-            window: self.window,
-            also: std::mem::take(&mut self.also_won),
+            window: self.tries.window(),
+            also: self.tries.take_also_won(),
             unstarted,
         })
     }
