@@ -20,10 +20,10 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::Limits;
 use super::bugs::{Bug, on};
 use super::clock::lease_end;
 use super::stop::Input as Tell;
+use super::{Failure, Limits};
 use crate::log::secs;
 
 /// Behind Sentinel, how often the watchdog asks whether the master moved between renewals:
@@ -66,6 +66,43 @@ pub enum Event {
     HungUp,
     /// The sentinels were asked (`Action::LookForMaster`): whether the master moved.
     Looked { moved: bool },
+}
+
+/// renew.lua's answer for the run's key (with `--also`, the set index of a key it found lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Renewed,
+    /// The key holds someone else's token.
+    TakenOver,
+    /// The key is gone (expired, deleted, or the server lost its data).
+    Gone,
+}
+
+impl Event {
+    /// The answer to the renewal sent at `sent`, as the machine reads it: a lost `--also` key
+    /// named by its lock key (`also_lock(j)`, the j-th, j ≥ 1); a failure by its reason.
+    pub fn answered(
+        got: Result<(Answer, Option<usize>), Failure>,
+        sent: Instant,
+        also_lock: impl Fn(usize) -> Option<String>,
+    ) -> Event {
+        match got {
+            Ok((Answer::Renewed, _)) => Event::Renewed { sent },
+            Ok((lost, key)) => Event::Lost {
+                taken_over: lost == Answer::TakenOver,
+                key: key.and_then(also_lock),
+            },
+            Err(f) => Event::Failed {
+                reason: f.reason,
+                refused: f.refused,
+            },
+        }
+    }
+
+    /// The answer to `ConfirmReplicas`' WAIT.
+    pub fn replicas(acked: Result<i64, Failure>) -> Event {
+        Event::Replicas(acked.map_err(|f| f.reason))
+    }
 }
 
 /// What the watchdog should do.

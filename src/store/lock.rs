@@ -23,14 +23,8 @@ pub fn call<C: Call>(conn: &mut Conn, c: &C) -> RedisResult<C::Reply> {
 /// acquire.lua's answer (`core::acquire::Answer`, read there into the machine's input).
 pub use crate::core::acquire::Answer as Acquire;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Renew {
-    Renewed,
-    /// The key holds someone else's token.
-    TakenOver,
-    /// The key is gone (expired, deleted, or the server lost its data).
-    Gone,
-}
+/// renew.lua's answer (`core::renew::Answer`, read there into the machine's event).
+pub use crate::core::renew::Answer as Renew;
 
 /// Who is acquiring, stored next to the lock for `dlock status`.
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use crate::world::{Event, Fail, World};
 
 pub use crate::release::served;
 pub use crate::supervise::job_exit;
-pub use crate::waiting::{listens as waker_listens, own_wake_key, waker_gone, woken};
+pub use crate::waiting::{waker_gone, woken};
 
 /// The job: when it ends by itself, what SIGTERM does to it, and when it is dead.
 pub struct Proc {

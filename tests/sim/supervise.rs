@@ -8,8 +8,8 @@ use std::process::ExitStatus;
 use std::time::Instant;
 
 use dlock::api::sim::{
-    Call, CancelListener, Exit, Renew, RenewAction, RenewCall, RenewEvent, Renewal, Stop,
-    StopAction, StopInput,
+    Call, CancelListener, Exit, RenewAction, RenewCall, RenewEvent, Renewal, Stop, StopAction,
+    StopInput,
 };
 use redis::Value;
 
@@ -246,26 +246,20 @@ pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value
         let acked = match a {
             Ok(Value::Int(n)) => Ok(n),
             Ok(v) => panic!("seed {}: WAIT answered {v:?}", w.sc.seed),
-            Err(f) => Err(failure(f).reason),
+            Err(f) => Err(failure(f)),
         };
         if let Some(m) = r.renewal.as_mut() {
-            m.handle(RenewEvent::Replicas(acked), now);
+            m.handle(RenewEvent::replicas(acked), now);
         }
         return;
     }
-    let event = match a.map(RenewCall::reply) {
-        Ok(Ok((Renew::Renewed, _))) => RenewEvent::Renewed { sent },
-        // The watchdog's: the --also key the renewal found lost, by its name.
-        Ok(Ok((lost, key))) => RenewEvent::Lost {
-            taken_over: lost == Renew::TakenOver,
-            key: key.and_then(|j| w.host_also[h].get(j - 1).map(|x| x.lock.clone())),
-        },
+    let got = match a.map(RenewCall::reply) {
+        Ok(Ok(answer)) => Ok(answer),
         Ok(Err(e)) => panic!("seed {}: renew's reply unread: {e}", w.sc.seed),
-        Err(f) => RenewEvent::Failed {
-            reason: failure(f).reason,
-            refused: f == Fail::Refused,
-        },
+        Err(f) => Err(failure(f)),
     };
+    let also = &w.host_also[h];
+    let event = RenewEvent::answered(got, sent, |j| also.get(j - 1).map(|x| x.lock.clone()));
     if let Some(m) = r.renewal.as_mut() {
         m.handle(event, now);
     }

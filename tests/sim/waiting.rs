@@ -227,9 +227,7 @@ fn act(w: &mut World, h: usize, s: &mut Waiting) {
                 s.lists = s.tries.blocked().to_vec();
                 let d = w.delay();
                 let run = w.hosts[h].run;
-                if w.up && !w.cut(h) {
-                    w.at(w.now + d, Event::Block { host: h, run });
-                }
+                w.at(w.now + d, Event::Block { host: h, run });
                 if started {
                     s.wait.waker_started(true, local(w, h));
                 }
@@ -478,6 +476,49 @@ pub fn waker_lists(w: &World, h: usize) -> Vec<(usize, String)> {
             listened(k, token, also).into_iter().map(move |l| (j, l))
         })
         .collect()
+}
+
+/// The waker's BLPOP reaches the server (`Blocked` there), or fails: the server down refuses
+/// it, a cut network never carries it (its read times out at the end of --wait: nothing more
+/// this run), a garbage server answers it with garbage (the machine gives up).
+pub fn block(w: &mut World, h: usize, run: u64) {
+    if !listens(w, h, run) || w.cut(h) {
+        return;
+    }
+    let fail = if !w.up {
+        Fail::Refused
+    } else if w.garbage() {
+        Fail::Garbage
+    } else {
+        let own = own_wake_key(w, h);
+        let lists = waker_lists(w, h);
+        w.blocked.push(crate::world::Blocked {
+            host: h,
+            run,
+            own,
+            lists,
+        });
+        return w.serve_blocked();
+    };
+    waker_failed(w, h, run, fail);
+}
+
+/// The waker's BLPOP failed with `fail` (refused, or its connection closed under it): the
+/// machine says whether and when it listens again.
+pub fn waker_failed(w: &mut World, h: usize, run: u64, fail: Fail) {
+    if !listens(w, h, run) {
+        return;
+    }
+    let Phase::Waiting(s) = &mut w.hosts[h].phase else {
+        return;
+    };
+    let Some(pause) = s.waker.as_mut().and_then(|k| k.failed(&failure(fail))) else {
+        return;
+    };
+    // After the pause, the BLPOP's way to the server.
+    let d = w.delay();
+    let at = w.now + pause.as_micros() as Us + d;
+    w.at(at, Event::Block { host: h, run });
 }
 
 /// Whether the host's waker of run `run` still wants its BLPOP.

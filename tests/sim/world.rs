@@ -442,21 +442,7 @@ impl World {
                 Event::Answer { host, id } => crate::host::answer(self, host, id),
                 Event::JobExit { host, run } => crate::host::job_exit(self, host, run),
                 Event::Woken { host, run, list } => crate::host::woken(self, host, run, list),
-                Event::Block { host, run } => {
-                    // A garbage server answers the waker's BLPOP with garbage: it wakes no one
-                    // (the waiter's backoff tries on).
-                    if self.up && !self.garbage() && crate::host::waker_listens(self, host, run) {
-                        let own = crate::host::own_wake_key(self, host);
-                        let lists = crate::waiting::waker_lists(self, host);
-                        self.blocked.push(Blocked {
-                            host,
-                            run,
-                            own,
-                            lists,
-                        });
-                        self.serve_blocked();
-                    }
-                }
+                Event::Block { host, run } => crate::waiting::block(self, host, run),
                 Event::WakerGone { host, run } => crate::host::waker_gone(self, host, run),
                 Event::ServerDown(i) => self.server_down(i),
                 Event::ServerUp(i) => self.server_up(i),
@@ -529,7 +515,15 @@ impl World {
 
     /// BLPOP: an item on a waiter's own key ends its BLPOP (its thread just ends); each item
     /// of the wake list frees the longest-blocked waiter.
-    fn serve_blocked(&mut self) {
+    /// The server closed every connection: each waker's BLPOP fails, and its machine says
+    /// when it listens again (a stopped waker's thread just ends).
+    fn wakers_dropped(&mut self) {
+        for b in std::mem::take(&mut self.blocked) {
+            crate::waiting::waker_failed(self, b.host, b.run, Fail::Reset);
+        }
+    }
+
+    pub fn serve_blocked(&mut self) {
         let mut ks = self.server.ks.borrow_mut();
         self.blocked.retain(|b| ks.lpop(&b.own).is_none());
         drop(ks);
@@ -549,7 +543,7 @@ impl World {
 
     fn server_down(&mut self, i: usize) {
         self.up = false;
-        self.blocked.clear();
+        self.wakers_dropped();
         let keeps = self.sc.restarts[i].2;
         self.check
             .ev(self.now, usize::MAX, "server down", i64::from(keeps));
@@ -617,7 +611,7 @@ impl World {
             .unwrap_or_default();
         *self.server.ks.borrow_mut() = snap;
         self.ks_clock();
-        self.blocked.clear();
+        self.wakers_dropped();
         // The replica has the writes up to its snapshot's time: later take-backs are undone.
         self.check.writes_lost_after(kept);
         self.check.ev(self.now, usize::MAX, "failover", lag as i64);

@@ -141,21 +141,20 @@ impl Waker {
                             }
                         }
                         Ok(None) => {}
-                        // The server refuses BLPOP (an ACL without it, a proxy that forbids
-                        // blocking commands): no wake-up can come, and asking again would only
-                        // hammer it (thousands of connections a second, seen). The acquire
-                        // loop's backoff finds the lock free instead.
-                        Err(f) if f.sent && f.permanent => {
-                            warn!("waker_refused";
-                                "the server refuses BLPOP ({}): waiting by retries only; grant blpop (the ACL rule set in docs/connecting.md) for prompt hand-offs",
-                                f.reason
-                            );
-                            return;
+                        Err(f) => {
+                            // Bound first: the lock is not held while asleep.
+                            let again = locked(&shared).failed(&f);
+                            let Some(pause) = again else {
+                                warn!("waker_refused";
+                                    "the server refuses BLPOP ({}): waiting by retries only; grant blpop (the ACL rule set in docs/connecting.md) for prompt hand-offs",
+                                    f.reason
+                                );
+                                return;
+                            };
+                            // Could not connect, or the connection broke: the acquire loop's
+                            // own retries report Redis trouble.
+                            std::thread::sleep(pause);
                         }
-                        // Could not connect, or the connection broke: the acquire loop's own
-                        // retries report Redis trouble; try again soon, never in a spin. A
-                        // wake-up pushed meanwhile waits in the list.
-                        Err(_) => std::thread::sleep(Duration::from_millis(100)),
                     }
                 }
             });

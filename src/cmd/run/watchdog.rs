@@ -13,7 +13,7 @@ use crate::core::renew::{Action, Event, Renewal};
 use crate::core::stop::FIRST_LOOK;
 use crate::log::debug;
 use crate::store::conn::Watched;
-use crate::store::lock::{Renew, RenewCall};
+use crate::store::lock::RenewCall;
 use crate::store::session::Session;
 use crate::sys::event::Sender;
 use crate::sys::sock::{Bell, Socket, Woke};
@@ -114,7 +114,7 @@ fn watch(
                     deadline,
                 } => {
                     let acked = session.wait_replicas_within(n, timeout, deadline);
-                    m.handle(Event::Replicas(acked.map_err(|f| f.reason)), Instant::now());
+                    m.handle(Event::replicas(acked), Instant::now());
                 }
             }
         }
@@ -148,19 +148,8 @@ fn renew_once(session: &mut Session, renew: &RenewCall, deadline: Instant, held:
         debug!("master_moved"; "the sentinels name a new master: renewing there");
     }
     let sent = Instant::now();
-    match session.call_within(renew, Some(deadline)) {
-        Ok((Renew::Renewed, _)) => Event::Renewed { sent },
-        Ok((lost, key)) => Event::Lost {
-            taken_over: lost == Renew::TakenOver,
-            key: key
-                .and_then(|j| held.also_at(j))
-                .map(|x| x.keys.lock.clone()),
-        },
-        Err(f) => Event::Failed {
-            reason: f.reason,
-            refused: f.refused,
-        },
-    }
+    let got = session.call_within(renew, Some(deadline));
+    Event::answered(got, sent, |j| held.also_at(j).map(|x| x.keys.lock.clone()))
 }
 
 #[cfg(test)]

@@ -168,12 +168,16 @@ impl Tries {
         self.spelled.as_ref()
     }
 
-    /// The wall clock of the run's first try, once one went out.
+    /// The wall clock of the run's first try, once one went out (the simulation's checker
+    /// reads it; the binary sends it with each try).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn first_ms(&self) -> Option<u64> {
         self.first_ms
     }
 
-    /// A calendar try was answered that this host's clock is off.
+    /// A calendar try was answered that this host's clock is off (the simulation's checker
+    /// reads it; the binary says it from the machine's report).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn clock_off(&self) -> bool {
         self.clock_off
     }

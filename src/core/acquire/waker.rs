@@ -1,6 +1,9 @@
 //! What a waker that stops pushes: the one rule the shell's waker thread and the simulation's
 //! waiting host share.
 
+use std::time::Duration;
+
+use crate::core::Failure;
 use crate::core::bugs::{self, Bug};
 
 /// What a stopping waker pushes.
@@ -102,7 +105,13 @@ enum State {
     Parked,
     /// The run stopped it, holding the lock or not.
     Stopped { held: bool },
+    /// The listening side gave up (the server refuses BLPOP): no BLPOP to end.
+    Ended,
 }
+
+/// After a failed BLPOP (no connection, a broken one): the waker listens again this much later,
+/// never in a spin; a wake-up pushed meanwhile waits in the list.
+pub const RELISTEN: Duration = Duration::from_millis(100);
 
 /// A wake-up the listening side got: what to do with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,6 +193,21 @@ impl<F: Clone> Waker<F> {
         self.state == State::Listening
     }
 
+    /// The listening side's BLPOP failed with `f`: listen again after the pause (Some), or
+    /// give up (None) where the server refuses BLPOP (an ACL without it, a proxy that forbids
+    /// blocking commands, a reply that is not the protocol): no wake-up can come, and asking
+    /// again would only hammer it (thousands of connections a second, seen). The acquire
+    /// machine's backoff finds the lock free instead.
+    pub fn failed(&mut self, f: &Failure) -> Option<Duration> {
+        if f.sent && f.permanent {
+            if self.state == State::Listening {
+                self.state = State::Ended;
+            }
+            return None;
+        }
+        Some(RELISTEN)
+    }
+
     /// The run used the wake-up the waker delivered and is still busy: listen again.
     pub fn resume(&mut self) {
         if self.state == State::Parked {
@@ -199,9 +223,9 @@ impl<F: Clone> Waker<F> {
                 self.popped = Some((from, slots));
                 Woken::Deliver
             }
-            // One BLPOP is out at a time, and none while parked: were one to come anyway, it
-            // goes back, never kept.
-            State::Parked => Woken::Place {
+            // One BLPOP is out at a time, and none while parked or ended: were one to come
+            // anyway, it goes back, never kept.
+            State::Parked | State::Ended => Woken::Place {
                 push: Some(WakePush {
                     to: PushTo::Back(from),
                     if_free: false,
@@ -227,7 +251,7 @@ impl<F: Clone> Waker<F> {
     /// connection and the next waiter would sleep a whole poll. Nothing is sent without a
     /// connection but a wake-up in hand, and nothing of a wake-up the last try carried.
     pub fn stop(&mut self, with: StopWith) -> Stopping<F> {
-        let parked = self.state == State::Parked;
+        let (parked, ended) = (self.state == State::Parked, self.state == State::Ended);
         self.state = State::Stopped { held: with.held };
         let got = stopped_with(parked, with.held, with.unused);
         let nothing = |kept| Stopping {
@@ -248,7 +272,7 @@ impl<F: Clone> Waker<F> {
         } else {
             got == WakeUp::None
         };
-        if !with.connected && skipped {
+        if (!with.connected && skipped) || (ended && got == WakeUp::None) {
             return nothing(kept_if_none);
         }
         let (from, slots) = match &self.popped {

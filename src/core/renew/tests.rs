@@ -1,3 +1,4 @@
+mod answers;
 mod connection;
 
 use super::*;

@@ -138,3 +138,32 @@ fn the_old_rule_is_a_knob_and_keeps_the_wake_up() {
     crate::core::bugs::set(&[]);
     assert_eq!((s.push, s.kept), (None, true));
 }
+
+fn failure(sent: bool, permanent: bool) -> crate::core::Failure {
+    crate::core::Failure {
+        permanent,
+        reason: "why".into(),
+        sent,
+        maybe_executed: sent,
+        refused: !sent,
+    }
+}
+
+#[test]
+fn a_failed_blpop_is_sent_again_after_a_pause_unless_the_server_refuses_it() {
+    use super::super::waker::RELISTEN;
+    let mut w = Waker::<usize>::new();
+    // No connection, or a broken one: again, never in a spin.
+    assert_eq!(w.failed(&failure(false, false)), Some(RELISTEN));
+    assert_eq!(w.failed(&failure(true, false)), Some(RELISTEN));
+    assert!(w.listening());
+    // Refused (an ACL, a proxy, a reply that is not the protocol): no wake-up can come.
+    assert_eq!(w.failed(&failure(true, true)), None);
+    assert!(!w.listening());
+    // A waker that gave up has no BLPOP for its own key to end, and a resume does not
+    // bring it back.
+    w.resume();
+    assert!(!w.listening());
+    let s = w.stop(with(false, true));
+    assert_eq!((s.push, s.await_listener), (None, false));
+}
