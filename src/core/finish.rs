@@ -17,6 +17,7 @@ use super::Failure;
 use super::clock::server_expiry;
 use super::every::confirm_success;
 use super::retry::Retry;
+use super::stop::Stop;
 use crate::exit::Exit;
 
 mod cleanup;
@@ -53,6 +54,21 @@ pub struct JobEnded {
     /// When the winning acquire was sent, and the wall time then (Unix ms, for the history).
     pub sent: Instant,
     pub started_ms: u128,
+}
+
+impl JobEnded {
+    /// How `stop`'s job ended, for a run whose winning acquire was sent at `sent` (`started_ms`
+    /// on the wall clock) and that holds `--also` keys or not.
+    pub fn of(stop: &Stop, sent: Instant, started_ms: u128, also: bool) -> JobEnded {
+        JobEnded {
+            exit: stop.exit(),
+            definitely_lost: stop.definitely_lost(),
+            also,
+            deadline: stop.deadline(),
+            sent,
+            started_ms,
+        }
+    }
 }
 
 /// What a call answered.

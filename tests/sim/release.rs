@@ -1,4 +1,4 @@
-//! The end of a run: the real `End` machine (`core::finish`, as `cmd::run::finish` drives it)
+//! The end of a run: the real `End` machine (`core::finish`, as the binary drives it)
 //! says what to send — record a lost run, release with its retries, WAIT for the replicas after
 //! an --every success — and this file carries it out on the simulated network. Also the
 //! server's side of what the checker must see: which acquire answers were grants, which
@@ -43,17 +43,10 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
         min_replicas: u32::from(w.sc.min_replicas.is_some()),
         replica_timeout: w.sc.min_replicas.unwrap_or_default(),
     };
-    let job = JobEnded {
-        exit: stop.exit(),
-        definitely_lost: stop.definitely_lost(),
-        also: !w.host_also[h].is_empty(),
-        deadline: stop.deadline(),
-        sent,
-        started_ms: 0,
-    };
+    let job = JobEnded::of(stop, sent, 0, !w.host_also[h].is_empty());
     let ok = stop.exit() == Exit::Child(0);
-    // The run log's entry names who cancelled the run and why, and the request it took, as
-    // `cmd::run` sets them: its every release carries them (the holder's word names the id).
+    // The run log's entry names who cancelled the run and why, and the request it took: every
+    // release carries them (the holder's word names the id).
     let cancel = (stop.cancel().cloned(), stop.taken().map(str::to_string));
     ending(w, h, (slot, window, ok), End::new(limits, job, now), cancel);
 }

@@ -314,14 +314,7 @@ fn finish(
         min_replicas: cfg.min_replicas,
         replica_timeout: cfg.replica_timeout,
     };
-    let job = JobEnded {
-        exit: stop.exit(),
-        definitely_lost: stop.definitely_lost(),
-        also: !held.also.is_empty(),
-        deadline: stop.deadline(),
-        sent: held.sent,
-        started_ms,
-    };
+    let job = JobEnded::of(stop, held.sent, started_ms, !held.also.is_empty());
     let (renewals, exit) = (stop.renewals(), stop.exit());
     let end = End::new(limits, job, Instant::now());
     release::end(session, held, log, end, |session, r, lost| {
