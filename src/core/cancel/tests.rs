@@ -91,7 +91,14 @@ fn the_listener_blocks_then_polls_then_gives_up() {
         after: RETRY,
         look: Look::Block(block),
     };
-    assert_eq!(l.answer(Err(net.clone())), (retry, None));
+    assert_eq!(l.answer(Err(net.clone())), (retry.clone(), None));
+    // A timeout after the command went out (not permanent): the same.
+    let timeout = Failure {
+        sent: true,
+        maybe_executed: true,
+        ..net.clone()
+    };
+    assert_eq!(l.answer(Err(timeout)), (retry, None));
     // BLPOP refused (an ACL, a proxy): poll every POLL.
     assert_eq!(
         l.answer(Err(failure(true, false))),

@@ -49,6 +49,7 @@ fn the_next_try_carries_the_wake_up_only_with_also_and_only_once() {
     let mut t = Tries::new(true);
     assert_eq!(t.woken(2), Input::Woken);
     assert_eq!(t.send(1_000, false), (Some(2), 1_000));
+    assert_eq!(t.first_ms(), Some(1_000));
     assert!(t.carried());
     // Sent again in the record's spelling: the first placed it; still carried.
     assert_eq!(t.send(1_001, true), (None, 1_000));

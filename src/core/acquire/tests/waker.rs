@@ -139,6 +139,24 @@ fn the_old_rule_is_a_knob_and_keeps_the_wake_up() {
     assert_eq!((s.push, s.kept), (None, true));
 }
 
+#[test]
+fn a_late_wake_up_placed_nowhere_is_counted_kept_by_a_run_that_gave_up() {
+    // Only with a knob can a late wake-up go nowhere (issue 46's bug): the simulation counts
+    // it as lost by the run that did not take the lock.
+    crate::core::bugs::set(&[crate::core::bugs::Bug::WakeUpLeavesWithTheWaiter]);
+    let mut w = Waker::new();
+    w.stop(with(false, true));
+    let placed = w.woken(FROM, 1);
+    crate::core::bugs::set(&[]);
+    assert_eq!(
+        placed,
+        Woken::Place {
+            push: None,
+            kept: true
+        }
+    );
+}
+
 fn failure(sent: bool, permanent: bool) -> crate::core::Failure {
     crate::core::Failure {
         permanent,

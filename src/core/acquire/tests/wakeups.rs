@@ -123,10 +123,11 @@ fn a_stopping_waker_hands_on_an_unused_wake_up_unless_the_lock_was_taken() {
     // The bug table's knobs put back each lost wake-up, and only that.
     crate::core::bugs::set(&[crate::core::bugs::Bug::WakeUpLeavesWithTheWaiter]);
     let lost = waker_push(WakeUp::Unused, false, 1);
+    let late = waker_push(WakeUp::Late, false, 1);
     crate::core::bugs::set(&[crate::core::bugs::Bug::SlotWakeUpKept]);
     let kept = waker_push(WakeUp::Unused, true, 3);
     crate::core::bugs::set(&[]);
-    assert_eq!((lost, kept), (Nothing, Nothing));
+    assert_eq!((lost, late, kept), (Nothing, Nothing, Nothing));
 }
 
 /// A woken try that fails with no answer (the network) used nothing of its wake-up: when the
