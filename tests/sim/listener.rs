@@ -43,25 +43,10 @@ pub fn start(w: &mut World, h: usize) {
     let run = w.hosts[h].run;
     let d = w.delay();
     w.at(w.now + d, Event::Listen { host: h, run });
-    if w.sc.rights[h] != Rights::Deaf && prompt(w) {
+    if w.sc.rights[h] != Rights::Deaf && crate::liveness::fair_network(w) {
         let token = w.hosts[h].token.clone();
         w.check.listening(w.now, &token);
     }
-}
-
-/// Whether a listener that may run BLPOP or LPOP takes a request within `take_bound`: no
-/// message lost, late or garbled, no connection broken or cut, every answer within the I/O
-/// timeout.
-fn prompt(w: &World) -> bool {
-    let sc = &w.sc;
-    sc.loss == 0.0
-        && sc.reset == 0.0
-        && sc.partitions.is_empty()
-        && sc.restarts.is_empty()
-        && sc.failovers.is_empty()
-        && sc.garbage.is_none()
-        && !sc.slow
-        && 2 * sc.delay_max < crate::host::io_timeout(w)
 }
 
 /// How long a request placed for a run whose listener is running may wait to be taken: a
@@ -94,26 +79,9 @@ pub fn listen(w: &mut World, h: usize, run: u64) {
     // Its answer's way back (drawn only where an answer comes).
     let heard = |w: &mut World, brought| {
         let d = w.delay();
-        w.at(
-            w.now + d,
-            Event::Heard {
-                host: h,
-                run,
-                brought,
-            },
-        );
+        brings(w, d, (h, run), brought);
     };
-    let failed = |w: &mut World, after: Us, f: Fail| {
-        let brought = Brought::Failed(f);
-        w.at(
-            w.now + after,
-            Event::Heard {
-                host: h,
-                run,
-                brought,
-            },
-        );
-    };
+    let failed = |w: &mut World, after: Us, f: Fail| brings(w, after, (h, run), Brought::Failed(f));
     let rights = w.sc.rights[h];
     let denied = match rights {
         Rights::All => false,
@@ -168,29 +136,14 @@ pub fn serve(w: &mut World) {
             w.check.counts.cancels_lost += 1;
             continue;
         }
-        let brought = Brought::Item(item);
-        w.at(
-            w.now + d,
-            Event::Heard {
-                host: h,
-                run,
-                brought,
-            },
-        );
+        brings(w, d, (h, run), Brought::Item(item));
     }
 }
 
 /// The server went down or failed over: every listener's BLPOP fails with its connection.
 pub fn dropped(w: &mut World) {
     for l in std::mem::take(&mut w.listeners) {
-        w.at(
-            w.now,
-            Event::Heard {
-                host: l.host,
-                run: l.run,
-                brought: Brought::Failed(Fail::Reset),
-            },
-        );
+        brings(w, 0, (l.host, l.run), Brought::Failed(Fail::Reset));
     }
 }
 
@@ -198,14 +151,7 @@ pub fn dropped(w: &mut World) {
 pub fn garbled(w: &mut World) {
     for l in std::mem::take(&mut w.listeners) {
         let d = w.delay();
-        w.at(
-            w.now + d,
-            Event::Heard {
-                host: l.host,
-                run: l.run,
-                brought: Brought::Garbage,
-            },
-        );
+        brings(w, d, (l.host, l.run), Brought::Garbage);
     }
 }
 
@@ -259,4 +205,9 @@ pub fn heard(w: &mut World, h: usize, run: u64, brought: &Brought) {
         }
     }
     crate::supervise::supervise(w, h);
+}
+
+/// What a look of host `h`'s run `run` brought reaches its holder `after` from now.
+fn brings(w: &mut World, after: Us, (host, run): (usize, u64), brought: Brought) {
+    w.at(w.now + after, Event::Heard { host, run, brought });
 }

@@ -19,16 +19,22 @@ pub fn fair(w: &World) -> bool {
     sc.limit == 1
         // One lock: the --also worlds' bound is that every host finishes (also.rs).
         && sc.also.is_none()
-        && sc.loss == 0.0
+        && sc.pause.is_none()
+        && fair_network(w)
+}
+
+/// Whether every message arrives, in time and readable: none lost, late, garbled or cut off,
+/// no connection broken, every answer within the hosts' I/O timeout (a third of the TTL: a
+/// round trip longer than it fails the call, as a lost reply does).
+pub fn fair_network(w: &World) -> bool {
+    let sc = &w.sc;
+    sc.loss == 0.0
         && sc.reset == 0.0
         && sc.partitions.is_empty()
         && sc.restarts.is_empty()
         && sc.failovers.is_empty()
-        && sc.pause.is_none()
         && sc.garbage.is_none()
         && !sc.slow
-        // Every answer within the hosts' I/O timeout (a third of the TTL): a round trip
-        // longer than it fails the try, as a lost reply does.
         && 2 * sc.delay_max < crate::host::io_timeout(w)
 }
 
