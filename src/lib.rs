@@ -174,7 +174,7 @@ pub mod api {
         pub use crate::core::renew::{Action as RenewAction, Event as RenewEvent, Renewal};
         pub use crate::core::retry::Retry;
         pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};
-        pub use crate::core::{Failure, Limits};
+        pub use crate::core::{Broke, Failure, Limits};
         pub use crate::exit::Exit;
         pub use crate::store::cancel::{
             Cancel, CancelCall, ReplaceNext, WithdrawCall, holder_timing, replace_freed,

@@ -50,3 +50,39 @@ pub struct Failure {
     /// retry soon finds it back as soon as it is.
     pub refused: bool,
 }
+
+/// How a call broke, as its connection saw it: what the store's session reads from redis-rs's
+/// error and the simulation from its network, each then worded and judged permanent or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Broke {
+    /// It never went out: no connection (`refused`: the server said so at once, refused or
+    /// reset; else silence, a connect timeout).
+    Unsent { refused: bool },
+    /// The server answered with an error reply: it did not run.
+    ErrorReply,
+    /// No answer within the timeout after it went out: it may have run.
+    TimedOut,
+    /// The connection was closed or reset after it went out: it may have run, and the server
+    /// says it is gone at once (a restart, a failover).
+    Dropped,
+    /// An answer that is not the protocol: it ran, or may have.
+    Unreadable,
+}
+
+impl Failure {
+    /// The failure of a call that broke so (`permanent`: retrying cannot fix it; `reason`: the
+    /// operator's line).
+    pub fn new(broke: Broke, permanent: bool, reason: String) -> Failure {
+        let sent = !matches!(broke, Broke::Unsent { .. });
+        Failure {
+            permanent,
+            reason,
+            sent,
+            maybe_executed: sent && broke != Broke::ErrorReply,
+            refused: matches!(broke, Broke::Unsent { refused: true } | Broke::Dropped),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use redis::{RedisError, Value};
 
-use crate::core::Failure;
 use crate::core::cancel::Listened;
 use crate::core::pause::{Pause, Scope};
+use crate::core::{Broke, Failure};
 
 use super::conn::Server;
 use super::conn::{Conn, Watched};
@@ -260,13 +260,7 @@ impl Session {
             Fault::Permanent(r) => (true, r),
             Fault::Transient(r) => (false, r),
         };
-        Failure {
-            permanent,
-            reason,
-            sent,
-            maybe_executed: sent && e.code().is_none(),
-            refused: refused(e),
-        }
+        Failure::new(broke(e, sent), permanent, reason)
     }
 }
 
@@ -296,8 +290,20 @@ fn listened(v: Value, blocking: bool) -> Listened {
 /// Whether `e` says the server is down and says so at once: a connect refused (or a Unix
 /// socket gone), or a connection the peer reset or closed (a proxy whose server is gone does
 /// that to every new one). Not a timeout: a silent network.
-fn refused(e: &RedisError) -> bool {
-    !e.is_timeout() && (e.is_connection_refusal() || e.is_connection_dropped())
+/// How a call that failed with `e` broke (`sent`: the command went out).
+fn broke(e: &RedisError, sent: bool) -> Broke {
+    let gone = !e.is_timeout() && (e.is_connection_refusal() || e.is_connection_dropped());
+    if !sent {
+        Broke::Unsent { refused: gone }
+    } else if e.code().is_some() {
+        Broke::ErrorReply
+    } else if gone {
+        Broke::Dropped
+    } else if e.is_timeout() || e.kind() == redis::ErrorKind::Io {
+        Broke::TimedOut
+    } else {
+        Broke::Unreadable
+    }
 }
 
 #[cfg(test)]

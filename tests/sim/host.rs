@@ -8,7 +8,8 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Backoff, Cleanup, End, Failure, Limits, Period, Renewal, Stop, Tries, Wait, WaitLimits, Waker,
+    Backoff, Broke, Cleanup, End, Failure, Limits, Period, Renewal, Stop, Tries, Wait, WaitLimits,
+    Waker,
 };
 
 use crate::check::Us;
@@ -207,16 +208,17 @@ pub fn schedule(w: &mut World, h: usize, at: Option<Instant>) {
 }
 
 pub fn failure(f: Fail) -> Failure {
-    let refused = f == Fail::Refused;
-    Failure {
-        // A reply that is not the protocol, and a server's refusal (NOPERM): the session's
-        // classification (`store::fault`), permanent; an error reply says it did not run.
-        permanent: matches!(f, Fail::Garbage | Fail::Denied),
-        reason: format!("{f:?}"),
-        sent: !refused,
-        maybe_executed: !matches!(f, Fail::Refused | Fail::Denied),
-        refused,
-    }
+    let broke = match f {
+        Fail::Refused => Broke::Unsent { refused: true },
+        Fail::Timeout => Broke::TimedOut,
+        Fail::Reset => Broke::Dropped,
+        Fail::Garbage => Broke::Unreadable,
+        Fail::Denied => Broke::ErrorReply,
+    };
+    // What the session's classification (`store::fault`) makes of the two the simulation
+    // sends: a reply that is not the protocol and an ACL's NOPERM are permanent.
+    let permanent = matches!(f, Fail::Garbage | Fail::Denied);
+    Failure::new(broke, permanent, format!("{f:?}"))
 }
 
 pub fn wake(w: &mut World, h: usize, epoch: u64) {
