@@ -10,7 +10,10 @@ fn each_way_a_call_breaks_says_whether_it_went_out_may_have_run_and_the_server_i
         (f.sent, f.maybe_executed, f.refused)
     };
     assert_eq!(flags(Broke::Unsent { refused: true }), (false, false, true));
-    assert_eq!(flags(Broke::Unsent { refused: false }), (false, false, false));
+    assert_eq!(
+        flags(Broke::Unsent { refused: false }),
+        (false, false, false)
+    );
     // An error reply: the server did not run it.
     assert_eq!(flags(Broke::ErrorReply), (true, false, false));
     assert_eq!(flags(Broke::TimedOut), (true, true, false));

@@ -17,7 +17,7 @@ use crate::world::{Event, Fail, World};
 
 pub use crate::release::served;
 pub use crate::supervise::job_exit;
-pub use crate::waiting::{waker_gone, woken};
+pub use crate::waker::{waker_gone, woken};
 
 /// The job: when it ends by itself, what SIGTERM does to it, and when it is dead.
 pub struct Proc {

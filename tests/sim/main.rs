@@ -41,6 +41,7 @@ mod server;
 mod supervise;
 mod upstream;
 mod waiting;
+mod waker;
 mod wakeups;
 mod windows;
 mod world;

@@ -442,7 +442,7 @@ impl World {
                 Event::Answer { host, id } => crate::host::answer(self, host, id),
                 Event::JobExit { host, run } => crate::host::job_exit(self, host, run),
                 Event::Woken { host, run, list } => crate::host::woken(self, host, run, list),
-                Event::Block { host, run } => crate::waiting::block(self, host, run),
+                Event::Block { host, run } => crate::waker::block(self, host, run),
                 Event::WakerGone { host, run } => crate::host::waker_gone(self, host, run),
                 Event::ServerDown(i) => self.server_down(i),
                 Event::ServerUp(i) => self.server_up(i),
@@ -519,7 +519,7 @@ impl World {
     /// when it listens again (a stopped waker's thread just ends).
     fn wakers_dropped(&mut self) {
         for b in std::mem::take(&mut self.blocked) {
-            crate::waiting::waker_failed(self, b.host, b.run, Fail::Reset);
+            crate::waker::waker_failed(self, b.host, b.run, Fail::Reset);
         }
     }
 
