@@ -154,7 +154,7 @@ pub mod api {
         pub use crate::core::acquire::{
             Action as WaitAction, ClockOff, Input as WaitInput, Limits as WaitLimits, NotDue,
             Outcome, PushTo, Read, Replaced, StopWith, Tries, Wait, WakePush, Waker, Woken,
-            replace_reason, waiting_for,
+            also_at, in_set, replace_reason, waiting_for,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};

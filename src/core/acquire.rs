@@ -45,7 +45,7 @@ pub use replace::replace_reason;
 pub use tries::{Read, Tries};
 pub use types::{
     Action, AfterNotYet, Answer, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Replaced,
-    Report,
+    Report, also_at, in_set,
 };
 pub use waker::{PushTo, StopWith, WakePush, Waker, Woken};
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
     Backoff, Broke, Cleanup, End, Failure, Limits, Period, Renewal, Stop, Tries, Wait, WaitLimits,
-    Waker,
+    Waker, in_set,
 };
 
 use crate::check::Us;
@@ -187,9 +187,7 @@ pub fn wake_list(w: &World) -> String {
 
 /// The keys of set index `j` of host `h`'s run (0: its --key; j ≥ 1: its j-th --also key).
 pub fn key_at(w: &World, h: usize, j: usize) -> &dlock::api::sim::Keys {
-    j.checked_sub(1)
-        .and_then(|i| w.host_also[h].get(i))
-        .unwrap_or(&w.host_keys[h])
+    in_set(&*w.host_keys[h], &w.host_also[h][..], j).unwrap_or(&w.host_keys[h])
 }
 
 /// Look at host `h` now (its connection hung up).

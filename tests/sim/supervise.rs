@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use dlock::api::sim::{
     Call, CancelListener, Exit, RenewAction, RenewCall, RenewEvent, Renewal, Stop, StopAction,
-    StopInput,
+    StopInput, also_at,
 };
 use redis::Value;
 
@@ -259,7 +259,7 @@ pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value
         Err(f) => Err(failure(f)),
     };
     let also = &w.host_also[h];
-    let event = RenewEvent::answered(got, sent, |j| also.get(j - 1).map(|x| x.lock.clone()));
+    let event = RenewEvent::answered(got, sent, |j| also_at(also, j).map(|x| x.lock.clone()));
     if let Some(m) = r.renewal.as_mut() {
         m.handle(event, now);
     }

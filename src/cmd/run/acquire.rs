@@ -9,7 +9,9 @@ use super::held::{AlsoHeld, Held};
 use super::note::Note;
 use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{Action, Input, Limits, Read, StopWith, Tries, Wait, waiting_for};
+use crate::core::acquire::{
+    Action, Input, Limits, Read, StopWith, Tries, Wait, also_at, waiting_for,
+};
 use crate::core::backoff::Backoff;
 use crate::error::Error;
 use crate::exit::Exit;
@@ -316,9 +318,7 @@ impl Shell<'_> {
 
     /// The key of set index `j` (0: `--key`, j ≥ 1: the j-th `--also` key).
     fn key_at(&self, j: usize) -> &Keys {
-        j.checked_sub(1)
-            .and_then(|i| self.also.get(i))
-            .unwrap_or(self.keys)
+        also_at(&self.also, j).unwrap_or(self.keys)
     }
 
     /// The wake lists of the keys that held the last try back: what the waker listens on;

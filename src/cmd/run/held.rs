@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::cli::config::RunConfig;
+use crate::core::acquire::also_at;
 use crate::core::clock::{lease_end, server_expiry};
 use crate::store::keys::Keys;
 
@@ -64,7 +65,7 @@ impl Held {
 
     /// The `--also` key of set index `j` ≥ 1 (`also[j - 1]`, as the scripts name it).
     pub fn also_at(&self, j: usize) -> Option<&AlsoHeld> {
-        j.checked_sub(1).and_then(|i| self.also.get(i))
+        also_at(&self.also, j)
     }
 
     /// The local end of the lease the acquire granted (before any renewal).

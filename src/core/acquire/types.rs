@@ -318,6 +318,20 @@ pub enum Outcome {
     Exit(Exit),
 }
 
+/// The member of a run's set of keys with set index `j`: 0 is `--key` (`key`), j ≥ 1 the j-th
+/// `--also` key (`also[j - 1]`), as every script names them.
+pub fn in_set<'a, T>(key: &'a T, also: &'a [T], j: usize) -> Option<&'a T> {
+    match j {
+        0 => Some(key),
+        _ => also_at(also, j),
+    }
+}
+
+/// The `--also` key of set index `j` (None for 0, `--key`, and past the set).
+pub fn also_at<T>(also: &[T], j: usize) -> Option<&T> {
+    j.checked_sub(1).and_then(|i| also.get(i))
+}
+
 /// acquire.lua's answer. With --also, a key of the run's set is named by its **set index**:
 /// 0 is KEY, j ≥ 1 is `also[j - 1]` (the same index `AcquireCall::woken`, the renewal's and the
 /// release's lost key use).

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::Shell;
-use crate::core::acquire::Report;
+use crate::core::acquire::{Report, also_at};
 use crate::core::every::{calendar_flags, flags};
 use crate::error::{Error, OtherPeriod as OtherPeriodError};
 use crate::log::{debug, info, warn};
@@ -119,12 +119,7 @@ impl Shell<'_> {
                 });
             }
             Report::Paused { pause, code } => {
-                let name = match self
-                    .tries
-                    .about()
-                    .checked_sub(1)
-                    .and_then(|i| self.cfg.also.get(i))
-                {
+                let name = match also_at(&self.cfg.also, self.tries.about()) {
                     Some(x) => &x.name,
                     None => &self.cfg.name,
                 };

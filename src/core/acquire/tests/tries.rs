@@ -160,3 +160,15 @@ fn a_clock_off_answer_is_kept() {
     assert!(t.clock_off());
     assert_eq!(t.first_ms(), None, "no try went out");
 }
+
+#[test]
+fn set_index_0_is_the_key_and_j_the_jth_also_key() {
+    use super::super::{also_at, in_set};
+    let also = ["b", "c"];
+    assert_eq!(in_set(&"a", &also, 0), Some(&"a"));
+    assert_eq!(in_set(&"a", &also, 1), Some(&"b"));
+    assert_eq!(in_set(&"a", &also, 2), Some(&"c"));
+    assert_eq!(in_set(&"a", &also, 3), None);
+    assert_eq!(also_at(&also, 0), None);
+    assert_eq!(also_at(&also, 2), Some(&"c"));
+}
