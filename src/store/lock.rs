@@ -10,6 +10,7 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
 use super::script::{self, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, args, read};
+use crate::core::acquire::waiting_for;
 
 mod acquire;
 pub use acquire::{AcquireCall, EveryArg, Fleet};
@@ -44,6 +45,39 @@ pub struct Meta {
     /// Unix ms of the run's first try (0: this try is the first): the age by which a run that
     /// needs several keys keeps them from younger runs (acquire.lua's reservations).
     pub first_ms: u128,
+}
+
+impl Meta {
+    /// Who is acquiring, before its first try: a run renewed every `renew_every` that waits
+    /// `--retry-max` (`retry_max`) between busy tries, its calls bounded by `io_timeout`.
+    pub fn new(
+        host: String,
+        pid: u32,
+        command: String,
+        renew_every: Duration,
+        retry_max: Duration,
+        io_timeout: Duration,
+    ) -> Meta {
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        Meta {
+            host,
+            pid,
+            command,
+            since_ms: 0,
+            renew_ms: ms(renew_every),
+            retry_ms: ms(waiting_for(retry_max, io_timeout)),
+            first_ms: 0,
+        }
+    }
+
+    /// The meta of a try sent at `since_ms`, the run's first having gone out at `first_ms`.
+    pub fn at(&self, since_ms: u128, first_ms: u128) -> Meta {
+        Meta {
+            since_ms,
+            first_ms,
+            ..self.clone()
+        }
+    }
 }
 
 /// The result of `dlock release`.

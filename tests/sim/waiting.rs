@@ -9,7 +9,6 @@ use std::time::Duration;
 use dlock::api::sim::{
     AcquireCall, BusyCall, Call, Cleanup, EveryArg, Failure, Fleet, Meta, Outcome, PushTo, Read,
     ReleaseCall, RunKeys, RunLog, StopWith, WaitAction, WaitInput, WakeCall, Waker, lease_end,
-    waiting_for,
 };
 use redis::Value;
 
@@ -19,20 +18,15 @@ use crate::host::{Phase, Waiting, failure, io_timeout, local, schedule};
 use crate::waker::{count_lost_if, hand_back, own_wake_key};
 use crate::world::{Event, Fail, Request, World};
 
-/// A try's meta: `since_ms` is the host's wall clock at the send, as `cmd::run` sends it (the
-/// checker reads the host's clock there: a calendar's window starts are computed around it).
-/// `first_ms`: the host's wall clock at the run's first try (the age its reservations carry).
+/// A try's meta: `since_ms` is the host's wall clock at the send (the checker reads the host's
+/// clock there: a calendar's window starts are computed around it); `first_ms`: the host's wall
+/// clock at the run's first try (the age its reservations carry).
 fn meta(w: &World, h: usize, since_ms: u64, first_ms: u64) -> Meta {
     let io = Duration::from_micros(io_timeout(w));
-    Meta {
-        host: crate::world::host_name(h),
-        pid: 1,
-        command: "./job.sh".into(),
-        since_ms: u128::from(since_ms),
-        renew_ms: crate::host::limits(w).renew_every.as_millis() as u64,
-        retry_ms: waiting_for(w.sc.retry_max, io).as_millis() as u64,
-        first_ms: u128::from(first_ms),
-    }
+    let renew_every = crate::host::limits(w).renew_every;
+    let host = crate::world::host_name(h);
+    let m = Meta::new(host, 1, "./job.sh".into(), renew_every, w.sc.retry_max, io);
+    m.at(u128::from(since_ms), u128::from(first_ms))
 }
 
 /// Run the machine until it waits for a try's answer, a timer or a wake-up.

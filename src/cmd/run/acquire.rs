@@ -9,9 +9,7 @@ use super::held::{AlsoHeld, Held};
 use super::note::Note;
 use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{
-    Action, Input, Limits, Read, StopWith, Tries, Wait, also_at, waiting_for,
-};
+use crate::core::acquire::{Action, Input, Limits, Read, StopWith, Tries, Wait, also_at};
 use crate::core::backoff::Backoff;
 use crate::error::Error;
 use crate::exit::Exit;
@@ -130,16 +128,14 @@ fn take(
         token: new_token(),
         session: Session::new(&cfg.server),
         tries: Tries::new(!cfg.also.is_empty()),
-        meta: Meta {
-            host: hostname(),
-            pid: std::process::id(),
-            command: cfg.command_line.clone(),
-            since_ms: 0,
-            renew_ms: u64::try_from(cfg.limits.renew_every.as_millis()).unwrap_or(u64::MAX),
-            retry_ms: u64::try_from(waiting_for(cfg.retry_max, cfg.server.io_timeout).as_millis())
-                .unwrap_or(u64::MAX),
-            first_ms: 0,
-        },
+        meta: Meta::new(
+            hostname(),
+            std::process::id(),
+            cfg.command_line.clone(),
+            cfg.limits.renew_every,
+            cfg.retry_max,
+            cfg.server.io_timeout,
+        ),
         tx,
         waker: None,
         wait: Wait::new(limits, backoff, Instant::now()),
@@ -193,11 +189,7 @@ impl Shell<'_> {
         let (woken, first_ms) = self
             .tries
             .send(u64::try_from(since_ms).unwrap_or(u64::MAX), again);
-        let meta = Meta {
-            since_ms,
-            first_ms: u128::from(first_ms),
-            ..self.meta.clone()
-        };
+        let meta = self.meta.at(since_ms, u128::from(first_ms));
         // Under Redis Cluster the prefix-wide pause lives in another hash slot than the lock:
         // read it first (one more round trip per try; a single server and Sentinel read it in
         // the acquire script).

@@ -1,5 +1,7 @@
 //! Each typed call against its `.lua` file: as many KEYS and ARGV as the script reads.
 
+mod meta;
+
 use super::*;
 use crate::store::finish::{Finish, RecordCall, Release, ReleaseCall};
 use crate::store::keys::RunKeys;
