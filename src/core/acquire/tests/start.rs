@@ -180,17 +180,8 @@ fn with_min_replicas_the_job_starts_only_once_they_have_the_lock() {
 #[test]
 fn the_first_lease_knob_measures_from_the_waited_send() {
     crate::core::bugs::set(&[crate::core::bugs::Bug::FirstLeaseFromWaitedSend]);
-    let t0 = Instant::now();
-    let mut w = Wait::new(limits(), Backoff::new(MS(100), MS(100), 7), t0);
     // A first try at once, busy; the winning one 300 ms later.
-    assert!(w.poll_try(t0).is_some());
-    let busy = Input::Busy {
-        pttl: 50,
-        holder: String::new(),
-    };
-    w.handle(busy, t0 + MS(1));
-    // The shell's answer to StartWaker, where the limits ask for one: the next try is timed.
-    w.waker_started(true, t0 + MS(1));
+    let (mut w, t0) = super::wakeups::listening(limits(), 50);
     assert!(w.outcome().is_none(), "{:?}", w.outcome());
     let sent = t0 + MS(300);
     assert!(w.poll_try(sent).is_some());

@@ -157,18 +157,7 @@ fn a_woken_try_that_gets_no_answer_leaves_its_wake_up_unused() {
 /// ledger found it kept: a --limit 2 waiter refused once, woken again, granted).
 #[test]
 fn a_win_after_a_woken_try_got_no_answer_leaves_that_wake_up_unused() {
-    let t0 = Instant::now();
-    let mut w = Wait::new(limits(), Backoff::new(MS(100), MS(100), 7), t0);
-    assert!(w.poll_try(t0).is_some());
-    let busy = Input::Busy {
-        pttl: 5000,
-        holder: String::new(),
-    };
-    w.handle(busy, t0 + MS(1));
-    w.waker_started(true, t0 + MS(1));
-    let _ = std::iter::from_fn(|| w.poll_action()).count();
-    w.handle(Input::Woken, t0 + MS(200));
-    assert!(w.poll_try(t0 + MS(200)).is_some());
+    let (mut w, t0) = listening(limits(), 5000);
     let refused = Input::Failed(Failure {
         permanent: false,
         reason: "connection refused".into(),
@@ -176,8 +165,7 @@ fn a_win_after_a_woken_try_got_no_answer_leaves_that_wake_up_unused() {
         maybe_executed: false,
         refused: true,
     });
-    w.handle(refused, t0 + MS(201));
-    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    woken_try(&mut w, t0 + MS(200), refused, t0 + MS(201));
     w.handle(Input::Woken, t0 + MS(210));
     assert!(w.poll_try(t0 + MS(210)).is_some());
     let won = Input::Acquired {
@@ -241,14 +229,8 @@ fn a_run_giving_up_stops_its_waker_before_the_cleanup() {
 fn a_waiter_that_gives_up_with_unused_wake_ups_hands_back_each() {
     let (mut w, t0) = listening_300ms();
     let failed = no_answer;
-    w.handle(Input::Woken, t0 + MS(100));
-    assert!(w.poll_try(t0 + MS(100)).is_some());
-    w.handle(failed(), t0 + MS(150));
-    let _ = std::iter::from_fn(|| w.poll_action()).count();
-    w.handle(Input::Woken, t0 + MS(200));
-    assert!(w.poll_try(t0 + MS(200)).is_some());
-    w.handle(failed(), t0 + MS(250));
-    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    woken_try(&mut w, t0 + MS(100), failed(), t0 + MS(150));
+    woken_try(&mut w, t0 + MS(200), failed(), t0 + MS(250));
     w.handle(Input::Woken, t0 + MS(260));
     assert!(w.poll_try(t0 + MS(260)).is_some());
     w.handle(failed(), t0 + MS(300));
@@ -271,10 +253,7 @@ fn a_waiter_that_gives_up_with_unused_wake_ups_hands_back_each() {
 fn a_wake_up_unread_at_the_end_goes_back_beside_the_unused_one() {
     let (mut w, t0) = listening_300ms();
     let failed = no_answer;
-    w.handle(Input::Woken, t0 + MS(100));
-    assert!(w.poll_try(t0 + MS(100)).is_some());
-    w.handle(failed(), t0 + MS(150));
-    let _ = std::iter::from_fn(|| w.poll_action()).count();
+    woken_try(&mut w, t0 + MS(100), failed(), t0 + MS(150));
     // The retry at once goes out; a wake-up comes while it is out; it fails at the end.
     assert!(w.poll_try(t0 + MS(150)).is_some());
     w.handle(Input::Woken, t0 + MS(200));
@@ -290,6 +269,15 @@ fn a_wake_up_unread_at_the_end_goes_back_beside_the_unused_one() {
     );
 }
 
+/// Woken at `at`: the try goes out at once and is answered `answer` at `then`; the actions
+/// that follow are read.
+fn woken_try(w: &mut Wait, at: Instant, answer: Input, then: Instant) {
+    w.handle(Input::Woken, at);
+    assert!(w.poll_try(at).is_some());
+    w.handle(answer, then);
+    let _ = std::iter::from_fn(|| w.poll_action()).count();
+}
+
 /// A try that went out and got no answer (the network): maybe executed, not refused.
 fn no_answer() -> Input {
     Input::Failed(Failure {
@@ -301,21 +289,27 @@ fn no_answer() -> Input {
     })
 }
 
-/// --wait 300 ms, a fixed 100 ms backoff: the first try answered busy at 1 ms, the waker
-/// listening since, the actions so far read.
+/// --wait 300 ms: `listening` with a lease of 50 ms left.
 fn listening_300ms() -> (Wait, Instant) {
     let l = Limits {
         wait: MS(300),
         ..limits()
     };
+    listening(l, 50)
+}
+
+/// A fixed 100 ms backoff: the first try answered busy at 1 ms (`pttl` ms of the holder's
+/// lease left), the waker listening since, the actions so far read.
+pub(super) fn listening(l: Limits, pttl: i64) -> (Wait, Instant) {
     let t0 = Instant::now();
     let mut w = Wait::new(l, Backoff::new(MS(100), MS(100), 7), t0);
     assert!(w.poll_try(t0).is_some());
     let busy = Input::Busy {
-        pttl: 50,
+        pttl,
         holder: String::new(),
     };
     w.handle(busy, t0 + MS(1));
+    // The shell's answer to StartWaker, where the limits ask for one: the next try is timed.
     w.waker_started(true, t0 + MS(1));
     let _ = std::iter::from_fn(|| w.poll_action()).count();
     (w, t0)
