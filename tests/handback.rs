@@ -1,6 +1,7 @@
 //! Issue 46's lost wake-up, on a real server: a waiter that gives up just as a release's
 //! wake-up reaches it hands the wake-up on, so the next waiter does not sleep until its poll;
-//! one that took the lock keeps it (issue 60: also when it reaches the waker after the stop).
+//! one that took the lock keeps it (issue 60: also when it reaches the waker after the stop);
+//! one whose last try got no answer hands it on too, on a new connection (issue 61).
 
 use std::time::{Duration, Instant};
 
@@ -68,6 +69,59 @@ fn a_waiter_that_gives_up_as_it_is_woken_hands_the_wake_up_on() {
     assert!(
         took < Duration::from_secs(2),
         "w2 started {took:?} after w1 gave up with the wake-up"
+    );
+}
+
+/// Issue 61's drift, on a real server: w1's last try gets no answer at all (the liar holds it
+/// for good), so w1's session drops that connection, and a release's wake-up reaches w1's
+/// waker meanwhile. w1 gives up with no connection of its tries left, and hands the wake-up on
+/// all the same, on a new one: w2, blocked behind it with its next poll a minute away, starts
+/// at once. (The old shell rule sent nothing without a connection, and w2 slept.)
+#[test]
+fn a_waiter_whose_last_try_got_no_answer_hands_the_wake_up_on() {
+    let r = RedisServer::start_tcp(&[]);
+    let mut holder = dlock(&r)
+        .args(["run", "--key", "dark", "--ttl", "60s", "--"])
+        .args(["sh", "-c", "echo held; read x"])
+        .spawn();
+    holder.expect_line("held");
+    let liar = Liar::holding(r.tcp_addr(), "EVALSHA", last_try);
+    // --wait 1.5 s as above; --io-timeout 1 s: the held answer fails the try a second after
+    // it went out.
+    let mut w1 = Dlock::bare()
+        .args(["-v", "--url", &liar.url(), "--io-timeout", "1s"])
+        .args(["run", "--key", "dark", "--wait", "1500ms"])
+        .args(["--retry-min", "60s", "--retry-max", "60s"])
+        .args(["--", "echo", "w1 ran"])
+        .spawn();
+    wait_for_blocked(&r, 1);
+    let mut w2 = dlock(&r)
+        .args(["run", "--key", "dark", "--wait", "60s"])
+        .args(["--retry-min", "60s", "--retry-max", "60s"])
+        .args(["--", "echo", "w2 started"])
+        .spawn();
+    wait_for_blocked(&r, 2);
+    let since = Instant::now();
+    while !liar.holds() {
+        assert!(since.elapsed() < HANDSHAKE, "w1's last try never went out");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    holder.write("x\n");
+    holder.finish(HANDSHAKE).code(0);
+    w1.expect_stderr("a release wake-up arrived");
+    let woken = Instant::now();
+    w2.expect_line("w2 started");
+    let took = woken.elapsed();
+    let w1 = w1.finish(HANDSHAKE);
+    w1.code(69).stdout_is("");
+    w2.finish(HANDSHAKE).code(0);
+    eprintln!("w1's wake-up -> w2's job start: {took:?}");
+    // w1's 1 s I/O timeout for the held answer, then its hand-back on a new connection, w2's
+    // wake-up, try and fork: a few round trips on loopback. 5 s leaves room for a loaded
+    // machine and is far below w2's poll, a minute away.
+    assert!(
+        took < Duration::from_secs(5),
+        "w2 started {took:?} after w1's wake-up: w1 left with it"
     );
 }
 
