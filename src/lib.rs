@@ -10,9 +10,13 @@
 //! for every layer. Every `unsafe` block is in `sys`:
 //! the lint below makes one anywhere else a build error.
 #![deny(unsafe_code)]
+// What core may not touch (a clock, the environment, threads, processes, files, sockets, Redis)
+// is listed in clippy.toml; those lints hold in `core` only, where they are errors.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod cli;
 mod cmd;
+#[deny(clippy::disallowed_methods, clippy::disallowed_types)]
 mod core;
 mod error;
 mod exit;

@@ -111,3 +111,33 @@ fn core_reads_no_clock_and_does_no_io() {
         "I/O or a clock in core (do it in a shell and pass it in): {found:#?}"
     );
 }
+
+/// The compiler's half of the rule above: clippy.toml lists the clocks, the environment,
+/// threads, processes, files, sockets and Redis calls, and src/lib.rs denies those lints on
+/// `mod core`. Only core's tests (which build the `now` they pass in) may allow them again; an
+/// `allow` anywhere else in core would switch the check off unseen.
+#[test]
+fn core_does_not_switch_off_the_lint_that_keeps_it_pure() {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("#[deny(clippy::disallowed_methods, clippy::disallowed_types)]\nmod core;"),
+        "src/lib.rs must deny clippy.toml's disallowed methods and types on `mod core`"
+    );
+    let allowed: Vec<String> = src()
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("src/core/"))
+        .filter(|(name, _)| !(name.ends_with("/tests.rs") || name.contains("/tests/")))
+        .filter(|(_, text)| {
+            text.lines().any(|l| {
+                let code = l.split("//").next().unwrap_or("");
+                code.contains("clippy::disallowed")
+            })
+        })
+        .map(|(name, _)| name)
+        .collect();
+    assert!(
+        allowed.is_empty(),
+        "core code allowing clippy.toml's disallowed lints: {allowed:?}"
+    );
+}
