@@ -1,6 +1,8 @@
-//! The exit-code table (SPEC §2.11). Every way out of dlock goes through `Exit::code`, and the
-//! table is written once, in src/exit/table.rs: `--help`, the man page and
-//! docs/reference.md's "Exit status" are rendered from it (tests/docs.rs compares the page). The commands other than `run`
+//! The exit-code table (SPEC §2.11). Every way out of dlock goes through `Exit::code`. Each
+//! number is typed once, in `codes!` below; the table's words are written once, in
+//! src/exit/table.rs, which names the codes (`{USAGE}`). `--help`, the man page and
+//! docs/reference.md's "Exit status" are rendered from them (tests/docs.rs compares the page),
+//! and an option's help names a code with `code!(NAME)` (tests/layout.rs refuses a typed one). The commands other than `run`
 //! end with `Done` or `NotDone` (their codes are in each command's help), or with the exit of
 //! their `crate::error::Error`.
 
@@ -50,40 +52,96 @@ pub enum Exit {
     NotFound,
 }
 
-impl Exit {
-    pub const DONE: u8 = 0;
-    pub const NOT_DONE: u8 = 1;
-    pub const USAGE: u8 = 2;
-    pub const UNAVAILABLE: u8 = 69;
-    pub const INTERNAL: u8 = 70;
-    pub const NO_CONTAIN: u8 = 71;
-    /// The defaults of --conflict-exit-code and --not-due-exit-code (clap takes them as text,
-    /// in `cli::values`): here for the table's test.
-    #[cfg(test)]
-    pub const BUSY_DEFAULT: u8 = 75;
-    #[cfg(test)]
-    pub const NOT_DUE_DEFAULT: u8 = 0;
-    #[cfg(test)]
-    pub const PAUSED_DEFAULT: u8 = 0;
-    /// Below 124 so that it collides with no other row nor with 128+N.
-    pub const CANCELLED: u8 = 122;
+/// Every exit number dlock names, typed once: `code!(CAP)` is "124" wherever a text is built
+/// at compile time (an option's help, a flag's default), `Exit::CAP` the number, and `{CAP}` in
+/// the exit table (src/exit/table.rs) and the help's prose is filled from `NAMED`. No other
+/// file of src types an exit number (tests/layout.rs).
+macro_rules! codes {
+    ($($(#[$doc:meta])* $name:ident = $n:literal;)*) => {
+        impl Exit {
+            $($(#[$doc])* pub const $name: u8 = $n;)*
+        }
+        /// Each code by its name, for the `{NAME}` of a text built at run time.
+        pub const NAMED: &[(&str, u8)] = &[$((stringify!($name), $n)),*];
+        /// The code named, as text, for `concat!`.
+        macro_rules! code {
+            $(($name) => { stringify!($n) };)*
+        }
+        pub(crate) use code;
+    };
+}
+
+codes! {
+    DONE = 0;
+    NOT_DONE = 1;
+    USAGE = 2;
     /// `dlock cancel`'s own ends besides 0 (cancelled) and 1 (nothing held): small numbers no
     /// other command uses, in order of how little is known.
-    pub const CANCEL_ENDED: u8 = 3;
-    pub const CANCEL_NOT_TAKEN: u8 = 4;
-    pub const CANCEL_NO_WORD: u8 = 5;
-    pub const CAP: u8 = 124;
-    pub const LOST: u8 = 125;
-    pub const NOT_EXECUTABLE: u8 = 126;
-    pub const NOT_FOUND: u8 = 127;
+    CANCEL_ENDED = 3;
+    CANCEL_NOT_TAKEN = 4;
+    CANCEL_NO_WORD = 5;
+    UNAVAILABLE = 69;
+    INTERNAL = 70;
+    NO_CONTAIN = 71;
+    /// The defaults of --conflict-exit-code, --not-due-exit-code and --paused-exit-code: clap
+    /// takes them as text (`code!(BUSY_DEFAULT)` in `cli::values`), so the numbers are read by
+    /// the tests only.
+    #[allow(dead_code)]
+    BUSY_DEFAULT = 75;
+    #[allow(dead_code)]
+    NOT_DUE_DEFAULT = 0;
+    #[allow(dead_code)]
+    PAUSED_DEFAULT = 0;
+    /// Below 124 so that it collides with no other row nor with 128+N.
+    CANCELLED = 122;
+    CAP = 124;
+    LOST = 125;
+    NOT_EXECUTABLE = 126;
+    NOT_FOUND = 127;
+    /// A signal N's code is this + N, as shells give it.
+    SIGNAL_BASE = 128;
+}
 
+/// `text` with each `{NAME}` of `NAMED` made its code; any other brace is left as it is. One
+/// pass, one allocation: `--help` texts are built with every command line clap parses.
+pub fn fill(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let named = after.find('}').and_then(|close| {
+            let name = &after[..close];
+            NAMED
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, c)| (*c, close))
+        });
+        match named {
+            Some((code, close)) => {
+                out.push_str(&code.to_string());
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+impl Exit {
     pub fn code(self) -> u8 {
         match self {
             Exit::Done => Self::DONE,
             Exit::NotDone => Self::NOT_DONE,
             Exit::Child(c) | Exit::Busy(c) | Exit::NotDue(c) | Exit::Paused(c) => c,
             // Signal numbers on Linux are 1..=64, so 128 + N always fits in a byte.
-            Exit::Signal(n) => u8::try_from(128 + n.clamp(0, 127)).unwrap_or(255),
+            Exit::Signal(n) => {
+                u8::try_from(i32::from(Self::SIGNAL_BASE) + n.clamp(0, 127)).unwrap_or(255)
+            }
             Exit::Usage => Self::USAGE,
             Exit::Unavailable => Self::UNAVAILABLE,
             Exit::Internal => Self::INTERNAL,
@@ -118,10 +176,33 @@ pub struct Row {
     pub command: &'static str,
     /// As printed: a number, or "the job's own", "128+N", "126 / 127".
     pub code: &'static str,
-    /// A few words, for the one-line summary in `--help`.
+    /// A few words after the code, for the one-line summary in `--help` (none where the code
+    /// says it all: "the job's own").
     pub short: &'static str,
     /// The meaning; `--flags` in backticks.
     pub long: &'static str,
+}
+
+impl Row {
+    /// The row in `--help`'s one-line summary: "122 cancelled"; a row of two codes gives each
+    /// its words ("126 / 127", "not executable / not found": "126 not executable, 127 not
+    /// found").
+    pub fn summary(&self) -> String {
+        if self.short.is_empty() {
+            return self.code.to_string();
+        }
+        let codes: Vec<&str> = self.code.split(" / ").collect();
+        let words: Vec<&str> = self.short.split(" / ").collect();
+        if codes.len() != words.len() {
+            return format!("{} {}", self.code, self.short);
+        }
+        let parts: Vec<String> = codes
+            .iter()
+            .zip(&words)
+            .map(|(c, w)| format!("{c} {w}"))
+            .collect();
+        parts.join(", ")
+    }
 }
 
 mod table;
@@ -129,9 +210,9 @@ pub use table::rows;
 
 /// The one-line summary at the end of `--help`.
 pub fn summary() -> String {
-    let mut parts = rows().filter(|r| r.command.is_empty()).map(|r| r.short);
+    let mut parts = rows().filter(|r| r.command.is_empty()).map(|r| r.summary());
     let own = parts.next().unwrap_or_default();
-    let rest: Vec<&str> = parts.collect();
+    let rest: Vec<String> = parts.collect();
     format!("Exit status: {own}, or {}.", rest.join(", "))
 }
 
@@ -151,9 +232,9 @@ pub fn markdown() -> String {
 /// A command's own exit summary for its `--help`: its rows, e.g. "Exit status: 0 cancelled,
 /// …, 2 usage, 69 Redis unavailable."
 pub fn command_summary(command: &str) -> String {
-    let parts: Vec<&str> = rows()
+    let parts: Vec<String> = rows()
         .filter(|r| r.command == command)
-        .map(|r| r.short)
+        .map(|r| r.summary())
         .collect();
     format!("Exit status: {}.", parts.join(", "))
 }

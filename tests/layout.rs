@@ -141,3 +141,52 @@ fn core_does_not_switch_off_the_lint_that_keeps_it_pure() {
         "core code allowing clippy.toml's disallowed lints: {allowed:?}"
     );
 }
+
+/// Exit numbers are typed once, in src/exit.rs's `codes!` (the table, `--help`, the man page
+/// and the flags' defaults are filled from it: `{NAME}`, `code!(NAME)`): no text an operator
+/// reads elsewhere in src names an exit by its number. Read: every line of code (string
+/// literals included, a help constant's lines too), and the `///` lines of src/cli/args*,
+/// which clap makes `--help`.
+#[test]
+fn exit_numbers_are_typed_only_in_the_exit_table() {
+    let mut found = Vec::new();
+    for (name, text) in src() {
+        let test = name.ends_with("/tests.rs") || name.contains("/tests/");
+        if test || name == "src/exit.rs" || name.starts_with("src/exit/") {
+            continue;
+        }
+        let help_docs = name.starts_with("src/cli/args");
+        for (n, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            let read = if let Some(doc) = trimmed.strip_prefix("///") {
+                if !help_docs {
+                    continue;
+                }
+                doc
+            } else if trimmed.starts_with("//") {
+                continue;
+            } else {
+                line.split("// ").next().unwrap_or("")
+            };
+            let words: Vec<&str> = read.split_whitespace().collect();
+            for (i, w) in words.iter().enumerate() {
+                let word = w.trim_start_matches('(').to_ascii_lowercase();
+                if !["exit", "exits", "code"].contains(&word.as_str()) {
+                    continue;
+                }
+                // "exit 2", "(exit 124)", "exit status 3", "(CODE 122)".
+                let next = match words.get(i + 1) {
+                    Some(&"status") => words.get(i + 2),
+                    other => other,
+                };
+                if next.is_some_and(|x| x.starts_with(|c: char| c.is_ascii_digit())) {
+                    found.push(format!("{name}:{}: {}", n + 1, read.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "exit numbers typed outside src/exit.rs (write {{NAME}} or code!(NAME)): {found:#?}"
+    );
+}

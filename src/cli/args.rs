@@ -107,8 +107,11 @@ pub enum Command {
     /// End a pause: KEY's own, or the prefix-wide one (--all)
     #[command(after_help = with_exits(RESUME_HELP, "resume"))]
     Resume(ResumeArgs),
-    /// Stop the run that holds KEY, on whichever host it runs: its job gets SIGTERM within a
-    /// second, then --grace, SIGKILL; it releases and records the run as cancelled (exit 122)
+    #[command(about = concat!(
+        "Stop the run that holds KEY, on whichever host it runs: its job gets SIGTERM within a second, then --grace, SIGKILL; it releases and records the run as cancelled (exit ",
+        crate::exit::code!(CANCELLED),
+        ")"
+    ))]
     #[command(after_help = cancel_help())]
     Cancel(CancelArgs),
     /// Run an --every job's done window once more: the next try of KEY on any host runs
@@ -192,9 +195,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub renew_every: Option<Duration>,
 
-    /// Renewal cap: after N renewals the job is stopped before the lease runs out (exit 124).
-    /// 0 = never renew (hard limit of one TTL); `unlimited` is allowed but a hung job then holds
-    /// the lock forever
+    #[arg(help = concat!(
+        "Renewal cap: after N renewals the job is stopped before the lease runs out (exit ",
+        crate::exit::code!(CAP),
+        "). 0 = never renew (hard limit of one TTL); `unlimited` is allowed but a hung job then holds the lock forever"
+    ))]
     #[arg(long, default_value = DEFAULT_MAX_RENEWALS, value_name = "N", value_parser = parse_renewals, allow_negative_numbers = true)]
     pub max_renewals: Renewals,
 
@@ -229,11 +234,11 @@ pub struct RunArgs {
     #[arg(long, default_value = DEFAULT_HOLD_AT_LEAST, value_name = "D", value_parser = parse_duration)]
     pub hold_at_least: Duration,
 
-    /// After acquiring, wait until N replicas have the lock (Redis WAIT) before starting the
-    /// job; if fewer acknowledge within --replica-timeout, release and exit 69. Each renewal is
-    /// confirmed the same way (one unconfirmed does not extend the lease), and with --every the
-    /// release that records the window's success (unconfirmed: a warning). Closes the failover
-    /// window for a lock, a renewal or a window's success that had not reached a replica yet
+    #[arg(help = concat!(
+        "After acquiring, wait until N replicas have the lock (Redis WAIT) before starting the job; if fewer acknowledge within --replica-timeout, release and exit ",
+        crate::exit::code!(UNAVAILABLE),
+        ". Each renewal is confirmed the same way (one unconfirmed does not extend the lease), and with --every the release that records the window's success (unconfirmed: a warning). Closes the failover window for a lock, a renewal or a window's success that had not reached a replica yet"
+    ))]
     #[arg(long, default_value = DEFAULT_MIN_REPLICAS, value_name = "N")]
     pub min_replicas: u32,
 
@@ -254,8 +259,11 @@ pub struct RunArgs {
     #[command(flatten)]
     pub also: AlsoArgs,
 
-    /// Run the job in its own PID namespace under a small init, so nothing it started can
-    /// outlive dlock, even `kill -9 dlock`; exit 71 before acquiring where the system refuses
+    #[arg(help = concat!(
+        "Run the job in its own PID namespace under a small init, so nothing it started can outlive dlock, even `kill -9 dlock`; exit ",
+        crate::exit::code!(NO_CONTAIN),
+        " before acquiring where the system refuses"
+    ))]
     #[arg(long)]
     pub contain: bool,
 
@@ -275,16 +283,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub capture: Option<usize>,
 
-    /// Once per period: at most one successful run of KEY per window, on the Redis server's
-    /// clock. D is a duration (1s … 366d; windows from the Unix epoch in UTC) or a calendar: a
-    /// five-field cron schedule ('0 9 * * 1-5', names, ranges, steps, lists; day-of-month and
-    /// day-of-week both restricted mean either, as in Vixie cron) or @hourly, @daily, @weekly,
-    /// @monthly, @yearly, in --tz; its window runs from one scheduled time to the next. A
-    /// window with a success is done: later tries in it run nothing (--not-due-exit-code); a
-    /// failed run records nothing, so the next try runs the job again. Every host must give KEY
-    /// the same period, compared by meaning (MON-FRI is 1-5, @daily is '0 0 * * *'): once a
-    /// success is recorded, a try with another is refused (exit 2); change it on purpose with
-    /// `dlock release KEY --every D`
+    #[arg(help = concat!(
+        "Once per period: at most one successful run of KEY per window, on the Redis server's clock. D is a duration (1s … 366d; windows from the Unix epoch in UTC) or a calendar: a five-field cron schedule ('0 9 * * 1-5', names, ranges, steps, lists; day-of-month and day-of-week both restricted mean either, as in Vixie cron) or @hourly, @daily, @weekly, @monthly, @yearly, in --tz; its window runs from one scheduled time to the next. A window with a success is done: later tries in it run nothing (--not-due-exit-code); a failed run records nothing, so the next try runs the job again. Every host must give KEY the same period, compared by meaning (MON-FRI is 1-5, @daily is '0 0 * * *'): once a success is recorded, a try with another is refused (exit ",
+        crate::exit::code!(USAGE),
+        "); change it on purpose with `dlock release KEY --every D`"
+    ))]
     #[arg(long, value_name = "D|CRON", value_parser = parse_every_value)]
     pub every: Option<EveryValue>,
 

@@ -48,9 +48,14 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Sections clap does not generate: exit status (from the exit table (`exit::rows`)), environment, examples.
+/// Sections clap does not generate: exit status (from the exit table (`exit::rows`)),
+/// environment, examples; a code the prose names is `{NAME}` (`exit::fill`).
 fn man_extra() -> String {
-    format!(".SH \"EXIT STATUS\"\n{}{MAN_EXTRA}", crate::exit::roff())
+    format!(
+        ".SH \"EXIT STATUS\"\n{}{}",
+        crate::exit::roff(),
+        crate::exit::fill(MAN_EXTRA)
+    )
 }
 
 const MAN_EXTRA: &str = r#".SH ENVIRONMENT
@@ -105,7 +110,7 @@ the time zone of \fBdlock history\fR's ENDED column (else the system's)
 who runs \fBdlock pause\fR or \fBdlock cancel\fR, for the "by" they record (HOST NAMES below): $USER, else $LOGNAME, else uid N
 .TP
 \fBDLOCK_HOST\fR
-the host name dlock records and \fBdlock drain\fR matches, instead of \fBuname \-n\fR (HOST NAMES below): 1 to 255 characters without spaces or control characters, else exit 2
+the host name dlock records and \fBdlock drain\fR matches, instead of \fBuname \-n\fR (HOST NAMES below): 1 to 255 characters without spaces or control characters, else exit {USAGE}
 .PP
 \fBdlock run\fR gives the job its own environment (DLOCK_URL and REDISCLI_AUTH included) and sets:
 .TP
@@ -142,13 +147,13 @@ With \-\-ping URL (or DLOCK_PING_URL) only the host that holds the lock pings: P
 dlock: KEY on HOST pid PID slot S fence F took DURATION outcome OUTCOME
 .fi
 .PP
-HOST as HOST NAMES says, PID dlock's own, S its slot, F its fencing token, DURATION how long it held the lock, OUTCOME the run log's (ok, failed, signal, lost, cap, compare_failure, cancelled). A cancelled run (CODE 122) adds the line "cancelled by HOST (USER): REASON". With \-\-capture the kept output follows: whole when it fits in what the server keeps (its Ping\-Body\-Limit header; 10,000 bytes when it does not say), else its last whole lines after a line that counts the bytes of output before them:
+HOST as HOST NAMES says, PID dlock's own, S its slot, F its fencing token, DURATION how long it held the lock, OUTCOME the run log's (ok, failed, signal, lost, cap, compare_failure, cancelled). A cancelled run (CODE {CANCELLED}) adds the line "cancelled by HOST (USER): REASON". With \-\-capture the kept output follows: whole when it fits in what the server keeps (its Ping\-Body\-Limit header; 10,000 bytes when it does not say), else its last whole lines after a line that counts the bytes of output before them:
 .PP
 .nf
 [… 97,312 bytes before this …]
 .fi
 .PP
-The output is made UTF\-8 (invalid bytes become U+FFFD); where \-\-capture itself left the middle out, its own line "[dlock: N bytes left out]" stands there. A job that could not be started (126, 127) sends no start ping, and its end ping's body is the error line. A try that finds the key paused sends one POST URL/log (recorded in the check's log, its state unchanged) whose body is the paused line, "dlock:KEY: paused by HOST (USER) until 16:30:00 UTC: REASON; \(gadlock resume KEY\(ga ends it". Busy and not\-due tries send nothing. Each request is bounded by \-\-connect\-timeout and \-\-io\-timeout and tried twice more after a connection error, 408, 429 or 5xx; a failed ping is one warning line and never changes the exit status.
+The output is made UTF\-8 (invalid bytes become U+FFFD); where \-\-capture itself left the middle out, its own line "[dlock: N bytes left out]" stands there. A job that could not be started ({NOT_EXECUTABLE}, {NOT_FOUND}) sends no start ping, and its end ping's body is the error line. A try that finds the key paused sends one POST URL/log (recorded in the check's log, its state unchanged) whose body is the paused line, "dlock:KEY: paused by HOST (USER) until 16:30:00 UTC: REASON; \(gadlock resume KEY\(ga ends it". Busy and not\-due tries send nothing. Each request is bounded by \-\-connect\-timeout and \-\-io\-timeout and tried twice more after a connection error, 408, 429 or 5xx; a failed ping is one warning line and never changes the exit status.
 .SH "HOST NAMES"
 Wherever dlock records which machine did something it writes DLOCK_HOST when set, else this machine's node name as \fBuname \-n\fR prints it (uname(2)'s nodename, what gethostname(2) returns): the name the kernel holds, neither looked up in DNS nor made fully qualified; in a container, the container's own (a Kubernetes pod's name, unless the pod sets its hostname). A name that is not UTF\-8 has its invalid bytes replaced by U+FFFD; an empty one is written empty. That name is the holder's host (\fBdlock status\fR, \fB\-\-json\fR's holder.host, the board), each run's host in the run log (\fBdlock history\fR, status's LAST), the HOST of the end ping, and, with the user (ENVIRONMENT: USER), the "by" of \fBdlock pause\fR and \fBdlock cancel\fR: HOST (USER); and the host \fBdlock drain\fR drains by default and a drained try matches.
 .SH EXAMPLES

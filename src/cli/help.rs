@@ -1,8 +1,6 @@
 //! The help texts: `--help`'s examples for dlock and each subcommand, and the exit-code
 //! summary (rendered from the exit table (`crate::exit::rows`)). They are part of the man page too.
 
-use crate::exit::Exit;
-
 pub const AFTER_HELP: &str = "\
 Examples:
   # crontab on every host: each tick runs once, on one host; the others skip quietly
@@ -92,7 +90,7 @@ Examples:
   dlock drain --host web-2                 # from another terminal
   dlock undrain                            # after the reboot
 
-A drained host's tries run nothing (one line, exit 0 or --paused-exit-code, as a paused try);
+A drained host's tries run nothing (one line, exit {PAUSED_DEFAULT} or --paused-exit-code, as a paused try);
 the other hosts go on, so an --every period is taken by another host's next try. The host is
 the name dlock records (DLOCK_HOST, else uname -n). --wait returns once no run of that host
 holds a lock under the prefix; the drain stays until `dlock undrain`.";
@@ -155,7 +153,7 @@ Examples:
   dlock pause --all --reason 'db upgrade'                 # no key under the prefix starts
   dlock resume reconcile                                  # reconcile runs again
 
-A try of a paused key runs nothing and exits at once with --paused-exit-code (0 by default), one
+A try of a paused key runs nothing and exits at once with --paused-exit-code ({PAUSED_DEFAULT} by default), one
 line naming who paused it, until when and why; counted (status, dlock_paused_total). Running jobs
 go on: a pause stops starts, not runs (--cancel-running also stops the runs that hold those keys
 now, as `dlock cancel` does). --for ends it on the Redis server's clock. A pause keeps
@@ -184,28 +182,25 @@ cancel judges each run by its holder's own answer, one line each: cancelled; end
 before it took the request; not taken within --timeout (the request is taken back); or ended
 with no answer. KEY may be given with the prefix, as status prints it.";
 
-/// A command's `--help` text after the options: `text`, then the command's exits (from
-/// the exit table (`exit::rows`)).
+/// A command's `--help` text after the options: `text` (each `{NAME}` made the exit code
+/// `Exit::NAME`: the prose names codes, never types them), then the command's exits (from the
+/// exit table (`exit::rows`)).
 pub fn with_exits(text: &str, command: &str) -> String {
-    format!("{text}\n{}", crate::exit::command_summary(command))
-}
-
-/// `{NAME}` in a help text made the exit code it names: the help's prose names codes from
-/// `Exit`'s constants, never typed twice.
-fn codes(text: &str) -> String {
-    text.replace("{LOST}", &Exit::LOST.to_string())
-        .replace("{USAGE}", &Exit::USAGE.to_string())
-        .replace("{CANCELLED}", &Exit::CANCELLED.to_string())
+    format!(
+        "{}\n{}",
+        crate::exit::fill(text),
+        crate::exit::command_summary(command)
+    )
 }
 
 /// `dlock release --help`'s text after the options.
 pub fn release_help() -> String {
-    with_exits(&codes(RELEASE_HELP), "release")
+    with_exits(RELEASE_HELP, "release")
 }
 
 /// `dlock cancel --help`'s text after the options.
 pub fn cancel_help() -> String {
-    with_exits(&codes(CANCEL_HELP), "cancel")
+    with_exits(CANCEL_HELP, "cancel")
 }
 
 /// What `dlock --version` says: the version, the commit and the build (static or dynamic),

@@ -15,7 +15,11 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// A row that could not be read (?) fails too: exit 1, for a pipeline that must know
+    #[arg(help = concat!(
+        "A row that could not be read (?) fails too: exit ",
+        crate::exit::code!(NOT_DONE),
+        ", for a pipeline that must know"
+    ))]
     #[arg(long)]
     pub strict: bool,
 

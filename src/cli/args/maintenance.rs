@@ -70,8 +70,11 @@ pub struct DrainArgs {
     #[arg(long)]
     pub wait: bool,
 
-    /// With --wait: give up after D (exit 1, naming the runs still going) [default: wait as
-    /// long as they run]
+    #[arg(help = concat!(
+        "With --wait: give up after D (exit ",
+        crate::exit::code!(NOT_DONE),
+        ", naming the runs still going) [default: wait as long as they run]"
+    ))]
     #[arg(long, value_name = "D", value_parser = parse_duration, requires = "wait")]
     pub timeout: Option<Duration>,
 
@@ -124,8 +127,11 @@ pub struct CancelArgs {
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
 
-    /// How long each holder has to take the request before it is taken back (exit 4)
-    /// [default: 2 × the holder's renewal interval, at least 1s]
+    #[arg(help = concat!(
+        "How long each holder has to take the request before it is taken back (exit ",
+        crate::exit::code!(CANCEL_NOT_TAKEN),
+        ") [default: 2 × the holder's renewal interval, at least 1s]"
+    ))]
     #[arg(long, value_name = "D", value_parser = parse_duration, conflicts_with = "no_wait")]
     pub timeout: Option<Duration>,
 

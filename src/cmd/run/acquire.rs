@@ -9,7 +9,7 @@ use super::held::{AlsoHeld, Held};
 use super::note::Note;
 use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{Action, Input, Limits, Read, StopWith, Tries, Wait, also_at};
+use crate::core::acquire::{Action, Input, Limits, Read, StopWith, Tries, Wait, in_set};
 use crate::core::backoff::Backoff;
 use crate::error::Error;
 use crate::exit::Exit;
@@ -310,7 +310,7 @@ impl Shell<'_> {
 
     /// The key of set index `j` (0: `--key`, j ≥ 1: the j-th `--also` key).
     fn key_at(&self, j: usize) -> &Keys {
-        also_at(&self.also, j).unwrap_or(self.keys)
+        in_set(self.keys, &self.also, j).unwrap_or(self.keys)
     }
 
     /// The wake lists of the keys that held the last try back: what the waker listens on;
