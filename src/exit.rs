@@ -2,9 +2,9 @@
 //! number is typed once, in `codes!` below; the table's words are written once, in
 //! src/exit/table.rs, which names the codes (`{USAGE}`). `--help`, the man page and
 //! docs/reference.md's "Exit status" are rendered from them (tests/docs.rs compares the page),
-//! and an option's help names a code with `code!(NAME)` (tests/layout.rs refuses a typed one). The commands other than `run`
-//! end with `Done` or `NotDone` (their codes are in each command's help), or with the exit of
-//! their `crate::error::Error`.
+//! and an option's help names a code with `code!(NAME)` (tests/layout.rs refuses a typed one).
+//! The commands other than `run` end with `Done` or `NotDone` (their codes are in each
+//! command's help), or with the exit of their `crate::error::Error`.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
