@@ -323,7 +323,7 @@ fn line(keys: &Keys, run: &Asked, v: &Verdict, entry: Option<&str>) -> String {
             "dlock: {who} took the cancel while it was already being stopped: it ended as {outcome} (exit {exit_code}), not cancelled (exit {})",
             Exit::CANCEL_ENDED
         ),
-        Verdict::NotTaken { waited } => {
+        Verdict::NotTaken { bound } => {
             let older = if run.speaks {
                 ""
             } else {
@@ -331,7 +331,7 @@ fn line(keys: &Keys, run: &Asked, v: &Verdict, entry: Option<&str>) -> String {
             };
             format!(
                 "dlock: {who} did not take the cancel within {} ({}): it cannot take requests (its user lacks BLPOP and LPOP: its log says \"this run cannot be cancelled\"{older}), it took another cancel's request first (it then ends on that one, as dlock history {lock} will show), or its host is down; this request was taken back and stops nothing (exit {}). `{release}` breaks the lock instead: that job stops at its next renewal or its lease's end, within {}, and is recorded lost",
-                secs(*waited),
+                secs(*bound),
                 take_words(run),
                 Exit::CANCEL_NOT_TAKEN,
                 secs(Duration::from_millis(run.pttl)),

@@ -274,8 +274,10 @@ pub enum Verdict {
         exit_code: String,
         took: bool,
     },
-    /// The holder did not take the request within the bound; the request was taken back.
-    NotTaken { waited: Duration },
+    /// The holder did not take the request within `bound` (the one it was held to, as the
+    /// line names it: the looks and the take-back came a little after it); the request was
+    /// taken back.
+    NotTaken { bound: Duration },
     /// The run ended without a word: killed, its host gone, its lease run out or broken.
     NoWord,
     /// The holder took the request but its run did not end within the bound.
@@ -404,7 +406,7 @@ impl Confirm {
     pub fn withdrawn(&mut self, withdrawn: bool, now: Instant) -> Step {
         if withdrawn {
             return Step::Done(Verdict::NotTaken {
-                waited: now.saturating_duration_since(self.asked),
+                bound: self.bounds.take,
             });
         }
         self.taken_at = Some(now);

@@ -42,7 +42,7 @@ fn every_line_cancel_prints_is_in_the_guides_table() {
         ended(false),
         ended(true),
         Verdict::NotTaken {
-            waited: Duration::from_secs(2),
+            bound: Duration::from_secs(2),
         },
         Verdict::NoWord,
         Verdict::NotEnded {
