@@ -174,8 +174,9 @@ pub mod api {
             Action as EndAction, Cleanup, End, EndLimits, Finish, Input as EndInput, JobEnded,
             Release, Released, Report as EndReport,
         };
+        pub use crate::core::hold::{Action as HoldAction, Hold, Input as HoldInput, Lease};
         pub use crate::core::pause::Scope as PauseScope;
-        pub use crate::core::renew::{Action as RenewAction, Event as RenewEvent, Renewal};
+        pub use crate::core::renew::Event as RenewEvent;
         pub use crate::core::retry::Retry;
         pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};
         pub use crate::core::{Broke, Failure, Limits};

@@ -13,6 +13,7 @@ pub(crate) mod clock;
 pub(crate) mod doctor;
 pub(crate) mod every;
 pub(crate) mod finish;
+pub(crate) mod hold;
 pub(crate) mod pause;
 pub(crate) mod ping;
 pub(crate) mod refresh;

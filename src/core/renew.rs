@@ -1,8 +1,9 @@
-//! When to renew the lease while the job runs: the watchdog's schedule as a state machine with
-//! no I/O, beside `acquire` and `stop`. The watchdog thread (`cmd::run::watchdog`) feeds it what
-//! happened (`handle`), lets it act on its timers (`on_timeout`), carries out what it asks for
-//! (`poll_action`) and sleeps until `poll_timeout`, watching the connection meanwhile when
-//! `watches_connection` says so.
+//! When to renew the lease while the job runs: the renewal schedule as a state machine with no
+//! I/O, beside `acquire` and `stop`. `core::hold` runs it beside the stop machine: it feeds it
+//! what happened (`handle`), lets it act on its timers (`on_timeout`), passes what it asks for
+//! (`poll_action`) to the shell (the binary's watchdog thread makes the calls) and its news
+//! (`Tell`) to the stop machine, and says when the connection is watched
+//! (`watches_connection`).
 //!
 //! The rules (SPEC 2.3–2.6):
 //! - a renewal goes out `--renew-every` after the last one that was confirmed was sent (the
@@ -217,6 +218,12 @@ impl Renewal {
             State::Retrying { at } => Some(at),
             State::Sending { .. } | State::Confirming { .. } | State::Parked => None,
         }
+    }
+
+    /// The schedule is over (the cap, a lost lease, or its end reached): no renewal will go out.
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn is_parked(&self) -> bool {
+        self.state == State::Parked
     }
 
     /// Whether a hang-up of the connection matters now (between renewals).

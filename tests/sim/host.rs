@@ -1,15 +1,13 @@
-//! One host running `dlock run` again and again, as the I/O shells of src/cmd/run do: the real
-//! acquire machine (`Wait`) until the lock is held, then the real stop machine (`Stop`) over
-//! the job with the real renewal machine (`Renewal`) once it asks for the watchdog, then the
-//! release (with the real retry policy). Every decision is the machines'; this file only
+//! One host running `dlock run` again and again: the real acquire machine (`Wait`) until the
+//! lock is held, then the real `Hold` (the stop machine over the job, the renewal schedule over
+//! the lease), then the release (with the real retry policy). Every decision is the machines'; this file only
 //! carries their actions out on the simulated network and job, on the host's own clock.
 
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Backoff, Broke, Cleanup, End, Failure, Limits, Period, Renewal, Stop, Tries, Wait, WaitLimits,
-    Waker, in_set,
+    Backoff, Broke, Cleanup, End, Failure, Limits, Period, Tries, Wait, WaitLimits, Waker, in_set,
 };
 
 use crate::check::Us;
@@ -59,8 +57,8 @@ pub struct Waiting {
 pub struct Running {
     pub slot: u32,
     pub sent: Instant,
-    pub stop: Stop,
-    pub renewal: Option<Renewal>,
+    /// The real machine of the running job and its lease.
+    pub hold: dlock::api::sim::Hold,
     /// The renewal out: (request, sent).
     pub out: Option<(u64, Instant)>,
     /// `out` is the WAIT after the renewal (--min-replicas), not the renewal.

@@ -7,7 +7,8 @@
 //! take a request within a bound (`take_bound`), the checker holds it to that.
 
 use dlock::api::sim::{
-    CancelListener, ListenLook, ListenSaid, ListenThen, Listened, POLL, RunKeys, StopInput,
+    CancelListener, HoldInput, ListenLook, ListenSaid, ListenThen, Listened, POLL, RunKeys,
+    StopInput,
 };
 
 use crate::check::Us;
@@ -188,12 +189,14 @@ pub fn heard(w: &mut World, h: usize, run: u64, brought: &Brought) {
     match then {
         ListenThen::Deliver(request) => {
             let id = request.id.clone();
-            r.stop.handle(StopInput::Cancelled(request), now);
+            r.hold
+                .handle(HoldInput::Job(StopInput::Cancelled(request)), now);
             w.check.ev(t, h, "cancel heard", 0);
             w.check.cancel_heard(t, &token, &id);
         }
         ListenThen::Fault(why) => {
-            r.stop.handle(StopInput::NotProtocol(why), now);
+            r.hold
+                .handle(HoldInput::Job(StopInput::NotProtocol(why)), now);
             w.check.ev(t, h, "listener garbage", 0);
             w.check.counts.listener_garbage += 1;
         }

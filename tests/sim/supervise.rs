@@ -1,15 +1,15 @@
-//! A host holding the lock, as `cmd::run::supervise` and `watchdog` do it: the real `Stop`
-//! machine over the job, the real `Renewal` machine once it asks for the watchdog, renewals as
-//! the real renew call, a hang-up of the connection told to whichever machine watches it, and
-//! the job's signals carried out on the simulated job.
+//! A host holding the lock: the real `Hold` machine (the stop machine over the job and the
+//! renewal schedule over the lease, as the binary's supervising loop runs it), its renewals as
+//! the real renew call on the simulated server, a hang-up of the connection told while the
+//! machine watches it, and the job's signals carried out on the simulated job.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Instant;
 
 use dlock::api::sim::{
-    Call, CancelListener, Exit, RenewAction, RenewCall, RenewEvent, Renewal, Stop, StopAction,
-    StopInput, also_at,
+    Call, CancelListener, Exit, Hold, HoldAction, HoldInput, Lease, RenewCall, RenewEvent,
+    StopAction, StopInput, also_at,
 };
 use redis::Value;
 
@@ -50,13 +50,19 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
         dead: None,
         also: w.hosts[h].also_held.clone(),
     });
-    let l = limits(w);
-    let stop = Stop::new(l, sent);
+    let hold = Hold::new(Lease {
+        limits: limits(w),
+        sent,
+        sentinel: false,
+        replicas: (
+            u32::from(w.sc.min_replicas.is_some()),
+            w.sc.min_replicas.unwrap_or_default(),
+        ),
+    });
     w.hosts[h].phase = Phase::Running(Box::new(Running {
         slot,
         sent,
-        stop,
-        renewal: None,
+        hold,
         out: None,
         confirming: false,
         job,
@@ -93,102 +99,63 @@ fn signal(w: &mut World, h: usize, r: &mut Running, kill: bool) {
     }
 }
 
-/// Run both machines until neither has anything to do now; then the next timer.
+/// Run the machine until it has nothing to do now; then the next timer.
 pub fn supervise(w: &mut World, h: usize) {
     let Phase::Running(mut r) = std::mem::replace(&mut w.hosts[h].phase, Phase::Idle) else {
         return;
     };
     let now = local(w, h);
-    if w.hosts[h].hung_up {
-        // The shells poll the socket for a hang-up only while a machine says it watches it.
-        if let Some(m) = r.renewal.as_mut() {
-            if m.watches_connection() {
-                w.hosts[h].hung_up = false;
-                m.handle(RenewEvent::HungUp, now);
-            }
-        } else if r.stop.watches_connection(now) {
-            w.hosts[h].hung_up = false;
-            r.stop.handle(StopInput::ConnectionDropped, now);
-        }
+    // A hang-up is news only while the machine watches the connection; else a renewal sent
+    // meanwhile finds it out by failing (`act`).
+    if w.hosts[h].hung_up && r.hold.watches_connection(now).is_some() {
+        w.hosts[h].hung_up = false;
+        r.hold.handle(HoldInput::HungUp, now);
     }
-    if r.stop.wants_group() {
+    if r.hold.wants_group() {
         let alive = !r.job.dead;
-        r.stop.handle(StopInput::Group { alive }, now);
+        r.hold
+            .handle(HoldInput::Job(StopInput::Group { alive }), now);
     }
-    r.stop.on_timeout(now);
-    if let Some(m) = r.renewal.as_mut() {
-        m.on_timeout(now);
-    }
-    loop {
-        let mut acted = act_stop(w, h, &mut r, now);
-        acted |= act_renewal(w, h, &mut r, now);
-        if !acted {
-            break;
-        }
-    }
-    if r.stop.is_done() {
+    r.hold.on_timeout(now);
+    act(w, h, &mut r, now);
+    if r.hold.is_done() {
         w.check.ev(w.now, h, "job over", 0);
         let (token, bound) = (w.hosts[h].token.clone(), crate::listener::take_bound(w));
         w.check.job_over(w.now, &token, bound);
-        crate::release::begin(w, h, (r.slot, r.window), r.sent, &r.stop);
+        crate::release::begin(w, h, (r.slot, r.window), r.sent, r.hold.stop());
         return;
     }
-    let mut next = r.stop.poll_timeout(now);
-    if let Some(t) = r.renewal.as_ref().and_then(Renewal::poll_timeout) {
-        next = next.min(t);
-    }
+    let next = r.hold.poll_timeout(now);
     w.hosts[h].phase = Phase::Running(r);
     schedule(w, h, Some(next));
 }
 
-fn act_stop(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
-    let mut acted = false;
-    while let Some(a) = r.stop.poll_action() {
-        acted = true;
+/// Carry out the machine's actions (a failed renewal's answer is the machine's input at once,
+/// and may bring more).
+fn act(w: &mut World, h: usize, r: &mut Running, now: Instant) {
+    while let Some(a) = r.hold.poll_action() {
         match a {
-            StopAction::StartWatchdog { at_once } => {
-                if r.renewal.is_none() {
-                    let (n, timeout) = (
-                        u32::from(w.sc.min_replicas.is_some()),
-                        w.sc.min_replicas.unwrap_or_default(),
-                    );
-                    let m = Renewal::new(limits(w), r.sent, false, at_once, now);
-                    r.renewal = Some(m.with_replicas(n, timeout));
-                }
+            HoldAction::Job(StopAction::Terminate | StopAction::Forward(_)) => {
+                signal(w, h, r, false);
             }
-            StopAction::Terminate | StopAction::Forward(_) => signal(w, h, r, false),
-            StopAction::Kill { .. } | StopAction::KillAgain => signal(w, h, r, true),
-            // `dlock cancel`'s listener: its BLPOP on the run's own list (cancel.rs).
-            StopAction::StartListener => {
+            HoldAction::Job(StopAction::Kill { .. } | StopAction::KillAgain) => {
+                signal(w, h, r, true);
+            }
+            // `dlock cancel`'s listener: its BLPOP on the run's own list (listener.rs).
+            HoldAction::Job(StopAction::StartListener) => {
                 r.listener = Some(CancelListener::for_run(limits(w).renew_every));
                 crate::listener::start(w, h);
             }
-            StopAction::Report(_) => {}
-        }
-    }
-    acted
-}
-
-fn act_renewal(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
-    let Some(m) = r.renewal.as_mut() else {
-        return false;
-    };
-    let mut acted = false;
-    let mut tells = Vec::new();
-    while let Some(a) = m.poll_action() {
-        acted = true;
-        match a {
-            RenewAction::Renew { deadline } => {
+            HoldAction::Job(StopAction::Report(_) | StopAction::StartWatchdog { .. })
+            | HoldAction::StartRenewing { .. } => {}
+            HoldAction::Renew { deadline } => {
                 if std::mem::take(&mut w.hosts[h].hung_up) {
                     // The dead connection fails the renewal at once; its retry reconnects.
-                    let reason = "connection closed".to_string();
-                    m.handle(
-                        RenewEvent::Failed {
-                            reason,
-                            refused: false,
-                        },
-                        now,
-                    );
+                    let failed = RenewEvent::Failed {
+                        reason: "connection closed".to_string(),
+                        refused: false,
+                    };
+                    r.hold.handle(HoldInput::Lease(failed), now);
                     continue;
                 }
                 let (keys, token) = (w.host_keys[h].clone(), w.hosts[h].token.clone());
@@ -206,32 +173,31 @@ fn act_renewal(w: &mut World, h: usize, r: &mut Running, now: Instant) -> bool {
                 r.out = Some((id, now));
                 w.check.ev(w.now, h, "renew", 0);
             }
-            RenewAction::ConfirmReplicas {
+            HoldAction::ConfirmReplicas {
                 timeout, deadline, ..
             } => {
                 let id = crate::replicas::wait_within(w, h, timeout, deadline);
                 r.out = Some((id, now));
                 r.confirming = true;
             }
-            RenewAction::LookForMaster => m.handle(RenewEvent::Looked { moved: false }, now),
-            RenewAction::Tell(input) => tells.push(input),
-            RenewAction::Park => {}
+            // No Sentinel here: the master never moves.
+            HoldAction::LookForMaster { .. } => {
+                let looked = RenewEvent::Looked { moved: false };
+                r.hold.handle(HoldInput::Lease(looked), now);
+            }
+            HoldAction::Told(StopInput::CapReached { .. }) => {
+                // A lease past its cap is not watched: it runs out (the restart bound's exception).
+                let token = w.hosts[h].token.clone();
+                w.check.capped(&token);
+            }
+            HoldAction::Told(StopInput::Renewed { count, .. }) => {
+                let token = w.hosts[h].token.clone();
+                w.check.ev(w.now, h, "renewed", i64::from(count));
+                w.check.renewed(w.now, &token);
+            }
+            HoldAction::Told(_) => {}
         }
     }
-    for input in tells {
-        if let StopInput::CapReached { .. } = &input {
-            // A lease past its cap is not watched: it runs out (the restart bound's exception).
-            let token = w.hosts[h].token.clone();
-            w.check.capped(&token);
-        }
-        if let StopInput::Renewed { count, .. } = &input {
-            let token = w.hosts[h].token.clone();
-            w.check.ev(w.now, h, "renewed", i64::from(*count));
-            w.check.renewed(w.now, &token);
-        }
-        r.stop.handle(input, now);
-    }
-    acted
 }
 
 /// The renewal's answer reached the host.
@@ -248,9 +214,8 @@ pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value
             Ok(v) => panic!("seed {}: WAIT answered {v:?}", w.sc.seed),
             Err(f) => Err(failure(f)),
         };
-        if let Some(m) = r.renewal.as_mut() {
-            m.handle(RenewEvent::replicas(acked), now);
-        }
+        r.hold
+            .handle(HoldInput::Lease(RenewEvent::replicas(acked)), now);
         return;
     }
     let got = match a.map(RenewCall::reply) {
@@ -260,9 +225,8 @@ pub fn answer(w: &mut World, h: usize, r: &mut Running, id: u64, a: Result<Value
     };
     let also = &w.host_also[h];
     let event = RenewEvent::answered(got, sent, |j| also_at(also, j).map(|x| x.lock.clone()));
-    if let Some(m) = r.renewal.as_mut() {
-        m.handle(event, now);
-    }
+    // Its actions are carried out by the `supervise` that follows (host.rs).
+    r.hold.handle(HoldInput::Lease(event), now);
 }
 
 /// Host `h`'s --also keys with the slot its acquire took of each (the renewal's `also`).
@@ -289,10 +253,8 @@ pub fn job_exit(w: &mut World, h: usize, run: u64) {
         return;
     }
     r.job.dead = true;
-    r.stop.handle(
-        StopInput::LeaderExited(Exit::from_status(r.job.status)),
-        now,
-    );
+    let exited = StopInput::LeaderExited(Exit::from_status(r.job.status));
+    r.hold.handle(HoldInput::Job(exited), now);
     w.check.ev(t, h, "job dead", 0);
     w.check.died(t, &token);
     // Scenario::cancel_at_end: the operator cancels as the job ends (its run releases as the
@@ -315,9 +277,5 @@ pub fn schedule_live(w: &World, h: usize) -> Option<Us> {
     if r.job.dead {
         return None;
     }
-    match &r.renewal {
-        None if w.sc.max_renewals != Some(0) => Some(0),
-        None => None,
-        Some(m) => (r.out.is_some() || m.poll_timeout().is_some()).then_some(0),
-    }
+    r.hold.renews().then_some(0)
 }

@@ -144,9 +144,9 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         .take_session()
         .unwrap_or_else(|| Session::new(&cfg.server));
     child.restore_tty();
-    log.renewals = sup.stop.renewals();
-    log.cancel = sup.stop.cancel().cloned();
-    log.cancel_id = sup.stop.taken().map(str::to_string);
+    log.renewals = sup.stop().renewals();
+    log.cancel = sup.stop().cancel().cloned();
+    log.cancel_id = sup.stop().taken().map(str::to_string);
     let mut tail = 0;
     if let Some(c) = capture {
         let captured = c.finish(cfg.limits.grace);
@@ -156,7 +156,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         tail = captured.tail;
         log.output = Some((captured.bytes, captured.total));
     }
-    let (exit, compare_failure) = finish(&mut session, &held, &sup.stop, started_ms, &log);
+    let (exit, compare_failure) = finish(&mut session, &held, sup.stop(), started_ms, &log);
     let output = log.output.as_ref().map(|(kept, total)| Output {
         kept,
         total: *total,

@@ -1,6 +1,7 @@
-//! The I/O shell around `core::stop`: it waits for events, probes the job's processes when the
-//! machine asks, sends the signals, starts the renewal thread and logs the machine's reports.
-//! Every decision is the machine's.
+//! The I/O shell around `core::hold`: it waits for events, probes the job's processes when the
+//! machine asks, sends the signals, hands the lease's connection to the watchdog thread and
+//! passes it the calls, starts the listener and logs the machine's reports. Every decision is
+//! the machine's.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -8,8 +9,9 @@ use std::time::Instant;
 use super::held::Held;
 use super::listener::Listener;
 use super::note::Note;
-use super::watchdog::{Watchdog, watched};
-use crate::core::stop::{Action, Input, Stop};
+use super::watchdog::{Call, Watchdog, watched};
+use crate::core::hold::{Action, Hold, Input, Lease};
+use crate::core::stop::{self, Stop};
 use crate::exit::Exit;
 use crate::log::secs;
 use crate::log::{debug, error, warn};
@@ -22,14 +24,14 @@ pub(super) struct Supervisor<'a> {
     child: &'a Child,
     /// For the watchdog thread, once it starts.
     tx: Sender<Note>,
-    /// The lease's connection until the watchdog starts (the machine says when the first
-    /// renewal is due; meanwhile this loop watches the connection), then the watchdog's. Both
-    /// None when the thread could not start (the session went with it) or after `take_session`.
+    /// The lease's connection until the renewal schedule starts (meanwhile this loop watches
+    /// it), then the watchdog's. Both None when the thread could not start (the session went
+    /// with it) or after `take_session`.
     session: Option<Session>,
     watchdog: Option<Watchdog>,
     /// `dlock cancel`'s listener, once the machine starts it.
     listener: Option<Listener>,
-    pub(super) stop: Stop,
+    hold: Hold,
 }
 
 impl<'a> Supervisor<'a> {
@@ -40,6 +42,13 @@ impl<'a> Supervisor<'a> {
         session: Session,
         tx: Sender<Note>,
     ) -> Self {
+        let cfg = &held.cfg;
+        let hold = Hold::new(Lease {
+            limits: cfg.limits,
+            sent: held.sent,
+            sentinel: session.behind_sentinel(),
+            replicas: (cfg.min_replicas, cfg.replica_timeout),
+        });
         Supervisor {
             held,
             child,
@@ -47,67 +56,106 @@ impl<'a> Supervisor<'a> {
             session: Some(session),
             watchdog: None,
             listener: None,
-            stop: Stop::new(held.cfg.limits, held.sent),
+            hold,
         }
+    }
+
+    /// The stop machine: what the run ends with.
+    pub(super) fn stop(&self) -> &Stop {
+        self.hold.stop()
     }
 
     /// Run until the leader has exited and its whole group is gone.
     pub(super) fn supervise(&mut self, rx: &Receiver<Note>) {
         loop {
             let now = Instant::now();
-            if self.stop.wants_group() {
+            if self.hold.wants_group() {
                 let alive = self.child.job_alive();
-                self.stop.handle(Input::Group { alive }, now);
+                self.hold
+                    .handle(Input::Job(stop::Input::Group { alive }), now);
             }
-            self.stop.on_timeout(now);
+            self.hold.on_timeout(now);
             self.act();
-            if self.stop.is_done() {
+            if self.hold.is_done() {
                 return;
             }
-            let mut wake = self.stop.poll_timeout(now);
-            // Until the renewal thread runs, this loop watches its connection for it.
-            let socket = match &mut self.session {
-                Some(session) if self.stop.watches_connection(now) => {
-                    watched(session.socket(self.stop.may_look(now)), now, &mut wake)
+            let mut wake = self.hold.poll_timeout(now);
+            let watch = self.hold.watches_connection(now);
+            if let Some(w) = self.watchdog.as_mut() {
+                w.watch(watch.is_some());
+            }
+            // Until the renewal schedule starts, this loop watches its connection for it.
+            let socket = match (&mut self.session, watch) {
+                (Some(session), Some(may_look)) => {
+                    watched(session.socket(may_look), now, &mut wake)
                 }
                 _ => None,
             };
             let event = rx.recv_timeout(wake.saturating_duration_since(Instant::now()), socket);
             if let Some(input) = event.ok().and_then(input) {
-                self.stop.handle(input, Instant::now());
+                self.hold.handle(input, Instant::now());
                 self.act();
             }
         }
     }
 
     fn act(&mut self) {
-        while let Some(action) = self.stop.poll_action() {
+        while let Some(action) = self.hold.poll_action() {
             match action {
-                Action::StartWatchdog { at_once } => self.start_watchdog(at_once),
-                Action::StartListener => {
-                    self.listener = Listener::start(self.held, self.tx.clone());
-                }
-                Action::Forward(sig) => {
-                    self.child.signal_group(sig);
-                }
-                Action::Terminate => {
-                    self.child.signal_job(libc::SIGTERM);
-                }
-                Action::Kill { after } => {
-                    if self.child.signal_job(libc::SIGKILL) {
-                        warn!("killed";
-                            "the job was still running {} after SIGTERM: sent SIGKILL to all of it",
-                            secs(after)
-                        );
-                    }
-                }
-                Action::KillAgain => {
-                    self.child.signal_job(libc::SIGKILL);
-                }
-                Action::Report(r) => {
-                    super::report::report(&self.held.cfg, &r, || self.child.leftovers());
+                Action::Job(a) => self.act_on_job(a),
+                Action::StartRenewing { at_once } => self.start_watchdog(at_once),
+                Action::Renew { deadline } => self.call(Call::Renew { deadline }),
+                Action::LookForMaster { deadline } => self.call(Call::LookForMaster { deadline }),
+                Action::ConfirmReplicas {
+                    n,
+                    timeout,
+                    deadline,
+                } => self.call(Call::ConfirmReplicas {
+                    n,
+                    timeout,
+                    deadline,
+                }),
+                // Said by the stop machine's reports.
+                Action::Told(_) => {}
+            }
+        }
+    }
+
+    fn act_on_job(&mut self, action: stop::Action) {
+        match action {
+            stop::Action::StartListener => {
+                self.listener = Listener::start(self.held, self.tx.clone());
+            }
+            stop::Action::Forward(sig) => {
+                self.child.signal_group(sig);
+            }
+            stop::Action::Terminate => {
+                self.child.signal_job(libc::SIGTERM);
+            }
+            stop::Action::Kill { after } => {
+                if self.child.signal_job(libc::SIGKILL) {
+                    warn!("killed";
+                        "the job was still running {} after SIGTERM: sent SIGKILL to all of it",
+                        secs(after)
+                    );
                 }
             }
+            stop::Action::KillAgain => {
+                self.child.signal_job(libc::SIGKILL);
+            }
+            stop::Action::Report(r) => {
+                super::report::report(&self.held.cfg, &r, || self.child.leftovers());
+            }
+            // `Hold` starts the schedule itself (`Action::StartRenewing`).
+            stop::Action::StartWatchdog { .. } => {}
+        }
+    }
+
+    /// A call for the watchdog; without one (it could not start), nothing renews and the lease
+    /// bounds the job.
+    fn call(&self, call: Call) {
+        if let Some(w) = &self.watchdog {
+            w.send(call);
         }
     }
 
@@ -118,8 +166,9 @@ impl<'a> Supervisor<'a> {
         if at_once {
             debug!("connection_dropped"; "the server closed the connection: renewing now to see whether the lease is still ours");
         }
+        let watch = self.hold.watches_connection(Instant::now()).is_some();
         let (held, tx) = (Arc::clone(self.held), self.tx.clone());
-        match Watchdog::start(held, session, tx, at_once) {
+        match Watchdog::start(held, session, tx, watch) {
             Ok(w) => self.watchdog = Some(w),
             Err(e) => {
                 // Without a watchdog the lease still bounds the job: it is stopped at the deadline.
@@ -143,13 +192,14 @@ impl<'a> Supervisor<'a> {
 
 /// What the machine makes of an event (a wake-up only matters while waiting for the lock).
 fn input(ev: Event<Note>) -> Option<Input> {
-    match ev {
-        Event::ChildExited(status) => Some(Input::LeaderExited(Exit::from_status(status))),
-        Event::Signal(sig) => Some(Input::Signal(sig)),
-        Event::Note(Note::Lease(input)) => Some(input),
-        Event::HungUp => Some(Input::ConnectionDropped),
-        Event::Note(Note::Cancelled(request)) => Some(Input::Cancelled(request)),
-        Event::Note(Note::NotProtocol(why)) => Some(Input::NotProtocol(why)),
-        Event::Note(Note::Woken(_)) => None,
-    }
+    let job = match ev {
+        Event::ChildExited(status) => stop::Input::LeaderExited(Exit::from_status(status)),
+        Event::Signal(sig) => stop::Input::Signal(sig),
+        Event::Note(Note::Cancelled(request)) => stop::Input::Cancelled(request),
+        Event::Note(Note::NotProtocol(why)) => stop::Input::NotProtocol(why),
+        Event::Note(Note::Lease(event)) => return Some(Input::Lease(event)),
+        Event::HungUp | Event::Note(Note::HungUp) => return Some(Input::HungUp),
+        Event::Note(Note::Woken(_)) => return None,
+    };
+    Some(Input::Job(job))
 }

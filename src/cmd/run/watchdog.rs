@@ -1,15 +1,18 @@
-//! The watchdog thread: the I/O loop around `core::renew`, the renewal schedule. It sends the
-//! renewals the machine asks for (on the current master, confirmed by --min-replicas' replicas),
-//! asks the sentinels when told to, watches the connection for a hang-up while it waits, and
-//! passes the machine's news on to the supervising loop. Every decision is the machine's.
+//! The watchdog thread: the lease's connection while the renewal schedule runs. It carries
+//! out the calls `core::hold` asks for (a renewal on the current master, a look at the
+//! sentinels, the replicas' WAIT), each answer back to the supervising loop as the machine's
+//! input (`Note::Lease`), and between calls it watches the connection for a hang-up while told
+//! to (`Note::HungUp`). It decides nothing: the schedule is the machine's, in the supervising
+//! loop.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::held::Held;
 use super::note::Note;
-use crate::core::renew::{Action, Event, Renewal};
+use crate::core::renew::Event;
 use crate::core::stop::FIRST_LOOK;
 use crate::log::debug;
 use crate::store::conn::Watched;
@@ -18,39 +21,99 @@ use crate::store::session::Session;
 use crate::sys::event::Sender;
 use crate::sys::sock::{Bell, Socket, Woke};
 
+/// A call the machine asked for (`core::hold::Action`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    Renew {
+        deadline: Instant,
+    },
+    LookForMaster {
+        deadline: Instant,
+    },
+    ConfirmReplicas {
+        n: u32,
+        timeout: Duration,
+        deadline: Instant,
+    },
+}
+
+/// What the supervising loop leaves for the thread.
+#[derive(Default)]
+struct Todo {
+    calls: VecDeque<Call>,
+    /// Watch the connection for a hang-up between calls (`Hold::watches_connection`).
+    watch: bool,
+    stop: bool,
+}
+
+struct Shared {
+    bell: Bell,
+    todo: Mutex<Todo>,
+}
+
+impl Shared {
+    fn todo(&self) -> std::sync::MutexGuard<'_, Todo> {
+        // A panic while holding it only ever set a field: what is there is still whole.
+        self.todo.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 pub struct Watchdog {
-    stop: Arc<Bell>,
+    shared: Arc<Shared>,
+    /// The last `watch` told, so that only a change rings the thread.
+    watch: bool,
     handle: JoinHandle<Session>,
 }
 
 impl Watchdog {
-    /// Renew `held`'s lease on `session`; `at_once`: the first renewal goes out now, not at its
-    /// time (the connection dropped before the thread started).
+    /// Carry out `held`'s lease calls on `session`; `watch`: watch the connection from the
+    /// start.
     pub fn start(
         held: Arc<Held>,
         session: Session,
         tx: Sender<Note>,
-        at_once: bool,
+        watch: bool,
     ) -> std::io::Result<Watchdog> {
-        let stop = Arc::new(Bell::new()?);
-        let bell = stop.clone();
+        let shared = Arc::new(Shared {
+            bell: Bell::new()?,
+            todo: Mutex::new(Todo {
+                watch,
+                ..Todo::default()
+            }),
+        });
+        let theirs = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("watchdog".into())
-            .spawn(move || watch(&held, session, &tx, &bell, at_once))?;
-        Ok(Watchdog { stop, handle })
+            .spawn(move || work(&held, session, &tx, &theirs))?;
+        Ok(Watchdog {
+            shared,
+            watch,
+            handle,
+        })
     }
 
-    /// Stop renewing and get the session back (None only if the thread panicked).
+    /// Carry out `call`; its answer comes back as `Note::Lease`.
+    pub fn send(&self, call: Call) {
+        self.shared.todo().calls.push_back(call);
+        self.shared.bell.ring();
+    }
+
+    /// Watch the connection between calls, or not.
+    pub fn watch(&mut self, watch: bool) {
+        if watch != self.watch {
+            self.watch = watch;
+            self.shared.todo().watch = watch;
+            self.shared.bell.ring();
+        }
+    }
+
+    /// Stop (after the call under way, if any) and get the session back (None only if the
+    /// thread panicked).
     pub fn stop(self) -> Option<Session> {
-        self.stop.ring();
+        self.shared.todo().stop = true;
+        self.shared.bell.ring();
         self.handle.join().ok()
     }
-}
-
-/// Block until told to stop; hand back the session (for the release).
-fn park(session: Session, stop: &Bell) -> Session {
-    while stop.wait(None, Duration::from_secs(3600)) != Woke::Rang {}
-    session
 }
 
 /// The socket to poll for a hang-up (`Session::socket`), if it is known; while it is not told
@@ -67,17 +130,10 @@ pub(super) fn watched(socket: Watched, now: Instant, wake: &mut Instant) -> Opti
     }
 }
 
-/// Run the renewal schedule until it ends (then park) or the supervisor rings.
-fn watch(
-    held: &Held,
-    mut session: Session,
-    tx: &Sender<Note>,
-    stop: &Bell,
-    at_once: bool,
-) -> Session {
+/// Carry out the calls as they come, until told to stop; hand back the session (for the
+/// release).
+fn work(held: &Held, mut session: Session, tx: &Sender<Note>, shared: &Shared) -> Session {
     let cfg = &held.cfg;
-    let sentinel = session.behind_sentinel();
-    let m = Renewal::new(cfg.limits, held.sent, sentinel, at_once, Instant::now());
     // Every --also key is renewed with ours, in the same script, or none is.
     let also: Vec<_> = held.also.iter().map(|x| (x.keys.clone(), x.slot)).collect();
     let renew = RenewCall {
@@ -88,54 +144,58 @@ fn watch(
         stats: cfg.stats,
         also: &also,
     };
-    let mut m = m.with_replicas(cfg.min_replicas, cfg.replica_timeout);
+    // A hang-up is told once; a call (which may reconnect) makes the next one news again.
+    let mut told = false;
     loop {
-        m.on_timeout(Instant::now());
-        while let Some(action) = m.poll_action() {
-            match action {
-                Action::Tell(input) => {
-                    let _ = tx.send(Note::Lease(input));
-                }
-                Action::Park => return park(session, stop),
-                Action::LookForMaster => {
-                    let moved = session.follow_master(m.deadline());
+        shared.bell.clear();
+        let (call, watch) = {
+            let mut todo = shared.todo();
+            if todo.stop {
+                return session;
+            }
+            (todo.calls.pop_front(), todo.watch)
+        };
+        if let Some(call) = call {
+            let event = match call {
+                Call::Renew { deadline } => renew_once(&mut session, &renew, deadline, held),
+                Call::LookForMaster { deadline } => {
+                    let moved = session.follow_master(deadline);
                     if moved {
                         debug!("master_moved"; "the sentinels name a new master: renewing there now");
                     }
-                    m.handle(Event::Looked { moved }, Instant::now());
+                    Event::Looked { moved }
                 }
-                Action::Renew { deadline } => {
-                    let event = renew_once(&mut session, &renew, deadline, held);
-                    m.handle(event, Instant::now());
-                }
-                Action::ConfirmReplicas {
+                Call::ConfirmReplicas {
                     n,
                     timeout,
                     deadline,
-                } => {
-                    let acked = session.wait_replicas_within(n, timeout, deadline);
-                    m.handle(Event::replicas(acked), Instant::now());
-                }
+                } => Event::replicas(session.wait_replicas_within(n, timeout, deadline)),
+            };
+            told = false;
+            if tx.send(Note::Lease(event)).is_err() {
+                return session;
             }
+            continue;
         }
-        let Some(mut wake) = m.poll_timeout() else {
-            return park(session, stop);
-        };
         let now = Instant::now();
-        let socket = if m.watches_connection() {
+        let mut wake = now + Duration::from_secs(3600);
+        let socket = if watch && !told {
             watched(session.socket(true), now, &mut wake)
         } else {
             None
         };
-        match stop.wait(socket, wake.saturating_duration_since(now)) {
-            Woke::Rang => return session,
-            Woke::HungUp => {
-                // The renewal tries the dead connection first: its failure names what happened
-                // (the connection was lost), and the first retry reconnects at once.
-                debug!("connection_dropped"; "the server closed the connection: renewing now to see whether the lease is still ours");
-                m.handle(Event::HungUp, Instant::now());
+        if shared
+            .bell
+            .wait(socket, wake.saturating_duration_since(now))
+            == Woke::HungUp
+        {
+            // The renewal the machine sends now tries the dead connection first: its failure
+            // names what happened (the connection was lost), and the first retry reconnects.
+            debug!("connection_dropped"; "the server closed the connection: renewing now to see whether the lease is still ours");
+            told = true;
+            if tx.send(Note::HungUp).is_err() {
+                return session;
             }
-            Woke::TimedOut => {}
         }
     }
 }
