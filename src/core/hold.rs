@@ -160,9 +160,9 @@ impl Hold {
                     m.handle(event, now);
                 }
             }
+            // The schedule takes one between renewals only (it ignores one with a renewal out).
             Input::HungUp => match self.renewal.as_mut() {
-                Some(m) if m.watches_connection() => m.handle(renew::Event::HungUp, now),
-                Some(_) => {}
+                Some(m) => m.handle(renew::Event::HungUp, now),
                 None => self.stop.handle(stop::Input::ConnectionDropped, now),
             },
         }

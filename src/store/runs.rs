@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::conn::Conn;
 use super::keys::Keys;
 use crate::core::Limits;
+use crate::core::stop::Stop;
 use crate::core::versions::Writer;
 
 /// A run's entry in the key's run log (SPEC 7b), beyond what `Finish` says.
@@ -44,6 +45,14 @@ impl RunLog {
     /// No entry (a run whose job never started, --history 0, --no-stats).
     pub fn off() -> RunLog {
         RunLog::default()
+    }
+
+    /// What the stop machine knows of how the run ended, as its entry records it: the
+    /// renewals made, who cancelled it and why, the cancel request it took.
+    pub fn ended(&mut self, stop: &Stop) {
+        self.renewals = stop.renewals();
+        self.cancel = stop.cancel().cloned();
+        self.cancel_id = stop.taken().map(str::to_string);
     }
 
     /// The kept output: the last ARGV, binary as it is.

@@ -80,10 +80,9 @@ pub struct Ending {
     pub ok: bool,
     /// The request out, and which of the machine's actions it carries out.
     pub out: Option<(u64, Out)>,
-    /// `dlock cancel` stopped the run: who and why (the run log entry's fields), and the id of
-    /// the request it took (the holder's word names it).
-    pub cancel: Option<(String, String)>,
-    pub cancel_id: Option<String>,
+    /// The run log entry's fields every release carries (history 0: none kept; release.lua
+    /// reads the --every window from them, and the holder's word the cancel request taken).
+    pub log: dlock::api::sim::RunLog,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -45,10 +45,18 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
     };
     let job = JobEnded::of(stop, sent, 0, !w.host_also[h].is_empty());
     let ok = stop.exit() == Exit::Child(0);
-    // The run log's entry names who cancelled the run and why, and the request it took: every
-    // release carries them (the holder's word names the id).
-    let cancel = (stop.cancel().cloned(), stop.taken().map(str::to_string));
-    ending(w, h, (slot, window, ok), End::new(limits, job, now), cancel);
+    let mut log = run_log(w, window);
+    log.ended(stop);
+    ending(w, h, (slot, window, ok), End::new(limits, job, now), log);
+}
+
+/// The run log entry's fields a release sends (history 0: none kept).
+fn run_log(w: &World, window: Option<u64>) -> RunLog {
+    RunLog {
+        lease: Some(crate::host::limits(w)),
+        window,
+        ..RunLog::off()
+    }
 }
 
 /// A run whose job never started (a signal first, or the replicas did not confirm the lock):
@@ -56,18 +64,13 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
 pub fn unstarted(w: &mut World, h: usize, slot: u32, lease_end: Instant) {
     let expiry = server_expiry(lease_end, w.sc.ttl);
     let end = End::unstarted(Exit::Unavailable, expiry, local(w, h));
-    ending(w, h, (slot, None, false), end, (None, None));
+    let log = run_log(w, None);
+    ending(w, h, (slot, None, false), end, log);
 }
 
-/// `run`: the slot, the --every window and whether the job exited 0; `cancel`: who cancelled it
-/// and why, and the request it took.
-fn ending(
-    w: &mut World,
-    h: usize,
-    run: (u32, Option<u64>, bool),
-    end: End,
-    cancel: (Option<(String, String)>, Option<String>),
-) {
+/// `run`: the slot, the --every window and whether the job exited 0; `log`: the run log entry's
+/// fields.
+fn ending(w: &mut World, h: usize, run: (u32, Option<u64>, bool), end: End, log: RunLog) {
     let (slot, window, ok) = run;
     w.hosts[h].phase = Phase::Ending(Box::new(Ending {
         end,
@@ -75,8 +78,7 @@ fn ending(
         window,
         ok,
         out: None,
-        cancel: cancel.0,
-        cancel_id: cancel.1,
+        log,
     }));
     release_step(w, h);
 }
@@ -98,20 +100,10 @@ pub fn release_step(w: &mut World, h: usize) {
             let at = r.end.poll_timeout();
             return schedule(w, h, at);
         };
-        let (slot, window, cancel) = (r.slot, r.window, r.cancel.clone());
-        let cancel_id = r.cancel_id.clone();
+        let (slot, log) = (r.slot, r.log.clone());
         let known_lost = r.end.known_lost();
         let (keys, token) = (w.host_keys[h].clone(), w.hosts[h].token.clone());
         let also = w.host_also[h].clone();
-        // The run-log entry's fields go with every release (history 0: none kept); release.lua
-        // reads the --every window from them.
-        let log = RunLog {
-            lease: Some(crate::host::limits(w)),
-            window,
-            cancel,
-            cancel_id,
-            ..RunLog::off()
-        };
         let hung = std::mem::take(&mut w.hosts[h].hung_up);
         let timeout = if hung { 0 } else { io_timeout(w) };
         let (id, kind) = match action {

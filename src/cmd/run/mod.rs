@@ -144,9 +144,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         .take_session()
         .unwrap_or_else(|| Session::new(&cfg.server));
     child.restore_tty();
-    log.renewals = sup.stop().renewals();
-    log.cancel = sup.stop().cancel().cloned();
-    log.cancel_id = sup.stop().taken().map(str::to_string);
+    log.ended(sup.stop());
     let mut tail = 0;
     if let Some(c) = capture {
         let captured = c.finish(cfg.limits.grace);

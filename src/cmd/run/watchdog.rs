@@ -98,12 +98,16 @@ impl Watchdog {
         self.shared.bell.ring();
     }
 
-    /// Watch the connection between calls, or not.
+    /// Watch the connection between calls, or not. Only turning it on rings: a hang-up told
+    /// while the machine no longer watches is ignored by it, so the thread may read "off" at
+    /// its next wait.
     pub fn watch(&mut self, watch: bool) {
         if watch != self.watch {
             self.watch = watch;
             self.shared.todo().watch = watch;
-            self.shared.bell.ring();
+            if watch {
+                self.shared.bell.ring();
+            }
         }
     }
 

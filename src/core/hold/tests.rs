@@ -138,9 +138,16 @@ fn a_lost_lease_stops_the_job_at_once_and_ends_the_schedule() {
     );
     assert!(!h.renews(), "the schedule is over");
     assert_eq!(h.watches_connection(t0 + MS(1005)), None);
+    assert!(!h.wants_group() && !h.is_done(), "the job runs");
     h.handle(Input::Job(Job::LeaderExited(Exit::Child(0))), t0 + MS(1100));
+    assert!(
+        h.wants_group(),
+        "the leader is gone: is the rest of the job?"
+    );
+    assert!(!h.is_done());
     h.handle(Input::Job(Job::Group { alive: false }), t0 + MS(1100));
     assert!(h.is_done());
+    assert!(!h.wants_group());
     assert_eq!(h.stop().exit(), Exit::Lost);
 }
 
