@@ -13,7 +13,8 @@ pub struct Backoff {
 }
 
 impl Backoff {
-    /// `seed` comes from the OS RNG in production and is fixed in tests.
+    /// `seed` comes from the OS RNG in production (`sys::host::random`, the shell's) and is
+    /// fixed in tests.
     pub fn new(min: Duration, max: Duration, seed: u64) -> Backoff {
         Backoff {
             min,
@@ -22,13 +23,6 @@ impl Backoff {
             // xorshift must not start at zero.
             rng: seed | 1,
         }
-    }
-
-    pub fn seeded_from_os(min: Duration, max: Duration) -> Backoff {
-        let bytes = uuid::Uuid::new_v4().into_bytes();
-        let mut seed = [0u8; 8];
-        seed.copy_from_slice(&bytes[..8]);
-        Backoff::new(min, max, u64::from_le_bytes(seed))
     }
 
     /// The ceiling of the current step, before jitter.
@@ -58,6 +52,16 @@ impl Backoff {
         x ^= x << 17;
         self.rng = x;
         x
+    }
+}
+
+/// --splay D: how long to sleep before the first try, uniform in [0, D) from `random` (the
+/// OS RNG's, drawn by the shell); zero for D = 0.
+pub fn splay(d: Duration, random: u64) -> Duration {
+    let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    match nanos {
+        0 => Duration::ZERO,
+        n => Duration::from_nanos(random % n),
     }
 }
 

@@ -54,6 +54,14 @@ pub fn widen_pipe(fd: std::os::fd::BorrowedFd<'_>, bytes: usize) -> bool {
 /// This machine's name, for the holder metadata and `dlock drain`: DLOCK_HOST when it is set
 /// to a valid name (`valid_host`; the CLI refuses an invalid one before anything runs), else
 /// uname's node name, as gethostname gives it.
+/// 64 random bits from the OS (getrandom, through uuid's v4): a backoff's seed, a --splay.
+pub fn random() -> u64 {
+    let bytes = uuid::Uuid::new_v4().into_bytes();
+    let mut seed = [0u8; 8];
+    seed.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(seed)
+}
+
 pub fn hostname() -> String {
     if let Some(h) = std::env::var("DLOCK_HOST").ok().filter(|h| valid_host(h)) {
         return h;

@@ -116,7 +116,7 @@ fn take(
         replica_timeout: cfg.replica_timeout,
         replace: cfg.replace,
     };
-    let backoff = Backoff::seeded_from_os(cfg.retry_min, cfg.retry_max);
+    let backoff = Backoff::new(cfg.retry_min, cfg.retry_max, crate::sys::host::random());
     let mut s = Shell {
         cfg,
         keys,

@@ -224,11 +224,7 @@ fn splay(cfg: &RunConfig, rx: &Receiver<Note>) -> Result<(), Exit> {
     if cfg.splay.is_zero() {
         return Ok(());
     }
-    let bytes = uuid::Uuid::new_v4().into_bytes();
-    let mut seed = [0u8; 8];
-    seed.copy_from_slice(&bytes[..8]);
-    let nanos = u64::try_from(cfg.splay.as_nanos()).unwrap_or(u64::MAX);
-    let sleep = Duration::from_nanos(u64::from_le_bytes(seed) % nanos);
+    let sleep = crate::core::backoff::splay(cfg.splay, host::random());
     info!("splay", splay_ms = ms(sleep); "splay {} (--splay {})", secs(sleep), secs(cfg.splay));
     let until = Instant::now() + sleep;
     loop {

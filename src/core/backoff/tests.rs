@@ -41,3 +41,21 @@ fn many_attempts_do_not_overflow() {
         assert!(b.next_pause() <= Duration::from_secs(3600));
     }
 }
+
+#[test]
+fn the_splay_is_below_its_bound_and_spread_over_it() {
+    let d = Duration::from_secs(10);
+    assert_eq!(splay(Duration::ZERO, 12345), Duration::ZERO);
+    assert_eq!(splay(d, 0), Duration::ZERO);
+    assert_eq!(splay(d, 3_000_000_000), Duration::from_secs(3));
+    assert_eq!(
+        splay(d, 10_000_000_001),
+        Duration::from_nanos(1),
+        "wraps below D"
+    );
+    assert_eq!(
+        splay(d, u64::MAX),
+        Duration::from_nanos(u64::MAX % 10_000_000_000)
+    );
+    assert!(splay(d, u64::MAX) < d);
+}
