@@ -166,6 +166,53 @@ fn hh_mm(ms: u64) -> String {
     format!("{:02}:{:02}", minutes / 60, minutes % 60)
 }
 
+/// `YYYY-MM-DD` of Unix ms, UTC (the civil-from-days count, not dlock's own).
+fn ymd(ms: u64) -> String {
+    let z = (ms / 86_400_000) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// An hourly window starting at `start` as the release line names it, the run being inside
+/// it: `09:00–10:00 UTC`, with both dates when it ends on the next UTC day (the window from
+/// 23:00: a run in that hour is on the other day than its window's end).
+fn hour_span(start: u64) -> String {
+    let end = start + 3_600_000;
+    if ymd(start) == ymd(end) {
+        format!("{}–{} UTC", hh_mm(start), hh_mm(end))
+    } else {
+        format!(
+            "{} {}–{} {} UTC",
+            ymd(start),
+            hh_mm(start),
+            ymd(end),
+            hh_mm(end)
+        )
+    }
+}
+
+/// The civil dates, checked where they are known, and the window from 23:00 named with both
+/// dates: the release line's test above ran inside that hour only one hour a day.
+#[test]
+fn an_hourly_window_ending_on_the_next_day_is_named_with_both_dates() {
+    // 2026-12-06 23:00 UTC and 2024-02-29 (a leap day), 1970-01-01.
+    assert_eq!(ymd(1_796_598_000_000), "2026-12-06");
+    assert_eq!(ymd(1_709_164_800_000), "2024-02-29");
+    assert_eq!(ymd(0), "1970-01-01");
+    assert_eq!(
+        hour_span(1_796_598_000_000),
+        "2026-12-06 23:00–2026-12-07 00:00 UTC"
+    );
+    assert_eq!(hour_span(1_796_594_400_000), "22:00–23:00 UTC");
+}
+
 /// The last line of a run says how it ended without `history`: the job's exit and, with
 /// --every, the window and whether it is done or still due.
 #[test]
@@ -190,7 +237,7 @@ fn the_release_line_says_how_the_job_ended_and_what_became_of_its_window() {
     let hourly = ["--every", "1h"];
     let last = last_line("hourly", &hourly, "3");
     let start: u64 = r.newest_run("hourly")["window_ms"].parse().unwrap();
-    let span = format!("{}–{} UTC", hh_mm(start), hh_mm(start + 3_600_000));
+    let span = hour_span(start);
     assert!(
         last.ends_with(&format!("; the job exited 3; window {span} still due)")),
         "{last}"
