@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::every::{done, job, runs_in, server_ms};
+use crate::support::board_fixture::utc_as_read;
 use crate::support::needs::Need;
 use crate::support::*;
 
@@ -96,10 +97,13 @@ fn three_contenders_in_one_calendar_window_run_the_job_once() {
         .iter()
         .find(|o| o.stderr.contains("done in this window"))
         .expect("a try found the window done");
-    let next_utc = (window + HOUR) / 1000 % 86_400;
+    // Dated when the next window starts on another UTC day than the try (a run between 23:00
+    // and 00:00 UTC), as every line names a time that is not today.
+    let next = i64::try_from(window + HOUR).unwrap();
     let next_ist = ((window + HOUR) / 1000 + 19_800) % 86_400;
     let hm = |s: u64| format!("{:02}:{:02}", s / 3600, s / 60 % 60);
-    late.stderr_has(&format!("next window {}:00 UTC", hm(next_utc)))
+    let read = utc_as_read(next, server_ms(&r) as i64);
+    late.stderr_has(&format!("next window {read} ("))
         .stderr_has(&format!("{} IST)", hm(next_ist)));
     // history --json places the run in its window: start and end as the test's arithmetic
     // has them, on the zone's clock, with the schedule and zone.
