@@ -193,9 +193,10 @@ fn work(held: &Held, mut session: Session, tx: &Sender<Note>, shared: &Shared) -
             .wait(socket, wake.saturating_duration_since(now))
             == Woke::HungUp
         {
-            // The renewal the machine sends now tries the dead connection first: its failure
-            // names what happened (the connection was lost), and the first retry reconnects.
-            debug!("connection_dropped"; "the server closed the connection: renewing now to see whether the lease is still ours");
+            // Only what was seen: whether a renewal goes out now is the machine's (between
+            // renewals it does; its failure on the dead connection names what happened, and the
+            // first retry reconnects).
+            debug!("connection_dropped"; "the server closed the lease's connection");
             told = true;
             if tx.send(Note::HungUp).is_err() {
                 return session;
