@@ -19,8 +19,8 @@ const MINUTE: i64 = 60_000;
 const SIZES: [(i64, i64); 2] = [(1280, 900), (390, 844)];
 
 /// A fleet of a few locks: runs over 30 h, one lock whose 60 runs took between 2m30s and 4m,
-/// one whose log begins 5 h ago, an `--every 1h --every-offset 5m` lock done in this window and
-/// one due.
+/// one whose log begins 5 h ago, an `--every 1h --every-offset {every_offset(now)}` lock done in
+/// this window and one due. Returns the server's time it was written at.
 fn fleet(r: &RedisServer) -> i64 {
     let now = server_now(r);
     for (i, name) in ["alpha", "beta", "gamma"].iter().enumerate() {
@@ -50,14 +50,14 @@ fn fleet(r: &RedisServer) -> i64 {
         let lock = format!("dlock:{name}");
         write_runs(r, &lock, &schedule(20, 60, 10, 10), 100, now);
         // Granted at the start of the current window (or the one before), on the server's clock.
-        let window = window_start(now, HOUR, 5 * MINUTE) - granted_ago;
+        let window = window_start(now, HOUR, every_offset(now)) - granted_ago;
         r.cmd(&[
             "HSET",
             &format!("{{{lock}}}:done"),
             "every_ms",
             "3600000",
             "offset_ms",
-            "300000",
+            &every_offset(now).to_string(),
             "granted_ms",
             &(window + 1000).to_string(),
             "window_ms",
@@ -71,6 +71,16 @@ fn fleet(r: &RedisServer) -> i64 {
         ]);
     }
     now
+}
+
+/// The hourly locks' offset: whole minutes that put `now` about 30 minutes inside its window, so
+/// that no window begins while a test reads the page. A fixed `--every-offset 5m` failed in CI at
+/// 00:04:59: the fleet wrote "done in this window" one second before a new window began, and the
+/// page, read after it, rightly said "due".
+fn every_offset(now: i64) -> i64 {
+    let minute = now.div_euclid(MINUTE).rem_euclid(60);
+    // Never 0: a zero offset is not written as a flag.
+    ((minute + 30) % 60).max(1) * MINUTE
 }
 
 fn window_start(now: i64, period: i64, offset: i64) -> i64 {
@@ -172,7 +182,7 @@ fn the_axis_has_a_row_of_its_own_level_with_the_timelines_and_no_two_labels_touc
 fn the_lock_page_draws_its_timeline_its_window_and_charts_a_phone_can_read() {
     require!(Need::Browser);
     let r = RedisServer::start();
-    fleet(&r);
+    let offset = every_offset(fleet(&r));
     let (_e, addr) = exporter(&r, &[]);
     let b = Browser::start();
     for (w, h) in SIZES {
@@ -220,9 +230,9 @@ fn the_lock_page_draws_its_timeline_its_window_and_charts_a_phone_can_read() {
                 "const p = document.querySelector('p.every'); return p ? p.textContent : '';",
             );
             let line = line.as_str().unwrap();
-            let start = window_start(now, HOUR, 5 * MINUTE);
+            let start = window_start(now, HOUR, offset);
             assert!(
-                line.contains("--every 1h --every-offset 5m"),
+                line.contains(&format!("--every 1h --every-offset {}m", offset / MINUTE)),
                 "{at}: {line}"
             );
             assert!(
