@@ -156,13 +156,13 @@ pub mod api {
     #[cfg(feature = "test-support")]
     pub mod sim {
         pub use crate::core::acquire::{
-            Action as WaitAction, ClockOff, Input as WaitInput, Limits as WaitLimits, NotDue,
-            Outcome, PushTo, Read, Replaced, StopWith, Tries, Wait, WakePush, Waker, Woken,
-            also_at, in_set, replace_reason, waiting_for,
+            Action as WaitAction, ClockOff, Effect, Input as WaitInput, Limits as WaitLimits,
+            NotDue, Outcome, PushTo, Read, Replaced, StopWith, Take, Tries, Wait, WakePush, Waker,
+            Woken, also_at, in_set, replace_reason, waiting_for,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};
-        pub use crate::core::calendar::Calendar;
+        pub use crate::core::calendar::{Calendar, Spelling};
         pub use crate::core::cancel::{
             Bounds as CancelBounds, Confirm, Listened, Listener as CancelListener,
             Look as ListenLook, POLL, Request as CancelRequest, Said as ListenSaid,

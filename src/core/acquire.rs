@@ -36,12 +36,14 @@ use crate::log::secs;
 mod again;
 mod replace;
 mod start;
+mod take;
 mod tries;
 mod types;
 mod waker;
 
 use replace::Replace;
 pub use replace::replace_reason;
+pub use take::{Effect, Take};
 pub use tries::{Read, Tries};
 pub use types::{
     Action, AfterNotYet, Answer, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Replaced,

@@ -56,7 +56,7 @@ pub fn kept_from(entries: &[(String, u64, u64)], token: &str, first: u64) -> boo
 /// Host `h`'s current run as it waits: (token, first try ms), or None.
 pub fn waiting_run(w: &World, h: usize) -> Option<(String, u64)> {
     match &w.hosts[h].phase {
-        Phase::Waiting(s) => Some((w.hosts[h].token.clone(), s.tries.first_ms()?)),
+        Phase::Waiting(s) => Some((w.hosts[h].token.clone(), s.take.tries().first_ms()?)),
         _ => None,
     }
 }

@@ -1,4 +1,4 @@
-//! One host running `dlock run` again and again: the real acquire machine (`Wait`) until the
+//! One host running `dlock run` again and again: the real acquire machine (`Take`) until the
 //! lock is held, then the real `Hold` (the stop machine over the job, the renewal schedule over
 //! the lease), then the release (with the real retry policy). Every decision is the machines'; this file only
 //! carries their actions out on the simulated network and job, on the host's own clock.
@@ -6,9 +6,7 @@
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use dlock::api::sim::{
-    Backoff, Broke, Cleanup, End, Failure, Limits, Period, Tries, Wait, WaitLimits, Waker, in_set,
-};
+use dlock::api::sim::{Backoff, Broke, End, Failure, Limits, Take, WaitLimits, Waker, in_set};
 
 use crate::check::Us;
 use crate::world::{Event, Fail, World};
@@ -27,23 +25,12 @@ pub struct Proc {
 }
 
 pub struct Waiting {
-    pub wait: Wait,
-    /// The acquire out: (request, sent on the host's clock, flagged the last, sent again in
-    /// the record's spelling).
-    pub out: Option<(u64, Instant, bool, bool)>,
+    /// The binary's own acquire machine: every decision from the first try to the outcome.
+    pub take: Take,
+    /// The call out (request id), and which it is.
+    pub out: Option<(u64, Sent)>,
     /// The waker (None: not started, or stopped): the real machine, set index by set index.
     pub waker: Option<Waker<usize>>,
-    /// The tries' connection is up: the last call on it was answered (a failure drops it).
-    pub connected: bool,
-    /// The cleanup of a lost acquire reply (the machine's `Cleanup` action), and its release
-    /// out: the actions after it wait for its end, as the shell's blocking calls do.
-    pub cleanup: Option<(Cleanup, Option<u64>)>,
-    /// --min-replicas' WAIT out after the grant.
-    pub confirm: Option<u64>,
-    /// --every: the run's period (the host's, or the one the operator changed to).
-    pub every: Option<Period>,
-    /// What the run keeps from try to try, and the reading of each answer: the binary's own.
-    pub tries: Tries,
     /// The set indexes of the keys whose wake lists the waker listens on (the keys that held
     /// the last busy try back, when it was started or resumed).
     pub lists: Vec<usize>,
@@ -52,6 +39,15 @@ pub struct Waiting {
     pub replace_request: Option<dlock::api::sim::CancelRequest>,
     /// A run was asked to stop for this one (counted once it takes the lock).
     pub asked_to_replace: bool,
+}
+
+/// Which of `Take`'s calls is out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    Try,
+    Release,
+    Confirm,
+    Busy,
 }
 
 pub struct Running {
@@ -258,15 +254,12 @@ fn begin(w: &mut World, h: usize) {
         replace: w.sc.replace[h],
     };
     let backoff = Backoff::new(w.sc.retry_min, w.sc.retry_max, w.rng.next());
+    let every = w.period_now.clone().or_else(|| w.sc.host_every[h].clone());
+    let slots = w.host_keys[h].slots.len() as u32;
     w.hosts[h].phase = Phase::Waiting(Box::new(Waiting {
-        wait: Wait::new(limits, backoff, now),
+        take: Take::new(limits, backoff, every, slots, now),
         out: None,
         waker: None,
-        connected: false,
-        cleanup: None,
-        confirm: None,
-        every: w.period_now.clone().or_else(|| w.sc.host_every[h].clone()),
-        tries: Tries::new(w.sc.also.is_some()),
         lists: vec![0],
         replace: None,
         replace_request: None,

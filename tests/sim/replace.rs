@@ -8,8 +8,8 @@
 //! checked as any cancel's is.
 
 use dlock::api::sim::{
-    BreakCall, Call, CancelCall, CancelRequest, ReplaceNext, Replaced, RunKeys, WaitInput,
-    WithdrawCall, replace_freed, replace_reason,
+    BreakCall, Call, CancelCall, CancelRequest, ReplaceNext, Replaced, RunKeys, WithdrawCall,
+    replace_freed, replace_reason,
 };
 use redis::Value;
 
@@ -89,7 +89,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, a: Result<Value, Fail>) 
         Out::Reading(_) => {
             let token = match a {
                 Ok(Value::BulkString(b)) => String::from_utf8_lossy(&b).into_owned(),
-                Ok(Value::Nil) => return s.wait.handle(WaitInput::Replaced(Replaced::Ended), now),
+                Ok(Value::Nil) => return s.take.replaced(Replaced::Ended, now),
                 Ok(v) => panic!("seed {}: GET answered {v:?}", w.sc.seed),
                 Err(f) => {
                     let failure = failure(f);
@@ -97,7 +97,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, a: Result<Value, Fail>) 
                         token: None,
                         failure,
                     };
-                    return s.wait.handle(WaitInput::Replaced(r), now);
+                    return s.take.replaced(r, now);
                 }
             };
             w.cancel_seq += 1;
@@ -142,7 +142,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, a: Result<Value, Fail>) 
                 w.check.counts.replaces_asked += 1;
                 s.asked_to_replace = true;
             }
-            s.wait.handle(WaitInput::Replaced(r), now);
+            s.take.replaced(r, now);
         }
         Out::Freeing { holder, .. } => {
             let got = match a.map(BreakCall::reply) {
@@ -150,8 +150,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, a: Result<Value, Fail>) 
                 Ok(Err(e)) => panic!("seed {}: break.lua's reply unread: {e}", w.sc.seed),
                 Err(f) => Err(failure(f)),
             };
-            s.wait
-                .handle(WaitInput::Replaced(replace_freed(holder, got)), now);
+            s.take.replaced(replace_freed(holder, got), now);
         }
         Out::Withdrawing {
             token, request_id, ..
@@ -165,7 +164,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, a: Result<Value, Fail>) 
                 w.check.cancel_withdrawn(w.now, &token, &request_id);
                 w.check.counts.replaces_withdrawn += 1;
             }
-            s.wait.handle(WaitInput::Withdrawn(back), now);
+            s.take.withdrawn(back, now);
         }
     }
 }

@@ -24,11 +24,10 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
         let Woken::Deliver = waker.woken(list, slots) else {
             unreachable!("a listening waker takes its wake-up");
         };
-        let woken = s.tries.woken(list);
         w.check.ev(w.now, h, "woken", 0);
         crate::wakeups::delivered(&mut w.wake_owed, h, run);
         // With a try out, the machine reads it after that try's answer.
-        s.wait.handle(woken, now);
+        s.take.woken(list, now);
         crate::waiting::step(w, h);
         return;
     }

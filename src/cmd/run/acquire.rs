@@ -9,8 +9,10 @@ use super::held::{AlsoHeld, Held};
 use super::note::Note;
 use super::waker::{List, Waker};
 use crate::cli::config::RunConfig;
-use crate::core::acquire::{Action, Input, Limits, Read, StopWith, Tries, Wait, in_set};
+use crate::core::Failure;
+use crate::core::acquire::{Answer, Effect, Limits, Take, in_set};
 use crate::core::backoff::Backoff;
+use crate::core::calendar::Spelling;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::debug;
@@ -36,12 +38,12 @@ struct Shell<'a> {
     /// Tries go out here (a failure drops its connection: the next try reconnects); the
     /// winning one's connection is kept for the job's lease.
     session: Session,
-    /// What the run keeps from try to try, and the reading of each answer (core).
-    tries: Tries,
+    /// Every decision from the first try to the outcome (core); this shell carries out its
+    /// effects.
+    take: Take,
     meta: Meta,
     tx: Sender<Note>,
     waker: Option<Waker>,
-    wait: Wait,
     /// The failure that ends the wait, when one does: said once, at the top.
     error: Option<Error>,
     /// The prefix-wide pause's keys (`dlock pause --all`), and the drain record (`dlock drain`).
@@ -127,7 +129,6 @@ fn take(
             .collect(),
         token: new_token(),
         session: Session::new(&cfg.server),
-        tries: Tries::new(!cfg.also.is_empty()),
         meta: Meta::new(
             hostname(),
             std::process::id(),
@@ -138,7 +139,13 @@ fn take(
         ),
         tx,
         waker: None,
-        wait: Wait::new(limits, backoff, Instant::now()),
+        take: Take::new(
+            limits,
+            backoff,
+            cfg.every.clone(),
+            keys.limit_n() as u32,
+            Instant::now(),
+        ),
         error: None,
         fleet: Keys::fleet(&cfg.prefix),
         drain: Keys::drain(&cfg.prefix),
@@ -150,19 +157,20 @@ fn take(
             .map(|a| (a.clone(), Keys::with_limit(a, 1).done)),
     };
     loop {
-        // A signal or wake-up that came in meanwhile counts before the next try.
-        while let Some(ev) = events.try_recv() {
-            s.event(ev);
+        // A signal or wake-up that came in meanwhile, or while a call blocked, counts before
+        // the next effect.
+        s.events(events);
+        while let Some(effect) = s.take.poll(Instant::now(), wall_ms()) {
+            let call = effect.is_call();
+            s.carry_out(effect);
+            if call {
+                s.events(events);
+            }
         }
-        s.act();
-        if let Some(outcome) = s.wait.outcome() {
+        if let Some(outcome) = s.take.outcome() {
             return s.finish(outcome);
         }
-        if let Some(last_try) = s.wait.poll_try(Instant::now()) {
-            s.try_once(last_try, false);
-            continue;
-        }
-        let Some(next) = s.wait.poll_timeout() else {
+        let Some(next) = s.take.poll_timeout() else {
             let why = "the acquire loop has neither a next try nor an outcome";
             return Err(Err(Error::Internal(why.into())));
         };
@@ -172,36 +180,117 @@ fn take(
     }
 }
 
+/// The host's clock in Unix ms.
+fn wall_ms() -> u64 {
+    u64::try_from(unix_ms()).unwrap_or(u64::MAX)
+}
+
 impl Shell<'_> {
-    fn event(&mut self, ev: Event<Note>) {
-        let input = match ev {
-            Event::Signal(sig) => Input::Signal(sig),
-            Event::Note(Note::Woken(j)) => self.tries.woken(j),
-            _ => return,
-        };
-        self.wait.handle(input, Instant::now());
+    fn events(&mut self, events: &Receiver<Note>) {
+        while let Some(ev) = events.try_recv() {
+            self.event(ev);
+        }
     }
 
-    /// One try; `again`: sent again at once in the spelling of the key's record (`Read`).
-    fn try_once(&mut self, last_try: bool, again: bool) {
-        let sent = Instant::now();
-        let since_ms = unix_ms();
-        let (woken, first_ms) = self
-            .tries
-            .send(u64::try_from(since_ms).unwrap_or(u64::MAX), again);
-        let meta = self.meta.at(since_ms, u128::from(first_ms));
+    fn event(&mut self, ev: Event<Note>) {
+        match ev {
+            Event::Signal(sig) => self.take.signal(sig, Instant::now()),
+            Event::Note(Note::Woken(j)) => self.take.woken(j, Instant::now()),
+            _ => {}
+        }
+    }
+
+    /// Carry out one of the machine's effects; each call's answer goes straight back (the
+    /// calls block).
+    fn carry_out(&mut self, effect: Effect) {
+        match effect {
+            Effect::Try {
+                last_try,
+                wall_ms,
+                first_ms,
+                woken,
+                spelled,
+            } => {
+                let got = self.try_once(last_try, wall_ms, first_ms, woken, spelled.as_ref());
+                self.take.tried(got, Instant::now());
+                // The same usage line as a cluster URL gets before anything is sent.
+                if self.take.tries().crossslot() {
+                    self.error = cleanup::crossslot(self.cfg);
+                }
+            }
+            Effect::Release { slot, finish } => {
+                let answer = self.release(slot, &finish);
+                self.take.released(answer, Instant::now());
+            }
+            Effect::CleanedUp(end) => self.cleaned_up(end),
+            Effect::StartWaker { lists } => {
+                let until = self.take.until();
+                let (cfg, lock, lists) = (self.cfg, &self.keys.lock, self.lists(&lists));
+                self.waker = Waker::start(cfg, lock, &self.token, lists, self.tx.clone(), until);
+                self.take
+                    .waker_started(self.waker.is_some(), Instant::now());
+            }
+            Effect::ResumeWaker { lists } => {
+                if let Some(w) = &self.waker {
+                    w.resume(self.lists(&lists));
+                }
+            }
+            Effect::StopWaker(with) => {
+                if let Some(w) = self.waker.take() {
+                    w.stop(&mut self.session, with);
+                }
+            }
+            Effect::EndBusy => {
+                let call = BusyCall {
+                    keys: self.keys,
+                    stats: self.cfg.stats,
+                    also: &self.also,
+                    token: &self.token,
+                };
+                let got = self.session.call(&call);
+                if let Err(f) = &got {
+                    debug!("stats_failed"; "could not record the busy run: {}", f.reason);
+                }
+                self.take.busy_ended(got.is_ok());
+            }
+            Effect::Confirm { n, timeout } => {
+                let acked = self.session.wait_replicas(n, timeout);
+                self.take.confirmed(acked, Instant::now());
+            }
+            Effect::Replace => {
+                let answer = self.replace();
+                self.take.replaced(answer, Instant::now());
+            }
+            Effect::Withdraw { token } => {
+                let answer = self.withdraw(&token);
+                self.take.withdrawn(answer, Instant::now());
+            }
+            Effect::Report(r) => self.report(r),
+            Effect::Respelled(spelled) => {
+                debug!("respelled", schedule = spelled.schedule.as_str(), tz = spelled.tz.as_str();
+                    "{}: the key's record spells this period `{}` in {}: trying again in that spelling",
+                    self.keys.lock, spelled.schedule, spelled.tz);
+            }
+        }
+    }
+
+    /// One acquire call, as the machine said it.
+    fn try_once(
+        &mut self,
+        last_try: bool,
+        wall_ms: u64,
+        first_ms: u64,
+        woken: Option<usize>,
+        spelled: Option<&Spelling>,
+    ) -> Result<Answer, Failure> {
+        let meta = self.meta.at(u128::from(wall_ms), u128::from(first_ms));
         // Under Redis Cluster the prefix-wide pause lives in another hash slot than the lock:
         // read it first (one more round trip per try; a single server and Sentinel read it in
         // the acquire script).
         let fleet = if self.cfg.server.target.is_cluster() {
             let host = &self.meta.host;
-            match self.session.fleet_read(&self.fleet, &self.drain, host) {
-                Ok((p, d)) => Fleet::Read(p, d),
-                Err(f) => {
-                    self.wait.handle(Input::Failed(f), Instant::now());
-                    return;
-                }
-            }
+            let (p, d) = self.session.fleet_read(&self.fleet, &self.drain, host)?;
+            Fleet::Read(p, d)
         } else {
             Fleet::Key {
                 pause: &self.fleet.pause,
@@ -219,93 +308,13 @@ impl Shell<'_> {
                 .cfg
                 .every
                 .as_ref()
-                .map(|p| EveryArg::new(p, u64::try_from(unix_ms()).unwrap_or(u64::MAX)))
-                .map(|e| e.spelled(self.tries.spelled())),
+                .map(|p| EveryArg::new(p, wall_ms).spelled(spelled)),
             fleet,
             also: &self.also,
             woken,
             after: self.after.as_ref().map(|(l, d)| (l.as_str(), d.as_str())),
         };
-        let got = self.session.call(&call);
-        let input = match self.tries.read(got, sent, self.cfg.every.as_ref(), again) {
-            Read::Input(input) => input,
-            Read::Respell(spelled) => {
-                debug!("respelled", schedule = spelled.schedule.as_str(), tz = spelled.tz.as_str();
-                    "{}: the key's record spells this period `{}` in {}: trying again in that spelling",
-                    self.keys.lock, spelled.schedule, spelled.tz);
-                return self.try_once(last_try, true);
-            }
-        };
-        // The same usage line as a cluster URL gets before anything is sent.
-        if self.tries.crossslot() {
-            self.error = cleanup::crossslot(self.cfg);
-        }
-        self.wait.handle(input, Instant::now());
-    }
-
-    fn act(&mut self) {
-        while let Some(action) = self.wait.poll_action() {
-            match action {
-                Action::StartWaker => {
-                    let until = self.wait.until();
-                    let (cfg, lock, lists) = (self.cfg, &self.keys.lock, self.lists());
-                    self.waker =
-                        Waker::start(cfg, lock, &self.token, lists, self.tx.clone(), until);
-                    self.wait
-                        .waker_started(self.waker.is_some(), Instant::now());
-                }
-                Action::ResumeWaker => {
-                    if let Some(w) = &self.waker {
-                        w.resume(self.lists());
-                    }
-                }
-                Action::EndBusy => {
-                    // Only on the connection the tries used: neither is worth a reconnect (the
-                    // reservations run out by themselves).
-                    let call = BusyCall {
-                        keys: self.keys,
-                        stats: self.cfg.stats,
-                        also: &self.also,
-                        token: &self.token,
-                    };
-                    if self.session.is_connected()
-                        && let Err(f) = self.session.call(&call)
-                    {
-                        debug!("stats_failed"; "could not record the busy run: {}", f.reason);
-                    }
-                }
-                Action::Cleanup { refused } => self.cleanup(refused),
-                Action::ConfirmReplicas { n, timeout } => {
-                    let acked = self.session.wait_replicas(n, timeout);
-                    self.wait.handle(Input::Replicas(acked), Instant::now());
-                }
-                Action::StopWaker {
-                    held,
-                    unused,
-                    superseded,
-                } => {
-                    if let Some(w) = self.waker.take() {
-                        let with = StopWith {
-                            held,
-                            unused,
-                            superseded,
-                            placed: self.tries.carried(),
-                            connected: self.session.is_connected(),
-                        };
-                        w.stop(&mut self.session, with);
-                    }
-                }
-                Action::Replace => {
-                    let answer = self.replace();
-                    self.wait.handle(Input::Replaced(answer), Instant::now());
-                }
-                Action::Withdraw { token } => {
-                    let answer = self.withdraw(&token);
-                    self.wait.handle(Input::Withdrawn(answer), Instant::now());
-                }
-                Action::Report(r) => self.report(r),
-            }
-        }
+        self.session.call(&call)
     }
 
     /// The key of set index `j` (0: `--key`, j ≥ 1: the j-th `--also` key).
@@ -316,10 +325,9 @@ impl Shell<'_> {
     /// The wake lists of the keys that held the last try back: what the waker listens on;
     /// with --also the run's own turn lists on them too (`{K}:turn:TOKEN`, where a try held back
     /// by the run's reservation calls it: acquire.lua).
-    fn lists(&self) -> Vec<List> {
+    fn lists(&self, blocked: &[usize]) -> Vec<List> {
         let also = !self.also.is_empty();
-        self.tries
-            .blocked()
+        blocked
             .iter()
             .flat_map(|&index| {
                 let k = self.key_at(index);

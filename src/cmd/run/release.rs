@@ -6,11 +6,11 @@
 use std::time::Instant;
 
 use super::held::Held;
-use crate::core::finish::{Action, Cleanup, End, Input, Report};
+use crate::core::finish::{Action, End, Input, Report};
 use crate::exit::Exit;
 use crate::log::debug;
 use crate::store::finish::{RecordCall, ReleaseCall};
-use crate::store::keys::{Keys, RunKeys};
+use crate::store::keys::RunKeys;
 use crate::store::runs::RunLog;
 use crate::store::session::Session;
 
@@ -85,40 +85,5 @@ pub fn end(
             return (Exit::Internal, false);
         };
         std::thread::sleep(at.saturating_duration_since(Instant::now()));
-    }
-}
-
-/// Carry the cleanup of a lost acquire reply out on `session`: one compare-and-delete per slot
-/// of `keys` our `token` may hold, each also freeing every `--also` key (`also`) it holds. Its
-/// end, for the shell to report.
-pub fn clean_up(
-    session: &mut Session,
-    keys: &Keys,
-    also: &[Keys],
-    token: &str,
-    mut cleanup: Cleanup,
-) -> crate::core::finish::CleanupEnd {
-    // No run log entry: no run.
-    let off = RunLog::off();
-    loop {
-        if let Some(end) = cleanup.result() {
-            return end.clone();
-        }
-        let Some((slot, finish)) = cleanup.poll_send(Instant::now()) else {
-            // One try a slot, each due at once: nothing is ever waited for.
-            return crate::core::finish::CleanupEnd::NotHeld;
-        };
-        let call = ReleaseCall {
-            keys,
-            slot,
-            token,
-            finish: &finish,
-            log: &off,
-            also,
-            known_lost: false,
-            run: RunKeys::new(&keys.lock, token),
-        };
-        let answer = session.call(&call).map(|(released, _, _)| released);
-        cleanup.handle(answer, Instant::now());
     }
 }

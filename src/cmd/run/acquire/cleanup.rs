@@ -1,25 +1,38 @@
 //! What a wait that ends without the lock cleans up: an acquire whose reply was lost may have
-//! taken the lock (`core::finish::Cleanup` says how to take it back); and the usage line a
-//! proxy's CROSSSLOT refusal gets.
-
-use std::time::Instant;
+//! taken the lock (`core::acquire::Take` says which slot to release, and when); and the usage
+//! line a proxy's CROSSSLOT refusal gets.
 
 use super::Shell;
 use crate::cli::config::RunConfig;
-use crate::cmd::run::release::clean_up;
-use crate::core::finish::{Cleanup, CleanupEnd};
+use crate::core::Failure;
+use crate::core::finish::{CleanupEnd, Finish, Release};
 use crate::error::Error;
 use crate::log::{debug, info, ms, secs, warn};
+use crate::store::finish::ReleaseCall;
+use crate::store::keys::RunKeys;
+use crate::store::runs::RunLog;
 use crate::sys::host::{clock_time, unix_ms};
 
 impl Shell<'_> {
-    /// A lost acquire reply may have left the lock held with our token: take it back, as
-    /// `core::finish::Cleanup` says.
-    pub(super) fn cleanup(&mut self, refused: Option<String>) {
-        let (slots, ttl) = (self.keys.limit_n() as u32, self.cfg.limits.ttl);
-        let cleanup = Cleanup::new(slots, ttl, refused, Instant::now());
-        let (keys, also) = (self.keys, &self.also);
-        match clean_up(&mut self.session, keys, also, &self.token, cleanup) {
+    /// The cleanup's release of `slot`, with no run log entry (no run).
+    pub(super) fn release(&mut self, slot: u32, finish: &Finish) -> Result<Release, Failure> {
+        let off = RunLog::off();
+        let call = ReleaseCall {
+            keys: self.keys,
+            slot,
+            token: &self.token,
+            finish,
+            log: &off,
+            also: &self.also,
+            known_lost: false,
+            run: RunKeys::new(&self.keys.lock, &self.token),
+        };
+        self.session.call(&call).map(|(released, _, _)| released)
+    }
+
+    /// How the cleanup of a lost reply ended, said.
+    pub(super) fn cleaned_up(&mut self, end: CleanupEnd) {
+        match end {
             CleanupEnd::Removed => {
                 info!("cleanup"; "removed the lock a lost reply had taken for us")
             }

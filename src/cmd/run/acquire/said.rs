@@ -18,8 +18,8 @@ impl Shell<'_> {
         let (lock, target) = (&self.keys.lock, &self.cfg.server.target);
         // With --also: the key the answer was about, as the line names it.
         let (about, also) = (
-            self.key_at(self.tries.about()).lock.clone(),
-            self.tries.about() > 0,
+            self.key_at(self.take.tries().about()).lock.clone(),
+            self.take.tries().about() > 0,
         );
         let named = if also {
             format!("--also {about}")
@@ -119,7 +119,7 @@ impl Shell<'_> {
                 });
             }
             Report::Paused { pause, code } => {
-                let name = match also_at(&self.cfg.also, self.tries.about()) {
+                let name = match also_at(&self.cfg.also, self.take.tries().about()) {
                     Some(x) => &x.name,
                     None => &self.cfg.name,
                 };
@@ -176,7 +176,7 @@ impl Shell<'_> {
                 } else if !holder.is_empty() {
                     left = format!("held by {holder}, {left}");
                 }
-                let slots = self.key_at(self.tries.about()).limit_n();
+                let slots = self.key_at(self.take.tries().about()).limit_n();
                 if slots > 1 && !kept {
                     // The slot that frees first.
                     left = format!("all {slots} slots held; the first to free: {left}");

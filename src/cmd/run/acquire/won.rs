@@ -62,8 +62,8 @@ impl Shell<'_> {
             slot,
             sent,
             waited,
-            window: self.tries.window(),
-            also: self.tries.take_also_won(),
+            window: self.take.tries().window(),
+            also: self.take.take_also_won(),
             unstarted,
         })
     }

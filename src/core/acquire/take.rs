@@ -1,0 +1,361 @@
+//! Taking the lock, as one machine from the first try to the wait's outcome: `Take` composes
+//! the `Wait` machine, the tries' bookkeeping (`Tries`), the cleanup of a lost reply
+//! (`Cleanup`) and the one-call-at-a-time rule of a blocking client, and says each effect as
+//! data. The binary's acquire loop and the simulation's waiting host both execute it; neither
+//! decides what comes next (the quinn-proto shape: the endpoint moves bytes and time).
+//!
+//! The rules it adds to the machines it composes:
+//! - one call is out at a time: nothing else is said until its answer is in (the binary's
+//!   calls block; the simulation's wait for theirs the same way);
+//! - a cleanup, once begun, runs to its end before the wait's next action;
+//! - a try whose answer names another spelling of the calendar goes out again at once in that
+//!   spelling (the machine sees one try, one answer);
+//! - the busy count at the end goes out only on a connection the tries left up: neither it
+//!   nor the wake-up's hand-back is worth a reconnect (the reservations run out by themselves);
+//! - the tries' connection is up after an answered call and down after a failed one (a
+//!   failure drops it: the next try reconnects).
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use super::{Action, Answer, Input, Limits, Outcome, Read, Report, StopWith, Tries, Wait};
+use crate::core::Failure;
+use crate::core::backoff::Backoff;
+use crate::core::calendar::Spelling;
+use crate::core::every::Period;
+use crate::core::finish::{Cleanup, CleanupEnd, Finish, Release};
+
+/// What to do. Each effect that names an answer waits for it: `poll` says nothing more
+/// until it comes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Send an acquire (acquire.lua) on the tries' connection; answer with `tried`.
+    /// `wall_ms`: the host's clock at the send (the meta's time, the --every window's);
+    /// `first_ms`: the run's first try's (its reservations' age); `woken`: the set index of
+    /// the key whose wake-up the try carries (--also); `spelled`: the calendar in the key's
+    /// record's spelling, once an answer named it.
+    Try {
+        last_try: bool,
+        wall_ms: u64,
+        first_ms: u64,
+        woken: Option<usize>,
+        spelled: Option<Spelling>,
+    },
+    /// The cleanup's release of `slot` (release.lua, no run log); answer with `released`.
+    Release { slot: u32, finish: Finish },
+    /// Start listening for release wake-ups on the wake lists of the keys of these set
+    /// indexes; answer with `waker_started`.
+    StartWaker { lists: Vec<usize> },
+    /// Listen again, on these keys' lists.
+    ResumeWaker { lists: Vec<usize> },
+    /// Stop the waker, as `Waker::stop` says for `StopWith`.
+    StopWaker(StopWith),
+    /// Count the run as busy and take it out of its keys' reservations (busy.lua); answer with
+    /// `busy_ended`.
+    EndBusy,
+    /// WAIT for `n` replicas, `timeout` at most, on the winning connection; answer with
+    /// `confirmed`.
+    Confirm { n: u32, timeout: Duration },
+    /// --on-busy replace: ask the holder's run to stop; answer with `replaced`.
+    Replace,
+    /// Take this run's replace request back from run `token`'s list; answer with `withdrawn`.
+    Withdraw { token: String },
+    /// A fact worth a line.
+    Report(Report),
+    /// The key's record spells the calendar so: the try goes out again in that spelling.
+    Respelled(Spelling),
+    /// How the cleanup of a lost reply ended.
+    CleanedUp(CleanupEnd),
+}
+
+impl Effect {
+    /// A call whose answer the machine waits for: an event that comes while it is out is
+    /// read after that answer (a blocking executor reads its events then).
+    pub fn is_call(&self) -> bool {
+        matches!(
+            self,
+            Effect::Try { .. }
+                | Effect::Release { .. }
+                | Effect::EndBusy
+                | Effect::Confirm { .. }
+                | Effect::Replace
+                | Effect::Withdraw { .. }
+        )
+    }
+}
+
+/// The call whose answer `Take` waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Out {
+    Try {
+        sent: Instant,
+        last_try: bool,
+        again: bool,
+    },
+    Release,
+    Waker,
+    Busy,
+    Confirm,
+    Replace,
+    Withdraw,
+}
+
+#[derive(Debug)]
+pub struct Take {
+    wait: Wait,
+    tries: Tries,
+    period: Option<Period>,
+    /// The key's slots and the lease's length: what a cleanup releases.
+    slots: u32,
+    ttl: Duration,
+    cleanup: Option<Cleanup>,
+    out: Option<Out>,
+    /// A try to send again at once in the record's spelling (its last-try flag).
+    again: Option<bool>,
+    said: VecDeque<Effect>,
+    connected: bool,
+}
+
+impl Take {
+    /// A run's acquire: `slots` of its key, a run of `period` (--every).
+    pub fn new(
+        limits: Limits,
+        backoff: Backoff,
+        period: Option<Period>,
+        slots: u32,
+        now: Instant,
+    ) -> Take {
+        Take {
+            wait: Wait::new(limits, backoff, now),
+            tries: Tries::new(limits.also),
+            period,
+            slots,
+            ttl: limits.ttl,
+            cleanup: None,
+            out: None,
+            again: None,
+            said: VecDeque::new(),
+            connected: false,
+        }
+    }
+
+    /// The next effect at `now` (`wall_ms`: the host's clock), or None: wait for an answer, an
+    /// event or `poll_timeout`, or read `outcome`.
+    pub fn poll(&mut self, now: Instant, wall_ms: u64) -> Option<Effect> {
+        if self.out.is_some() {
+            return None;
+        }
+        if let Some(e) = self.said.pop_front() {
+            return Some(e);
+        }
+        if let Some(last_try) = self.again.take() {
+            return Some(self.send(last_try, true, now, wall_ms));
+        }
+        if let Some(c) = &mut self.cleanup {
+            return Some(match c.poll_send(now) {
+                Some((slot, finish)) => {
+                    self.out = Some(Out::Release);
+                    Effect::Release { slot, finish }
+                }
+                None => {
+                    // One try a slot, each due at once: none left is the end.
+                    let end = c.result().cloned().unwrap_or(CleanupEnd::NotHeld);
+                    self.cleanup = None;
+                    Effect::CleanedUp(end)
+                }
+            });
+        }
+        if let Some(action) = self.wait.poll_action() {
+            return self.effect(action, now, wall_ms);
+        }
+        let last_try = self.wait.poll_try(now)?;
+        Some(self.send(last_try, false, now, wall_ms))
+    }
+
+    fn effect(&mut self, action: Action, now: Instant, wall_ms: u64) -> Option<Effect> {
+        Some(match action {
+            Action::StartWaker => {
+                self.out = Some(Out::Waker);
+                Effect::StartWaker {
+                    lists: self.tries.blocked().to_vec(),
+                }
+            }
+            Action::ResumeWaker => Effect::ResumeWaker {
+                lists: self.tries.blocked().to_vec(),
+            },
+            Action::StopWaker {
+                held,
+                unused,
+                superseded,
+            } => Effect::StopWaker(StopWith {
+                held,
+                unused,
+                superseded,
+                placed: self.tries.carried(),
+                connected: self.connected,
+            }),
+            Action::EndBusy if self.connected => {
+                self.out = Some(Out::Busy);
+                Effect::EndBusy
+            }
+            Action::EndBusy => return self.poll(now, wall_ms),
+            Action::Cleanup { refused } => {
+                self.cleanup = Some(Cleanup::new(self.slots, self.ttl, refused, now));
+                return self.poll(now, wall_ms);
+            }
+            Action::ConfirmReplicas { n, timeout } => {
+                self.out = Some(Out::Confirm);
+                Effect::Confirm { n, timeout }
+            }
+            Action::Replace => {
+                self.out = Some(Out::Replace);
+                Effect::Replace
+            }
+            Action::Withdraw { token } => {
+                self.out = Some(Out::Withdraw);
+                Effect::Withdraw { token }
+            }
+            Action::Report(r) => Effect::Report(r),
+        })
+    }
+
+    fn send(&mut self, last_try: bool, again: bool, now: Instant, wall_ms: u64) -> Effect {
+        let (woken, first_ms) = self.tries.send(wall_ms, again);
+        self.out = Some(Out::Try {
+            sent: now,
+            last_try,
+            again,
+        });
+        Effect::Try {
+            last_try,
+            wall_ms,
+            first_ms,
+            woken,
+            spelled: self.tries.spelled().cloned(),
+        }
+    }
+
+    /// When to look again at the latest (None while a call is out, or nothing is due).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.out.is_some() {
+            return None;
+        }
+        self.wait.poll_timeout()
+    }
+
+    /// How the wait ended, once nothing more is to be done.
+    pub fn outcome(&self) -> Option<Outcome> {
+        if self.out.is_some() || self.cleanup.is_some() || !self.said.is_empty() {
+            return None;
+        }
+        self.wait.outcome()
+    }
+
+    /// The end of --wait.
+    pub fn until(&self) -> Instant {
+        self.wait.until()
+    }
+
+    /// --every: the run's period.
+    pub fn period(&self) -> Option<&Period> {
+        self.period.as_ref()
+    }
+
+    /// What the run keeps from try to try (the key an answer was about, the winning window).
+    pub fn tries(&self) -> &Tries {
+        &self.tries
+    }
+
+    /// --also: the winning try's (fence, slot) of each --also key.
+    pub fn take_also_won(&mut self) -> Vec<(i64, u32)> {
+        self.tries.take_also_won()
+    }
+
+    /// A signal, at any time (one that comes while a call is out is read after its answer).
+    pub fn signal(&mut self, signal: i32, now: Instant) {
+        self.wait.handle(Input::Signal(signal), now);
+    }
+
+    /// The waker delivered a wake-up from the wake list of set index `j`.
+    pub fn woken(&mut self, j: usize, now: Instant) {
+        let input = self.tries.woken(j);
+        self.wait.handle(input, now);
+    }
+
+    /// The try's answer, or its failure.
+    pub fn tried(&mut self, got: Result<Answer, Failure>, now: Instant) {
+        let Some(Out::Try {
+            sent,
+            last_try,
+            again,
+        }) = self.out
+        else {
+            return;
+        };
+        self.out = None;
+        self.connected = got.is_ok();
+        match self.tries.read(got, sent, self.period.as_ref(), again) {
+            Read::Input(input) => self.wait.handle(input, now),
+            Read::Respell(spelled) => {
+                self.said.push_back(Effect::Respelled(spelled));
+                self.again = Some(last_try);
+            }
+        }
+    }
+
+    /// The cleanup's release answered.
+    pub fn released(&mut self, answer: Result<Release, Failure>, now: Instant) {
+        if self.answered(Out::Release, answer.is_ok())
+            && let Some(c) = &mut self.cleanup
+        {
+            c.handle(answer, now);
+        }
+    }
+
+    /// The waker started (`ok`), or could not.
+    pub fn waker_started(&mut self, ok: bool, now: Instant) {
+        if self.answered(Out::Waker, self.connected) {
+            self.wait.waker_started(ok, now);
+        }
+    }
+
+    /// The busy count's call answered (`ok`) or failed.
+    pub fn busy_ended(&mut self, ok: bool) {
+        self.answered(Out::Busy, ok);
+    }
+
+    /// The WAIT's answer: how many replicas acknowledged the lock.
+    pub fn confirmed(&mut self, acked: Result<i64, Failure>, now: Instant) {
+        if self.answered(Out::Confirm, acked.is_ok()) {
+            self.wait.handle(Input::Replicas(acked), now);
+        }
+    }
+
+    /// What asking the holder's run to stop found.
+    pub fn replaced(&mut self, r: super::Replaced, now: Instant) {
+        let up = !matches!(r, super::Replaced::Failed { .. });
+        if self.answered(Out::Replace, up) {
+            self.wait.handle(Input::Replaced(r), now);
+        }
+    }
+
+    /// The replace request was taken back (true), or was no longer there (false).
+    pub fn withdrawn(&mut self, back: Result<bool, Failure>, now: Instant) {
+        if self.answered(Out::Withdraw, back.is_ok()) {
+            self.wait.handle(Input::Withdrawn(back), now);
+        }
+    }
+
+    /// `out` was the call out: it is answered, and the tries' connection is `up`.
+    fn answered(&mut self, out: Out, up: bool) -> bool {
+        if self.out != Some(out) {
+            return false;
+        }
+        self.out = None;
+        self.connected = up;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests;
