@@ -391,6 +391,9 @@ impl Wait {
 
     fn finish(&mut self, outcome: Outcome) {
         self.next_try = None;
+        // A waker asked for and not started yet (a signal read after a busy answer) would
+        // listen for a wait that is over: a release's wake-up it took would reach no waiter.
+        self.actions.retain(|a| *a != Action::StartWaker);
         if self.waker {
             self.waker = false;
             let unused = self.unused_wake && !bugs::on(Bug::WokenFailureLosesTheWakeUp);

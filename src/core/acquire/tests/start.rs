@@ -223,3 +223,25 @@ fn a_signal_after_an_answer_that_ended_the_wait_changes_nothing() {
         "no try while the replicas are asked"
     );
 }
+
+/// A signal that comes while a try is out, answered busy: the wait ends on it, and no waker
+/// is started for a wait that is over (one would listen until dlock exits, and a release's
+/// wake-up it took then would reach no waiter).
+#[test]
+fn a_signal_read_after_a_busy_answer_starts_no_waker() {
+    let (mut w, t0) = trying(limits());
+    w.handle(Input::Signal(15), t0 + MS(1));
+    let busy = Input::Busy {
+        pttl: 5000,
+        holder: "h pid 1".into(),
+    };
+    w.handle(busy, t0 + MS(2));
+    assert_eq!(w.outcome(), Some(Outcome::Exit(Exit::Signal(15))));
+    let done = actions(&mut w);
+    assert!(
+        !done
+            .iter()
+            .any(|a| matches!(a, Action::StartWaker | Action::StopWaker { .. })),
+        "{done:?}"
+    );
+}
