@@ -174,7 +174,9 @@ pub mod api {
             Action as EndAction, Cleanup, End, EndLimits, Finish, Input as EndInput, JobEnded,
             Release, Released, Report as EndReport,
         };
-        pub use crate::core::hold::{Action as HoldAction, Hold, Input as HoldInput, Lease};
+        pub use crate::core::hold::{
+            Action as HoldAction, Hold, Input as HoldInput, Job as HoldJob, Lease,
+        };
         pub use crate::core::pause::Scope as PauseScope;
         pub use crate::core::renew::Event as RenewEvent;
         pub use crate::core::retry::Retry;

@@ -46,11 +46,30 @@ pub enum Input {
     HungUp,
 }
 
+/// What the stop machine asks of the shell: what it does to the job, the listener's start, a
+/// report (its call for the schedule is `Hold`'s own: `Action::StartRenewing`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Job {
+    /// Start listening for `dlock cancel` (`stop::Action::StartListener`).
+    StartListener,
+    /// Forward this signal to the job's process group.
+    Forward(i32),
+    /// SIGTERM to every process of the job.
+    Terminate,
+    /// SIGKILL every process of the job; `after`: how long it had since SIGTERM.
+    Kill {
+        after: Duration,
+    },
+    /// SIGKILL again whatever of the job is still found, without a new line.
+    KillAgain,
+    Report(stop::Report),
+}
+
 /// What the shell should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// The stop machine's: a signal to the job, the listener's start, a report to log.
-    Job(stop::Action),
+    Job(Job),
     /// The schedule starts: from now on the lease's connection is the renewals' (the binary
     /// hands it to its lease thread). `at_once`: because the connection dropped (logged).
     StartRenewing { at_once: bool },
@@ -176,10 +195,19 @@ impl Hold {
             let mut moved = false;
             while let Some(a) = self.stop.poll_action() {
                 moved = true;
-                match a {
-                    stop::Action::StartWatchdog { at_once } => self.start_renewing(at_once, now),
-                    other => self.actions.push_back(Action::Job(other)),
-                }
+                let job = match a {
+                    stop::Action::StartWatchdog { at_once } => {
+                        self.start_renewing(at_once, now);
+                        continue;
+                    }
+                    stop::Action::StartListener => Job::StartListener,
+                    stop::Action::Forward(sig) => Job::Forward(sig),
+                    stop::Action::Terminate => Job::Terminate,
+                    stop::Action::Kill { after } => Job::Kill { after },
+                    stop::Action::KillAgain => Job::KillAgain,
+                    stop::Action::Report(r) => Job::Report(r),
+                };
+                self.actions.push_back(Action::Job(job));
             }
             let mut told = Vec::new();
             if let Some(m) = self.renewal.as_mut() {

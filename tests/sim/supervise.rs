@@ -8,8 +8,8 @@ use std::process::ExitStatus;
 use std::time::Instant;
 
 use dlock::api::sim::{
-    Call, CancelListener, Exit, Hold, HoldAction, HoldInput, Lease, RenewCall, RenewEvent,
-    StopAction, StopInput, also_at,
+    Call, CancelListener, Exit, Hold, HoldAction, HoldInput, HoldJob, Lease, RenewCall, RenewEvent,
+    StopInput, also_at,
 };
 use redis::Value;
 
@@ -135,19 +135,18 @@ pub fn supervise(w: &mut World, h: usize) {
 fn act(w: &mut World, h: usize, r: &mut Running, now: Instant) {
     while let Some(a) = r.hold.poll_action() {
         match a {
-            HoldAction::Job(StopAction::Terminate | StopAction::Forward(_)) => {
+            HoldAction::Job(HoldJob::Terminate | HoldJob::Forward(_)) => {
                 signal(w, h, r, false);
             }
-            HoldAction::Job(StopAction::Kill { .. } | StopAction::KillAgain) => {
+            HoldAction::Job(HoldJob::Kill { .. } | HoldJob::KillAgain) => {
                 signal(w, h, r, true);
             }
             // `dlock cancel`'s listener: its BLPOP on the run's own list (listener.rs).
-            HoldAction::Job(StopAction::StartListener) => {
+            HoldAction::Job(HoldJob::StartListener) => {
                 r.listener = Some(CancelListener::for_run(limits(w).renew_every));
                 crate::listener::start(w, h);
             }
-            HoldAction::Job(StopAction::Report(_) | StopAction::StartWatchdog { .. })
-            | HoldAction::StartRenewing { .. } => {}
+            HoldAction::Job(HoldJob::Report(_)) | HoldAction::StartRenewing { .. } => {}
             HoldAction::Renew { deadline } => {
                 if std::mem::take(&mut w.hosts[h].hung_up) {
                     // The dead connection fails the renewal at once; its retry reconnects.

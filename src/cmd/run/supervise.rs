@@ -10,7 +10,7 @@ use super::held::Held;
 use super::listener::Listener;
 use super::note::Note;
 use super::watchdog::{Call, Watchdog, watched};
-use crate::core::hold::{Action, Hold, Input, Lease};
+use crate::core::hold::{Action, Hold, Input, Job, Lease};
 use crate::core::stop::{self, Stop};
 use crate::exit::Exit;
 use crate::log::secs;
@@ -121,18 +121,18 @@ impl<'a> Supervisor<'a> {
         }
     }
 
-    fn act_on_job(&mut self, action: stop::Action) {
+    fn act_on_job(&mut self, action: Job) {
         match action {
-            stop::Action::StartListener => {
+            Job::StartListener => {
                 self.listener = Listener::start(self.held, self.tx.clone());
             }
-            stop::Action::Forward(sig) => {
+            Job::Forward(sig) => {
                 self.child.signal_group(sig);
             }
-            stop::Action::Terminate => {
+            Job::Terminate => {
                 self.child.signal_job(libc::SIGTERM);
             }
-            stop::Action::Kill { after } => {
+            Job::Kill { after } => {
                 if self.child.signal_job(libc::SIGKILL) {
                     warn!("killed";
                         "the job was still running {} after SIGTERM: sent SIGKILL to all of it",
@@ -140,14 +140,12 @@ impl<'a> Supervisor<'a> {
                     );
                 }
             }
-            stop::Action::KillAgain => {
+            Job::KillAgain => {
                 self.child.signal_job(libc::SIGKILL);
             }
-            stop::Action::Report(r) => {
+            Job::Report(r) => {
                 super::report::report(&self.held.cfg, &r, || self.child.leftovers());
             }
-            // `Hold` starts the schedule itself (`Action::StartRenewing`).
-            stop::Action::StartWatchdog { .. } => {}
         }
     }
 

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::core::clock::lease_end;
-use crate::core::stop::{Input as Job, Report};
+use crate::core::stop::{Input as JobInput, Report};
 use crate::exit::Exit;
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
@@ -31,7 +31,7 @@ fn actions(h: &mut Hold) -> Vec<Action> {
 fn acts(h: &mut Hold) -> Vec<Action> {
     actions(h)
         .into_iter()
-        .filter(|a| !matches!(a, Action::Job(stop::Action::Report(_))))
+        .filter(|a| !matches!(a, Action::Job(Job::Report(_))))
         .collect()
 }
 
@@ -56,7 +56,7 @@ fn the_schedule_starts_when_the_first_renewal_is_due_and_its_answer_reaches_the_
     assert_eq!(h.watches_connection(t0), Some(false), "the stop machine's");
     assert_eq!(h.watches_connection(t0 + MS(100)), Some(true));
     h.on_timeout(t0 + MS(250));
-    assert_eq!(acts(&mut h), vec![Action::Job(stop::Action::StartListener)]);
+    assert_eq!(acts(&mut h), vec![Action::Job(Job::StartListener)]);
     assert_eq!(h.poll_timeout(t0 + MS(250)), t0 + MS(1000));
     h.on_timeout(t0 + MS(1000));
     let deadline = lease_end(t0, MS(3000));
@@ -74,7 +74,7 @@ fn the_schedule_starts_when_the_first_renewal_is_due_and_its_answer_reaches_the_
     let renewed = lease_end(sent, MS(3000));
     assert_eq!(
         acts(&mut h),
-        vec![Action::Told(Job::Renewed {
+        vec![Action::Told(JobInput::Renewed {
             deadline: renewed,
             count: 1
         })]
@@ -121,7 +121,7 @@ fn a_lost_lease_stops_the_job_at_once_and_ends_the_schedule() {
     let t0 = Instant::now();
     let mut h = Hold::new(lease(t0, Some(3)));
     first_renewal_out(&mut h, t0);
-    let lost = Job::Lost {
+    let lost = JobInput::Lost {
         taken_over: true,
         key: None,
     };
@@ -134,18 +134,21 @@ fn a_lost_lease_stops_the_job_at_once_and_ends_the_schedule() {
     );
     assert_eq!(
         acts(&mut h),
-        vec![Action::Told(lost), Action::Job(stop::Action::Terminate)]
+        vec![Action::Told(lost), Action::Job(Job::Terminate)]
     );
     assert!(!h.renews(), "the schedule is over");
     assert_eq!(h.watches_connection(t0 + MS(1005)), None);
     assert!(!h.wants_group() && !h.is_done(), "the job runs");
-    h.handle(Input::Job(Job::LeaderExited(Exit::Child(0))), t0 + MS(1100));
+    h.handle(
+        Input::Job(JobInput::LeaderExited(Exit::Child(0))),
+        t0 + MS(1100),
+    );
     assert!(
         h.wants_group(),
         "the leader is gone: is the rest of the job?"
     );
     assert!(!h.is_done());
-    h.handle(Input::Job(Job::Group { alive: false }), t0 + MS(1100));
+    h.handle(Input::Job(JobInput::Group { alive: false }), t0 + MS(1100));
     assert!(h.is_done());
     assert!(!h.wants_group());
     assert_eq!(h.stop().exit(), Exit::Lost);
@@ -160,21 +163,19 @@ fn at_the_cap_the_schedule_ends_and_the_job_is_stopped_before_the_lease() {
     h.handle(Input::Lease(renew::Event::Renewed { sent }), t0 + MS(1001));
     let all = actions(&mut h);
     assert!(
-        all.contains(&Action::Told(Job::CapReached { count: 1 })),
+        all.contains(&Action::Told(JobInput::CapReached { count: 1 })),
         "{all:?}"
     );
     assert!(
-        all.iter().any(|a| matches!(
-            a,
-            Action::Job(stop::Action::Report(Report::CapReached { .. }))
-        )),
+        all.iter()
+            .any(|a| matches!(a, Action::Job(Job::Report(Report::CapReached { .. })))),
         "{all:?}"
     );
     assert!(!h.renews());
     // SIGTERM --grace before the hard stop of the renewed lease.
     let term = h.poll_timeout(t0 + MS(1001));
     h.on_timeout(term);
-    assert_eq!(acts(&mut h), vec![Action::Job(stop::Action::Terminate)]);
+    assert_eq!(acts(&mut h), vec![Action::Job(Job::Terminate)]);
     assert!(term < lease_end(sent, MS(3000)) - MS(1000) + MS(1));
 }
 
