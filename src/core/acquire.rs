@@ -274,6 +274,14 @@ impl Wait {
                 self.report(Report::OtherPeriod(other));
                 self.give_up(Exit::Usage);
             }
+            Input::CrossSlot { reason } => {
+                // A usage error (nothing was taken): the same as a cluster URL gets before
+                // anything is sent.
+                self.tries += 1;
+                self.refused = Some(reason.clone());
+                self.report(Report::CrossSlot { reason });
+                self.give_up(Exit::Usage);
+            }
             Input::ClockOff(off) => {
                 // This host's clock is off by more than a window: never a guess.
                 self.tries += 1;

@@ -252,6 +252,7 @@ fn begin(w: &mut World, h: usize) {
         min_replicas: u32::from(w.sc.min_replicas.is_some()),
         replica_timeout: w.sc.min_replicas.unwrap_or_default(),
         replace: w.sc.replace[h],
+        split_slots: false,
     };
     let backoff = Backoff::new(w.sc.retry_min, w.sc.retry_max, w.rng.next());
     let every = w.period_now.clone().or_else(|| w.sc.host_every[h].clone());

@@ -117,6 +117,8 @@ fn take(
         min_replicas: cfg.min_replicas,
         replica_timeout: cfg.replica_timeout,
         replace: cfg.replace,
+        split_slots: !cfg.also.is_empty()
+            && crate::cli::config::cluster_slots(&cfg.key, &cfg.also).is_err(),
     };
     let backoff = Backoff::new(cfg.retry_min, cfg.retry_max, crate::sys::host::random());
     let mut s = Shell {
@@ -213,10 +215,6 @@ impl Shell<'_> {
             } => {
                 let got = self.try_once(last_try, wall_ms, first_ms, woken, spelled.as_ref());
                 self.take.tried(got, Instant::now());
-                // The same usage line as a cluster URL gets before anything is sent.
-                if self.take.tries().crossslot() {
-                    self.error = cleanup::crossslot(self.cfg);
-                }
             }
             Effect::Release { slot, finish } => {
                 let answer = self.release(slot, &finish);

@@ -127,7 +127,7 @@ impl Take {
     ) -> Take {
         Take {
             wait: Wait::new(limits, backoff, now),
-            tries: Tries::new(limits.also),
+            tries: Tries::new(limits.also, limits.split_slots),
             period,
             slots,
             ttl: limits.ttl,
@@ -256,7 +256,8 @@ impl Take {
         self.wait.until()
     }
 
-    /// --every: the run's period.
+    /// --every: the run's period (the simulation sends it; the binary reads its own config).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn period(&self) -> Option<&Period> {
         self.period.as_ref()
     }

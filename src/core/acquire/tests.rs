@@ -35,6 +35,7 @@ fn limits() -> Limits {
         min_replicas: 0,
         replica_timeout: MS(100),
         replace: false,
+        split_slots: false,
     }
 }
 
@@ -58,6 +59,8 @@ enum A {
     Paused,
     /// A calendar --every: the server's clock is in none of the windows sent.
     ClockOff,
+    /// A proxy refused the --also keys' several hash slots in one script (CROSSSLOT).
+    CrossSlot,
 }
 
 struct Sim {
@@ -206,6 +209,9 @@ impl Sim {
                         pttl,
                         holder: "h pid 1".into(),
                     },
+                    A::CrossSlot => Input::CrossSlot {
+                        reason: "CROSSSLOT Keys in request don't hash to the same slot".into(),
+                    },
                     A::Down => failed(false, false, false),
                     A::ReplyLost => failed(false, true, true),
                     A::Refused => failed(true, true, false),
@@ -230,6 +236,7 @@ fn report_name(r: &Report) -> &'static str {
         Report::NoTtl => "no-ttl",
         Report::Unreachable { .. } => "unreachable",
         Report::Refused { .. } => "refused",
+        Report::CrossSlot { .. } => "crossslot",
         Report::OtherLimit { .. } => "other-limit",
         Report::NotDue { .. } => "not-due",
         Report::After { .. } => "after",

@@ -26,7 +26,8 @@ pub struct Tries {
     first_ms: Option<u64>,
     spelled: Option<Spelling>,
     clock_off: bool,
-    crossslot: bool,
+    /// --also keys in other hash slots than --key (`Limits::split_slots`).
+    split_slots: bool,
 }
 
 /// What an answer means.
@@ -40,8 +41,9 @@ pub enum Read {
 }
 
 impl Tries {
-    /// The tries of a run; `also`: it has --also keys.
-    pub fn new(also: bool) -> Tries {
+    /// The tries of a run; `also`: it has --also keys; `split_slots`: some in another hash
+    /// slot than --key.
+    pub fn new(also: bool, split_slots: bool) -> Tries {
         Tries {
             also,
             blocked: vec![0],
@@ -53,7 +55,7 @@ impl Tries {
             first_ms: None,
             spelled: None,
             clock_off: false,
-            crossslot: false,
+            split_slots: also && split_slots,
         }
     }
 
@@ -82,7 +84,6 @@ impl Tries {
         period: Option<&Period>,
         again: bool,
     ) -> Read {
-        self.crossslot = false;
         let input = match got {
             Ok(Answer::Acquired {
                 fence,
@@ -127,12 +128,14 @@ impl Tries {
                 self.clock_off = true;
                 Input::ClockOff(off)
             }
-            Err(f) => {
-                // A proxy in front of a Redis Cluster, behind a plain URL, refuses keys of
-                // several hash slots in one script before it runs (nothing was taken).
-                self.crossslot = self.also && f.permanent && f.reason.contains("CROSSSLOT");
-                Input::Failed(f)
+            // A proxy in front of a Redis Cluster, behind a plain URL, refuses keys of
+            // several hash slots in one script before it runs (nothing was taken): the keys'
+            // fault when --also put them in several (a refusal of keys that share one is
+            // another key's, not this usage's).
+            Err(f) if self.split_slots && f.permanent && f.reason.contains("CROSSSLOT") => {
+                Input::CrossSlot { reason: f.reason }
             }
+            Err(f) => Input::Failed(f),
         };
         Read::Input(input)
     }
@@ -180,10 +183,5 @@ impl Tries {
     #[cfg(any(test, feature = "test-support"))]
     pub fn clock_off(&self) -> bool {
         self.clock_off
-    }
-
-    /// The last try, of several hash slots, was refused as CROSSSLOT (a usage error: exit 2).
-    pub fn crossslot(&self) -> bool {
-        self.crossslot
     }
 }

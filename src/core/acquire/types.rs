@@ -33,6 +33,9 @@ pub struct Limits {
     pub replica_timeout: Duration,
     /// --on-busy replace: the first busy answer asks the holder's run to stop.
     pub replace: bool,
+    /// Some `--also` key is in another Redis Cluster hash slot than `--key`: a proxy's
+    /// CROSSSLOT refusal is this usage's fault (exit 2), not the server's.
+    pub split_slots: bool,
 }
 
 /// A calendar --every: the server's time (Unix ms) fell outside the window starts this host
@@ -107,6 +110,9 @@ pub enum Input {
     Busy { pttl: i64, holder: String },
     /// The try failed.
     Failed(Failure),
+    /// A proxy in front of a Redis Cluster refused the keys of several hash slots in one
+    /// script before it ran (CROSSSLOT), and `--also` put them in several: a usage error.
+    CrossSlot { reason: String },
     /// A release wake-up arrived (any time: one that comes while a try is out is read after
     /// that try's answer).
     Woken,
@@ -205,6 +211,10 @@ pub enum Report {
         retry_for: Duration,
     },
     Refused {
+        reason: String,
+    },
+    /// The keys' hash slots were refused together (`Input::CrossSlot`).
+    CrossSlot {
         reason: String,
     },
     /// KEY is held with `--limit recorded`.

@@ -56,7 +56,7 @@ impl Shell<'_> {
 
 /// The usage line for keys a proxy in front of a Redis Cluster refused together (CROSSSLOT):
 /// the one a cluster URL gets before anything is sent. None when `--key` and every `--also`
-/// key share a slot (then another key of the script was refused: not this usage's fault).
+/// key share a slot (the machine then reads the refusal as the server's: `Limits::split_slots`).
 pub(super) fn crossslot(cfg: &RunConfig) -> Option<Error> {
     crate::cli::config::cluster_slots(&cfg.key, &cfg.also).err()
 }

@@ -36,12 +36,15 @@ impl Shell<'_> {
                     secs(retry_for)
                 )
             }
-            // A CROSSSLOT refusal already set its usage line.
-            Report::Refused { reason } if self.error.is_none() => {
+            Report::Refused { reason } => {
                 let target = target.to_string();
                 self.error = Some(Error::Refused { target, reason });
             }
-            Report::Refused { .. } => {}
+            // The same usage line as a cluster URL gets before anything is sent.
+            Report::CrossSlot { reason } => {
+                self.error =
+                    Some(super::cleanup::crossslot(self.cfg).unwrap_or(Error::Usage(reason)));
+            }
             Report::OtherLimit { recorded } => {
                 let limit = if also {
                     self.cfg.also_limit

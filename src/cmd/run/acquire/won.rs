@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::{Ended, Shell};
 use crate::core::acquire::Outcome;
 use crate::error::Error;
+use crate::exit::Exit;
 use crate::store::session::Session;
 
 /// What the winning try got.
@@ -24,8 +25,7 @@ pub(super) struct Won {
 impl Shell<'_> {
     /// How the wait ended: what the winning try got, or how the run ends.
     pub(super) fn finish(&mut self, outcome: Outcome) -> Result<Won, Ended> {
-        // The failure the machine reported, if one ended the wait.
-        let ended = |exit, error: &mut Option<Error>| error.take().map_or(Ok(exit), Err);
+        let ended = |exit, error: &mut Option<Error>| ended(exit, error.take());
         let (fence, slot, sent, waited, unstarted) = match outcome {
             Outcome::Acquired {
                 fence,
@@ -66,5 +66,22 @@ impl Shell<'_> {
             also: self.take.take_also_won(),
             unstarted,
         })
+    }
+}
+
+/// How a run that got no lock ends: the machine's `exit`, with the line of the failure it
+/// reported (`error`), if one ended the wait. The machine decides the exit; the line only says
+/// why. A line that would mean another exit is said, and the machine's exit stands (a debug
+/// build stops there: every such path has an integration test).
+fn ended(exit: Exit, error: Option<Error>) -> Ended {
+    let Some(e) = error else {
+        return Ok(exit);
+    };
+    debug_assert_eq!(e.exit(), exit, "{e}");
+    if e.exit() == exit {
+        Err(e)
+    } else {
+        e.log();
+        Ok(exit)
     }
 }

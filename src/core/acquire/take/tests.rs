@@ -30,6 +30,7 @@ fn limits(wait_ms: u64) -> Limits {
         min_replicas: 0,
         replica_timeout: MS(100),
         replace: false,
+        split_slots: false,
     }
 }
 

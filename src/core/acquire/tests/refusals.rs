@@ -111,3 +111,23 @@ fn a_paused_key_ends_at_once_with_the_paused_code_whatever_wait_says() {
         "0 try, 0 waker, 30 woken, 30 try, 30 paused, 30 stop-waker(not held)"
     );
 }
+
+#[test]
+fn keys_refused_for_their_hash_slots_are_a_usage_error_at_once_even_while_waiting() {
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::CrossSlot, 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Usage));
+    assert_eq!(sim.trace.join(", "), "0 try, 0 crossslot");
+    // After a busy answer: the waker stops too, and nothing is retried.
+    let mut sim = Sim::new(limits());
+    let o = sim.run(&[(A::Busy(5000), 0), (A::CrossSlot, 0)], &[]);
+    assert_eq!(o, Outcome::Exit(Exit::Usage));
+    assert_eq!(sim.wait.tries(), 2);
+    assert!(
+        sim.trace
+            .join(", ")
+            .ends_with("crossslot, 400 stop-waker(not held)"),
+        "{:?}",
+        sim.trace
+    );
+}

@@ -27,7 +27,7 @@ fn input(r: Read) -> Input {
 
 #[test]
 fn a_busy_answer_names_the_keys_that_held_it_back_and_the_one_its_line_is_about() {
-    let (mut t, now) = (Tries::new(true), Instant::now());
+    let (mut t, now) = (Tries::new(true, false), Instant::now());
     t.send(1_000, false);
     let i = input(t.read(busy(vec![2, 1]), now, None, false));
     assert_eq!(
@@ -46,7 +46,7 @@ fn a_busy_answer_names_the_keys_that_held_it_back_and_the_one_its_line_is_about(
 #[test]
 fn the_next_try_carries_the_wake_up_only_with_also_and_only_once() {
     let now = Instant::now();
-    let mut t = Tries::new(true);
+    let mut t = Tries::new(true, false);
     assert_eq!(t.woken(2), Input::Woken);
     assert_eq!(t.send(1_000, false), (Some(2), 1_000));
     assert_eq!(t.first_ms(), Some(1_000));
@@ -59,7 +59,7 @@ fn the_next_try_carries_the_wake_up_only_with_also_and_only_once() {
     assert_eq!(t.send(1_200, false), (None, 1_000));
     assert!(!t.carried());
     // Without --also no try carries a wake-up (acquire.lua has nothing to hand on).
-    let mut plain = Tries::new(false);
+    let mut plain = Tries::new(false, false);
     plain.woken(0);
     assert_eq!(plain.send(5, false), (None, 5));
     assert!(!plain.carried());
@@ -67,7 +67,7 @@ fn the_next_try_carries_the_wake_up_only_with_also_and_only_once() {
 
 #[test]
 fn a_grant_keeps_its_window_and_its_also_keys() {
-    let (mut t, now) = (Tries::new(true), Instant::now());
+    let (mut t, now) = (Tries::new(true, false), Instant::now());
     t.send(1_000, false);
     let got = Ok(Answer::Acquired {
         fence: 9,
@@ -104,7 +104,7 @@ fn a_record_spelling_this_calendar_otherwise_is_tried_again_in_it_once() {
             host: String::new(),
         }))
     };
-    let (mut t, now) = (Tries::new(false), Instant::now());
+    let (mut t, now) = (Tries::new(false, false), Instant::now());
     t.send(1_000, false);
     let spelled = Spelling {
         schedule: "0 9 * * MON-FRI".into(),
@@ -123,7 +123,7 @@ fn a_record_spelling_this_calendar_otherwise_is_tried_again_in_it_once() {
 }
 
 #[test]
-fn crossslot_is_a_usage_error_only_for_a_run_with_also_keys_and_only_for_that_answer() {
+fn crossslot_is_a_usage_error_only_for_also_keys_in_other_slots_and_only_for_that_answer() {
     let refused = || {
         Err(Failure {
             permanent: true,
@@ -134,22 +134,32 @@ fn crossslot_is_a_usage_error_only_for_a_run_with_also_keys_and_only_for_that_an
         })
     };
     let now = Instant::now();
-    let mut t = Tries::new(true);
+    let mut t = Tries::new(true, true);
     assert!(matches!(
         t.read(refused(), now, None, false),
-        Read::Input(Input::Failed(_))
+        Read::Input(Input::CrossSlot { reason }) if reason.contains("CROSSSLOT")
     ));
-    assert!(t.crossslot());
-    t.read(busy(vec![0]), now, None, false);
-    assert!(!t.crossslot());
-    let mut plain = Tries::new(false);
-    plain.read(refused(), now, None, false);
-    assert!(!plain.crossslot());
+    assert!(matches!(
+        t.read(busy(vec![0]), now, None, false),
+        Read::Input(Input::Busy { .. })
+    ));
+    // Keys that share a slot (another key of the script was refused), or no --also keys: the
+    // server's refusal.
+    for (also, split) in [(true, false), (false, true), (false, false)] {
+        let mut t = Tries::new(also, split);
+        assert!(
+            matches!(
+                t.read(refused(), now, None, false),
+                Read::Input(Input::Failed(_))
+            ),
+            "also {also}, split {split}"
+        );
+    }
 }
 
 #[test]
 fn a_clock_off_answer_is_kept() {
-    let (mut t, now) = (Tries::new(false), Instant::now());
+    let (mut t, now) = (Tries::new(false, false), Instant::now());
     assert!(!t.clock_off());
     let off = super::super::ClockOff {
         server_ms: 5,
