@@ -243,9 +243,10 @@ impl Take {
         self.wait.poll_timeout()
     }
 
-    /// How the wait ended, once nothing more is to be done.
+    /// How the wait ended, once no call is out and no cleanup is left (what is left to say
+    /// comes first from `poll`, which the executor runs until it has nothing).
     pub fn outcome(&self) -> Option<Outcome> {
-        if self.out.is_some() || self.cleanup.is_some() || !self.said.is_empty() {
+        if self.out.is_some() || self.cleanup.is_some() {
             return None;
         }
         self.wait.outcome()

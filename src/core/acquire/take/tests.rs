@@ -109,6 +109,8 @@ fn a_lost_reply_is_cleaned_up_slot_by_slot_before_the_wait_ends() {
     // The release is out: the wait's outcome waits for the cleanup's end.
     assert_eq!((t.poll(now, 1_000), t.outcome()), (None, None));
     t.released(Ok(Release::NotOurs), now);
+    // No call is out, but the cleanup is not over.
+    assert_eq!(t.outcome(), None);
     let Some(Effect::Release { slot: 1, .. }) = t.poll(now, 1_000) else {
         panic!("no release of slot 1")
     };
@@ -141,6 +143,8 @@ fn gave_up_busy(count_answered: bool) -> StopWith {
     let late = t0 + MS(1100);
     t.tried(busy(), late);
     assert_eq!(effects(&mut t, late), vec![Effect::EndBusy]);
+    // The wait is over, but its last call is out.
+    assert_eq!(t.outcome(), None);
     t.busy_ended(count_answered);
     let mut rest = effects(&mut t, late);
     let Some(Effect::StopWaker(with)) = rest.pop() else {
@@ -233,4 +237,183 @@ fn a_try_answered_in_another_spelling_goes_out_again_at_once_in_it() {
     t.tried(Ok(Answer::OtherPeriod(other)), t0);
     assert!(!effects(&mut t, t0).iter().any(is_try));
     assert!(t.outcome().is_some());
+}
+
+#[test]
+fn a_wake_up_sends_the_next_try_at_once_carrying_its_key_and_a_grant_keeps_what_it_won() {
+    let t0 = Instant::now();
+    let limits = Limits {
+        also: true,
+        ..limits(5000)
+    };
+    let mut t = take(limits, None, 1, t0);
+    assert!(is_try(&effects(&mut t, t0)[0]));
+    let blocked = Ok(Answer::Busy {
+        pttl: 20_000,
+        holder: "web-1 pid 7".into(),
+        blocked: vec![1],
+        handed: false,
+    });
+    t.tried(blocked, t0);
+    assert_eq!(
+        effects(&mut t, t0),
+        vec![Effect::StartWaker { lists: vec![1] }]
+    );
+    t.waker_started(true, t0);
+    // Woken from --also key 1's list well before the next poll: the try goes out now, and
+    // carries the wake-up's key.
+    let woken_at = t0 + MS(10);
+    assert!(t.poll_timeout().is_some_and(|at| at > woken_at));
+    t.woken(1, woken_at);
+    let next = effects(&mut t, woken_at);
+    assert!(
+        matches!(next[..], [Effect::Try { woken: Some(1), .. }]),
+        "{next:?}"
+    );
+    let granted = Ok(Answer::Acquired {
+        fence: 9,
+        slot: 0,
+        window: None,
+        also: vec![(4, 2)],
+    });
+    t.tried(granted, woken_at);
+    let _ = effects(&mut t, woken_at);
+    assert!(matches!(
+        t.outcome(),
+        Some(Outcome::Acquired {
+            fence: 9,
+            slot: 0,
+            ..
+        })
+    ));
+    assert_eq!(t.take_also_won(), vec![(4, 2)]);
+}
+
+#[test]
+fn only_calls_hold_the_events_that_come_meanwhile() {
+    let calls = [
+        Effect::Try {
+            last_try: false,
+            wall_ms: 0,
+            first_ms: 0,
+            woken: None,
+            spelled: None,
+        },
+        Effect::Release {
+            slot: 0,
+            finish: crate::core::finish::Finish::unstarted(),
+        },
+        Effect::EndBusy,
+        Effect::Confirm {
+            n: 1,
+            timeout: MS(1),
+        },
+        Effect::Replace,
+        Effect::Withdraw { token: "t".into() },
+    ];
+    assert!(calls.iter().all(Effect::is_call));
+    let others = [
+        Effect::StartWaker { lists: vec![0] },
+        Effect::ResumeWaker { lists: vec![0] },
+        Effect::StopWaker(StopWith {
+            held: false,
+            unused: false,
+            superseded: 0,
+            placed: false,
+            connected: true,
+        }),
+        Effect::Report(Report::Woken),
+        Effect::CleanedUp(crate::core::finish::CleanupEnd::NotHeld),
+    ];
+    assert!(!others.iter().any(Effect::is_call));
+}
+
+/// Drive `t` from `now`, every try answered `answer()`, every waker started and every busy
+/// count answered, until the wait ends: the calls it made besides the tries, and the outcome.
+fn drive(
+    t: &mut Take,
+    mut now: Instant,
+    answer: impl Fn() -> Result<Answer, Failure>,
+    mut other: impl FnMut(&mut Take, &Effect, Instant),
+) -> (Vec<Effect>, Outcome) {
+    let mut made = Vec::new();
+    for _ in 0..1000 {
+        while let Some(e) = t.poll(now, 1_000) {
+            match &e {
+                Effect::Try { .. } => t.tried(answer(), now),
+                Effect::StartWaker { .. } => t.waker_started(true, now),
+                Effect::EndBusy => t.busy_ended(true),
+                Effect::Report(_) | Effect::ResumeWaker { .. } | Effect::StopWaker(_) => {}
+                _ => other(t, &e, now),
+            }
+            if !matches!(e, Effect::Report(_) | Effect::Try { .. }) {
+                made.push(e);
+            }
+        }
+        if let Some(o) = t.outcome() {
+            return (made, o);
+        }
+        now = t.poll_timeout().expect("a next try or an outcome").max(now);
+    }
+    panic!("the wait spun: {made:?}");
+}
+
+#[test]
+fn the_replicas_answer_decides_whether_the_job_starts() {
+    let t0 = Instant::now();
+    for (acked, started) in [(Ok(1), true), (Ok(0), false)] {
+        let limits = Limits {
+            min_replicas: 1,
+            ..limits(1000)
+        };
+        let mut t = take(limits, None, 1, t0);
+        let granted = || {
+            Ok(Answer::Acquired {
+                fence: 3,
+                slot: 0,
+                window: None,
+                also: Vec::new(),
+            })
+        };
+        let (made, outcome) = drive(&mut t, t0, granted, |t, e, now| {
+            assert!(matches!(e, Effect::Confirm { n: 1, .. }), "{e:?}");
+            assert_eq!(t.outcome(), None, "the grant waits for its replicas");
+            t.confirmed(acked.clone(), now);
+        });
+        assert_eq!(made.len(), 1, "{made:?}");
+        assert_eq!(
+            matches!(outcome, Outcome::Acquired { fence: 3, .. }),
+            started,
+            "{outcome:?}"
+        );
+    }
+}
+
+#[test]
+fn a_wait_that_ends_busy_after_asking_the_holder_to_stop_takes_its_request_back_first() {
+    let t0 = Instant::now();
+    let limits = Limits {
+        replace: true,
+        ..limits(300)
+    };
+    let mut t = take(limits, None, 1, t0);
+    let asked = Replaced::Asked {
+        token: "r1".into(),
+        holder: "web-1 pid 7".into(),
+        renew_ms: Some(100),
+        ttl_ms: 300,
+    };
+    let mut withdrawn = false;
+    let (made, outcome) = drive(&mut t, t0, busy, |t, e, now| match e {
+        Effect::Replace => t.replaced(asked.clone(), now),
+        Effect::Withdraw { token } => {
+            assert_eq!(token, "r1");
+            assert_eq!(t.outcome(), None, "the wait ends once the request is back");
+            withdrawn = true;
+            t.withdrawn(Ok(true), now);
+        }
+        other => panic!("{other:?}"),
+    });
+    assert!(withdrawn, "{made:?}");
+    assert_eq!(outcome, Outcome::Exit(crate::exit::Exit::Busy(75)));
 }
