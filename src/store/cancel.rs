@@ -14,7 +14,7 @@ use super::conn::Conn;
 use super::keys::{Keys, RunKeys, cancel_pattern, lock_of};
 use super::lock::Broken;
 use super::lock::{arg_ms, slot_of};
-use super::script::{CANCEL, Call, Items, Script, WITHDRAW, args, read};
+use super::script::{CANCEL, Call, Items, Script, WITHDRAW, args, key_names, read};
 use crate::core::Failure;
 use crate::core::acquire::Replaced;
 use crate::core::cancel::{Request, Seen};
@@ -155,12 +155,21 @@ impl<'a> CancelCall<'a> {
 impl Call for CancelCall<'_> {
     type Reply = Cancel;
     type Args = args::Cancel;
+    type Keys<'k>
+        = key_names::Cancel<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &CANCEL
     }
-    fn keys(&self) -> Vec<&str> {
+    fn named_keys(&self) -> key_names::Cancel<'_> {
         let s = slot_of(self.keys, self.slot);
-        vec![s.lock.as_str(), &s.holder, &self.run.cancel, &self.run.word]
+        key_names::Cancel {
+            lock: &s.lock,
+            holder: &s.holder,
+            list: &self.run.cancel,
+            word: &self.run.word,
+        }
     }
     fn args(&self) -> args::Cancel {
         args::Cancel {
@@ -226,11 +235,17 @@ pub struct WithdrawCall<'a> {
 impl Call for WithdrawCall<'_> {
     type Reply = bool;
     type Args = args::Withdraw;
+    type Keys<'k>
+        = key_names::Withdraw<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &WITHDRAW
     }
-    fn keys(&self) -> Vec<&str> {
-        vec![&self.run.cancel]
+    fn named_keys(&self) -> key_names::Withdraw<'_> {
+        key_names::Withdraw {
+            list: &self.run.cancel,
+        }
     }
     fn args(&self) -> args::Withdraw {
         args::Withdraw {

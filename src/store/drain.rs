@@ -7,7 +7,7 @@ use redis::{RedisResult, Value};
 use super::conn::Conn;
 use super::keys::Keys;
 use super::lock::unexpected;
-use super::script::{Call, DRAIN, Items, Script, args};
+use super::script::{Call, DRAIN, Items, Script, args, key_names};
 
 /// One host's drain as its entry says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,11 +77,15 @@ impl<'a> DrainCall<'a> {
 impl Call for DrainCall<'_> {
     type Reply = Drained;
     type Args = args::Drain;
+    type Keys<'k>
+        = key_names::Drain<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &DRAIN
     }
-    fn keys(&self) -> Vec<&str> {
-        vec![&self.key]
+    fn named_keys(&self) -> key_names::Drain<'_> {
+        key_names::Drain { drain: &self.key }
     }
     fn args(&self) -> args::Drain {
         args::Drain {

@@ -7,7 +7,7 @@ use redis::{RedisResult, Value};
 use super::keys::{KEY_FORMAT, Keys, RunKeys, WRITER};
 use super::lock::{also_block, also_limit, arg_ms, flag, slot_of, unexpected};
 use super::runs::{RunLog, UNLIMITED};
-use super::script::{Args, Call, Items, RECORD, RELEASE, Script, args, read};
+use super::script::{Args, Call, Items, RECORD, RELEASE, Script, args, key_names, read};
 use crate::exit::Exit;
 
 pub use crate::core::finish::{Finish, Release};
@@ -137,21 +137,28 @@ pub struct ReleaseCall<'a> {
 impl Call for ReleaseCall<'_> {
     type Reply = (Release, Option<String>, Option<usize>);
     type Args = args::Release;
+    type Keys<'k>
+        = key_names::Release<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &RELEASE
     }
-    fn keys(&self) -> Vec<&str> {
+    fn named_keys(&self) -> key_names::Release<'_> {
         let (k, s) = (self.keys, slot_of(self.keys, self.slot));
-        let mut keys = vec![
-            s.lock.as_str(),
-            &s.holder,
-            &k.stats,
-            &k.wake,
-            &k.limit,
-            &k.runs,
-            &k.done,
-        ];
-        keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
+        key_names::Release {
+            lock: &s.lock,
+            holder: &s.holder,
+            stats: &k.stats,
+            wake: &k.wake,
+            limit: &k.limit,
+            runs: &k.runs,
+            done: &k.done,
+        }
+    }
+    fn rest_keys(&self) -> Vec<&str> {
+        let k = self.keys;
+        let mut keys: Vec<&str> = k.slots.iter().map(|s| s.lock.as_str()).collect();
         keys.push(&k.timeline);
         for x in self.also {
             also_block(x, &[&x.wake, &x.limit], true, &mut keys);
@@ -228,16 +235,20 @@ pub struct RecordCall<'a> {
 impl Call for RecordCall<'_> {
     type Reply = Option<String>;
     type Args = args::Record;
+    type Keys<'k>
+        = key_names::Record<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &RECORD
     }
-    fn keys(&self) -> Vec<&str> {
-        vec![
-            &self.keys.stats,
-            &self.keys.runs,
-            &self.keys.timeline,
-            &self.run.word,
-        ]
+    fn named_keys(&self) -> key_names::Record<'_> {
+        key_names::Record {
+            stats: &self.keys.stats,
+            runs: &self.keys.runs,
+            timeline: &self.keys.timeline,
+            word: &self.run.word,
+        }
     }
     fn args(&self) -> args::Record {
         args::Record {

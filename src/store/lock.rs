@@ -9,7 +9,7 @@ use redis::{RedisResult, Value};
 
 use super::conn::Conn;
 use super::keys::{Keys, Slot};
-use super::script::{self, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, args, read};
+use super::script::{self, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, args, key_names, read};
 use crate::core::acquire::waiting_for;
 
 mod acquire;
@@ -137,12 +137,24 @@ impl Call for RenewCall<'_> {
     /// the key of set index j ≥ 1 (`also[j - 1]`).
     type Reply = (Renew, Option<usize>);
     type Args = args::Renew;
+    type Keys<'k>
+        = key_names::Renew<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &RENEW
     }
-    fn keys(&self) -> Vec<&str> {
+    fn named_keys(&self) -> key_names::Renew<'_> {
         let (k, s) = (self.keys, slot_of(self.keys, self.slot));
-        let mut keys = vec![s.lock.as_str(), &s.holder, &k.stats, &k.limit];
+        key_names::Renew {
+            lock: &s.lock,
+            holder: &s.holder,
+            stats: &k.stats,
+            limit: &k.limit,
+        }
+    }
+    fn rest_keys(&self) -> Vec<&str> {
+        let mut keys = Vec::new();
         for (x, slot) in self.also {
             let s = slot_of(x, *slot);
             keys.extend([s.lock.as_str(), &s.holder, &x.limit]);
@@ -190,13 +202,22 @@ pub struct BusyCall<'a> {
 impl Call for BusyCall<'_> {
     type Reply = ();
     type Args = args::Busy;
+    type Keys<'k>
+        = key_names::Busy<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &BUSY
     }
-    fn keys(&self) -> Vec<&str> {
-        let mut keys = vec![self.keys.stats.as_str()];
+    fn named_keys(&self) -> key_names::Busy<'_> {
+        key_names::Busy {
+            stats: &self.keys.stats,
+        }
+    }
+    fn rest_keys(&self) -> Vec<&str> {
+        let mut keys = Vec::new();
         if !self.also.is_empty() {
-            keys.push(&self.keys.reserve);
+            keys.push(self.keys.reserve.as_str());
             keys.extend(self.also.iter().map(|x| x.reserve.as_str()));
         }
         keys
@@ -226,13 +247,18 @@ pub struct WakeCall<'a> {
 impl Call for WakeCall<'_> {
     type Reply = ();
     type Args = args::Wake;
+    type Keys<'k>
+        = key_names::Wake<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &WAKE
     }
-    fn keys(&self) -> Vec<&str> {
-        let mut keys = vec![self.list];
-        keys.extend(self.free_of.iter().map(String::as_str));
-        keys
+    fn named_keys(&self) -> key_names::Wake<'_> {
+        key_names::Wake { list: self.list }
+    }
+    fn rest_keys(&self) -> Vec<&str> {
+        self.free_of.iter().map(String::as_str).collect()
     }
     fn args(&self) -> args::Wake {
         args::Wake {
@@ -255,14 +281,24 @@ pub struct BreakCall<'a> {
 impl Call for BreakCall<'_> {
     type Reply = Broken;
     type Args = args::Break;
+    type Keys<'k>
+        = key_names::Break<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &BREAK
     }
-    fn keys(&self) -> Vec<&str> {
+    fn named_keys(&self) -> key_names::Break<'_> {
         let (k, s) = (self.keys, slot_of(self.keys, self.slot));
-        let mut keys = vec![s.lock.as_str(), &s.holder, &k.wake, &k.limit];
-        keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
-        keys
+        key_names::Break {
+            lock: &s.lock,
+            holder: &s.holder,
+            wake: &k.wake,
+            limit: &k.limit,
+        }
+    }
+    fn rest_keys(&self) -> Vec<&str> {
+        self.keys.slots.iter().map(|s| s.lock.as_str()).collect()
     }
     fn args(&self) -> args::Break {
         args::Break {

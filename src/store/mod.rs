@@ -18,7 +18,7 @@ pub(crate) mod rights;
 pub(crate) mod runs;
 mod script;
 #[cfg(feature = "test-support")]
-pub use script::{Args, Call, Script, args};
+pub use script::{Args, Call, KeyNames, Script, args, key_names};
 pub(crate) mod session;
 #[cfg(any(test, feature = "test-support"))]
 pub(crate) mod smoke;

@@ -10,7 +10,7 @@ use super::conn::Conn;
 use super::keys::{Keys, PAUSE_SPANS};
 use super::lock::{arg_ms, unexpected};
 use super::reply;
-use super::script::{Call, Items, PAUSE, Script, args};
+use super::script::{Call, Items, PAUSE, Script, args, key_names};
 use crate::core::pause::{Pause, Scope, Span};
 use crate::log::warn;
 
@@ -40,11 +40,18 @@ pub enum Paused {
 impl Call for PauseCall<'_> {
     type Reply = Paused;
     type Args = args::Pause;
+    type Keys<'k>
+        = key_names::Pause<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &PAUSE
     }
-    fn keys(&self) -> Vec<&str> {
-        vec![self.keys.pause.as_str(), &self.keys.pauses]
+    fn named_keys(&self) -> key_names::Pause<'_> {
+        key_names::Pause {
+            pause: &self.keys.pause,
+            spans: &self.keys.pauses,
+        }
     }
     fn args(&self) -> args::Pause {
         args::Pause {

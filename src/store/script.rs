@@ -10,7 +10,9 @@ use redis::{ErrorKind, FromRedisValue, RedisResult, ServerErrorKind, Value};
 use super::conn::Conn;
 
 pub mod args;
+pub mod key_names;
 pub use args::Args;
+pub use key_names::KeyNames;
 
 const LIB: &str = include_str!("scripts/lib.lua");
 
@@ -25,17 +27,30 @@ pub struct Script {
     /// Its arguments' names (`args`), and whether more follow them.
     names: &'static [&'static str],
     rest: bool,
+    /// Its keys' names (`key_names`), and whether more follow them.
+    key_names: &'static [&'static str],
+    keys_rest: bool,
 }
 
 impl Script {
-    pub(crate) const fn new<A: Args>(body: &'static str, sha: &'static str) -> Script {
+    pub(crate) const fn new<A: Args, K: KeyNames<'static>>(
+        body: &'static str,
+        sha: &'static str,
+    ) -> Script {
         Script {
             body,
             sha,
             source: OnceLock::new(),
             names: A::NAMES,
             rest: A::REST,
+            key_names: K::NAMES,
+            keys_rest: K::REST,
         }
+    }
+
+    /// Its keys' names in KEYS order, and whether more follow (`key_names::KeyNames`).
+    pub(crate) fn key_names(&self) -> (&'static [&'static str], bool) {
+        (self.key_names, self.keys_rest)
     }
 
     /// Its arguments' names in ARGV order, and whether more follow (`args::Args`).
@@ -62,61 +77,61 @@ impl Script {
 
 /// Each script with the SHA-1 of its source (lib.lua + "\\n" + the file): a unit test
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
-pub(crate) static ACQUIRE: Script = Script::new::<args::Acquire>(
+pub(crate) static ACQUIRE: Script = Script::new::<args::Acquire, key_names::Acquire<'static>>(
     include_str!("scripts/acquire.lua"),
-    "4d3a689f9c24ad449490abcba9b0a2efc500d099",
+    "1f3dceb11513b5835a10f8b042fbfaffc4e2a158",
 );
-pub(crate) static RENEW: Script = Script::new::<args::Renew>(
+pub(crate) static RENEW: Script = Script::new::<args::Renew, key_names::Renew<'static>>(
     include_str!("scripts/renew.lua"),
-    "99ae3a14b4a03142dd9aa8693599c3ddaf0a66d4",
+    "c88a3ea5aa0a670fc39ff3ab8a135080b8a75e2b",
 );
-pub(crate) static RELEASE: Script = Script::new::<args::Release>(
+pub(crate) static RELEASE: Script = Script::new::<args::Release, key_names::Release<'static>>(
     include_str!("scripts/release.lua"),
-    "02e35b1cc8ee46d95a503d3fc34da58aa0f684cf",
+    "c9fc04f5da0d96a9dbc739425518ef930960c46a",
 );
-pub(crate) static RECORD: Script = Script::new::<args::Record>(
+pub(crate) static RECORD: Script = Script::new::<args::Record, key_names::Record<'static>>(
     include_str!("scripts/record.lua"),
-    "c29cedcb8f19127539bc60e5030d0703b604d9c6",
+    "49bffad33b5fe5081de35e48f71a47a9cd0b4a40",
 );
-pub(crate) static BUSY: Script = Script::new::<args::Busy>(
+pub(crate) static BUSY: Script = Script::new::<args::Busy, key_names::Busy<'static>>(
     include_str!("scripts/busy.lua"),
-    "6e469aca6e2e63a6aaef69061b8cc5d9b07f2517",
+    "1ededf4203e6768ceeee7d5165fb0e0298d1d148",
 );
-pub(crate) static WAKE: Script = Script::new::<args::Wake>(
+pub(crate) static WAKE: Script = Script::new::<args::Wake, key_names::Wake<'static>>(
     include_str!("scripts/wake.lua"),
-    "ef358c421595c0387b39f6c00befb50a46518b20",
+    "6615d0856fbf638ae71335644f9cbe62887e412f",
 );
-pub(crate) static TIMELINE: Script = Script::new::<args::Timeline>(
+pub(crate) static TIMELINE: Script = Script::new::<args::Timeline, key_names::Timeline<'static>>(
     include_str!("scripts/timeline.lua"),
-    "41f7174798e819f4f01da88cc54fc646f6b18353",
+    "e72e4487cc4e5aa5d2629ad25911af263c3367e6",
 );
-pub(crate) static PERIOD: Script = Script::new::<args::Period>(
+pub(crate) static PERIOD: Script = Script::new::<args::Period, key_names::Period<'static>>(
     include_str!("scripts/period.lua"),
-    "af14abe714f1d160b614ef582ff5b1daf14fde08",
+    "76e164143200826490458a21ff01fe6e2c45a813",
 );
-pub(crate) static TRIGGER: Script = Script::new::<args::Trigger>(
+pub(crate) static TRIGGER: Script = Script::new::<args::Trigger, key_names::Trigger<'static>>(
     include_str!("scripts/trigger.lua"),
-    "1b999c95c7bf140cac4cd7ea6b582b3fd53fd4bb",
+    "0b40e5c04b849c23d149ce6f0266456c38dbab8b",
 );
-pub(crate) static DRAIN: Script = Script::new::<args::Drain>(
+pub(crate) static DRAIN: Script = Script::new::<args::Drain, key_names::Drain<'static>>(
     include_str!("scripts/drain.lua"),
-    "7294012e0887d6c196a282f3465ec4b07acfae6b",
+    "e0f4c76a5b915a44192a6fe8b7f857e3da649335",
 );
-pub(crate) static PAUSE: Script = Script::new::<args::Pause>(
+pub(crate) static PAUSE: Script = Script::new::<args::Pause, key_names::Pause<'static>>(
     include_str!("scripts/pause.lua"),
-    "d45a5ba2df2fa62f5d9a961d643343187a36c6cf",
+    "831a158dfe71a31996b75a183e6f607399e31109",
 );
-pub(crate) static CANCEL: Script = Script::new::<args::Cancel>(
+pub(crate) static CANCEL: Script = Script::new::<args::Cancel, key_names::Cancel<'static>>(
     include_str!("scripts/cancel.lua"),
-    "c872760850eeb1df08dc9fa0acf26850e0b99797",
+    "e550a57432a0246657c3322e7a4fe94d27ecde65",
 );
-pub(crate) static WITHDRAW: Script = Script::new::<args::Withdraw>(
+pub(crate) static WITHDRAW: Script = Script::new::<args::Withdraw, key_names::Withdraw<'static>>(
     include_str!("scripts/withdraw.lua"),
-    "b7d6271f4845aa0f30d3f0b25b5ede5a0eef73bd",
+    "4f772fe8593e30a1e68996e25229529d9c2c0ad2",
 );
-pub(crate) static BREAK: Script = Script::new::<args::Break>(
+pub(crate) static BREAK: Script = Script::new::<args::Break, key_names::Break<'static>>(
     include_str!("scripts/break.lua"),
-    "1a087113c96bf3fd4612365034c6d5d194446c17",
+    "472befc7ffb5a6ea67108b1450faf74e85e17ef1",
 );
 
 /// One script call: its KEYS in the order the script's header documents, its ARGV by name
@@ -125,8 +140,30 @@ pub trait Call {
     type Reply;
     /// The script's arguments (`script()`'s own: `call` checks in debug builds).
     type Args: Args;
+    /// The script's keys by name (`key_names`).
+    type Keys<'k>: KeyNames<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script;
-    fn keys(&self) -> Vec<&str>;
+    /// The keys the script reads by name.
+    fn named_keys(&self) -> Self::Keys<'_>;
+    /// The keys after them, for a script whose `KeyNames::REST` says so, in the order its
+    /// header says.
+    fn rest_keys(&self) -> Vec<&str> {
+        Vec::new()
+    }
+    /// KEYS as sent.
+    fn keys(&self) -> Vec<&str> {
+        let named = self.named_keys();
+        debug_assert_eq!(
+            named.names(),
+            self.script().key_names(),
+            "a call's keys are another script's"
+        );
+        let mut keys = named.into_keys();
+        keys.extend(self.rest_keys());
+        keys
+    }
     fn args(&self) -> Self::Args;
     /// The arguments after the named ones (`args`), for a script whose `Args::REST` says so.
     fn rest(&self, _args: &Self::Args) -> Vec<String> {

@@ -8,7 +8,7 @@ use redis::{RedisResult, Value};
 
 use super::conn::Conn;
 use super::keys::Keys;
-use super::script::{self, Call, Script, TIMELINE, args};
+use super::script::{self, Call, Script, TIMELINE, args, key_names};
 
 /// A stream entry's id, `<ms>-<seq>`: the server's time of the append, and its order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,11 +68,17 @@ pub struct TimelineCall<'a> {
 impl Call for TimelineCall<'_> {
     type Reply = Runs;
     type Args = args::Timeline;
+    type Keys<'k>
+        = key_names::Timeline<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &TIMELINE
     }
-    fn keys(&self) -> Vec<&str> {
-        vec![&self.keys.runs]
+    fn named_keys(&self) -> key_names::Timeline<'_> {
+        key_names::Timeline {
+            runs: &self.keys.runs,
+        }
     }
     fn args(&self) -> args::Timeline {
         args::Timeline {

@@ -10,7 +10,7 @@ use super::conn::Conn;
 use super::keys::Keys;
 use super::lock::{arg_ms, unexpected};
 use super::reply;
-use super::script::{Call, PERIOD, Script, TRIGGER, args, read};
+use super::script::{Call, PERIOD, Script, TRIGGER, args, key_names, read};
 use crate::core::calendar::Calendar;
 use crate::core::every::{Every, Period};
 
@@ -166,11 +166,17 @@ pub struct TriggerCall<'a> {
 impl Call for TriggerCall<'_> {
     type Reply = Triggered;
     type Args = args::Trigger;
+    type Keys<'k>
+        = key_names::Trigger<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &TRIGGER
     }
-    fn keys(&self) -> Vec<&str> {
-        vec![&self.keys.done]
+    fn named_keys(&self) -> key_names::Trigger<'_> {
+        key_names::Trigger {
+            done: &self.keys.done,
+        }
     }
     fn args(&self) -> args::Trigger {
         args::Trigger {
@@ -202,11 +208,17 @@ pub struct PeriodCall<'a> {
 impl Call for PeriodCall<'_> {
     type Reply = PeriodChanged;
     type Args = args::Period;
+    type Keys<'k>
+        = key_names::Period<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &PERIOD
     }
-    fn keys(&self) -> Vec<&str> {
-        vec![&self.keys.done]
+    fn named_keys(&self) -> key_names::Period<'_> {
+        key_names::Period {
+            done: &self.keys.done,
+        }
     }
     fn args(&self) -> args::Period {
         match self.every {

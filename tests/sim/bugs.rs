@@ -156,8 +156,8 @@ fn a_wake_up_left_with_a_waiter() {
 #[test]
 fn release_without_the_token_check() {
     let patch = (
-        "local ours = redis.call('GET', KEYS[1]) == arg_token",
-        "local ours = redis.call('GET', KEYS[1]) ~= false",
+        "local ours = redis.call('GET', key_lock) == arg_token",
+        "local ours = redis.call('GET', key_lock) ~= false",
     );
     hunt("release without token check", None, Some(patch), false);
 }
@@ -183,8 +183,8 @@ fn semaphore_slot_freed_twice() {
     // A semaphore's release frees its slot even when the slot is no longer its own: freed once
     // by its expiry, again by the late release, under the next holder.
     let patch = (
-        "local ours = redis.call('GET', KEYS[1]) == arg_token",
-        "local ours = redis.call('GET', KEYS[1]) == arg_token or (n > 1 and redis.call('EXISTS', KEYS[1]) == 1)",
+        "local ours = redis.call('GET', key_lock) == arg_token",
+        "local ours = redis.call('GET', key_lock) == arg_token or (n > 1 and redis.call('EXISTS', key_lock) == 1)",
     );
     hunt("semaphore slot freed twice", None, Some(patch), false);
 }
@@ -435,8 +435,8 @@ fn another_operators_request_taken_back() {
     // its request was not taken (exit 4) while the holder stops the run on it. Found in the
     // worlds where two operators cancel at once.
     let patch = (
-        "if redis.call('LREM', KEYS[1], 1, arg_request) == 0 then return 0 end",
-        "if redis.call('DEL', KEYS[1]) == 0 then return 0 end",
+        "if redis.call('LREM', key_list, 1, arg_request) == 0 then return 0 end",
+        "if redis.call('DEL', key_list) == 0 then return 0 end",
     );
     hunt_in(
         "another operator's request taken back",
@@ -529,7 +529,7 @@ fn a_retry_told_the_counters_fence() {
     // checker's fences (fences.rs: two live jobs with one fence, or a fence not its grant's).
     let patch = (
         "    local r = {1, tonumber(redis.call('HGET', holder(i), 'fence') or '0'), '', i, window}",
-        "    local r = {1, tonumber(redis.call('GET', KEYS[1]) or '0'), '', i, window}",
+        "    local r = {1, tonumber(redis.call('GET', key_fence) or '0'), '', i, window}",
     );
     hunt(
         "a lost reply's retry told the counter's fence",
@@ -545,8 +545,8 @@ fn a_no_stats_fence_that_stands_still() {
     // incrementing it, and two grants in a row were told one fence. Found in the worlds with
     // --no-stats hosts, by the checker's fences (fences.rs).
     let patch = (
-        "local f = redis.call('INCR', KEYS[1])",
-        "local f = arg_stats == '1' and redis.call('INCR', KEYS[1]) or tonumber(redis.call('GET', KEYS[1]) or '0')",
+        "local f = redis.call('INCR', key_fence)",
+        "local f = arg_stats == '1' and redis.call('INCR', key_fence) or tonumber(redis.call('GET', key_fence) or '0')",
     );
     hunt_in(
         "--no-stats fence not advanced",
@@ -666,7 +666,7 @@ fn a_trigger_never_taken() {
     // try runs the window again. Found in the worlds with `dlock trigger`, by a window made
     // done twice with no trigger to let it.
     let patch = (
-        "  if kv[1] == 'trigger' then redis.call('HDEL', KEYS[4], 'trigger_ms', 'trigger_by', 'trigger_reason') end\n",
+        "  if kv[1] == 'trigger' then redis.call('HDEL', key_done, 'trigger_ms', 'trigger_by', 'trigger_reason') end\n",
         "",
     );
     hunt_in("a trigger never taken", None, Some(patch), false, |sc| {

@@ -12,7 +12,7 @@
 //! be one about to expire (PTTL within that); a run log's entries must have the same fields
 //! (their ids are times).
 
-use dlock::api::sim::args;
+use dlock::api::sim::{KeyNames, args, key_names};
 use redis::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -377,18 +377,23 @@ fn busy_tie(
         return false;
     }
     let n: usize = args::Acquire::read(&call.argv).limit.parse().unwrap_or(0);
-    // Each slot's expiry and the holder its answer would name (KEYS: five, then lock and
-    // holder hash by slot).
+    // Each slot's expiry and the holder its answer would name (KEYS: the named ones, then lock
+    // and holder hash by slot).
+    let rest = key_names::Acquire::NAMES.len();
     let slots: Vec<(u64, Value)> = (0..n)
         .filter_map(|i| {
-            let lock = before.keys.get(call.keys.get(5 + 2 * i)?)?;
+            let lock = before.keys.get(call.keys.get(rest + 2 * i)?)?;
             let Data::Str(token) = &lock.data else {
                 return None;
             };
             let field = |h: &[(String, String)], f: &str| {
                 h.iter().find(|(k, _)| k == f).map(|(_, v)| v.clone())
             };
-            let who = match before.keys.get(call.keys.get(6 + 2 * i)?).map(|e| &e.data) {
+            let who = match before
+                .keys
+                .get(call.keys.get(rest + 1 + 2 * i)?)
+                .map(|e| &e.data)
+            {
                 Some(Data::Hash(h)) if field(h, "token").as_ref() == Some(token) => format!(
                     "{} pid {}",
                     field(h, "host").unwrap_or_else(|| "?".into()),

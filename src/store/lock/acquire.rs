@@ -10,7 +10,7 @@ use crate::core::calendar::{Calendar, Spelling};
 use crate::core::every::{Every, Period};
 use crate::core::pause::{Pause, Scope};
 use crate::store::keys::{KEY_FORMAT, Keys, MAX_ALSO, MAX_ALSO_LIMIT, WRITER};
-use crate::store::script::{ACQUIRE, Call, Items, Script, args};
+use crate::store::script::{ACQUIRE, Call, Items, Script, args, key_names};
 use std::time::Duration;
 
 /// M of `--also-limit M`: the slots of each --also key (1 without --also).
@@ -128,14 +128,28 @@ pub enum Fleet<'a> {
 impl Call for AcquireCall<'_> {
     type Reply = Acquire;
     type Args = args::Acquire;
+    type Keys<'k>
+        = key_names::Acquire<'k>
+    where
+        Self: 'k;
     fn script(&self) -> &'static Script {
         &ACQUIRE
     }
-    fn keys(&self) -> Vec<&str> {
+    fn named_keys(&self) -> key_names::Acquire<'_> {
         let k = self.keys;
-        let mut keys = vec![k.fence.as_str(), &k.stats, &k.limit, &k.done, &k.pause];
+        key_names::Acquire {
+            fence: &k.fence,
+            stats: &k.stats,
+            limit: &k.limit,
+            done: &k.done,
+            pause: &k.pause,
+        }
+    }
+    fn rest_keys(&self) -> Vec<&str> {
+        let k = self.keys;
+        let mut keys = Vec::new();
         for s in &k.slots {
-            keys.push(&s.lock);
+            keys.push(s.lock.as_str());
             keys.push(&s.holder);
         }
         if !self.also.is_empty() {

@@ -41,16 +41,15 @@ fn every_call_matches_its_script() {
     let check_with = |c: &dyn Shape, per_slot: usize, entry: usize| {
         let src = c.script().body();
         let name = src.lines().next().unwrap_or_default();
-        let fixed = highest(src, "KEYS");
-        // A key after the per-slot ones (release.lua's timeline) is named `KEYS[first + n]`.
-        let after_slots = usize::from(
-            src.contains(&format!("KEYS[{} + n]", fixed + 1))
-                || src.contains(&format!("KEYS[{} + 2 * n]", fixed + 1)),
-        );
-        // acquire.lua's keys after the slots: the waiter registry (`fixed` counts it: KEYS[6],
-        // slot 0's lock key, is the highest literal), each set key's reservations (here KEY
-        // alone), the pause and drain records (--after's done record is not sent here).
+        // The keys the script names (key_names.rs), then those read from `key_rest` on.
+        let fixed = c.script().key_names().0.len();
+        // A key after the per-slot ones (release.lua's timeline) is `KEYS[key_rest + n]`.
+        let after_slots = usize::from(src.contains("KEYS[key_rest + n]"));
+        // acquire.lua's keys after the slots: the waiter registry, each set key's reservations
+        // (here KEY alone), the pause and drain records (--after's done record is not sent
+        // here).
         let after_slots = after_slots
+            + usize::from(src.contains("local waiting = KEYS[wi]"))
             + usize::from(src.contains("local function reserve_key(j) return KEYS[wi + 1 + j]"))
             + usize::from(
                 src.contains("local fk = wi + A + 2") && src.contains("local fleet = KEYS[fk]"),

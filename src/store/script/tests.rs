@@ -1,9 +1,14 @@
 use super::args::{self, Args};
 use super::*;
 
-const BEGIN: &str = "-- ARGV by name (";
-const END: &str = "-- (end of ARGV)\n";
-const FROM: &str = "written from src/store/script/args.rs by a unit test of script.rs";
+const BEGIN: &str = "-- KEYS and ARGV by name (";
+const END: &str = "-- (end of KEYS and ARGV)\n";
+const FROM: &str =
+    "written from src/store/script/key_names.rs and args.rs by a unit test of script.rs";
+/// lib.lua's block: the run-log entry's field names.
+const LIB_BEGIN: &str = "-- ARGV by name (";
+const LIB_END: &str = "-- (end of ARGV)\n";
+const LIB_FROM: &str = "written from src/store/script/args.rs by a unit test of script.rs";
 
 /// Each script with its file's name.
 const SCRIPTS: [(&str, &Script); 14] = [
@@ -24,8 +29,15 @@ const SCRIPTS: [(&str, &Script); 14] = [
 ];
 
 /// The block that names a script's arguments (`args`), below the script's header.
-fn prelude(names: &[&str], rest: bool) -> String {
+fn prelude(script: &Script) -> String {
+    let ((keys, keys_rest), (names, rest)) = (script.key_names(), script.names());
     let mut out = format!("{BEGIN}{FROM})\n");
+    for (i, name) in keys.iter().enumerate() {
+        out.push_str(&format!("local key_{name} = KEYS[{}]\n", i + 1));
+    }
+    if keys_rest {
+        out.push_str(&format!("local key_rest = {}\n", keys.len() + 1));
+    }
     for (i, name) in names.iter().enumerate() {
         out.push_str(&format!("local arg_{name} = ARGV[{}]\n", i + 1));
     }
@@ -37,17 +49,22 @@ fn prelude(names: &[&str], rest: bool) -> String {
 
 /// lib.lua's block: the run-log entry's field names (`args::Entry`).
 fn entry_names() -> String {
-    let mut out = format!("{BEGIN}{FROM})\nlocal ENTRY_NAMES = {{\n");
+    let mut out = format!("{LIB_BEGIN}{LIB_FROM})\nlocal ENTRY_NAMES = {{\n");
     for name in args::Entry::NAMES {
         out.push_str(&format!("  '{name}',\n"));
     }
-    out + "}\n" + END
+    out + "}\n" + LIB_END
 }
 
 /// The generated block a script's text holds, and where (None: none, or broken markers).
 fn block(text: &str) -> Option<(usize, usize)> {
-    let a = text.find(BEGIN)?;
-    let b = a + text[a..].find(END)? + END.len();
+    let (begin, end) = if text.contains(BEGIN) {
+        (BEGIN, END)
+    } else {
+        (LIB_BEGIN, LIB_END)
+    };
+    let a = text.find(begin)?;
+    let b = a + text[a..].find(end)? + end.len();
     Some((a, b))
 }
 
@@ -57,7 +74,7 @@ fn hold_block(file: &str, want: &str) {
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let Some((a, b)) = block(&text) else {
         panic!(
-            "{file}: no generated ARGV block (\"{BEGIN}\" … \"{}\")",
+            "{file}: no generated KEYS and ARGV block (\"{BEGIN}\" … \"{}\")",
             END.trim()
         );
     };
@@ -70,21 +87,20 @@ fn hold_block(file: &str, want: &str) {
         return;
     }
     panic!(
-        "{file}'s ARGV block is not its arguments' (src/store/script/args.rs): run \
+        "{file}'s KEYS and ARGV block is not its keys' and arguments' (src/store/script/key_names.rs, args.rs): run \
          DLOCK_UPDATE_DOCS=1 cargo test --lib script, then write the new SHA-1s\n--- in \
          the file:\n{}--- from args.rs:\n{want}",
         &text[a..b]
     );
 }
 
-/// Each script's ARGV block is its call's `args` struct, name for name and position for
-/// position: swap two fields there and this fails until the block is written again, so the
-/// call's encoder and the script always agree on every position.
+/// Each script's block is its call's `key_names` and `args` structs, name for name and
+/// position for position: swap two fields there and this fails until the block is written
+/// again, so the call's encoder and the script always agree on every position.
 #[test]
-fn every_script_names_its_arguments_as_its_args_struct_does() {
+fn every_script_names_its_keys_and_arguments_as_its_structs_do() {
     for (name, script) in SCRIPTS {
-        let (names, rest) = script.names();
-        hold_block(&format!("{name}.lua"), &prelude(names, rest));
+        hold_block(&format!("{name}.lua"), &prelude(script));
     }
     hold_block("lib.lua", &entry_names());
 }
@@ -93,10 +109,11 @@ fn every_script_names_its_arguments_as_its_args_struct_does() {
 /// `arg_rest` and lib.lua's `ENTRY_NAMES`), and each named argument is read: a position typed
 /// twice, or an argument sent that no script reads, fails here.
 #[test]
-fn no_script_reads_an_argument_by_its_position() {
-    let number = |t: &str| {
-        t.match_indices("ARGV[")
-            .any(|(i, _)| t[i + 5..].starts_with(|c: char| c.is_ascii_digit()))
+fn no_script_reads_a_key_or_an_argument_by_its_position() {
+    // `KEYS[` or `ARGV[` then a digit: a position typed as a number.
+    let number = |t: &str, table: &str| {
+        t.match_indices(table)
+            .any(|(i, _)| t[i + table.len()..].starts_with(|c: char| c.is_ascii_digit()))
     };
     for (name, script) in SCRIPTS {
         let text = script.body();
@@ -108,31 +125,54 @@ fn no_script_reads_an_argument_by_its_position() {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        assert!(
-            !number(&code(before)) && !number(&code(after)),
-            "{name}.lua reads ARGV by position outside its generated block: use its arg_ name"
-        );
+        for (table, local) in [("ARGV[", "arg_"), ("KEYS[", "key_")] {
+            assert!(
+                !number(&code(before), table) && !number(&code(after), table),
+                "{name}.lua reads {table}n] by position outside its generated block: use its {local} name"
+            );
+        }
         for arg in script.names().0 {
             assert!(
                 after.contains(&format!("arg_{arg}")),
                 "{name}.lua never reads arg_{arg}: drop it from args.rs, or read it"
             );
         }
+        let (keys, keys_rest) = script.key_names();
+        for key in keys {
+            assert!(
+                after.contains(&format!("key_{key}")),
+                "{name}.lua never reads key_{key}: drop it from key_names.rs, or read it"
+            );
+        }
+        assert_eq!(
+            after.contains("key_rest"),
+            keys_rest,
+            "{name}.lua: its keys after the named ones are read from key_rest exactly when key_names.rs says `+ rest`"
+        );
     }
     let lib: Vec<&str> = LIB
         .lines()
         .filter(|l| !l.trim_start().starts_with("--"))
         .collect();
-    assert!(!number(&lib.join("\n")), "lib.lua reads ARGV by position");
+    for table in ["ARGV[", "KEYS["] {
+        assert!(
+            !number(&lib.join("\n"), table),
+            "lib.lua reads {table}n] by position"
+        );
+    }
 }
 
-/// Every script's arguments have distinct names (a name given twice would be one local).
+/// Every script's keys have distinct names, and so do its arguments (a name given twice would
+/// be one local).
 #[test]
-fn every_argument_has_its_own_name() {
+fn every_key_and_argument_has_its_own_name() {
     for (name, script) in SCRIPTS {
-        let names = script.names().0;
         let mut seen = std::collections::HashSet::new();
-        for n in names {
+        for n in script.key_names().0 {
+            assert!(seen.insert(n), "{name}: two keys named {n}");
+        }
+        let mut seen = std::collections::HashSet::new();
+        for n in script.names().0 {
             assert!(seen.insert(n), "{name}: two arguments named {n}");
         }
     }

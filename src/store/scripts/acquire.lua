@@ -48,7 +48,13 @@
 -- listens on (the release's wake-up it took was
 -- that run's). The bound: once its busy answer is in, no run that first tried later takes the
 -- last free slot of a key of its set.
--- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+-- KEYS and ARGV by name (written from src/store/script/key_names.rs and args.rs by a unit test of script.rs)
+local key_fence = KEYS[1]
+local key_stats = KEYS[2]
+local key_limit = KEYS[3]
+local key_done = KEYS[4]
+local key_pause = KEYS[5]
+local key_rest = 6
 local arg_token = ARGV[1]
 local arg_ttl_ms = ARGV[2]
 local arg_stats = ARGV[3]
@@ -79,15 +85,15 @@ local arg_version = ARGV[27]
 local arg_format = ARGV[28]
 local arg_drain = ARGV[29]
 local arg_after = ARGV[30]
--- (end of ARGV)
+-- (end of KEYS and ARGV)
 local n = tonumber(arg_limit)
-local function lock(i) return KEYS[6 + 2 * i] end
-local function holder(i) return KEYS[7 + 2 * i] end
+local function lock(i) return KEYS[key_rest + 2 * i] end
+local function holder(i) return KEYS[key_rest + 1 + 2 * i] end
 local A, M, woken = tonumber(arg_also_count) or 0, tonumber(arg_also_limit) or 1, tonumber(arg_woken or '')
 -- The set: one record per key, KEY first, then each X_j, each with its keys and slots.
-local set = {{lock = lock, holder = holder, n = n, wake = A > 0 and KEYS[6 + 2 * n]}}
+local set = {{lock = lock, holder = holder, n = n, wake = A > 0 and KEYS[key_rest + 2 * n]}}
 for j = 1, A do
-  local b = 7 + 2 * n + (j - 1) * (4 + 2 * M)
+  local b = key_rest + 1 + 2 * n + (j - 1) * (4 + 2 * M)
   set[j + 1] = {lock = function(i) return KEYS[b + 4 + i] end,
     holder = function(i) return KEYS[b + 4 + M + i] end, n = M, fence = KEYS[b],
     limit = KEYS[b + 1], pause = KEYS[b + 2], wake = KEYS[b + 3]}
@@ -128,7 +134,7 @@ if A > 0 then
 end
 
 -- The waiter registry (arg_retry_ms), and what a busy answer does to it.
-local wi = 6 + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)
+local wi = key_rest + 2 * n + (A > 0 and 1 + A * (4 + 2 * M) or 0)
 local waiting = KEYS[wi]
 -- Reservations: set key j's reservations and turn list (j = 0: KEY).
 local function reserve_key(j) return KEYS[wi + 1 + j] end
@@ -224,7 +230,7 @@ if (arg_after or '') ~= '' then
 end
 local fleet = KEYS[fk]
 local drain = KEYS[fk + 1]
-local pauses = {{'key', redis.call('HMGET', KEYS[5], 'from_ms', 'until_ms', 'by', 'reason')}}
+local pauses = {{'key', redis.call('HMGET', key_pause, 'from_ms', 'until_ms', 'by', 'reason')}}
 if fleet then
   pauses[2] = {'all', redis.call('HMGET', fleet, 'from_ms', 'until_ms', 'by', 'reason')}
 elseif arg_fleet_from_ms and arg_fleet_from_ms ~= '' then
@@ -252,7 +258,7 @@ for _, p in ipairs(pauses) do
       if redis.call('GET', lock(i)) == arg_token then ours = true end
     end
     if not ours then
-      if arg_stats == '1' then bump(KEYS[2], 'paused') end
+      if arg_stats == '1' then bump(key_stats, 'paused') end
       return no({4, until_ms, p[1] .. '\n' .. (p[2][3] or '') .. '\n' .. (p[2][4] or '') ..
         '\n' .. (p[2][1] or ''), -1, -1}, p[3] or 0)
     end
@@ -261,7 +267,7 @@ end
 
 -- Every run with KEY must use the same N while any slot is held. The limit key records N
 -- (never for a plain lock) and lives at least as long as every slot.
-local recorded = redis.call('GET', KEYS[3])
+local recorded = redis.call('GET', key_limit)
 if recorded then
   if tonumber(recorded) ~= n then return no({-1, tonumber(recorded) or 0, '', -1, -1}, 0) end
 elseif n > 1 and redis.call('EXISTS', lock(0)) == 1 then
@@ -290,7 +296,7 @@ end
 local every, window, granted, period_fields = tonumber(arg_every_ms), -1, -1, {}
 local schedule = arg_schedule or ''
 if every > 0 or schedule ~= '' then
-  local done = redis.call('HMGET', KEYS[4], 'granted_ms', 'window_ms', 'every_ms', 'offset_ms',
+  local done = redis.call('HMGET', key_done, 'granted_ms', 'window_ms', 'every_ms', 'offset_ms',
     'done_ms', 'run', 'host', 'schedule', 'tz', 'trigger_ms', 'trigger_by', 'trigger_reason',
     'after')
   local last = last_success(done[1], done[2])
@@ -336,7 +342,7 @@ if every > 0 or schedule ~= '' then
     return false
   end
   if last >= window and not trigger and not ours_already() then
-    if arg_stats == '1' then bump(KEYS[2], 'not_due') end
+    if arg_stats == '1' then bump(key_stats, 'not_due') end
     return no({2, window, (done[5] or '') .. '\n' .. (done[6] or '') .. '\n' .. (done[7] or ''),
       -1, -1}, 0)
   end
@@ -345,13 +351,13 @@ if every > 0 or schedule ~= '' then
     -- A record of the other kind (a calendar for a duration, or back) loses its fields: a
     -- record holds one kind.
     if schedule == '' then
-      if done[8] or done[9] then redis.call('HDEL', KEYS[4], 'schedule', 'tz') end
-      redis.call('HSET', KEYS[4], 'every_ms', arg_every_ms)
-      redis.call('HSET', KEYS[4], 'offset_ms', arg_offset_ms)
+      if done[8] or done[9] then redis.call('HDEL', key_done, 'schedule', 'tz') end
+      redis.call('HSET', key_done, 'every_ms', arg_every_ms)
+      redis.call('HSET', key_done, 'offset_ms', arg_offset_ms)
     else
-      if done[3] or done[4] then redis.call('HDEL', KEYS[4], 'every_ms', 'offset_ms') end
-      redis.call('HSET', KEYS[4], 'schedule', schedule)
-      redis.call('HSET', KEYS[4], 'tz', arg_tz)
+      if done[3] or done[4] then redis.call('HDEL', key_done, 'every_ms', 'offset_ms') end
+      redis.call('HSET', key_done, 'schedule', schedule)
+      redis.call('HSET', key_done, 'tz', arg_tz)
     end
   end
   -- `--after KEY`: one job after another. The window is not due until KEY has a success granted
@@ -361,15 +367,15 @@ if every > 0 or schedule ~= '' then
   -- plain miss.
   if (arg_after or '') ~= (done[13] or '') then
     if (arg_after or '') == '' then
-      redis.call('HDEL', KEYS[4], 'after')
+      redis.call('HDEL', key_done, 'after')
     else
-      redis.call('HSET', KEYS[4], 'after', arg_after)
+      redis.call('HSET', key_done, 'after', arg_after)
     end
   end
   if after_done and not ours_already() then
     local theirs = tonumber(redis.call('HGET', after_done, 'granted_ms') or '')
     if not theirs or theirs < window then
-      if arg_stats == '1' then bump(KEYS[2], 'not_due') end
+      if arg_stats == '1' then bump(key_stats, 'not_due') end
       return no({7, window, theirs and ms_string(theirs) or '', -1, -1}, 0)
     end
   end
@@ -394,7 +400,7 @@ for i = 0, n - 1 do
   if v == arg_token then
     redis.call('PEXPIRE', lock(i), arg_ttl_ms)
     redis.call('PEXPIRE', holder(i), arg_ttl_ms)
-    if n > 1 then hold_limit(KEYS[3], n, arg_ttl_ms) end
+    if n > 1 then hold_limit(key_limit, n, arg_ttl_ms) end
     -- A retry after a lost reply: the run's window is the one its first acquire recorded, and
     -- its fence the one that acquire took, kept in the slot's holder (as each --also key's
     -- below). Never the counter: with --limit N another run may have taken a slot since, and
@@ -471,7 +477,7 @@ local function reserve()
   end
   local keep = tonumber(arg_retry_ms) + 1000
   local v = ms_string(first_try) .. '\t' .. ms_string(clock() + keep) .. '\tkept for ' ..
-    arg_host .. ' pid ' .. arg_pid .. "'s run of " .. KEYS[6]
+    arg_host .. ' pid ' .. arg_pid .. "'s run of " .. lock(0)
   for j = 0, A do
     local all = redis.call('HGETALL', reserve_key(j))
     for i = 1, #all, 2 do
@@ -504,8 +510,8 @@ if #blocked > 0 then
     -- A holder from before key formats (issue 65): its dlock's tries do not read reservations.
     if not h[5] then who = who .. ' (an older dlock, which does not keep reservations)' end
   end
-  if arg_stats == '1' then bump(KEYS[2], 'busy_on:' .. first.lock(0)) end
-  if arg_stats == '1' and arg_last_try == '1' then count_busy(KEYS[2]) end
+  if arg_stats == '1' then bump(key_stats, 'busy_on:' .. first.lock(0)) end
+  if arg_stats == '1' and arg_last_try == '1' then count_busy(key_stats) end
   still_waiting()
   reserve()
   local r = {0, pttl, who, -1, -1, blocked[1], hand_on()}
@@ -528,14 +534,14 @@ if not free then
     -- Held through another run's --also: whose run it is, as the --also path says it.
     if h[4] then who = who .. ' (run of ' .. h[4] .. ')' end
   end
-  if arg_stats == '1' and arg_last_try == '1' then count_busy(KEYS[2]) end
+  if arg_stats == '1' and arg_last_try == '1' then count_busy(key_stats) end
   still_waiting()
   return {0, best, who, -1, -1}
 end
 
 -- The fence first: should it fail (not an integer), the script stops with the lock untouched.
 -- Every --also key's fence too, before any lock is set.
-local f = redis.call('INCR', KEYS[1])
+local f = redis.call('INCR', key_fence)
 redis.call('HDEL', waiting, arg_token)
 if A > 0 then unreserve() end
 local fences = {}
@@ -557,7 +563,7 @@ redis.call('HSET', h, 'version', arg_version, 'format', arg_format)
 -- --every: the run's window, its grant on the server's clock and its period, for the release
 -- that records its success.
 for _, kv in ipairs(period_fields) do
-  if kv[1] == 'trigger' then redis.call('HDEL', KEYS[4], 'trigger_ms', 'trigger_by', 'trigger_reason') end
+  if kv[1] == 'trigger' then redis.call('HDEL', key_done, 'trigger_ms', 'trigger_by', 'trigger_reason') end
   redis.call('HSET', h, kv[1], kv[2])
 end
 -- --also: the lock keys of the set's other keys, one a line.
@@ -567,8 +573,8 @@ if A > 0 then
   redis.call('HSET', h, 'also', table.concat(also, '\n'))
 end
 redis.call('PEXPIRE', h, arg_ttl_ms)
-if n > 1 then hold_limit(KEYS[3], n, arg_ttl_ms) end
-if arg_stats == '1' and bump(KEYS[2], 'runs') then bump(KEYS[2], 'acquired') end
+if n > 1 then hold_limit(key_limit, n, arg_ttl_ms) end
+if arg_stats == '1' and bump(key_stats, 'runs') then bump(key_stats, 'acquired') end
 local r = {1, f, '', free, window}
 -- Each X_j's free slot, held by the same token, its holder a plain one (`status`, `release
 -- --force`, `cancel` and a plain run's busy answer read it as they read any) naming KEY.
@@ -579,7 +585,7 @@ for j = 1, A do
   redis.call('DEL', xh)
   for _, kv in ipairs({{'token', arg_token}, {'host', arg_host}, {'pid', arg_pid},
       {'command', arg_command}, {'since_ms', arg_since_ms}, {'ttl_ms', arg_ttl_ms}, {'fence', fences[j]},
-      {'renewals', 0}, {'also_of', KEYS[6]}}) do
+      {'renewals', 0}, {'also_of', lock(0)}}) do
     redis.call('HSET', xh, kv[1], kv[2])
   end
   if (arg_renew_ms or '') ~= '' then redis.call('HSET', xh, 'renew_ms', arg_renew_ms) end

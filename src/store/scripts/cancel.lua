@@ -7,14 +7,18 @@
 --   over the mark this leaves in the word key, whether or not it took the request); {2, holder
 --   fields...} the slot is only kept by --hold-at-least (no holder process is left to ask: the
 --   caller frees it with break.lua); {0} the token no longer holds the slot (that run ended).
--- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+-- KEYS and ARGV by name (written from src/store/script/key_names.rs and args.rs by a unit test of script.rs)
+local key_lock = KEYS[1]
+local key_holder = KEYS[2]
+local key_list = KEYS[3]
+local key_word = KEYS[4]
 local arg_token = ARGV[1]
 local arg_request = ARGV[2]
 local arg_margin_ms = ARGV[3]
--- (end of ARGV)
-local v = redis.call('GET', KEYS[1])
+-- (end of KEYS and ARGV)
+local v = redis.call('GET', key_lock)
 if v ~= arg_token then return {0} end
-local h = redis.call('HGETALL', KEYS[2])
+local h = redis.call('HGETALL', key_holder)
 local kept = false
 local out = {}
 for i = 1, #h, 2 do
@@ -26,13 +30,13 @@ if kept then
   table.insert(out, 1, 2)
   return out
 end
-local ttl = redis.call('PTTL', KEYS[1])
-redis.call('LPUSH', KEYS[3], arg_request)
+local ttl = redis.call('PTTL', key_lock)
+redis.call('LPUSH', key_list, arg_request)
 -- A lock without a TTL (set by hand) still gets a request that goes away.
 local keep = math.max(ttl, 0) + tonumber(arg_margin_ms)
-redis.call('PEXPIRE', KEYS[3], keep)
+redis.call('PEXPIRE', key_list, keep)
 -- The mark: the release writes its word over it (never over a word already there).
-redis.call('SET', KEYS[4], 'dlock-asked/1', 'NX', 'PX', keep)
+redis.call('SET', key_word, 'dlock-asked/1', 'NX', 'PX', keep)
 table.insert(out, 1, ttl)
 table.insert(out, 1, 1)
 return out

@@ -9,24 +9,25 @@
 -- Returns {0} when KEY has no --every record, {1} when it has no success yet (nothing changed
 -- either way), else {2, the old period ms, the old offset ms, the last success's grant (server
 -- ms), its run id, its host, the old schedule, the old zone} ('' where the record had none).
--- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+-- KEYS and ARGV by name (written from src/store/script/key_names.rs and args.rs by a unit test of script.rs)
+local key_done = KEYS[1]
 local arg_every_ms = ARGV[1]
 local arg_offset_ms = ARGV[2]
 local arg_schedule = ARGV[3]
 local arg_tz = ARGV[4]
--- (end of ARGV)
-if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
-local d = redis.call('HMGET', KEYS[1], 'every_ms', 'offset_ms', 'granted_ms', 'window_ms', 'run',
+-- (end of KEYS and ARGV)
+if redis.call('EXISTS', key_done) == 0 then return {0} end
+local d = redis.call('HMGET', key_done, 'every_ms', 'offset_ms', 'granted_ms', 'window_ms', 'run',
   'host', 'schedule', 'tz')
 local last = last_success(d[3], d[4])
 if last < 0 then return {1} end
 if (arg_schedule or '') == '' then
-  if d[7] or d[8] then redis.call('HDEL', KEYS[1], 'schedule', 'tz', 'window_end_ms') end
-  redis.call('HSET', KEYS[1], 'every_ms', arg_every_ms)
-  redis.call('HSET', KEYS[1], 'offset_ms', arg_offset_ms)
+  if d[7] or d[8] then redis.call('HDEL', key_done, 'schedule', 'tz', 'window_end_ms') end
+  redis.call('HSET', key_done, 'every_ms', arg_every_ms)
+  redis.call('HSET', key_done, 'offset_ms', arg_offset_ms)
 else
-  if d[1] or d[2] then redis.call('HDEL', KEYS[1], 'every_ms', 'offset_ms') end
-  redis.call('HSET', KEYS[1], 'schedule', arg_schedule)
-  redis.call('HSET', KEYS[1], 'tz', arg_tz)
+  if d[1] or d[2] then redis.call('HDEL', key_done, 'every_ms', 'offset_ms') end
+  redis.call('HSET', key_done, 'schedule', arg_schedule)
+  redis.call('HSET', key_done, 'tz', arg_tz)
 end
 return {2, d[1] or '', d[2] or '', ms_string(last), d[5] or '', d[6] or '', d[7] or '', d[8] or ''}

@@ -19,7 +19,15 @@
 --   could not be written}, and with --also a third item: the first X_j not ours (-1: none).
 --   When the run took a cancel request or was asked to stop (cancel.lua's mark), the holder's
 --   word for `dlock cancel` goes in the word key (lib.lua's speak) in this same script.
--- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+-- KEYS and ARGV by name (written from src/store/script/key_names.rs and args.rs by a unit test of script.rs)
+local key_lock = KEYS[1]
+local key_holder = KEYS[2]
+local key_stats = KEYS[3]
+local key_wake = KEYS[4]
+local key_limit = KEYS[5]
+local key_runs = KEYS[6]
+local key_done = KEYS[7]
+local key_rest = 8
 local arg_token = ARGV[1]
 local arg_stats = ARGV[2]
 local arg_keep_ms = ARGV[3]
@@ -38,13 +46,13 @@ local arg_started_ms = ARGV[15]
 local arg_ended_ms = ARGV[16]
 local arg_history = ARGV[17]
 local arg_rest = 18
--- (end of ARGV)
+-- (end of KEYS and ARGV)
 local n = tonumber(arg_limit)
 local A, M, known_lost = tonumber(arg_also_count) or 0, tonumber(arg_also_limit) or 1, arg_known_lost == '1'
-local ours = redis.call('GET', KEYS[1]) == arg_token
+local ours = redis.call('GET', key_lock) == arg_token
 -- --also: each X_j's slot holding our token (mine[j]; its keys from KEYS[xb(j)]), and the
 -- first X_j without one.
-local function xb(j) return 9 + n + (j - 1) * (2 + 2 * M) end
+local function xb(j) return key_rest + 1 + n + (j - 1) * (2 + 2 * M) end
 local mine, lost = {}, -1
 for j = 1, A do
   for i = 0, M - 1 do
@@ -60,11 +68,11 @@ local all = ours and lost < 0
 -- done key of another type stops the script before the lock is touched.
 local window = entry_field(arg_rest, 'window_ms')
 if all and window ~= '' and arg_outcome == 'ok' then
-  local g = redis.pcall('HMGET', KEYS[2], 'granted_ms', 'every_ms', 'offset_ms', 'schedule', 'tz',
+  local g = redis.pcall('HMGET', key_holder, 'granted_ms', 'every_ms', 'offset_ms', 'schedule', 'tz',
     'window_end_ms')
   if type(g) ~= 'table' or g.err then g = {} end
   local granted = tonumber(g[1]) or tonumber(window)
-  local prev = redis.call('HMGET', KEYS[7], 'granted_ms', 'window_ms')
+  local prev = redis.call('HMGET', key_done, 'granted_ms', 'window_ms')
   local last = last_success(prev[1], prev[2])
   if granted > last then
     local fields = {{'window_ms', window}, {'granted_ms', ms_string(granted)},
@@ -75,32 +83,32 @@ if all and window ~= '' and arg_outcome == 'ok' then
     if last < 0 and g[2] and g[3] then
       fields[#fields + 1] = {'every_ms', g[2]}
       fields[#fields + 1] = {'offset_ms', g[3]}
-      redis.call('HDEL', KEYS[7], 'schedule', 'tz')
+      redis.call('HDEL', key_done, 'schedule', 'tz')
     end
     -- A calendar's window has its own end (windows of unequal length), and its schedule.
     if g[6] then fields[#fields + 1] = {'window_end_ms', g[6]} end
     if last < 0 and g[4] and g[5] then
       fields[#fields + 1] = {'schedule', g[4]}
       fields[#fields + 1] = {'tz', g[5]}
-      redis.call('HDEL', KEYS[7], 'every_ms', 'offset_ms')
+      redis.call('HDEL', key_done, 'every_ms', 'offset_ms')
     end
     for _, kv in ipairs(fields) do
-      redis.call('HSET', KEYS[7], kv[1], kv[2])
+      redis.call('HSET', key_done, kv[1], kv[2])
     end
-    redis.call('HSET', KEYS[7], 'version', entry_field(arg_rest, 'version'), 'format',
+    redis.call('HSET', key_done, 'version', entry_field(arg_rest, 'version'), 'format',
       entry_field(arg_rest, 'format'))
   end
 end
 -- A run `dlock trigger` let through (acquire.lua kept the trigger in the holder hash): its
 -- run-log entry says so. Read before the hash goes.
-local trigger = window ~= '' and ours and redis.pcall('HGET', KEYS[2], 'trigger')
+local trigger = window ~= '' and ours and redis.pcall('HGET', key_holder, 'trigger')
 local r = 0
 if ours then
   if tonumber(arg_keep_ms) > 0 and all then
-    redis.call('PEXPIRE', KEYS[1], arg_keep_ms)
-    redis.call('PEXPIRE', KEYS[2], arg_keep_ms)
-    redis.pcall('HSET', KEYS[2], 'kept', '1')
-    if n > 1 then hold_limit(KEYS[5], n, arg_keep_ms) end
+    redis.call('PEXPIRE', key_lock, arg_keep_ms)
+    redis.call('PEXPIRE', key_holder, arg_keep_ms)
+    redis.pcall('HSET', key_holder, 'kept', '1')
+    if n > 1 then hold_limit(key_limit, n, arg_keep_ms) end
     -- --hold-at-least keeps the whole set, and only a whole one.
     for j = 1, A do
       local b, s = xb(j), mine[j]
@@ -111,12 +119,12 @@ if ours then
     end
     r = 2
   else
-    redis.call('DEL', KEYS[1], KEYS[2])
-    wake(KEYS[4], n)
+    redis.call('DEL', key_lock, key_holder)
+    wake(key_wake, n)
     r = 1
   end
 end
-if n > 1 and r ~= 2 then drop_limit_if_free(KEYS[5], 8, n) end
+if n > 1 and r ~= 2 then drop_limit_if_free(key_limit, key_rest, n) end
 -- --also: every X_j slot of ours goes (unless kept above), each freed X_j wakes its waiter —
 -- but not from a slot that is not ours while another --key slot holds our token (a lost
 -- reply's cleanup trying each slot of a --limit N key, or a retried release after a late
@@ -124,7 +132,7 @@ if n > 1 and r ~= 2 then drop_limit_if_free(KEYS[5], 8, n) end
 local elsewhere = false
 if A > 0 and not ours then
   for i = 0, n - 1 do
-    if redis.call('GET', KEYS[8 + i]) == arg_token then elsewhere = true end
+    if redis.call('GET', KEYS[key_rest + i]) == arg_token then elsewhere = true end
   end
 end
 if r ~= 2 and not elsewhere then
@@ -147,16 +155,16 @@ end
 speak(KEYS[#KEYS], entry_field(arg_rest, 'cancel_id'), outcome, code)
 local logged = ''
 if arg_stats == '1' then
-  record(KEYS[3], arg_hold_ms, arg_bucket, arg_counter, failed)
-  history(KEYS[3], outcome, code, arg_host, arg_pid, arg_started_ms, arg_ended_ms)
+  record(key_stats, arg_hold_ms, arg_bucket, arg_counter, failed)
+  history(key_stats, outcome, code, arg_host, arg_pid, arg_started_ms, arg_ended_ms)
   -- The key's N, for status and metrics once no slot is held.
-  redis.pcall('HSET', KEYS[3], 'limit', n)
+  redis.pcall('HSET', key_stats, 'limit', n)
   local e = entry_from(arg_rest)
   if type(trigger) == 'string' then
     e[#e + 1] = 'trigger'
     e[#e + 1] = trigger
   end
-  logged = log_run(KEYS[3], KEYS[6], KEYS[8 + n], arg_history, outcome, code, e)
+  logged = log_run(key_stats, key_runs, KEYS[key_rest + n], arg_history, outcome, code, e)
 end
 if A > 0 then return {r, logged, lost} end
 return {r, logged}

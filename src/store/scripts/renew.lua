@@ -6,26 +6,31 @@
 -- key is checked before any is extended (a lost set is never partly extended): {1, -1}
 -- renewed, {0 or -1, j} for the first key not ours (0: KEY, j: X_j; a compare failure is
 -- counted for KEY only).
--- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+-- KEYS and ARGV by name (written from src/store/script/key_names.rs and args.rs by a unit test of script.rs)
+local key_lock = KEYS[1]
+local key_holder = KEYS[2]
+local key_stats = KEYS[3]
+local key_limit = KEYS[4]
+local key_rest = 5
 local arg_token = ARGV[1]
 local arg_ttl_ms = ARGV[2]
 local arg_stats = ARGV[3]
 local arg_limit = ARGV[4]
 local arg_also_count = ARGV[5]
 local arg_also_limit = ARGV[6]
--- (end of ARGV)
+-- (end of KEYS and ARGV)
 local A, M = tonumber(arg_also_count) or 0, tonumber(arg_also_limit) or 1
-local v = redis.call('GET', KEYS[1])
+local v = redis.call('GET', key_lock)
 if v == arg_token then
   for j = 1, A do
-    local x = redis.call('GET', KEYS[2 + 3 * j])
+    local x = redis.call('GET', KEYS[key_rest + 3 * (j - 1)])
     if x ~= arg_token then return {x and 0 or -1, j} end
   end
-  redis.call('PEXPIRE', KEYS[1], arg_ttl_ms)
-  if redis.call('PEXPIRE', KEYS[2], arg_ttl_ms) == 1 then bump(KEYS[2], 'renewals') end
-  if tonumber(arg_limit) > 1 then hold_limit(KEYS[4], arg_limit, arg_ttl_ms) end
+  redis.call('PEXPIRE', key_lock, arg_ttl_ms)
+  if redis.call('PEXPIRE', key_holder, arg_ttl_ms) == 1 then bump(key_holder, 'renewals') end
+  if tonumber(arg_limit) > 1 then hold_limit(key_limit, arg_limit, arg_ttl_ms) end
   for j = 1, A do
-    local b = 2 + 3 * j
+    local b = key_rest + 3 * (j - 1)
     redis.call('PEXPIRE', KEYS[b], arg_ttl_ms)
     if redis.call('PEXPIRE', KEYS[b + 1], arg_ttl_ms) == 1 then bump(KEYS[b + 1], 'renewals') end
     if M > 1 then hold_limit(KEYS[b + 2], M, arg_ttl_ms) end
@@ -34,7 +39,7 @@ if v == arg_token then
   return 1
 end
 if v then
-  if arg_stats == '1' then bump(KEYS[3], 'compare_failures') end
+  if arg_stats == '1' then bump(key_stats, 'compare_failures') end
   if A > 0 then return {0, 0} end
   return 0
 end

@@ -10,15 +10,16 @@
 --   whether the log still has it; '' to read from since).
 -- Returns {lines, older (1: an entry older than since is kept), xlen, the newest entry's id
 --   ('' for an empty log)}.
--- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+-- KEYS and ARGV by name (written from src/store/script/key_names.rs and args.rs by a unit test of script.rs)
+local key_runs = KEYS[1]
 local arg_since_ms = ARGV[1]
 local arg_count = ARGV[2]
 local arg_start = ARGV[3]
--- (end of ARGV)
+-- (end of KEYS and ARGV)
 local since, count = tonumber(arg_since_ms), tonumber(arg_count)
 local start = arg_start
 if start == '' then start = since end
-local entries = redis.call('XREVRANGE', KEYS[1], '+', start, 'COUNT', count)
+local entries = redis.call('XREVRANGE', key_runs, '+', start, 'COUNT', count)
 local lines = {}
 for i = 1, #entries do
   local f = entries[i][2]
@@ -37,8 +38,8 @@ for i = 1, #entries do
   lines[i] = entries[i][1] .. '\t' .. bar_of(s, e, o, c, sl, w, h)
 end
 local older = 0
-if since > 0 and #redis.call('XREVRANGE', KEYS[1], since - 1, '-', 'COUNT', 1) > 0 then
+if since > 0 and #redis.call('XREVRANGE', key_runs, since - 1, '-', 'COUNT', 1) > 0 then
   older = 1
 end
-local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-return {lines, older, redis.call('XLEN', KEYS[1]), newest[1] and newest[1][1] or ''}
+local newest = redis.call('XREVRANGE', key_runs, '+', '-', 'COUNT', 1)
+return {lines, older, redis.call('XLEN', key_runs), newest[1] and newest[1][1] or ''}

@@ -6,15 +6,16 @@
 -- KEYS: the done key. ARGV (by name below): by ('host (user)'), reason.
 -- Returns {0} when KEY has no --every record (nothing to trigger); else {1, server ms, the last
 -- success's grant (server ms; -1: none yet), 1 when a trigger was pending already (replaced)}.
--- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+-- KEYS and ARGV by name (written from src/store/script/key_names.rs and args.rs by a unit test of script.rs)
+local key_done = KEYS[1]
 local arg_by = ARGV[1]
 local arg_reason = ARGV[2]
--- (end of ARGV)
-if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
-local d = redis.call('HMGET', KEYS[1], 'every_ms', 'schedule', 'granted_ms', 'window_ms',
+-- (end of KEYS and ARGV)
+if redis.call('EXISTS', key_done) == 0 then return {0} end
+local d = redis.call('HMGET', key_done, 'every_ms', 'schedule', 'granted_ms', 'window_ms',
   'trigger_ms')
 if not d[1] and not d[2] then return {0} end
 local now = server_ms()
-redis.call('HSET', KEYS[1], 'trigger_ms', ms_string(now), 'trigger_by', arg_by, 'trigger_reason',
+redis.call('HSET', key_done, 'trigger_ms', ms_string(now), 'trigger_by', arg_by, 'trigger_reason',
   arg_reason)
 return {1, now, last_success(d[3], d[4]), d[5] and 1 or 0}

@@ -5,15 +5,17 @@
 --   wake-up that may be another slot's; with none free it announced our own).
 -- ARGV (by name below): how many items it may hold (the key's slots; 1 for a waiter's own key).
 -- Returns 1 pushed, 0 not (every slot held).
--- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+-- KEYS and ARGV by name (written from src/store/script/key_names.rs and args.rs by a unit test of script.rs)
+local key_list = KEYS[1]
+local key_rest = 2
 local arg_room = ARGV[1]
--- (end of ARGV)
+-- (end of KEYS and ARGV)
 if #KEYS > 1 then
   local free = false
-  for i = 2, #KEYS do
+  for i = key_rest, #KEYS do
     if not redis.call('GET', KEYS[i]) then free = true end
   end
   if not free then return 0 end
 end
-wake(KEYS[1], arg_room)
+wake(key_list, arg_room)
 return 1

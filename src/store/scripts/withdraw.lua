@@ -5,8 +5,9 @@
 -- ARGV (by name below): this cancel's request, exactly as cancel.lua put it there.
 -- Returns 1 when the request was there and is gone now; 0 when it was not there (the holder
 -- took it meanwhile: `cancel` waits for its word).
--- ARGV by name (written from src/store/script/args.rs by a unit test of script.rs)
+-- KEYS and ARGV by name (written from src/store/script/key_names.rs and args.rs by a unit test of script.rs)
+local key_list = KEYS[1]
 local arg_request = ARGV[1]
--- (end of ARGV)
-if redis.call('LREM', KEYS[1], 1, arg_request) == 0 then return 0 end
+-- (end of KEYS and ARGV)
+if redis.call('LREM', key_list, 1, arg_request) == 0 then return 0 end
 return 1
