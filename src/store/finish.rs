@@ -156,15 +156,14 @@ impl Call for ReleaseCall<'_> {
             done: &k.done,
         }
     }
-    fn rest_keys(&self) -> Vec<&str> {
+    fn rest_keys<'k>(&'k self, keys: &mut Vec<&'k str>) {
         let k = self.keys;
-        let mut keys: Vec<&str> = k.slots.iter().map(|s| s.lock.as_str()).collect();
+        keys.extend(k.slots.iter().map(|s| s.lock.as_str()));
         keys.push(&k.timeline);
         for x in self.also {
-            also_block(x, &[&x.wake, &x.limit], true, &mut keys);
+            also_block(x, &[&x.wake, &x.limit], true, keys);
         }
         keys.push(&self.run.word);
-        keys
     }
     fn args(&self) -> args::Release {
         let f = self.finish;

@@ -153,13 +153,11 @@ impl Call for RenewCall<'_> {
             limit: &k.limit,
         }
     }
-    fn rest_keys(&self) -> Vec<&str> {
-        let mut keys = Vec::new();
+    fn rest_keys<'k>(&'k self, keys: &mut Vec<&'k str>) {
         for (x, slot) in self.also {
             let s = slot_of(x, *slot);
             keys.extend([s.lock.as_str(), &s.holder, &x.limit]);
         }
-        keys
     }
     fn args(&self) -> args::Renew {
         let m = self.also.first().map_or(1, |(x, _)| x.limit_n());
@@ -214,13 +212,11 @@ impl Call for BusyCall<'_> {
             stats: &self.keys.stats,
         }
     }
-    fn rest_keys(&self) -> Vec<&str> {
-        let mut keys = Vec::new();
+    fn rest_keys<'k>(&'k self, keys: &mut Vec<&'k str>) {
         if !self.also.is_empty() {
             keys.push(self.keys.reserve.as_str());
             keys.extend(self.also.iter().map(|x| x.reserve.as_str()));
         }
-        keys
     }
     fn args(&self) -> args::Busy {
         args::Busy {
@@ -257,8 +253,8 @@ impl Call for WakeCall<'_> {
     fn named_keys(&self) -> key_names::Wake<'_> {
         key_names::Wake { list: self.list }
     }
-    fn rest_keys(&self) -> Vec<&str> {
-        self.free_of.iter().map(String::as_str).collect()
+    fn rest_keys<'k>(&'k self, keys: &mut Vec<&'k str>) {
+        keys.extend(self.free_of.iter().map(String::as_str));
     }
     fn args(&self) -> args::Wake {
         args::Wake {
@@ -297,8 +293,8 @@ impl Call for BreakCall<'_> {
             limit: &k.limit,
         }
     }
-    fn rest_keys(&self) -> Vec<&str> {
-        self.keys.slots.iter().map(|s| s.lock.as_str()).collect()
+    fn rest_keys<'k>(&'k self, keys: &mut Vec<&'k str>) {
+        keys.extend(self.keys.slots.iter().map(|s| s.lock.as_str()));
     }
     fn args(&self) -> args::Break {
         args::Break {

@@ -148,11 +148,10 @@ pub trait Call {
     /// The keys the script reads by name.
     fn named_keys(&self) -> Self::Keys<'_>;
     /// The keys after them, for a script whose `KeyNames::REST` says so, in the order its
-    /// header says.
-    fn rest_keys(&self) -> Vec<&str> {
-        Vec::new()
-    }
-    /// KEYS as sent.
+    /// header says, pushed onto `keys`.
+    fn rest_keys<'k>(&'k self, _keys: &mut Vec<&'k str>) {}
+    /// KEYS as sent: one allocation for the common calls (a semaphore's many slots, or many
+    /// --also keys, grow it).
     fn keys(&self) -> Vec<&str> {
         let named = self.named_keys();
         debug_assert_eq!(
@@ -160,8 +159,9 @@ pub trait Call {
             self.script().key_names(),
             "a call's keys are another script's"
         );
-        let mut keys = named.into_keys();
-        keys.extend(self.rest_keys());
+        let mut keys = Vec::with_capacity(16);
+        named.push_onto(&mut keys);
+        self.rest_keys(&mut keys);
         keys
     }
     fn args(&self) -> Self::Args;

@@ -6,7 +6,9 @@
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use dlock::api::sim::{Backoff, Broke, End, Failure, Limits, Take, WaitLimits, Waker, in_set};
+use dlock::api::sim::{
+    Backoff, Broke, End, Failure, Limits, Period, Take, WaitLimits, Waker, in_set,
+};
 
 use crate::check::Us;
 use crate::world::{Event, Fail, World};
@@ -27,6 +29,8 @@ pub struct Proc {
 pub struct Waiting {
     /// The binary's own acquire machine: every decision from the first try to the outcome.
     pub take: Take,
+    /// --every: the run's period (the host's, or the one the operator changed to).
+    pub every: Option<Period>,
     /// The call out (request id), and which it is.
     pub out: Option<(u64, Sent)>,
     /// The waker (None: not started, or stopped): the real machine, set index by set index.
@@ -258,7 +262,8 @@ fn begin(w: &mut World, h: usize) {
     let every = w.period_now.clone().or_else(|| w.sc.host_every[h].clone());
     let slots = w.host_keys[h].slots.len() as u32;
     w.hosts[h].phase = Phase::Waiting(Box::new(Waiting {
-        take: Take::new(limits, backoff, every, slots, now),
+        take: Take::new(limits, backoff, slots, now),
+        every,
         out: None,
         waker: None,
         lists: vec![0],

@@ -239,8 +239,8 @@ fn try_once(
         meta: &meta,
         last_try,
         every: s
-            .take
-            .period()
+            .every
+            .as_ref()
             .map(|p| EveryArg::new(p, wall).spelled(spelled)),
         fleet: Fleet::Key {
             pause: "{sim:}:pause",
@@ -257,7 +257,7 @@ fn try_once(
             maybe_executed: false,
             ..failure(Fail::Timeout)
         };
-        return s.take.tried(Err(f), local(w, h));
+        return s.take.tried(Err(f), s.every.as_ref(), local(w, h));
     }
     let id = w.send(h, call, io_timeout(w));
     s.out = Some((id, Sent::Try));
@@ -283,7 +283,7 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
                 Err(f) => Err(failure(f)),
             };
             w.check.ev(w.now, h, "try answered", 0);
-            s.take.tried(got, now);
+            s.take.tried(got, s.every.as_ref(), now);
         }
         Sent::Release => {
             let answer = match a.map(ReleaseCall::reply) {

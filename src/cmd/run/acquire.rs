@@ -141,13 +141,7 @@ fn take(
         ),
         tx,
         waker: None,
-        take: Take::new(
-            limits,
-            backoff,
-            cfg.every.clone(),
-            keys.limit_n() as u32,
-            Instant::now(),
-        ),
+        take: Take::new(limits, backoff, keys.limit_n() as u32, Instant::now()),
         error: None,
         fleet: Keys::fleet(&cfg.prefix),
         drain: Keys::drain(&cfg.prefix),
@@ -214,7 +208,8 @@ impl Shell<'_> {
                 spelled,
             } => {
                 let got = self.try_once(last_try, wall_ms, first_ms, woken, spelled.as_ref());
-                self.take.tried(got, Instant::now());
+                self.take
+                    .tried(got, self.cfg.every.as_ref(), Instant::now());
             }
             Effect::Release { slot, finish } => {
                 let answer = self.release(slot, &finish);

@@ -104,7 +104,6 @@ enum Out {
 pub struct Take {
     wait: Wait,
     tries: Tries,
-    period: Option<Period>,
     /// The key's slots and the lease's length: what a cleanup releases.
     slots: u32,
     ttl: Duration,
@@ -117,18 +116,11 @@ pub struct Take {
 }
 
 impl Take {
-    /// A run's acquire: `slots` of its key, a run of `period` (--every).
-    pub fn new(
-        limits: Limits,
-        backoff: Backoff,
-        period: Option<Period>,
-        slots: u32,
-        now: Instant,
-    ) -> Take {
+    /// A run's acquire: `slots` of its key.
+    pub fn new(limits: Limits, backoff: Backoff, slots: u32, now: Instant) -> Take {
         Take {
             wait: Wait::new(limits, backoff, now),
             tries: Tries::new(limits.also, limits.split_slots),
-            period,
             slots,
             ttl: limits.ttl,
             cleanup: None,
@@ -257,12 +249,6 @@ impl Take {
         self.wait.until()
     }
 
-    /// --every: the run's period (the simulation sends it; the binary reads its own config).
-    #[cfg(any(test, feature = "test-support"))]
-    pub fn period(&self) -> Option<&Period> {
-        self.period.as_ref()
-    }
-
     /// What the run keeps from try to try (the key an answer was about, the winning window).
     pub fn tries(&self) -> &Tries {
         &self.tries
@@ -284,8 +270,9 @@ impl Take {
         self.wait.handle(input, now);
     }
 
-    /// The try's answer, or its failure.
-    pub fn tried(&mut self, got: Result<Answer, Failure>, now: Instant) {
+    /// The try's answer, or its failure, for a run of `period` (--every: the run's setting,
+    /// which an answer naming another spelling of it is read against).
+    pub fn tried(&mut self, got: Result<Answer, Failure>, period: Option<&Period>, now: Instant) {
         let Some(Out::Try {
             sent,
             last_try,
@@ -296,7 +283,7 @@ impl Take {
         };
         self.out = None;
         self.connected = got.is_ok();
-        match self.tries.read(got, sent, self.period.as_ref(), again) {
+        match self.tries.read(got, sent, period, again) {
             Read::Input(input) => self.wait.handle(input, now),
             Read::Respell(spelled) => {
                 self.said.push_back(Effect::Respelled(spelled));

@@ -145,9 +145,8 @@ impl Call for AcquireCall<'_> {
             pause: &k.pause,
         }
     }
-    fn rest_keys(&self) -> Vec<&str> {
+    fn rest_keys<'k>(&'k self, keys: &mut Vec<&'k str>) {
         let k = self.keys;
-        let mut keys = Vec::new();
         for s in &k.slots {
             keys.push(s.lock.as_str());
             keys.push(&s.holder);
@@ -155,7 +154,7 @@ impl Call for AcquireCall<'_> {
         if !self.also.is_empty() {
             keys.push(&k.wake);
             for x in self.also {
-                also_block(x, &[&x.fence, &x.limit, &x.pause, &x.wake], true, &mut keys);
+                also_block(x, &[&x.fence, &x.limit, &x.pause, &x.wake], true, keys);
             }
         }
         keys.push(&k.waiting);
@@ -167,7 +166,6 @@ impl Call for AcquireCall<'_> {
         if let Fleet::Key { pause, drain } = self.fleet {
             keys.extend([pause, drain]);
         }
-        keys
     }
     fn args(&self) -> args::Acquire {
         let m = self.meta;

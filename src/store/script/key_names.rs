@@ -1,7 +1,7 @@
 //! Every script's KEYS by name, as `args` names ARGV. Each struct below lists the keys one
 //! script reads at fixed positions, in KEYS order; the keys whose number varies with the call
 //! (a semaphore's slots, the `--also` blocks) follow them from `key_rest` on, in the order the
-//! script's header says. From each struct come the call's encoder (`into_keys`: the call fills
+//! script's header says. From each struct come the call's encoder (`push_onto`: the call fills
 //! the fields by name) and the lines at the top of the script that name them (`local key_stats
 //! = KEYS[2]`, `local key_rest = 6`, written with the ARGV block by `prelude`; a unit test holds
 //! each script's block to its structs). No script reads `KEYS[n]` with a number outside that
@@ -13,8 +13,8 @@ pub trait KeyNames<'a> {
     const NAMES: &'static [&'static str];
     /// More keys follow the named ones (read from `key_rest` on).
     const REST: bool = false;
-    /// The fields in KEYS order.
-    fn into_keys(self) -> Vec<&'a str>;
+    /// The fields in KEYS order, pushed onto `keys`.
+    fn push_onto(self, keys: &mut Vec<&'a str>);
     /// `NAMES` and `REST`, of a value (for a check that needs no lifetime named).
     fn names(&self) -> (&'static [&'static str], bool) {
         (Self::NAMES, Self::REST)
@@ -34,8 +34,8 @@ macro_rules! key_names {
         impl<'a> KeyNames<'a> for $name<'a> {
             const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
             $(const REST: bool = !stringify!($rest).is_empty();)?
-            fn into_keys(self) -> Vec<&'a str> {
-                vec![$(self.$field),*]
+            fn push_onto(self, keys: &mut Vec<&'a str>) {
+                keys.extend([$(self.$field),*]);
             }
         }
     )*};

@@ -34,8 +34,8 @@ fn limits(wait_ms: u64) -> Limits {
     }
 }
 
-fn take(limits: Limits, period: Option<Period>, slots: u32, t0: Instant) -> Take {
-    Take::new(limits, Backoff::new(MS(100), MS(100), 7), period, slots, t0)
+fn take(limits: Limits, slots: u32, t0: Instant) -> Take {
+    Take::new(limits, Backoff::new(MS(100), MS(100), 7), slots, t0)
 }
 
 fn busy() -> Result<Answer, Failure> {
@@ -77,7 +77,7 @@ fn a_call_out_holds_every_other_effect_until_its_answer() {
         notify: false,
         ..limits(1000)
     };
-    let mut t = take(limits, None, 1, t0);
+    let mut t = take(limits, 1, t0);
     let first = effects(&mut t, t0);
     assert!(first.len() == 1 && is_try(&first[0]), "{first:?}");
     // Long past the try's backoff, with a signal in: nothing, not even a timer, until the
@@ -87,7 +87,7 @@ fn a_call_out_holds_every_other_effect_until_its_answer() {
     assert_eq!(t.poll(later, 1_000), None);
     assert_eq!((t.poll_timeout(), t.outcome()), (None, None));
     // Answered busy: the signal read after it ends the wait, with nothing held.
-    t.tried(busy(), later);
+    t.tried(busy(), None, later);
     assert_eq!(effects(&mut t, later), vec![]);
     assert_eq!(
         t.outcome(),
@@ -99,9 +99,9 @@ fn a_call_out_holds_every_other_effect_until_its_answer() {
 fn a_lost_reply_is_cleaned_up_slot_by_slot_before_the_wait_ends() {
     let t0 = Instant::now();
     // --wait 0: the first try is the last.
-    let mut t = take(limits(0), None, 2, t0);
+    let mut t = take(limits(0), 2, t0);
     assert!(is_try(&effects(&mut t, t0)[0]));
-    t.tried(Err(lost()), t0 + MS(10));
+    t.tried(Err(lost()), None, t0 + MS(10));
     let now = t0 + MS(10);
     let Some(Effect::Release { slot: 0, .. }) = effects(&mut t, now).pop() else {
         panic!("no release of slot 0")
@@ -130,9 +130,9 @@ fn a_lost_reply_is_cleaned_up_slot_by_slot_before_the_wait_ends() {
 /// and whether its call failed is what the waker's stop reads of the connection.
 fn gave_up_busy(count_answered: bool) -> StopWith {
     let t0 = Instant::now();
-    let mut t = take(limits(1000), None, 1, t0);
+    let mut t = take(limits(1000), 1, t0);
     assert!(is_try(&effects(&mut t, t0)[0]));
-    t.tried(busy(), t0);
+    t.tried(busy(), None, t0);
     assert_eq!(
         effects(&mut t, t0),
         vec![Effect::StartWaker { lists: vec![0] }]
@@ -141,7 +141,7 @@ fn gave_up_busy(count_answered: bool) -> StopWith {
     let at = t.poll_timeout().expect("a next try");
     assert!(is_try(&effects(&mut t, at)[0]));
     let late = t0 + MS(1100);
-    t.tried(busy(), late);
+    t.tried(busy(), None, late);
     assert_eq!(effects(&mut t, late), vec![Effect::EndBusy]);
     // The wait is over, but its last call is out.
     assert_eq!(t.outcome(), None);
@@ -171,12 +171,11 @@ fn no_busy_count_goes_out_on_a_connection_a_failure_dropped() {
             replace: true,
             ..limits(100)
         },
-        None,
         1,
         t0,
     );
     assert!(is_try(&effects(&mut t, t0)[0]));
-    t.tried(busy(), t0);
+    t.tried(busy(), None, t0);
     assert_eq!(effects(&mut t, t0), vec![Effect::Replace]);
     // The replace's call failed (the connection dropped) after --wait ended: the run gives up
     // busy, and its count is not worth a reconnect.
@@ -205,7 +204,7 @@ fn a_try_answered_in_another_spelling_goes_out_again_at_once_in_it() {
         Calendar::parse("0 9 * * 1-5", "Europe/Berlin").unwrap(),
     ));
     let t0 = Instant::now();
-    let mut t = take(limits(1000), Some(period), 1, t0);
+    let mut t = take(limits(1000), 1, t0);
     let first = effects(&mut t, t0);
     assert!(matches!(
         first[..],
@@ -224,7 +223,7 @@ fn a_try_answered_in_another_spelling_goes_out_again_at_once_in_it() {
         run: String::new(),
         host: String::new(),
     };
-    t.tried(Ok(Answer::OtherPeriod(other.clone())), t0);
+    t.tried(Ok(Answer::OtherPeriod(other.clone())), Some(&period), t0);
     let spelled = Spelling {
         schedule: "0 9 * * MON-FRI".into(),
         tz: "Europe/Berlin".into(),
@@ -234,7 +233,7 @@ fn a_try_answered_in_another_spelling_goes_out_again_at_once_in_it() {
     assert_eq!(again[0], Effect::Respelled(spelled.clone()));
     assert!(matches!(&again[1], Effect::Try { spelled: Some(s), .. } if *s == spelled));
     // Answered so again: no third try; the run ends as the machine says for another period.
-    t.tried(Ok(Answer::OtherPeriod(other)), t0);
+    t.tried(Ok(Answer::OtherPeriod(other)), Some(&period), t0);
     assert!(!effects(&mut t, t0).iter().any(is_try));
     assert!(t.outcome().is_some());
 }
@@ -246,7 +245,7 @@ fn a_wake_up_sends_the_next_try_at_once_carrying_its_key_and_a_grant_keeps_what_
         also: true,
         ..limits(5000)
     };
-    let mut t = take(limits, None, 1, t0);
+    let mut t = take(limits, 1, t0);
     assert!(is_try(&effects(&mut t, t0)[0]));
     let blocked = Ok(Answer::Busy {
         pttl: 20_000,
@@ -254,7 +253,7 @@ fn a_wake_up_sends_the_next_try_at_once_carrying_its_key_and_a_grant_keeps_what_
         blocked: vec![1],
         handed: false,
     });
-    t.tried(blocked, t0);
+    t.tried(blocked, None, t0);
     assert_eq!(
         effects(&mut t, t0),
         vec![Effect::StartWaker { lists: vec![1] }]
@@ -276,7 +275,7 @@ fn a_wake_up_sends_the_next_try_at_once_carrying_its_key_and_a_grant_keeps_what_
         window: None,
         also: vec![(4, 2)],
     });
-    t.tried(granted, woken_at);
+    t.tried(granted, None, woken_at);
     let _ = effects(&mut t, woken_at);
     assert!(matches!(
         t.outcome(),
@@ -340,7 +339,7 @@ fn drive(
     for _ in 0..1000 {
         while let Some(e) = t.poll(now, 1_000) {
             match &e {
-                Effect::Try { .. } => t.tried(answer(), now),
+                Effect::Try { .. } => t.tried(answer(), None, now),
                 Effect::StartWaker { .. } => t.waker_started(true, now),
                 Effect::EndBusy => t.busy_ended(true),
                 Effect::Report(_) | Effect::ResumeWaker { .. } | Effect::StopWaker(_) => {}
@@ -366,7 +365,7 @@ fn the_replicas_answer_decides_whether_the_job_starts() {
             min_replicas: 1,
             ..limits(1000)
         };
-        let mut t = take(limits, None, 1, t0);
+        let mut t = take(limits, 1, t0);
         let granted = || {
             Ok(Answer::Acquired {
                 fence: 3,
@@ -396,7 +395,7 @@ fn a_wait_that_ends_busy_after_asking_the_holder_to_stop_takes_its_request_back_
         replace: true,
         ..limits(300)
     };
-    let mut t = take(limits, None, 1, t0);
+    let mut t = take(limits, 1, t0);
     let asked = Replaced::Asked {
         token: "r1".into(),
         holder: "web-1 pid 7".into(),
