@@ -21,7 +21,7 @@ const MS: fn(u64) -> Duration = Duration::from_millis;
 
 /// --wait 1 s, a fixed 100 ms backoff (min = max, so the schedule is exact), a waker polling
 /// --retry-max 400 ms apart, conflict exit 75.
-fn limits() -> Limits {
+pub(super) fn limits() -> Limits {
     Limits {
         wait: MS(1000),
         retry_max: MS(400),

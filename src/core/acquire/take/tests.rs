@@ -15,22 +15,12 @@ use crate::core::finish::Release;
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
-/// --wait `wait_ms`, a fixed 100 ms backoff, a waker polling 400 ms apart, --ttl 30 s.
+/// --wait `wait_ms`, the rest as the waiting rules' tests have it (a waker polling 400 ms
+/// apart, conflict exit 75, --ttl 30 s).
 fn limits(wait_ms: u64) -> Limits {
     Limits {
         wait: MS(wait_ms),
-        retry_max: MS(400),
-        notify: true,
-        stats: true,
-        also: false,
-        conflict_exit: 75,
-        not_due_exit: 0,
-        paused_exit: 0,
-        ttl: MS(30_000),
-        min_replicas: 0,
-        replica_timeout: MS(100),
-        replace: false,
-        split_slots: false,
+        ..crate::core::acquire::tests::limits()
     }
 }
 
