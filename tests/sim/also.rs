@@ -1,8 +1,8 @@
 //! `run --also` in the simulation (issue 52): worlds of different jobs (`--key job…`) that
 //! exclude each other through shared keys (`--also db`, `--also wh`, some with
 //! `--also-limit 2`), each host with its own set in its own order. The hosts drive the same
-//! real machines and scripts as in the plain worlds (waiting.rs mirrors the shell's --also
-//! wake-ups: the lists of the keys that blocked it, the woken index sent with the next try).
+//! real machines and scripts as in the plain worlds (the acquire machine, `Take`, says which
+//! keys' lists the waker listens on and which woken index the next try carries).
 //! Checked after every script call, beside the checker's own key-by-key invariants:
 //!
 //! - never a partial set: for every token in any slot lock, the lock keys holding it are
