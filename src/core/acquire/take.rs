@@ -15,7 +15,6 @@
 //! - the tries' connection is up after an answered call and down after a failed one (a
 //!   failure drops it: the next try reconnects).
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::{Action, Answer, Input, Limits, Outcome, Read, Report, StopWith, Tries, Wait};
@@ -100,6 +99,14 @@ enum Out {
     Withdraw,
 }
 
+/// A try whose answer named another spelling of its calendar: first said
+/// (`Effect::Respelled`), then sent again in it (its last-try flag).
+#[derive(Debug)]
+enum Again {
+    Say(Spelling, bool),
+    Send(bool),
+}
+
 #[derive(Debug)]
 pub struct Take {
     wait: Wait,
@@ -109,9 +116,8 @@ pub struct Take {
     ttl: Duration,
     cleanup: Option<Cleanup>,
     out: Option<Out>,
-    /// A try to send again at once in the record's spelling (its last-try flag).
-    again: Option<bool>,
-    said: VecDeque<Effect>,
+    /// A try answered in another spelling of its calendar, to say and send again at once.
+    again: Option<Again>,
     connected: bool,
 }
 
@@ -126,7 +132,6 @@ impl Take {
             cleanup: None,
             out: None,
             again: None,
-            said: VecDeque::new(),
             connected: false,
         }
     }
@@ -137,11 +142,13 @@ impl Take {
         if self.out.is_some() {
             return None;
         }
-        if let Some(e) = self.said.pop_front() {
-            return Some(e);
-        }
-        if let Some(last_try) = self.again.take() {
-            return Some(self.send(last_try, true, now, wall_ms));
+        match self.again.take() {
+            Some(Again::Say(spelled, last_try)) => {
+                self.again = Some(Again::Send(last_try));
+                return Some(Effect::Respelled(spelled));
+            }
+            Some(Again::Send(last_try)) => return Some(self.send(last_try, true, now, wall_ms)),
+            None => {}
         }
         if let Some(c) = &mut self.cleanup {
             return Some(match c.poll_send(now) {
@@ -286,8 +293,7 @@ impl Take {
         match self.tries.read(got, sent, period, again) {
             Read::Input(input) => self.wait.handle(input, now),
             Read::Respell(spelled) => {
-                self.said.push_back(Effect::Respelled(spelled));
-                self.again = Some(last_try);
+                self.again = Some(Again::Say(spelled, last_try));
             }
         }
     }
