@@ -156,9 +156,9 @@ pub mod api {
     #[cfg(feature = "test-support")]
     pub mod sim {
         pub use crate::core::acquire::{
-            Action as WaitAction, ClockOff, Effect, Input as WaitInput, Limits as WaitLimits,
-            NotDue, Outcome, PushTo, Read, Replaced, StopWith, Take, Tries, Wait, WakePush, Waker,
-            Woken, also_at, in_set, replace_reason, waiting_for,
+            Action as WaitAction, Asked, ClockOff, Effect, Input as WaitInput,
+            Limits as WaitLimits, NotDue, Outcome, PushTo, Read, Replaced, StopWith, Take, Tries,
+            Wait, WakePush, Waker, Woken, also_at, in_set, replace_reason, waiting_for,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};
@@ -183,9 +183,7 @@ pub mod api {
         pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};
         pub use crate::core::{Broke, Failure, Limits};
         pub use crate::exit::Exit;
-        pub use crate::store::cancel::{
-            Cancel, CancelCall, ReplaceNext, WithdrawCall, holder_timing, replace_freed,
-        };
+        pub use crate::store::cancel::{Cancel, CancelCall, WithdrawCall, holder_timing};
         pub use crate::store::drain::{DrainCall, Drained};
         pub use crate::store::finish::{RecordCall, ReleaseCall};
         pub use crate::store::keys::{Keys, RunKeys};

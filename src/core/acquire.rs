@@ -46,8 +46,8 @@ pub use replace::replace_reason;
 pub use take::{Effect, Take};
 pub use tries::{Read, Tries};
 pub use types::{
-    Action, AfterNotYet, Answer, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome, Replaced,
-    Report, also_at, in_set,
+    Action, AfterNotYet, Answer, Asked, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome,
+    Replaced, Report, also_at, in_set,
 };
 pub use waker::{PushTo, StopWith, WakePush, Waker, Woken};
 #[cfg(test)]
@@ -387,6 +387,7 @@ impl Wait {
     /// End without the lock: stop the waker first (a wake-up it pops while the cleanup is out is
     /// a late one, which it places back), then release what a lost reply may have taken.
     fn give_up(&mut self, exit: Exit) {
+        self.drop_unstarted_waker();
         if self.withdraw_first(exit) {
             return;
         }
@@ -399,9 +400,7 @@ impl Wait {
 
     fn finish(&mut self, outcome: Outcome) {
         self.next_try = None;
-        // A waker asked for and not started yet (a signal read after a busy answer) would
-        // listen for a wait that is over: a release's wake-up it took would reach no waiter.
-        self.actions.retain(|a| *a != Action::StartWaker);
+        self.drop_unstarted_waker();
         if self.waker {
             self.waker = false;
             let unused = self.unused_wake && !bugs::on(Bug::WokenFailureLosesTheWakeUp);
@@ -419,6 +418,13 @@ impl Wait {
             });
         }
         self.outcome = Some(outcome);
+    }
+
+    /// A waker asked for and not started yet (a signal read after a busy answer, or after the
+    /// replace's) would listen for a wait that is over, or one that only takes its replace
+    /// request back: a release's wake-up it took would reach no waiter.
+    fn drop_unstarted_waker(&mut self) {
+        self.actions.retain(|a| *a != Action::StartWaker);
     }
 
     fn report(&mut self, r: Report) {

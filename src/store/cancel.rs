@@ -12,11 +12,9 @@ use redis::{RedisResult, Value};
 
 use super::conn::Conn;
 use super::keys::{Keys, RunKeys, cancel_pattern, lock_of};
-use super::lock::Broken;
 use super::lock::{arg_ms, slot_of};
 use super::script::{CANCEL, Call, Items, Script, WITHDRAW, args, key_names, read};
-use crate::core::Failure;
-use crate::core::acquire::Replaced;
+use crate::core::acquire::Asked;
 use crate::core::cancel::{Request, Seen};
 
 /// How long past the lock's TTL an unanswered request stays on the server: the holder's last
@@ -63,60 +61,23 @@ pub fn holder_who(holder: &[(String, String)]) -> String {
     format!("{} pid {}", get("host"), get("pid"))
 }
 
-/// `run --on-busy replace` after cancel.lua for run `token`: the acquire machine's answer, or
-/// (`Free`) a slot only --hold-at-least keeps, which break.lua frees next. The shell and the
-/// simulation both read the answers through this and `replace_freed`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReplaceNext {
-    Answer(Replaced),
-    Free { holder: String },
-}
-
-impl ReplaceNext {
-    /// cancel.lua's answer (or failure) for run `token`.
-    pub fn of(token: String, got: Result<Cancel, Failure>) -> ReplaceNext {
-        ReplaceNext::Answer(match got {
-            Ok(Cancel::Asked { pttl, holder }) => {
+impl Cancel {
+    /// As `run --on-busy replace` reads it: the holder's fields as its line and its timing.
+    pub fn replacing(self) -> Asked {
+        match self {
+            Cancel::Asked { pttl, holder } => {
                 let (renew_ms, ttl_ms) = holder_timing(pttl, &holder);
-                Replaced::Asked {
-                    token,
+                Asked::Placed {
                     holder: holder_who(&holder),
                     renew_ms,
                     ttl_ms,
                 }
             }
-            Ok(Cancel::Kept { holder }) => {
-                return ReplaceNext::Free {
-                    holder: holder_who(&holder),
-                };
-            }
-            Ok(Cancel::Ended) => Replaced::Ended,
-            // Its answer may be lost with the request placed: the machine takes it back.
-            Err(failure) => Replaced::Failed {
-                token: Some(token),
-                failure,
+            Cancel::Kept { holder } => Asked::Kept {
+                holder: holder_who(&holder),
             },
-        })
-    }
-
-    /// Whether the request may be on the run's list now (what withdraw.lua may take back).
-    pub fn placed(&self) -> bool {
-        matches!(
-            self,
-            ReplaceNext::Answer(Replaced::Asked { .. } | Replaced::Failed { token: Some(_), .. })
-        )
-    }
-}
-
-/// break.lua's answer (or failure) for a slot only --hold-at-least kept after `holder`'s run.
-pub fn replace_freed(holder: String, got: Result<Broken, Failure>) -> Replaced {
-    match got {
-        Ok(Broken::Released { .. }) => Replaced::Freed { holder },
-        Ok(_) => Replaced::Ended,
-        Err(failure) => Replaced::Failed {
-            token: None,
-            failure,
-        },
+            Cancel::Ended => Asked::Ended,
+        }
     }
 }
 

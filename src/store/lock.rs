@@ -93,6 +93,13 @@ pub enum Broken {
     HeldBy(String),
 }
 
+impl Broken {
+    /// Whether the slot was deleted.
+    pub fn released(&self) -> bool {
+        matches!(self, Broken::Released { .. })
+    }
+}
+
 /// Slot `i` of `keys` (slot 0 for a number out of range, which callers never pass).
 pub(super) fn slot_of(keys: &Keys, i: u32) -> &Slot {
     let i = usize::try_from(i).unwrap_or(0);

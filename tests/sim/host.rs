@@ -38,20 +38,26 @@ pub struct Waiting {
     /// The set indexes of the keys whose wake lists the waker listens on (the keys that held
     /// the last busy try back, when it was started or resumed).
     pub lists: Vec<usize>,
-    /// --on-busy replace: its call out (replace.rs), and the request it placed.
-    pub replace: Option<crate::replace::Out>,
-    pub replace_request: Option<dlock::api::sim::CancelRequest>,
+    /// --on-busy replace: the run's request (replace.rs), once made, and whether it went out
+    /// and was not taken back (what the checker counts as abandoned if the run gives up).
+    pub request: Option<dlock::api::sim::CancelRequest>,
+    pub request_out: bool,
     /// A run was asked to stop for this one (counted once it takes the lock).
     pub asked_to_replace: bool,
 }
 
 /// Which of `Take`'s calls is out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sent {
     Try,
     Release,
     Confirm,
     Busy,
+    /// --on-busy replace's (replace.rs); `Withdraw`: for run TOKEN.
+    ReadHolder,
+    Ask,
+    FreeKept,
+    Withdraw(String),
 }
 
 pub struct Running {
@@ -267,8 +273,8 @@ fn begin(w: &mut World, h: usize) {
         out: None,
         waker: None,
         lists: vec![0],
-        replace: None,
-        replace_request: None,
+        request: None,
+        request_out: false,
         asked_to_replace: false,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);

@@ -50,7 +50,7 @@ pub fn step(w: &mut World, h: usize) {
         };
         w.check.clock_off_run(w.now, &token, ended);
     }
-    if let (Outcome::Exit(_), Some(r)) = (&outcome, s.replace_request.take()) {
+    if let (Outcome::Exit(_), true, Some(r)) = (&outcome, s.request_out, &s.request) {
         // A replace request never taken back (the machine withdraws it first).
         w.check.replace_abandoned(&r.id);
     }
@@ -167,7 +167,9 @@ fn carry_out(w: &mut World, h: usize, s: &mut Waiting, effect: Effect) {
                 w.fail_now(id, Fail::Refused);
             }
         }
-        Effect::Replace => crate::replace::replace(w, h, s),
+        Effect::ReadHolder => crate::replace::read_holder(w, h, s),
+        Effect::Ask { token } => crate::replace::ask(w, h, s, &token),
+        Effect::FreeKept { token } => crate::replace::free_kept(w, h, s, &token),
         Effect::Withdraw { token } => crate::replace::withdraw(w, h, s, &token),
         Effect::Report(_) => {}
         Effect::Respelled(_) => w.check.ev(w.now, h, "respelled", 0),
@@ -265,14 +267,12 @@ fn try_once(
 
 /// An answer (or a failure) reached the host: to the call out, whichever it is.
 pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value, Fail>) {
-    if crate::replace::is_out(s, id) {
-        return crate::replace::answer(w, h, s, a);
-    }
-    let Some((out, sent)) = s.out else { return };
-    if out != id {
+    if s.out.as_ref().is_none_or(|(out, _)| *out != id) {
         return;
     }
-    s.out = None;
+    let Some((_, sent)) = s.out.take() else {
+        return;
+    };
     let now = local(w, h);
     let seed = w.sc.seed;
     match sent {
@@ -302,5 +302,6 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
             s.take.confirmed(acked, now);
         }
         Sent::Busy => s.take.busy_ended(a.is_ok()),
+        replace => crate::replace::answer(w, h, s, replace, a),
     }
 }

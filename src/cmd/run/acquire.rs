@@ -51,9 +51,9 @@ struct Shell<'a> {
     drain: String,
     /// The line that said a paused key ran nothing (for --ping's log ping).
     paused: Option<String>,
-    /// --on-busy replace: the request placed on the old run's list (what withdraw.lua takes
-    /// back).
-    replace_request: Option<String>,
+    /// --on-busy replace: this run's request (one per run: what cancel.lua places and
+    /// withdraw.lua takes back), made at its first use.
+    replace_request: Option<crate::core::cancel::Request>,
     /// --after KEY: KEY's lock and done record.
     after: Option<(String, String)>,
 }
@@ -250,9 +250,17 @@ impl Shell<'_> {
                 let acked = self.session.wait_replicas(n, timeout);
                 self.take.confirmed(acked, Instant::now());
             }
-            Effect::Replace => {
-                let answer = self.replace();
-                self.take.replaced(answer, Instant::now());
+            Effect::ReadHolder => {
+                let got = self.read_holder();
+                self.take.holder_read(got, Instant::now());
+            }
+            Effect::Ask { token } => {
+                let got = self.ask(&token);
+                self.take.asked(got, Instant::now());
+            }
+            Effect::FreeKept { token } => {
+                let got = self.free_kept(&token);
+                self.take.freed(got, Instant::now());
             }
             Effect::Withdraw { token } => {
                 let answer = self.withdraw(&token);

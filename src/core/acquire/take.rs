@@ -55,8 +55,15 @@ pub enum Effect {
     /// WAIT for `n` replicas, `timeout` at most, on the winning connection; answer with
     /// `confirmed`.
     Confirm { n: u32, timeout: Duration },
-    /// --on-busy replace: ask the holder's run to stop; answer with `replaced`.
-    Replace,
+    /// --on-busy replace, first: read the lock's token (GET); answer with `holder_read`.
+    ReadHolder,
+    /// --on-busy replace: put this run's request on run `token`'s list (cancel.lua, the
+    /// request of `dlock cancel`'s format whose reason `replace_reason` writes, one per run);
+    /// answer with `asked`.
+    Ask { token: String },
+    /// --on-busy replace: free the slot only --hold-at-least keeps after run `token` ended
+    /// (break.lua of slot 0, if `token` still holds it); answer with `freed`.
+    FreeKept { token: String },
     /// Take this run's replace request back from run `token`'s list; answer with `withdrawn`.
     Withdraw { token: String },
     /// A fact worth a line.
@@ -77,7 +84,9 @@ impl Effect {
                 | Effect::Release { .. }
                 | Effect::EndBusy
                 | Effect::Confirm { .. }
-                | Effect::Replace
+                | Effect::ReadHolder
+                | Effect::Ask { .. }
+                | Effect::FreeKept { .. }
                 | Effect::Withdraw { .. }
         )
     }
@@ -118,6 +127,8 @@ pub struct Take {
     out: Option<Out>,
     /// A try answered in another spelling of its calendar, to say and send again at once.
     again: Option<Again>,
+    /// --on-busy replace's call to send, or out (replace.rs).
+    replacing: Option<replace::Step>,
     connected: bool,
 }
 
@@ -132,6 +143,7 @@ impl Take {
             cleanup: None,
             out: None,
             again: None,
+            replacing: None,
             connected: false,
         }
     }
@@ -149,6 +161,10 @@ impl Take {
             }
             Some(Again::Send(last_try)) => return Some(self.send(last_try, true, now, wall_ms)),
             None => {}
+        }
+        if let Some(step) = &self.replacing {
+            self.out = Some(Out::Replace);
+            return Some(step.effect());
         }
         if let Some(c) = &mut self.cleanup {
             return Some(match c.poll_send(now) {
@@ -207,8 +223,8 @@ impl Take {
                 Effect::Confirm { n, timeout }
             }
             Action::Replace => {
-                self.out = Some(Out::Replace);
-                Effect::Replace
+                self.replacing = Some(replace::Step::Read);
+                return self.poll(now, wall_ms);
             }
             Action::Withdraw { token } => {
                 self.out = Some(Out::Withdraw);
@@ -326,14 +342,6 @@ impl Take {
         }
     }
 
-    /// What asking the holder's run to stop found.
-    pub fn replaced(&mut self, r: super::Replaced, now: Instant) {
-        let up = !matches!(r, super::Replaced::Failed { .. });
-        if self.answered(Out::Replace, up) {
-            self.wait.handle(Input::Replaced(r), now);
-        }
-    }
-
     /// The replace request was taken back (true), or was no longer there (false).
     pub fn withdrawn(&mut self, back: Result<bool, Failure>, now: Instant) {
         if self.answered(Out::Withdraw, back.is_ok()) {
@@ -352,5 +360,6 @@ impl Take {
     }
 }
 
+mod replace;
 #[cfg(test)]
 mod tests;

@@ -151,6 +151,23 @@ pub enum Replaced {
     },
 }
 
+/// --on-busy replace: cancel.lua's answer to this run's request, its holder's fields read
+/// (`store::cancel::Cancel::replacing`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    /// The request is on the list of the holder's run ("HOST pid P"), whose renewal interval
+    /// and TTL (ms) bound how soon it ends.
+    Placed {
+        holder: String,
+        renew_ms: Option<u64>,
+        ttl_ms: u64,
+    },
+    /// Only --hold-at-least keeps the slot after `holder`'s run ended: no process to ask.
+    Kept { holder: String },
+    /// The token no longer holds the slot: that run has ended.
+    Ended,
+}
+
 /// What to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {

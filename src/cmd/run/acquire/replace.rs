@@ -1,64 +1,67 @@
-//! `run --on-busy replace`'s calls: the machine (`core::acquire`, replace.rs) decides when; this
-//! asks the holder's run to stop with a request of `dlock cancel`'s own format (so the old run
-//! records who replaced it), frees a slot only --hold-at-least keeps, and takes the request
-//! back when the wait ends without the lock.
+//! `run --on-busy replace`'s calls: the machine (`core::acquire`: replace.rs says when, Take's
+//! replace.rs which call comes next) decides; this sends each. The request is of `dlock
+//! cancel`'s own format (so the old run records who replaced it), one per run, made with the
+//! run's other constants.
 
 use super::Shell;
 use crate::core::Failure;
-use crate::core::acquire::{Replaced, Report, replace_reason};
+use crate::core::acquire::{Asked, Report, replace_reason};
 use crate::core::cancel::Request;
 use crate::log::{info, ms, secs, warn};
-use crate::store::cancel::{CancelCall, ReplaceNext, WithdrawCall, replace_freed};
+use crate::store::cancel::{CancelCall, WithdrawCall};
 use crate::store::keys::RunKeys;
 use crate::store::lock::BreakCall;
 use crate::sys::host::user;
 
+/// This run's request to the run it replaces (`token`: this run's).
+pub(super) fn request(token: &str, host: &str, pid: u32) -> Request {
+    Request {
+        id: uuid::Uuid::new_v4().simple().to_string(),
+        by: format!("{host} ({})", user()),
+        reason: replace_reason(token, host, pid),
+    }
+}
+
 impl Shell<'_> {
-    /// `Action::Replace`: ask the run holding the lock to stop.
-    pub(super) fn replace(&mut self) -> Replaced {
+    /// `Effect::ReadHolder`: the lock's token.
+    pub(super) fn read_holder(&mut self) -> Result<Option<String>, Failure> {
         let lock = self.keys.lock.clone();
-        let token = match self.session.get(&lock) {
-            Ok(Some(token)) => token,
-            Ok(None) => return Replaced::Ended,
-            Err(failure) => {
-                return Replaced::Failed {
-                    token: None,
-                    failure,
-                };
-            }
-        };
-        let request = Request {
-            id: uuid::Uuid::new_v4().simple().to_string(),
-            by: format!("{} ({})", self.meta.host, user()),
-            reason: replace_reason(&self.token, &self.meta.host, self.meta.pid),
-        };
-        let call = CancelCall::new(self.keys, 0, &token, &lock, &request);
-        let free = |holder: String, session: &mut crate::store::session::Session| {
-            let call = BreakCall {
-                keys: self.keys,
-                slot: 0,
-                token: Some(&token),
-            };
-            replace_freed(holder, session.call(&call))
-        };
-        let next = ReplaceNext::of(token.clone(), self.session.call(&call));
-        if next.placed() {
-            self.replace_request = Some(request.text());
-        }
-        match next {
-            ReplaceNext::Answer(r) => r,
-            ReplaceNext::Free { holder } => free(holder, &mut self.session),
-        }
+        self.session.get(&lock)
     }
 
-    /// `Action::Withdraw`: take this run's request back from run `token`'s list.
+    /// `Effect::Ask`: this run's request on run `token`'s list.
+    pub(super) fn ask(&mut self, token: &str) -> Result<Asked, Failure> {
+        let request = self.request();
+        let call = CancelCall::new(self.keys, 0, token, &self.keys.lock, &request);
+        self.session.call(&call).map(|c| c.replacing())
+    }
+
+    /// `Effect::FreeKept`: the slot only --hold-at-least keeps after run `token`.
+    pub(super) fn free_kept(&mut self, token: &str) -> Result<bool, Failure> {
+        let call = BreakCall {
+            keys: self.keys,
+            slot: 0,
+            token: Some(token),
+        };
+        self.session.call(&call).map(|b| b.released())
+    }
+
+    /// `Effect::Withdraw`: this run's request back from run `token`'s list.
     pub(super) fn withdraw(&mut self, token: &str) -> Result<bool, Failure> {
-        let request = self.replace_request.take().unwrap_or_default();
+        let request = self.request().text();
         let run = RunKeys::new(&self.keys.lock, token);
         self.session.call(&WithdrawCall {
             run: &run,
             request: &request,
         })
+    }
+
+    /// The run's request, made at its first use.
+    fn request(&mut self) -> Request {
+        let (token, host, pid) = (&self.token, &self.meta.host, self.meta.pid);
+        self.replace_request
+            .get_or_insert_with(|| request(token, host, pid))
+            .clone()
     }
 }
 

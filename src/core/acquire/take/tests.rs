@@ -9,26 +9,26 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::core::Failure;
-use crate::core::acquire::{OtherPeriod, Replaced};
+use crate::core::acquire::{Asked, OtherPeriod};
 use crate::core::calendar::Calendar;
 use crate::core::finish::Release;
 
-const MS: fn(u64) -> Duration = Duration::from_millis;
+pub(super) const MS: fn(u64) -> Duration = Duration::from_millis;
 
 /// --wait `wait_ms`, the rest as the waiting rules' tests have it (a waker polling 400 ms
 /// apart, conflict exit 75, --ttl 30 s).
-fn limits(wait_ms: u64) -> Limits {
+pub(super) fn limits(wait_ms: u64) -> Limits {
     Limits {
         wait: MS(wait_ms),
         ..crate::core::acquire::tests::limits()
     }
 }
 
-fn take(limits: Limits, slots: u32, t0: Instant) -> Take {
+pub(super) fn take(limits: Limits, slots: u32, t0: Instant) -> Take {
     Take::new(limits, Backoff::new(MS(100), MS(100), 7), slots, t0)
 }
 
-fn busy() -> Result<Answer, Failure> {
+pub(super) fn busy() -> Result<Answer, Failure> {
     Ok(Answer::Busy {
         pttl: 20_000,
         holder: "web-1 pid 7".into(),
@@ -38,7 +38,7 @@ fn busy() -> Result<Answer, Failure> {
 }
 
 /// The command went out and its reply was lost: it may have taken the lock.
-fn lost() -> Failure {
+pub(super) fn lost() -> Failure {
     Failure {
         permanent: false,
         reason: "timed out".into(),
@@ -49,13 +49,13 @@ fn lost() -> Failure {
 }
 
 /// Every effect due at `now`, reports left out.
-fn effects(t: &mut Take, now: Instant) -> Vec<Effect> {
+pub(super) fn effects(t: &mut Take, now: Instant) -> Vec<Effect> {
     std::iter::from_fn(|| t.poll(now, 1_000))
         .filter(|e| !matches!(e, Effect::Report(_)))
         .collect()
 }
 
-fn is_try(e: &Effect) -> bool {
+pub(super) fn is_try(e: &Effect) -> bool {
     matches!(e, Effect::Try { .. })
 }
 
@@ -166,7 +166,7 @@ fn no_busy_count_goes_out_on_a_connection_a_failure_dropped() {
     );
     assert!(is_try(&effects(&mut t, t0)[0]));
     t.tried(busy(), None, t0);
-    assert_eq!(effects(&mut t, t0), vec![Effect::Replace]);
+    assert_eq!(effects(&mut t, t0), vec![Effect::ReadHolder]);
     // The replace's call failed (the connection dropped) after --wait ended: the run gives up
     // busy, and its count is not worth a reconnect.
     let late = t0 + MS(200);
@@ -174,13 +174,7 @@ fn no_busy_count_goes_out_on_a_connection_a_failure_dropped() {
         maybe_executed: false,
         ..lost()
     };
-    t.replaced(
-        Replaced::Failed {
-            token: None,
-            failure,
-        },
-        late,
-    );
+    t.holder_read(Err(failure), late);
     assert_eq!(effects(&mut t, late), vec![]);
     assert_eq!(
         t.outcome(),
@@ -297,7 +291,9 @@ fn only_calls_hold_the_events_that_come_meanwhile() {
             n: 1,
             timeout: MS(1),
         },
-        Effect::Replace,
+        Effect::ReadHolder,
+        Effect::Ask { token: "t".into() },
+        Effect::FreeKept { token: "t".into() },
         Effect::Withdraw { token: "t".into() },
     ];
     assert!(calls.iter().all(Effect::is_call));
@@ -386,15 +382,18 @@ fn a_wait_that_ends_busy_after_asking_the_holder_to_stop_takes_its_request_back_
         ..limits(300)
     };
     let mut t = take(limits, 1, t0);
-    let asked = Replaced::Asked {
-        token: "r1".into(),
+    let asked = Asked::Placed {
         holder: "web-1 pid 7".into(),
         renew_ms: Some(100),
         ttl_ms: 300,
     };
     let mut withdrawn = false;
     let (made, outcome) = drive(&mut t, t0, busy, |t, e, now| match e {
-        Effect::Replace => t.replaced(asked.clone(), now),
+        Effect::ReadHolder => t.holder_read(Ok(Some("r1".into())), now),
+        Effect::Ask { token } => {
+            assert_eq!(token, "r1");
+            t.asked(Ok(asked.clone()), now);
+        }
         Effect::Withdraw { token } => {
             assert_eq!(token, "r1");
             assert_eq!(t.outcome(), None, "the wait ends once the request is back");

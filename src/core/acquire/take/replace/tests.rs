@@ -1,0 +1,206 @@
+//! --on-busy replace's calls as `Take` sends them: each answer decides the next call, or is
+//! the one answer `Wait` reads.
+
+// A test reads the clock to build the `now` it passes in (clippy.toml, src/lib.rs).
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
+use std::time::Instant;
+
+use super::super::tests::{MS, busy, effects, is_try, limits, lost, take};
+use super::*;
+use crate::core::acquire::{Limits, Outcome, Report};
+use crate::exit::Exit;
+
+/// A run with --on-busy replace and --wait 300 ms whose first try found the key busy: its
+/// first replace call is out.
+fn replacing(t0: Instant) -> Take {
+    let limits = Limits {
+        replace: true,
+        ..limits(300)
+    };
+    let mut t = take(limits, 1, t0);
+    assert!(is_try(&effects(&mut t, t0)[0]));
+    t.tried(busy(), None, t0);
+    assert_eq!(effects(&mut t, t0), vec![Effect::ReadHolder]);
+    t
+}
+
+/// Every report due at `now`, the other effects left out.
+fn reports(t: &mut Take, now: Instant) -> Vec<Report> {
+    std::iter::from_fn(|| t.poll(now, 1_000))
+        .filter_map(|e| match e {
+            Effect::Report(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_request_goes_to_the_run_whose_token_holds_the_lock() {
+    let t0 = Instant::now();
+    let mut t = replacing(t0);
+    assert_eq!(effects(&mut t, t0), vec![], "one call out at a time");
+    t.holder_read(Ok(Some("r1".into())), t0);
+    assert_eq!(
+        effects(&mut t, t0),
+        vec![Effect::Ask { token: "r1".into() }]
+    );
+    let placed = Asked::Placed {
+        holder: "web-1 pid 7".into(),
+        renew_ms: Some(100),
+        ttl_ms: 300,
+    };
+    t.asked(Ok(placed), t0);
+    let said = reports(&mut t, t0);
+    assert!(
+        matches!(&said[..], [Report::Replacing { token, .. }] if token == "r1"),
+        "{said:?}"
+    );
+}
+
+#[test]
+fn a_lock_no_run_holds_any_more_is_tried_at_once_without_a_request() {
+    let t0 = Instant::now();
+    let mut t = replacing(t0);
+    t.holder_read(Ok(None), t0);
+    let next = effects(&mut t, t0);
+    assert!(matches!(next[..], [Effect::Try { .. }]), "{next:?}");
+}
+
+#[test]
+fn a_slot_only_hold_at_least_keeps_is_freed_for_that_token_only_then_tried() {
+    let t0 = Instant::now();
+    let mut t = replacing(t0);
+    t.holder_read(Ok(Some("r1".into())), t0);
+    effects(&mut t, t0);
+    let kept = Asked::Kept {
+        holder: "web-1 pid 7".into(),
+    };
+    t.asked(Ok(kept), t0);
+    assert_eq!(
+        effects(&mut t, t0),
+        vec![Effect::FreeKept { token: "r1".into() }]
+    );
+    t.freed(Ok(true), t0);
+    let mut said = Vec::new();
+    let mut next = Vec::new();
+    while let Some(e) = t.poll(t0, 1_000) {
+        match e {
+            Effect::Report(r) => said.push(r),
+            e => next.push(e),
+        }
+    }
+    assert!(
+        matches!(&said[..], [Report::FreedKept { holder }] if holder == "web-1 pid 7"),
+        "{said:?}"
+    );
+    assert!(matches!(next[..], [Effect::Try { .. }]), "{next:?}");
+}
+
+#[test]
+fn a_kept_slot_another_token_took_meanwhile_is_waited_for_not_freed() {
+    let t0 = Instant::now();
+    let mut t = replacing(t0);
+    t.holder_read(Ok(Some("r1".into())), t0);
+    effects(&mut t, t0);
+    let kept = Asked::Kept { holder: "w".into() };
+    t.asked(Ok(kept), t0);
+    effects(&mut t, t0);
+    t.freed(Ok(false), t0);
+    let next: Vec<Effect> = std::iter::from_fn(|| t.poll(t0, 1_000)).collect();
+    assert!(
+        matches!(next[..], [Effect::Try { .. }]),
+        "no line, a try: {next:?}"
+    );
+}
+
+/// A replace whose request is answered `answer` (after the holder read as run r1), then the
+/// wait runs out busy: what went out at its end.
+fn ends_busy_after(answer: Result<Asked, crate::core::Failure>) -> Vec<Effect> {
+    let t0 = Instant::now();
+    let mut t = replacing(t0);
+    t.holder_read(Ok(Some("r1".into())), t0);
+    effects(&mut t, t0);
+    t.asked(answer, t0);
+    let mut now = t0;
+    let mut made = Vec::new();
+    for _ in 0..100 {
+        while let Some(e) = t.poll(now, 1_000) {
+            match &e {
+                Effect::Try { .. } => t.tried(busy(), None, now),
+                Effect::StartWaker { .. } => t.waker_started(true, now),
+                Effect::EndBusy => t.busy_ended(true),
+                Effect::Withdraw { .. } => t.withdrawn(Ok(true), now),
+                _ => {}
+            }
+            if matches!(e, Effect::Withdraw { .. } | Effect::Ask { .. }) {
+                made.push(e);
+            }
+        }
+        if let Some(o) = t.outcome() {
+            assert_eq!(o, Outcome::Exit(Exit::Busy(75)));
+            return made;
+        }
+        now = t.poll_timeout().unwrap_or(now + MS(10)).max(now);
+    }
+    panic!("the wait spun: {made:?}");
+}
+
+#[test]
+fn a_request_whose_answer_was_lost_is_taken_back_from_the_run_it_was_for() {
+    let withdraw = vec![Effect::Withdraw { token: "r1".into() }];
+    assert_eq!(ends_busy_after(Err(lost())), withdraw);
+}
+
+#[test]
+fn a_request_the_server_never_placed_is_not_taken_back() {
+    assert_eq!(ends_busy_after(Ok(Asked::Ended)), vec![]);
+    let unsent = crate::core::Failure {
+        maybe_executed: false,
+        ..lost()
+    };
+    assert_eq!(ends_busy_after(Err(unsent)), vec![]);
+}
+
+#[test]
+fn a_signal_between_the_replace_calls_ends_the_wait_after_them_with_the_request_back() {
+    let t0 = Instant::now();
+    let mut t = replacing(t0);
+    t.signal(15, t0);
+    t.holder_read(Ok(Some("r1".into())), t0);
+    assert_eq!(
+        effects(&mut t, t0),
+        vec![Effect::Ask { token: "r1".into() }]
+    );
+    let placed = Asked::Placed {
+        holder: "w".into(),
+        renew_ms: None,
+        ttl_ms: 300,
+    };
+    t.asked(Ok(placed), t0);
+    assert_eq!(
+        effects(&mut t, t0),
+        vec![Effect::Withdraw { token: "r1".into() }]
+    );
+    t.withdrawn(Ok(true), t0);
+    effects(&mut t, t0);
+    assert!(
+        matches!(t.outcome(), Some(Outcome::Exit(_))),
+        "{:?}",
+        t.outcome()
+    );
+}
+
+#[test]
+fn an_answer_to_a_call_not_out_changes_nothing() {
+    let t0 = Instant::now();
+    let mut t = replacing(t0);
+    t.asked(Ok(Asked::Ended), t0);
+    t.freed(Ok(true), t0);
+    assert_eq!(effects(&mut t, t0), vec![]);
+    t.holder_read(Ok(Some("r1".into())), t0);
+    assert_eq!(
+        effects(&mut t, t0),
+        vec![Effect::Ask { token: "r1".into() }]
+    );
+}
