@@ -53,6 +53,10 @@ pub enum Bug {
     /// The cancel listener gives up when the server refuses BLPOP, instead of falling back to
     /// polling with LPOP: a holder whose user may run LPOP cannot be cancelled (issue 61).
     ListenerNeverPolls = 262144,
+    /// A waker asked for with a busy answer is still started when a signal read after that
+    /// answer ends the wait (or sends it to take its replace request back): its BLPOP takes a
+    /// release's wake-up no waiter gets (issue 61).
+    StrayWaker = 524288,
 }
 
 #[cfg(feature = "test-support")]

@@ -661,6 +661,19 @@ fn a_listener_that_never_polls() {
 }
 
 #[test]
+fn a_waker_started_after_a_signal() {
+    // Issue 61: a signal read after a busy answer (or after the replace's) ended the wait, or
+    // sent it to take its replace request back, with the waker that answer asked for still
+    // to start: the binary started a BLPOP no waiter was behind. Found first by Take's and
+    // Wait's unit tests; here in the worlds that send SIGTERMs, by the rule that nothing
+    // starts a waker after one.
+    let bug = Some(Bug::StrayWaker);
+    hunt_in("a waker started after a signal", bug, None, false, |sc| {
+        !sc.signals.is_empty() && sc.notify
+    });
+}
+
+#[test]
 fn a_trigger_never_taken() {
     // Issue 66: a grant that lets a trigger through leaves it on the done record: every later
     // try runs the window again. Found in the worlds with `dlock trigger`, by a window made

@@ -89,6 +89,10 @@ pub struct Counts {
     pub replaces_asked: u64,
     pub replaced_grants: u64,
     pub replaces_withdrawn: u64,
+    /// SIGTERMs a waiting run read, and those that came while one of its calls was out (read
+    /// after its answer).
+    pub signals_waiting: u64,
+    pub signals_during_a_call: u64,
     /// `run --after`: upstream successes, tries refused for want of one, and grants checked.
     pub after_successes: u64,
     pub after_refusals: u64,
@@ -353,6 +357,15 @@ impl Checker {
         self.fail(
             t,
             format!("{token} was granted the lock while its host h{host} was drained"),
+        );
+    }
+
+    /// Host `host`'s run started a waker after a signal ended its wait: a BLPOP with no waiter
+    /// behind it, which takes a release's wake-up from the runs that still wait.
+    pub fn waker_after_signal(&mut self, t: Us, token: &str, host: usize) {
+        self.fail(
+            t,
+            format!("{token} on h{host} started a waker after a SIGTERM had ended its wait: its BLPOP takes wake-ups no waiter gets"),
         );
     }
 

@@ -44,6 +44,8 @@ pub struct Waiting {
     pub request_out: bool,
     /// A run was asked to stop for this one (counted once it takes the lock).
     pub asked_to_replace: bool,
+    /// A SIGTERM reached the run: its wait is over, whatever the machine still says.
+    pub signalled: bool,
 }
 
 /// Which of `Take`'s calls is out.
@@ -276,6 +278,7 @@ fn begin(w: &mut World, h: usize) {
         request: None,
         request_out: false,
         asked_to_replace: false,
+        signalled: false,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
     let until = w.now + (w.sc.wait.as_micros() as f64 / w.hosts[h].rate) as Us;

@@ -64,6 +64,9 @@ pub struct Scenario {
     /// `dlock trigger K` at each of these times (µs; --every worlds): the next try runs in a
     /// done window, once (issue 66).
     pub triggers: Vec<Us>,
+    /// (at, host): SIGTERM to the host's dlock at this time (µs); a waiting run reads it (its
+    /// wait ends with the signal's exit), any other phase ignores it here (issue 61).
+    pub signals: Vec<(Us, usize)>,
     /// `dlock drain --host H` at the first time (µs) and `dlock undrain` at the second: host H
     /// starts no run in between (issue 66).
     pub drain: Option<(Us, Us, usize)>,
@@ -234,6 +237,7 @@ impl Scenario {
             pause: None,
             cancels: Vec::new(),
             triggers: Vec::new(),
+            signals: Vec::new(),
             drain: None,
             cancel_at_end: 0,
             cancel_timeout: None,
@@ -346,6 +350,16 @@ impl Scenario {
                     1 => Rights::NoBlpop,
                     _ => Rights::Deaf,
                 };
+            }
+        }
+        // Issue 61 (last, as above): in a fifth of the worlds one to four SIGTERMs reach a
+        // host in the first half of the horizon, often while it waits (a wait that ends on a
+        // signal, its waker and its replace request with it).
+        if r.chance(0.2) {
+            let horizon = (horizon as f64 * sc.scale) as Us / 2;
+            for _ in 0..r.range(1, 4) {
+                let host = r.range(0, sc.hosts as u64 - 1) as usize;
+                sc.signals.push((r.range(0, horizon), host));
             }
         }
         sc

@@ -345,6 +345,8 @@ fn seed_range() {
         total.replaces_asked += o.counts.replaces_asked;
         total.replaced_grants += o.counts.replaced_grants;
         total.replaces_withdrawn += o.counts.replaces_withdrawn;
+        total.signals_waiting += o.counts.signals_waiting;
+        total.signals_during_a_call += o.counts.signals_during_a_call;
         total.after_successes += o.counts.after_successes;
         total.after_refusals += o.counts.after_refusals;
         total.after_grants += o.counts.after_grants;
@@ -410,6 +412,14 @@ fn seed_range() {
     assert!(
         total.replaced_grants > 5,
         "the replace worlds must reach the rule"
+    );
+    println!(
+        "sim: SIGTERM: {} read by a waiting run, {} of them while one of its calls was out (read after its answer; the run never starts a waker after it)",
+        total.signals_waiting, total.signals_during_a_call
+    );
+    assert!(
+        total.signals_during_a_call > 5,
+        "the signal worlds must reach a wait with a call out"
     );
     println!(
         "sim: run --after: {} upstream successes, {} tries refused for want of one in their window, {} grants each after one in its window",

@@ -86,6 +86,21 @@ pub fn step(w: &mut World, h: usize) {
     }
 }
 
+/// SIGTERM to host `h`: a waiting run reads it (after the answer of a call out, as the
+/// binary's blocking calls do); a run in another phase ignores it here.
+pub fn signal(w: &mut World, h: usize) {
+    let now = local(w, h);
+    let Phase::Waiting(s) = &mut w.hosts[h].phase else {
+        return;
+    };
+    s.signalled = true;
+    s.take.signal(15, now);
+    w.check.counts.signals_waiting += 1;
+    w.check.counts.signals_during_a_call += u64::from(s.out.is_some());
+    w.check.ev(w.now, h, "sigterm", 0);
+    step(w, h);
+}
+
 /// One effect: a call goes out (its answer comes back through `answer`), or a waker is
 /// started, resumed or stopped.
 fn carry_out(w: &mut World, h: usize, s: &mut Waiting, effect: Effect) {
@@ -129,6 +144,10 @@ fn carry_out(w: &mut World, h: usize, s: &mut Waiting, effect: Effect) {
         Effect::CleanedUp(_) => {}
         Effect::StartWaker { lists } | Effect::ResumeWaker { lists } => {
             let started = effect_was_start;
+            if started && s.signalled {
+                let token = w.hosts[h].token.clone();
+                w.check.waker_after_signal(w.now, &token, h);
+            }
             match &mut s.waker {
                 Some(waker) if !started => waker.resume(),
                 _ => s.waker = Some(Waker::new()),

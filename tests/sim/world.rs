@@ -115,6 +115,8 @@ pub enum Event {
     },
     /// The server starts answering garbage (Scenario::garbage): blocked BLPOPs get it too.
     Garbage,
+    /// SIGTERM to host `host`'s dlock.
+    Signal(usize),
     /// A holder's cancel listener's BLPOP reaches the server.
     Listen {
         host: usize,
@@ -285,6 +287,9 @@ impl World {
         }
         for at in w.sc.triggers.clone() {
             w.at(at, Event::Trigger);
+        }
+        for (at, host) in w.sc.signals.clone() {
+            w.at(at, Event::Signal(host));
         }
         for (at, ok) in w.sc.after.clone() {
             w.at(at, Event::Upstream(ok));
@@ -461,6 +466,7 @@ impl World {
                 Event::CancelWithdraw { ask } => crate::cancel::withdraw(self, ask),
                 Event::CancelWithdrawn { ask } => crate::cancel::withdrawn(self, ask),
                 Event::Garbage => crate::listener::garbled(self),
+                Event::Signal(host) => crate::waiting::signal(self, host),
                 Event::Listen { host, run } => crate::listener::listen(self, host, run),
                 Event::Heard { host, run, brought } => {
                     crate::listener::heard(self, host, run, &brought);
