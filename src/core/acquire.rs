@@ -387,7 +387,7 @@ impl Wait {
     /// End without the lock: stop the waker first (a wake-up it pops while the cleanup is out is
     /// a late one, which it places back), then release what a lost reply may have taken.
     fn give_up(&mut self, exit: Exit) {
-        self.drop_unstarted_waker();
+        self.drop_unsent();
         if self.withdraw_first(exit) {
             return;
         }
@@ -400,7 +400,7 @@ impl Wait {
 
     fn finish(&mut self, outcome: Outcome) {
         self.next_try = None;
-        self.drop_unstarted_waker();
+        self.drop_unsent();
         if self.waker {
             self.waker = false;
             let unused = self.unused_wake && !bugs::on(Bug::WokenFailureLosesTheWakeUp);
@@ -420,14 +420,19 @@ impl Wait {
         self.outcome = Some(outcome);
     }
 
-    /// A waker asked for and not started yet (a signal read after a busy answer, or after the
-    /// replace's) would listen for a wait that is over, or one that only takes its replace
-    /// request back: a release's wake-up it took would reach no waiter.
-    fn drop_unstarted_waker(&mut self) {
-        if bugs::on(Bug::StrayWaker) {
-            return;
+    /// What a busy answer asked for and is not carried out yet, when a signal read after that
+    /// answer ends the wait: a waker would listen for a wait that is over (or one that only
+    /// takes its replace request back), and a release's wake-up it took would reach no waiter;
+    /// the replace's request would stop the holder's run although no run replaces it.
+    fn drop_unsent(&mut self) {
+        if !bugs::on(Bug::StrayWaker) {
+            self.actions.retain(|a| *a != Action::StartWaker);
         }
-        self.actions.retain(|a| *a != Action::StartWaker);
+        if self.actions.contains(&Action::Replace) && !bugs::on(Bug::ReplaceAfterSignal) {
+            self.actions.retain(|a| *a != Action::Replace);
+            self.replace = Replace::Off;
+            self.out = false;
+        }
     }
 
     fn report(&mut self, r: Report) {

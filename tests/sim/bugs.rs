@@ -674,6 +674,31 @@ fn a_waker_started_after_a_signal() {
 }
 
 #[test]
+fn a_replace_request_sent_after_a_signal() {
+    // Issue 61: a SIGTERM read after the busy answer that asked for the replace ended the
+    // wait, and the request still went out (the soak's seed 1026261, the first soak with
+    // signals): the holder's run is stopped and nothing replaces it. Found in the worlds with
+    // signals and --on-busy replace, by the rule that a request placed must be taken back by a
+    // run that gives up. In the replace worlds, their replacing hosts sent eight SIGTERMs
+    // each over the first half of the world (at the soak's rate it takes minutes).
+    let bug = Some(Bug::ReplaceAfterSignal);
+    hunt_worlds("a replace request sent after a signal", bug, None, |seed| {
+        let mut sc = Scenario::draw(seed, false);
+        if !sc.replace.contains(&true) {
+            return None;
+        }
+        let mut r = crate::rng::Rng::new(seed ^ 0x5167_5167);
+        let half = sc.ttl.as_micros() as u64 * 6;
+        sc.signals = (0..sc.hosts)
+            .filter(|&h| sc.replace[h])
+            .flat_map(|h| (0..8).map(move |_| h))
+            .map(|h| (r.range(0, half), h))
+            .collect();
+        Some(sc)
+    });
+}
+
+#[test]
 fn a_trigger_never_taken() {
     // Issue 66: a grant that lets a trigger through leaves it on the done record: every later
     // try runs the window again. Found in the worlds with `dlock trigger`, by a window made

@@ -79,6 +79,15 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
                 for p in &mut c.partitions {
                     p.0 -= usize::from(p.0 > h);
                 }
+                c.rights.remove(h);
+                c.drain = c
+                    .drain
+                    .filter(|d| d.2 != h)
+                    .map(|(a, b, d)| (a, b, d - usize::from(d > h)));
+                c.signals.retain(|s| s.1 != h);
+                for s in &mut c.signals {
+                    s.1 -= usize::from(s.1 > h);
+                }
                 tries.push(c);
             }
         }
@@ -106,6 +115,11 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
         for i in 0..best.cancels.len() {
             let mut c = best.clone();
             c.cancels.remove(i);
+            tries.push(c);
+        }
+        for i in 0..best.signals.len() {
+            let mut c = best.clone();
+            c.signals.remove(i);
             tries.push(c);
         }
         if best.loss > 0.0 || best.reset > 0.0 {

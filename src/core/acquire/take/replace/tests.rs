@@ -204,3 +204,21 @@ fn an_answer_to_a_call_not_out_changes_nothing() {
         vec![Effect::Ask { token: "r1".into() }]
     );
 }
+
+#[test]
+fn a_signal_read_with_the_busy_answer_that_asked_for_the_replace_sends_no_request() {
+    // The soak's seed 1026261: the SIGTERM came while the try was out; the busy answer asked
+    // for the replace, the signal read after it ended the wait, and the request still went
+    // out: the holder's run was stopped although no run replaced it.
+    let t0 = Instant::now();
+    let limits = Limits {
+        replace: true,
+        ..limits(300)
+    };
+    let mut t = take(limits, 1, t0);
+    assert!(is_try(&effects(&mut t, t0)[0]));
+    t.signal(15, t0);
+    t.tried(busy(), None, t0);
+    assert_eq!(effects(&mut t, t0), vec![]);
+    assert_eq!(t.outcome(), Some(Outcome::Exit(Exit::Signal(15))));
+}
