@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use crate::cancel_truth::user_without;
+use crate::support::liar::Liar;
 use crate::support::*;
 
 /// The run log's entries of `key`, oldest first (field → value).
@@ -167,4 +168,64 @@ fn replace_is_refused_where_the_run_to_replace_is_not_one() {
             .stderr_has(says);
     }
     assert_eq!(r.get("dlock:k"), None);
+}
+
+/// Issue 61 (the simulation's seed 1026261): a SIGTERM that reaches a replacing run while its
+/// first try is out ends that run, and the holder's run goes on. The try's busy answer asks
+/// for the replace; the signal, read after that answer (the try's call blocks), ends the wait
+/// first, and no request goes out. The liar holds the try's answer until the signal is sent.
+/// Judged by the server (no request on the old run's list) and the old run's own end.
+#[test]
+fn a_replacing_run_signalled_during_its_first_try_asks_nothing() {
+    let r = RedisServer::start_tcp(&[]);
+    let mut old = dlock(&r)
+        .args(["run", "--key", "sig", "--ttl", "6s", "--"])
+        .args(["sh", "-c", "echo ready; read x; echo old-done"])
+        .spawn();
+    old.expect_line("ready");
+    let old_token = r.get("dlock:sig").expect("held by the old run");
+    // The new run's first EVALSHA is its try (the old run loaded the scripts).
+    let liar = Liar::holding(r.tcp_addr(), "EVALSHA", |_| true);
+    let new = Dlock::bare()
+        .args(["--url", &liar.url(), "run", "--key", "sig", "--ttl", "6s"])
+        .args([
+            "--on-busy",
+            "replace",
+            "--wait",
+            "5s",
+            "--",
+            "echo",
+            "new ran",
+        ])
+        .spawn();
+    let since = std::time::Instant::now();
+    while !liar.holds() {
+        assert!(
+            since.elapsed() < HANDSHAKE,
+            "the new run's try never went out"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    new.signal(libc::SIGTERM);
+    // dlock blocks SIGTERM and reads it from a signalfd between calls: it is pending on the
+    // process from the kill on, until the blocked try returns (the kernel's word, not dlock's).
+    let status = std::fs::read_to_string(format!("/proc/{}/status", new.pid())).unwrap();
+    let pending = status
+        .lines()
+        .find_map(|l| l.strip_prefix("ShdPnd:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .unwrap();
+    assert_ne!(pending & (1 << (libc::SIGTERM - 1)), 0, "{status}");
+    liar.let_go();
+    new.finish(HANDSHAKE)
+        .code(143)
+        .stdout_is("")
+        .stderr_lacks("asked that run to stop");
+    let list = format!("{{dlock:sig}}:cancel:{old_token}");
+    assert_eq!(r.cmd_string(&["LLEN", &list]), "0", "a request was placed");
+    old.write("x\n");
+    old.finish(HANDSHAKE).code(0).stdout_is("ready\nold-done\n");
+    let e = entries(&r, "sig");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0]["outcome"], "ok", "{e:?}");
 }

@@ -212,6 +212,15 @@ impl Wait {
             Input::Woken | Input::Signal(_) | Input::Replicas(_) if !self.out => {
                 self.answered(input, now)
             }
+            // The busy answer asked for the replace and its first call has not gone out yet
+            // (a blocking executor reads its events between the try and it): the signal ends
+            // the wait now, and no request goes out (`drop_unsent`).
+            Input::Signal(_)
+                if self.actions.contains(&Action::Replace)
+                    && !bugs::on(Bug::ReplaceAfterSignal) =>
+            {
+                self.answered(input, now)
+            }
             Input::Woken => self.woken_later = true,
             Input::Signal(signal) => self.signal_later = Some(signal),
             Input::Replicas(_) => {}

@@ -57,9 +57,9 @@ pub enum Bug {
     /// answer ends the wait (or sends it to take its replace request back): its BLPOP takes a
     /// release's wake-up no waiter gets (issue 61).
     StrayWaker = 524288,
-    /// `run --on-busy replace`: a signal read after the busy answer that asked for the replace
-    /// ends the wait, and the request still goes out: the holder's run is stopped although no
-    /// run replaces it (the soak's seed 1026261, issue 61).
+    /// `run --on-busy replace`: a signal read after the busy answer that asked for the replace,
+    /// or during its GET, ends the wait only after the request went out: the holder's run is
+    /// stopped although no run replaces it (the soak's seed 1026261, issue 61).
     ReplaceAfterSignal = 1048576,
 }
 

@@ -675,12 +675,12 @@ fn a_waker_started_after_a_signal() {
 
 #[test]
 fn a_replace_request_sent_after_a_signal() {
-    // Issue 61: a SIGTERM read after the busy answer that asked for the replace ended the
-    // wait, and the request still went out (the soak's seed 1026261, the first soak with
-    // signals): the holder's run is stopped and nothing replaces it. Found in the worlds with
-    // signals and --on-busy replace, by the rule that a request placed must be taken back by a
-    // run that gives up. In the replace worlds, their replacing hosts sent eight SIGTERMs
-    // each over the first half of the world (at the soak's rate it takes minutes).
+    // Issue 61: a SIGTERM read after the busy answer that asked for the replace (or during
+    // its GET) ended the wait only after the request went out (the soak's seed 1026261, the
+    // first soak with signals): the holder's run is stopped and nothing replaces it. Found in
+    // the replace worlds, their replacing hosts sent eight SIGTERMs each over the first half
+    // of the world (at the soak's rate it takes minutes), by the rule that no request goes
+    // out after a signal.
     let bug = Some(Bug::ReplaceAfterSignal);
     hunt_worlds("a replace request sent after a signal", bug, None, |seed| {
         let mut sc = Scenario::draw(seed, false);

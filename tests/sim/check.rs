@@ -369,6 +369,15 @@ impl Checker {
         );
     }
 
+    /// Run `token` asked run `holder` to stop (--on-busy replace) after a SIGTERM had ended its
+    /// own wait: the old run stops, and nothing replaces it.
+    pub fn replace_after_signal(&mut self, t: Us, token: &str, holder: &str) {
+        self.fail(
+            t,
+            format!("{token} asked run {holder} to stop after a SIGTERM had ended its wait: nothing replaces that run"),
+        );
+    }
+
     /// A run granted while its key was paused (`dlock pause`).
     pub fn paused_grant(&mut self, t: Us, token: &str) {
         self.fail(

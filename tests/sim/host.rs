@@ -46,6 +46,8 @@ pub struct Waiting {
     pub asked_to_replace: bool,
     /// A SIGTERM reached the run: its wait is over, whatever the machine still says.
     pub signalled: bool,
+    /// A SIGTERM came while a call was out: read after its answer.
+    pub signal_pending: bool,
 }
 
 /// Which of `Take`'s calls is out.
@@ -279,6 +281,7 @@ fn begin(w: &mut World, h: usize) {
         request_out: false,
         asked_to_replace: false,
         signalled: false,
+        signal_pending: false,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
     let until = w.now + (w.sc.wait.as_micros() as f64 / w.hosts[h].rate) as Us;

@@ -39,6 +39,10 @@ pub fn ask(w: &mut World, h: usize, s: &mut Waiting, token: &str) {
     let request = s.request.clone().unwrap_or_else(|| request(w, h));
     let call = scripted(&CancelCall::new(&keys, 0, token, &keys.lock, &request));
     let id = w.send(h, call, io_timeout(w));
+    if s.signalled {
+        let me = w.hosts[h].token.clone();
+        w.check.replace_after_signal(w.now, &me, token);
+    }
     // Placed or not, the request is this run's to take back at the end.
     w.check.cancel_placed(w.now, token, &request.id);
     s.request = Some(request);

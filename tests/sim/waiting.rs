@@ -86,18 +86,23 @@ pub fn step(w: &mut World, h: usize) {
     }
 }
 
-/// SIGTERM to host `h`: a waiting run reads it (after the answer of a call out, as the
-/// binary's blocking calls do); a run in another phase ignores it here.
+/// SIGTERM to host `h`: a waiting run reads it at once, or, while one of its calls is out,
+/// right after that call's answer (the binary's calls block; it reads its events after each);
+/// a run in another phase ignores it here.
 pub fn signal(w: &mut World, h: usize) {
     let now = local(w, h);
     let Phase::Waiting(s) = &mut w.hosts[h].phase else {
         return;
     };
     s.signalled = true;
-    s.take.signal(15, now);
     w.check.counts.signals_waiting += 1;
-    w.check.counts.signals_during_a_call += u64::from(s.out.is_some());
     w.check.ev(w.now, h, "sigterm", 0);
+    if s.out.is_some() {
+        w.check.counts.signals_during_a_call += 1;
+        s.signal_pending = true;
+        return;
+    }
+    s.take.signal(15, now);
     step(w, h);
 }
 
@@ -322,5 +327,9 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
         }
         Sent::Busy => s.take.busy_ended(a.is_ok()),
         replace => crate::replace::answer(w, h, s, replace, a),
+    }
+    // What came while the call was out, read after its answer (the binary's blocking calls).
+    if std::mem::take(&mut s.signal_pending) {
+        s.take.signal(15, now);
     }
 }

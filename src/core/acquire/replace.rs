@@ -59,6 +59,11 @@ impl Wait {
         true
     }
 
+    /// A signal came while a call was out, to be read after its answer.
+    pub(super) fn signal_pending(&self) -> bool {
+        self.signal_later.is_some()
+    }
+
     /// A try at or past the end of --wait is the last, unless the replace is still to come.
     pub(super) fn is_last_try(&self, now: Instant) -> bool {
         now >= self.until && self.replace != Replace::Ready
@@ -89,6 +94,7 @@ impl Wait {
                 self.report(Report::FreedKept { holder });
                 self.next_try = Some(now);
             }
+            Replaced::NotAsked => self.replace = Replace::Off,
             Replaced::Ended => {
                 // The run ended on its own meanwhile: the next try finds the lock free, or
                 // another run in it, which this run then waits for.

@@ -162,9 +162,8 @@ impl Take {
             Some(Again::Send(last_try)) => return Some(self.send(last_try, true, now, wall_ms)),
             None => {}
         }
-        if let Some(step) = &self.replacing {
-            self.out = Some(Out::Replace);
-            return Some(step.effect());
+        if let Some(call) = self.replace_call(now) {
+            return Some(call);
         }
         if let Some(c) = &mut self.cleanup {
             return Some(match c.poll_send(now) {

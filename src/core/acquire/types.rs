@@ -143,6 +143,9 @@ pub enum Replaced {
     Freed { holder: String },
     /// No run held the key by the time the request went out.
     Ended,
+    /// No request went out: a signal read while the holder's token was being read ends the
+    /// wait (`Take`), and asking now would stop a run that nothing replaces.
+    NotAsked,
     /// The request did not go out, or its answer was lost (`token`: the run it was for, once
     /// read).
     Failed {

@@ -2,7 +2,8 @@
 //! busy answer) and what the outcome means (core's replace.rs); `Take` carries the action out
 //! as up to three calls, one at a time, and gives `Wait` their one answer
 //! (`Input::Replaced`):
-//! - read the lock's token (GET): none left means the holder's run ended meanwhile;
+//! - read the lock's token (GET): none left means the holder's run ended meanwhile, and a
+//!   signal that came during it ends the wait with no request;
 //! - put this run's request on that run's list (cancel.lua, which places it only while the
 //!   token still holds the slot);
 //! - where only --hold-at-least keeps the slot (no process is left to ask), free it
@@ -17,6 +18,7 @@ use std::time::Instant;
 use super::{Effect, Out, Take};
 use crate::core::Failure;
 use crate::core::acquire::{Asked, Input, Replaced};
+use crate::core::bugs::{self, Bug};
 
 /// The replace's call to send, or out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +46,23 @@ impl Step {
 }
 
 impl Take {
+    /// The replace's next call, if one is due: none once a signal that came during the GET
+    /// (or was read after its answer) waits to end the wait — a request now would stop a run
+    /// that nothing replaces.
+    pub(super) fn replace_call(&mut self, now: Instant) -> Option<Effect> {
+        let step = self.replacing.as_ref()?;
+        if matches!(step, Step::Ask { .. })
+            && self.wait.signal_pending()
+            && !bugs::on(Bug::ReplaceAfterSignal)
+        {
+            self.replacing = None;
+            self.wait.handle(Input::Replaced(Replaced::NotAsked), now);
+            return None;
+        }
+        self.out = Some(Out::Replace);
+        Some(step.effect())
+    }
+
     /// --on-busy replace: the lock's token (None: no run holds it), or the GET's failure.
     pub fn holder_read(&mut self, got: Result<Option<String>, Failure>, now: Instant) {
         if !matches!(self.replacing, Some(Step::Read)) || !self.answered(Out::Replace, got.is_ok())

@@ -163,15 +163,15 @@ fn a_request_the_server_never_placed_is_not_taken_back() {
 }
 
 #[test]
-fn a_signal_between_the_replace_calls_ends_the_wait_after_them_with_the_request_back() {
+fn a_signal_while_the_request_is_out_ends_the_wait_after_it_with_the_request_back() {
     let t0 = Instant::now();
     let mut t = replacing(t0);
-    t.signal(15, t0);
     t.holder_read(Ok(Some("r1".into())), t0);
     assert_eq!(
         effects(&mut t, t0),
         vec![Effect::Ask { token: "r1".into() }]
     );
+    t.signal(15, t0);
     let placed = Asked::Placed {
         holder: "w".into(),
         renew_ms: None,
@@ -221,4 +221,41 @@ fn a_signal_read_with_the_busy_answer_that_asked_for_the_replace_sends_no_reques
     t.tried(busy(), None, t0);
     assert_eq!(effects(&mut t, t0), vec![]);
     assert_eq!(t.outcome(), Some(Outcome::Exit(Exit::Signal(15))));
+}
+
+#[test]
+fn a_signal_read_after_the_busy_answer_before_the_replace_goes_out_sends_no_request() {
+    // The binary reads its events after each blocking call: the signal that came while the
+    // try was out reaches the machine after the busy answer queued the replace, before its
+    // first call went out.
+    let t0 = Instant::now();
+    let limits = Limits {
+        replace: true,
+        ..limits(300)
+    };
+    let mut t = take(limits, 1, t0);
+    assert!(is_try(&t.poll(t0, 1_000).unwrap()));
+    t.tried(busy(), None, t0);
+    t.signal(15, t0);
+    assert_eq!(effects(&mut t, t0), vec![]);
+    assert_eq!(t.outcome(), Some(Outcome::Exit(Exit::Signal(15))));
+}
+
+#[test]
+fn a_signal_that_came_while_the_holder_was_read_ends_the_wait_with_no_request() {
+    // Delivered during the GET (the simulation) or read after its answer (the binary, which
+    // reads its events after each blocking call): either way no request goes out.
+    for signal_first in [true, false] {
+        let t0 = Instant::now();
+        let mut t = replacing(t0);
+        if signal_first {
+            t.signal(15, t0);
+        }
+        t.holder_read(Ok(Some("r1".into())), t0);
+        if !signal_first {
+            t.signal(15, t0);
+        }
+        assert_eq!(effects(&mut t, t0), vec![], "signal first: {signal_first}");
+        assert_eq!(t.outcome(), Some(Outcome::Exit(Exit::Signal(15))));
+    }
 }
