@@ -212,7 +212,8 @@ pub struct RunArgs {
     /// ask the holder to stop, as `dlock cancel` does (recorded "replaced by" on the old run),
     /// and take the lock after its release — never both running. With `replace` the wait lasts
     /// at least until the old run must have ended (its TTL past the request); a request still
-    /// untaken when the wait ends is taken back. Plain locks only (not --limit N, nor --also)
+    /// untaken when the wait ends is taken back, and a signal that ends the wait before the
+    /// request goes out sends none. Plain locks only (not --limit N, nor --also)
     #[arg(long, value_enum, default_value = DEFAULT_ON_BUSY, value_name = "ACTION")]
     pub on_busy: OnBusyArg,
 
