@@ -429,21 +429,6 @@ impl Wait {
         self.outcome = Some(outcome);
     }
 
-    /// What a busy answer asked for and is not carried out yet, when a signal read after that
-    /// answer ends the wait: a waker would listen for a wait that is over (or one that only
-    /// takes its replace request back), and a release's wake-up it took would reach no waiter;
-    /// the replace's request would stop the holder's run although no run replaces it.
-    fn drop_unsent(&mut self) {
-        if !bugs::on(Bug::StrayWaker) {
-            self.actions.retain(|a| *a != Action::StartWaker);
-        }
-        if self.actions.contains(&Action::Replace) && !bugs::on(Bug::ReplaceAfterSignal) {
-            self.actions.retain(|a| *a != Action::Replace);
-            self.replace = Replace::Off;
-            self.out = false;
-        }
-    }
-
     fn report(&mut self, r: Report) {
         self.actions.push_back(Action::Report(r));
     }

@@ -11,6 +11,9 @@
 //! - a wait that ends without the lock takes the request back (withdraw.lua takes only this
 //!   run's), so nothing stops the old run after this one said it did not replace it; if its
 //!   holder had taken it, that is said;
+//! - a signal read before the request went out ends the wait with none (a replace still
+//!   queued is dropped; Take sends no request while a signal waits to be read): a request
+//!   then would stop a run that nothing replaces;
 //! - the first busy try is never flagged as the last (the acquire script would count it busy
 //!   while the replace is still to come).
 
@@ -62,6 +65,21 @@ impl Wait {
     /// A signal came while a call was out, to be read after its answer.
     pub(super) fn signal_pending(&self) -> bool {
         self.signal_later.is_some()
+    }
+
+    /// What a busy answer asked for and is not carried out yet, when a signal read after that
+    /// answer ends the wait: a waker would listen for a wait that is over (or one that only
+    /// takes its replace request back), and a release's wake-up it took would reach no waiter;
+    /// the replace's request would stop the holder's run although no run replaces it.
+    pub(super) fn drop_unsent(&mut self) {
+        if !bugs::on(Bug::StrayWaker) {
+            self.actions.retain(|a| *a != Action::StartWaker);
+        }
+        if self.actions.contains(&Action::Replace) && !bugs::on(Bug::ReplaceAfterSignal) {
+            self.actions.retain(|a| *a != Action::Replace);
+            self.replace = Replace::Off;
+            self.out = false;
+        }
     }
 
     /// A try at or past the end of --wait is the last, unless the replace is still to come.
