@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::super::tests::{MS, busy, effects, is_try, limits, lost, take};
 use super::*;
-use crate::core::acquire::{Limits, Outcome, Report};
+use crate::core::acquire::{Limits, Outcome, Report, replace_reason};
 use crate::exit::Exit;
 
 /// A run with --on-busy replace and --wait 300 ms whose first try found the key busy: its
@@ -133,7 +133,12 @@ fn ends_busy_after(answer: Result<Asked, crate::core::Failure>) -> Vec<Effect> {
                 Effect::Withdraw { .. } => t.withdrawn(Ok(true), now),
                 _ => {}
             }
-            if matches!(e, Effect::Withdraw { .. } | Effect::Ask { .. }) {
+            if matches!(
+                e,
+                Effect::Withdraw { .. }
+                    | Effect::Ask { .. }
+                    | Effect::Report(Report::Withdrawn { .. })
+            ) {
                 made.push(e);
             }
         }
@@ -148,7 +153,15 @@ fn ends_busy_after(answer: Result<Asked, crate::core::Failure>) -> Vec<Effect> {
 
 #[test]
 fn a_request_whose_answer_was_lost_is_taken_back_from_the_run_it_was_for() {
-    let withdraw = vec![Effect::Withdraw { token: "r1".into() }];
+    // The line names the holder the busy answer named: the lost answer named none.
+    let withdraw = vec![
+        Effect::Withdraw { token: "r1".into() },
+        Effect::Report(Report::Withdrawn {
+            token: "r1".into(),
+            holder: "web-1 pid 7".into(),
+            taken_back: Ok(true),
+        }),
+    ];
     assert_eq!(ends_busy_after(Err(lost())), withdraw);
 }
 
@@ -258,4 +271,12 @@ fn a_signal_that_came_while_the_holder_was_read_ends_the_wait_with_no_request() 
         assert_eq!(effects(&mut t, t0), vec![], "signal first: {signal_first}");
         assert_eq!(t.outcome(), Some(Outcome::Exit(Exit::Signal(15))));
     }
+}
+
+#[test]
+fn the_old_run_records_which_run_replaced_it_and_from_where() {
+    assert_eq!(
+        replace_reason("4f2a", "web-2", 81),
+        "replaced by run 4f2a on web-2 pid 81 (--on-busy replace)"
+    );
 }
