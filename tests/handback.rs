@@ -44,11 +44,7 @@ fn a_waiter_that_gives_up_as_it_is_woken_hands_the_wake_up_on() {
         .args(["--", "echo", "w2 started"])
         .spawn();
     wait_for_blocked(&r, 2);
-    let since = Instant::now();
-    while !liar.holds() {
-        assert!(since.elapsed() < HANDSHAKE, "w1's last try never went out");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    liar.await_held("w1's last try never went out");
     holder.write("x\n");
     holder.finish(HANDSHAKE).code(0);
     // Its waker has taken the release's wake-up and handed it to the acquire loop, which is
@@ -101,11 +97,7 @@ fn a_waiter_whose_last_try_got_no_answer_hands_the_wake_up_on() {
         .args(["--", "echo", "w2 started"])
         .spawn();
     wait_for_blocked(&r, 2);
-    let since = Instant::now();
-    while !liar.holds() {
-        assert!(since.elapsed() < HANDSHAKE, "w1's last try never went out");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    liar.await_held("w1's last try never went out");
     holder.write("x\n");
     holder.finish(HANDSHAKE).code(0);
     w1.expect_stderr("a release wake-up arrived");
@@ -203,14 +195,7 @@ fn a_wake_up_reaching_a_waiter_after_it_gave_up_is_handed_on() {
     wait_for_blocked(&r, 2);
     holder.write("x\n");
     holder.finish(HANDSHAKE).code(0);
-    let since = Instant::now();
-    while !liar.holds() {
-        assert!(
-            since.elapsed() < HANDSHAKE,
-            "w1's BLPOP never got the wake-up"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    liar.await_held("w1's BLPOP never got the wake-up");
     w1.signal(libc::SIGTERM);
     wait_for_own_item(&r, "late");
     let let_go = Instant::now();
@@ -257,14 +242,7 @@ fn a_wake_up_reaching_a_waiter_after_it_took_the_lock_is_not_handed_on() {
     wait_for_blocked(&r, 1);
     holder.write("x\n");
     holder.finish(HANDSHAKE).code(0);
-    let since = Instant::now();
-    while !liar.holds() {
-        assert!(
-            since.elapsed() < HANDSHAKE,
-            "w1's BLPOP never got the wake-up"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    liar.await_held("w1's BLPOP never got the wake-up");
     w1.expect_line("w1 ran");
     wait_for_own_item(&r, "used");
     let clients = |r: &RedisServer| -> u32 {

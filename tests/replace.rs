@@ -198,14 +198,7 @@ fn a_replacing_run_signalled_during_its_first_try_asks_nothing() {
             "new ran",
         ])
         .spawn();
-    let since = std::time::Instant::now();
-    while !liar.holds() {
-        assert!(
-            since.elapsed() < HANDSHAKE,
-            "the new run's try never went out"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    liar.await_held("the new run's try never went out");
     new.signal(libc::SIGTERM);
     // dlock blocks SIGTERM and reads it from a signalfd between calls: it is pending on the
     // process from the kill on, until the blocked try returns (the kernel's word, not dlock's).

@@ -64,7 +64,13 @@ pub fn free_kept(w: &mut World, h: usize, s: &mut Waiting, token: &str) {
 
 /// `Effect::Withdraw`: the run's request back from run `token`'s list.
 pub fn withdraw(w: &mut World, h: usize, s: &mut Waiting, token: &str) {
-    let request = s.request.clone().unwrap_or_else(|| request(w, h));
+    // Only a request that went out is taken back.
+    let Some(request) = s.request.clone() else {
+        panic!(
+            "seed {}: h{h} takes back a request it never sent",
+            w.sc.seed
+        );
+    };
     let run = RunKeys::new(&w.host_keys[h].lock, token);
     let call = scripted(&WithdrawCall {
         run: &run,

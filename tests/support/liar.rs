@@ -166,6 +166,17 @@ impl Liar {
         self.told() && !self.shared.let_go.load(Ordering::SeqCst)
     }
 
+    /// `Lie::Hold`: wait until the chosen reply is held — the handshake that the command went
+    /// out and was answered; `what` says, in a failure, which command never came. HANDSHAKE
+    /// bounds it: the command follows from the test's own steps within milliseconds.
+    pub fn await_held(&self, what: &str) {
+        let since = std::time::Instant::now();
+        while !self.holds() {
+            assert!(since.elapsed() < super::HANDSHAKE, "{what}");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
     /// `Lie::Hold`: pass the held reply on.
     pub fn let_go(&self) {
         self.shared.let_go.store(true, Ordering::SeqCst);
