@@ -61,6 +61,10 @@ pub enum Bug {
     /// or during its GET, ends the wait only after the request went out: the holder's run is
     /// stopped although no run replaces it (the soak's seed 1026261, issue 61).
     ReplaceAfterSignal = 1048576,
+    /// A SIGTERM to a run whose job ignores it brings SIGKILL only at the lease's hard stop, not
+    /// `--grace` after it: the job outlives the stop an operator asked for by up to a lease
+    /// (issue 61: the simulation's first signals to running hosts).
+    SignalKillsAtHardStop = 2097152,
 }
 
 #[cfg(feature = "test-support")]

@@ -370,7 +370,11 @@ impl Stop {
         self.actions.push_back(Action::Forward(sig));
         if self.reason.is_none() {
             self.reason = Some(Reason::Signal(sig));
-            let kill_at = (now + self.limits.grace).min(self.hard_stop());
+            let kill_at = if on(Bug::SignalKillsAtHardStop) {
+                self.hard_stop()
+            } else {
+                (now + self.limits.grace).min(self.hard_stop())
+            };
             self.kill_at = Some(kill_at);
             let kill_in = kill_at.saturating_duration_since(now);
             self.report(Report::Forwarded {

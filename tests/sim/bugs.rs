@@ -699,6 +699,22 @@ fn a_replace_request_sent_after_a_signal() {
 }
 
 #[test]
+fn a_signal_whose_sigkill_waits_for_the_hard_stop() {
+    // Issue 61: a SIGTERM to a run whose job ignores it brings SIGKILL only at the lease's hard
+    // stop, not --grace after it (the stop machine's signal rule, broken in core). Found in the
+    // worlds that send SIGTERMs, by the rule that a signalled run's job is dead within --grace
+    // of the signal and SIGKILL's latency (the simulation's first signals to running hosts).
+    let bug = Some(Bug::SignalKillsAtHardStop);
+    hunt_in(
+        "a signal's SIGKILL at the hard stop",
+        bug,
+        None,
+        false,
+        |sc| !sc.signals.is_empty(),
+    );
+}
+
+#[test]
 fn a_trigger_never_taken() {
     // Issue 66: a grant that lets a trigger through leaves it on the done record: every later
     // try runs the window again. Found in the worlds with `dlock trigger`, by a window made

@@ -93,6 +93,8 @@ pub struct Counts {
     /// after its answer).
     pub signals_waiting: u64,
     pub signals_during_a_call: u64,
+    /// SIGTERMs a run read while its job ran (the job held to `--grace` after it).
+    pub signals_running: u64,
     /// `run --after`: upstream successes, tries refused for want of one, and grants checked.
     pub after_successes: u64,
     pub after_refusals: u64,
@@ -182,6 +184,8 @@ pub struct Checker {
     pub keep: usize,
     /// Jobs alive when the server came back empty, and when they must be dead by.
     restart_bound: Vec<(String, Us)>,
+    /// Jobs of runs a SIGTERM reached, and when they must be dead by.
+    signal_bound: Vec<(String, Us)>,
     /// --every: the grants, the successes the server recorded and the key's period in force.
     pub periods: Periods,
     /// Runs whose lease reached its renewal cap.
@@ -227,6 +231,7 @@ impl Checker {
             violation: None,
             keep: 200,
             restart_bound: Vec::new(),
+            signal_bound: Vec::new(),
             periods: Periods::default(),
             capped: Vec::new(),
             cancelled: BTreeSet::new(),
@@ -505,6 +510,10 @@ impl Checker {
         };
         self.jobs[i].dead = Some(t);
         self.check_restart_bound(t, token);
+        if let Some(by) = past(&mut self.signal_bound, t, token) {
+            let over = (t - by) as f64 / 1000.0;
+            self.fail(t, format!("job {token} outlived the SIGTERM its run got by {over:.3} ms past --grace and SIGKILL's latency"));
+        }
         let start = self.jobs[i].start;
         // In an unsafe world: how long it ran beside a later job of its slot.
         let longest = self
@@ -687,15 +696,13 @@ impl Checker {
         self.capped.push(token.to_string());
     }
 
+    /// The run of `token`, whose job is alive, got a SIGTERM: its job must be dead `by`.
+    pub fn signalled(&mut self, token: &str, by: Us) {
+        self.signal_bound.push((token.to_string(), by));
+    }
+
     fn check_restart_bound(&mut self, t: Us, token: &str) {
-        let late: Vec<Us> = self
-            .restart_bound
-            .iter()
-            .filter(|(k, by)| k == token && t > *by)
-            .map(|(_, by)| *by)
-            .collect();
-        self.restart_bound.retain(|(k, _)| k != token);
-        if let Some(by) = late.first() {
+        if let Some(by) = past(&mut self.restart_bound, t, token) {
             let over = (t - by) as f64 / 1000.0;
             self.fail(t, format!("job {token} outlived the restart that lost the lock by {over:.3} ms past its bound"));
         }
@@ -716,4 +723,15 @@ impl Checker {
             );
         }
     }
+}
+
+/// The first of `bounds` (token, dead by) that `token`'s job, dead at `t`, outlived; the job's
+/// bounds are dropped.
+fn past(bounds: &mut Vec<(String, Us)>, t: Us, token: &str) -> Option<Us> {
+    let late = bounds
+        .iter()
+        .find(|(k, by)| k == token && t > *by)
+        .map(|(_, by)| *by);
+    bounds.retain(|(k, _)| k != token);
+    late
 }

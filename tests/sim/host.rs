@@ -212,6 +212,17 @@ pub fn schedule(w: &mut World, h: usize, at: Option<Instant>) {
     }
 }
 
+/// SIGTERM to host `h`: read by its run's wait (waiting.rs) or its supervising loop
+/// (supervise.rs); a run releasing, or no run, ignores it (the binary reads no signal while it
+/// releases).
+pub fn signal(w: &mut World, h: usize) {
+    match w.hosts[h].phase {
+        Phase::Waiting(_) => crate::waiting::signal(w, h),
+        Phase::Running(_) => crate::supervise::sigterm(w, h),
+        Phase::Idle | Phase::Ending(_) => {}
+    }
+}
+
 pub fn failure(f: Fail) -> Failure {
     let broke = match f {
         Fail::Refused => Broke::Unsent { refused: true },

@@ -361,6 +361,7 @@ fn seed_range() {
         total.replaces_withdrawn += o.counts.replaces_withdrawn;
         total.signals_waiting += o.counts.signals_waiting;
         total.signals_during_a_call += o.counts.signals_during_a_call;
+        total.signals_running += o.counts.signals_running;
         total.after_successes += o.counts.after_successes;
         total.after_refusals += o.counts.after_refusals;
         total.after_grants += o.counts.after_grants;
@@ -434,6 +435,14 @@ fn seed_range() {
     assert!(
         total.signals_during_a_call > 5,
         "the signal worlds must reach a wait with a call out"
+    );
+    println!(
+        "sim: SIGTERM: {} read by a run whose job ran (each job dead within --grace of it, and SIGKILL's latency)",
+        total.signals_running
+    );
+    assert!(
+        total.signals_running > 5,
+        "the signal worlds must reach a running job"
     );
     println!(
         "sim: run --after: {} upstream successes, {} tries refused for want of one in their window, {} grants each after one in its window",

@@ -80,7 +80,8 @@ fn kill_latency(w: &mut World) -> Us {
     w.rng.range(0, lead.saturating_sub(2000))
 }
 
-fn signal(w: &mut World, h: usize, r: &mut Running, kill: bool) {
+/// SIGTERM (`kill`: SIGKILL) to the simulated job, which dies as drawn.
+fn to_job(w: &mut World, h: usize, r: &mut Running, kill: bool) {
     if r.job.dead {
         return;
     }
@@ -97,6 +98,30 @@ fn signal(w: &mut World, h: usize, r: &mut Running, kill: bool) {
         let run = w.hosts[h].run;
         w.at(r.job.exit_at, Event::JobExit { host: h, run });
     }
+}
+
+/// SIGTERM to host `h`'s running run: its supervising loop reads it at once (the renewals are
+/// the lease thread's calls, never in its way), and the stop machine says what the job gets.
+/// The checker holds the job to its end: dead within `--grace` of the signal (on the host's
+/// clock) and SIGKILL's latency, whatever the job does with SIGTERM.
+pub fn sigterm(w: &mut World, h: usize) {
+    let now = local(w, h);
+    let grace_us = w.sc.grace.as_micros() as f64 / w.hosts[h].rate;
+    // A timer fires up to 1 ms late; SIGKILL takes under the kill lead (`kill_latency`).
+    let lead = (w.sc.ttl.as_micros() as Us / 10).min(50_000);
+    let by = w.now + grace_us.ceil() as Us + 1000 + lead;
+    let token = w.hosts[h].token.clone();
+    let Phase::Running(r) = &mut w.hosts[h].phase else {
+        return;
+    };
+    w.check.counts.signals_running += 1;
+    w.check.ev(w.now, h, "sigterm", 0);
+    if !r.job.dead {
+        w.check.signalled(&token, by);
+    }
+    r.hold
+        .handle(HoldInput::Job(StopInput::Signal(libc::SIGTERM)), now);
+    supervise(w, h);
 }
 
 /// Run the machine until it has nothing to do now; then the next timer.
@@ -136,10 +161,10 @@ fn act(w: &mut World, h: usize, r: &mut Running, now: Instant) {
     while let Some(a) = r.hold.poll_action() {
         match a {
             HoldAction::Job(HoldJob::Terminate | HoldJob::Forward(_)) => {
-                signal(w, h, r, false);
+                to_job(w, h, r, false);
             }
             HoldAction::Job(HoldJob::Kill { .. } | HoldJob::KillAgain) => {
-                signal(w, h, r, true);
+                to_job(w, h, r, true);
             }
             // `dlock cancel`'s listener: its BLPOP on the run's own list (listener.rs).
             HoldAction::Job(HoldJob::StartListener) => {

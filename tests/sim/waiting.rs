@@ -86,9 +86,8 @@ pub fn step(w: &mut World, h: usize) {
     }
 }
 
-/// SIGTERM to host `h`: a waiting run reads it at once, or, while one of its calls is out,
-/// right after that call's answer (the binary's calls block; it reads its events after each);
-/// a run in another phase ignores it here.
+/// SIGTERM to host `h`'s waiting run: read at once, or, while one of its calls is out, right
+/// after that call's answer (the binary's calls block; it reads its events after each).
 pub fn signal(w: &mut World, h: usize) {
     let now = local(w, h);
     let Phase::Waiting(s) = &mut w.hosts[h].phase else {

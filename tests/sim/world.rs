@@ -466,7 +466,7 @@ impl World {
                 Event::CancelWithdraw { ask } => crate::cancel::withdraw(self, ask),
                 Event::CancelWithdrawn { ask } => crate::cancel::withdrawn(self, ask),
                 Event::Garbage => crate::listener::garbled(self),
-                Event::Signal(host) => crate::waiting::signal(self, host),
+                Event::Signal(host) => crate::host::signal(self, host),
                 Event::Listen { host, run } => crate::listener::listen(self, host, run),
                 Event::Heard { host, run, brought } => {
                     crate::listener::heard(self, host, run, &brought);
