@@ -93,8 +93,10 @@ pub struct Counts {
     /// after its answer).
     pub signals_waiting: u64,
     pub signals_during_a_call: u64,
-    /// SIGTERMs a run read while its job ran (the job held to `--grace` after it).
+    /// SIGTERMs a run read while its job ran (the job held to `--grace` after it), and those
+    /// that were its second (the job held to SIGKILL's latency).
     pub signals_running: u64,
+    pub signals_running_again: u64,
     /// `run --after`: upstream successes, tries refused for want of one, and grants checked.
     pub after_successes: u64,
     pub after_refusals: u64,
@@ -512,7 +514,7 @@ impl Checker {
         self.check_restart_bound(t, token);
         if let Some(by) = past(&mut self.signal_bound, t, token) {
             let over = (t - by) as f64 / 1000.0;
-            self.fail(t, format!("job {token} outlived the SIGTERM its run got by {over:.3} ms past --grace and SIGKILL's latency"));
+            self.fail(t, format!("job {token} outlived a SIGTERM its run got by {over:.3} ms past its bound (--grace and SIGKILL's latency; SIGKILL's latency after a second)"));
         }
         let start = self.jobs[i].start;
         // In an unsafe world: how long it ran beside a later job of its slot.

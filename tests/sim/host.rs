@@ -78,6 +78,8 @@ pub struct Running {
     pub window: Option<u64>,
     /// `dlock cancel`'s listener (the real machine), once the stop machine started it.
     pub listener: Option<dlock::api::sim::CancelListener>,
+    /// A SIGTERM reached the run (a second one must bring SIGKILL at once).
+    pub signalled: bool,
 }
 
 pub struct Ending {

@@ -65,7 +65,8 @@ pub struct Scenario {
     /// done window, once (issue 66).
     pub triggers: Vec<Us>,
     /// (at, host): SIGTERM to the host's dlock at this time (µs); a waiting run reads it (its
-    /// wait ends with the signal's exit), any other phase ignores it here (issue 61).
+    /// wait ends with the signal's exit), a running one stops its job, a releasing one ignores
+    /// it (issue 61).
     pub signals: Vec<(Us, usize)>,
     /// `dlock drain --host H` at the first time (µs) and `dlock undrain` at the second: host H
     /// starts no run in between (issue 66).
@@ -354,12 +355,18 @@ impl Scenario {
         }
         // Issue 61 (last, as above): in a fifth of the worlds one to four SIGTERMs reach a
         // host in the first half of the horizon, often while it waits (a wait that ends on a
-        // signal, its waker and its replace request with it).
+        // signal, its waker and its replace request with it); a third of them are sent again
+        // within --grace (an impatient operator: a running job's second SIGTERM is SIGKILL).
         if r.chance(0.2) {
             let horizon = (horizon as f64 * sc.scale) as Us / 2;
+            let grace = sc.grace.as_micros() as Us;
             for _ in 0..r.range(1, 4) {
                 let host = r.range(0, sc.hosts as u64 - 1) as usize;
-                sc.signals.push((r.range(0, horizon), host));
+                let at = r.range(0, horizon);
+                sc.signals.push((at, host));
+                if r.chance(0.33) {
+                    sc.signals.push((at + r.range(1, grace.max(2)), host));
+                }
             }
         }
         sc

@@ -362,6 +362,7 @@ fn seed_range() {
         total.signals_waiting += o.counts.signals_waiting;
         total.signals_during_a_call += o.counts.signals_during_a_call;
         total.signals_running += o.counts.signals_running;
+        total.signals_running_again += o.counts.signals_running_again;
         total.after_successes += o.counts.after_successes;
         total.after_refusals += o.counts.after_refusals;
         total.after_grants += o.counts.after_grants;
@@ -437,12 +438,12 @@ fn seed_range() {
         "the signal worlds must reach a wait with a call out"
     );
     println!(
-        "sim: SIGTERM: {} read by a run whose job ran (each job dead within --grace of it, and SIGKILL's latency)",
-        total.signals_running
+        "sim: SIGTERM: {} read by a run whose job ran (each job dead within --grace of it and SIGKILL's latency), {} of them its second (SIGKILL at once)",
+        total.signals_running, total.signals_running_again
     );
     assert!(
-        total.signals_running > 5,
-        "the signal worlds must reach a running job"
+        total.signals_running > 5 && total.signals_running_again > 5,
+        "the signal worlds must reach a running job, and one signalled twice"
     );
     println!(
         "sim: run --after: {} upstream successes, {} tries refused for want of one in their window, {} grants each after one in its window",

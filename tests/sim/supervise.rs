@@ -68,6 +68,7 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
         job,
         window,
         listener: None,
+        signalled: false,
     }));
     supervise(w, h);
 }
@@ -103,16 +104,22 @@ fn to_job(w: &mut World, h: usize, r: &mut Running, kill: bool) {
 /// SIGTERM to host `h`'s running run: its supervising loop reads it at once (the renewals are
 /// the lease thread's calls, never in its way), and the stop machine says what the job gets.
 /// The checker holds the job to its end: dead within `--grace` of the signal (on the host's
-/// clock) and SIGKILL's latency, whatever the job does with SIGTERM.
+/// clock) and SIGKILL's latency, whatever the job does with SIGTERM; within SIGKILL's latency
+/// of a second one.
 pub fn sigterm(w: &mut World, h: usize) {
     let now = local(w, h);
     let grace_us = w.sc.grace.as_micros() as f64 / w.hosts[h].rate;
     // A timer fires up to 1 ms late; SIGKILL takes under the kill lead (`kill_latency`).
     let lead = (w.sc.ttl.as_micros() as Us / 10).min(50_000);
-    let by = w.now + grace_us.ceil() as Us + 1000 + lead;
     let token = w.hosts[h].token.clone();
     let Phase::Running(r) = &mut w.hosts[h].phase else {
         return;
+    };
+    let by = if std::mem::replace(&mut r.signalled, true) {
+        w.check.counts.signals_running_again += 1;
+        w.now + 1000 + lead
+    } else {
+        w.now + grace_us.ceil() as Us + 1000 + lead
     };
     w.check.counts.signals_running += 1;
     w.check.ev(w.now, h, "sigterm", 0);
