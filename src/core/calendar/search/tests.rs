@@ -72,15 +72,29 @@ fn ms_of(z: &jiff::Zoned) -> u64 {
 }
 
 /// The window start at or before `ms` and the next start after it, by croner.
+///
+/// croner's backward search is wrong in one place: from the first pass of a time the clock
+/// then goes back over, it answers that time's second pass, which is after `ms` (Lord Howe,
+/// 2035-04-01 01:59:59.999 +11:00: 01:30 +10:30; the property found it on 2026-12-07). There
+/// the start is found with croner's forward search, stepped from its start at or before three
+/// hours earlier (before any clock change's repeated stretch, two hours at most, began).
 fn reference(cron: &Cron, zone: &TimeZone, ms: u64) -> (u64, u64) {
-    let at = zoned(ms, zone);
-    let previous = cron
-        .find_previous_occurrence(&at, true)
-        .map_or(0, |z| ms_of(&z));
-    let next = cron
-        .find_next_occurrence(&at, false)
-        .map_or(u64::MAX, |z| ms_of(&z));
-    (previous, next)
+    let previous = |ms: u64| {
+        cron.find_previous_occurrence(&zoned(ms, zone), true)
+            .map_or(0, |z| ms_of(&z))
+    };
+    let next = |ms: u64| {
+        cron.find_next_occurrence(&zoned(ms, zone), false)
+            .map_or(u64::MAX, |z| ms_of(&z))
+    };
+    let mut start = previous(ms);
+    if start > ms {
+        start = previous(ms.saturating_sub(3 * 3_600_000));
+        while next(start) <= ms {
+            start = next(start);
+        }
+    }
+    (start, next(ms))
 }
 
 /// One field as an operator may write it: `*`, a value, a range, a step, or a list of those.
@@ -192,6 +206,15 @@ fn the_cases_the_property_found_are_crons() {
         // The first time after Berlin's autumn change back (03:00 CET, once): a fixed time.
         ("0 3 * * *", "Europe/Berlin", 1_792_890_000_000),
         ("0 3 * * *", "Europe/Berlin", 1_792_895_400_000),
+        // The last millisecond of the first pass of 01:30-02:00 on Lord Howe's 2035-04-01,
+        // when its clock went back half an hour at 02:00 (+11:00 to +10:30): the window began
+        // at 01:30 (+11:00) and the next starts at 01:30 again (+10:30), a millisecond later.
+        ("30 * * * *", "Australia/Lord_Howe", 2_058_965_999_999),
+        (
+            "30 * 2-3,17 1-10 0-4",
+            "Australia/Lord_Howe",
+            2_058_965_999_999,
+        ),
     ];
     for &(text, tz, ms) in FOUND {
         let c = Calendar::parse(text, tz).unwrap_or_else(|e| panic!("{e}"));
