@@ -18,34 +18,14 @@
 //! - the run is over when the leader has exited and nothing of the job is left.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::bugs::{Bug, on};
 use super::clock::{hard_stop, kill_lead, lease_end};
-pub use super::stop_events::{Action, Input, Limits, Reason, Report};
+pub use super::stop_events::{
+    Action, FIRST_LOOK, GROUP_POLL, Input, LISTEN_AFTER, Limits, Reason, Report,
+};
 use crate::exit::Exit;
-
-/// Once SIGKILL is out, or while the leader has exited but its group lives on, look this
-/// often: a process in uninterruptible sleep can take a while to die, and there is no event
-/// for "the group is gone".
-pub const GROUP_POLL: Duration = Duration::from_millis(5);
-
-/// The supervising loop watches the connection from the job's start (issue 62): a direct
-/// connection's socket is known from its connect (`store::conn`), so a server that restarts in
-/// the job's first moments is noticed within a round trip. Where it is not known (behind
-/// Sentinel, or a connect that overlapped another of this process) it is looked up among the
-/// process's descriptors, which reads /proc/self/fd and with the clean-up of what that leaves
-/// in /proc at exit cost ~0.2 ms, an eighth of a `dlock run -- true` (BENCHMARKS.md): the
-/// first lookup comes this far into the job (a job that ends sooner never pays for it), and
-/// later ones this far apart while the socket cannot be told apart from another connection to
-/// the same server (the waker's, which closes right after the acquire).
-pub const FIRST_LOOK: Duration = Duration::from_millis(100);
-
-/// How far into the job the cancel listener starts (its thread, then its connection and first
-/// BLPOP). A short job (the common cron run) ends before it: no thread, and the run stays at
-/// two client commands (acquire, release). A request sent earlier waits in its list, so the job
-/// still gets SIGTERM within a second of it.
-pub const LISTEN_AFTER: Duration = Duration::from_millis(250);
 
 #[derive(Debug)]
 pub struct Stop {
@@ -352,7 +332,7 @@ impl Stop {
                 self.terminated = true;
                 self.actions.push_back(Action::Terminate);
             }
-            let kill_at = (now + self.limits.grace).min(self.hard_stop());
+            let kill_at = self.after_grace(now);
             self.kill_at = Some(self.kill_at.map_or(kill_at, |t| t.min(kill_at)));
         }
         if self.killed {
@@ -373,7 +353,7 @@ impl Stop {
             let kill_at = if on(Bug::SignalKillsAtHardStop) {
                 self.hard_stop()
             } else {
-                (now + self.limits.grace).min(self.hard_stop())
+                self.after_grace(now)
             };
             self.kill_at = Some(kill_at);
             let kill_in = kill_at.saturating_duration_since(now);
@@ -384,12 +364,16 @@ impl Stop {
         }
     }
 
+    /// SIGKILL's time for a stop that gives the job `--grace` from `now` (never past the hard
+    /// stop).
+    fn after_grace(&self, now: Instant) -> Instant {
+        (now + self.limits.grace).min(self.hard_stop())
+    }
+
     fn begin_stop(&mut self, reason: Reason, now: Instant) {
         self.reason = Some(reason);
         let kill_at = match reason {
-            Reason::Lost | Reason::Cancelled | Reason::NotProtocol => {
-                (now + self.limits.grace).min(self.hard_stop())
-            }
+            Reason::Lost | Reason::Cancelled | Reason::NotProtocol => self.after_grace(now),
             _ => self.hard_stop(),
         };
         self.kill_at = Some(kill_at);

@@ -1,9 +1,32 @@
-//! What the stop machine (`stop`) is told and what it asks for: its settings (`Limits`), what
-//! happened (`Input`), what to do (`Action`) and the facts worth a log line (`Report`).
+//! What the stop machine (`stop`) is told and what it asks for: its settings (`Limits`) and
+//! fixed times, what happened (`Input`), what to do (`Action`) and the facts worth a log line
+//! (`Report`).
 
 pub use super::Limits;
 use crate::exit::Exit;
 use std::time::{Duration, Instant};
+
+/// Once SIGKILL is out, or while the leader has exited but its group lives on, look this
+/// often: a process in uninterruptible sleep can take a while to die, and there is no event
+/// for "the group is gone".
+pub const GROUP_POLL: Duration = Duration::from_millis(5);
+
+/// The supervising loop watches the connection from the job's start (issue 62): a direct
+/// connection's socket is known from its connect (`store::conn`), so a server that restarts in
+/// the job's first moments is noticed within a round trip. Where it is not known (behind
+/// Sentinel, or a connect that overlapped another of this process) it is looked up among the
+/// process's descriptors, which reads /proc/self/fd and with the clean-up of what that leaves
+/// in /proc at exit cost ~0.2 ms, an eighth of a `dlock run -- true` (BENCHMARKS.md): the
+/// first lookup comes this far into the job (a job that ends sooner never pays for it), and
+/// later ones this far apart while the socket cannot be told apart from another connection to
+/// the same server (the waker's, which closes right after the acquire).
+pub const FIRST_LOOK: Duration = Duration::from_millis(100);
+
+/// How far into the job the cancel listener starts (its thread, then its connection and first
+/// BLPOP). A short job (the common cron run) ends before it: no thread, and the run stays at
+/// two client commands (acquire, release). A request sent earlier waits in its list, so the job
+/// still gets SIGTERM within a second of it.
+pub const LISTEN_AFTER: Duration = Duration::from_millis(250);
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Eq)]

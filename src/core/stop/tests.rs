@@ -8,6 +8,7 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
+use std::time::Duration;
 
 mod reports;
 mod scenarios;
