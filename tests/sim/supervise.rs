@@ -73,11 +73,17 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
     supervise(w, h);
 }
 
-/// How long SIGKILL takes to end the job: under dlock's kill lead (min(TTL/10, 50 ms)) less
-/// the 1 ms a timer may fire late and 1 ms to spare. Fixed by the TTL, not read from the
-/// machines, so a machine that sends SIGKILL too late is found.
+/// dlock's kill lead as the README states it, min(TTL/10, 50 ms): fixed by the TTL, not read
+/// from the machines, so a machine that sends SIGKILL too late is found. The checker's bounds
+/// and the simulated SIGKILL's latency are taken from it.
+pub fn kill_lead_us(w: &World) -> Us {
+    (w.sc.ttl.as_micros() as Us / 10).min(50_000)
+}
+
+/// How long SIGKILL takes to end the job: under the kill lead less the 1 ms a timer may fire
+/// late and 1 ms to spare.
 fn kill_latency(w: &mut World) -> Us {
-    let lead = (w.sc.ttl.as_micros() as Us / 10).min(50_000);
+    let lead = kill_lead_us(w);
     w.rng.range(0, lead.saturating_sub(2000))
 }
 
@@ -110,7 +116,7 @@ pub fn sigterm(w: &mut World, h: usize) {
     let now = local(w, h);
     let grace_us = w.sc.grace.as_micros() as f64 / w.hosts[h].rate;
     // A timer fires up to 1 ms late; SIGKILL takes under the kill lead (`kill_latency`).
-    let lead = (w.sc.ttl.as_micros() as Us / 10).min(50_000);
+    let lead = kill_lead_us(w);
     let token = w.hosts[h].token.clone();
     let Phase::Running(r) = &mut w.hosts[h].phase else {
         return;

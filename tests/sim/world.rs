@@ -595,11 +595,9 @@ impl World {
             // REFUSED_PAUSE + a round trip for the renewal that finds the key gone + --grace +
             // the kill lead + 2 ms of timers: the connection is watched from the acquire's
             // reply on (issue 62), so a hang-up in the job's first moments is seen at once.
-            let (ttl, grace) = (
-                self.sc.ttl.as_micros() as Us,
-                self.sc.grace.as_micros() as Us,
-            );
-            let bound = 10_000 + 4 * self.sc.delay_max + grace + (ttl / 10).min(50_000) + 2_000;
+            let grace = self.sc.grace.as_micros() as Us;
+            let lead = crate::supervise::kill_lead_us(self);
+            let bound = 10_000 + 4 * self.sc.delay_max + grace + lead + 2_000;
             let watched = std::mem::take(&mut self.watched);
             self.check.data_lost(self.now, bound, &watched);
         }
