@@ -122,24 +122,28 @@ impl Browser {
         )
     }
 
-    /// Make the page `width` CSS pixels wide and `height` high (the window is set, then
-    /// corrected by what the page reports, as a headless window's frame is not always zero).
+    /// Make the page `width` CSS pixels wide and `height` high: the viewport is set through
+    /// Chromium's own emulation (DevTools' `Emulation.setDeviceMetricsOverride`, what a
+    /// person's "responsive" view does), which takes effect before the call returns and holds
+    /// across page loads. Resizing the window instead raced its frame: under load the page
+    /// could still report the old size after the resize returned, and a correction loop
+    /// built on that read failed CI once ("cannot make the viewport").
     pub fn viewport(&self, width: i64, height: i64) {
-        let mut want = (width, height);
-        for _ in 0..3 {
-            self.call(
-                "POST",
-                "window/rect",
-                Some(json!({ "width": want.0, "height": want.1 })),
-            );
-            let got = self.eval("return [window.innerWidth, window.innerHeight];");
-            let (w, h) = (got[0].as_i64().unwrap_or(0), got[1].as_i64().unwrap_or(0));
-            if (w, h) == (width, height) {
-                return;
-            }
-            want = (want.0 + width - w, want.1 + height - h);
-        }
-        panic!("cannot make the viewport {width}x{height}");
+        self.call(
+            "POST",
+            "goog/cdp/execute",
+            Some(json!({
+                "cmd": "Emulation.setDeviceMetricsOverride",
+                "params": { "width": width, "height": height,
+                            "deviceScaleFactor": 1, "mobile": false }
+            })),
+        );
+        let got = self.eval("return [window.innerWidth, window.innerHeight];");
+        assert_eq!(
+            (got[0].as_i64(), got[1].as_i64()),
+            (Some(width), Some(height)),
+            "the viewport {width}x{height} was not taken: the page says {got}"
+        );
     }
 
     /// The page as a PNG.
