@@ -156,9 +156,9 @@ pub mod api {
     #[cfg(feature = "test-support")]
     pub mod sim {
         pub use crate::core::acquire::{
-            Action as WaitAction, Asked, ClockOff, Effect, Input as WaitInput,
-            Limits as WaitLimits, NotDue, Outcome, PushTo, Read, Replaced, StopWith, Take, Tries,
-            Wait, WakePush, Waker, Woken, also_at, in_set, replace_reason, waiting_for,
+            Action as WaitAction, Asked, ClockOff, Effect, Grant, Input as WaitInput,
+            Limits as WaitLimits, NotDue, Outcome, PushTo, Read, Replaced, Settled, StopWith, Take,
+            Tries, Wait, WakePush, Waker, Woken, also_at, in_set, replace_reason, waiting_for,
         };
         pub use crate::core::backoff::Backoff;
         pub use crate::core::bugs::{Bug, set as set_bugs};

@@ -35,6 +35,7 @@ use crate::log::secs;
 
 mod again;
 mod replace;
+mod settle;
 mod start;
 mod take;
 mod tries;
@@ -43,6 +44,7 @@ mod waker;
 
 use replace::Replace;
 pub use replace::replace_reason;
+pub use settle::{Grant, Settled};
 pub use take::{Effect, Take};
 pub use tries::{Read, Tries};
 pub use types::{

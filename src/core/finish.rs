@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use super::Failure;
-use super::clock::server_expiry;
+use super::clock::{lease_end, server_expiry};
 use super::every::confirm_success;
 use super::retry::Retry;
 use super::stop::Stop;
@@ -198,8 +198,10 @@ impl End {
 
     /// A run whose job never started (a signal before it, replicas that did not confirm the
     /// lock, a command that could not be started): released with nothing recorded, until its
-    /// first lease would be gone by itself (`expiry`), and it exits `exit`.
-    pub fn unstarted(exit: Exit, expiry: Instant, now: Instant) -> End {
+    /// first lease — `ttl` from `sent`, when the winning acquire went out — would be gone by
+    /// itself, and it exits `exit`.
+    pub fn unstarted(exit: Exit, sent: Instant, ttl: Duration, now: Instant) -> End {
+        let expiry = server_expiry(lease_end(sent, ttl), ttl);
         let limits = EndLimits {
             ttl: Duration::ZERO,
             hold_at_least: Duration::ZERO,
@@ -226,6 +228,12 @@ impl End {
             phase: Phase::Releasing,
             actions: Vec::new(),
         }
+    }
+
+    /// The exit the run ends with, but for what the release finds (`outcome`: a compare
+    /// failure turns a clean exit into `Lost`).
+    pub fn exit(&self) -> Exit {
+        self.exit
     }
 
     /// The next thing to do now (a release try included, when one is due).

@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::Limits;
+use super::finish::{End, EndLimits, JobEnded};
 use super::renew::{self, Renewal};
 use super::stop::{self, Stop};
 
@@ -113,6 +114,13 @@ impl Hold {
     /// The stop machine: what the run ends with, its renewals, the cancel it took.
     pub fn stop(&self) -> &Stop {
         &self.stop
+    }
+
+    /// The job is over (`is_done`): the end machine for it, with the run's `limits`, its wall
+    /// start (`started_ms`, for the history) and whether it holds `--also` keys.
+    pub fn end(&self, limits: EndLimits, started_ms: u128, also: bool, now: Instant) -> End {
+        let job = JobEnded::of(&self.stop, self.lease.sent, started_ms, also);
+        End::new(limits, job, now)
     }
 
     /// The run is over: the leader has exited and nothing of the job is left.

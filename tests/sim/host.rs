@@ -66,7 +66,6 @@ pub enum Sent {
 
 pub struct Running {
     pub slot: u32,
-    pub sent: Instant,
     /// The real machine of the running job and its lease.
     pub hold: dlock::api::sim::Hold,
     /// The renewal out: (request, sent).

@@ -4,12 +4,11 @@
 //! server's side of what the checker must see: which acquire answers were grants, which
 //! releases recorded an --every success.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use dlock::api::sim::{
     Acquire, AcquireCall, Args, Call, End, EndAction, EndInput, EndLimits, EndReport, Every, Exit,
-    JobEnded, PauseScope, Period, RecordCall, Release, ReleaseCall, Released, RunKeys, RunLog,
-    Stop, args, server_expiry,
+    Hold, PauseScope, Period, RecordCall, Release, ReleaseCall, Released, RunKeys, RunLog, args,
 };
 use redis::Value;
 
@@ -20,8 +19,9 @@ use crate::keyspace::Answer;
 use crate::world::{Fail, Request, World};
 
 /// The job is over (its whole group dead): the end machine takes over.
-pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, stop: &Stop) {
+pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), hold: &Hold) {
     let (slot, window) = held;
+    let stop = hold.stop();
     let now = local(w, h);
     let token = w.hosts[h].token.clone();
     w.check
@@ -43,11 +43,11 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), sent: Instant, s
         min_replicas: u32::from(w.sc.min_replicas.is_some()),
         replica_timeout: w.sc.min_replicas.unwrap_or_default(),
     };
-    let job = JobEnded::of(stop, sent, 0, !w.host_also[h].is_empty());
+    let end = hold.end(limits, 0, !w.host_also[h].is_empty(), now);
     let ok = stop.exit() == Exit::Child(0);
     let mut log = run_log(w, window);
     log.ended(stop);
-    ending(w, h, (slot, window, ok), End::new(limits, job, now), log);
+    ending(w, h, (slot, window, ok), end, log);
 }
 
 /// The run log entry's fields a release sends (history 0: none kept).
@@ -60,10 +60,8 @@ fn run_log(w: &World, window: Option<u64>) -> RunLog {
 }
 
 /// A run whose job never started (a signal first, or the replicas did not confirm the lock):
-/// released unstarted until its first lease (ending at `lease_end`) would be gone by itself.
-pub fn unstarted(w: &mut World, h: usize, slot: u32, lease_end: Instant) {
-    let expiry = server_expiry(lease_end, w.sc.ttl);
-    let end = End::unstarted(Exit::Unavailable, expiry, local(w, h));
+/// released as the acquire machine's `end` says (`Settled::Unstarted`).
+pub fn unstarted(w: &mut World, h: usize, slot: u32, end: End) {
     let log = run_log(w, None);
     ending(w, h, (slot, None, false), end, log);
 }

@@ -61,7 +61,6 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
     });
     w.hosts[h].phase = Phase::Running(Box::new(Running {
         slot,
-        sent,
         hold,
         out: None,
         confirming: false,
@@ -160,7 +159,7 @@ pub fn supervise(w: &mut World, h: usize) {
         w.check.ev(w.now, h, "job over", 0);
         let (token, bound) = (w.hosts[h].token.clone(), crate::listener::take_bound(w));
         w.check.job_over(w.now, &token, bound);
-        crate::release::begin(w, h, (r.slot, r.window), r.sent, r.hold.stop());
+        crate::release::begin(w, h, (r.slot, r.window), &r.hold);
         return;
     }
     let next = r.hold.poll_timeout(now);

@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    AcquireCall, BusyCall, Call, Effect, EveryArg, Failure, Fleet, Meta, Outcome, PushTo,
-    ReleaseCall, RunKeys, RunLog, Spelling, StopWith, WakeCall, Waker, lease_end,
+    AcquireCall, BusyCall, Call, Effect, EveryArg, Failure, Fleet, Meta, PushTo, ReleaseCall,
+    RunKeys, RunLog, Settled, Spelling, StopWith, WakeCall, Waker,
 };
 use redis::Value;
 
@@ -37,24 +37,24 @@ pub fn step(w: &mut World, h: usize) {
     while let Some(effect) = s.take.poll(local(w, h), crate::host::wall_ms(w, h)) {
         carry_out(w, h, &mut s, effect);
     }
-    let Some(outcome) = s.take.outcome() else {
+    let Some(settled) = s.take.settle(local(w, h)) else {
         let next = s.take.poll_timeout();
         w.hosts[h].phase = Phase::Waiting(s);
         return schedule(w, h, next);
     };
     if s.take.tries().clock_off() {
         let token = w.hosts[h].token.clone();
-        let ended = match &outcome {
-            Outcome::Exit(e) => Some(*e),
+        let ended = match &settled {
+            Settled::Exit(e) => Some(*e),
             _ => None,
         };
         w.check.clock_off_run(w.now, &token, ended);
     }
-    if let (Outcome::Exit(_), true, Some(r)) = (&outcome, s.request_out, &s.request) {
+    if let (Settled::Exit(_), true, Some(r)) = (&settled, s.request_out, &s.request) {
         // A replace request never taken back (the machine withdraws it first).
         w.check.replace_abandoned(&r.id);
     }
-    if let Outcome::Exit(_) = outcome {
+    if let Settled::Exit(_) = settled {
         // Checked while the host still counts as waiting.
         w.check.counts.busy += 1;
         crate::liveness::gave_up(w, h);
@@ -63,26 +63,23 @@ pub fn step(w: &mut World, h: usize) {
     w.hosts[h].waiting = None;
     // Its reservations are no longer its waiting run's (fairness.rs).
     w.also_reserved.remove(&h);
-    match outcome {
-        Outcome::Acquired {
-            fence, slot, sent, ..
-        } => {
+    match settled {
+        Settled::Start(g) => {
             if s.asked_to_replace {
                 w.check.counts.replaced_grants += 1;
             }
-            w.hosts[h].also_held = s.take.take_also_won();
-            let window = s.take.tries().window();
-            crate::supervise::start(w, h, (fence, slot, window), sent)
+            w.hosts[h].also_held = g.also;
+            crate::supervise::start(w, h, (g.fence, g.slot, g.window), g.sent)
         }
-        Outcome::Unstarted { slot, sent, .. } => {
-            w.hosts[h].also_held = s.take.take_also_won();
-            // Exit 69 (or a signal's): released unstarted, until the first lease would be
-            // gone by itself.
+        Settled::Unstarted(g, end) => {
+            w.hosts[h].also_held = g.also;
+            // Exit 69 (or a signal's): the machine's release of a lock whose job must not
+            // start.
             w.check.counts.unconfirmed += 1;
             w.check.ev(w.now, h, "unstarted", 0);
-            crate::release::unstarted(w, h, slot, lease_end(sent, w.sc.ttl));
+            crate::release::unstarted(w, h, g.slot, *end);
         }
-        Outcome::Exit(_) => crate::release::run_over(w, h),
+        Settled::Exit(_) => crate::release::run_over(w, h),
     }
 }
 

@@ -13,6 +13,7 @@ use crate::core::Failure;
 use crate::core::acquire::{Answer, Effect, Limits, Take, in_set};
 use crate::core::backoff::Backoff;
 use crate::core::calendar::Spelling;
+use crate::core::finish::End;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::debug;
@@ -61,20 +62,25 @@ struct Shell<'a> {
 /// How a run ends: its exit status, or the failure that ended it (said at the top).
 pub type Ended = Result<Exit, Error>;
 
-/// Take the lock `keys` names: the connection that won it, what the run holds, and how a run
-/// whose job must not start ends (a signal came first, the replicas did not confirm the lock:
-/// release it unstarted); or how a run that got no lock ends.
+/// A run whose lock is ours but whose job must not start: how it ends, and the release that
+/// frees the lock (`core::acquire::Settled::Unstarted`).
+pub type Unstarted = (Ended, End);
+
+/// Take the lock `keys` names: the connection that won it, what the run holds, and, for a
+/// run whose job must not start (a signal came first, the replicas did not confirm the lock),
+/// how it ends and the release that frees the lock; or how a run that got no lock ends.
 pub fn acquire(
     cfg: &Arc<RunConfig>,
     keys: Keys,
     events: &Receiver<Note>,
     tx: Sender<Note>,
-) -> Result<(Session, Held, Option<Ended>), Ended> {
+) -> Result<(Session, Held, Option<Unstarted>), Ended> {
     let won = take(cfg, &keys, events, tx)?;
+    let g = won.grant;
     let also = cfg
         .also
         .iter()
-        .zip(&won.also)
+        .zip(&g.also)
         .map(|(x, &(fence, slot))| AlsoHeld {
             keys: Keys::with_limit(&x.key, cfg.also_limit),
             fence,
@@ -87,11 +93,11 @@ pub fn acquire(
             cfg: Arc::clone(cfg),
             keys,
             token: won.token,
-            slot: won.slot,
-            fence: won.fence,
-            sent: won.sent,
-            waited: won.waited,
-            window: won.window,
+            slot: g.slot,
+            fence: g.fence,
+            sent: g.sent,
+            waited: g.waited,
+            window: g.window,
             also,
         },
         won.unstarted,
@@ -163,8 +169,8 @@ fn take(
                 s.events(events);
             }
         }
-        if let Some(outcome) = s.take.outcome() {
-            return s.finish(outcome);
+        if let Some(settled) = s.take.settle(Instant::now()) {
+            return s.finish(settled);
         }
         let Some(next) = s.take.poll_timeout() else {
             let why = "the acquire loop has neither a next try nor an outcome";

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::config::RunConfig;
 use crate::core::acquire::also_at;
-use crate::core::clock::{lease_end, server_expiry};
+use crate::core::clock::lease_end;
 use crate::store::keys::Keys;
 
 pub struct Held {
@@ -71,12 +71,6 @@ impl Held {
     /// The local end of the lease the acquire granted (before any renewal).
     pub fn first_deadline(&self) -> Instant {
         lease_end(self.sent, self.cfg.limits.ttl)
-    }
-
-    /// The latest moment the acquire's key can be on the server if never renewed: a release
-    /// is not tried after it.
-    pub fn first_expiry(&self) -> Instant {
-        server_expiry(self.first_deadline(), self.cfg.limits.ttl)
     }
 }
 

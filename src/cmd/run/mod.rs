@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 
 use crate::cli::config::RunConfig;
 use crate::core::clock::hard_stop;
-use crate::core::finish::{End, EndLimits, JobEnded, Report as EndReport};
+use crate::core::finish::{End, EndLimits, Report as EndReport};
+use crate::core::hold::Hold;
 use crate::core::ping::{Facts, Output, body, first_line, outcome};
 use crate::core::stats;
-use crate::core::stop::Stop;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::{debug, info, warn};
@@ -89,13 +89,17 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
     let mut pinger = Pinger::new(&cfg, &held.token);
     // The job never started: count the acquisition but no hold time, log nothing; the end
     // ping still tells (with the failure's line, when one ended the run).
-    let unstarted = |session: &mut Session, ended: Ended, pinger| {
+    let unstarted = |session: &mut Session, (ended, end): (Ended, End), pinger| {
         let exit = ended.as_ref().map_or_else(Error::exit, |e| *e);
-        let end = End::unstarted(exit, held.first_expiry(), Instant::now());
         release::end(session, &held, &RunLog::off(), end, |_, _, _| {});
         let line = ended.as_ref().err().map(|e| format!("dlock: error: {e}"));
         end_ping(pinger, &held, (exit, false), line.as_deref(), None, None);
         ended
+    };
+    // A job that could not be started: the same release, the failure's exit.
+    let failed = |e: Error| {
+        let end = End::unstarted(e.exit(), held.sent, cfg.limits.ttl, Instant::now());
+        (Err(e), end)
     };
     // A signal before the job started, or replicas that did not confirm the lock.
     if let Some(ended) = unstarted_end {
@@ -112,7 +116,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
                 "--capture: cannot set up the pipes for the job's output: {}",
                 io_reason(&e)
             );
-            return unstarted(&mut session, Err(Error::Internal(why)), pinger);
+            return unstarted(&mut session, failed(Error::Internal(why)), pinger);
         }
     };
     let child = match spawn(&held, capture.as_ref().map(|c| &c.1)) {
@@ -120,7 +124,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
             rx.watch_child(c.pid, c.hold_leader);
             c
         }
-        Err(e) => return unstarted(&mut session, Err(e), pinger),
+        Err(e) => return unstarted(&mut session, failed(e), pinger),
     };
     if let Some(p) = pinger.as_mut() {
         p.start();
@@ -154,7 +158,7 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
         tail = captured.tail;
         log.output = Some((captured.bytes, captured.total));
     }
-    let (exit, compare_failure) = finish(&mut session, &held, sup.stop(), started_ms, &log);
+    let (exit, compare_failure) = finish(&mut session, &held, sup.hold(), started_ms, &log);
     let output = log.output.as_ref().map(|(kept, total)| Output {
         kept,
         total: *total,
@@ -295,7 +299,7 @@ fn spawn(held: &Held, capture: Option<&capture::JobEnds>) -> Result<Child, Error
 fn finish(
     session: &mut Session,
     held: &Held,
-    stop: &Stop,
+    hold: &Hold,
     started_ms: u128,
     log: &RunLog,
 ) -> (Exit, bool) {
@@ -308,9 +312,8 @@ fn finish(
         min_replicas: cfg.min_replicas,
         replica_timeout: cfg.replica_timeout,
     };
-    let job = JobEnded::of(stop, held.sent, started_ms, !held.also.is_empty());
-    let (renewals, exit) = (stop.renewals(), stop.exit());
-    let end = End::new(limits, job, Instant::now());
+    let (renewals, exit) = (hold.stop().renewals(), hold.stop().exit());
+    let end = hold.end(limits, started_ms, !held.also.is_empty(), Instant::now());
     release::end(session, held, log, end, |session, r, lost| {
         report_end(session, held, (renewals, exit), r, lost)
     })

@@ -65,6 +65,11 @@ impl<'a> Supervisor<'a> {
         self.hold.stop()
     }
 
+    /// The run's machine, for its end (`Hold::end`).
+    pub(super) fn hold(&self) -> &Hold {
+        &self.hold
+    }
+
     /// Run until the leader has exited and its whole group is gone.
     pub(super) fn supervise(&mut self, rx: &Receiver<Note>) {
         loop {

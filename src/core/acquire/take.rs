@@ -120,9 +120,10 @@ enum Again {
 pub struct Take {
     wait: Wait,
     tries: Tries,
-    /// The key's slots and the lease's length: what a cleanup releases.
+    /// The key's slots and the lease's length: what a cleanup releases (the length also
+    /// bounds an unstarted release, `settle`).
     slots: u32,
-    ttl: Duration,
+    pub(super) ttl: Duration,
     cleanup: Option<Cleanup>,
     out: Option<Out>,
     /// A try answered in another spelling of its calendar, to say and send again at once.
@@ -361,4 +362,4 @@ impl Take {
 
 mod replace;
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

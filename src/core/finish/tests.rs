@@ -332,10 +332,30 @@ fn an_every_success_waits_for_the_replicas() {
 fn an_unstarted_run_is_released_quietly_with_its_exit() {
     let t0 = Instant::now();
     let mut now = t0;
-    let mut end = End::unstarted(Exit::Unavailable, t0 + MS(3000), now);
+    let mut end = End::unstarted(Exit::Unavailable, t0, MS(3000), now);
     let seen = drive(&mut end, &mut now, &[Ok(Release::NotOurs)]);
     assert_eq!(seen, ["release(stats false)"]);
     assert_eq!(end.outcome(), Some((Exit::Unavailable, false)));
+}
+
+/// An unstarted run's release is retried until its first lease would be gone from the server
+/// by itself — the TTL from the winning acquire's send (3 s here; the retry pause is 50 ms) —
+/// and not after it: a retry that would start 10 ms before then goes out, one 10 ms after does
+/// not (the first try always does: it also counts the run).
+#[test]
+fn an_unstarted_release_is_not_retried_past_its_first_leases_end_on_the_server() {
+    let t0 = Instant::now();
+    let ttl = MS(3000);
+    let tries = |first: Instant| {
+        let mut now = first;
+        let mut end = End::unstarted(Exit::Signal(15), t0, ttl, now);
+        let failed = [Err(lost("timed out")), Err(lost("timed out"))];
+        let seen = drive(&mut end, &mut now, &failed);
+        assert_eq!(end.outcome().map(|o| o.0), Some(Exit::Signal(15)));
+        seen.len()
+    };
+    assert_eq!(tries(t0 + ttl - MS(60)), 2, "a retry at 2.990 s");
+    assert_eq!(tries(t0 + ttl - MS(40)), 1, "no retry at 3.010 s");
 }
 
 /// The cleanup of a lost acquire reply: one try a slot, in order, until ours; refused exactly

@@ -1,69 +1,44 @@
 //! What the wait ends with: the winning try's connection and grant, or how a run that got no
 //! lock ends.
 
-use std::time::{Duration, Instant};
-
-use super::{Ended, Shell};
-use crate::core::acquire::Outcome;
+use super::{Ended, Shell, Unstarted};
+use crate::core::acquire::{Grant, Settled};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::store::session::Session;
 
-/// What the winning try got.
+/// What the winning try got, on its connection; for a job that must not start, how the run
+/// ends and the release that frees the lock.
 pub(super) struct Won {
     pub(super) session: Session,
     pub(super) token: String,
-    pub(super) fence: i64,
-    pub(super) slot: u32,
-    pub(super) sent: Instant,
-    pub(super) waited: Duration,
-    pub(super) window: Option<u64>,
-    pub(super) also: Vec<(i64, u32)>,
-    pub(super) unstarted: Option<Ended>,
+    pub(super) grant: Grant,
+    pub(super) unstarted: Option<Unstarted>,
 }
 
 impl Shell<'_> {
-    /// How the wait ended: what the winning try got, or how the run ends.
-    pub(super) fn finish(&mut self, outcome: Outcome) -> Result<Won, Ended> {
-        let ended = |exit, error: &mut Option<Error>| ended(exit, error.take());
-        let (fence, slot, sent, waited, unstarted) = match outcome {
-            Outcome::Acquired {
-                fence,
-                slot,
-                sent,
-                waited,
-            } => (fence, slot, sent, waited, None),
-            Outcome::Unstarted {
-                fence,
-                slot,
-                sent,
-                waited,
-                exit,
-            } => (
-                fence,
-                slot,
-                sent,
-                waited,
-                Some(ended(exit, &mut self.error)),
-            ),
-            Outcome::Exit(exit) => {
+    /// How the wait ended (`core::acquire::Settled`): what the winning try got, or how the
+    /// run ends.
+    pub(super) fn finish(&mut self, settled: Settled) -> Result<Won, Ended> {
+        let (grant, unstarted) = match settled {
+            Settled::Start(grant) => (grant, None),
+            Settled::Unstarted(grant, end) => {
+                let ended = ended(end.exit(), self.error.take());
+                (grant, Some((ended, *end)))
+            }
+            Settled::Exit(exit) => {
                 // --ping: a paused try tells the check in its log, without changing its state.
                 if let Some(line) = self.paused.take() {
                     crate::cmd::run::ping::log(self.cfg, &self.token, &line);
                 }
-                return Err(ended(exit, &mut self.error));
+                return Err(ended(exit, self.error.take()));
             }
         };
         let fresh = Session::new(&self.cfg.server);
         Ok(Won {
             session: std::mem::replace(&mut self.session, fresh),
             token: std::mem::take(&mut self.token),
-            fence,
-            slot,
-            sent,
-            waited,
-            window: self.take.tries().window(),
-            also: self.take.take_also_won(),
+            grant,
             unstarted,
         })
     }

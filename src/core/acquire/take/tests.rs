@@ -13,22 +13,22 @@ use crate::core::acquire::{Asked, OtherPeriod};
 use crate::core::calendar::Calendar;
 use crate::core::finish::Release;
 
-pub(super) const MS: fn(u64) -> Duration = Duration::from_millis;
+pub(in crate::core::acquire) const MS: fn(u64) -> Duration = Duration::from_millis;
 
 /// --wait `wait_ms`, the rest as the waiting rules' tests have it (a waker polling 400 ms
 /// apart, conflict exit 75, --ttl 30 s).
-pub(super) fn limits(wait_ms: u64) -> Limits {
+pub(in crate::core::acquire) fn limits(wait_ms: u64) -> Limits {
     Limits {
         wait: MS(wait_ms),
         ..crate::core::acquire::tests::limits()
     }
 }
 
-pub(super) fn take(limits: Limits, slots: u32, t0: Instant) -> Take {
+pub(in crate::core::acquire) fn take(limits: Limits, slots: u32, t0: Instant) -> Take {
     Take::new(limits, Backoff::new(MS(100), MS(100), 7), slots, t0)
 }
 
-pub(super) fn busy() -> Result<Answer, Failure> {
+pub(in crate::core::acquire) fn busy() -> Result<Answer, Failure> {
     Ok(Answer::Busy {
         pttl: 20_000,
         holder: "web-1 pid 7".into(),
@@ -49,13 +49,13 @@ pub(super) fn lost() -> Failure {
 }
 
 /// Every effect due at `now`, reports left out.
-pub(super) fn effects(t: &mut Take, now: Instant) -> Vec<Effect> {
+pub(in crate::core::acquire) fn effects(t: &mut Take, now: Instant) -> Vec<Effect> {
     std::iter::from_fn(|| t.poll(now, 1_000))
         .filter(|e| !matches!(e, Effect::Report(_)))
         .collect()
 }
 
-pub(super) fn is_try(e: &Effect) -> bool {
+pub(in crate::core::acquire) fn is_try(e: &Effect) -> bool {
     matches!(e, Effect::Try { .. })
 }
 
