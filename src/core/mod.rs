@@ -53,7 +53,8 @@ pub struct Failure {
 }
 
 /// How a call broke, as its connection saw it: what the store's session reads from redis-rs's
-/// error and the simulation from its network, each then worded and judged permanent or not.
+/// error (the simulation's faults too, as the errors redis-rs would give), then worded and
+/// judged permanent or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Broke {
     /// It never went out: no connection (`refused`: the server said so at once, refused or

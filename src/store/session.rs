@@ -256,18 +256,31 @@ impl Session {
     /// not be read (a malformed reply, or one of the wrong type), since the server answered
     /// *something* after running it. A connection that never was means it did not run.
     fn failure(&self, e: &RedisError, sent: bool) -> Failure {
-        let (permanent, reason) = match self.server.target.classify(e) {
-            Fault::Permanent(r) => (true, r),
-            Fault::Transient(r) => (false, r),
-        };
-        Failure::new(broke(e, sent), permanent, reason)
+        classified(self.server.target.classify(e), e, sent)
     }
+}
+
+/// A call that failed with `e`, as the machines are told it: how it broke, and whether
+/// retrying can help (`fault`, the target's classification).
+fn classified(fault: Fault, e: &RedisError, sent: bool) -> Failure {
+    let (permanent, reason) = match fault {
+        Fault::Permanent(r) => (true, r),
+        Fault::Transient(r) => (false, r),
+    };
+    Failure::new(broke(e, sent), permanent, reason)
+}
+
+/// A call that failed with `e` on a single server (no Sentinel nor Cluster), as a session
+/// tells the machines: the simulation's network and server faults go through it.
+#[cfg(feature = "test-support")]
+pub fn standalone_failure(e: &RedisError, sent: bool) -> Failure {
+    classified(super::fault::classify(e), e, sent)
 }
 
 /// A listener's reply read strictly: BLPOP (`blocking`) answers a two-item array (the list, then
 /// the item) or nil; LPOP a bulk string or nil. Anything else (a simple string such as +OK, an
 /// integer, another shape) is not the protocol: its type is named, never its bytes.
-fn listened(v: Value, blocking: bool) -> Listened {
+pub fn listened(v: Value, blocking: bool) -> Listened {
     let item = |v: &Value| match v {
         Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
         _ => None,

@@ -3,12 +3,14 @@
 //! the lease), then the release (with the real retry policy). Every decision is the machines'; this file only
 //! carries their actions out on the simulated network and job, on the host's own clock.
 
+use std::io::ErrorKind;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Backoff, Broke, End, Failure, Limits, Period, Take, WaitLimits, Waker, in_set,
+    Backoff, End, Failure, Limits, Period, Take, WaitLimits, Waker, in_set, standalone_failure,
 };
+use redis::{RedisError, Value};
 
 use crate::check::Us;
 use crate::world::{Event, Fail, World};
@@ -224,18 +226,63 @@ pub fn signal(w: &mut World, h: usize) {
     }
 }
 
+/// A fault of the simulated network or server, as the binary's session tells it to the
+/// machines.
 pub fn failure(f: Fail) -> Failure {
-    let broke = match f {
-        Fail::Refused => Broke::Unsent { refused: true },
-        Fail::Timeout => Broke::TimedOut,
-        Fail::Reset => Broke::Dropped,
-        Fail::Garbage => Broke::Unreadable,
-        Fail::Denied => Broke::ErrorReply,
+    let io = |kind| RedisError::from(std::io::Error::from(kind));
+    // What the Redis client hands the session for each fault: a connect refused (nothing
+    // sent), a read that timed out (EAGAIN on the socket's timeout), a connection reset, a
+    // reply of a type the call never gets (the garbage server's +OK), an ACL's refusal.
+    let (e, sent) = match f {
+        Fail::Refused => (io(ErrorKind::ConnectionRefused), false),
+        Fail::Timeout => (io(ErrorKind::WouldBlock), true),
+        Fail::Reset => (io(ErrorKind::ConnectionReset), true),
+        Fail::Garbage => (garbage(), true),
+        Fail::Denied => (
+            server_error("NOPERM this user has no permissions to run the 'blpop' command"),
+            true,
+        ),
     };
-    // What the session's classification (`store::fault`) makes of the two the simulation
-    // sends: a reply that is not the protocol and an ACL's NOPERM are permanent.
-    let permanent = matches!(f, Fail::Garbage | Fail::Denied);
-    Failure::new(broke, permanent, format!("{f:?}"))
+    // Classified by the session's own rule (store::fault, store::session).
+    standalone_failure(&e, sent)
+}
+
+/// redis-rs's error for the waker's BLPOP (read as an optional pair, as the session's
+/// `listen` reads it) answered +OK by the garbage server.
+fn garbage() -> RedisError {
+    match redis::from_redis_value::<Option<(String, String)>>(Value::Okay) {
+        Err(e) => RedisError::from(e),
+        Ok(v) => unreachable!("+OK read as BLPOP's answer: {v:?}"),
+    }
+}
+
+/// A server's error reply, as redis-rs hands it over.
+fn server_error(reply: &str) -> RedisError {
+    let v = redis::parse_redis_value(format!("-{reply}\r\n").as_bytes());
+    match v.and_then(|v| v.extract_error()) {
+        Err(e) => e,
+        Ok(v) => unreachable!("not an error: {v:?}"),
+    }
+}
+
+/// The faults the simulation sends, as the session classifies them: each a kind of failure the
+/// machines tell apart (sent, may have run, the server said it is gone, permanent).
+#[test]
+fn each_simulated_fault_is_a_failure_the_machines_tell_apart() {
+    let kind = |f| {
+        let x = failure(f);
+        (x.sent, x.maybe_executed, x.refused, x.permanent)
+    };
+    assert_eq!(kind(Fail::Refused), (false, false, true, false));
+    assert_eq!(kind(Fail::Timeout), (true, true, false, false));
+    assert_eq!(kind(Fail::Reset), (true, true, true, false));
+    assert_eq!(kind(Fail::Garbage), (true, true, false, true));
+    assert_eq!(kind(Fail::Denied), (true, false, false, true));
+    assert!(
+        failure(Fail::Denied)
+            .reason
+            .contains("grant this user the \"blpop\" command")
+    );
 }
 
 pub fn wake(w: &mut World, h: usize, epoch: u64) {

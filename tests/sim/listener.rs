@@ -7,9 +7,10 @@
 //! take a request within a bound (`take_bound`), the checker holds it to that.
 
 use dlock::api::sim::{
-    CancelListener, HoldInput, ListenLook, ListenSaid, ListenThen, Listened, POLL, RunKeys,
-    StopInput,
+    CancelListener, HoldInput, ListenLook, ListenSaid, ListenThen, POLL, RunKeys, StopInput,
+    listened_reply,
 };
+use redis::Value;
 
 use crate::check::Us;
 use crate::host::{Phase, failure, local};
@@ -171,14 +172,19 @@ pub fn heard(w: &mut World, h: usize, run: u64, brought: &Brought) {
     let Some(listener) = r.listener.as_mut() else {
         return;
     };
+    // The reply as the server sends it, read by the session's own strict reading: BLPOP's
+    // [list, item] or nil, LPOP's item or nil (the look out is the one the machine asked for:
+    // it changes only on an answer); the garbage server's +OK.
+    let blocking = listener.look() != ListenLook::Poll;
+    let bulk = |t: &str| Value::BulkString(t.as_bytes().to_vec());
     let got = match brought {
-        Brought::Item(item) => Ok(Listened::Item(item.clone())),
-        Brought::Nothing => Ok(Listened::Nothing),
-        Brought::Garbage => Ok(Listened::NotProtocol(
-            "BLPOP answered a simple string".into(),
-        )),
+        Brought::Item(item) if blocking => Ok(Value::Array(vec![bulk("list"), bulk(item)])),
+        Brought::Item(item) => Ok(bulk(item)),
+        Brought::Nothing => Ok(Value::Nil),
+        Brought::Garbage => Ok(Value::Okay),
         Brought::Failed(f) => Err(failure(*f)),
-    };
+    }
+    .map(|v| listened_reply(v, blocking));
     let (then, said) = listener.answer(got);
     match said {
         Some(ListenSaid::Polling(_)) => w.check.counts.listeners_polling += 1,
