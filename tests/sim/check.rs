@@ -123,6 +123,11 @@ pub struct Counts {
     pub handbacks: u64,
     /// Of them, handed on by a waker's thread after its stop.
     pub handed_on_after_stop: u64,
+    /// Calls on a session whose connection the server had closed (each failed at once, as
+    /// maybe executed: world/net.rs), and the releases of slots a try whose reply was lost may
+    /// have taken (the acquire machine's cleanup).
+    pub closed_calls: u64,
+    pub cleanup_releases: u64,
     /// Wake-ups a waiter left with, unused, in the worlds that promise liveness (waiting.rs):
     /// none without a bug, and the next grant misses the wake-up bound.
     pub wakeups_lost: u64,

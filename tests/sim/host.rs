@@ -117,8 +117,13 @@ pub struct Host {
     pub rate: f64,
     /// This host's monotonic clock at true time 0 (µs past the world's base).
     pub off: u64,
-    /// The connection was closed by the server (a restart, a failover) and not used since.
+    /// The session's connection was closed by the server (a restart, a failover) and not used
+    /// since: its next call fails at once (`World::send_on_session`).
     pub hung_up: bool,
+    /// That hang-up, not yet told: the binary's watchdog tells a run's machine once, while
+    /// the machine watches the connection (supervise.rs); a call on the connection tells it
+    /// instead, by failing.
+    pub hang_up_news: bool,
     pub epoch: u64,
     pub runs: u32,
     pub run: u64,
@@ -139,6 +144,7 @@ impl Host {
             rate,
             off,
             hung_up: false,
+            hang_up_news: false,
             epoch: 0,
             runs: 0,
             run: 0,
@@ -231,12 +237,14 @@ pub fn signal(w: &mut World, h: usize) {
 pub fn failure(f: Fail) -> Failure {
     let io = |kind| RedisError::from(std::io::Error::from(kind));
     // What the Redis client hands the session for each fault: a connect refused (nothing
-    // sent), a read that timed out (EAGAIN on the socket's timeout), a connection reset, a
+    // sent), a read that timed out (EAGAIN on the socket's timeout), a connection reset, the
+    // end of the stream on a connection the server had closed, a
     // reply of a type the call never gets (the garbage server's +OK), an ACL's refusal.
     let (e, sent) = match f {
         Fail::Refused => (io(ErrorKind::ConnectionRefused), false),
         Fail::Timeout => (io(ErrorKind::WouldBlock), true),
         Fail::Reset => (io(ErrorKind::ConnectionReset), true),
+        Fail::Closed => (io(ErrorKind::UnexpectedEof), true),
         Fail::Garbage => (garbage(), true),
         Fail::Denied => (
             server_error("NOPERM this user has no permissions to run the 'blpop' command"),
@@ -276,6 +284,7 @@ fn each_simulated_fault_is_a_failure_the_machines_tell_apart() {
     assert_eq!(kind(Fail::Refused), (false, false, true, false));
     assert_eq!(kind(Fail::Timeout), (true, true, false, false));
     assert_eq!(kind(Fail::Reset), (true, true, true, false));
+    assert_eq!(kind(Fail::Closed), (true, true, true, false));
     assert_eq!(kind(Fail::Garbage), (true, true, false, true));
     assert_eq!(kind(Fail::Denied), (true, false, false, true));
     assert!(
@@ -310,6 +319,8 @@ pub fn step(w: &mut World, h: usize) {
 fn begin(w: &mut World, h: usize) {
     let now = local(w, h);
     let host = &mut w.hosts[h];
+    // A new `dlock run`, a new process: its session has no connection yet.
+    (host.hung_up, host.hang_up_news) = (false, false);
     host.run += 1;
     host.token = format!("h{}r{}", host.id, host.run);
     let limits = WaitLimits {

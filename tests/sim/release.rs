@@ -102,8 +102,7 @@ pub fn release_step(w: &mut World, h: usize) {
         let known_lost = r.end.known_lost();
         let (keys, token) = (w.host_keys[h].clone(), w.hosts[h].token.clone());
         let also = w.host_also[h].clone();
-        let hung = std::mem::take(&mut w.hosts[h].hung_up);
-        let timeout = if hung { 0 } else { io_timeout(w) };
+        let timeout = io_timeout(w);
         let (id, kind) = match action {
             EndAction::Record(finish) => {
                 let call = scripted(&RecordCall {
@@ -113,7 +112,7 @@ pub fn release_step(w: &mut World, h: usize) {
                     log: &log,
                     run: RunKeys::new(&keys.lock, &token),
                 });
-                (w.send(h, call, timeout), Out::Record)
+                (w.script_on_session(h, call, timeout), Out::Record)
             }
             EndAction::Release(finish) => {
                 let call: Scripted = scripted(&ReleaseCall {
@@ -127,17 +126,14 @@ pub fn release_step(w: &mut World, h: usize) {
                     run: RunKeys::new(&keys.lock, &token),
                 });
                 w.check.ev(w.now, h, "release", 0);
-                (w.send(h, call, timeout), Out::Release)
+                (w.script_on_session(h, call, timeout), Out::Release)
             }
             EndAction::WaitReplicas { timeout, .. } => {
                 // `Session::wait_replicas` on the release's connection: the server answers by
                 // the timeout, the read waits that more; one the server closed since (a
                 // failover) fails it at once.
                 let timeout = timeout.as_micros() as Us;
-                let id = w.send_request(h, Request::Wait { timeout }, timeout + io_timeout(w));
-                if hung {
-                    w.fail_now(id, Fail::Refused);
-                }
+                let id = w.send_on_session(h, Request::Wait { timeout }, timeout + io_timeout(w));
                 (id, Out::Wait)
             }
             EndAction::Report(r) => {

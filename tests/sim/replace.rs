@@ -29,7 +29,7 @@ pub fn request(w: &mut World, h: usize) -> CancelRequest {
 /// `Effect::ReadHolder`: GET of the lock.
 pub fn read_holder(w: &mut World, h: usize, s: &mut Waiting) {
     let lock = w.host_keys[h].lock.clone();
-    let id = w.send_request(h, Request::Get(lock), io_timeout(w));
+    let id = w.send_on_session(h, Request::Get(lock), io_timeout(w));
     s.out = Some((id, Sent::ReadHolder));
 }
 
@@ -38,7 +38,7 @@ pub fn ask(w: &mut World, h: usize, s: &mut Waiting, token: &str) {
     let keys = w.host_keys[h].clone();
     let request = s.request.clone().unwrap_or_else(|| request(w, h));
     let call = scripted(&CancelCall::new(&keys, 0, token, &keys.lock, &request));
-    let id = w.send(h, call, io_timeout(w));
+    let id = w.script_on_session(h, call, io_timeout(w));
     if s.signalled {
         let me = w.hosts[h].token.clone();
         w.check.replace_after_signal(w.now, &me, token);
@@ -58,7 +58,7 @@ pub fn free_kept(w: &mut World, h: usize, s: &mut Waiting, token: &str) {
         slot: 0,
         token: Some(token),
     });
-    let id = w.send(h, call, io_timeout(w));
+    let id = w.script_on_session(h, call, io_timeout(w));
     s.out = Some((id, Sent::FreeKept));
 }
 
@@ -76,7 +76,7 @@ pub fn withdraw(w: &mut World, h: usize, s: &mut Waiting, token: &str) {
         run: &run,
         request: &request.text(),
     });
-    let id = w.send(h, call, io_timeout(w));
+    let id = w.script_on_session(h, call, io_timeout(w));
     s.request_out = false;
     s.out = Some((id, Sent::Withdraw(token.to_string())));
 }

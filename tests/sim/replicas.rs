@@ -7,24 +7,19 @@ use std::time::{Duration, Instant};
 
 use crate::check::Us;
 use crate::host::{io_timeout, local};
-use crate::world::{Fail, Request, World};
+use crate::world::{Request, World};
 
 /// `Session::wait_replicas_within`: the WAIT the renewal machine asks for (`timeout`, already
-/// within the lease), its reply by `deadline`; a connection closed since the renewal went out
-/// (a failover) fails it. The request's id.
+/// within the lease), its reply by `deadline`, on the session (a connection closed since the
+/// renewal went out, by a failover, fails it). The request's id.
 pub fn wait_within(w: &mut World, h: usize, timeout: Duration, deadline: Instant) -> u64 {
-    let hung_up = std::mem::take(&mut w.hosts[h].hung_up);
     let left = deadline.saturating_duration_since(local(w, h));
     // In whole ms, as the command takes it.
     let ms = timeout.as_millis().max(1) as Us;
     let io = (ms * 1000 + io_timeout(w))
         .min(left.as_micros() as Us)
         .max(1);
-    let id = w.send_request(h, Request::Wait { timeout: ms * 1000 }, io);
-    if hung_up {
-        w.fail_now(id, Fail::Refused);
-    }
-    id
+    w.send_on_session(h, Request::Wait { timeout: ms * 1000 }, io)
 }
 
 /// The same failover worlds twice: without --min-replicas some overlap (a holder's lease the

@@ -283,7 +283,7 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 }
 
 /// Seeds CI runs: the safe worlds must show no violation (and the unsafe ones are counted).
-pub const CI_SEEDS: std::ops::Range<u64> = 0..600;
+pub const CI_SEEDS: std::ops::Range<u64> = 0..800;
 
 #[test]
 fn seed_range() {
@@ -374,6 +374,8 @@ fn seed_range() {
         total.handbacks += o.counts.handbacks;
         total.handed_on_after_stop += o.counts.handed_on_after_stop;
         total.wakeups_lost += o.counts.wakeups_lost;
+        total.closed_calls += o.counts.closed_calls;
+        total.cleanup_releases += o.counts.cleanup_releases;
         total.longest_overlap = total.longest_overlap.max(o.counts.longest_overlap);
         if !o.unsafe_world {
             margin = margin.min(o.counts.min_margin.unwrap_or(u64::MAX));
@@ -493,6 +495,14 @@ fn seed_range() {
         "waiters must leave with wake-ups, and hand them back"
     );
     assert_eq!(total.wakeups_lost, 0, "a wake-up left with a waiter");
+    println!(
+        "sim: {} calls on a connection the server had closed (a restart, a failover), each failed at once as maybe executed, as the binary's session does; {} releases of slots a try whose reply was lost may have taken",
+        total.closed_calls, total.cleanup_releases
+    );
+    assert!(
+        total.closed_calls > 10 && total.cleanup_releases > 10,
+        "the restart and failover worlds must reach calls on closed connections, and cleanups"
+    );
     println!(
         "sim: {replicated} failover worlds with --min-replicas: {replicated_runs} grants, {unconfirmed} runs refused for want of a replica (exit 69)"
     );

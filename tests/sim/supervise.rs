@@ -143,9 +143,9 @@ pub fn supervise(w: &mut World, h: usize) {
     };
     let now = local(w, h);
     // A hang-up is news only while the machine watches the connection; else a renewal sent
-    // meanwhile finds it out by failing (`act`).
-    if w.hosts[h].hung_up && r.hold.watches_connection(now).is_some() {
-        w.hosts[h].hung_up = false;
+    // meanwhile finds it out by failing on the dead connection (`World::send_on_session`).
+    if w.hosts[h].hang_up_news && r.hold.watches_connection(now).is_some() {
+        w.hosts[h].hang_up_news = false;
         r.hold.handle(HoldInput::HungUp, now);
     }
     if r.hold.wants_group() {
@@ -185,15 +185,6 @@ fn act(w: &mut World, h: usize, r: &mut Running, now: Instant) {
             }
             HoldAction::Job(HoldJob::Report(_)) | HoldAction::StartRenewing { .. } => {}
             HoldAction::Renew { deadline } => {
-                if std::mem::take(&mut w.hosts[h].hung_up) {
-                    // The dead connection fails the renewal at once; its retry reconnects.
-                    let failed = RenewEvent::Failed {
-                        reason: "connection closed".to_string(),
-                        refused: false,
-                    };
-                    r.hold.handle(HoldInput::Lease(failed), now);
-                    continue;
-                }
                 let (keys, token) = (w.host_keys[h].clone(), w.hosts[h].token.clone());
                 let also = also_slots(w, h);
                 let call = scripted(&RenewCall {
@@ -205,7 +196,7 @@ fn act(w: &mut World, h: usize, r: &mut Running, now: Instant) {
                     also: &also,
                 });
                 let left = deadline.saturating_duration_since(now).as_micros() as Us;
-                let id = w.send(h, call, io_timeout(w).min(left.max(1)));
+                let id = w.script_on_session(h, call, io_timeout(w).min(left.max(1)));
                 r.out = Some((id, now));
                 w.check.ev(w.now, h, "renew", 0);
             }

@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    AcquireCall, BusyCall, Call, Effect, EveryArg, Failure, Fleet, Meta, PushTo, ReleaseCall,
-    RunKeys, RunLog, Settled, Spelling, StopWith, WakeCall, Waker,
+    AcquireCall, BusyCall, Call, Effect, EveryArg, Fleet, Meta, PushTo, ReleaseCall, RunKeys,
+    RunLog, Settled, Spelling, StopWith, WakeCall, Waker,
 };
 use redis::Value;
 
@@ -138,8 +138,8 @@ fn carry_out(w: &mut World, h: usize, s: &mut Waiting, effect: Effect) {
                 known_lost: false,
                 run: RunKeys::new(&keys.lock, &token),
             });
-            let hung = std::mem::take(&mut w.hosts[h].hung_up);
-            let id = w.send(h, call, if hung { 0 } else { io_timeout(w) });
+            w.check.counts.cleanup_releases += 1;
+            let id = w.script_on_session(h, call, io_timeout(w));
             s.out = Some((id, Sent::Release));
         }
         Effect::CleanedUp(_) => {}
@@ -171,7 +171,7 @@ fn carry_out(w: &mut World, h: usize, s: &mut Waiting, effect: Effect) {
                 also: &also,
                 token: &token,
             };
-            let id = w.send(h, scripted(&call), io_timeout(w));
+            let id = w.script_on_session(h, scripted(&call), io_timeout(w));
             s.out = Some((id, Sent::Busy));
         }
         Effect::Confirm { timeout, .. } => {
@@ -179,13 +179,9 @@ fn carry_out(w: &mut World, h: usize, s: &mut Waiting, effect: Effect) {
             // by the timeout, the read waits that more; a connection the server closed since
             // (a failover after the grant) fails it at once.
             let timeout = timeout.as_micros() as Us;
-            let hung_up = std::mem::take(&mut w.hosts[h].hung_up);
-            let id = w.send_request(h, Request::Wait { timeout }, timeout + io_timeout(w));
+            let id = w.send_on_session(h, Request::Wait { timeout }, timeout + io_timeout(w));
             w.check.ev(w.now, h, "confirm", 0);
             s.out = Some((id, Sent::Confirm));
-            if hung_up {
-                w.fail_now(id, Fail::Refused);
-            }
         }
         Effect::ReadHolder => crate::replace::read_holder(w, h, s),
         Effect::Ask { token } => crate::replace::ask(w, h, s, &token),
@@ -220,7 +216,7 @@ fn stop_waker(w: &mut World, h: usize, s: &mut Waiting, with: StopWith) {
                 room: 1,
                 free_of: &[],
             });
-            w.send(h, call, io_timeout(w));
+            w.script_on_session(h, call, io_timeout(w));
             w.hosts[h].stopped_wakers.push((run, waker));
             // A run that gave up waits for its waker's thread at most the I/O timeout after
             // its own push's (`await_listener`), then exits; one that holds the lock leaves
@@ -273,15 +269,7 @@ fn try_once(
         after: after.as_ref().map(|(l, d)| (l.as_str(), d.as_str())),
     });
     w.check.ev(w.now, h, "try", i64::from(last_try));
-    if std::mem::take(&mut w.hosts[h].hung_up) {
-        // A connection the server closed while we waited: this try fails, the next reconnects.
-        let f = Failure {
-            maybe_executed: false,
-            ..failure(Fail::Timeout)
-        };
-        return s.take.tried(Err(f), s.every.as_ref(), local(w, h));
-    }
-    let id = w.send(h, call, io_timeout(w));
+    let id = w.script_on_session(h, call, io_timeout(w));
     s.out = Some((id, Sent::Try));
 }
 

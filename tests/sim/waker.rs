@@ -76,7 +76,13 @@ pub fn hand_back(w: &mut World, h: usize, run: u64, after_stop: bool, list: usiz
         room: keys.slots.len(),
         free_of: &slots,
     });
-    w.send(h, call, io_timeout(w));
+    if after_stop {
+        // The waker's thread, on its own connection.
+        w.send(h, call, io_timeout(w));
+    } else {
+        // The run's stop of its waker, on the session.
+        w.script_on_session(h, call, io_timeout(w));
+    }
     w.check.ev(w.now, h, "hand back", i64::from(after_stop));
     w.check.counts.handbacks += 1;
     w.check.counts.handed_on_after_stop += u64::from(after_stop);

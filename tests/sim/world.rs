@@ -583,6 +583,7 @@ impl World {
         crate::listener::dropped(self);
         for h in 0..self.hosts.len() {
             self.hosts[h].hung_up = true;
+            self.hosts[h].hang_up_news = true;
             crate::host::poke(self, h);
         }
     }
@@ -623,6 +624,7 @@ impl World {
         crate::listener::dropped(self);
         for h in 0..self.hosts.len() {
             self.hosts[h].hung_up = true;
+            self.hosts[h].hang_up_news = true;
             crate::host::poke(self, h);
         }
     }

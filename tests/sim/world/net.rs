@@ -46,6 +46,11 @@ pub enum Fail {
     /// ran and its reply is lost; the session says "maybe executed", as for any error after
     /// sending (the soak's seed 1022396: a replace request placed, then taken for never sent).
     Reset,
+    /// The call went out on a connection the server had closed since the host's last call
+    /// (a restart, a failover): the read meets the end of the stream at once and the server
+    /// never saw it, but the session cannot tell that from a reply lost after running ("maybe
+    /// executed"); it reconnects for the next call.
+    Closed,
     /// A reply that is not the protocol (the garbage server's: the command ran).
     Garbage,
     /// The server refused the command with an error reply (an ACL's NOPERM): it did not run.
@@ -77,6 +82,25 @@ impl World {
     /// returned id, at the latest `timeout` µs from now.
     pub fn send(&mut self, host: usize, call: Scripted, timeout: Us) -> u64 {
         self.send_request(host, Request::Script(call), timeout)
+    }
+
+    /// Send `call` on host `host`'s session, the connection its tries, renewals, release and
+    /// WAITs share (its waker's thread and its cancel listener have their own): on one the
+    /// server has closed since its last call (`Host::hung_up`), it fails at once,
+    /// `Fail::Closed`, as the binary's does; the next call reconnects.
+    pub fn send_on_session(&mut self, host: usize, call: Request, timeout: Us) -> u64 {
+        let id = self.send_request(host, call, timeout);
+        if std::mem::take(&mut self.hosts[host].hung_up) {
+            self.hosts[host].hang_up_news = false;
+            self.check.counts.closed_calls += 1;
+            self.fail_now(id, Fail::Closed);
+        }
+        id
+    }
+
+    /// A script call on host `host`'s session (`send_on_session`).
+    pub fn script_on_session(&mut self, host: usize, call: Scripted, timeout: Us) -> u64 {
+        self.send_on_session(host, Request::Script(call), timeout)
     }
 
     pub fn send_request(&mut self, host: usize, call: Request, timeout: Us) -> u64 {
