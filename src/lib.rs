@@ -160,7 +160,7 @@ pub mod api {
             Limits as WaitLimits, NotDue, Outcome, PushTo, Read, Replaced, Settled, StopWith, Take,
             Tries, Wait, WakePush, Waker, Woken, also_at, in_set, replace_reason, waiting_for,
         };
-        pub use crate::core::backoff::Backoff;
+        pub use crate::core::backoff::{Backoff, splay as splay_draw};
         pub use crate::core::bugs::{Bug, set as set_bugs};
         pub use crate::core::calendar::{Calendar, Spelling};
         pub use crate::core::cancel::{

@@ -4,7 +4,9 @@
 //! (`handle`), carries out `poll_action` and sleeps until `poll_timeout` or an event.
 //!
 //! The rules:
-//! - the first try goes out at once; the common idle lock costs one round trip and no waker;
+//! - the first try goes out at once (with --splay, after its drawn sleep, which --wait does not
+//!   count; a signal during it ends the run with nothing sent); the common idle lock costs one
+//!   round trip and no waker;
 //! - a busy answer starts the waker (release wake-ups, unless --no-notify); the next try comes
 //!   after a backoff pause (with a waker, --retry-max apart: a release wakes us anyway), never
 //!   later than the holder's remaining lease nor past --wait;
@@ -72,6 +74,7 @@ enum Last {
 pub struct Wait {
     limits: Limits,
     backoff: Backoff,
+    /// When the first try is due (after --splay's sleep): --wait runs from here.
     start: Instant,
     /// When the first try was due: a run's wait is counted from there (the time before it is
     /// dlock's own start, not a wait: a first try that wins waited 0).
@@ -114,14 +117,26 @@ pub struct Wait {
 }
 
 impl Wait {
+    /// The wait of a run that starts at `now`: its first try after --splay's sleep, then
+    /// --wait from there.
     pub fn new(limits: Limits, backoff: Backoff, now: Instant) -> Wait {
+        let start = match bugs::on(Bug::SplayNotSlept) {
+            true => now,
+            false => now + limits.splay,
+        };
+        let mut actions = VecDeque::new();
+        if !limits.splay.is_zero() {
+            actions.push_back(Action::Report(Report::Splay {
+                sleep: limits.splay,
+            }));
+        }
         Wait {
             limits,
             backoff,
-            start: now,
+            start,
             first_try: None,
-            until: now + limits.wait,
-            next_try: Some(now),
+            until: start + limits.wait,
+            next_try: Some(start),
             last_try: false,
             tries: 0,
             maybe_ours: false,
@@ -144,7 +159,7 @@ impl Wait {
                 Replace::Off
             },
             outcome: None,
-            actions: VecDeque::new(),
+            actions,
         }
     }
 
@@ -383,6 +398,10 @@ impl Wait {
                     self.report(Report::Woken);
                     self.next_try = Some(now);
                 }
+            }
+            Input::Signal(signal) if self.first_try.is_none() && now < self.start => {
+                self.report(Report::SignalDuringSplay { signal });
+                self.give_up(Exit::Signal(signal));
             }
             Input::Signal(signal) => {
                 let waited = now.saturating_duration_since(self.start);

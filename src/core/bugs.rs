@@ -65,6 +65,9 @@ pub enum Bug {
     /// `--grace` after it: the job outlives the stop an operator asked for by up to a lease
     /// (issue 61: the simulation's first signals to running hosts).
     SignalKillsAtHardStop = 2097152,
+    /// `--splay`'s sleep said but not slept: the first try goes out at once (issue 61: the
+    /// sleep moved from the shell into the acquire machine, and into the simulation).
+    SplayNotSlept = 4194304,
 }
 
 #[cfg(feature = "test-support")]

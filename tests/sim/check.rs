@@ -97,6 +97,10 @@ pub struct Counts {
     /// that were its second (the job held to SIGKILL's latency).
     pub signals_running: u64,
     pub signals_running_again: u64,
+    /// Runs that slept --splay's draw before their first try, and the SIGTERMs read during
+    /// such a sleep (the run ends with nothing sent).
+    pub splays: u64,
+    pub signals_during_splay: u64,
     /// `run --after`: upstream successes, tries refused for want of one, and grants checked.
     pub after_successes: u64,
     pub after_refusals: u64,

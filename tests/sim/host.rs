@@ -8,7 +8,8 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use dlock::api::sim::{
-    Backoff, End, Failure, Limits, Period, Take, WaitLimits, Waker, in_set, standalone_failure,
+    Backoff, End, Failure, Limits, Period, Take, WaitLimits, Waker, in_set, splay_draw,
+    standalone_failure,
 };
 use redis::{RedisError, Value};
 
@@ -50,6 +51,8 @@ pub struct Waiting {
     pub signalled: bool,
     /// A SIGTERM came while a call was out: read after its answer.
     pub signal_pending: bool,
+    /// --splay: no try before this (the host's clock: the run's start plus its drawn sleep).
+    pub not_before: Instant,
 }
 
 /// Which of `Take`'s calls is out.
@@ -324,6 +327,11 @@ fn begin(w: &mut World, h: usize) {
     host.run += 1;
     host.token = format!("h{}r{}", host.id, host.run);
     let limits = WaitLimits {
+        // Drawn only in the --splay worlds (the others' draws stay as they were).
+        splay: match w.sc.splay.is_zero() {
+            true => Duration::ZERO,
+            false => splay_draw(w.sc.splay, w.rng.next()),
+        },
         wait: w.sc.wait,
         retry_max: w.sc.retry_max,
         notify: w.sc.notify,
@@ -340,6 +348,8 @@ fn begin(w: &mut World, h: usize) {
     };
     let backoff = Backoff::new(w.sc.retry_min, w.sc.retry_max, w.rng.next());
     let every = w.period_now.clone().or_else(|| w.sc.host_every[h].clone());
+    let splay = limits.splay;
+    w.check.counts.splays += u64::from(!splay.is_zero());
     let slots = w.host_keys[h].slots.len() as u32;
     w.hosts[h].phase = Phase::Waiting(Box::new(Waiting {
         take: Take::new(limits, backoff, slots, now),
@@ -352,10 +362,13 @@ fn begin(w: &mut World, h: usize) {
         asked_to_replace: false,
         signalled: false,
         signal_pending: false,
+        not_before: now + splay,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
-    let until = w.now + (w.sc.wait.as_micros() as f64 / w.hosts[h].rate) as Us;
-    w.hosts[h].waiting = Some((w.now, until));
+    // Waiting (for the liveness rules) from the splay's end, on the host's clock.
+    let true_us = |d: Duration| (d.as_micros() as f64 / w.hosts[h].rate) as Us;
+    let from = w.now + true_us(splay);
+    w.hosts[h].waiting = Some((from, from + true_us(w.sc.wait)));
 }
 
 /// A request's answer (or failure) reached host `h`.

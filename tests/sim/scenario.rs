@@ -68,6 +68,9 @@ pub struct Scenario {
     /// wait ends with the signal's exit), a running one stops its job, a releasing one ignores
     /// it (issue 61).
     pub signals: Vec<(Us, usize)>,
+    /// `run --splay D` on every host (zero: none): each run sleeps a draw below D before its
+    /// first try.
+    pub splay: Duration,
     /// `dlock drain --host H` at the first time (µs) and `dlock undrain` at the second: host H
     /// starts no run in between (issue 66).
     pub drain: Option<(Us, Us, usize)>,
@@ -239,6 +242,7 @@ impl Scenario {
             cancels: Vec::new(),
             triggers: Vec::new(),
             signals: Vec::new(),
+            splay: Duration::ZERO,
             drain: None,
             cancel_at_end: 0,
             cancel_timeout: None,
@@ -368,6 +372,11 @@ impl Scenario {
                     sc.signals.push((at + r.range(1, grace.max(2)), host));
                 }
             }
+        }
+        // Issue 61 (last, as above): a sixth of the worlds run every host with --splay up to a
+        // TTL (the sleep, a draw below it, is the acquire machine's).
+        if r.chance(0.16) {
+            sc.splay = Duration::from_micros(r.range(1000, sc.ttl.as_micros() as Us));
         }
         sc
     }

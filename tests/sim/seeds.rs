@@ -1,7 +1,7 @@
 //! Worlds by seed: a fixed range for CI (`seed_range`), any one seed replayed with its trace
 //! (`replay`, DLOCK_SIM_SEED=N), and the summary a run prints.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::check::Counts;
 use crate::world::{Scenario, World};
@@ -138,6 +138,12 @@ pub fn shrink(sc: &Scenario, patch: Option<(&'static str, &'static str)>) -> (Sc
         if best.host_every.iter().any(|e| *e != best.every) {
             tries.push(Scenario {
                 host_every: vec![best.every.clone(); best.hosts],
+                ..best.clone()
+            });
+        }
+        if !best.splay.is_zero() {
+            tries.push(Scenario {
+                splay: Duration::ZERO,
                 ..best.clone()
             });
         }
@@ -363,6 +369,8 @@ fn seed_range() {
         total.signals_during_a_call += o.counts.signals_during_a_call;
         total.signals_running += o.counts.signals_running;
         total.signals_running_again += o.counts.signals_running_again;
+        total.splays += o.counts.splays;
+        total.signals_during_splay += o.counts.signals_during_splay;
         total.after_successes += o.counts.after_successes;
         total.after_refusals += o.counts.after_refusals;
         total.after_grants += o.counts.after_grants;
@@ -446,6 +454,14 @@ fn seed_range() {
     assert!(
         total.signals_running > 5 && total.signals_running_again > 5,
         "the signal worlds must reach a running job, and one signalled twice"
+    );
+    println!(
+        "sim: --splay: {} runs slept a draw before their first try (none tried before it ended); {} SIGTERMs read during the sleep (the run ended with nothing sent)",
+        total.splays, total.signals_during_splay
+    );
+    assert!(
+        total.splays > 100 && total.signals_during_splay > 0,
+        "the --splay worlds must sleep, and be signalled while they do"
     );
     println!(
         "sim: run --after: {} upstream successes, {} tries refused for want of one in their window, {} grants each after one in its window",

@@ -92,6 +92,7 @@ pub fn signal(w: &mut World, h: usize) {
     };
     s.signalled = true;
     w.check.counts.signals_waiting += 1;
+    w.check.counts.signals_during_splay += u64::from(now < s.not_before);
     w.check.ev(w.now, h, "sigterm", 0);
     if s.out.is_some() {
         w.check.counts.signals_during_a_call += 1;
@@ -243,6 +244,11 @@ fn try_once(
     spelled: Option<&Spelling>,
 ) {
     let token = w.hosts[h].token.clone();
+    if local(w, h) < s.not_before {
+        let early = s.not_before - local(w, h);
+        let why = format!("{token} sent a try {early:?} before its --splay sleep ended");
+        w.check.violated(w.now, why);
+    }
     let (keys, also, meta) = (
         w.host_keys[h].clone(),
         w.host_also[h].clone(),

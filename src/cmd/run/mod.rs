@@ -25,19 +25,16 @@ use crate::core::ping::{Facts, Output, body, first_line, outcome};
 use crate::core::stats;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::log::{debug, info, warn};
+use crate::log::{debug, warn};
 use crate::log::{io_reason, ms, secs};
 use crate::store::keys::Keys;
 use crate::store::runs::RunLog;
 use crate::store::session::Session;
-use crate::sys::event::{Event, Receiver};
 use crate::sys::host;
 use crate::sys::process::{self, Child};
-use crate::sys::signals;
 use acquire::Ended;
 use capture::Capture;
 use held::Held;
-use note::Note;
 use ping::Pinger;
 use supervise::Supervisor;
 
@@ -51,9 +48,6 @@ pub fn run(cfg: Box<RunConfig>) -> Ended {
     preflight(&cfg)?;
     let keys = Keys::with_limit(&cfg.key, cfg.limit);
     crate::log::set_key(&keys.lock);
-    if let Err(exit) = splay(&cfg, &rx) {
-        return Ok(exit);
-    }
     let (mut session, held, unstarted_end) = match acquire::acquire(&cfg, keys, &rx, tx.clone()) {
         Ok(won) => won,
         Err(end) => return end,
@@ -220,31 +214,6 @@ fn end_ping(
             None => body(&first, output, limit),
         }
     });
-}
-
-/// --splay: sleep a uniform random time in [0, D) before the first try, outside --wait. A
-/// signal ends it at once, with nothing sent to Redis.
-fn splay(cfg: &RunConfig, rx: &Receiver<Note>) -> Result<(), Exit> {
-    if cfg.splay.is_zero() {
-        return Ok(());
-    }
-    let sleep = crate::core::backoff::splay(cfg.splay, host::random());
-    info!("splay", splay_ms = ms(sleep); "splay {} (--splay {})", secs(sleep), secs(cfg.splay));
-    let until = Instant::now() + sleep;
-    loop {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Ok(());
-        }
-        if let Ok(Event::Signal(sig)) = rx.recv_timeout(left, None) {
-            info!("signal_while_waiting", signal = sig;
-                "{} during the splay: stopped before trying for {}; nothing held",
-                signals::name(sig),
-                cfg.key
-            );
-            return Err(Exit::Signal(sig));
-        }
-    }
 }
 
 /// What is checked before acquiring: whether --contain is possible here, and a warning for an

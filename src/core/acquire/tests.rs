@@ -9,6 +9,7 @@
 mod faults;
 mod refusals;
 mod replace;
+mod splay;
 mod start;
 mod tries;
 mod waker;
@@ -23,6 +24,7 @@ const MS: fn(u64) -> Duration = Duration::from_millis;
 /// --retry-max 400 ms apart, conflict exit 75.
 pub(super) fn limits() -> Limits {
     Limits {
+        splay: MS(0),
         wait: MS(1000),
         retry_max: MS(400),
         notify: true,
@@ -145,6 +147,8 @@ impl Sim {
     /// Run until the wait ends: `answers` in order (with their latency in ms), `events` at
     /// their times.
     fn run(&mut self, answers: &[(A, u64)], events: &[(u64, Input)]) -> Outcome {
+        // What the machine says before anything happens (--splay's sleep).
+        self.drain();
         let mut answers = answers.iter();
         let mut events = events.iter().peekable();
         for _ in 0..10_000 {
@@ -244,6 +248,8 @@ fn report_name(r: &Report) -> &'static str {
         Report::OtherPeriod(_) => "other-period",
         Report::ClockOff(_) => "clock-off",
         Report::Woken => "woken",
+        Report::Splay { .. } => "splay",
+        Report::SignalDuringSplay { .. } => "signal-during-splay",
         Report::SignalBeforeStart { .. } => "signal-before-start",
         Report::Replicated { .. } => "replicated",
         Report::Unreplicated { .. } => "unreplicated",

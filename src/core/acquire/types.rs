@@ -9,6 +9,9 @@ use crate::exit::Exit;
 /// The run's waiting settings.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
+    /// --splay's draw (`backoff::splay`): how long to sleep before the first try, outside
+    /// --wait (zero without --splay). A signal during it ends the run with nothing sent.
+    pub splay: Duration,
     /// --wait: how long to keep trying.
     pub wait: Duration,
     /// --retry-max: the poll period while a waker listens.
@@ -261,6 +264,14 @@ pub enum Report {
         code: u8,
     },
     Woken,
+    /// --splay: the first try waits this long.
+    Splay {
+        sleep: Duration,
+    },
+    /// A signal during --splay's sleep: nothing was sent, nothing is held.
+    SignalDuringSplay {
+        signal: i32,
+    },
     /// The lock is ours, but a signal came before the job started: released unstarted.
     SignalBeforeStart {
         signal: i32,

@@ -133,6 +133,16 @@ impl Shell<'_> {
                 self.paused = Some(format!("{named}: {line}"));
             }
             Report::Woken => debug!("woken"; "{lock} was released; retrying at once"),
+            Report::Splay { sleep } => {
+                info!("splay", splay_ms = ms(sleep); "splay {} (--splay {})", secs(sleep), secs(self.cfg.splay))
+            }
+            Report::SignalDuringSplay { signal } => {
+                info!("signal_while_waiting", signal = signal;
+                    "{} during the splay: stopped before trying for {}; nothing held",
+                    signals::name(signal),
+                    self.cfg.key
+                )
+            }
             Report::SignalBeforeStart { signal } => {
                 info!("signal_before_start", signal = signal; "{} before the job started: releasing", signals::name(signal))
             }
