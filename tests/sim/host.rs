@@ -41,9 +41,8 @@ pub struct Waiting {
     /// The set indexes of the keys whose wake lists the waker listens on (the keys that held
     /// the last busy try back, when it was started or resumed).
     pub lists: Vec<usize>,
-    /// --on-busy replace: the run's request (replace.rs), once made, and whether it went out
-    /// and was not taken back (what the checker counts as abandoned if the run gives up).
-    pub request: Option<dlock::api::sim::CancelRequest>,
+    /// --on-busy replace: whether the run's request (the machine's, `Take::replacing_as`) went
+    /// out and was not taken back (what the checker counts as abandoned if the run gives up).
     pub request_out: bool,
     /// A run was asked to stop for this one (counted once it takes the lock).
     pub asked_to_replace: bool,
@@ -349,15 +348,18 @@ fn begin(w: &mut World, h: usize) {
     let backoff = Backoff::new(w.sc.retry_min, w.sc.retry_max, w.rng.next());
     let every = w.period_now.clone().or_else(|| w.sc.host_every[h].clone());
     let splay = limits.splay;
-    w.check.counts.splays += u64::from(!splay.is_zero());
     let slots = w.host_keys[h].slots.len() as u32;
+    let mut take = Take::new(limits, backoff, slots, now);
+    if w.sc.replace[h] {
+        take = take.replacing_as(crate::replace::request(w, h));
+    }
+    w.check.counts.splays += u64::from(!splay.is_zero());
     w.hosts[h].phase = Phase::Waiting(Box::new(Waiting {
-        take: Take::new(limits, backoff, slots, now),
+        take,
         every,
         out: None,
         waker: None,
         lists: vec![0],
-        request: None,
         request_out: false,
         asked_to_replace: false,
         signalled: false,

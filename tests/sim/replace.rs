@@ -15,7 +15,8 @@ use crate::calls::scripted;
 use crate::host::{Sent, Waiting, failure, io_timeout, local};
 use crate::world::{Fail, Request, World};
 
-/// The request a run with --on-busy replace places (one per run, as the binary's).
+/// The request a run with --on-busy replace places (`Take::replacing_as`): its id and who
+/// asks, as the binary's executor makes them (a uuid there, a count here).
 pub fn request(w: &mut World, h: usize) -> CancelRequest {
     w.cancel_seq += 1;
     let me = w.hosts[h].token.clone();
@@ -34,10 +35,9 @@ pub fn read_holder(w: &mut World, h: usize, s: &mut Waiting) {
 }
 
 /// `Effect::Ask`: the run's request onto run `token`'s list.
-pub fn ask(w: &mut World, h: usize, s: &mut Waiting, token: &str) {
+pub fn ask(w: &mut World, h: usize, s: &mut Waiting, token: &str, request: &CancelRequest) {
     let keys = w.host_keys[h].clone();
-    let request = s.request.clone().unwrap_or_else(|| request(w, h));
-    let call = scripted(&CancelCall::new(&keys, 0, token, &keys.lock, &request));
+    let call = scripted(&CancelCall::new(&keys, 0, token, &keys.lock, request));
     let id = w.script_on_session(h, call, io_timeout(w));
     if s.signalled {
         let me = w.hosts[h].token.clone();
@@ -45,7 +45,6 @@ pub fn ask(w: &mut World, h: usize, s: &mut Waiting, token: &str) {
     }
     // Placed or not, the request is this run's to take back at the end.
     w.check.cancel_placed(w.now, token, &request.id);
-    s.request = Some(request);
     s.request_out = true;
     s.out = Some((id, Sent::Ask));
 }
@@ -63,14 +62,13 @@ pub fn free_kept(w: &mut World, h: usize, s: &mut Waiting, token: &str) {
 }
 
 /// `Effect::Withdraw`: the run's request back from run `token`'s list.
-pub fn withdraw(w: &mut World, h: usize, s: &mut Waiting, token: &str) {
+pub fn withdraw(w: &mut World, h: usize, s: &mut Waiting, token: &str, request: &CancelRequest) {
     // Only a request that went out is taken back.
-    let Some(request) = s.request.clone() else {
-        panic!(
-            "seed {}: h{h} takes back a request it never sent",
-            w.sc.seed
-        );
-    };
+    assert!(
+        s.request_out,
+        "seed {}: h{h} takes back a request it never sent",
+        w.sc.seed
+    );
     let run = RunKeys::new(&w.host_keys[h].lock, token);
     let call = scripted(&WithdrawCall {
         run: &run,
@@ -123,7 +121,11 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, sent: Sent, a: Result<Va
                 Err(f) => Err(failure(f)),
             };
             if back == Ok(true) {
-                let id = s.request.as_ref().map(|r| r.id.clone()).unwrap_or_default();
+                let id = s
+                    .take
+                    .replace_request()
+                    .map(|r| r.id.clone())
+                    .unwrap_or_default();
                 w.check.cancel_withdrawn(w.now, &token, &id);
                 w.check.counts.replaces_withdrawn += 1;
             }

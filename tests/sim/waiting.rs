@@ -50,7 +50,7 @@ pub fn step(w: &mut World, h: usize) {
         };
         w.check.clock_off_run(w.now, &token, ended);
     }
-    if let (Settled::Exit(_), true, Some(r)) = (&settled, s.request_out, &s.request) {
+    if let (Settled::Exit(_), true, Some(r)) = (&settled, s.request_out, s.take.replace_request()) {
         // A replace request never taken back (the machine withdraws it first).
         w.check.replace_abandoned(&r.id);
     }
@@ -185,9 +185,9 @@ fn carry_out(w: &mut World, h: usize, s: &mut Waiting, effect: Effect) {
             s.out = Some((id, Sent::Confirm));
         }
         Effect::ReadHolder => crate::replace::read_holder(w, h, s),
-        Effect::Ask { token } => crate::replace::ask(w, h, s, &token),
+        Effect::Ask { token, request } => crate::replace::ask(w, h, s, &token, &request),
         Effect::FreeKept { token } => crate::replace::free_kept(w, h, s, &token),
-        Effect::Withdraw { token } => crate::replace::withdraw(w, h, s, &token),
+        Effect::Withdraw { token, request } => crate::replace::withdraw(w, h, s, &token, &request),
         Effect::Report(_) => {}
         Effect::Respelled(_) => w.check.ev(w.now, h, "respelled", 0),
     }

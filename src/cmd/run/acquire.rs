@@ -52,9 +52,6 @@ struct Shell<'a> {
     drain: String,
     /// The line that said a paused key ran nothing (for --ping's log ping).
     paused: Option<String>,
-    /// --on-busy replace: this run's request (one per run: what cancel.lua places and
-    /// withdraw.lua takes back), made at its first use.
-    replace_request: Option<crate::core::cancel::Request>,
     /// --after KEY: KEY's lock and done record.
     after: Option<(String, String)>,
 }
@@ -132,6 +129,11 @@ fn take(
             && crate::cli::config::cluster_slots(&cfg.key, &cfg.also).is_err(),
     };
     let backoff = Backoff::new(cfg.retry_min, cfg.retry_max, crate::sys::host::random());
+    let (token, host, pid) = (new_token(), hostname(), std::process::id());
+    let mut take = Take::new(limits, backoff, keys.limit_n() as u32, Instant::now());
+    if cfg.replace {
+        take = take.replacing_as(replace::request(&token, &host, pid));
+    }
     let mut s = Shell {
         cfg,
         keys,
@@ -140,11 +142,11 @@ fn take(
             .iter()
             .map(|x| Keys::with_limit(&x.key, cfg.also_limit))
             .collect(),
-        token: new_token(),
+        token,
         session: Session::new(&cfg.server),
         meta: Meta::new(
-            hostname(),
-            std::process::id(),
+            host,
+            pid,
             cfg.command_line.clone(),
             cfg.limits.renew_every,
             cfg.retry_max,
@@ -152,12 +154,11 @@ fn take(
         ),
         tx,
         waker: None,
-        take: Take::new(limits, backoff, keys.limit_n() as u32, Instant::now()),
+        take,
         error: None,
         fleet: Keys::fleet(&cfg.prefix),
         drain: Keys::drain(&cfg.prefix),
         paused: None,
-        replace_request: None,
         after: cfg
             .after
             .as_ref()
@@ -265,16 +266,16 @@ impl Shell<'_> {
                 let got = self.read_holder();
                 self.take.holder_read(got, Instant::now());
             }
-            Effect::Ask { token } => {
-                let got = self.ask(&token);
+            Effect::Ask { token, request } => {
+                let got = self.ask(&token, &request);
                 self.take.asked(got, Instant::now());
             }
             Effect::FreeKept { token } => {
                 let got = self.free_kept(&token);
                 self.take.freed(got, Instant::now());
             }
-            Effect::Withdraw { token } => {
-                let answer = self.withdraw(&token);
+            Effect::Withdraw { token, request } => {
+                let answer = self.withdraw(&token, &request);
                 self.take.withdrawn(answer, Instant::now());
             }
             Effect::Report(r) => self.report(r),

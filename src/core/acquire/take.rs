@@ -21,6 +21,7 @@ use super::{Action, Answer, Input, Limits, Outcome, Read, Report, StopWith, Trie
 use crate::core::Failure;
 use crate::core::backoff::Backoff;
 use crate::core::calendar::Spelling;
+use crate::core::cancel::Request;
 use crate::core::every::Period;
 use crate::core::finish::{Cleanup, CleanupEnd, Finish, Release};
 
@@ -57,15 +58,15 @@ pub enum Effect {
     Confirm { n: u32, timeout: Duration },
     /// --on-busy replace, first: read the lock's token (GET); answer with `holder_read`.
     ReadHolder,
-    /// --on-busy replace: put this run's request on run `token`'s list (cancel.lua, the
-    /// request of `dlock cancel`'s format whose reason `replace_reason` writes, one per run);
-    /// answer with `asked`.
-    Ask { token: String },
+    /// --on-busy replace: put this run's `request` on run `token`'s list (cancel.lua; the
+    /// run's one request, `Take::replacing_as`); answer with `asked`.
+    Ask { token: String, request: Request },
     /// --on-busy replace: free the slot only --hold-at-least keeps after run `token` ended
     /// (break.lua of slot 0, if `token` still holds it); answer with `freed`.
     FreeKept { token: String },
-    /// Take this run's replace request back from run `token`'s list; answer with `withdrawn`.
-    Withdraw { token: String },
+    /// Take this run's replace `request` back from run `token`'s list; answer with
+    /// `withdrawn`.
+    Withdraw { token: String, request: Request },
     /// A fact worth a line.
     Report(Report),
     /// The key's record spells the calendar so: the try goes out again in that spelling.
@@ -128,8 +129,9 @@ pub struct Take {
     out: Option<Out>,
     /// A try answered in another spelling of its calendar, to say and send again at once.
     again: Option<Again>,
-    /// --on-busy replace's call to send, or out (replace.rs).
+    /// --on-busy replace's call to send, or out (replace.rs), and the run's one request.
     replacing: Option<replace::Step>,
+    request: Option<Request>,
     connected: bool,
 }
 
@@ -145,6 +147,7 @@ impl Take {
             out: None,
             again: None,
             replacing: None,
+            request: None,
             connected: false,
         }
     }
@@ -227,8 +230,13 @@ impl Take {
                 return self.poll(now, wall_ms);
             }
             Action::Withdraw { token } => {
+                // Only a request that was placed is taken back: the run's own.
+                let Some(request) = self.request.clone() else {
+                    self.wait.handle(Input::Withdrawn(Ok(true)), now);
+                    return self.poll(now, wall_ms);
+                };
                 self.out = Some(Out::Withdraw);
-                Effect::Withdraw { token }
+                Effect::Withdraw { token, request }
             }
             Action::Report(r) => Effect::Report(r),
         })

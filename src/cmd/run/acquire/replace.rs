@@ -30,9 +30,8 @@ impl Shell<'_> {
     }
 
     /// `Effect::Ask`: this run's request on run `token`'s list.
-    pub(super) fn ask(&mut self, token: &str) -> Result<Asked, Failure> {
-        let request = self.request();
-        let call = CancelCall::new(self.keys, 0, token, &self.keys.lock, &request);
+    pub(super) fn ask(&mut self, token: &str, request: &Request) -> Result<Asked, Failure> {
+        let call = CancelCall::new(self.keys, 0, token, &self.keys.lock, request);
         self.session.call(&call).map(|c| c.replacing())
     }
 
@@ -47,21 +46,13 @@ impl Shell<'_> {
     }
 
     /// `Effect::Withdraw`: this run's request back from run `token`'s list.
-    pub(super) fn withdraw(&mut self, token: &str) -> Result<bool, Failure> {
-        let request = self.request().text();
+    pub(super) fn withdraw(&mut self, token: &str, request: &Request) -> Result<bool, Failure> {
+        let request = request.text();
         let run = RunKeys::new(&self.keys.lock, token);
         self.session.call(&WithdrawCall {
             run: &run,
             request: &request,
         })
-    }
-
-    /// The run's request, made at its first use.
-    fn request(&mut self) -> Request {
-        let (token, host, pid) = (&self.token, &self.meta.host, self.meta.pid);
-        self.replace_request
-            .get_or_insert_with(|| request(token, host, pid))
-            .clone()
     }
 }
 

@@ -19,6 +19,7 @@ use super::{Effect, Out, Take};
 use crate::core::Failure;
 use crate::core::acquire::{Asked, Input, Replaced};
 use crate::core::bugs::{self, Bug};
+use crate::core::cancel::Request;
 
 /// The replace's call to send, or out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,16 +33,18 @@ pub(super) enum Step {
 }
 
 impl Step {
-    pub(super) fn effect(&self) -> Effect {
-        match self {
+    /// The call; None for a request to place where the executor gave none (`replacing_as`).
+    fn effect(&self, request: Option<&Request>) -> Option<Effect> {
+        Some(match self {
             Step::Read => Effect::ReadHolder,
             Step::Ask { token } => Effect::Ask {
                 token: token.clone(),
+                request: request?.clone(),
             },
             Step::Free { token, .. } => Effect::FreeKept {
                 token: token.clone(),
             },
-        }
+        })
     }
 }
 
@@ -51,16 +54,43 @@ impl Take {
     /// that nothing replaces.
     pub(super) fn replace_call(&mut self, now: Instant) -> Option<Effect> {
         let step = self.replacing.as_ref()?;
-        if matches!(step, Step::Ask { .. })
-            && self.wait.signal_pending()
-            && !bugs::on(Bug::ReplaceAfterSignal)
-        {
+        let is_ask = matches!(step, Step::Ask { .. });
+        if is_ask && self.wait.signal_pending() && !bugs::on(Bug::ReplaceAfterSignal) {
             self.replacing = None;
             self.wait.handle(Input::Replaced(Replaced::NotAsked), now);
             return None;
         }
+        let Some(effect) = step.effect(self.request.as_ref()) else {
+            // An executor that gave no request (`replacing_as`): the replace fails, said so,
+            // and the wait goes on.
+            self.replacing = None;
+            let failure = Failure::new(
+                crate::core::Broke::Unsent { refused: false },
+                true,
+                "no replace request was made for this run".into(),
+            );
+            let r = Replaced::Failed {
+                token: None,
+                failure,
+            };
+            self.wait.handle(Input::Replaced(r), now);
+            return None;
+        };
         self.out = Some(Out::Replace);
-        Some(step.effect())
+        Some(effect)
+    }
+
+    /// --on-busy replace: the request this run places on the run it replaces — `dlock
+    /// cancel`'s format, its id and who asks made by the executor, `replace_reason` its
+    /// reason — one per run, taken back with the same text.
+    pub fn replacing_as(mut self, request: Request) -> Take {
+        self.request = Some(request);
+        self
+    }
+
+    /// The request this run places if it replaces (`replacing_as`).
+    pub fn replace_request(&self) -> Option<&Request> {
+        self.request.as_ref()
     }
 
     /// --on-busy replace: the lock's token (None: no run holds it), or the GET's failure.

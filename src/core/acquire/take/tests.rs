@@ -25,7 +25,20 @@ pub(in crate::core::acquire) fn limits(wait_ms: u64) -> Limits {
 }
 
 pub(in crate::core::acquire) fn take(limits: Limits, slots: u32, t0: Instant) -> Take {
-    Take::new(limits, Backoff::new(MS(100), MS(100), 7), slots, t0)
+    let t = Take::new(limits, Backoff::new(MS(100), MS(100), 7), slots, t0);
+    match limits.replace {
+        true => t.replacing_as(request()),
+        false => t,
+    }
+}
+
+/// The one request a replacing run of these tests places.
+pub(in crate::core::acquire) fn request() -> crate::core::cancel::Request {
+    crate::core::cancel::Request {
+        id: "0f".repeat(16),
+        by: "web-2 (ops)".into(),
+        reason: "replaced by run r2 on web-2 pid 9 (--on-busy replace)".into(),
+    }
 }
 
 pub(in crate::core::acquire) fn busy() -> Result<Answer, Failure> {
@@ -292,9 +305,15 @@ fn only_calls_hold_the_events_that_come_meanwhile() {
             timeout: MS(1),
         },
         Effect::ReadHolder,
-        Effect::Ask { token: "t".into() },
+        Effect::Ask {
+            token: "t".into(),
+            request: request(),
+        },
         Effect::FreeKept { token: "t".into() },
-        Effect::Withdraw { token: "t".into() },
+        Effect::Withdraw {
+            token: "t".into(),
+            request: request(),
+        },
     ];
     assert!(calls.iter().all(Effect::is_call));
     let others = [
@@ -390,12 +409,16 @@ fn a_wait_that_ends_busy_after_asking_the_holder_to_stop_takes_its_request_back_
     let mut withdrawn = false;
     let (made, outcome) = drive(&mut t, t0, busy, |t, e, now| match e {
         Effect::ReadHolder => t.holder_read(Ok(Some("r1".into())), now),
-        Effect::Ask { token } => {
-            assert_eq!(token, "r1");
+        Effect::Ask { token, request: r } => {
+            assert_eq!((token.as_str(), r), ("r1", &request()));
             t.asked(Ok(asked.clone()), now);
         }
-        Effect::Withdraw { token } => {
-            assert_eq!(token, "r1");
+        Effect::Withdraw { token, request: r } => {
+            assert_eq!(
+                (token.as_str(), r),
+                ("r1", &request()),
+                "the request placed"
+            );
             assert_eq!(t.outcome(), None, "the wait ends once the request is back");
             withdrawn = true;
             t.withdrawn(Ok(true), now);

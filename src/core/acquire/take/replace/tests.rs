@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::super::tests::{MS, busy, effects, is_try, limits, lost, take};
+use super::super::tests::{MS, busy, effects, is_try, limits, lost, request, take};
 use super::*;
 use crate::core::acquire::{Limits, Outcome, Report, replace_reason};
 use crate::exit::Exit;
@@ -43,7 +43,10 @@ fn the_request_goes_to_the_run_whose_token_holds_the_lock() {
     t.holder_read(Ok(Some("r1".into())), t0);
     assert_eq!(
         effects(&mut t, t0),
-        vec![Effect::Ask { token: "r1".into() }]
+        vec![Effect::Ask {
+            token: "r1".into(),
+            request: request(),
+        }]
     );
     let placed = Asked::Placed {
         holder: "web-1 pid 7".into(),
@@ -155,7 +158,10 @@ fn ends_busy_after(answer: Result<Asked, crate::core::Failure>) -> Vec<Effect> {
 fn a_request_whose_answer_was_lost_is_taken_back_from_the_run_it_was_for() {
     // The line names the holder the busy answer named: the lost answer named none.
     let withdraw = vec![
-        Effect::Withdraw { token: "r1".into() },
+        Effect::Withdraw {
+            token: "r1".into(),
+            request: request(),
+        },
         Effect::Report(Report::Withdrawn {
             token: "r1".into(),
             holder: "web-1 pid 7".into(),
@@ -182,7 +188,10 @@ fn a_signal_while_the_request_is_out_ends_the_wait_after_it_with_the_request_bac
     t.holder_read(Ok(Some("r1".into())), t0);
     assert_eq!(
         effects(&mut t, t0),
-        vec![Effect::Ask { token: "r1".into() }]
+        vec![Effect::Ask {
+            token: "r1".into(),
+            request: request(),
+        }]
     );
     t.signal(15, t0);
     let placed = Asked::Placed {
@@ -193,7 +202,10 @@ fn a_signal_while_the_request_is_out_ends_the_wait_after_it_with_the_request_bac
     t.asked(Ok(placed), t0);
     assert_eq!(
         effects(&mut t, t0),
-        vec![Effect::Withdraw { token: "r1".into() }]
+        vec![Effect::Withdraw {
+            token: "r1".into(),
+            request: request(),
+        }]
     );
     t.withdrawn(Ok(true), t0);
     effects(&mut t, t0);
@@ -214,7 +226,10 @@ fn an_answer_to_a_call_not_out_changes_nothing() {
     t.holder_read(Ok(Some("r1".into())), t0);
     assert_eq!(
         effects(&mut t, t0),
-        vec![Effect::Ask { token: "r1".into() }]
+        vec![Effect::Ask {
+            token: "r1".into(),
+            request: request(),
+        }]
     );
 }
 
@@ -279,4 +294,43 @@ fn the_old_run_records_which_run_replaced_it_and_from_where() {
         replace_reason("4f2a", "web-2", 81),
         "replaced by run 4f2a on web-2 pid 81 (--on-busy replace)"
     );
+}
+
+/// A replacing run whose executor gave it no request places none: the replace fails, said so,
+/// and the wait goes on (nothing to take back at its end).
+#[test]
+fn without_a_request_nothing_is_placed() {
+    let t0 = Instant::now();
+    let limits = Limits {
+        replace: true,
+        ..limits(300)
+    };
+    let mut t = Take::new(
+        limits,
+        crate::core::backoff::Backoff::new(MS(100), MS(100), 7),
+        1,
+        t0,
+    );
+    assert!(is_try(&effects(&mut t, t0)[0]));
+    t.tried(busy(), None, t0);
+    assert_eq!(effects(&mut t, t0), vec![Effect::ReadHolder]);
+    t.holder_read(Ok(Some("r1".into())), t0);
+    let after: Vec<_> = std::iter::from_fn(|| t.poll(t0, 1_000)).collect();
+    assert!(
+        !after.iter().any(|e| matches!(e, Effect::Ask { .. })),
+        "{after:?}"
+    );
+    assert!(
+        after
+            .iter()
+            .any(|e| matches!(e, Effect::Report(Report::ReplaceFailed { .. }))),
+        "{after:?}"
+    );
+    assert_eq!(t.replace_request(), None);
+    // And the wait goes on, as after a busy answer: its waker starts.
+    assert!(
+        matches!(after.last(), Some(Effect::StartWaker { .. })),
+        "{after:?}"
+    );
+    assert_eq!(t.outcome(), None);
 }
