@@ -84,6 +84,7 @@ mod seen_also;
 mod semaphore;
 mod server_errors;
 mod server_finder;
+mod signal_in_flight;
 mod signals;
 mod silent_server;
 mod splay;

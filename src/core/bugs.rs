@@ -68,6 +68,10 @@ pub enum Bug {
     /// `--splay`'s sleep said but not slept: the first try goes out at once (issue 61: the
     /// sleep moved from the shell into the acquire machine, and into the simulation).
     SplayNotSlept = 4194304,
+    /// A signal that came while the winning try was out given to the wait after the grant
+    /// (which then ignores it): the job starts after the SIGTERM (issue 61: the binary's
+    /// acquire shell read its events after each call's answer).
+    SignalAfterTheGrant = 8388608,
 }
 
 #[cfg(feature = "test-support")]

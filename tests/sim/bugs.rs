@@ -715,6 +715,21 @@ fn a_signal_whose_sigkill_waits_for_the_hard_stop() {
 }
 
 #[test]
+fn a_signal_read_after_the_grant() {
+    // Issue 61: a SIGTERM that came while the winning try was out, given to the acquire
+    // machine after the grant (the binary's shell read its events after each call's answer):
+    // the wait, over, ignores it and the job starts. Found in the worlds with signals, by a
+    // job started after a SIGTERM reached its waiting run.
+    hunt_in(
+        "a signal read after the grant",
+        Some(Bug::SignalAfterTheGrant),
+        None,
+        false,
+        |sc| !sc.signals.is_empty(),
+    );
+}
+
+#[test]
 fn a_splay_not_slept() {
     // Issue 61: --splay's sleep said but not slept (the sleep was the shell's; it is the
     // acquire machine's now). Found in the --splay worlds, by a try sent before its run's

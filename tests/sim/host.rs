@@ -48,8 +48,6 @@ pub struct Waiting {
     pub asked_to_replace: bool,
     /// A SIGTERM reached the run: its wait is over, whatever the machine still says.
     pub signalled: bool,
-    /// A SIGTERM came while a call was out: read after its answer.
-    pub signal_pending: bool,
     /// --splay: no try before this (the host's clock: the run's start plus its drawn sleep).
     pub not_before: Instant,
 }
@@ -363,7 +361,6 @@ fn begin(w: &mut World, h: usize) {
         request_out: false,
         asked_to_replace: false,
         signalled: false,
-        signal_pending: false,
         not_before: now + splay,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);

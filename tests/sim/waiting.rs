@@ -65,6 +65,12 @@ pub fn step(w: &mut World, h: usize) {
     w.also_reserved.remove(&h);
     match settled {
         Settled::Start(g) => {
+            if s.signalled {
+                let token = w.hosts[h].token.clone();
+                let why =
+                    format!("{token} starts its job after a SIGTERM reached it while it waited");
+                w.check.violated(w.now, why);
+            }
             if s.asked_to_replace {
                 w.check.counts.replaced_grants += 1;
             }
@@ -83,8 +89,8 @@ pub fn step(w: &mut World, h: usize) {
     }
 }
 
-/// SIGTERM to host `h`'s waiting run: read at once, or, while one of its calls is out, right
-/// after that call's answer (the binary's calls block; it reads its events after each).
+/// SIGTERM to host `h`'s waiting run, given to its machine at once (one that comes while a
+/// call is out, the machine reads after that call's answer).
 pub fn signal(w: &mut World, h: usize) {
     let now = local(w, h);
     let Phase::Waiting(s) = &mut w.hosts[h].phase else {
@@ -94,12 +100,12 @@ pub fn signal(w: &mut World, h: usize) {
     w.check.counts.signals_waiting += 1;
     w.check.counts.signals_during_splay += u64::from(now < s.not_before);
     w.check.ev(w.now, h, "sigterm", 0);
+    s.take.signal(15, now);
     if s.out.is_some() {
+        // Its answer's arrival steps the host.
         w.check.counts.signals_during_a_call += 1;
-        s.signal_pending = true;
         return;
     }
-    s.take.signal(15, now);
     step(w, h);
 }
 
@@ -317,9 +323,5 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
         }
         Sent::Busy => s.take.busy_ended(a.is_ok()),
         replace => crate::replace::answer(w, h, s, replace, a),
-    }
-    // What came while the call was out, read after its answer (the binary's blocking calls).
-    if std::mem::take(&mut s.signal_pending) {
-        s.take.signal(15, now);
     }
 }

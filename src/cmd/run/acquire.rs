@@ -169,11 +169,7 @@ fn take(
         // the next effect.
         s.events(events);
         while let Some(effect) = s.take.poll(Instant::now(), wall_ms()) {
-            let call = effect.is_call();
-            s.carry_out(effect);
-            if call {
-                s.events(events);
-            }
+            s.carry_out(effect, events);
         }
         if let Some(settled) = s.take.settle(Instant::now()) {
             return s.finish(settled);
@@ -209,8 +205,10 @@ impl Shell<'_> {
     }
 
     /// Carry out one of the machine's effects; each call's answer goes straight back (the
-    /// calls block).
-    fn carry_out(&mut self, effect: Effect) {
+    /// calls block), after the events that came while it was out (`given`): the machine reads
+    /// a signal that came during a try with the try's answer (a grant then starts no job).
+    fn carry_out(&mut self, effect: Effect, events: &Receiver<Note>) {
+        let given = |s: &mut Self| s.events(events);
         match effect {
             Effect::Try {
                 last_try,
@@ -220,11 +218,13 @@ impl Shell<'_> {
                 spelled,
             } => {
                 let got = self.try_once(last_try, wall_ms, first_ms, woken, spelled.as_ref());
+                given(self);
                 self.take
                     .tried(got, self.cfg.every.as_ref(), Instant::now());
             }
             Effect::Release { slot, finish } => {
                 let answer = self.release(slot, &finish);
+                given(self);
                 self.take.released(answer, Instant::now());
             }
             Effect::CleanedUp(end) => self.cleaned_up(end),
@@ -253,6 +253,7 @@ impl Shell<'_> {
                     token: &self.token,
                 };
                 let got = self.session.call(&call);
+                given(self);
                 if let Err(f) = &got {
                     debug!("stats_failed"; "could not record the busy run: {}", f.reason);
                 }
@@ -260,22 +261,27 @@ impl Shell<'_> {
             }
             Effect::Confirm { n, timeout } => {
                 let acked = self.session.wait_replicas(n, timeout);
+                given(self);
                 self.take.confirmed(acked, Instant::now());
             }
             Effect::ReadHolder => {
                 let got = self.read_holder();
+                given(self);
                 self.take.holder_read(got, Instant::now());
             }
             Effect::Ask { token, request } => {
                 let got = self.ask(&token, &request);
+                given(self);
                 self.take.asked(got, Instant::now());
             }
             Effect::FreeKept { token } => {
                 let got = self.free_kept(&token);
+                given(self);
                 self.take.freed(got, Instant::now());
             }
             Effect::Withdraw { token, request } => {
                 let answer = self.withdraw(&token, &request);
+                given(self);
                 self.take.withdrawn(answer, Instant::now());
             }
             Effect::Report(r) => self.report(r),

@@ -40,6 +40,7 @@ impl Take {
     /// How the wait is settled, once `outcome` has one (None before); what the winning try
     /// got leaves the machine with it.
     pub fn settle(&mut self, now: Instant) -> Option<Settled> {
+        self.read_later(now);
         let grant = |take: &mut Take, fence, slot, sent, waited| Grant {
             fence,
             slot,

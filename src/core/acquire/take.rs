@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use super::{Action, Answer, Input, Limits, Outcome, Read, Report, StopWith, Tries, Wait};
 use crate::core::Failure;
 use crate::core::backoff::Backoff;
+use crate::core::bugs::{self, Bug};
 use crate::core::calendar::Spelling;
 use crate::core::cancel::Request;
 use crate::core::every::Period;
@@ -76,8 +77,8 @@ pub enum Effect {
 }
 
 impl Effect {
-    /// A call whose answer the machine waits for: an event that comes while it is out is
-    /// read after that answer (a blocking executor reads its events then).
+    /// A call whose answer the machine waits for (the others are carried out at once).
+    #[cfg(test)]
     pub fn is_call(&self) -> bool {
         matches!(
             self,
@@ -129,6 +130,8 @@ pub struct Take {
     out: Option<Out>,
     /// A try answered in another spelling of its calendar, to say and send again at once.
     again: Option<Again>,
+    /// A signal that came while a call was out (`signal`).
+    signal_later: Option<i32>,
     /// --on-busy replace's call to send, or out (replace.rs), and the run's one request.
     replacing: Option<replace::Step>,
     request: Option<Request>,
@@ -146,6 +149,7 @@ impl Take {
             cleanup: None,
             out: None,
             again: None,
+            signal_later: None,
             replacing: None,
             request: None,
             connected: false,
@@ -158,6 +162,7 @@ impl Take {
         if self.out.is_some() {
             return None;
         }
+        self.read_later(now);
         match self.again.take() {
             Some(Again::Say(spelled, last_try)) => {
                 self.again = Some(Again::Send(last_try));
@@ -290,9 +295,33 @@ impl Take {
         self.tries.take_also_won()
     }
 
-    /// A signal, at any time (one that comes while a call is out is read after its answer).
+    /// A signal, at any time — one that came while a call was out is given before that call's
+    /// answer. While a try is out the wait reads it with the try's answer, and while the
+    /// replicas are asked for a grant it ends that grant: either way no job starts
+    /// (`Report::SignalBeforeStart`). While another call is out (a cleanup, the busy count,
+    /// the replace's calls) it is read after the answer, before the next effect (`poll`) or
+    /// the settling: a replace request is not sent after it.
     pub fn signal(&mut self, signal: i32, now: Instant) {
-        self.wait.handle(Input::Signal(signal), now);
+        match self.out {
+            Some(Out::Try { .. } | Out::Confirm) if bugs::on(Bug::SignalAfterTheGrant) => {
+                self.signal_later.get_or_insert(signal);
+            }
+            None | Some(Out::Try { .. } | Out::Confirm) => {
+                self.wait.handle(Input::Signal(signal), now)
+            }
+            Some(_) => {
+                self.signal_later.get_or_insert(signal);
+            }
+        }
+    }
+
+    /// What came while the last call was out, now that it is answered.
+    pub(super) fn read_later(&mut self, now: Instant) {
+        if self.out.is_none()
+            && let Some(signal) = self.signal_later.take()
+        {
+            self.wait.handle(Input::Signal(signal), now);
+        }
     }
 
     /// The waker delivered a wake-up from the wake list of set index `j`.

@@ -81,3 +81,29 @@ fn a_run_that_got_no_lock_exits_as_the_wait_says() {
     };
     assert_eq!(exit, Exit::Busy(75));
 }
+
+/// --min-replicas: a signal that came while the replicas were asked for the grant (the WAIT
+/// out) ends the grant unstarted, whatever they answer — never read after the grant stands.
+#[test]
+fn a_signal_while_the_replicas_are_asked_releases_the_grant_unstarted() {
+    let t0 = Instant::now();
+    let limits = crate::core::acquire::Limits {
+        min_replicas: 1,
+        ..limits(1000)
+    };
+    let mut t = take(limits, 1, t0);
+    assert!(is_try(&effects(&mut t, t0)[0]));
+    t.tried(Ok(granted(Vec::new())), None, t0 + MS(2));
+    let out = effects(&mut t, t0 + MS(2));
+    assert!(
+        matches!(out.as_slice(), [crate::core::acquire::Effect::Confirm { n: 1, .. }]),
+        "{out:?}"
+    );
+    t.signal(15, t0 + MS(3));
+    t.confirmed(Ok(1), t0 + MS(4));
+    let _ = effects(&mut t, t0 + MS(4));
+    let Some(Settled::Unstarted(_, end)) = t.settle(t0 + MS(4)) else {
+        panic!("not unstarted")
+    };
+    assert_eq!(end.exit(), Exit::Signal(15));
+}

@@ -89,6 +89,7 @@ impl Take {
     }
 
     /// The request this run places if it replaces (`replacing_as`).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn replace_request(&self) -> Option<&Request> {
         self.request.as_ref()
     }

@@ -1,0 +1,41 @@
+//! A signal that reaches `dlock run` while its winning acquire is on the wire (issue 61): the
+//! run must not start its job. The acquire call blocks, so the signal is read when it returns;
+//! it must reach the acquire machine before the grant does, which then releases the lock
+//! unstarted. (Until this test the shell gave the grant first: the machine, its wait over,
+//! dropped the signal and the job ran.) Seen from outside dlock: its exit, the job's stdout,
+//! and the server's keys.
+
+use std::time::Duration;
+
+use crate::support::proxy::{Mode, Proxy};
+use crate::support::*;
+
+#[test]
+fn a_sigterm_while_the_winning_try_is_out_starts_no_job_and_frees_the_lock() {
+    let r = RedisServer::start_tcp(&[]);
+    let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
+    // Every chunk either way waits 0.8 s: the try (and its script load, if any) is out for
+    // 1.6 s at least after the connection is made; --io-timeout 10s lets it be answered.
+    proxy.set_delay(800);
+    let run = Dlock::bare()
+        .env("DLOCK_URL", &proxy.url())
+        .args(["--io-timeout", "10s", "--connect-timeout", "10s"])
+        .args(["run", "--key", "inflight", "--ttl", "60s", "--"])
+        .args(["echo", "the job ran"])
+        .spawn();
+    // The handshake: the run's connection is accepted; its try goes out right after.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while proxy.accepted() == 0 {
+        assert!(std::time::Instant::now() < until, "dlock never connected");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Well inside the 1.6 s the try is out (the margin is for a loaded machine).
+    std::thread::sleep(Duration::from_millis(300));
+    run.signal(libc::SIGTERM);
+    let out = run.finish(Duration::from_secs(30));
+    out.code(143)
+        .stdout_is("")
+        .stderr_has("SIGTERM before the job started: releasing");
+    // The server's word: the lock it granted is gone (released unstarted, not left to its TTL).
+    assert_eq!(r.cmd_string(&["EXISTS", "dlock:inflight"]), "0");
+}
