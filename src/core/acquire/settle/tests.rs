@@ -96,7 +96,10 @@ fn a_signal_while_the_replicas_are_asked_releases_the_grant_unstarted() {
     t.tried(Ok(granted(Vec::new())), None, t0 + MS(2));
     let out = effects(&mut t, t0 + MS(2));
     assert!(
-        matches!(out.as_slice(), [crate::core::acquire::Effect::Confirm { n: 1, .. }]),
+        matches!(
+            out.as_slice(),
+            [crate::core::acquire::Effect::Confirm { n: 1, .. }]
+        ),
         "{out:?}"
     );
     t.signal(15, t0 + MS(3));
