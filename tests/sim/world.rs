@@ -596,9 +596,14 @@ impl World {
             // REFUSED_PAUSE + a round trip for the renewal that finds the key gone + --grace +
             // the kill lead + 2 ms of timers: the connection is watched from the acquire's
             // reply on (issue 62), so a hang-up in the job's first moments is seen at once.
+            // The pause and --grace are timed on the host's clock: on the slowest one they
+            // last longer in true time (the soak's seed 1002741, a calendar world: a --grace
+            // of 27.37 s on a clock 0.31 % slow lasts 85 ms longer).
+            let slowest = self.hosts.iter().map(|h| h.rate).fold(1.0, f64::min);
+            let on_host = |us: Us| (us as f64 / slowest).ceil() as Us;
             let grace = self.sc.grace.as_micros() as Us;
             let lead = crate::supervise::kill_lead_us(self);
-            let bound = 10_000 + 4 * self.sc.delay_max + grace + lead + 2_000;
+            let bound = on_host(10_000 + grace) + 4 * self.sc.delay_max + lead + 2_000;
             let watched = std::mem::take(&mut self.watched);
             self.check.data_lost(self.now, bound, &watched);
         }
