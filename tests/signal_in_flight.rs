@@ -15,7 +15,8 @@ fn a_sigterm_while_the_winning_try_is_out_starts_no_job_and_frees_the_lock() {
     let r = RedisServer::start_tcp(&[]);
     let proxy = Proxy::start(r.tcp_addr(), Mode::Pass);
     // Every chunk either way waits 0.8 s: the try (and its script load, if any) is out for
-    // 1.6 s at least after the connection is made; --io-timeout 10s lets it be answered.
+    // 1.6 s at least after the connection is made; --io-timeout 10s lets it be answered (a run
+    // takes at most a third of its TTL for one: hence --ttl 60s).
     proxy.set_delay(800);
     let run = Dlock::bare()
         .env("DLOCK_URL", &proxy.url())
@@ -23,7 +24,8 @@ fn a_sigterm_while_the_winning_try_is_out_starts_no_job_and_frees_the_lock() {
         .args(["run", "--key", "inflight", "--ttl", "60s", "--"])
         .args(["echo", "the job ran"])
         .spawn();
-    // The handshake: the run's connection is accepted; its try goes out right after.
+    // The handshake: the run's connection is accepted; its try goes out right after (10 s only
+    // guards a dlock that never starts).
     let until = std::time::Instant::now() + Duration::from_secs(10);
     while proxy.accepted() == 0 {
         assert!(std::time::Instant::now() < until, "dlock never connected");
@@ -32,6 +34,7 @@ fn a_sigterm_while_the_winning_try_is_out_starts_no_job_and_frees_the_lock() {
     // Well inside the 1.6 s the try is out (the margin is for a loaded machine).
     std::thread::sleep(Duration::from_millis(300));
     run.signal(libc::SIGTERM);
+    // The grant, then its release through the proxy: four chunks of 0.8 s; 30 s guards a hang.
     let out = run.finish(Duration::from_secs(30));
     out.code(143)
         .stdout_is("")

@@ -55,13 +55,14 @@ impl Backoff {
     }
 }
 
-/// --splay D: how long to sleep before the first try, uniform in [0, D) from `random` (the
-/// OS RNG's, drawn by the shell); zero for D = 0.
-pub fn splay(d: Duration, random: u64) -> Duration {
+/// --splay D: how long to sleep before the first try, uniform in [0, D) from `random()` (the
+/// OS RNG's in the binary, the world's in the simulation); zero for D = 0, with nothing drawn
+/// (an uncontended run reads no randomness it does not use).
+pub fn splay(d: Duration, random: impl FnOnce() -> u64) -> Duration {
     let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
     match nanos {
         0 => Duration::ZERO,
-        n => Duration::from_nanos(random % n),
+        n => Duration::from_nanos(random() % n),
     }
 }
 

@@ -325,10 +325,7 @@ fn begin(w: &mut World, h: usize) {
     host.token = format!("h{}r{}", host.id, host.run);
     let limits = WaitLimits {
         // Drawn only in the --splay worlds (the others' draws stay as they were).
-        splay: match w.sc.splay.is_zero() {
-            true => Duration::ZERO,
-            false => splay_draw(w.sc.splay, w.rng.next()),
-        },
+        splay: splay_draw(w.sc.splay, || w.rng.next()),
         wait: w.sc.wait,
         retry_max: w.sc.retry_max,
         notify: w.sc.notify,

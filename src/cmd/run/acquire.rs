@@ -3,7 +3,7 @@
 //! the machine's actions (waker, busy count, cleanup of a lost reply) and reports.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::held::{AlsoHeld, Held};
 use super::note::Note;
@@ -108,11 +108,7 @@ fn take(
     tx: Sender<Note>,
 ) -> Result<Won, Ended> {
     let limits = Limits {
-        // Drawn only when asked for: an uncontended run reads no randomness it does not use.
-        splay: match cfg.splay.is_zero() {
-            true => Duration::ZERO,
-            false => crate::core::backoff::splay(cfg.splay, crate::sys::host::random()),
-        },
+        splay: crate::core::backoff::splay(cfg.splay, crate::sys::host::random),
         wait: cfg.wait,
         retry_max: cfg.retry_max,
         notify: !cfg.no_notify,

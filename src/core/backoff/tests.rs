@@ -45,17 +45,22 @@ fn many_attempts_do_not_overflow() {
 #[test]
 fn the_splay_is_below_its_bound_and_spread_over_it() {
     let d = Duration::from_secs(10);
-    assert_eq!(splay(Duration::ZERO, 12345), Duration::ZERO);
-    assert_eq!(splay(d, 0), Duration::ZERO);
-    assert_eq!(splay(d, 3_000_000_000), Duration::from_secs(3));
+    assert_eq!(splay(Duration::ZERO, || 12345), Duration::ZERO);
+    // Without --splay nothing is drawn.
     assert_eq!(
-        splay(d, 10_000_000_001),
+        splay(Duration::ZERO, || panic!("drew for no splay")),
+        Duration::ZERO
+    );
+    assert_eq!(splay(d, || 0), Duration::ZERO);
+    assert_eq!(splay(d, || 3_000_000_000), Duration::from_secs(3));
+    assert_eq!(
+        splay(d, || 10_000_000_001),
         Duration::from_nanos(1),
         "wraps below D"
     );
     assert_eq!(
-        splay(d, u64::MAX),
+        splay(d, || u64::MAX),
         Duration::from_nanos(u64::MAX % 10_000_000_000)
     );
-    assert!(splay(d, u64::MAX) < d);
+    assert!(splay(d, || u64::MAX) < d);
 }
