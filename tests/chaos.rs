@@ -818,9 +818,27 @@ fn min_replicas_a_replica_that_stops_acknowledging_stops_the_job_in_time() {
     let expiry = replica.freeze_after_renewal("dlock:mrfrozen", Duration::from_millis(500));
     assert_dead_before(&[leader], expiry);
     replica.resume();
-    job.finish(Duration::from_secs(10))
-        .code(125)
-        .stderr_has("only 0 of 1 replicas acknowledged the renewal");
+    let out = job.finish(Duration::from_secs(10));
+    // Once (2026-12-07, the README's suite on a loaded machine) the holder stopped on "the key
+    // is gone" 1.1 s into its 2 s lease instead: not reproduced in 25 runs beside two busy
+    // loops. Should it recur, the master's own counts say whether the key expired there or was
+    // deleted.
+    if !out
+        .stderr
+        .contains("only 0 of 1 replicas acknowledged the renewal")
+    {
+        let info = master.cmd_string(&["INFO", "stats"]);
+        let counts: Vec<&str> = info
+            .lines()
+            .filter(|l| l.starts_with("expired_keys") || l.starts_with("evicted_keys"))
+            .collect();
+        panic!(
+            "the holder did not stop on the replicas' silence; the master's {counts:?}, the key's PTTL {}:\n{}",
+            master.cmd_string(&["PTTL", "dlock:mrfrozen"]),
+            out.stderr
+        );
+    }
+    out.code(125);
 }
 
 /// The other side of the test above: with a healthy replica, `--min-replicas 1` confirms every
