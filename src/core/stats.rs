@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use crate::log::secs;
+
 /// Buckets per doubling of the hold time: bucket i holds (2^((i-1)/4), 2^(i/4)] ms. Integer
 /// arithmetic only (ms ≤ 2^(i/4) ⟺ ms⁴ ≤ 2^i), so the binary needs no libm.
 const PER_DOUBLING: u32 = 4;
@@ -200,6 +202,38 @@ impl Stats {
         } else {
             ttl
         })
+    }
+}
+
+/// What to tell an operator after a compare failure at release, and the TTL it recommends (ms).
+/// It is only said before the local deadline (after it, the lease simply ran out), so the lease
+/// had not run out on a healthy server: someone took or deleted the key. When the key's
+/// recorded runs (`recorded`, with at least `MIN_SAMPLES` of them) say the lease of `ttl` is
+/// too short, too, a TTL from them comes first. `held_for`: how long the job held the lock.
+pub fn compare_failure_advice(
+    recorded: Option<&Stats>,
+    ttl: Duration,
+    held_for: Duration,
+) -> (String, Option<u64>) {
+    let rec = recorded
+        .filter(|s| s.samples >= MIN_SAMPLES)
+        .and_then(|s| Some((s.recommended_ttl_ms()?, s.samples)));
+    match rec {
+        Some((rec, n)) if u128::from(rec) > ttl.as_millis() => (
+            format!(
+                "raise --ttl to ~{} (3 × p99 of {n} recorded runs)",
+                secs(Duration::from_millis(rec))
+            ),
+            Some(rec),
+        ),
+        _ => (
+            format!(
+                "the lease had not run out (held {} of a {} lease, renewed as needed), so the key was deleted or taken over: `dlock release --force`, a manual DEL, or a Redis failover or restart that lost it",
+                secs(held_for),
+                secs(ttl)
+            ),
+            None,
+        ),
     }
 }
 

@@ -26,7 +26,7 @@ use crate::core::stats;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::{debug, warn};
-use crate::log::{io_reason, ms, secs};
+use crate::log::{io_reason, secs};
 use crate::store::keys::Keys;
 use crate::store::runs::RunLog;
 use crate::store::session::Session;
@@ -348,37 +348,14 @@ fn report_end(
     }
 }
 
-/// What to tell an operator after a compare failure. It is only reported before the local
-/// deadline (after it, the lease simply ran out), so the lease had not run out on a healthy
-/// server: someone took or deleted the key. If the recorded p99 also says the lease is too
-/// short, a TTL from it comes first (with enough runs to trust it).
+/// What to tell an operator after a compare failure (`core::stats::compare_failure_advice`),
+/// from the key's recorded runs as `session` reads them now.
 fn ttl_advice(
     session: &mut Session,
     cfg: &RunConfig,
     keys: &Keys,
     held_for: Duration,
 ) -> (String, Option<u64>) {
-    let rec = session
-        .state(keys)
-        .ok()
-        .map(|state| state.stats)
-        .filter(|s| s.samples >= stats::MIN_SAMPLES)
-        .and_then(|s| Some((s.recommended_ttl_ms()?, s.samples)));
-    match rec {
-        Some((rec, n)) if rec > ms(cfg.limits.ttl) => (
-            format!(
-                "raise --ttl to ~{} (3 × p99 of {n} recorded runs)",
-                secs(Duration::from_millis(rec))
-            ),
-            Some(rec),
-        ),
-        _ => (
-            format!(
-                "the lease had not run out (held {} of a {} lease, renewed as needed), so the key was deleted or taken over: `dlock release --force`, a manual DEL, or a Redis failover or restart that lost it",
-                secs(held_for),
-                secs(cfg.limits.ttl)
-            ),
-            None,
-        ),
-    }
+    let recorded = session.state(keys).ok().map(|state| state.stats);
+    stats::compare_failure_advice(recorded.as_ref(), cfg.limits.ttl, held_for)
 }

@@ -186,3 +186,38 @@ fn buckets_spread_runs_of_a_few_minutes_and_keep_the_empty_ones_between() {
     assert_eq!(gap.iter().filter(|x| x.2 > 0).count(), 2);
     assert!(Stats::default().buckets_ms().is_empty());
 }
+
+/// The advice after a compare failure: the recorded runs' TTL when there are enough of them
+/// and it is longer than the lease; else what the failure means (the lease had not run out).
+#[test]
+fn a_compare_failure_advises_the_recorded_ttl_only_when_enough_runs_say_the_lease_is_short() {
+    let ttl = Duration::from_secs(30);
+    let held = Duration::from_secs(12);
+    let not_run_out = |(text, rec): (String, Option<u64>)| {
+        assert_eq!(rec, None, "{text}");
+        assert!(
+            text.starts_with("the lease had not run out (held 12.0s of a 30.0s lease"),
+            "{text}"
+        );
+    };
+    // Nothing recorded.
+    not_run_out(compare_failure_advice(None, ttl, held));
+    // 20 runs of 40 s: p99 40 s, 3 × p99 = 120 s > 30 s.
+    let long = stats_of(&[40_000; 20]);
+    let rec = long.recommended_ttl_ms();
+    assert_eq!(rec, Some(120_000));
+    assert_eq!(
+        compare_failure_advice(Some(&long), ttl, held),
+        (
+            "raise --ttl to ~2m00s (3 × p99 of 20 recorded runs)".to_string(),
+            rec
+        )
+    );
+    // One run fewer than MIN_SAMPLES: too few to trust.
+    let few = stats_of(&[40_000; MIN_SAMPLES as usize - 1]);
+    not_run_out(compare_failure_advice(Some(&few), ttl, held));
+    // Runs of 10 s recommend exactly the lease (3 × 10 s): nothing to raise.
+    let fits = stats_of(&[10_000; 20]);
+    assert_eq!(fits.recommended_ttl_ms(), Some(30_000));
+    not_run_out(compare_failure_advice(Some(&fits), ttl, held));
+}
