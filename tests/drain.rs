@@ -113,10 +113,16 @@ fn drain_wait_names_the_runs_still_going_and_undrain_ends_it() {
     holder.expect_line("up");
     // The holder's job waits on its stdin, so it runs past any timeout: 1 s only bounds the
     // test's wait.
+    let before = crate::support::board_fixture::server_now(&r);
     let out = as_host(&r, "ops")
         .args(["drain", "--host", "web-1", "--wait", "--timeout", "1s"])
+        .args(["--reason", "deploy"])
         .run();
     out.code(1).stderr_has("dlock:backup (pid ");
+    let drained = (
+        before as u64,
+        crate::support::board_fixture::server_now(&r) as u64,
+    );
     // Drained: a new try of web-1 runs nothing; web-2's runs.
     as_host(&r, "web-1")
         .args([
@@ -137,6 +143,29 @@ fn drain_wait_names_the_runs_still_going_and_undrain_ends_it() {
         .code(0);
     let status = dlock(&r).args(["status"]).run();
     status.code(0).stderr_has("web-1 is drained since ");
+    // The same note with its facts as fields, for a script reading `status --json`: the
+    // drain record's time is the server's (its TIME before and after the drain).
+    let status = dlock(&r)
+        .args(["--log-format", "json", "status", "--json"])
+        .run();
+    status.code(0);
+    let note: serde_json::Value = status
+        .stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["event"] == "drained_host")
+        .unwrap_or_else(|| panic!("no drained_host event: {}", status.stderr));
+    assert_eq!(note["host"], "web-1", "{note}");
+    assert_eq!(note["reason"], "deploy", "{note}");
+    assert!(
+        note["by"].as_str().is_some_and(|by| by.starts_with("ops")),
+        "{note}"
+    );
+    let since = note["since_ms"].as_u64().unwrap_or(0);
+    assert!(
+        (drained.0..=drained.1).contains(&since),
+        "{note}: {drained:?}"
+    );
     // The running job ends: --wait sees no run of web-1 holding a lock.
     holder.write("x\n");
     // Its job ends on that line and dlock releases: 10 s is that with room for a loaded machine.

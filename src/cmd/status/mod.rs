@@ -162,7 +162,9 @@ fn write(cfg: &StatusConfig, locks: &mut reader::Locks, w: &mut dyn Write) -> Re
         } else {
             format!(": {}", d.reason)
         };
-        info!("drained_host";
+        // Its facts as fields too: under --log-format json, a script reads them off stderr
+        // (stdout's JSON is the locks', one object each).
+        info!("drained_host", host = d.host.as_str(), since_ms = d.from_ms, by = d.by.as_str(), reason = d.reason.as_str();
             "{} is drained since {} by {}{why}: its tries start no new run under {:?} (`dlock undrain --host {}` ends it)",
             d.host, utc_stamp(d.from_ms, true), d.by, cfg.prefix, d.host
         );
