@@ -74,9 +74,13 @@ pub enum Action {
     /// The schedule starts: from now on the lease's connection is the renewals' (the binary
     /// hands it to its lease thread). `at_once`: because the connection dropped (logged).
     StartRenewing { at_once: bool },
-    /// Send a renewal (on the current master), bounded by `deadline`; then `Input::Lease`
-    /// with its answer (`renew::Event::answered`).
-    Renew { deadline: Instant },
+    /// Send a renewal, bounded by `deadline` (`follow_master`: behind Sentinel, on the master
+    /// the sentinels name first: `renew::Action::Renew`); then `Input::Lease` with its answer
+    /// (`renew::Event::answered`).
+    Renew {
+        deadline: Instant,
+        follow_master: bool,
+    },
     /// Ask the sentinels whether the master moved, by `deadline`; then `Input::Lease(Looked)`.
     LookForMaster { deadline: Instant },
     /// WAIT for `n` replicas, `timeout` at most, its reply by `deadline`; then
@@ -222,8 +226,14 @@ impl Hold {
                 while let Some(a) = m.poll_action() {
                     moved = true;
                     match a {
-                        renew::Action::Renew { deadline } => {
-                            self.actions.push_back(Action::Renew { deadline });
+                        renew::Action::Renew {
+                            deadline,
+                            follow_master,
+                        } => {
+                            self.actions.push_back(Action::Renew {
+                                deadline,
+                                follow_master,
+                            });
                         }
                         renew::Action::LookForMaster => {
                             let deadline = m.deadline();

@@ -109,9 +109,14 @@ impl Event {
 /// What the watchdog should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    /// Send a renewal now (on the current master), bounded by `deadline`, the lease's local
-    /// end; then `handle` its answer.
-    Renew { deadline: Instant },
+    /// Send a renewal now, bounded by `deadline`, the lease's local end; then `handle` its
+    /// answer. `follow_master`: behind Sentinel, first ask the sentinels for the master and
+    /// renew there (a demoted master keeps taking writes until Sentinel reconfigures it, so a
+    /// renewal on the old one would extend a lease no failover keeps).
+    Renew {
+        deadline: Instant,
+        follow_master: bool,
+    },
     /// Ask the sentinels whether the master moved; then `handle(Event::Looked { .. })`.
     LookForMaster,
     /// WAIT for `n` replicas, `timeout` at most (already within the lease: at least 1 ms, as
@@ -369,6 +374,7 @@ impl Renewal {
         self.state = State::Sending { reported };
         self.actions.push_back(Action::Renew {
             deadline: self.deadline,
+            follow_master: self.sentinel,
         });
     }
 

@@ -184,7 +184,8 @@ fn act(w: &mut World, h: usize, r: &mut Running, now: Instant) {
                 crate::listener::start(w, h);
             }
             HoldAction::Job(HoldJob::Report(_)) | HoldAction::StartRenewing { .. } => {}
-            HoldAction::Renew { deadline } => {
+            // No Sentinel in the simulation: `follow_master` is never set.
+            HoldAction::Renew { deadline, .. } => {
                 let (keys, token) = (w.host_keys[h].clone(), w.hosts[h].token.clone());
                 let also = also_slots(w, h);
                 let call = scripted(&RenewCall {

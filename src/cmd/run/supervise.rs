@@ -109,7 +109,13 @@ impl<'a> Supervisor<'a> {
             match action {
                 Action::Job(a) => self.act_on_job(a),
                 Action::StartRenewing { at_once } => self.start_watchdog(at_once),
-                Action::Renew { deadline } => self.call(Call::Renew { deadline }),
+                Action::Renew {
+                    deadline,
+                    follow_master,
+                } => self.call(Call::Renew {
+                    deadline,
+                    follow_master,
+                }),
                 Action::LookForMaster { deadline } => self.call(Call::LookForMaster { deadline }),
                 Action::ConfirmReplicas {
                     n,

@@ -26,6 +26,7 @@ use crate::sys::sock::{Bell, Socket, Woke};
 pub enum Call {
     Renew {
         deadline: Instant,
+        follow_master: bool,
     },
     LookForMaster {
         deadline: Instant,
@@ -161,7 +162,10 @@ fn work(held: &Held, mut session: Session, tx: &Sender<Note>, shared: &Shared) -
         };
         if let Some(call) = call {
             let event = match call {
-                Call::Renew { deadline } => renew_once(&mut session, &renew, deadline, held),
+                Call::Renew {
+                    deadline,
+                    follow_master,
+                } => renew_once(&mut session, &renew, (deadline, follow_master), held),
                 Call::LookForMaster { deadline } => {
                     let moved = session.follow_master(deadline);
                     if moved {
@@ -205,11 +209,16 @@ fn work(held: &Held, mut session: Session, tx: &Sender<Note>, shared: &Shared) -
     }
 }
 
-/// One renewal, on the master the sentinels name now (a demoted master keeps accepting writes
-/// until Sentinel reconfigures it), connecting and answered within what is left of the lease.
-/// A lost `--also` key is named by its lock key (`held`'s).
-fn renew_once(session: &mut Session, renew: &RenewCall, deadline: Instant, held: &Held) -> Event {
-    if session.follow_master(deadline) {
+/// One renewal, connecting and answered within what is left of the lease (`deadline`); with
+/// `follow_master` (the machine's: behind Sentinel), on the master the sentinels name now. A
+/// lost `--also` key is named by its lock key (`held`'s).
+fn renew_once(
+    session: &mut Session,
+    renew: &RenewCall,
+    (deadline, follow_master): (Instant, bool),
+    held: &Held,
+) -> Event {
+    if follow_master && session.follow_master(deadline) {
         debug!("master_moved"; "the sentinels name a new master: renewing there");
     }
     let sent = Instant::now();

@@ -23,7 +23,10 @@ fn actions(r: &mut Renewal) -> Vec<Action> {
 }
 
 fn renew_until(deadline: Instant) -> Vec<Action> {
-    vec![Action::Renew { deadline }]
+    vec![Action::Renew {
+        deadline,
+        follow_master: false,
+    }]
 }
 
 #[test]

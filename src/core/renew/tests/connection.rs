@@ -3,6 +3,14 @@
 
 use super::*;
 
+/// Behind Sentinel: a renewal on the master the sentinels name when it goes out.
+fn on_master(deadline: Instant) -> Vec<Action> {
+    vec![Action::Renew {
+        deadline,
+        follow_master: true,
+    }]
+}
+
 #[test]
 fn a_hang_up_between_renewals_renews_at_once() {
     let t0 = Instant::now();
@@ -46,11 +54,32 @@ fn behind_sentinel_the_master_is_looked_for_every_200ms_between_renewals() {
     r.on_timeout(t0 + MS(410));
     assert_eq!(actions(&mut r), vec![Action::LookForMaster]);
     r.handle(Event::Looked { moved: true }, t0 + MS(415));
-    assert_eq!(actions(&mut r), renew_until(lease_end(t0, MS(3000))));
-    // The renewal's time comes before the next look: it goes out, no look first.
+    assert_eq!(actions(&mut r), on_master(lease_end(t0, MS(3000))));
+    // The renewal's time comes before the next look: it goes out with no look of its own
+    // first, on the master the sentinels name then (`follow_master`).
     let mut r = Renewal::new(limits(Some(3)), t0, true, false, t0 + MS(900));
     r.on_timeout(t0 + MS(1000));
-    assert_eq!(actions(&mut r), renew_until(lease_end(t0, MS(3000))));
+    assert_eq!(actions(&mut r), on_master(lease_end(t0, MS(3000))));
+    // Its retry too: a failover shows first as a failed renewal.
+    r.handle(
+        Event::Failed {
+            reason: "connection lost".into(),
+            refused: false,
+        },
+        t0 + MS(1010),
+    );
+    r.on_timeout(t0 + MS(1010));
+    let retried = actions(&mut r);
+    assert!(
+        retried.contains(&Action::Renew {
+            deadline: lease_end(t0, MS(3000)),
+            follow_master: true
+        }),
+        "{retried:?}"
+    );
+    let mut r = Renewal::new(limits(Some(3)), t0, true, false, t0 + MS(900));
+    r.on_timeout(t0 + MS(1000));
+    actions(&mut r);
     // After a renewal, the looks start again from its confirmation.
     r.handle(
         Event::Renewed {
