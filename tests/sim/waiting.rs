@@ -157,8 +157,10 @@ fn carry_out(w: &mut World, h: usize, s: &mut Waiting, effect: Effect) {
                 w.check.waker_after_signal(w.now, &token, h);
             }
             match &mut s.waker {
-                Some(waker) if !started => waker.resume(),
-                _ => s.waker = Some(Waker::new()),
+                _ if started => s.waker = Some(Waker::new()),
+                Some(waker) => waker.resume(),
+                // A resume with no waker resumes nothing (the binary's `Effect::ResumeWaker`).
+                None => return,
             }
             // It listens on the wake lists of the keys that held the last try back.
             s.lists = lists;
