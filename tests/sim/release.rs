@@ -62,8 +62,8 @@ fn run_log(w: &World, window: Option<u64>) -> RunLog {
 /// A run whose job never started (a signal first, or the replicas did not confirm the lock):
 /// released as the acquire machine's `end` says (`Settled::Unstarted`).
 pub fn unstarted(w: &mut World, h: usize, slot: u32, end: End) {
-    let log = run_log(w, None);
-    ending(w, h, (slot, None, false), end, log);
+    // No entry, as the binary's release of a run whose job never started (`RunLog::off`).
+    ending(w, h, (slot, None, false), end, RunLog::off());
 }
 
 /// `run`: the slot, the --every window and whether the job exited 0; `log`: the run log entry's
