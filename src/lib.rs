@@ -189,7 +189,7 @@ pub mod api {
         pub use crate::store::keys::{Keys, RunKeys};
         pub use crate::store::lock::{
             Acquire, AcquireCall, BreakCall, Broken, BusyCall, EveryArg, Fleet, Meta, Renew,
-            RenewCall, WakeCall,
+            RenewCall, WakeCall, WakeList,
         };
         pub use crate::store::pause::{PauseCall, Paused};
         pub use crate::store::runs::RunLog;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use redis::{RedisResult, Value};
 
 use super::conn::Conn;
-use super::keys::{Keys, Slot};
+use super::keys::{Keys, Slot, listened};
 use super::script::{self, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, args, key_names, read};
 use crate::core::acquire::waiting_for;
 
@@ -245,6 +245,50 @@ pub struct WakeCall<'a> {
     /// When not empty, the key's slots' lock keys: push only if one of them is free (a
     /// semaphore's waiter handing on a wake-up that may be another slot's).
     pub free_of: &'a [String],
+}
+
+/// A list a waiter's waker listens on (the binary's thread, the simulation's host alike): the
+/// set index of its key (0: `--key`, j ≥ 1: the j-th `--also` key), the list, and where a
+/// wake-up from it that no try used goes back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WakeList {
+    pub index: usize,
+    /// Where the waker listens: the key's wake list, or (a run that needs several keys) the
+    /// key's turn list, where a try held back by this run's reservation calls it.
+    pub listen: String,
+    /// Where a wake-up from it that no try used goes back: the key's wake list.
+    pub wake: String,
+    /// How many wake-ups the wake list may hold: the key's slots.
+    pub room: usize,
+    /// The key's slots' lock keys: a semaphore's wake-up goes back only if one is free.
+    pub slots: Vec<String>,
+}
+
+impl WakeList {
+    /// The lists a waiter held back by `key` (set index `index`) listens on (`keys::listened`):
+    /// its wake list and, for a run with --also keys (`also`), its own turn list on it.
+    pub fn of(index: usize, key: &Keys, token: &str, also: bool) -> Vec<WakeList> {
+        listened(key, token, also)
+            .into_iter()
+            .map(|listen| WakeList {
+                index,
+                listen,
+                wake: key.wake.clone(),
+                room: key.limit_n(),
+                slots: key.slots.iter().map(|s| s.lock.clone()).collect(),
+            })
+            .collect()
+    }
+
+    /// The call of a push back to the key's wake list (`if_free`: only if one of the key's
+    /// slots is free).
+    pub fn back(&self, if_free: bool) -> WakeCall<'_> {
+        WakeCall {
+            list: &self.wake,
+            room: self.room,
+            free_of: if if_free { &self.slots } else { &[] },
+        }
+    }
 }
 
 impl Call for WakeCall<'_> {

@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use dlock::api::sim::{PushTo, WakeCall, WakePush, Waker, Woken};
-use dlock::api::{listened, own_wake};
+use dlock::api::own_wake;
+use dlock::api::sim::{PushTo, WakeList, WakePush, Waker, Woken};
 
 use crate::calls::scripted;
 use crate::check::Us;
@@ -65,17 +65,10 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
 /// (`after_stop`: by the thread; `if_free`: only if one of the key's slots is free).
 /// Run `run` of host `h` hands a wake-up back on `list`'s key.
 pub fn hand_back(w: &mut World, h: usize, run: u64, after_stop: bool, list: usize, if_free: bool) {
-    let keys = crate::host::key_at(w, h, list).clone();
-    let slots: Vec<String> = if if_free {
-        keys.slots.iter().map(|s| s.lock.clone()).collect()
-    } else {
-        Vec::new()
-    };
-    let call = scripted(&WakeCall {
-        list: &keys.wake,
-        room: keys.slots.len(),
-        free_of: &slots,
-    });
+    let (also, token) = (!w.host_also[h].is_empty(), &w.hosts[h].token);
+    let lists = WakeList::of(list, crate::host::key_at(w, h, list), token, also);
+    // Each of the key's lists goes back to its wake list (the binary's `WakeList::back`).
+    let call = scripted(&lists[0].back(if_free));
     if after_stop {
         // The waker's thread, on its own connection.
         w.send(h, call, io_timeout(w));
@@ -111,8 +104,8 @@ pub fn own_wake_key(w: &World, h: usize) -> String {
 
 /// The wake lists host `h`'s waker listens on (set index, list), as its BLPOP reaches the
 /// server: those it was started or resumed with (one BLPOP is out at a time).
-/// With --also, the run's own turn list on each key too (the binary's `lists`: where a try
-/// held back by this run's reservation calls it).
+/// With --also, the run's own turn list on each key too (`WakeList::of`, the binary's: where a
+/// try held back by this run's reservation calls it).
 pub fn waker_lists(w: &World, h: usize) -> Vec<(usize, String)> {
     let lists = match &w.hosts[h].phase {
         Phase::Waiting(s) => s.lists.clone(),
@@ -121,10 +114,8 @@ pub fn waker_lists(w: &World, h: usize) -> Vec<(usize, String)> {
     let (also, token) = (!w.host_also[h].is_empty(), &w.hosts[h].token);
     lists
         .into_iter()
-        .flat_map(|j| {
-            let k = crate::host::key_at(w, h, j);
-            listened(k, token, also).into_iter().map(move |l| (j, l))
-        })
+        .flat_map(|j| WakeList::of(j, crate::host::key_at(w, h, j), token, also))
+        .map(|l| (l.index, l.listen))
         .collect()
 }
 

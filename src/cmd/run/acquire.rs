@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::held::{AlsoHeld, Held};
 use super::note::Note;
-use super::waker::{List, Waker};
+use super::waker::Waker;
 use crate::cli::config::RunConfig;
 use crate::core::Failure;
 use crate::core::acquire::{Answer, Effect, Limits, Take, in_set};
@@ -17,8 +17,8 @@ use crate::core::finish::End;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::log::debug;
-use crate::store::keys::{Keys, listened, new_token};
-use crate::store::lock::{AcquireCall, BusyCall, EveryArg, Fleet, Meta};
+use crate::store::keys::{Keys, new_token};
+use crate::store::lock::{AcquireCall, BusyCall, EveryArg, Fleet, Meta, WakeList};
 use crate::store::session::Session;
 use crate::sys::event::{Event, Receiver, Sender};
 use crate::sys::host::{hostname, unix_ms};
@@ -340,22 +340,11 @@ impl Shell<'_> {
     /// The wake lists of the keys that held the last try back: what the waker listens on;
     /// with --also the run's own turn lists on them too (`{K}:turn:TOKEN`, where a try held back
     /// by the run's reservation calls it: acquire.lua).
-    fn lists(&self, blocked: &[usize]) -> Vec<List> {
+    fn lists(&self, blocked: &[usize]) -> Vec<WakeList> {
         let also = !self.also.is_empty();
         blocked
             .iter()
-            .flat_map(|&index| {
-                let k = self.key_at(index);
-                listened(k, &self.token, also)
-                    .into_iter()
-                    .map(move |listen| List {
-                        index,
-                        listen,
-                        wake: k.wake.clone(),
-                        room: k.limit_n(),
-                        slots: k.slots.iter().map(|s| s.lock.clone()).collect(),
-                    })
-            })
+            .flat_map(|&index| WakeList::of(index, self.key_at(index), &self.token, also))
             .collect()
     }
 }

@@ -8,35 +8,9 @@ use crate::cli::config::RunConfig;
 use crate::core::acquire::{PushTo, StopWith, WakePush, Waker as Machine, Woken};
 use crate::log::{debug, warn};
 use crate::store::keys::own_wake;
-use crate::store::lock::WakeCall;
+use crate::store::lock::{WakeCall, WakeList as List};
 use crate::store::session::Session;
 use crate::sys::event::Sender;
-
-/// A wake list the waker listens on: the set index of its key (0: `--key`, j ≥ 1: the j-th
-/// `--also` key), the list, and how many wake-ups it may hold (the key's slots).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct List {
-    pub index: usize,
-    /// Where the waker listens: the key's wake list, or (a run that needs several keys) the
-    /// key's turn list, where a try held back by this run's reservation calls it.
-    pub listen: String,
-    /// Where a wake-up from it that no try used goes back: the key's wake list.
-    pub wake: String,
-    pub room: usize,
-    /// The key's slots' lock keys: a semaphore's wake-up goes on only if one is free.
-    pub slots: Vec<String>,
-}
-
-impl List {
-    /// The call of a push back to this list (`if_free`: naming the key's slots).
-    fn back(&self, if_free: bool) -> WakeCall<'_> {
-        WakeCall {
-            list: &self.wake,
-            room: self.room,
-            free_of: if if_free { &self.slots } else { &[] },
-        }
-    }
-}
 
 /// The machine, as either side takes it: a side that panicked while holding it cannot have
 /// left it half moved (each move is one assignment), so a poisoned lock is taken as it is.
