@@ -2,6 +2,7 @@
 
 mod acquire;
 mod meta;
+mod wake;
 
 use super::*;
 use crate::store::finish::{Finish, RecordCall, Release, ReleaseCall};
