@@ -146,7 +146,7 @@ pub mod api {
     };
     pub use crate::core::stats::bucket_field;
     pub use crate::exit::markdown as exit_table_markdown;
-    pub use crate::store::keys::{Keys, companion, listened, new_token, own_wake};
+    pub use crate::store::keys::{Keys, companion, new_token, own_wake};
     #[cfg(feature = "test-support")]
     pub use crate::store::smoke::check_scripts;
 

@@ -107,13 +107,6 @@ pub fn turn_list(lock: &str, token: &str) -> String {
     companion(lock, &format!("turn:{token}"))
 }
 
-/// The lists a waiter blocked by `key` listens on: its wake list, and for a run with --also
-/// keys (`also`) its own turn list on it, where a try held back by its reservation calls it.
-pub fn listened(key: &Keys, token: &str, also: bool) -> Vec<String> {
-    let turn = also.then(|| turn_list(&key.lock, token));
-    std::iter::once(key.wake.clone()).chain(turn).collect()
-}
-
 /// The holder's word on how the run holding `token` ended, for `dlock cancel` (written by the
 /// release when the run took a request or one waits on its list; expires by itself).
 pub fn word_key(lock: &str, token: &str) -> String {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use redis::{RedisResult, Value};
 
 use super::conn::Conn;
-use super::keys::{Keys, Slot, listened};
+use super::keys::{Keys, Slot, turn_list};
 use super::script::{self, BREAK, BUSY, Call, Items, RENEW, Script, WAKE, args, key_names, read};
 use crate::core::acquire::waiting_for;
 
@@ -265,11 +265,13 @@ pub struct WakeList {
 }
 
 impl WakeList {
-    /// The lists a waiter held back by `key` (set index `index`) listens on (`keys::listened`):
-    /// its wake list and, for a run with --also keys (`also`), its own turn list on it.
+    /// The lists a waiter held back by `key` (set index `index`) listens on: its wake list and,
+    /// for a run with --also keys (`also`), its own turn list on it, where a try held back by
+    /// the run's reservation calls it.
     pub fn of(index: usize, key: &Keys, token: &str, also: bool) -> Vec<WakeList> {
-        listened(key, token, also)
-            .into_iter()
+        let turn = also.then(|| turn_list(&key.lock, token));
+        std::iter::once(key.wake.clone())
+            .chain(turn)
             .map(|listen| WakeList {
                 index,
                 listen,
