@@ -142,20 +142,21 @@ fn a_holder_opens_its_second_connection_only_once_the_listener_starts() {
     let mut h = holder(&r, "conns", &["--ttl", "60s"]);
     let early = clients();
     h.expect_stderr("listening for dlock cancel");
-    // The listener logs before its first BLPOP: wait for the server to count it.
+    // The listener logs before it connects, and names its connection after connecting (a
+    // round trip the server counts the connection before): wait for the server to show both.
+    let named = || {
+        r.cmd_string(&["CLIENT", "LIST"])
+            .contains("name=dlock-cancel ")
+    };
     let start = Instant::now();
-    while clients() < 2 && start.elapsed() < HANDSHAKE {
+    while !(clients() >= 2 && named()) && start.elapsed() < HANDSHAKE {
         std::thread::sleep(Duration::from_millis(5));
     }
     let late = clients();
     eprintln!("connections per holder: {early} at the job's start, {late} once the listener runs");
     assert_eq!(late, 2);
     // Named, for an operator reading CLIENT LIST (and for tests counting waiters).
-    assert!(
-        r.cmd_string(&["CLIENT", "LIST"])
-            .contains("name=dlock-cancel "),
-        "the listener's connection is named"
-    );
+    assert!(named(), "the listener's connection is named");
     assert_eq!(blocked_clients(&r), 0, "a listener is not a waiter");
     dlock(&r).args(["-q", "cancel", "conns"]).run().code(0);
     h.finish(Duration::from_secs(10)).code(122);
