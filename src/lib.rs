@@ -156,11 +156,10 @@ pub mod api {
     #[cfg(feature = "test-support")]
     pub mod sim {
         pub use crate::core::acquire::{
-            Action as WaitAction, Asked, ClockOff, Effect, Grant, Input as WaitInput,
-            Limits as WaitLimits, NotDue, Outcome, PushTo, Read, Replaced, Settled, StopWith, Take,
-            Tries, Wait, WakePush, Waker, Woken, also_at, in_set, replace_reason, waiting_for,
+            Action as WaitAction, Asked, ClockOff, Effect, Grant, Input as WaitInput, NotDue,
+            Outcome, PushTo, Read, Replaced, Settled, StopWith, Take, Tries, Wait, WakePush, Waker,
+            Woken, also_at, in_set, replace_reason, waiting_for,
         };
-        pub use crate::core::backoff::{Backoff, splay as splay_draw};
         pub use crate::core::bugs::{Bug, set as set_bugs};
         pub use crate::core::calendar::{Calendar, Spelling};
         pub use crate::core::cancel::{
@@ -171,13 +170,14 @@ pub mod api {
         pub use crate::core::clock::{drift, hard_stop, kill_lead, lease_end, server_expiry};
         pub use crate::core::every::{Every, Period, confirm_success};
         pub use crate::core::finish::{
-            Action as EndAction, Cleanup, End, EndLimits, Finish, Input as EndInput, JobEnded,
-            Release, Released, Report as EndReport,
+            Action as EndAction, Cleanup, End, Finish, Input as EndInput, JobEnded, Release,
+            Released, Report as EndReport,
         };
         pub use crate::core::hold::{
-            Action as HoldAction, Hold, Input as HoldInput, Job as HoldJob, Lease,
+            Action as HoldAction, Hold, Input as HoldInput, Job as HoldJob,
         };
         pub use crate::core::pause::Scope as PauseScope;
+        pub use crate::core::plan::Plan;
         pub use crate::core::renew::Event as RenewEvent;
         pub use crate::core::retry::Retry;
         pub use crate::core::stop::{Action as StopAction, FIRST_LOOK, Input as StopInput, Stop};

@@ -16,6 +16,7 @@ pub(crate) mod finish;
 pub(crate) mod hold;
 pub(crate) mod pause;
 pub(crate) mod ping;
+pub(crate) mod plan;
 pub(crate) mod refresh;
 pub(crate) mod renew;
 pub(crate) mod retry;

@@ -7,13 +7,11 @@ use std::io::ErrorKind;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use dlock::api::sim::{
-    Backoff, End, Failure, Limits, Period, Take, WaitLimits, Waker, in_set, splay_draw,
-    standalone_failure,
-};
+use dlock::api::sim::{End, Failure, Period, Plan, Take, Waker, in_set, standalone_failure};
 use redis::{RedisError, Value};
 
 use crate::check::Us;
+use crate::scenario::Scenario;
 use crate::world::{Event, Fail, World};
 
 pub use crate::release::served;
@@ -135,11 +133,14 @@ pub struct Host {
     pub stopped_wakers: Vec<(u64, Waker<usize>)>,
     /// --also: the (fence, slot) of each --also key the run holds (its acquire's).
     pub also_held: Vec<(i64, u32)>,
+    /// The current run's settings, from which its machines are built (`Plan`, the binary's).
+    pub plan: Plan,
 }
 
 impl Host {
-    pub fn new(id: usize, rate: f64, off: u64) -> Host {
+    pub fn new(id: usize, rate: f64, off: u64, plan: Plan) -> Host {
         Host {
+            plan,
             id,
             rate,
             off,
@@ -184,12 +185,33 @@ pub fn true_at(w: &mut World, h: usize, at: Instant) -> Us {
     t.max(w.now) + w.rng.range(0, 1000)
 }
 
-pub fn limits(w: &World) -> Limits {
-    Limits {
-        ttl: w.sc.ttl,
-        grace: w.sc.grace,
-        renew_every: w.sc.ttl / 3,
-        max_renewals: w.sc.max_renewals,
+/// Host `h`'s settings for a run (`every`: the run has an --every period), as the binary's
+/// command line gives them (`RunConfig::plan`): the scenario's, with the binary's default exit
+/// codes for a busy lock (75), a window not due and a pause (0).
+pub fn plan(sc: &Scenario, h: usize, also: bool, every: bool) -> Plan {
+    Plan {
+        limits: dlock::api::sim::Limits {
+            ttl: sc.ttl,
+            grace: sc.grace,
+            renew_every: sc.ttl / 3,
+            max_renewals: sc.max_renewals,
+        },
+        wait: sc.wait,
+        retry_min: sc.retry_min,
+        retry_max: sc.retry_max,
+        splay: sc.splay,
+        notify: sc.notify,
+        stats: !sc.no_stats[h],
+        also,
+        split_slots: false,
+        conflict_exit: 75,
+        not_due_exit: 0,
+        paused_exit: 0,
+        min_replicas: u32::from(sc.min_replicas.is_some()),
+        replica_timeout: sc.min_replicas.unwrap_or_default(),
+        replace: sc.replace[h],
+        hold_at_least: sc.hold_at_least,
+        every,
     }
 }
 
@@ -323,28 +345,13 @@ fn begin(w: &mut World, h: usize) {
     (host.hung_up, host.hang_up_news) = (false, false);
     host.run += 1;
     host.token = format!("h{}r{}", host.id, host.run);
-    let limits = WaitLimits {
-        // Drawn only in the --splay worlds (the others' draws stay as they were).
-        splay: splay_draw(w.sc.splay, || w.rng.next()),
-        wait: w.sc.wait,
-        retry_max: w.sc.retry_max,
-        notify: w.sc.notify,
-        stats: !w.sc.no_stats[h],
-        also: !w.host_also[h].is_empty(),
-        conflict_exit: 75,
-        not_due_exit: 0,
-        paused_exit: 0,
-        ttl: w.sc.ttl,
-        min_replicas: u32::from(w.sc.min_replicas.is_some()),
-        replica_timeout: w.sc.min_replicas.unwrap_or_default(),
-        replace: w.sc.replace[h],
-        split_slots: false,
-    };
-    let backoff = Backoff::new(w.sc.retry_min, w.sc.retry_max, w.rng.next());
     let every = w.period_now.clone().or_else(|| w.sc.host_every[h].clone());
-    let splay = limits.splay;
+    let plan = plan(&w.sc, h, !w.host_also[h].is_empty(), every.is_some());
+    w.hosts[h].plan = plan;
     let slots = w.host_keys[h].slots.len() as u32;
-    let mut take = Take::new(limits, backoff, slots, now);
+    // Splay drawn only in the --splay worlds (the others' draws stay as they were).
+    let mut take = plan.take(slots, || w.rng.next(), now);
+    let splay = take.splay();
     if w.sc.replace[h] {
         take = take.replacing_as(crate::replace::request(w, h));
     }

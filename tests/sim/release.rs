@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    Acquire, AcquireCall, Args, Call, End, EndAction, EndInput, EndLimits, EndReport, Every, Exit,
-    Hold, PauseScope, Period, RecordCall, Release, ReleaseCall, Released, RunKeys, RunLog, args,
+    Acquire, AcquireCall, Args, Call, End, EndAction, EndInput, EndReport, Every, Exit, Hold,
+    PauseScope, Period, RecordCall, Release, ReleaseCall, Released, RunKeys, RunLog, args,
 };
 use redis::Value;
 
@@ -35,25 +35,17 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), hold: &Hold) {
         }
         _ => {}
     }
-    let limits = EndLimits {
-        ttl: w.sc.ttl,
-        hold_at_least: w.sc.hold_at_least,
-        stats: !w.sc.no_stats[h],
-        every: window.is_some(),
-        min_replicas: u32::from(w.sc.min_replicas.is_some()),
-        replica_timeout: w.sc.min_replicas.unwrap_or_default(),
-    };
-    let end = hold.end(limits, 0, !w.host_also[h].is_empty(), now);
+    let end = hold.end(&w.hosts[h].plan, 0, now);
     let ok = stop.exit() == Exit::Child(0);
-    let mut log = run_log(w, window);
+    let mut log = run_log(w, h, window);
     log.ended(stop);
     ending(w, h, (slot, window, ok), end, log);
 }
 
 /// The run log entry's fields a release sends (history 0: none kept).
-fn run_log(w: &World, window: Option<u64>) -> RunLog {
+fn run_log(w: &World, h: usize, window: Option<u64>) -> RunLog {
     RunLog {
-        lease: Some(crate::host::limits(w)),
+        lease: Some(w.hosts[h].plan.limits),
         window,
         ..RunLog::off()
     }

@@ -8,14 +8,14 @@ use std::process::ExitStatus;
 use std::time::Instant;
 
 use dlock::api::sim::{
-    Call, CancelListener, Exit, Hold, HoldAction, HoldInput, HoldJob, Lease, RenewCall, RenewEvent,
-    StopInput, also_at,
+    Call, CancelListener, Exit, HoldAction, HoldInput, HoldJob, RenewCall, RenewEvent, StopInput,
+    also_at,
 };
 use redis::Value;
 
 use crate::calls::scripted;
 use crate::check::{Job, Us};
-use crate::host::{Phase, Proc, Running, failure, io_timeout, limits, local, schedule};
+use crate::host::{Phase, Proc, Running, failure, io_timeout, local, schedule};
 use crate::world::{Event, Fail, World};
 
 /// The job starts under the lease granted by the acquire sent at `sent`.
@@ -50,15 +50,7 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
         dead: None,
         also: w.hosts[h].also_held.clone(),
     });
-    let hold = Hold::new(Lease {
-        limits: limits(w),
-        sent,
-        sentinel: false,
-        replicas: (
-            u32::from(w.sc.min_replicas.is_some()),
-            w.sc.min_replicas.unwrap_or_default(),
-        ),
-    });
+    let hold = w.hosts[h].plan.hold(sent, false);
     w.hosts[h].phase = Phase::Running(Box::new(Running {
         slot,
         hold,
@@ -180,7 +172,7 @@ fn act(w: &mut World, h: usize, r: &mut Running, now: Instant) {
             }
             // `dlock cancel`'s listener: its BLPOP on the run's own list (listener.rs).
             HoldAction::Job(HoldJob::StartListener) => {
-                r.listener = Some(CancelListener::for_run(limits(w).renew_every));
+                r.listener = Some(CancelListener::for_run(w.hosts[h].plan.limits.renew_every));
                 crate::listener::start(w, h);
             }
             HoldAction::Job(HoldJob::Report(_)) | HoldAction::StartRenewing { .. } => {}

@@ -23,7 +23,7 @@ use crate::world::{Event, Fail, Request, World};
 /// clock at the run's first try (the age its reservations carry).
 fn meta(w: &World, h: usize, since_ms: u64, first_ms: u64) -> Meta {
     let io = Duration::from_micros(io_timeout(w));
-    let renew_every = crate::host::limits(w).renew_every;
+    let renew_every = w.hosts[h].plan.limits.renew_every;
     let host = crate::world::host_name(h);
     let m = Meta::new(host, 1, "./job.sh".into(), renew_every, w.sc.retry_max, io);
     m.at(u128::from(since_ms), u128::from(first_ms))

@@ -215,11 +215,15 @@ impl World {
             now_us: EPOCH_US,
             ..Keyspace::default()
         };
-        let hosts = (0..sc.hosts)
-            .map(|h| Host::new(h, sc.rates[h], rng.range(0, 1_000_000)))
-            .collect();
         let keys = Rc::new(Keys::with_limit("sim", sc.limit));
         let (host_keys, host_also) = crate::also::keys(&sc, &keys);
+        let hosts = (0..sc.hosts)
+            .map(|h| {
+                // Each run's own (`host::begin`); this one is never read.
+                let plan = crate::host::plan(&sc, h, !host_also[h].is_empty(), false);
+                Host::new(h, sc.rates[h], rng.range(0, 1_000_000), plan)
+            })
+            .collect();
         let mut w = World {
             check: Checker::new(sc.limit, sc.max_renewals, unsafe_world),
             rng,

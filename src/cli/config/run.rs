@@ -8,6 +8,7 @@ use super::{Global, fmt_d, prefixed, usage};
 use crate::cli::args::{OnBusyArg, Renewals, RunArgs};
 use crate::core::every::Period;
 use crate::core::ping::{PingUrl, parse_url};
+use crate::core::plan::Plan;
 use crate::core::stop::Limits;
 use crate::error::Error;
 use crate::store::conn::Server;
@@ -77,6 +78,33 @@ pub struct RunConfig {
     pub splay: Duration,
     /// --ping / DLOCK_PING_URL: where the start and end pings go.
     pub ping: Option<PingUrl>,
+}
+
+impl RunConfig {
+    /// The run's settings as its machines read them (`core::plan`: the machines are built
+    /// from it, by the binary and the simulation alike).
+    pub fn plan(&self) -> Plan {
+        Plan {
+            limits: self.limits,
+            wait: self.wait,
+            retry_min: self.retry_min,
+            retry_max: self.retry_max,
+            splay: self.splay,
+            notify: !self.no_notify,
+            stats: self.stats,
+            also: !self.also.is_empty(),
+            split_slots: !self.also.is_empty()
+                && super::also::cluster_slots(&self.key, &self.also).is_err(),
+            conflict_exit: self.conflict_exit_code,
+            not_due_exit: self.not_due_exit_code,
+            paused_exit: self.paused_exit_code,
+            min_replicas: self.min_replicas,
+            replica_timeout: self.replica_timeout,
+            replace: self.replace,
+            hold_at_least: self.hold_at_least,
+            every: self.every.is_some(),
+        }
+    }
 }
 
 pub(super) fn run(g: &Global, r: &RunArgs) -> Result<RunConfig, Error> {

@@ -10,8 +10,7 @@ use super::note::Note;
 use super::waker::Waker;
 use crate::cli::config::RunConfig;
 use crate::core::Failure;
-use crate::core::acquire::{Answer, Effect, Limits, Take, in_set};
-use crate::core::backoff::Backoff;
+use crate::core::acquire::{Answer, Effect, Take, in_set};
 use crate::core::calendar::Spelling;
 use crate::core::finish::End;
 use crate::error::Error;
@@ -107,26 +106,11 @@ fn take(
     events: &Receiver<Note>,
     tx: Sender<Note>,
 ) -> Result<Won, Ended> {
-    let limits = Limits {
-        splay: crate::core::backoff::splay(cfg.splay, crate::sys::host::random),
-        wait: cfg.wait,
-        retry_max: cfg.retry_max,
-        notify: !cfg.no_notify,
-        stats: cfg.stats,
-        also: !cfg.also.is_empty(),
-        conflict_exit: cfg.conflict_exit_code,
-        not_due_exit: cfg.not_due_exit_code,
-        paused_exit: cfg.paused_exit_code,
-        ttl: cfg.limits.ttl,
-        min_replicas: cfg.min_replicas,
-        replica_timeout: cfg.replica_timeout,
-        replace: cfg.replace,
-        split_slots: !cfg.also.is_empty()
-            && crate::cli::config::cluster_slots(&cfg.key, &cfg.also).is_err(),
-    };
-    let backoff = Backoff::new(cfg.retry_min, cfg.retry_max, crate::sys::host::random());
     let (token, host, pid) = (new_token(), hostname(), std::process::id());
-    let mut take = Take::new(limits, backoff, keys.limit_n() as u32, Instant::now());
+    let random = crate::sys::host::random;
+    let mut take = cfg
+        .plan()
+        .take(keys.limit_n() as u32, random, Instant::now());
     if cfg.replace {
         take = take.replacing_as(replace::request(&token, &host, pid));
     }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::config::RunConfig;
 use crate::core::clock::hard_stop;
-use crate::core::finish::{End, EndLimits, Report as EndReport};
+use crate::core::finish::{End, Report as EndReport};
 use crate::core::hold::Hold;
 use crate::core::ping::{Facts, Output, body, first_line, outcome};
 use crate::core::stats;
@@ -272,17 +272,8 @@ fn finish(
     started_ms: u128,
     log: &RunLog,
 ) -> (Exit, bool) {
-    let cfg = &held.cfg;
-    let limits = EndLimits {
-        ttl: cfg.limits.ttl,
-        hold_at_least: cfg.hold_at_least,
-        stats: cfg.stats,
-        every: cfg.every.is_some(),
-        min_replicas: cfg.min_replicas,
-        replica_timeout: cfg.replica_timeout,
-    };
     let (renewals, exit) = (hold.stop().renewals(), hold.stop().exit());
-    let end = hold.end(limits, started_ms, !held.also.is_empty(), Instant::now());
+    let end = hold.end(&held.cfg.plan(), started_ms, Instant::now());
     release::end(session, held, log, end, |session, r, lost| {
         report_end(session, held, (renewals, exit), r, lost)
     })

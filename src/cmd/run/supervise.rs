@@ -10,7 +10,7 @@ use super::held::Held;
 use super::listener::Listener;
 use super::note::Note;
 use super::watchdog::{Call, Watchdog, watched};
-use crate::core::hold::{Action, Hold, Input, Job, Lease};
+use crate::core::hold::{Action, Hold, Input, Job};
 use crate::core::stop::{self, Stop};
 use crate::exit::Exit;
 use crate::log::secs;
@@ -43,12 +43,7 @@ impl<'a> Supervisor<'a> {
         tx: Sender<Note>,
     ) -> Self {
         let cfg = &held.cfg;
-        let hold = Hold::new(Lease {
-            limits: cfg.limits,
-            sent: held.sent,
-            sentinel: session.behind_sentinel(),
-            replicas: (cfg.min_replicas, cfg.replica_timeout),
-        });
+        let hold = cfg.plan().hold(held.sent, session.behind_sentinel());
         Supervisor {
             held,
             child,

@@ -156,6 +156,11 @@ impl Take {
         }
     }
 
+    /// --splay's draw: how long the run sleeps before its first try.
+    pub fn splay(&self) -> Duration {
+        self.wait.limits.splay
+    }
+
     /// The next effect at `now` (`wall_ms`: the host's clock), or None: wait for an answer, an
     /// event or `poll_timeout`, or read `outcome`.
     pub fn poll(&mut self, now: Instant, wall_ms: u64) -> Option<Effect> {
