@@ -186,7 +186,7 @@ pub mod api {
         pub use crate::store::cancel::{Cancel, CancelCall, WithdrawCall, holder_timing};
         pub use crate::store::drain::{DrainCall, Drained};
         pub use crate::store::finish::{RecordCall, ReleaseCall};
-        pub use crate::store::keys::{Keys, RunKeys};
+        pub use crate::store::keys::{Keys, RunKeys, cancel_lists};
         pub use crate::store::lock::{
             Acquire, AcquireCall, BreakCall, Broken, BusyCall, EveryArg, Fleet, Meta, Renew,
             RenewCall, WakeCall, WakeList,

@@ -78,6 +78,20 @@ pub fn cancel_list(lock: &str, token: &str) -> String {
     companion(lock, &format!("cancel:{token}"))
 }
 
+/// The cancel request lists a run holding `token` listens on: its `--key`'s (`lock`), then
+/// each of its `--also` keys' (`also`, their locks in command-line order): a cancel aimed at
+/// any key of the run stops it.
+pub fn cancel_lists<'a>(
+    lock: &'a str,
+    also: impl IntoIterator<Item = &'a str>,
+    token: &str,
+) -> Vec<String> {
+    std::iter::once(lock)
+        .chain(also)
+        .map(|l| cancel_list(l, token))
+        .collect()
+}
+
 /// One run's own keys, by its token, under its `--key`: the cancel requests for it and its
 /// holder's word on how it ended (release.lua and record.lua write the word).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 //! take a request within a bound (`take_bound`), the checker holds it to that.
 
 use dlock::api::sim::{
-    CancelListener, HoldInput, ListenLook, ListenSaid, ListenThen, POLL, RunKeys, StopInput,
+    CancelListener, HoldInput, ListenLook, ListenSaid, ListenThen, POLL, StopInput, cancel_lists,
     listened_reply,
 };
 use redis::Value;
@@ -21,7 +21,8 @@ use crate::world::{Event, Fail, World};
 pub struct Listening {
     pub host: usize,
     pub run: u64,
-    pub list: String,
+    /// The run's cancel lists, in the order its BLPOP names them (`cancel_lists`).
+    pub lists: Vec<String>,
 }
 
 /// What a listener's look (BLPOP, or LPOP once it polls) brought back, on its way to its
@@ -105,13 +106,19 @@ pub fn listen(w: &mut World, h: usize, run: u64) {
     if denied {
         return heard(w, Brought::Failed(Fail::Denied));
     }
-    // The run's own list, as the listener names it (`cancel_list(lock, token)`).
-    let list = RunKeys::new(&w.host_keys[h].lock, &w.hosts[h].token).cancel;
+    // The run's own lists, as the binary's listener names them.
+    let also = w.host_also[h].iter().map(|k| k.lock.as_str());
+    let lists = cancel_lists(&w.host_keys[h].lock, also, &w.hosts[h].token);
     if polling {
-        let item = w.server.ks.borrow_mut().lpop(&list);
+        // LPOP on each in turn until one gives an item (the session's `pop`).
+        let item = pop_first(w, &lists);
         return heard(w, item.map_or(Brought::Nothing, Brought::Item));
     }
-    w.listeners.push(Listening { host: h, run, list });
+    w.listeners.push(Listening {
+        host: h,
+        run,
+        lists,
+    });
     serve(w);
 }
 
@@ -126,8 +133,7 @@ pub fn serve(w: &mut World) {
             w.listeners.remove(i);
             continue;
         }
-        let item = w.server.ks.borrow_mut().lpop(&l.list);
-        let Some(item) = item else {
+        let Some(item) = pop_first(w, &l.lists) else {
             i += 1;
             continue;
         };
@@ -140,6 +146,12 @@ pub fn serve(w: &mut World) {
         }
         brings(w, d, (h, run), Brought::Item(item));
     }
+}
+
+/// The first item of the first of `lists` that has one, popped (BLPOP's order of its lists).
+fn pop_first(w: &World, lists: &[String]) -> Option<String> {
+    let mut ks = w.server.ks.borrow_mut();
+    lists.iter().find_map(|l| ks.lpop(l))
 }
 
 /// The server went down or failed over: every listener's BLPOP fails with its connection.

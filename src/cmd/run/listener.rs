@@ -18,7 +18,7 @@ use super::held::Held;
 use super::note::Note;
 use crate::core::cancel::{Listener as Machine, Look, POLL, Said, Then};
 use crate::log::{debug, warn};
-use crate::store::keys::cancel_list;
+use crate::store::keys::cancel_lists;
 use crate::store::session::Session;
 use crate::sys::event::Sender;
 
@@ -39,12 +39,8 @@ impl Listener {
     /// on, uncancellable but otherwise as usual: said in the log).
     pub(super) fn start(held: &Held, tx: Sender<Note>) -> Option<Listener> {
         let (stop, stopped) = mpsc::channel::<()>();
-        let mut lists = vec![cancel_list(&held.keys.lock, &held.token)];
-        lists.extend(
-            held.also
-                .iter()
-                .map(|x| cancel_list(&x.keys.lock, &held.token)),
-        );
+        let also = held.also.iter().map(|x| x.keys.lock.as_str());
+        let lists = cancel_lists(&held.keys.lock, also, &held.token);
         let session = Session::new(&held.cfg.server);
         let machine = Machine::for_run(held.cfg.limits.renew_every);
         let spawned = std::thread::Builder::new()

@@ -87,6 +87,21 @@ fn cancel_requests_map_back_to_their_lock() {
     assert_eq!(lock_of("{dlock:job}:fence:abc", "dlock:"), None);
 }
 
+/// A run listens for cancels on each of its keys' lists, `--key`'s first.
+#[test]
+fn a_run_listens_on_each_of_its_keys_cancel_lists() {
+    let tok = "t";
+    assert_eq!(cancel_lists("dlock:a", [], tok), [cancel_list("dlock:a", tok)]);
+    assert_eq!(
+        cancel_lists("dlock:{x}:a", ["dlock:{x}:b", "dlock:{x}:c"], tok),
+        [
+            cancel_list("dlock:{x}:a", tok),
+            cancel_list("dlock:{x}:b", tok),
+            cancel_list("dlock:{x}:c", tok),
+        ]
+    );
+}
+
 #[test]
 fn glob_metacharacters_are_escaped() {
     assert_eq!(glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
