@@ -76,11 +76,8 @@ pub(super) fn cancel_key(cfg: &CancelConfig) -> Result<Cancelled, Error> {
     let unavailable = |e: redis::RedisError| server.unavailable(&e);
     let mut c = server.connect().map_err(unavailable)?;
     let (keys, slots) = super::release::slots(&mut c, server, full, cfg.slot)?;
-    let request = Request {
-        id: uuid::Uuid::new_v4().simple().to_string(),
-        by: format!("{} ({})", hostname(), user()),
-        reason: cfg.reason.clone(),
-    };
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let request = Request::new(id, (&hostname(), &user()), cfg.reason.clone());
     let (mut asked, mut freed) = (Vec::new(), 0);
     for i in slots {
         let Some((token, of)) = holder_of(&mut c, &keys, i).map_err(unavailable)? else {

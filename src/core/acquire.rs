@@ -46,7 +46,7 @@ mod types;
 mod waker;
 
 use replace::Replace;
-pub use replace::replace_reason;
+pub use replace::{replace_reason, replace_request};
 pub use settle::{Grant, Settled};
 pub use take::{Effect, Take};
 pub use tries::{Read, Tries};

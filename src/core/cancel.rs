@@ -35,6 +35,15 @@ pub struct Request {
 }
 
 impl Request {
+    /// A request of `id` from `user` on `host` ("HOST (user)"), for `reason`.
+    pub fn new(id: String, (host, user): (&str, &str), reason: String) -> Request {
+        Request {
+            id,
+            by: format!("{host} ({user})"),
+            reason,
+        }
+    }
+
     /// As it goes on the list: "dlock-cancel/1 ID\nBY\nREASON".
     pub fn text(&self) -> String {
         format!("{REQUEST_TAG} {}\n{}\n{}", self.id, self.by, self.reason)

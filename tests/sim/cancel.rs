@@ -25,9 +25,6 @@ use dlock::api::sim::{
 use crate::calls::scripted;
 use crate::world::{Event, World};
 
-/// The operator who cancels: "HOST (user)".
-const BY: &str = "ops (sim)";
-
 /// One run the operator asked to stop, until its verdict.
 pub struct Asking {
     pub token: String,
@@ -87,11 +84,8 @@ pub fn send(w: &mut World, slot: u32, token: &str, seq: u64) {
         return;
     }
     let keys = w.keys.clone();
-    let request = CancelRequest {
-        id: format!("{seq:032x}"),
-        by: BY.into(),
-        reason: "sim".into(),
-    };
+    // As `dlock cancel` makes it, from host "ops" and user "sim".
+    let request = CancelRequest::new(format!("{seq:032x}"), ("ops", "sim"), "sim".into());
     let call = CancelCall::new(&keys, slot, token, &keys.lock, &request);
     let s = scripted(&call);
     let holder = w.server.ks.borrow().holder(&s.keys[0]);

@@ -7,7 +7,7 @@
 //! a holder that takes one is checked as any cancel's is.
 
 use dlock::api::sim::{
-    BreakCall, Call, CancelCall, CancelRequest, RunKeys, WithdrawCall, replace_reason,
+    BreakCall, Call, CancelCall, CancelRequest, RunKeys, WithdrawCall, replace_request,
 };
 use redis::Value;
 
@@ -15,16 +15,14 @@ use crate::calls::scripted;
 use crate::host::{Sent, Waiting, failure, io_timeout, local};
 use crate::world::{Fail, Request, World};
 
-/// The request a run with --on-busy replace places (`Take::replacing_as`): its id and who
-/// asks, as the binary's executor makes them (a uuid there, a count here).
+/// The request a run with --on-busy replace places (`Take::replacing_as`, from
+/// `replace_request`): its id drawn by the executor (a uuid in the binary, a count here), its
+/// user "sim", its process 1.
 pub fn request(w: &mut World, h: usize) -> CancelRequest {
     w.cancel_seq += 1;
-    let me = w.hosts[h].token.clone();
-    CancelRequest {
-        id: format!("{:032x}", (0xfu128 << 124) + u128::from(w.cancel_seq)),
-        by: format!("{} (sim)", crate::world::host_name(h)),
-        reason: replace_reason(&me, &crate::world::host_name(h), 1),
-    }
+    let id = format!("{:032x}", (0xfu128 << 124) + u128::from(w.cancel_seq));
+    let host = crate::world::host_name(h);
+    replace_request(id, &w.hosts[h].token, (&host, "sim", 1))
 }
 
 /// `Effect::ReadHolder`: GET of the lock.

@@ -179,13 +179,13 @@ fn act(w: &mut World, h: usize, r: &mut Running, now: Instant) {
             // No Sentinel in the simulation: `follow_master` is never set.
             HoldAction::Renew { deadline, .. } => {
                 let (keys, token) = (w.host_keys[h].clone(), w.hosts[h].token.clone());
-                let also = also_slots(w, h);
+                let (also, plan) = (also_slots(w, h), w.hosts[h].plan);
                 let call = scripted(&RenewCall {
                     keys: &keys,
                     slot: r.slot,
                     token: &token,
-                    ttl: w.sc.ttl,
-                    stats: !w.sc.no_stats[h],
+                    ttl: plan.limits.ttl,
+                    stats: plan.stats,
                     also: &also,
                 });
                 let left = deadline.saturating_duration_since(now).as_micros() as Us;

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use super::{Action, Replaced, Report, Wait};
 use crate::core::bugs::{self, Bug};
-use crate::core::cancel::Bounds;
+use crate::core::cancel::{Bounds, Request};
 use crate::exit::Exit;
 
 /// Where a replace stands.
@@ -46,6 +46,13 @@ pub(super) enum Replace {
 /// The reason the old run records (its run log's `cancel_reason`): who replaced it.
 pub fn replace_reason(token: &str, host: &str, pid: u32) -> String {
     format!("replaced by run {token} on {host} pid {pid} (--on-busy replace)")
+}
+
+/// The request run `token` (on `host`, as `user`, process `pid`) places on the run it
+/// replaces (`Take::replacing_as`): `dlock cancel`'s format with the id the executor drew, who
+/// asks as `dlock cancel` names an operator, and `replace_reason`.
+pub fn replace_request(id: String, token: &str, (host, user, pid): (&str, &str, u32)) -> Request {
+    Request::new(id, (host, user), replace_reason(token, host, pid))
 }
 
 impl Wait {

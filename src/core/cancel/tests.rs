@@ -7,11 +7,17 @@ const ID: &str = "0123456789abcdef0123456789abcdef";
 const OTHER: &str = "fedcba9876543210fedcba9876543210";
 
 fn request() -> Request {
-    Request {
-        id: ID.into(),
-        by: "ops1 (ann)".into(),
-        reason: "db upgrade\nsee ticket 12".into(),
-    }
+    Request::new(
+        ID.into(),
+        ("ops1", "ann"),
+        "db upgrade\nsee ticket 12".into(),
+    )
+}
+
+/// Who asks is "HOST (user)", as `status` and the run log show it.
+#[test]
+fn a_request_names_its_host_and_user() {
+    assert_eq!(request().by, "ops1 (ann)");
 }
 
 #[test]

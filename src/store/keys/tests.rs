@@ -91,7 +91,10 @@ fn cancel_requests_map_back_to_their_lock() {
 #[test]
 fn a_run_listens_on_each_of_its_keys_cancel_lists() {
     let tok = "t";
-    assert_eq!(cancel_lists("dlock:a", [], tok), [cancel_list("dlock:a", tok)]);
+    assert_eq!(
+        cancel_lists("dlock:a", [], tok),
+        [cancel_list("dlock:a", tok)]
+    );
     assert_eq!(
         cancel_lists("dlock:{x}:a", ["dlock:{x}:b", "dlock:{x}:c"], tok),
         [

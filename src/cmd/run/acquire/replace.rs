@@ -5,7 +5,7 @@
 
 use super::Shell;
 use crate::core::Failure;
-use crate::core::acquire::{Asked, Report, replace_reason};
+use crate::core::acquire::{Asked, Report, replace_request};
 use crate::core::cancel::Request;
 use crate::log::{info, ms, secs, warn};
 use crate::store::cancel::{CancelCall, WithdrawCall};
@@ -13,13 +13,10 @@ use crate::store::keys::RunKeys;
 use crate::store::lock::BreakCall;
 use crate::sys::host::user;
 
-/// This run's request to the run it replaces (`token`: this run's).
+/// This run's request to the run it replaces (`token`: this run's), its id drawn here.
 pub(super) fn request(token: &str, host: &str, pid: u32) -> Request {
-    Request {
-        id: uuid::Uuid::new_v4().simple().to_string(),
-        by: format!("{host} ({})", user()),
-        reason: replace_reason(token, host, pid),
-    }
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    replace_request(id, token, (host, &user(), pid))
 }
 
 impl Shell<'_> {

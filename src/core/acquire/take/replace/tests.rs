@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::super::tests::{MS, busy, effects, is_try, limits, lost, request, take};
 use super::*;
-use crate::core::acquire::{Limits, Outcome, Report, replace_reason};
+use crate::core::acquire::{Limits, Outcome, Report, replace_reason, replace_request};
 use crate::exit::Exit;
 
 /// A run with --on-busy replace and --wait 300 ms whose first try found the key busy: its
@@ -294,6 +294,11 @@ fn the_old_run_records_which_run_replaced_it_and_from_where() {
         replace_reason("4f2a", "web-2", 81),
         "replaced by run 4f2a on web-2 pid 81 (--on-busy replace)"
     );
+    // Its request names who asks as `dlock cancel` does, and carries that reason.
+    let r = replace_request("ab".into(), "4f2a", ("web-2", "deploy", 81));
+    assert_eq!(r.id, "ab");
+    assert_eq!(r.by, "web-2 (deploy)");
+    assert_eq!(r.reason, replace_reason("4f2a", "web-2", 81));
 }
 
 /// A replacing run whose executor gave it no request places none: the replace fails, said so,
