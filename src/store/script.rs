@@ -79,59 +79,59 @@ impl Script {
 /// (`every_sha_is_the_sha1_of_its_source`) says the new value when a script changes.
 pub(crate) static ACQUIRE: Script = Script::new::<args::Acquire, key_names::Acquire<'static>>(
     include_str!("scripts/acquire.lua"),
-    "1f3dceb11513b5835a10f8b042fbfaffc4e2a158",
+    "ae785329c6a10aa012b33731d6a5ce3cf9a74243",
 );
 pub(crate) static RENEW: Script = Script::new::<args::Renew, key_names::Renew<'static>>(
     include_str!("scripts/renew.lua"),
-    "c88a3ea5aa0a670fc39ff3ab8a135080b8a75e2b",
+    "b1c5d0aff1d2efd37157b4e1b635d724b8bf8203",
 );
 pub(crate) static RELEASE: Script = Script::new::<args::Release, key_names::Release<'static>>(
     include_str!("scripts/release.lua"),
-    "c9fc04f5da0d96a9dbc739425518ef930960c46a",
+    "f32b1b91f579f6821379d05e0c630c421d42363c",
 );
 pub(crate) static RECORD: Script = Script::new::<args::Record, key_names::Record<'static>>(
     include_str!("scripts/record.lua"),
-    "49bffad33b5fe5081de35e48f71a47a9cd0b4a40",
+    "e42a3c13df4eac63b9cb6e2ea4e9b667d5611aa3",
 );
 pub(crate) static BUSY: Script = Script::new::<args::Busy, key_names::Busy<'static>>(
     include_str!("scripts/busy.lua"),
-    "1ededf4203e6768ceeee7d5165fb0e0298d1d148",
+    "80ef299ea8fdd65e811c6d5b14cb59cf12f33bfe",
 );
 pub(crate) static WAKE: Script = Script::new::<args::Wake, key_names::Wake<'static>>(
     include_str!("scripts/wake.lua"),
-    "6615d0856fbf638ae71335644f9cbe62887e412f",
+    "50950391d9553dcaf9e064ce8aa823cfa9b6fc64",
 );
 pub(crate) static TIMELINE: Script = Script::new::<args::Timeline, key_names::Timeline<'static>>(
     include_str!("scripts/timeline.lua"),
-    "e72e4487cc4e5aa5d2629ad25911af263c3367e6",
+    "79e640a11671fdaadb2e2382e1ff0180950f3bd2",
 );
 pub(crate) static PERIOD: Script = Script::new::<args::Period, key_names::Period<'static>>(
     include_str!("scripts/period.lua"),
-    "76e164143200826490458a21ff01fe6e2c45a813",
+    "736d7a50abaf40405216e09bde81e96dc558b9f8",
 );
 pub(crate) static TRIGGER: Script = Script::new::<args::Trigger, key_names::Trigger<'static>>(
     include_str!("scripts/trigger.lua"),
-    "0b40e5c04b849c23d149ce6f0266456c38dbab8b",
+    "5f0170fba7afa2bdb9beb9c9c7246d8b38095d46",
 );
 pub(crate) static DRAIN: Script = Script::new::<args::Drain, key_names::Drain<'static>>(
     include_str!("scripts/drain.lua"),
-    "e0f4c76a5b915a44192a6fe8b7f857e3da649335",
+    "2541de6c8881b64fd6cc11e07460485f9dda4b3d",
 );
 pub(crate) static PAUSE: Script = Script::new::<args::Pause, key_names::Pause<'static>>(
     include_str!("scripts/pause.lua"),
-    "831a158dfe71a31996b75a183e6f607399e31109",
+    "00eff165bd17aecaea93a1dccffb5d12ab50c6ed",
 );
 pub(crate) static CANCEL: Script = Script::new::<args::Cancel, key_names::Cancel<'static>>(
     include_str!("scripts/cancel.lua"),
-    "e550a57432a0246657c3322e7a4fe94d27ecde65",
+    "aa10273692656c7652db77c5534547e3930ff15b",
 );
 pub(crate) static WITHDRAW: Script = Script::new::<args::Withdraw, key_names::Withdraw<'static>>(
     include_str!("scripts/withdraw.lua"),
-    "4f772fe8593e30a1e68996e25229529d9c2c0ad2",
+    "57b8ad66f367580668f84b72490ce255fda5bfea",
 );
 pub(crate) static BREAK: Script = Script::new::<args::Break, key_names::Break<'static>>(
     include_str!("scripts/break.lua"),
-    "472befc7ffb5a6ea67108b1450faf74e85e17ef1",
+    "30c5ab0bf0fdcb939d235e0e2894152a941f71f6",
 );
 
 /// One script call: its KEYS in the order the script's header documents, its ARGV by name

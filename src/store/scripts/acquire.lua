@@ -539,6 +539,19 @@ if not free then
   return {0, best, who, -1, -1}
 end
 
+-- A new holder hash's fields (after HSET and its key) for a lock of fence `fence`: who holds
+-- it, since when, on what lease, renewed 0 times, and which dlock wrote it.
+local function holder_fields(fence)
+  local hf = {'token', arg_token, 'host', arg_host, 'pid', arg_pid, 'command', arg_command,
+    'since_ms', arg_since_ms, 'ttl_ms', arg_ttl_ms, 'fence', fence, 'renewals', 0,
+    'version', arg_version, 'format', arg_format}
+  if (arg_renew_ms or '') ~= '' then
+    hf[#hf + 1] = 'renew_ms'
+    hf[#hf + 1] = arg_renew_ms
+  end
+  return hf
+end
+
 -- The fence first: should it fail (not an integer), the script stops with the lock untouched.
 -- Every --also key's fence too, before any lock is set.
 local f = redis.call('INCR', key_fence)
@@ -549,29 +562,24 @@ for j = 1, A do fences[j] = redis.call('INCR', set[j + 1].fence) end
 redis.call('SET', lock(free), arg_token, 'NX', 'PX', arg_ttl_ms)
 local h = holder(free)
 redis.call('DEL', h)
-redis.call('HSET', h, 'token', arg_token)
-redis.call('HSET', h, 'host', arg_host)
-redis.call('HSET', h, 'pid', arg_pid)
-redis.call('HSET', h, 'command', arg_command)
-redis.call('HSET', h, 'since_ms', arg_since_ms)
-redis.call('HSET', h, 'ttl_ms', arg_ttl_ms)
-redis.call('HSET', h, 'fence', f)
-redis.call('HSET', h, 'renewals', 0)
-if (arg_renew_ms or '') ~= '' then redis.call('HSET', h, 'renew_ms', arg_renew_ms) end
--- Who wrote it (issue 65): one HSET of two fields (Redis 4.0 on; the run log's streams need 5.0).
-redis.call('HSET', h, 'version', arg_version, 'format', arg_format)
+-- The holder hash in one HSET of all its fields (Redis 4.0 on; the run log's streams need 5.0):
+-- who holds the lock, and who wrote it (issue 65).
+local hf = holder_fields(f)
 -- --every: the run's window, its grant on the server's clock and its period, for the release
 -- that records its success.
 for _, kv in ipairs(period_fields) do
   if kv[1] == 'trigger' then redis.call('HDEL', key_done, 'trigger_ms', 'trigger_by', 'trigger_reason') end
-  redis.call('HSET', h, kv[1], kv[2])
+  hf[#hf + 1] = kv[1]
+  hf[#hf + 1] = kv[2]
 end
 -- --also: the lock keys of the set's other keys, one a line.
 if A > 0 then
   local also = {}
   for j = 1, A do also[j] = set[j + 1].lock(0) end
-  redis.call('HSET', h, 'also', table.concat(also, '\n'))
+  hf[#hf + 1] = 'also'
+  hf[#hf + 1] = table.concat(also, '\n')
 end
+redis.call('HSET', h, unpack(hf))
 redis.call('PEXPIRE', h, arg_ttl_ms)
 if n > 1 then hold_limit(key_limit, n, arg_ttl_ms) end
 if arg_stats == '1' and bump(key_stats, 'runs') then bump(key_stats, 'acquired') end
@@ -583,13 +591,10 @@ for j = 1, A do
   redis.call('SET', x.lock(s), arg_token, 'NX', 'PX', arg_ttl_ms)
   local xh = x.holder(s)
   redis.call('DEL', xh)
-  for _, kv in ipairs({{'token', arg_token}, {'host', arg_host}, {'pid', arg_pid},
-      {'command', arg_command}, {'since_ms', arg_since_ms}, {'ttl_ms', arg_ttl_ms}, {'fence', fences[j]},
-      {'renewals', 0}, {'also_of', lock(0)}}) do
-    redis.call('HSET', xh, kv[1], kv[2])
-  end
-  if (arg_renew_ms or '') ~= '' then redis.call('HSET', xh, 'renew_ms', arg_renew_ms) end
-  redis.call('HSET', xh, 'version', arg_version, 'format', arg_format)
+  local xf = holder_fields(fences[j])
+  xf[#xf + 1] = 'also_of'
+  xf[#xf + 1] = lock(0)
+  redis.call('HSET', xh, unpack(xf))
   redis.call('PEXPIRE', xh, arg_ttl_ms)
   if M > 1 then hold_limit(x.limit, M, arg_ttl_ms) end
   r[6] = -1

@@ -1,6 +1,7 @@
 -- Helpers every dlock script starts with (dlock prepends this file to each one, so no script
 -- can miss a helper it calls). Each script names every key it touches in KEYS, so Redis Cluster
--- and cloud proxies route it, and uses only commands that exist since Redis 2.6.12.
+-- and cloud proxies route it, and uses only commands that exist since Redis 4.0 (HSET of several
+-- fields at once; the run log's XADD needs 5.0).
 
 -- Metrics and holder details are best effort: a write that fails (a stats key someone else
 -- made a string) is dropped instead of failing the lock operation it rides with. True when the
@@ -33,18 +34,18 @@ end
 -- Record how a run that held the lock ended (`last` in `status`), when the last successful
 -- one did and how long it took, and how many runs in a row did not end ok (`check
 -- --max-failures` reads it, with or without a run log). Best effort, like the counters; one
--- field per HSET (Redis before 4.0). A cancelled run (`dlock cancel`) is neither a success nor
--- a failure: it leaves the streak as it was.
+-- HSET of all the fields (Redis 4.0 on). A cancelled run (`dlock cancel`) is neither a success
+-- nor a failure: it leaves the streak as it was.
 local function history(stats, outcome, code, host, pid, started, ended)
-  for _, kv in ipairs({{'last_outcome', outcome}, {'last_exit_code', code}, {'last_host', host},
-      {'last_pid', pid}, {'last_started_ms', started}, {'last_ended_ms', ended}}) do
-    redis.pcall('HSET', stats, kv[1], kv[2])
-  end
+  local fields = {'HSET', stats, 'last_outcome', outcome, 'last_exit_code', code,
+    'last_host', host, 'last_pid', pid, 'last_started_ms', started, 'last_ended_ms', ended}
   if outcome == 'ok' then
-    redis.pcall('HSET', stats, 'last_success_ms', ended)
-    redis.pcall('HSET', stats, 'last_success_duration_ms', tonumber(ended) - tonumber(started))
-    redis.pcall('HSET', stats, 'consecutive_failures', 0)
-  elseif outcome ~= 'cancelled' then
+    fields[15], fields[16] = 'last_success_ms', ended
+    fields[17], fields[18] = 'last_success_duration_ms', tonumber(ended) - tonumber(started)
+    fields[19], fields[20] = 'consecutive_failures', 0
+  end
+  redis.pcall(unpack(fields))
+  if outcome ~= 'ok' and outcome ~= 'cancelled' then
     bump(stats, 'consecutive_failures')
   end
 end

@@ -92,11 +92,13 @@ if all and window ~= '' and arg_outcome == 'ok' then
       fields[#fields + 1] = {'tz', g[5]}
       redis.call('HDEL', key_done, 'every_ms', 'offset_ms')
     end
+    local hf = {'HSET', key_done, 'version', entry_field(arg_rest, 'version'), 'format',
+      entry_field(arg_rest, 'format')}
     for _, kv in ipairs(fields) do
-      redis.call('HSET', key_done, kv[1], kv[2])
+      hf[#hf + 1] = kv[1]
+      hf[#hf + 1] = kv[2]
     end
-    redis.call('HSET', key_done, 'version', entry_field(arg_rest, 'version'), 'format',
-      entry_field(arg_rest, 'format'))
+    redis.call(unpack(hf))
   end
 end
 -- A run `dlock trigger` let through (acquire.lua kept the trigger in the holder hash): its
