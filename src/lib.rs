@@ -157,8 +157,8 @@ pub mod api {
     pub mod sim {
         pub use crate::core::acquire::{
             Action as WaitAction, Asked, ClockOff, Effect, Grant, Input as WaitInput, NotDue,
-            Outcome, PushTo, Read, Replaced, Settled, StopWith, Take, Tries, Wait, WakePush, Waker,
-            Woken, also_at, in_set, replace_reason, replace_request, waiting_for,
+            Outcome, PushTo, Read, Replaced, Settled, StopWith, Stopping, Take, Tries, Wait,
+            WakePush, Waker, Woken, also_at, in_set, replace_reason, replace_request, waiting_for,
         };
         pub use crate::core::bugs::{Bug, set as set_bugs};
         pub use crate::core::calendar::{Calendar, Spelling};

@@ -54,7 +54,7 @@ pub use types::{
     Action, AfterNotYet, Answer, Asked, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome,
     Replaced, Report, also_at, in_set,
 };
-pub use waker::{PushTo, StopWith, WakePush, Waker, Woken};
+pub use waker::{PushTo, StopWith, Stopping, WakePush, Waker, Woken};
 #[cfg(test)]
 use waker::{WakeUp, WakerPush, stopped_with, waker_push};
 
@@ -215,6 +215,20 @@ impl Wait {
     }
 
     pub fn handle(&mut self, input: Input, now: Instant) {
+        // Granted, the job not started yet (the waker's stop, a round trip, stands between
+        // the grant's answer and the job): a signal still means no job.
+        if let (
+            Some(Outcome::Acquired {
+                fence, slot, sent, ..
+            }),
+            Input::Signal(signal),
+        ) = (&self.outcome, &input)
+            && !bugs::on(Bug::SignalDuringTheWakersStop)
+            && !bugs::on(Bug::SignalAfterTheGrant)
+        {
+            let (won, signal) = ((*fence, *slot, *sent), *signal);
+            return self.before_start(won, signal);
+        }
         if self.outcome.is_some() {
             return;
         }

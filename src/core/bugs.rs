@@ -69,9 +69,19 @@ pub enum Bug {
     /// sleep moved from the shell into the acquire machine, and into the simulation).
     SplayNotSlept = 4194304,
     /// A signal that came while the winning try was out given to the wait after the grant
-    /// (which then ignores it): the job starts after the SIGTERM (issue 61: the binary's
+    /// (which then ignores it, as it ignores any signal after the grant: this knob turns off
+    /// `SignalDuringTheWakersStop`'s rule too): the job starts after the SIGTERM (issue 61: the binary's
     /// acquire shell read its events after each call's answer).
     SignalAfterTheGrant = 8388608,
+    /// A run that gave up exits right after its waker's own-key push, without waiting for the
+    /// waker's thread: a wake-up its BLPOP took just before the push dies with the process
+    /// (issue 61: the rule was the shell's, and the simulation kept a stopped waker alive past
+    /// its process's exit).
+    ExitCutsTheHandOn = 16777216,
+    /// A signal read after the grant's answer, while the waker is being stopped, is dropped:
+    /// the job starts after the SIGTERM (issue 61: found once the simulation ran the waker's
+    /// stop as the binary's blocking step).
+    SignalDuringTheWakersStop = 33554432,
 }
 
 #[cfg(feature = "test-support")]

@@ -730,6 +730,49 @@ fn a_signal_read_after_the_grant() {
 }
 
 #[test]
+fn a_signal_during_the_wakers_stop() {
+    // Issue 61: a SIGTERM read after the grant's answer, during the waker's stop (the own-key
+    // push the binary makes before the job starts), dropped by the wait: the job starts after
+    // the signal. The binary's shell read no events between that stop and the job; found once
+    // the simulation ran the stop as the binary's blocking step. Found in the worlds with
+    // signals, by a job started after a SIGTERM reached its waiting run.
+    hunt_in(
+        "a signal during the waker's stop",
+        Some(Bug::SignalDuringTheWakersStop),
+        None,
+        false,
+        |sc| !sc.signals.is_empty() && sc.notify,
+    );
+}
+
+#[test]
+fn an_exit_that_cuts_the_hand_on_short() {
+    // Issue 61: a run that gave up exits right after its waker's own-key push, without waiting
+    // for the waker's thread (`Stopping::linger`, the binary's rule): a wake-up its BLPOP took
+    // just before the push dies with the process, and the next waiter sleeps until its poll
+    // on a free lock. Found by the wake-up ledger in the worlds where liveness is checked.
+    let family = |s: &Scenario| {
+        s.limit == 1
+            && s.notify
+            && s.every.is_none()
+            && s.loss == 0.0
+            && s.reset == 0.0
+            && s.partitions.is_empty()
+            && s.restarts.is_empty()
+            && s.failovers.is_empty()
+            && !s.slow
+    };
+    let bug = Some(Bug::ExitCutsTheHandOn);
+    hunt_in(
+        "an exit that cuts the hand-on short",
+        bug,
+        None,
+        false,
+        family,
+    );
+}
+
+#[test]
 fn a_splay_not_slept() {
     // Issue 61: --splay's sleep said but not slept (the sleep was the shell's; it is the
     // acquire machine's now). Found in the --splay worlds, by a try sent before its run's

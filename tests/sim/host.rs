@@ -48,6 +48,9 @@ pub struct Waiting {
     pub signalled: bool,
     /// --splay: no try before this (the host's clock: the run's start plus its drawn sleep).
     pub not_before: Instant,
+    /// The run waits for its stopped waker's thread to end, until then at the latest (the
+    /// host's clock: the I/O timeout after its own-key push's answer, `Stopping::linger`).
+    pub lingering: Option<Instant>,
 }
 
 /// Which of `Take`'s calls is out.
@@ -62,6 +65,9 @@ pub enum Sent {
     Ask,
     FreeKept,
     Withdraw(String),
+    /// The own-key push that ends a waker's BLPOP (`PushTo::Own`): the binary's stop makes it
+    /// on the session and waits for its answer, then for the waker as `Stopping` says.
+    StopPush(dlock::api::sim::Stopping<usize>),
 }
 
 pub struct Running {
@@ -366,6 +372,7 @@ fn begin(w: &mut World, h: usize) {
         asked_to_replace: false,
         signalled: false,
         not_before: now + splay,
+        lingering: None,
     }));
     w.check.ev(w.now, h, "run", w.hosts[h].run as i64);
     // Waiting (for the liveness rules) from the splay's end, on the host's clock.

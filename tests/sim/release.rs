@@ -189,6 +189,7 @@ pub fn answer(w: &mut World, h: usize, id: u64, a: Result<Value, Fail>) {
 
 /// The run has ended: the next one after a pause.
 pub fn run_over(w: &mut World, h: usize) {
+    crate::waker::process_exit(w, h);
     let host = &mut w.hosts[h];
     host.runs += 1;
     host.phase = Phase::Idle;

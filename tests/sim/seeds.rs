@@ -190,10 +190,11 @@ pub fn shrunk_report(seed: u64, sc: &Scenario, why: &str) -> String {
 /// The report of a violation: the seed, the command that replays it, the scenario, and the
 /// trace's last events (as many as the world kept).
 pub fn report(seed: u64, w: &World, why: &str) -> String {
-    let also = if w.sc.also.is_some() {
-        "DLOCK_SIM_ALSO=1 "
-    } else {
-        ""
+    // The --also worlds with --limit N keys (`draw_also_keyed`) replay with 2.
+    let also = match (&w.sc.also, w.sc.limit) {
+        (None, _) => "",
+        (Some(_), 1) => "DLOCK_SIM_ALSO=1 ",
+        (Some(_), _) => "DLOCK_SIM_ALSO=2 ",
     };
     let mut s = format!(
         "seed {seed}: {why}\nreplay: {also}DLOCK_SIM_SEED={seed} cargo test --locked --test sim -- seeds::replay --nocapture\n{}\nlast events (ms, host, event, n):\n",
@@ -664,17 +665,18 @@ fn a_seed_replays_its_trace() {
 }
 
 /// DLOCK_SIM_SEED=N: that world, with its trace's hash and last events (seed 38 without it);
-/// DLOCK_SIM_ALSO=1: that seed's --also world; DLOCK_SIM_KEEP=N: its last N events (400).
+/// DLOCK_SIM_ALSO=1: that seed's --also world (2: with --limit N keys, `draw_also_keyed`);
+/// DLOCK_SIM_KEEP=N: its last N events (400).
 #[test]
 fn replay() {
     let seed = env_or("DLOCK_SIM_SEED", 38);
     // DLOCK_SIM_UNSAFE=0: the seed's world as the bug table's hunts draw it (no unsafe kinds).
     let unsafe_ok = env_or("DLOCK_SIM_UNSAFE", 1) == 1;
     let keep = env_or("DLOCK_SIM_KEEP", 400) as usize;
-    let (o, w) = if env_or("DLOCK_SIM_ALSO", 0) == 1 {
-        simulate_also(seed, unsafe_ok, keep)
-    } else {
-        simulate(seed, unsafe_ok, keep)
+    let (o, w) = match env_or("DLOCK_SIM_ALSO", 0) {
+        1 => simulate_also(seed, unsafe_ok, keep),
+        2 => run_world(Scenario::draw_also_keyed(seed, unsafe_ok), keep, None),
+        _ => simulate(seed, unsafe_ok, keep),
     };
     println!(
         "{}",

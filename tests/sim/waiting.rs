@@ -34,8 +34,22 @@ pub fn step(w: &mut World, h: usize) {
     let Phase::Waiting(mut s) = std::mem::replace(&mut w.hosts[h].phase, Phase::Idle) else {
         return;
     };
-    while let Some(effect) = s.take.poll(local(w, h), crate::host::wall_ms(w, h)) {
+    if s.lingering.is_some_and(|until| local(w, h) >= until) {
+        s.lingering = None;
+    }
+    // The binary's stop of a waker is one blocking step: its own-key push, then the wait for
+    // the waker's thread. Nothing else happens meanwhile.
+    let stopping =
+        |s: &Waiting| s.lingering.is_some() || matches!(s.out, Some((_, Sent::StopPush(_))));
+    while !stopping(&s)
+        && let Some(effect) = s.take.poll(local(w, h), crate::host::wall_ms(w, h))
+    {
         carry_out(w, h, &mut s, effect);
+    }
+    if stopping(&s) {
+        let until = s.lingering;
+        w.hosts[h].phase = Phase::Waiting(s);
+        return schedule(w, h, until);
     }
     let Some(settled) = s.take.settle(local(w, h)) else {
         let next = s.take.poll_timeout();
@@ -210,7 +224,7 @@ fn stop_waker(w: &mut World, h: usize, s: &mut Waiting, with: StopWith) {
     let stopping = waker.stop(with);
     count_lost_if(w, stopping.kept);
     let run = w.hosts[h].run;
-    let Some(push) = stopping.push else { return };
+    let Some(push) = &stopping.push else { return };
     match push.to {
         PushTo::Back(from) => {
             hand_back(w, h, run, false, from, push.if_free);
@@ -225,19 +239,14 @@ fn stop_waker(w: &mut World, h: usize, s: &mut Waiting, with: StopWith) {
                 room: 1,
                 free_of: &[],
             });
-            w.script_on_session(h, call, io_timeout(w));
+            let id = w.script_on_session(h, call, io_timeout(w));
+            s.out = Some((id, Sent::StopPush(stopping)));
             w.hosts[h].stopped_wakers.push((run, waker));
-            // A run that gave up waits for its waker's thread at most the I/O timeout after
-            // its own push's (`await_listener`), then exits; one that holds the lock leaves
-            // the BLPOP to its end, --wait's.
-            let io = io_timeout(w);
-            let mut gone = w.now + 2 * io;
-            if !stopping.await_listener
-                && let Some((_, until)) = w.hosts[h].waiting
-            {
-                gone = gone.max(until);
+            // Its BLPOP ends with the own-key item, with the process, or at the end of
+            // --wait, which it outlasts by the I/O timeout at the latest.
+            if let Some((_, until)) = w.hosts[h].waiting {
+                w.at(until + io_timeout(w), Event::WakerGone { host: h, run });
             }
-            w.at(gone, Event::WakerGone { host: h, run });
         }
     }
 }
@@ -324,6 +333,14 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
             s.take.confirmed(acked, now);
         }
         Sent::Busy => s.take.busy_ended(a.is_ok()),
+        Sent::StopPush(stopping) => {
+            // Wait for the waker's thread (at most the I/O timeout), if it has not ended.
+            let run = w.hosts[h].run;
+            let alive = w.hosts[h].stopped_wakers.iter().any(|(r, _)| *r == run);
+            if stopping.linger(a.is_ok()) && alive {
+                s.lingering = Some(now + Duration::from_micros(io_timeout(w)));
+            }
+        }
         replace => crate::replace::answer(w, h, s, replace, a),
     }
 }

@@ -49,7 +49,8 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
             Woken::Place { kept, .. } => count_lost_if(w, kept),
             Woken::Deliver => unreachable!("a stopped waker delivers nothing"),
         }
-        return;
+        // Its thread has placed the wake-up and ends.
+        return thread_ended(w, h, run);
     }
     // No waker of that run is left to take it: its process is gone.
     crate::wakeups::gone(w, h, run);
@@ -91,10 +92,36 @@ pub fn count_lost_if(w: &mut World, lost: bool) {
     }
 }
 
-/// A stopped waker's BLPOP is gone (its process, or its --wait, ended).
+/// A stopped waker's thread is over: its BLPOP brought the own-key item, failed, or ran to
+/// the end of --wait.
 pub fn waker_gone(w: &mut World, h: usize, run: u64) {
     w.blocked.retain(|b| (b.host, b.run) != (h, run));
     w.hosts[h].stopped_wakers.retain(|(r, _)| *r != run);
+    thread_ended(w, h, run);
+}
+
+/// Host `h`'s process exits: its stopped waker's BLPOP ends with its connection (Redis drops
+/// a closed connection's BLPOP), and a wake-up on its way to that waker reaches no one.
+pub fn process_exit(w: &mut World, h: usize) {
+    let run = w.hosts[h].run;
+    w.blocked.retain(|b| (b.host, b.run) != (h, run));
+    w.hosts[h].stopped_wakers.retain(|(r, _)| *r != run);
+}
+
+/// Run `run`'s stopped waker's thread ended: a run waiting for it (`Stopping::linger`) goes
+/// on.
+fn thread_ended(w: &mut World, h: usize, run: u64) {
+    if w.hosts[h].run == run
+        && let Phase::Waiting(s) = &mut w.hosts[h].phase
+        && s.lingering.take().is_some()
+    {
+        crate::waiting::step(w, h);
+    }
+}
+
+/// Whether run `run`'s waker is stopped and its thread still there.
+fn stopped(w: &World, h: usize, run: u64) -> bool {
+    w.hosts[h].stopped_wakers.iter().any(|(r, _)| *r == run)
 }
 
 /// The host's own wake key for its current run.
@@ -123,7 +150,9 @@ pub fn waker_lists(w: &World, h: usize) -> Vec<(usize, String)> {
 /// it, a cut network never carries it (its read times out at the end of --wait: nothing more
 /// this run), a garbage server answers it with garbage (the machine gives up).
 pub fn block(w: &mut World, h: usize, run: u64) {
-    if !listens(w, h, run) || w.cut(h) {
+    // A BLPOP that reaches the server after its waker's stop still blocks there: the own-key
+    // item (or a wake-up first) ends it.
+    if !(listens(w, h, run) || stopped(w, h, run)) || w.cut(h) {
         return;
     }
     let fail = if !w.up {
@@ -147,6 +176,16 @@ pub fn block(w: &mut World, h: usize, run: u64) {
 /// The waker's BLPOP failed with `fail` (refused, or its connection closed under it): the
 /// machine says whether and when it listens again.
 pub fn waker_failed(w: &mut World, h: usize, run: u64, fail: Fail) {
+    if let Some((_, waker)) = w.hosts[h]
+        .stopped_wakers
+        .iter_mut()
+        .find(|(r, _)| *r == run)
+    {
+        // A stopped waker's thread ends after the machine's pause (it listens no more).
+        let pause = waker.failed(&failure(fail)).unwrap_or_default();
+        let at = w.now + pause.as_micros() as Us;
+        return w.at(at, Event::WakerGone { host: h, run });
+    }
     if !listens(w, h, run) {
         return;
     }

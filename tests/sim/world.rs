@@ -534,9 +534,22 @@ impl World {
     }
 
     pub fn serve_blocked(&mut self) {
+        // A BLPOP that takes its own key's item ends its waker's thread once the reply is back.
         let mut ks = self.server.ks.borrow_mut();
-        self.blocked.retain(|b| ks.lpop(&b.own).is_none());
+        let (mut ended, mut i) = (Vec::new(), 0);
+        while i < self.blocked.len() {
+            if ks.lpop(&self.blocked[i].own).is_some() {
+                let b = self.blocked.remove(i);
+                ended.push((b.host, b.run));
+            } else {
+                i += 1;
+            }
+        }
         drop(ks);
+        for (host, run) in ended {
+            let d = self.delay();
+            self.at(self.now + d, Event::WakerGone { host, run });
+        }
         if self.sc.also.is_some() {
             return crate::also::serve_blocked(self);
         }

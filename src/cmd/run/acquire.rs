@@ -223,6 +223,9 @@ impl Shell<'_> {
             Effect::StopWaker(with) => {
                 if let Some(w) = self.waker.take() {
                     w.stop(&mut self.session, with);
+                    // A signal that came during the stop's round trip (and wait) still counts
+                    // before the job starts.
+                    given(self);
                 }
             }
             Effect::EndBusy => {

@@ -155,15 +155,15 @@ impl Waker {
     pub(super) fn stop(self, session: &mut Session, with: StopWith) {
         let stopping = locked(&self.machine).stop(with);
         let _ = self.resume.send(None);
-        let Some(push) = stopping.push else { return };
-        match push.to {
+        let Some(push) = &stopping.push else { return };
+        match &push.to {
             PushTo::Own => {
                 let call = WakeCall {
                     list: &self.own,
                     room: 1,
                     free_of: &[],
                 };
-                if session.call(&call).is_ok() && stopping.await_listener {
+                if stopping.linger(session.call(&call).is_ok()) {
                     let _ = self.ended.recv_timeout(self.io_timeout);
                 }
             }

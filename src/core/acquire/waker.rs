@@ -296,6 +296,17 @@ impl<F: Clone> Waker<F> {
     }
 }
 
+impl<F> Stopping<F> {
+    /// After the own-key push (`pushed`: the server ran it), whether the run waits for the
+    /// listening side to end — at most a round trip, the I/O timeout — before it goes on: a run
+    /// that gave up would otherwise exit with a wake-up the BLPOP took just before the push,
+    /// which that side is handing on. After a push that failed the BLPOP may still be blocked:
+    /// the exit ends it (Redis drops a closed connection's BLPOP).
+    pub fn linger(&self, pushed: bool) -> bool {
+        pushed && self.await_listener && !bugs::on(Bug::ExitCutsTheHandOn)
+    }
+}
+
 /// `waker_push`'s answer as a push to make (None: nothing, or no list to push it back to).
 fn pushed<F: Clone>(what: WakerPush, from: Option<&F>) -> Option<WakePush<F>> {
     let back = |if_free| {

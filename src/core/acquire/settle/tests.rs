@@ -41,6 +41,24 @@ fn a_grant_starts_the_job_with_what_the_winning_try_got() {
     assert_eq!(g, want);
 }
 
+/// A signal read after the grant's answer, before the wait is settled (the waker's stop, a
+/// blocking round trip, comes between them): no job either.
+#[test]
+fn a_signal_after_the_grant_before_the_job_starts_no_job() {
+    let t0 = Instant::now();
+    let mut t = take(limits(1000), 2, t0);
+    assert!(is_try(&effects(&mut t, t0)[0]));
+    let now = t0 + MS(3);
+    t.tried(Ok(granted(vec![])), None, now);
+    let _ = effects(&mut t, now);
+    t.signal(15, now + MS(1));
+    let Some(Settled::Unstarted(g, end)) = t.settle(now + MS(1)) else {
+        panic!("started after the signal")
+    };
+    assert_eq!((g.fence, g.slot), (41, 1));
+    assert_eq!(end.exit(), Exit::Signal(15));
+}
+
 /// A signal read while the winning try was out: the lock is released unstarted, with the
 /// signal's exit, its first try at once and with nothing counted.
 #[test]

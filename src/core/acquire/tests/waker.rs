@@ -51,9 +51,15 @@ fn a_listening_waker_is_ended_by_its_own_key_only_on_a_live_connection() {
     });
     assert_eq!(s.push, own);
     assert!(s.await_listener, "a run that gave up waits for the thread");
+    assert!(s.linger(true), "once the server ran its push");
+    assert!(
+        !s.linger(false),
+        "a push that failed leaves nothing to wait for"
+    );
     let s = Waker::<usize>::new().stop(with(true, true));
     assert_eq!(s.push, own);
     assert!(!s.await_listener, "a run that holds the lock does not wait");
+    assert!(!s.linger(true) && !s.linger(false));
     let s = Waker::<usize>::new().stop(with(false, false));
     assert_eq!((s.push, s.kept), (None, false));
 }
