@@ -169,6 +169,12 @@ impl Keys {
     pub fn drain(prefix: &str) -> String {
         companion(prefix, "drain")
     }
+
+    /// `--after KEY`: KEY's lock (prefixed) and its done record, where its successes are
+    /// kept, as acquire.lua reads them (whatever KEY's --limit: the record is the key's).
+    pub fn after(lock: &str) -> (String, String) {
+        (lock.to_string(), companion(lock, "done"))
+    }
 }
 
 /// Slot `i`'s keys: the lock key and holder hash for slot 0, `{lock}:slot:i` and

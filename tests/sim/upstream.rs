@@ -13,9 +13,10 @@ use crate::world::World;
 /// The lock the hosts' runs follow.
 pub const UP: &str = "sim:up";
 
-/// The upstream lock and its done record, for the hosts' acquire calls (None: no --after).
+/// The upstream lock and its done record, for the hosts' acquire calls (None: no --after), as
+/// the binary names them (`Keys::after`).
 pub fn keys(w: &World) -> Option<(String, String)> {
-    (!w.sc.after.is_empty()).then(|| (UP.to_string(), Keys::with_limit(UP, 1).done))
+    (!w.sc.after.is_empty()).then(|| Keys::after(UP))
 }
 
 /// An upstream run ends (`ok`: a success) at true time now: its success reaches the server

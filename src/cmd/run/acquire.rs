@@ -139,10 +139,7 @@ fn take(
         fleet: Keys::fleet(&cfg.prefix),
         drain: Keys::drain(&cfg.prefix),
         paused: None,
-        after: cfg
-            .after
-            .as_ref()
-            .map(|a| (a.clone(), Keys::with_limit(a, 1).done)),
+        after: cfg.after.as_deref().map(Keys::after),
     };
     loop {
         // A signal or wake-up that came in meanwhile, or while a call blocked, counts before

@@ -117,3 +117,12 @@ fn tokens_are_unique_and_long() {
     assert_ne!(a, b);
     assert_eq!(a.len(), 32);
 }
+
+/// `--after KEY` reads KEY's done record wherever KEY's own runs write it, whatever its --limit.
+#[test]
+fn after_names_the_keys_own_done_record() {
+    for limit in [1, 3] {
+        let k = Keys::with_limit("dlock:up", limit);
+        assert_eq!(Keys::after("dlock:up"), (k.lock.clone(), k.done.clone()));
+    }
+}
