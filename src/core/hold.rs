@@ -133,9 +133,15 @@ impl Hold {
         self.stop.is_done()
     }
 
-    /// The shell should probe the job's group (`stop::Input::Group`) before `on_timeout`.
-    pub fn wants_group(&self) -> bool {
-        self.stop.wants_group()
+    /// Act on the time (`on_timeout`), first on whether the job's group still has a process
+    /// when the stop machine wants to know: `alive` probes it, and is called only then (a
+    /// probe costs the shell a system call).
+    pub fn tick(&mut self, now: Instant, alive: impl FnOnce() -> bool) {
+        if self.stop.wants_group() {
+            let alive = alive();
+            self.handle(Input::Job(stop::Input::Group { alive }), now);
+        }
+        self.on_timeout(now);
     }
 
     /// Whether the renewal schedule still runs or will: not started yet but due (not

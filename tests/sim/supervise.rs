@@ -140,12 +140,8 @@ pub fn supervise(w: &mut World, h: usize) {
         w.hosts[h].hang_up_news = false;
         r.hold.handle(HoldInput::HungUp, now);
     }
-    if r.hold.wants_group() {
-        let alive = !r.job.dead;
-        r.hold
-            .handle(HoldInput::Job(StopInput::Group { alive }), now);
-    }
-    r.hold.on_timeout(now);
+    let alive = !r.job.dead;
+    r.hold.tick(now, || alive);
     act(w, h, &mut r, now);
     if r.hold.is_done() {
         w.check.ev(w.now, h, "job over", 0);

@@ -69,12 +69,7 @@ impl<'a> Supervisor<'a> {
     pub(super) fn supervise(&mut self, rx: &Receiver<Note>) {
         loop {
             let now = Instant::now();
-            if self.hold.wants_group() {
-                let alive = self.child.job_alive();
-                self.hold
-                    .handle(Input::Job(stop::Input::Group { alive }), now);
-            }
-            self.hold.on_timeout(now);
+            self.hold.tick(now, || self.child.job_alive());
             self.act();
             if self.hold.is_done() {
                 return;

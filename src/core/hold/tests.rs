@@ -150,19 +150,30 @@ fn a_lost_lease_stops_the_job_at_once_and_ends_the_schedule() {
     );
     assert!(!h.renews(), "the schedule is over");
     assert_eq!(h.watches_connection(t0 + MS(1005)), None);
-    assert!(!h.wants_group() && !h.is_done(), "the job runs");
+    // While the leader runs, a tick probes nothing.
+    h.tick(t0 + MS(1005), || {
+        panic!("the group probed while the leader runs")
+    });
+    assert!(!h.is_done(), "the job runs");
     h.handle(
         Input::Job(JobInput::LeaderExited(Exit::Child(0))),
         t0 + MS(1100),
     );
-    assert!(
-        h.wants_group(),
-        "the leader is gone: is the rest of the job?"
-    );
+    assert!(!h.is_done(), "the leader is gone: is the rest of the job?");
+    // A group still alive keeps the run on; an empty one ends it.
+    let mut probes = 0;
+    h.tick(t0 + MS(1100), || {
+        probes += 1;
+        true
+    });
     assert!(!h.is_done());
-    h.handle(Input::Job(JobInput::Group { alive: false }), t0 + MS(1100));
+    h.tick(t0 + MS(1100), || {
+        probes += 1;
+        false
+    });
     assert!(h.is_done());
-    assert!(!h.wants_group());
+    h.tick(t0 + MS(1100), || panic!("probed after the run is over"));
+    assert_eq!(probes, 2);
     assert_eq!(h.stop().exit(), Exit::Lost);
 }
 
