@@ -243,9 +243,12 @@ fn stop_waker(w: &mut World, h: usize, s: &mut Waiting, with: StopWith) {
             s.out = Some((id, Sent::StopPush(stopping)));
             w.hosts[h].stopped_wakers.push((run, waker));
             // Its BLPOP ends with the own-key item, with the process, or at the end of
-            // --wait, which it outlasts by the I/O timeout at the latest.
+            // --wait, which it outlasts by the I/O timeout at the latest; a reply already on
+            // its way (a wake-up it took) reaches the thread within a round trip.
+            let io = io_timeout(w);
             if let Some((_, until)) = w.hosts[h].waiting {
-                w.at(until + io_timeout(w), Event::WakerGone { host: h, run });
+                let gone = (until + io).max(w.now + 2 * io);
+                w.at(gone, Event::WakerGone { host: h, run });
             }
         }
     }

@@ -106,6 +106,11 @@ pub fn process_exit(w: &mut World, h: usize) {
     let run = w.hosts[h].run;
     w.blocked.retain(|b| (b.host, b.run) != (h, run));
     w.hosts[h].stopped_wakers.retain(|(r, _)| *r != run);
+    // A wake-up its BLPOP took, still on its way, will find no waker (the ledger's "process
+    // gone", told now: a slow network may hold it past the world's end).
+    if w.woken_on_its_way(h, run) {
+        crate::wakeups::gone(w, h, run);
+    }
 }
 
 /// Run `run`'s stopped waker's thread ended: a run waiting for it (`Stopping::linger`) goes

@@ -533,8 +533,39 @@ impl World {
         }
     }
 
+    /// Serve the blocked BLPOPs as Redis does: from the first of a BLPOP's keys that has an
+    /// item, in the order the waker names them — its wake lists, then its own key
+    /// (`cmd::run::waker`'s BLPOP): a BLPOP that arrives when both have one takes the wake-up.
     pub fn serve_blocked(&mut self) {
-        // A BLPOP that takes its own key's item ends its waker's thread once the reply is back.
+        self.serve_wake_lists();
+        self.serve_own_keys();
+    }
+
+    /// Whether a wake-up popped for host `h`'s run `run` is still on its way to its waker.
+    pub fn woken_on_its_way(&self, h: usize, run: u64) -> bool {
+        self.queue.iter().any(|Reverse((_, _, e))| {
+            matches!(e, Event::Woken { host, run: r, .. } if (*host, *r) == (h, run))
+        })
+    }
+
+    fn serve_wake_lists(&mut self) {
+        if self.sc.also.is_some() {
+            crate::also::serve_blocked(self);
+        } else {
+            let list = crate::host::wake_list(self);
+            while !self.blocked.is_empty() && self.server.ks.borrow_mut().lpop(&list).is_some() {
+                let Blocked { host, run, .. } = self.blocked.remove(0);
+                let d = self.delay();
+                if !self.cut(host) {
+                    self.at(self.now + d, Event::Woken { host, run, list: 0 });
+                    crate::wakeups::popped(self, host, run);
+                }
+            }
+        }
+    }
+
+    /// A BLPOP that takes its own key's item ends its waker's thread once the reply is back.
+    fn serve_own_keys(&mut self) {
         let mut ks = self.server.ks.borrow_mut();
         let (mut ended, mut i) = (Vec::new(), 0);
         while i < self.blocked.len() {
@@ -549,18 +580,6 @@ impl World {
         for (host, run) in ended {
             let d = self.delay();
             self.at(self.now + d, Event::WakerGone { host, run });
-        }
-        if self.sc.also.is_some() {
-            return crate::also::serve_blocked(self);
-        }
-        let list = crate::host::wake_list(self);
-        while !self.blocked.is_empty() && self.server.ks.borrow_mut().lpop(&list).is_some() {
-            let Blocked { host, run, .. } = self.blocked.remove(0);
-            let d = self.delay();
-            if !self.cut(host) {
-                self.at(self.now + d, Event::Woken { host, run, list: 0 });
-                crate::wakeups::popped(self, host, run);
-            }
         }
     }
 

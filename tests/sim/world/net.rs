@@ -117,7 +117,12 @@ impl World {
             // Nothing gets through, not even a refusal.
             self.finish(host, id, Err(Fail::Timeout), timeout);
         } else if !self.up || self.rng.chance(self.sc.reset) {
-            self.finish(host, id, Err(Fail::Refused), 2 * d);
+            // The refusal's round trip, unless it comes after the read's timeout (a slow
+            // network's): the session times out first.
+            match 2 * d {
+                back if back < timeout => self.finish(host, id, Err(Fail::Refused), back),
+                _ => self.finish(host, id, Err(Fail::Timeout), timeout),
+            }
         } else if self.rng.chance(self.sc.loss) {
             self.finish(host, id, Err(Fail::Timeout), timeout);
         } else {
