@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::{Action, Outcome, Report, Wait};
 use crate::core::Failure;
 use crate::core::bugs::{self, Bug};
+use crate::core::clock::{hard_stop, lease_end};
 use crate::exit::Exit;
 
 impl Wait {
@@ -64,6 +65,28 @@ impl Wait {
             n: self.limits.min_replicas,
             timeout: self.limits.replica_timeout,
         });
+    }
+
+    /// Acquired, the job not started yet at `now`: a lease whose hard stop has passed covers no
+    /// job (one started would be killed at once, having run without a lease). The grant was in
+    /// time when its answer came; the waker's stop, a round trip, stands between that answer
+    /// and the job. Defence in depth: a grant's answer read within the I/O timeout (TTL/3 at
+    /// most) and a stop within another leave part of the lease, so mostly a reply that
+    /// dribbles in, each byte inside the timeout, gets here (no simulated world has reached it).
+    pub(super) fn late_start(&mut self, now: Instant) {
+        let Some(Outcome::Acquired {
+            fence, slot, sent, ..
+        }) = self.outcome
+        else {
+            return;
+        };
+        let ttl = self.limits.ttl;
+        if now < hard_stop(lease_end(sent, ttl), ttl) {
+            return;
+        }
+        let took = now.saturating_duration_since(sent);
+        self.report(Report::LeaseOverBeforeStart { took, ttl });
+        self.unstarted((fence, slot, sent), Exit::Unavailable);
     }
 
     pub(super) fn before_start(&mut self, won: (i64, u32, Instant), signal: i32) {

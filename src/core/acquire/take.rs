@@ -168,6 +168,7 @@ impl Take {
             return None;
         }
         self.read_later(now);
+        self.wait.late_start(now);
         match self.again.take() {
             Some(Again::Say(spelled, last_try)) => {
                 self.again = Some(Again::Send(last_try));

@@ -251,6 +251,7 @@ fn report_name(r: &Report) -> &'static str {
         Report::Splay { .. } => "splay",
         Report::SignalDuringSplay { .. } => "signal-during-splay",
         Report::SignalBeforeStart { .. } => "signal-before-start",
+        Report::LeaseOverBeforeStart { .. } => "lease-over-before-start",
         Report::Replicated { .. } => "replicated",
         Report::Unreplicated { .. } => "unreplicated",
         Report::SignalWhileWaiting { .. } => "signal",

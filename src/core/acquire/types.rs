@@ -276,6 +276,13 @@ pub enum Report {
     SignalBeforeStart {
         signal: i32,
     },
+    /// The lock is ours, but its lease was all but over before the job could start (the
+    /// grant's answer came late, then the waker's stop took its round trip): released
+    /// unstarted, exit 69. `took`: from the winning acquire's send to now; `ttl`: the lease.
+    LeaseOverBeforeStart {
+        took: Duration,
+        ttl: Duration,
+    },
     /// `n` replicas have the lock: the job starts.
     Replicated {
         acked: i64,

@@ -143,6 +143,15 @@ impl Shell<'_> {
                     self.cfg.key
                 )
             }
+            Report::LeaseOverBeforeStart { took, ttl } => {
+                let reason = format!(
+                    "the lock was granted, but {} after the acquire was sent its {} lease was all but over before the job could start: released; a slow network or server (raise --ttl, or look at `dlock doctor`'s latency row)",
+                    secs(took),
+                    secs(ttl)
+                );
+                let target = target.to_string();
+                self.error = Some(Error::Unavailable { target, reason });
+            }
             Report::SignalBeforeStart { signal } => {
                 info!("signal_before_start", signal = signal; "{} before the job started: releasing", signals::name(signal))
             }

@@ -7,8 +7,8 @@
 use std::time::Instant;
 
 use super::*;
-use crate::core::acquire::Answer;
 use crate::core::acquire::take::tests::{MS, busy, effects, is_try, limits, take};
+use crate::core::acquire::{Answer, Effect, Report};
 use crate::core::finish::{Action, Release};
 
 fn granted(also: Vec<(i64, u32)>) -> Answer {
@@ -57,6 +57,30 @@ fn a_signal_after_the_grant_before_the_job_starts_no_job() {
     };
     assert_eq!((g.fence, g.slot), (41, 1));
     assert_eq!(end.exit(), Exit::Signal(15));
+}
+
+/// A grant answered in time whose lease's hard stop passes before the job can start (the
+/// waker's stop between them took too long): no job, the lock released, exit 69, said.
+#[test]
+fn a_lease_all_but_over_before_the_job_starts_starts_no_job() {
+    let t0 = Instant::now();
+    for (at, starts) in [(MS(500), true), (MS(30_000), false)] {
+        let mut t = take(limits(1000), 2, t0);
+        assert!(is_try(&effects(&mut t, t0)[0]));
+        t.tried(Ok(granted(vec![])), None, t0 + MS(3));
+        let all: Vec<Effect> = std::iter::from_fn(|| t.poll(t0 + at, 1_000)).collect();
+        let said = all.iter().any(|e| {
+            matches!(e, Effect::Report(Report::LeaseOverBeforeStart { took, .. }) if *took == at)
+        });
+        match t.settle(t0 + at) {
+            Some(Settled::Start(_)) => assert!(starts && !said, "{at:?}"),
+            Some(Settled::Unstarted(g, end)) => {
+                assert!(!starts && said, "{at:?}");
+                assert_eq!((g.fence, end.exit()), (41, Exit::Unavailable));
+            }
+            other => panic!("{at:?}: {other:?}"),
+        }
+    }
 }
 
 /// A signal read while the winning try was out: the lock is released unstarted, with the
