@@ -19,8 +19,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::Limits;
-use super::finish::{End, JobEnded};
-use super::plan::Plan;
+use super::finish::{End, EndLimits, JobEnded};
 use super::renew::{self, Renewal};
 use super::stop::{self, Stop};
 
@@ -121,11 +120,12 @@ impl Hold {
         &self.stop
     }
 
-    /// The job is over (`is_done`): the end machine for it, under the run's `plan`, with its
-    /// wall start (`started_ms`, for the history).
-    pub fn end(&self, plan: &Plan, started_ms: u128, now: Instant) -> End {
-        let job = JobEnded::of(&self.stop, self.lease.sent, started_ms, plan.also);
-        End::new(plan.end_limits(), job, now)
+    /// The job is over (`is_done`): the end machine for it, with the run's `limits`, its wall
+    /// start (`started_ms`, for the history) and whether it holds `--also` keys
+    /// (`Plan::end` passes them).
+    pub fn end(&self, limits: EndLimits, started_ms: u128, also: bool, now: Instant) -> End {
+        let job = JobEnded::of(&self.stop, self.lease.sent, started_ms, also);
+        End::new(limits, job, now)
     }
 
     /// The run is over: the leader has exited and nothing of the job is left.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::Limits;
 use super::acquire::{Limits as WaitLimits, Take};
 use super::backoff::{Backoff, splay};
-use super::finish::EndLimits;
+use super::finish::{End, EndLimits};
 use super::hold::{Hold, Lease};
 
 /// What a run was asked to do, as far as its decisions go.
@@ -83,7 +83,13 @@ impl Plan {
         })
     }
 
-    /// What the end of the run works with (`Hold::end`).
+    /// The end machine of a run whose job is over (`hold`), started at `started_ms` (wall
+    /// time, for the history).
+    pub fn end(&self, hold: &Hold, started_ms: u128, now: Instant) -> End {
+        hold.end(self.end_limits(), started_ms, self.also, now)
+    }
+
+    /// What the end of the run works with.
     pub fn end_limits(&self) -> EndLimits {
         EndLimits {
             ttl: self.limits.ttl,

@@ -127,29 +127,32 @@ fn one_renewal_past_the_cap() {
     hunt("renewal past the cap", Some(Bug::CapPlusOne), None, false);
 }
 
+/// The worlds the wake-up bound is checked in: a plain lock, wake-ups, no --every, a fair
+/// network, no restart or failover.
+fn wake_up_bound_checked(s: &Scenario) -> bool {
+    s.limit == 1
+        && s.notify
+        && s.every.is_none()
+        && s.loss == 0.0
+        && s.reset == 0.0
+        && s.partitions.is_empty()
+        && s.restarts.is_empty()
+        && s.failovers.is_empty()
+        && !s.slow
+}
+
 #[test]
 fn a_wake_up_left_with_a_waiter() {
     // Liveness: the next blocked waiter of the free lock sleeps until its poll, past the
     // wake-up bound. Over the worlds that bound is checked in: a plain lock, wake-ups, no
     // --every, a fair network.
-    let family = |s: &Scenario| {
-        s.limit == 1
-            && s.notify
-            && s.every.is_none()
-            && s.loss == 0.0
-            && s.reset == 0.0
-            && s.partitions.is_empty()
-            && s.restarts.is_empty()
-            && s.failovers.is_empty()
-            && !s.slow
-    };
     let bug = Some(Bug::WakeUpLeavesWithTheWaiter);
     hunt_in(
         "a wake-up left with a waiter (liveness)",
         bug,
         None,
         false,
-        family,
+        wake_up_bound_checked,
     );
 }
 
@@ -751,24 +754,13 @@ fn an_exit_that_cuts_the_hand_on_short() {
     // for the waker's thread (`Stopping::linger`, the binary's rule): a wake-up its BLPOP took
     // just before the push dies with the process, and the next waiter sleeps until its poll
     // on a free lock. Found by the wake-up ledger in the worlds where liveness is checked.
-    let family = |s: &Scenario| {
-        s.limit == 1
-            && s.notify
-            && s.every.is_none()
-            && s.loss == 0.0
-            && s.reset == 0.0
-            && s.partitions.is_empty()
-            && s.restarts.is_empty()
-            && s.failovers.is_empty()
-            && !s.slow
-    };
     let bug = Some(Bug::ExitCutsTheHandOn);
     hunt_in(
         "an exit that cuts the hand-on short",
         bug,
         None,
         false,
-        family,
+        wake_up_bound_checked,
     );
 }
 

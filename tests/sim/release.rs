@@ -35,7 +35,7 @@ pub fn begin(w: &mut World, h: usize, held: (u32, Option<u64>), hold: &Hold) {
         }
         _ => {}
     }
-    let end = hold.end(&w.hosts[h].plan, 0, now);
+    let end = w.hosts[h].plan.end(hold, 0, now);
     let ok = stop.exit() == Exit::Child(0);
     let mut log = run_log(w, h, window);
     log.ended(stop);

@@ -273,7 +273,7 @@ fn finish(
     log: &RunLog,
 ) -> (Exit, bool) {
     let (renewals, exit) = (hold.stop().renewals(), hold.stop().exit());
-    let end = hold.end(&held.cfg.plan(), started_ms, Instant::now());
+    let end = held.cfg.plan().end(hold, started_ms, Instant::now());
     release::end(session, held, log, end, |session, r, lost| {
         report_end(session, held, (renewals, exit), r, lost)
     })
