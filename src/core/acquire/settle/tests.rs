@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::*;
 use crate::core::acquire::take::tests::{MS, busy, effects, is_try, limits, take};
 use crate::core::acquire::{Answer, Effect, Report};
+use crate::core::clock::{hard_stop, lease_end};
 use crate::core::finish::{Action, Release};
 
 fn granted(also: Vec<(i64, u32)>) -> Answer {
@@ -64,7 +65,10 @@ fn a_signal_after_the_grant_before_the_job_starts_no_job() {
 #[test]
 fn a_lease_all_but_over_before_the_job_starts_starts_no_job() {
     let t0 = Instant::now();
-    for (at, starts) in [(MS(500), true), (MS(30_000), false)] {
+    // The lease's hard stop, from the winning try's send (t0): the first instant too late.
+    let ttl = limits(1000).ttl;
+    let stop = hard_stop(lease_end(t0, ttl), ttl) - t0;
+    for (at, starts) in [(MS(500), true), (stop - MS(1), true), (stop, false)] {
         let mut t = take(limits(1000), 2, t0);
         assert!(is_try(&effects(&mut t, t0)[0]));
         t.tried(Ok(granted(vec![])), None, t0 + MS(3));
