@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use dlock::api::sim::{
-    AcquireCall, BusyCall, Call, Effect, EveryArg, Fleet, Meta, PushTo, ReleaseCall, RunKeys,
+    AcquireCall, BusyCall, Call, Effect, EveryArg, Exit, Fleet, Meta, PushTo, ReleaseCall, RunKeys,
     RunLog, Settled, Spelling, StopWith, WakeCall, Waker,
 };
 use redis::Value;
@@ -68,10 +68,14 @@ pub fn step(w: &mut World, h: usize) {
         // A replace request never taken back (the machine withdraws it first).
         w.check.replace_abandoned(&r.id);
     }
-    if let Settled::Exit(_) = settled {
-        // Checked while the host still counts as waiting.
+    if let Settled::Exit(exit) = settled {
+        // Checked while the host still counts as waiting. Only a run that gave up busy can
+        // have given up on a free lock: one whose window is done, or that was signalled, ends
+        // as it should.
         w.check.counts.busy += 1;
-        crate::liveness::gave_up(w, h);
+        if let Exit::Busy(_) = exit {
+            crate::liveness::gave_up(w, h);
+        }
         crate::also::gave_up(w, h);
     }
     w.hosts[h].waiting = None;
