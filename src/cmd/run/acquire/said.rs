@@ -145,7 +145,7 @@ impl Shell<'_> {
             }
             Report::LeaseOverBeforeStart { took, ttl } => {
                 let reason = format!(
-                    "the lock was granted, but {} after the acquire was sent its {} lease was all but over before the job could start: released; a slow network or server (raise --ttl, or look at `dlock doctor`'s latency row)",
+                    "the lock was granted, but {} after the acquire was sent its {} lease was all but over before the job could start: not starting it, and giving the lock back; a slow network or server (raise --ttl, or look at `dlock doctor`'s latency row)",
                     secs(took),
                     secs(ttl)
                 );
