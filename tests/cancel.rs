@@ -132,31 +132,32 @@ fn a_cancel_stops_the_job_within_a_second_after_the_renewal_cap() {
 #[test]
 fn a_holder_opens_its_second_connection_only_once_the_listener_starts() {
     let r = RedisServer::start();
-    let clients = || -> i64 {
-        // Less this test's own connection for the INFO.
-        r.info("clients", "connected_clients")
-            .and_then(|n| n.parse::<i64>().ok())
-            .unwrap_or(-1)
-            - 1
-    };
+    let mut clients = Clients::of(&r);
+    let mut others = || clients.others();
+    let named = |list: &[String]| list.iter().any(|l| l.contains(" name=dlock-cancel "));
     let mut h = holder(&r, "conns", &["--ttl", "60s"]);
-    let early = clients();
+    let early = others().len();
     h.expect_stderr("listening for dlock cancel");
     // The listener logs before it connects, and names its connection after connecting (a
-    // round trip the server counts the connection before): wait for the server to show both.
-    let named = || {
-        r.cmd_string(&["CLIENT", "LIST"])
-            .contains("name=dlock-cancel ")
-    };
+    // round trip the server lists the connection before): wait for the server to show both.
+    // The wait is for exactly two (see `Clients`); a holder with a third connection fails it
+    // at HANDSHAKE.
     let start = Instant::now();
-    while !(clients() >= 2 && named()) && start.elapsed() < HANDSHAKE {
+    let mut late = others();
+    while !(late.len() == 2 && named(&late)) && start.elapsed() < HANDSHAKE {
         std::thread::sleep(Duration::from_millis(5));
+        late = others();
     }
-    let late = clients();
-    eprintln!("connections per holder: {early} at the job's start, {late} once the listener runs");
-    assert_eq!(late, 2);
+    eprintln!(
+        "connections per holder: {early} at the job's start, {} once the listener runs",
+        late.len()
+    );
+    assert_eq!(late.len(), 2, "the holder's connections: {late:#?}");
     // Named, for an operator reading CLIENT LIST (and for tests counting waiters).
-    assert!(named(), "the listener's connection is named");
+    assert!(
+        named(&late),
+        "the listener's connection is named: {late:#?}"
+    );
     assert_eq!(blocked_clients(&r), 0, "a listener is not a waiter");
     dlock(&r).args(["-q", "cancel", "conns"]).run().code(0);
     h.finish(Duration::from_secs(10)).code(122);

@@ -5,6 +5,7 @@
 
 pub mod board_fixture;
 pub mod browser;
+mod clients;
 pub mod cluster;
 pub mod compiled;
 mod dlock;
@@ -28,6 +29,7 @@ mod shape;
 mod stopped;
 pub mod tls;
 
+pub use clients::*;
 pub use dlock::*;
 pub use finder::*;
 pub use http::*;
