@@ -193,7 +193,9 @@ pub mod api {
         };
         pub use crate::store::pause::{PauseCall, Paused};
         pub use crate::store::runs::RunLog;
-        pub use crate::store::session::{listened as listened_reply, standalone_failure};
+        pub use crate::store::session::{
+            listened as listened_reply, standalone_failure, wait_may_connect, wait_unsent,
+        };
         pub use crate::store::window::{PeriodCall, PeriodChanged, TriggerCall, Triggered};
         pub use crate::store::{Args, Call, KeyNames, Script, args, key_names};
     }

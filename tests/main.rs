@@ -75,6 +75,7 @@ mod prometheus;
 mod recent_runs;
 mod refusing_server;
 mod replace;
+mod replicas_wait;
 mod restart;
 mod run;
 mod run_log;

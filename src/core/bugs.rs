@@ -82,6 +82,11 @@ pub enum Bug {
     /// the job starts after the SIGTERM (issue 61: found once the simulation ran the waker's
     /// stop as the binary's blocking step).
     SignalDuringTheWakersStop = 33554432,
+    /// A WAIT (--min-replicas) on a session whose connection is gone opens a new one, whose
+    /// WAIT confirms none of the lock's writes: after a failover closed the connection between
+    /// the grant and the WAIT, the job starts on a lock the promoted replica never had (the
+    /// soak's seed 1301470; `store::session::wait_may_connect`).
+    WaitOnANewConnection = 67108864,
 }
 
 #[cfg(feature = "test-support")]

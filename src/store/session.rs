@@ -56,14 +56,12 @@ impl Session {
         self.with(io, deadline, |conn| script::call(conn, c))
     }
 
-    /// `WAIT n timeout`: how many replicas acknowledged our writes (--min-replicas).
+    /// `WAIT n timeout`: how many replicas acknowledged our writes (--min-replicas), on the
+    /// connection that made them (`wait_on_the_writers_connection`).
     pub fn wait_replicas(&mut self, replicas: u32, timeout: Duration) -> Result<i64, Failure> {
-        let mut wait = redis::cmd("WAIT");
-        wait.arg(replicas).arg(timeout.as_millis().to_string());
         // The server answers after `timeout` at the latest; the read waits that plus the bound.
-        let io = timeout + self.server.io_timeout;
         // The next call sets its own bound again.
-        self.with(io, None, |conn| conn.query::<i64>(&wait))
+        self.wait(replicas, timeout, None)
     }
 
     /// `wait_replicas` for a renewal: its reply by `deadline` (the renewal machine bounds the
@@ -74,10 +72,28 @@ impl Session {
         timeout: Duration,
         deadline: Instant,
     ) -> Result<i64, Failure> {
+        self.wait(replicas, timeout, Some(deadline))
+    }
+
+    /// WAIT counts the replicas that have the writes made on its own connection. One the
+    /// session would open for it has made none, and its WAIT answers at once with every
+    /// replica: a confirmation of nothing. So a WAIT never connects; when the connection that
+    /// wrote is gone (a call since failed on it), it fails unsent. (The soak's seed 1301470: a
+    /// failover closed the connection after the grant, the waker's stop failed on it, and the
+    /// WAIT on a new connection confirmed a lock the promoted replica never had.)
+    fn wait(
+        &mut self,
+        replicas: u32,
+        timeout: Duration,
+        deadline: Option<Instant>,
+    ) -> Result<i64, Failure> {
+        if self.conn.is_none() && !wait_may_connect() {
+            return Err(wait_unsent());
+        }
         let mut wait = redis::cmd("WAIT");
         wait.arg(replicas).arg(timeout.as_millis().to_string());
         let io = timeout + self.server.io_timeout;
-        self.with(io, Some(deadline), |conn| conn.query::<i64>(&wait))
+        self.with(io, deadline, |conn| conn.query::<i64>(&wait))
     }
 
     /// `BLPOP lists… ` blocking until `until` (whole seconds, rounded up: Redis before 6.0 takes
@@ -268,6 +284,25 @@ fn classified(fault: Fault, e: &RedisError, sent: bool) -> Failure {
         Fault::Transient(r) => (false, r),
     };
     Failure::new(broke(e, sent), permanent, reason)
+}
+
+/// Whether a WAIT may open a connection of its own (`Session::wait`): never, but with the bug
+/// table's `WaitOnANewConnection` put back. The simulation's session follows the same rule.
+pub fn wait_may_connect() -> bool {
+    crate::core::bugs::on(crate::core::bugs::Bug::WaitOnANewConnection)
+}
+
+/// A WAIT with no connection that wrote (`Session::wait`): not sent, nothing ran.
+pub fn wait_unsent() -> Failure {
+    Failure {
+        permanent: false,
+        reason: "the connection that wrote it is gone, and a WAIT on a new one confirms none of \
+                 its writes"
+            .into(),
+        sent: false,
+        maybe_executed: false,
+        refused: false,
+    }
 }
 
 /// A call that failed with `e` on a single server (no Sentinel nor Cluster), as a session

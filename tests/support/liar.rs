@@ -107,6 +107,12 @@ impl Liar {
         Liar::start_picking(upstream, target, Lie::Hold, Some(pick))
     }
 
+    /// `lie` for the first `command` that `pick` accepts.
+    pub fn picking(upstream: SocketAddr, command: &'static str, pick: Pick, lie: Lie) -> Liar {
+        let target = Target { command, nth: 1 };
+        Liar::start_picking(upstream, target, lie, Some(pick))
+    }
+
     fn start_picking(upstream: SocketAddr, target: Target, lie: Lie, pick: Option<Pick>) -> Liar {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind liar");
         let addr = listener.local_addr().expect("liar addr");

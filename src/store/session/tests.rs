@@ -74,8 +74,36 @@ fn a_refused_or_reset_connection_is_told_apart_from_a_silent_one() {
     assert!(!s.failure(&loading, true).refused);
     // A real connect to a port nobody listens on.
     let mut real = Session::new(&nowhere());
-    match real.wait_replicas(1, Duration::from_millis(1)) {
+    match real.pop(&["a-list"]) {
         Err(f) => assert!(f.refused && !f.sent, "{f:?}"),
-        Ok(n) => panic!("port 1 answered WAIT with {n}"),
+        Ok(n) => panic!("port 1 answered LPOP with {n:?}"),
     }
+}
+
+/// A WAIT never opens a connection: on a new one it would count replicas for writes that
+/// connection never made (all of them, at once). Without the connection that wrote, it fails
+/// unsent, and not as a refused connect (it tried none: port 1 would have refused it).
+#[test]
+fn a_wait_without_the_writers_connection_fails_unsent_without_connecting() {
+    let mut s = Session::new(&nowhere());
+    for wait in [
+        s.wait_replicas(1, Duration::from_millis(1)),
+        s.wait_replicas_within(
+            1,
+            Duration::from_millis(1),
+            Instant::now() + Duration::from_secs(1),
+        ),
+    ] {
+        match wait {
+            Err(f) => {
+                assert!(!f.sent && !f.maybe_executed && !f.refused, "{f:?}");
+                assert!(
+                    f.reason.contains("connection that wrote it is gone"),
+                    "{f:?}"
+                );
+            }
+            Ok(n) => panic!("a WAIT with no connection answered {n}"),
+        }
+    }
+    assert!(!s.is_connected());
 }
