@@ -818,3 +818,22 @@ fn a_drain_not_read() {
         |sc| sc.drain.is_some(),
     );
 }
+
+#[test]
+fn a_wait_on_a_new_connection() {
+    // Issue 61 (the soak's seed 1301470): a failover closes the session's connection while a
+    // grant's reply is on its way; the waker's stop fails on it, and a WAIT that reconnected
+    // would confirm none of the lock's writes: the job starts on a lock the promoted replica
+    // never had. Over the --min-replicas failover worlds with wake-ups, each given a failover
+    // every 50 ms (after a grant, while its reply is out, is a narrow window).
+    let bug = Some(Bug::WaitOnANewConnection);
+    hunt_worlds("a WAIT on a new connection", bug, None, |seed| {
+        let mut sc = Scenario::draw(seed, true);
+        if sc.failovers.is_empty() || sc.min_replicas.is_none() || !sc.notify {
+            return None;
+        }
+        let lag = sc.failovers[0].1;
+        sc.failovers = (1..=100).map(|i| (i * 50_000, lag)).collect();
+        Some(sc)
+    });
+}

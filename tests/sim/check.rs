@@ -131,6 +131,9 @@ pub struct Counts {
     /// maybe executed: world/net.rs), and the releases of slots a try whose reply was lost may
     /// have taken (the acquire machine's cleanup).
     pub closed_calls: u64,
+    /// WAITs failed unsent: the session's connection, the one that wrote, was gone
+    /// (`Session::wait`).
+    pub unsent_waits: u64,
     pub cleanup_releases: u64,
     /// Wake-ups a waiter left with, unused, in the worlds that promise liveness (waiting.rs):
     /// none without a bug, and the next grant misses the wake-up bound.

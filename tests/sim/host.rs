@@ -128,6 +128,10 @@ pub struct Host {
     /// the machine watches the connection (supervise.rs); a call on the connection tells it
     /// instead, by failing.
     pub hang_up_news: bool,
+    /// The session has no connection: a new process's, or one whose last call failed (the
+    /// binary's session drops its connection on any failure). Its next call connects, but a
+    /// WAIT, which never does (`Session::wait`), fails unsent.
+    pub unconnected: bool,
     pub epoch: u64,
     pub runs: u32,
     pub run: u64,
@@ -152,6 +156,7 @@ impl Host {
             off,
             hung_up: false,
             hang_up_news: false,
+            unconnected: true,
             epoch: 0,
             runs: 0,
             run: 0,
@@ -269,6 +274,8 @@ pub fn failure(f: Fail) -> Failure {
     // end of the stream on a connection the server had closed, a
     // reply of a type the call never gets (the garbage server's +OK), an ACL's refusal.
     let (e, sent) = match f {
+        // Never sent (`Session::wait`'s own failure).
+        Fail::Unconnected => return dlock::api::sim::wait_unsent(),
         Fail::Refused => (io(ErrorKind::ConnectionRefused), false),
         Fail::Timeout => (io(ErrorKind::WouldBlock), true),
         Fail::Reset => (io(ErrorKind::ConnectionReset), true),
@@ -348,7 +355,7 @@ fn begin(w: &mut World, h: usize) {
     let now = local(w, h);
     let host = &mut w.hosts[h];
     // A new `dlock run`, a new process: its session has no connection yet.
-    (host.hung_up, host.hang_up_news) = (false, false);
+    (host.hung_up, host.hang_up_news, host.unconnected) = (false, false, true);
     host.run += 1;
     host.token = format!("h{}r{}", host.id, host.run);
     let every = w.period_now.clone().or_else(|| w.sc.host_every[h].clone());

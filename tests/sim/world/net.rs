@@ -31,6 +31,10 @@ pub struct Flight {
     /// When the server sent (or will send: a WAIT) its reply; until then a connection the
     /// server closes fails the request.
     pub replied_at: Us,
+    /// On the session of the host's run this is (its failure drops the session's connection).
+    pub session: Option<u64>,
+    /// Its answer reached the host: nothing more comes of it.
+    pub done: bool,
 }
 
 /// How a request failed, as the host's session sees it.
@@ -55,6 +59,8 @@ pub enum Fail {
     Garbage,
     /// The server refused the command with an error reply (an ACL's NOPERM): it did not run.
     Denied,
+    /// A WAIT on a session with no connection: never sent (`Session::wait`).
+    Unconnected,
 }
 
 impl World {
@@ -87,9 +93,28 @@ impl World {
     /// Send `call` on host `host`'s session, the connection its tries, renewals, release and
     /// WAITs share (its waker's thread and its cancel listener have their own): on one the
     /// server has closed since its last call (`Host::hung_up`), it fails at once,
-    /// `Fail::Closed`, as the binary's does; the next call reconnects.
+    /// `Fail::Closed`, as the binary's does; the next call reconnects. A session without a
+    /// connection (`Host::unconnected`) connects anew for a call, but not for a WAIT, which
+    /// fails unsent (`Session::wait`, the binary's rule).
     pub fn send_on_session(&mut self, host: usize, call: Request, timeout: Us) -> u64 {
+        let run = Some(self.hosts[host].run);
+        if matches!(call, Request::Wait { .. })
+            && self.hosts[host].unconnected
+            && !dlock::api::sim::wait_may_connect()
+        {
+            let id = self.flight(host, None, timeout, run);
+            self.check.counts.unsent_waits += 1;
+            self.fail_now(id, Fail::Unconnected);
+            return id;
+        }
+        if std::mem::take(&mut self.hosts[host].unconnected) {
+            // A new connection: the server's close of the last one is not this one's.
+            self.hosts[host].hung_up = false;
+        }
         let id = self.send_request(host, call, timeout);
+        if let Some(Some(f)) = self.flights.get_mut(id as usize) {
+            f.session = run;
+        }
         if std::mem::take(&mut self.hosts[host].hung_up) {
             self.hosts[host].hang_up_news = false;
             self.check.counts.closed_calls += 1;
@@ -103,15 +128,29 @@ impl World {
         self.send_on_session(host, Request::Script(call), timeout)
     }
 
-    pub fn send_request(&mut self, host: usize, call: Request, timeout: Us) -> u64 {
+    /// A request's flight, not sent yet (`session`: the run whose session it is on).
+    fn flight(
+        &mut self,
+        host: usize,
+        call: Option<Request>,
+        timeout: Us,
+        session: Option<u64>,
+    ) -> u64 {
         let id = self.flights.len() as u64;
         self.flights.push(Some(Flight {
             host,
-            call: Some(call),
+            call,
             answer: None,
             deadline: self.now + timeout,
             replied_at: Us::MAX,
+            session,
+            done: false,
         }));
+        id
+    }
+
+    pub fn send_request(&mut self, host: usize, call: Request, timeout: Us) -> u64 {
+        let id = self.flight(host, Some(call), timeout, None);
         let d = self.delay();
         if self.cut(host) {
             // Nothing gets through, not even a refusal.
@@ -271,9 +310,15 @@ impl World {
                 _ => continue,
             };
             let d = self.delay();
-            if let Some(Some(f)) = self.flights.get_mut(id) {
-                f.answer = Some(Err(if ran { Fail::Reset } else { Fail::Refused }));
+            let Some(Some(f)) = self.flights.get_mut(id) else {
+                continue;
+            };
+            // One whose answer the host has: nothing more reaches it (and a failure now would
+            // drop a connection its session no longer uses: `take_answer`).
+            if f.done {
+                continue;
             }
+            f.answer = Some(Err(if ran { Fail::Reset } else { Fail::Refused }));
             self.at(
                 self.now + d,
                 Event::Answer {
@@ -297,6 +342,13 @@ impl World {
 
     /// The answer of request `id`, once (None: already taken, or still out).
     pub fn take_answer(&mut self, id: u64) -> Option<Result<Value, Fail>> {
-        self.flights.get_mut(id as usize)?.as_mut()?.answer.take()
+        let f = self.flights.get_mut(id as usize)?.as_mut()?;
+        let answer = f.answer.take();
+        f.done |= answer.is_some();
+        // A failure on the session drops its connection, as the binary's does.
+        if matches!(answer, Some(Err(_))) && f.session == Some(self.hosts[f.host].run) {
+            self.hosts[f.host].unconnected = true;
+        }
+        answer
     }
 }
