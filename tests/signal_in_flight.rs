@@ -42,3 +42,42 @@ fn a_sigterm_while_the_winning_try_is_out_starts_no_job_and_frees_the_lock() {
     // The server's word: the lock it granted is gone (released unstarted, not left to its TTL).
     assert_eq!(r.cmd_string(&["EXISTS", "dlock:inflight"]), "0");
 }
+
+/// The same while the waker's stop is on the wire, the one call between the grant and the job
+/// (issue 61; the simulation's seed 3797 found it): the waker listens, the run finds the lock
+/// free by its own poll, and a SIGTERM comes while the push that ends the waker's BLPOP waits
+/// for its reply (held by the test). The run must release unstarted: no job, exit 143.
+#[test]
+fn a_sigterm_during_the_wakers_stop_starts_no_job_and_frees_the_lock() {
+    use crate::support::liar::Liar;
+    let r = RedisServer::start_tcp(&[]);
+    // Another run's lock for 1.5 s, which expires without a release (so without a wake-up):
+    // the run, polling every 100 ms, finds it free by itself while its waker listens.
+    r.cmd(&["SET", "dlock:stopping", "another-run", "PX", "1500"]);
+    let own_push = |a: &[Vec<u8>]| {
+        a.get(3)
+            .is_some_and(|k| k.starts_with(b"{dlock:stopping}:wake:"))
+    };
+    let liar = Liar::holding(r.tcp_addr(), "EVALSHA", own_push);
+    let run = Dlock::bare()
+        .args([
+            "--url",
+            &liar.url(),
+            "run",
+            "--key",
+            "stopping",
+            "--wait",
+            "10s",
+        ])
+        .args(["--retry-min", "100ms", "--retry-max", "100ms"])
+        .args(["--", "echo", "the job ran"])
+        .spawn();
+    liar.await_held("the waker's stop never went out");
+    run.signal(libc::SIGTERM);
+    liar.let_go();
+    let out = run.finish(Duration::from_secs(30));
+    out.code(143)
+        .stdout_is("")
+        .stderr_has("SIGTERM before the job started: releasing");
+    assert_eq!(r.cmd_string(&["EXISTS", "dlock:stopping"]), "0");
+}

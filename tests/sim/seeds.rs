@@ -673,17 +673,23 @@ fn replay() {
     // DLOCK_SIM_UNSAFE=0: the seed's world as the bug table's hunts draw it (no unsafe kinds).
     let unsafe_ok = env_or("DLOCK_SIM_UNSAFE", 1) == 1;
     let keep = env_or("DLOCK_SIM_KEEP", 400) as usize;
-    let (o, w) = match env_or("DLOCK_SIM_ALSO", 0) {
-        1 => simulate_also(seed, unsafe_ok, keep),
-        2 => run_world(Scenario::draw_also_keyed(seed, unsafe_ok), keep, None),
-        _ => simulate(seed, unsafe_ok, keep),
-    };
+    let (o, w) = simulate_kind(env_or("DLOCK_SIM_ALSO", 0), seed, unsafe_ok, keep);
     println!(
         "{}",
         report(seed, &w, o.violation.as_deref().unwrap_or("no violation"))
     );
     println!("trace hash {:016x}; {:?}", o.hash, o.counts);
     assert!(o.violation.is_none());
+}
+
+/// Seed `seed`'s world of kind `also` (DLOCK_SIM_ALSO): 0 the plain draw, 1 its --also world,
+/// 2 its --also world with --limit N keys.
+fn simulate_kind(also: u64, seed: u64, unsafe_ok: bool, keep: usize) -> (Outcome, World) {
+    match also {
+        1 => simulate_also(seed, unsafe_ok, keep),
+        2 => run_world(Scenario::draw_also_keyed(seed, unsafe_ok), keep, None),
+        _ => simulate(seed, unsafe_ok, keep),
+    }
 }
 
 /// This thread's CPU time so far (s), from /proc (ticks of 1/100 s).
@@ -709,11 +715,14 @@ struct UnsafeCounts {
 /// The soak `bench/sim` runs: DLOCK_SIM_MINUTES of worlds from seed DLOCK_SIM_SEED (default
 /// 1,000,000, past the CI range), safe and unsafe; one line `SIM_RESULT {json}` with the
 /// counts, the smallest margin, the unsafe overlaps and a hash of every world's trace. Without
-/// the variables, 20 worlds: the soak itself is tested.
+/// the variables, 20 worlds: the soak itself is tested. DLOCK_SIM_ALSO=1|2 soaks the --also
+/// worlds instead.
 #[test]
 fn soak() {
     let minutes: f64 = env_or("DLOCK_SIM_MINUTES", 0.0);
     let first: u64 = env_or("DLOCK_SIM_SEED", SOAK_SEED);
+    // DLOCK_SIM_ALSO=1|2: the seeds' --also worlds (as `replay` reads it).
+    let also = env_or("DLOCK_SIM_ALSO", 0);
     let (start, cpu0) = (Instant::now(), cpu_seconds());
     let mut total = Counts::default();
     let (mut worlds, mut unsafe_worlds, mut margin, mut hash) = (0u64, 0u64, u64::MAX, 0u64);
@@ -724,7 +733,7 @@ fn soak() {
     // By what makes a world unsafe (one cause alone; "several" for more).
     let mut by_kind: std::collections::BTreeMap<&'static str, UnsafeCounts> = Default::default();
     while worlds < 20 || start.elapsed().as_secs_f64() < minutes * 60.0 {
-        let (o, w) = simulate(seed, true, 0);
+        let (o, w) = simulate_kind(also, seed, true, 0);
         let kinds = w.sc.unsafe_kinds();
         if !kinds.is_empty() {
             let k = by_kind
