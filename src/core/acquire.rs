@@ -46,7 +46,9 @@ mod types;
 mod waker;
 
 use replace::Replace;
-pub use replace::{replace_reason, replace_request};
+#[cfg(any(test, feature = "test-support"))]
+pub use replace::replace_reason;
+pub use replace::replace_request;
 pub use settle::{Grant, Settled};
 pub use take::{Effect, Take};
 pub use tries::{Read, Tries};
@@ -54,7 +56,9 @@ pub use types::{
     Action, AfterNotYet, Answer, Asked, ClockOff, Input, Limits, NotDue, OtherPeriod, Outcome,
     Replaced, Report, also_at, in_set,
 };
-pub use waker::{PushTo, StopWith, Stopping, WakePush, Waker, Woken};
+#[cfg(feature = "test-support")]
+pub use waker::Stopping;
+pub use waker::{PushTo, StopWith, WakePush, Waker, Woken};
 #[cfg(test)]
 use waker::{WakeUp, WakerPush, stopped_with, waker_push};
 

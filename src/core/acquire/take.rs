@@ -156,7 +156,8 @@ impl Take {
         }
     }
 
-    /// --splay's draw: how long the run sleeps before its first try.
+    /// --splay's draw: how long the run sleeps before its first try (the simulation's).
+    #[cfg(feature = "test-support")]
     pub fn splay(&self) -> Duration {
         self.wait.limits.splay
     }
