@@ -59,6 +59,7 @@ mod fences;
 mod foreign_keys;
 mod handback;
 mod history;
+mod late_start;
 mod layout;
 mod logs;
 mod lost_replies;

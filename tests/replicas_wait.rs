@@ -3,7 +3,7 @@
 //! made no writes, and its WAIT answers at once with every connected replica.
 
 use crate::chaos::pair;
-use crate::support::liar::{Liar, Lie};
+use crate::support::liar::{Liar, Lie, own_wake_push};
 use crate::support::proxy::Mode;
 use crate::support::*;
 
@@ -20,11 +20,10 @@ fn a_wait_whose_writing_connection_closed_starts_no_job() {
     // the waiter, polling every 100 ms, finds it free by itself while its waker listens.
     p.master
         .cmd(&["SET", "dlock:wk", "another-run", "PX", "1500"]);
-    let own_push = |a: &[Vec<u8>]| a.get(3).is_some_and(|k| k.starts_with(b"{dlock:wk}:wake:"));
     let liar = Liar::picking(
         p.master.tcp_addr(),
         "EVALSHA",
-        own_push,
+        own_wake_push,
         Lie::ThenClose(Vec::new()),
     );
     let out = Dlock::bare()

@@ -194,6 +194,13 @@ impl Liar {
     }
 }
 
+/// A `Pick` for the waker's stop: the wake script's push to a run's own wake key
+/// (`{dlock:KEY}:wake:TOKEN`, the call's first key) — EVALSHA's or EVAL's third argument.
+pub fn own_wake_push(args: &[Vec<u8>]) -> bool {
+    args.get(3)
+        .is_some_and(|k| k.starts_with(b"{dlock:") && k.windows(7).any(|w| w == b"}:wake:"))
+}
+
 impl Drop for Liar {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
