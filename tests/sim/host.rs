@@ -116,22 +116,30 @@ pub enum Phase {
     Ending(Box<Ending>),
 }
 
+/// A session's connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    /// None: a new process's, or dropped when a call failed (the binary's session drops it on
+    /// any failure). The next call connects, but a WAIT, which never does (`Session::wait`),
+    /// fails unsent.
+    None,
+    Open,
+    /// Closed by the server (a restart, a failover) and not used since: the next call fails
+    /// at once, `Fail::Closed`.
+    Closed,
+}
+
 pub struct Host {
     pub id: usize,
     pub rate: f64,
     /// This host's monotonic clock at true time 0 (µs past the world's base).
     pub off: u64,
-    /// The session's connection was closed by the server (a restart, a failover) and not used
-    /// since: its next call fails at once (`World::send_on_session`).
-    pub hung_up: bool,
-    /// That hang-up, not yet told: the binary's watchdog tells a run's machine once, while
-    /// the machine watches the connection (supervise.rs); a call on the connection tells it
-    /// instead, by failing.
+    /// The session's connection, as the binary's `Session` holds it (`World::send_on_session`).
+    pub link: Link,
+    /// A hang-up of that connection, not yet told: the binary's watchdog tells a run's machine
+    /// once, while the machine watches the connection (supervise.rs); a call on the connection
+    /// tells it instead, by failing.
     pub hang_up_news: bool,
-    /// The session has no connection: a new process's, or one whose last call failed (the
-    /// binary's session drops its connection on any failure). Its next call connects, but a
-    /// WAIT, which never does (`Session::wait`), fails unsent.
-    pub unconnected: bool,
     pub epoch: u64,
     pub runs: u32,
     pub run: u64,
@@ -154,9 +162,8 @@ impl Host {
             id,
             rate,
             off,
-            hung_up: false,
+            link: Link::None,
             hang_up_news: false,
-            unconnected: true,
             epoch: 0,
             runs: 0,
             run: 0,
@@ -355,7 +362,7 @@ fn begin(w: &mut World, h: usize) {
     let now = local(w, h);
     let host = &mut w.hosts[h];
     // A new `dlock run`, a new process: its session has no connection yet.
-    (host.hung_up, host.hang_up_news, host.unconnected) = (false, false, true);
+    (host.link, host.hang_up_news) = (Link::None, false);
     host.run += 1;
     host.token = format!("h{}r{}", host.id, host.run);
     let every = w.period_now.clone().or_else(|| w.sc.host_every[h].clone());

@@ -20,7 +20,7 @@ pub fn host_name(h: usize) -> String {
 
 use crate::calls::{Scripted, scripted};
 use crate::check::{Checker, Us};
-use crate::host::Host;
+use crate::host::{Host, Link};
 use crate::keyspace::Keyspace;
 use crate::lua::Engine;
 use crate::rng::Rng;
@@ -618,8 +618,11 @@ impl World {
         self.reset_all();
         crate::listener::dropped(self);
         for h in 0..self.hosts.len() {
-            self.hosts[h].hung_up = true;
-            self.hosts[h].hang_up_news = true;
+            let host = &mut self.hosts[h];
+            if host.link == Link::Open {
+                host.link = Link::Closed;
+            }
+            host.hang_up_news = true;
             crate::host::poke(self, h);
         }
     }
@@ -664,8 +667,11 @@ impl World {
         self.reset_all();
         crate::listener::dropped(self);
         for h in 0..self.hosts.len() {
-            self.hosts[h].hung_up = true;
-            self.hosts[h].hang_up_news = true;
+            let host = &mut self.hosts[h];
+            if host.link == Link::Open {
+                host.link = Link::Closed;
+            }
+            host.hang_up_news = true;
             crate::host::poke(self, h);
         }
     }

@@ -7,6 +7,7 @@ use redis::Value;
 use super::{EPOCH_US, Event, World};
 use crate::calls::Scripted;
 use crate::check::Us;
+use crate::host::Link;
 
 /// What a host asks the server.
 pub enum Request {
@@ -91,15 +92,15 @@ impl World {
     }
 
     /// Send `call` on host `host`'s session, the connection its tries, renewals, release and
-    /// WAITs share (its waker's thread and its cancel listener have their own): on one the
-    /// server has closed since its last call (`Host::hung_up`), it fails at once,
-    /// `Fail::Closed`, as the binary's does; the next call reconnects. A session without a
-    /// connection (`Host::unconnected`) connects anew for a call, but not for a WAIT, which
-    /// fails unsent (`Session::wait`, the binary's rule).
+    /// WAITs share (its waker's thread and its cancel listener have their own), as the
+    /// binary's `Session` does (`Host::link`): with no connection, a call connects, but a WAIT
+    /// fails unsent (`Session::wait`); on one the server has closed since its last call, it
+    /// fails at once, `Fail::Closed`, and the next call reconnects.
     pub fn send_on_session(&mut self, host: usize, call: Request, timeout: Us) -> u64 {
         let run = Some(self.hosts[host].run);
+        let link = self.hosts[host].link;
         if matches!(call, Request::Wait { .. })
-            && self.hosts[host].unconnected
+            && link == Link::None
             && !dlock::api::sim::wait_may_connect()
         {
             let id = self.flight(host, None, timeout, run);
@@ -107,15 +108,12 @@ impl World {
             self.fail_now(id, Fail::Unconnected);
             return id;
         }
-        if std::mem::take(&mut self.hosts[host].unconnected) {
-            // A new connection: the server's close of the last one is not this one's.
-            self.hosts[host].hung_up = false;
-        }
+        self.hosts[host].link = Link::Open;
         let id = self.send_request(host, call, timeout);
         if let Some(Some(f)) = self.flights.get_mut(id as usize) {
             f.session = run;
         }
-        if std::mem::take(&mut self.hosts[host].hung_up) {
+        if link == Link::Closed {
             self.hosts[host].hang_up_news = false;
             self.check.counts.closed_calls += 1;
             self.fail_now(id, Fail::Closed);
@@ -347,7 +345,7 @@ impl World {
         f.done |= answer.is_some();
         // A failure on the session drops its connection, as the binary's does.
         if matches!(answer, Some(Err(_))) && f.session == Some(self.hosts[f.host].run) {
-            self.hosts[f.host].unconnected = true;
+            self.hosts[f.host].link = Link::None;
         }
         answer
     }
