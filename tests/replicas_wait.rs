@@ -28,6 +28,8 @@ fn a_wait_whose_writing_connection_closed_starts_no_job() {
     );
     let out = Dlock::bare()
         .args(["--url", &liar.url(), "run", "--key", "wk", "--wait", "10s"])
+        // 500 ms: on the connection that wrote, WAIT would answer 0 by then (replication is
+        // cut); on a new one it answers 1 at once.
         .args(["--min-replicas", "1", "--replica-timeout", "500ms"])
         .args(["--retry-min", "100ms", "--retry-max", "100ms"])
         .args(["--", "echo", "ran"])

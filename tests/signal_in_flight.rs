@@ -71,6 +71,7 @@ fn a_sigterm_during_the_wakers_stop_starts_no_job_and_frees_the_lock() {
     liar.await_held("the waker's stop never went out");
     run.signal(libc::SIGTERM);
     liar.let_go();
+    // The release and exit follow at once on loopback: 30 s only guards a hang.
     let out = run.finish(Duration::from_secs(30));
     out.code(143)
         .stdout_is("")
