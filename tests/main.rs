@@ -57,6 +57,7 @@ mod failover;
 mod faults;
 mod fences;
 mod foreign_keys;
+mod gone_at_start;
 mod handback;
 mod history;
 mod late_start;

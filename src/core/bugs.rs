@@ -87,6 +87,11 @@ pub enum Bug {
     /// the grant and the WAIT, the job starts on a lock the promoted replica never had (the
     /// soak's seed 1301470; `store::session::wait_may_connect`).
     WaitOnANewConnection = 67108864,
+    /// A job started on a session whose connection is gone (a call after the grant failed on
+    /// it: the waker's stop, after a restart closed it) is not told of it: nothing watches a
+    /// connection that is not there, and the lease is first renewed at its schedule, past the
+    /// restart's bound (the sim's bug table; `Hold::start`).
+    GoneAtStartUnwatched = 134217728,
 }
 
 #[cfg(feature = "test-support")]

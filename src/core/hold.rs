@@ -13,12 +13,15 @@
 //! - a hang-up of the lease's connection goes to whichever machine watches it: the schedule
 //!   once it runs (between renewals), else the stop machine (from the job's start until the
 //!   schedule starts); a hang-up neither watches is nobody's news (a renewal out finds it out
-//!   by failing).
+//!   by failing);
+//! - a job started without the connection that took the lock (`start`): a hang-up already
+//!   past, renewed at once.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::Limits;
+use super::bugs::{Bug, on};
 use super::finish::{End, EndLimits, JobEnded};
 use super::renew::{self, Renewal};
 use super::stop::{self, Stop};
@@ -113,6 +116,19 @@ impl Hold {
             renewal: None,
             actions: VecDeque::new(),
         }
+    }
+
+    /// The job started at `now` under `lease`; `connected`: whether the session still has the
+    /// connection that took the lock. One that is gone (a call after the grant failed on it:
+    /// the waker's stop, when a restart or a failover had closed it) is a hang-up no watch can
+    /// see any more: the lease is renewed at once, as after one, to learn whether it is still
+    /// ours (with --max-renewals 0 nothing renews: the lease runs out).
+    pub fn start(lease: Lease, connected: bool, now: Instant) -> Hold {
+        let mut hold = Hold::new(lease);
+        if !connected && !on(Bug::GoneAtStartUnwatched) {
+            hold.handle(Input::HungUp, now);
+        }
+        hold
     }
 
     /// The stop machine: what the run ends with, its renewals, the cancel it took.

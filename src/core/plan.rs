@@ -72,15 +72,17 @@ impl Plan {
         Take::new(limits, backoff, slots, now)
     }
 
-    /// The machine of a job started under a lease whose winning acquire was sent at `sent`
-    /// (`sentinel`: behind Sentinel, where the master can move).
-    pub fn hold(&self, sent: Instant, sentinel: bool) -> Hold {
-        Hold::new(Lease {
+    /// The machine of a job started at `now` under a lease whose winning acquire was sent at
+    /// `sent` (`sentinel`: behind Sentinel, where the master can move); `connected`: whether
+    /// the session still has the connection that took the lock (`Hold::start`).
+    pub fn hold(&self, sent: Instant, sentinel: bool, connected: bool, now: Instant) -> Hold {
+        let lease = Lease {
             limits: self.limits,
             sent,
             sentinel,
             replicas: (self.min_replicas, self.replica_timeout),
-        })
+        };
+        Hold::start(lease, connected, now)
     }
 
     /// The end machine of a run whose job is over (`hold`), started at `started_ms` (wall

@@ -681,7 +681,8 @@ impl Checker {
     }
 
     /// The server came back at `t` without the data: every job alive then whose renewal
-    /// schedule still ran when it went down (`watched`) must be dead within `bound` (the
+    /// schedule still ran when it went down, or whose run was between its grant and its job's
+    /// start (`watched`), must be dead within `bound` (the
     /// README: the holder watches its connection between renewals, renews at once and every
     /// 10 ms while refused, finds the key gone within a round trip of the return, and stops the
     /// job; a lease past its cap just runs out).
@@ -701,6 +702,13 @@ impl Checker {
                 self.counts.restart_bounded += 1;
             }
         }
+    }
+
+    /// The server went down at `t` again: a bound not yet due assumed it stayed up (the holder
+    /// cannot learn of the loss while it is down); the restart's return sets it anew. A bound
+    /// already past stays, for the job that outlived it.
+    pub fn down_again(&mut self, t: Us) {
+        self.restart_bound.retain(|(_, by)| *by <= t);
     }
 
     /// The lease of `token` reached its renewal cap: it is not watched any more, and ends

@@ -68,6 +68,9 @@ pub enum Sent {
     /// The own-key push that ends a waker's BLPOP (`PushTo::Own`): the binary's stop makes it
     /// on the session and waits for its answer, then for the waker as `Stopping` says.
     StopPush(dlock::api::sim::Stopping<usize>),
+    /// A wake-up the stop hands back to the wake list of set index `.0` (`PushTo::Back`), and
+    /// how many more pushes there follow it (`Stopping::again`).
+    HandBack(usize, u32),
 }
 
 pub struct Running {

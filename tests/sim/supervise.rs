@@ -15,7 +15,7 @@ use redis::Value;
 
 use crate::calls::scripted;
 use crate::check::{Job, Us};
-use crate::host::{Phase, Proc, Running, failure, io_timeout, local, schedule};
+use crate::host::{Link, Phase, Proc, Running, failure, io_timeout, local, schedule};
 use crate::world::{Event, Fail, World};
 
 /// The job starts under the lease granted by the acquire sent at `sent`.
@@ -50,7 +50,10 @@ pub fn start(w: &mut World, h: usize, won: (i64, u32, Option<u64>), sent: Instan
         dead: None,
         also: w.hosts[h].also_held.clone(),
     });
-    let hold = w.hosts[h].plan.hold(sent, false);
+    // Whether the session still has the connection that took the lock: a call since the
+    // grant (the waker's stop) that failed dropped it, as the binary's session does.
+    let connected = w.hosts[h].link != Link::None;
+    let hold = w.hosts[h].plan.hold(sent, false, connected, local(w, h));
     w.hosts[h].phase = Phase::Running(Box::new(Running {
         slot,
         hold,

@@ -39,8 +39,9 @@ pub fn step(w: &mut World, h: usize) {
     }
     // The binary's stop of a waker is one blocking step: its own-key push, then the wait for
     // the waker's thread. Nothing else happens meanwhile.
-    let stopping =
-        |s: &Waiting| s.lingering.is_some() || matches!(s.out, Some((_, Sent::StopPush(_))));
+    let stopping = |s: &Waiting| {
+        s.lingering.is_some() || matches!(s.out, Some((_, Sent::StopPush(_) | Sent::HandBack(..))))
+    };
     while !stopping(&s)
         && let Some(effect) = s.take.poll(local(w, h), crate::host::wall_ms(w, h))
     {
@@ -230,11 +231,11 @@ fn stop_waker(w: &mut World, h: usize, s: &mut Waiting, with: StopWith) {
     let run = w.hosts[h].run;
     let Some(push) = &stopping.push else { return };
     match push.to {
+        // The binary's stop makes these pushes on the session one after the other, each
+        // waited for (a failure drops its connection): the job starts after them.
         PushTo::Back(from) => {
-            hand_back(w, h, run, false, from, push.if_free);
-            for _ in 0..stopping.again {
-                hand_back(w, h, run, false, from, true);
-            }
+            let id = hand_back(w, h, run, false, from, push.if_free);
+            s.out = Some((id, Sent::HandBack(from, stopping.again)));
         }
         PushTo::Own => {
             let own = own_wake_key(w, h);
@@ -340,6 +341,13 @@ pub fn answer(w: &mut World, h: usize, s: &mut Waiting, id: u64, a: Result<Value
             s.take.confirmed(acked, now);
         }
         Sent::Busy => s.take.busy_ended(a.is_ok()),
+        Sent::HandBack(from, again) => {
+            if again > 0 {
+                let run = w.hosts[h].run;
+                let id = hand_back(w, h, run, false, from, true);
+                s.out = Some((id, Sent::HandBack(from, again - 1)));
+            }
+        }
         Sent::StopPush(stopping) => {
             // Wait for the waker's thread (at most the I/O timeout), if it has not ended.
             let run = w.hosts[h].run;

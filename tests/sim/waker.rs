@@ -45,7 +45,9 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
                         if_free,
                     }),
                 ..
-            } => hand_back(w, h, run, true, from, if_free),
+            } => {
+                hand_back(w, h, run, true, from, if_free);
+            }
             Woken::Place { kept, .. } => count_lost_if(w, kept),
             Woken::Deliver => unreachable!("a stopped waker delivers nothing"),
         }
@@ -64,24 +66,32 @@ pub fn woken(w: &mut World, h: usize, run: u64, list: usize) {
 
 /// A wake-up goes back to the wake list it came from (set index `list`): the next waiter's
 /// (`after_stop`: by the thread; `if_free`: only if one of the key's slots is free).
-/// Run `run` of host `h` hands a wake-up back on `list`'s key.
-pub fn hand_back(w: &mut World, h: usize, run: u64, after_stop: bool, list: usize, if_free: bool) {
+/// Run `run` of host `h` hands a wake-up back on `list`'s key; the request's id.
+pub fn hand_back(
+    w: &mut World,
+    h: usize,
+    run: u64,
+    after_stop: bool,
+    list: usize,
+    if_free: bool,
+) -> u64 {
     let (also, token) = (!w.host_also[h].is_empty(), &w.hosts[h].token);
     let lists = WakeList::of(list, crate::host::key_at(w, h, list), token, also);
     // Each of the key's lists goes back to its wake list (the binary's `WakeList::back`).
     let call = scripted(&lists[0].back(if_free));
-    if after_stop {
+    let id = if after_stop {
         // The waker's thread, on its own connection.
-        w.send(h, call, io_timeout(w));
+        w.send(h, call, io_timeout(w))
     } else {
         // The run's stop of its waker, on the session.
-        w.script_on_session(h, call, io_timeout(w));
-    }
+        w.script_on_session(h, call, io_timeout(w))
+    };
     w.check.ev(w.now, h, "hand back", i64::from(after_stop));
     w.check.counts.handbacks += 1;
     w.check.counts.handed_on_after_stop += u64::from(after_stop);
     crate::liveness::handed_back(w, h);
     crate::wakeups::handed_back(w, h, run);
+    id
 }
 
 /// Count a wake-up left with a waiter that did not use it (`lost`), in a world that promises

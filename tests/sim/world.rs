@@ -20,7 +20,7 @@ pub fn host_name(h: usize) -> String {
 
 use crate::calls::{Scripted, scripted};
 use crate::check::{Checker, Us};
-use crate::host::{Host, Link};
+use crate::host::{Host, Link, Phase};
 use crate::keyspace::Keyspace;
 use crate::lua::Engine;
 use crate::rng::Rng;
@@ -589,6 +589,7 @@ impl World {
         let keeps = self.sc.restarts[i].2;
         self.check
             .ev(self.now, usize::MAX, "server down", i64::from(keeps));
+        self.check.down_again(self.now);
         // The bound holds for a holder that can reach the server (a fair network, no
         // partition around the restart).
         // A failover after it may bring the lock back from the replica: no bound then.
@@ -609,7 +610,14 @@ impl World {
                     .any(|p| p.0 == *h && p.1 < to && p.2 > from)
             })
             .filter_map(|h| {
-                crate::supervise::schedule_live(self, h).map(|w| (self.hosts[h].token.clone(), w))
+                // A run between its grant and its job's start: the job starts on a lock the
+                // restart lost, and is held to the same bound (if its lease is renewed at all).
+                let renews = self.hosts[h].plan.limits.max_renewals != Some(0);
+                let starting =
+                    (renews && matches!(self.hosts[h].phase, Phase::Waiting(_))).then_some(0);
+                crate::supervise::schedule_live(self, h)
+                    .or(starting)
+                    .map(|w| (self.hosts[h].token.clone(), w))
             })
             .collect();
         if !keeps {

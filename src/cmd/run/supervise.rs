@@ -43,7 +43,10 @@ impl<'a> Supervisor<'a> {
         tx: Sender<Note>,
     ) -> Self {
         let cfg = &held.cfg;
-        let hold = cfg.plan().hold(held.sent, session.behind_sentinel());
+        let (sentinel, connected) = (session.behind_sentinel(), session.is_connected());
+        let hold = cfg
+            .plan()
+            .hold(held.sent, sentinel, connected, Instant::now());
         Supervisor {
             held,
             child,
@@ -163,7 +166,7 @@ impl<'a> Supervisor<'a> {
             return;
         };
         if at_once {
-            debug!("connection_dropped"; "the server closed the connection: renewing now to see whether the lease is still ours");
+            debug!("connection_dropped"; "the lease's connection is gone: renewing now to see whether the lease is still ours");
         }
         let watch = self.hold.watches_connection(Instant::now()).is_some();
         let (held, tx) = (Arc::clone(self.held), self.tx.clone());

@@ -93,6 +93,32 @@ fn the_schedule_starts_when_the_first_renewal_is_due_and_its_answer_reaches_the_
     assert_eq!(h.poll_timeout(t0 + MS(1010)), t0 + MS(2000));
 }
 
+/// A job started on a session without the connection that took the lock (a call since the
+/// grant failed on it) renews at once, as after a hang-up; one started connected waits for its
+/// schedule; with --max-renewals 0 nothing renews either way.
+#[test]
+fn a_job_started_without_its_connection_renews_at_once() {
+    let t0 = Instant::now();
+    let start = t0 + MS(20);
+    let mut gone = Hold::start(lease(t0, Some(3)), false, start);
+    assert_eq!(
+        acts(&mut gone),
+        vec![
+            Action::StartRenewing { at_once: true },
+            Action::Renew {
+                deadline: lease_end(t0, MS(3000)),
+                follow_master: false
+            }
+        ]
+    );
+    let mut kept = Hold::start(lease(t0, Some(3)), true, start);
+    assert_eq!(acts(&mut kept), vec![]);
+    assert_eq!(kept.poll_timeout(start), t0 + MS(100), "its first look");
+    let mut capped = Hold::start(lease(t0, Some(0)), false, start);
+    assert_eq!(acts(&mut capped), vec![]);
+    assert!(!capped.renews());
+}
+
 #[test]
 fn a_hang_up_before_the_schedule_starts_it_at_once_and_after_goes_to_the_schedule() {
     let t0 = Instant::now();
