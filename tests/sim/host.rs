@@ -139,9 +139,10 @@ pub struct Host {
     pub off: u64,
     /// The session's connection, as the binary's `Session` holds it (`World::send_on_session`).
     pub link: Link,
-    /// A hang-up of that connection, not yet told: the binary's watchdog tells a run's machine
-    /// once, while the machine watches the connection (supervise.rs); a call on the connection
-    /// tells it instead, by failing.
+    /// A hang-up of that connection (an open one the server closed), not yet told: the
+    /// binary's watchdog tells a run's machine once, while the machine watches the connection
+    /// (supervise.rs); a call sent on the connection tells it instead, by failing, and a failed
+    /// call drops the connection and its news (`World::take_answer`).
     pub hang_up_news: bool,
     pub epoch: u64,
     pub runs: u32,

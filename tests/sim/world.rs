@@ -627,10 +627,12 @@ impl World {
         crate::listener::dropped(self);
         for h in 0..self.hosts.len() {
             let host = &mut self.hosts[h];
+            // Only a connection there is hangs up (the binary's watch has nothing to poll
+            // without one, and a new one has no hang-up on it).
             if host.link == Link::Open {
                 host.link = Link::Closed;
+                host.hang_up_news = true;
             }
-            host.hang_up_news = true;
             crate::host::poke(self, h);
         }
     }
@@ -676,10 +678,12 @@ impl World {
         crate::listener::dropped(self);
         for h in 0..self.hosts.len() {
             let host = &mut self.hosts[h];
+            // Only a connection there is hangs up (the binary's watch has nothing to poll
+            // without one, and a new one has no hang-up on it).
             if host.link == Link::Open {
                 host.link = Link::Closed;
+                host.hang_up_news = true;
             }
-            host.hang_up_news = true;
             crate::host::poke(self, h);
         }
     }

@@ -343,9 +343,11 @@ impl World {
         let f = self.flights.get_mut(id as usize)?.as_mut()?;
         let answer = f.answer.take();
         f.done |= answer.is_some();
-        // A failure on the session drops its connection, as the binary's does.
+        // A failure on the session drops its connection, as the binary's does, and with it
+        // any hang-up of it not yet told (the binary's watch polls the connection it has).
         if matches!(answer, Some(Err(_))) && f.session == Some(self.hosts[f.host].run) {
-            self.hosts[f.host].link = Link::None;
+            let host = &mut self.hosts[f.host];
+            (host.link, host.hang_up_news) = (Link::None, false);
         }
         answer
     }
