@@ -7,15 +7,13 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::liar::{Liar, Lie, own_wake_push};
+use crate::support::liar::{Liar, Lie, POLL_EVERY_100MS, lock_freed_by_expiry, own_wake_push};
 use crate::support::*;
 
 #[test]
 fn a_job_started_without_the_connection_that_took_the_lock_renews_at_once() {
     let r = RedisServer::start_tcp(&[]);
-    // Another run's lock for 1.5 s, which expires without a release (so without a wake-up):
-    // the run, polling every 100 ms, finds it free by itself while its waker listens.
-    r.cmd(&["SET", "dlock:gone", "another-run", "PX", "1500"]);
+    lock_freed_by_expiry(&r, "gone");
     // The waker's stop meets a connection closed under it: no reply, the connection gone.
     let liar = Liar::picking(
         r.tcp_addr(),
@@ -26,7 +24,8 @@ fn a_job_started_without_the_connection_that_took_the_lock_renews_at_once() {
     let mut run = Dlock::bare()
         .args(["--url", &liar.url(), "run", "--key", "gone"])
         .args(["--ttl", "30s", "--wait", "10s"])
-        .args(["--retry-min", "100ms", "--retry-max", "100ms"])
+        .args(POLL_EVERY_100MS)
+        // The job outlives every bound below (the test ends it).
         .args(["--", "sh", "-c", "echo started; exec sleep 60"])
         .spawn();
     run.expect_line("started");
@@ -52,6 +51,7 @@ fn a_job_started_without_the_connection_that_took_the_lock_renews_at_once() {
                 out.stderr
             );
         }
+        // The server's count is read every 20 ms: a poll, not a bound.
         std::thread::sleep(Duration::from_millis(20));
     }
     run.signal(libc::SIGTERM);

@@ -3,15 +3,13 @@
 //! that dribbles in, each byte inside the I/O timeout, can make that round trip outlast the
 //! lease. The run must not start its job: exit 69, said with the time taken and the lease.
 
-use crate::support::liar::{Liar, Lie, own_wake_push};
+use crate::support::liar::{Liar, Lie, POLL_EVERY_100MS, lock_freed_by_expiry, own_wake_push};
 use crate::support::*;
 
 #[test]
 fn a_lease_all_but_over_after_the_wakers_stop_starts_no_job() {
     let r = RedisServer::start_tcp(&[]);
-    // Another run's lock for 1.5 s, which expires without a release (so without a wake-up):
-    // the run, polling every 100 ms, finds it free by itself while its waker listens.
-    r.cmd(&["SET", "dlock:late", "another-run", "PX", "1500"]);
+    lock_freed_by_expiry(&r, "late");
     // The stop's push meets a server that has never run the wake script: NOSCRIPT, then the
     // EVAL whose reply (`:1\r\n`, 4 bytes) comes one byte every 1.6 s. Each read waits less
     // than --io-timeout 2s (the most a 6 s lease allows: a third), so the reply is read, 6.4 s
@@ -25,7 +23,7 @@ fn a_lease_all_but_over_after_the_wakers_stop_starts_no_job() {
     let out = Dlock::bare()
         .args(["--url", &liar.url(), "--io-timeout", "2s"])
         .args(["run", "--key", "late", "--ttl", "6s", "--wait", "10s"])
-        .args(["--retry-min", "100ms", "--retry-max", "100ms"])
+        .args(POLL_EVERY_100MS)
         .args(["--", "echo", "the job ran"])
         .run();
     assert!(

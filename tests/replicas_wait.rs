@@ -3,7 +3,7 @@
 //! made no writes, and its WAIT answers at once with every connected replica.
 
 use crate::chaos::pair;
-use crate::support::liar::{Liar, Lie, own_wake_push};
+use crate::support::liar::{Liar, Lie, POLL_EVERY_100MS, lock_freed_by_expiry, own_wake_push};
 use crate::support::proxy::Mode;
 use crate::support::*;
 
@@ -16,10 +16,7 @@ use crate::support::*;
 fn a_wait_whose_writing_connection_closed_starts_no_job() {
     let p = pair();
     p.link.set(Mode::Blackhole);
-    // Another run's lock for 1.5 s, which expires without a release (so without a wake-up):
-    // the waiter, polling every 100 ms, finds it free by itself while its waker listens.
-    p.master
-        .cmd(&["SET", "dlock:wk", "another-run", "PX", "1500"]);
+    lock_freed_by_expiry(&p.master, "wk");
     let liar = Liar::picking(
         p.master.tcp_addr(),
         "EVALSHA",
@@ -31,7 +28,7 @@ fn a_wait_whose_writing_connection_closed_starts_no_job() {
         // 500 ms: on the connection that wrote, WAIT would answer 0 by then (replication is
         // cut); on a new one it answers 1 at once.
         .args(["--min-replicas", "1", "--replica-timeout", "500ms"])
-        .args(["--retry-min", "100ms", "--retry-max", "100ms"])
+        .args(POLL_EVERY_100MS)
         .args(["--", "echo", "ran"])
         .run();
     assert!(

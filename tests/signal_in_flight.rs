@@ -49,11 +49,9 @@ fn a_sigterm_while_the_winning_try_is_out_starts_no_job_and_frees_the_lock() {
 /// for its reply (held by the test). The run must release unstarted: no job, exit 143.
 #[test]
 fn a_sigterm_during_the_wakers_stop_starts_no_job_and_frees_the_lock() {
-    use crate::support::liar::{Liar, own_wake_push};
+    use crate::support::liar::{Liar, POLL_EVERY_100MS, lock_freed_by_expiry, own_wake_push};
     let r = RedisServer::start_tcp(&[]);
-    // Another run's lock for 1.5 s, which expires without a release (so without a wake-up):
-    // the run, polling every 100 ms, finds it free by itself while its waker listens.
-    r.cmd(&["SET", "dlock:stopping", "another-run", "PX", "1500"]);
+    lock_freed_by_expiry(&r, "stopping");
     let liar = Liar::holding(r.tcp_addr(), "EVALSHA", own_wake_push);
     let run = Dlock::bare()
         .args([
@@ -65,7 +63,7 @@ fn a_sigterm_during_the_wakers_stop_starts_no_job_and_frees_the_lock() {
             "--wait",
             "10s",
         ])
-        .args(["--retry-min", "100ms", "--retry-max", "100ms"])
+        .args(POLL_EVERY_100MS)
         .args(["--", "echo", "the job ran"])
         .spawn();
     liar.await_held("the waker's stop never went out");

@@ -166,7 +166,7 @@ impl Hold {
     #[cfg(any(test, feature = "test-support"))]
     pub fn renews(&self) -> bool {
         match &self.renewal {
-            None => self.lease.limits.max_renewals != Some(0),
+            None => self.lease.limits.renews(),
             Some(m) => !m.is_parked(),
         }
     }

@@ -36,6 +36,13 @@ pub struct Limits {
     pub max_renewals: Option<u32>,
 }
 
+impl Limits {
+    /// The lease is renewed at all (not --max-renewals 0): only then is its connection watched.
+    pub fn renews(&self) -> bool {
+        self.max_renewals != Some(0)
+    }
+}
+
 /// What a failed Redis call means, as the store's session classifies it and the machines read
 /// it.
 #[derive(Debug, Clone, PartialEq, Eq)]

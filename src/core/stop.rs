@@ -63,7 +63,7 @@ pub struct Stop {
 impl Stop {
     /// The job started under the lease granted by the acquire sent at `started`.
     pub fn new(limits: Limits, started: Instant) -> Stop {
-        let renews = limits.max_renewals != Some(0);
+        let renews = limits.renews();
         Stop {
             limits,
             started,

@@ -612,7 +612,7 @@ impl World {
             .filter_map(|h| {
                 // A run between its grant and its job's start: the job starts on a lock the
                 // restart lost, and is held to the same bound (if its lease is renewed at all).
-                let renews = self.hosts[h].plan.limits.max_renewals != Some(0);
+                let renews = self.hosts[h].plan.limits.renews();
                 let starting =
                     (renews && matches!(self.hosts[h].phase, Phase::Waiting(_))).then_some(0);
                 crate::supervise::schedule_live(self, h)

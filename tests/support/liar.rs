@@ -201,6 +201,18 @@ pub fn own_wake_push(args: &[Vec<u8>]) -> bool {
         .is_some_and(|k| k.starts_with(b"{dlock:") && k.windows(7).any(|w| w == b"}:wake:"))
 }
 
+/// Set up a run that finds the lock `dlock:KEY` free by its own poll while its waker listens,
+/// so that the waker's stop (`own_wake_push`) is the one call between the grant and the job:
+/// the lock is another run's for 1.5 s and expires without a release, so without a wake-up.
+/// The run takes `POLL_EVERY_100MS`: its polls come well inside those 1.5 s, its waker
+/// listening by the time the lock frees.
+pub fn lock_freed_by_expiry(server: &super::RedisServer, key: &str) {
+    server.cmd(&["SET", &format!("dlock:{key}"), "another-run", "PX", "1500"]);
+}
+
+/// The run's flags for `lock_freed_by_expiry`.
+pub const POLL_EVERY_100MS: [&str; 4] = ["--retry-min", "100ms", "--retry-max", "100ms"];
+
 impl Drop for Liar {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
